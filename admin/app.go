@@ -1,0 +1,265 @@
+package admin
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// appJSON is the admin shape of an app.
+type appJSON struct {
+	AppID             string         `json:"appId"`
+	Name              string         `json:"name"`
+	APIKey            string         `json:"apiKey"`
+	SecretKey         string         `json:"secretKey,omitempty"`
+	Tier              herald.Tier    `json:"tier"`
+	AppUserEnabled    bool           `json:"appUserEnabled"`
+	Registered        bool           `json:"registered"`
+	TimeZone          string         `json:"timeZone"`
+	DefaultConsent    herald.Consent `json:"defaultConsent"`
+	HasFCMCredentials bool           `json:"hasFcmCredentials"`
+	WebhookURL        *string        `json:"webhookUrl"`
+	CreatedAt         time.Time      `json:"createdAt"`
+}
+
+func toJSON(a herald.App) appJSON {
+	out := appJSON{
+		AppID: a.ID, Name: a.Name, APIKey: a.APIKey, Tier: a.Tier, AppUserEnabled: a.AppUserEnabled,
+		Registered: a.Registered, TimeZone: a.TimeZone, DefaultConsent: a.DefaultConsent,
+		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
+	}
+	if a.WebhookURL != "" {
+		out.WebhookURL = &a.WebhookURL
+	}
+	return out
+}
+
+// appSettings is the body of app create and patch: absent fields keep their
+// value (or take the default on create).
+type appSettings struct {
+	Name           *string         `json:"name"`
+	Tier           *herald.Tier    `json:"tier"`
+	AppUserEnabled *bool           `json:"appUserEnabled"`
+	Registered     *bool           `json:"registered"`
+	TimeZone       *string         `json:"timeZone"`
+	DefaultConsent *herald.Consent `json:"defaultConsent"`
+}
+
+// apply writes the given settings onto a and returns the problems.
+func (p appSettings) apply(a *herald.App) []herald.Detail {
+	var d []herald.Detail
+	if p.Name != nil {
+		if n := strings.TrimSpace(*p.Name); n == "" || utf8.RuneCountInString(n) > 200 {
+			d = append(d, herald.Detail{Field: "name", Reason: "must be 1 to 200 characters"})
+		}
+		a.Name = strings.TrimSpace(*p.Name)
+	}
+	if p.Tier != nil {
+		if !p.Tier.Valid() {
+			d = append(d, herald.Detail{Field: "tier", Reason: "must be free, basic, business or enterprise"})
+		}
+		a.Tier = *p.Tier
+	}
+	if p.AppUserEnabled != nil {
+		a.AppUserEnabled = *p.AppUserEnabled
+	}
+	if p.Registered != nil {
+		a.Registered = *p.Registered
+	}
+	if p.TimeZone != nil {
+		if _, err := time.LoadLocation(*p.TimeZone); err != nil || *p.TimeZone == "" || *p.TimeZone == "Local" {
+			d = append(d, herald.Detail{Field: "timeZone", Reason: "must be an IANA time zone name such as Asia/Seoul"})
+		}
+		a.TimeZone = *p.TimeZone
+	}
+	if p.DefaultConsent != nil {
+		if p.DefaultConsent.MarketingNight && !p.DefaultConsent.Marketing {
+			d = append(d, herald.Detail{Field: "defaultConsent.marketingNight", Reason: "cannot be true when marketing is false"})
+		}
+		a.DefaultConsent = *p.DefaultConsent
+	}
+	return d
+}
+
+// decode reads a JSON body of at most 1 MiB into v.
+func decode(r *http.Request, v any) error {
+	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
+	if err != nil || len(body) > 1<<20 {
+		return herald.Invalid(herald.Detail{Field: "body", Reason: "must be at most 1048576 bytes"})
+	}
+	if err := json.Unmarshal(body, v); err != nil {
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			return herald.Invalid(herald.Detail{Field: te.Field, Reason: "must be a " + te.Type.String()})
+		}
+		return herald.Invalid(herald.Detail{Field: "body", Reason: "must be a JSON object"})
+	}
+	return nil
+}
+
+func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
+	var p appSettings
+	if err := decode(r, &p); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	secret := herald.NewSecretKey()
+	a := herald.App{
+		ID: herald.NewID("app_", s.Now()), APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret(secret),
+		Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: s.Now().UTC().Truncate(time.Millisecond),
+	}
+	details := p.apply(&a)
+	if p.Name == nil {
+		details = append(details, herald.Detail{Field: "name", Reason: "is required"})
+	}
+	if len(details) > 0 {
+		web.Error(w, r, herald.Invalid(details...))
+		return
+	}
+	if err := s.Store.CreateApp(r.Context(), a); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := toJSON(a)
+	out.SecretKey = secret
+	web.JSON(w, http.StatusCreated, out)
+}
+
+func (s *server) listApps(w http.ResponseWriter, r *http.Request) {
+	apps, err := s.Store.ListApps(r.Context())
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := make([]appJSON, len(apps))
+	for i, a := range apps {
+		out[i] = toJSON(a)
+	}
+	web.JSON(w, http.StatusOK, map[string]any{"apps": out})
+}
+
+// app loads the app named in the path; it writes the error itself.
+func (s *server) app(w http.ResponseWriter, r *http.Request) (herald.App, bool) {
+	a, err := s.Store.App(r.Context(), r.PathValue("appId"))
+	if err != nil {
+		web.Error(w, r, err)
+		return a, false
+	}
+	return a, true
+}
+
+func (s *server) getApp(w http.ResponseWriter, r *http.Request) {
+	if a, ok := s.app(w, r); ok {
+		web.JSON(w, http.StatusOK, toJSON(a))
+	}
+}
+
+func (s *server) patchApp(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.app(w, r)
+	if !ok {
+		return
+	}
+	var p appSettings
+	if err := decode(r, &p); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if d := p.apply(&a); len(d) > 0 {
+		web.Error(w, r, herald.Invalid(d...))
+		return
+	}
+	if err := s.Store.UpdateApp(r.Context(), a); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, toJSON(a))
+}
+
+func (s *server) deleteApp(w http.ResponseWriter, r *http.Request) {
+	if err := s.Store.DeleteApp(r.Context(), r.PathValue("appId")); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) reissueSecret(w http.ResponseWriter, r *http.Request) {
+	secret := herald.NewSecretKey()
+	if err := s.Store.SetSecretHash(r.Context(), r.PathValue("appId"), herald.HashSecret(secret)); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, map[string]string{"secretKey": secret})
+}
+
+func (s *server) putFCMCredentials(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.app(w, r); !ok {
+		return
+	}
+	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
+	if err != nil || len(body) > 64<<10 {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "body", Reason: "must be a service-account file of at most 65536 bytes"}))
+		return
+	}
+	if err := s.CheckFCMCredentials(body); err != nil {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "body", Reason: err.Error()}))
+		return
+	}
+	if err := s.Store.SetFCMCredentials(r.Context(), r.PathValue("appId"), s.MasterKey.Seal(body)); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) deleteFCMCredentials(w http.ResponseWriter, r *http.Request) {
+	if err := s.Store.SetFCMCredentials(r.Context(), r.PathValue("appId"), nil); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}
+
+func (s *server) putWebhook(w http.ResponseWriter, r *http.Request) {
+	var p struct {
+		URL *string `json:"url"`
+	}
+	if err := decode(r, &p); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if p.URL == nil {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "url", Reason: "is required"}))
+		return
+	}
+	if err := s.CheckWebhookURL(*p.URL); err != nil {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "url", Reason: err.Error()}))
+		return
+	}
+	secret, err := s.NewWebhookSecret()
+	if err != nil {
+		web.Error(w, r, fmt.Errorf("webhook secret: %w", err))
+		return
+	}
+	if err := s.Store.SetWebhook(r.Context(), r.PathValue("appId"), *p.URL, s.MasterKey.Seal([]byte(secret))); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, map[string]string{"url": *p.URL, "secret": secret})
+}
+
+func (s *server) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	if err := s.Store.SetWebhook(r.Context(), r.PathValue("appId"), "", nil); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,85 @@
+// Package admin serves the admin listener: the operator's API (apps, keys,
+// credentials, webhooks, users, history, usage).
+package admin
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"log/slog"
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// Store is what the admin API needs of storage.
+type Store interface {
+	herald.AppStore
+	herald.UserStore
+}
+
+// Config holds the admin handler's dependencies.
+type Config struct {
+	Store     Store
+	MasterKey *herald.MasterKey
+	// Token is the admin bearer token.
+	Token  string
+	Logger *slog.Logger
+	// CheckFCMCredentials validates an uploaded service-account file.
+	CheckFCMCredentials func([]byte) error
+	// CheckWebhookURL validates a webhook URL.
+	CheckWebhookURL func(string) error
+	// NewWebhookSecret makes a signing secret (whsec_…).
+	NewWebhookSecret func() (string, error)
+	Ready            func(*http.Request) error
+	// Extra registers more routes (metrics, the OpenAPI document).
+	Extra map[string]http.Handler
+	Now   func() time.Time
+}
+
+type server struct {
+	Config
+}
+
+// NewHandler returns the admin listener's handler.
+func NewHandler(cfg Config) http.Handler {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	s := &server{Config: cfg}
+	mux := http.NewServeMux()
+	handle := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, s.authorized(h)) }
+	handle("POST /admin/v1/apps", s.createApp)
+	handle("GET /admin/v1/apps", s.listApps)
+	handle("GET /admin/v1/apps/{appId}", s.getApp)
+	handle("PATCH /admin/v1/apps/{appId}", s.patchApp)
+	handle("DELETE /admin/v1/apps/{appId}", s.deleteApp)
+	handle("POST /admin/v1/apps/{appId}/secret-key", s.reissueSecret)
+	handle("PUT /admin/v1/apps/{appId}/fcm-credentials", s.putFCMCredentials)
+	handle("DELETE /admin/v1/apps/{appId}/fcm-credentials", s.deleteFCMCredentials)
+	handle("PUT /admin/v1/apps/{appId}/webhook", s.putWebhook)
+	handle("DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook)
+	handle("GET /admin/v1/apps/{appId}/users/{userId}", s.getUser)
+	web.Health(mux, cfg.Ready)
+	for pattern, h := range cfg.Extra {
+		mux.Handle(pattern, h)
+	}
+	return web.Logged(cfg.Logger, web.Mux(mux))
+}
+
+// authorized checks the bearer token in constant time.
+func (s *server) authorized(h http.HandlerFunc) http.HandlerFunc {
+	want := sha256.Sum256([]byte(s.Token))
+	return func(w http.ResponseWriter, r *http.Request) {
+		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		got := sha256.Sum256([]byte(token))
+		if !ok || s.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+			w.Header().Set("WWW-Authenticate", `Bearer realm="herald-admin"`)
+			web.Error(w, r, herald.ErrUnauthorized)
+			return
+		}
+		h(w, r)
+	}
+}

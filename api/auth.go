@@ -1,0 +1,97 @@
+package api
+
+import (
+	"context"
+	"errors"
+	"net/http"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+type appKey struct{}
+
+// appFrom returns the app the request authenticated as.
+func appFrom(ctx context.Context) herald.App {
+	a, _ := ctx.Value(appKey{}).(herald.App)
+	return a
+}
+
+// authenticate runs steps 1–6 of DESIGN.md section 4 (without the secret
+// key checks for the SDK API) and returns the app.
+func (s *server) authenticate(r *http.Request, needSecret bool) (herald.App, error) {
+	apiKey, secret := r.Header.Get("x-api-key"), r.Header.Get("x-secret-key")
+	switch {
+	case apiKey == "" && secret == "":
+		return herald.App{}, herald.ErrNoKeys
+	case apiKey == "":
+		return herald.App{}, herald.ErrNoAPIKey
+	case needSecret && secret == "":
+		return herald.App{}, herald.ErrNoSecretKey
+	case !herald.ValidAPIKey(apiKey):
+		return herald.App{}, herald.ErrBadAPIKeyType
+	}
+	app, err := s.store.AppByAPIKey(r.Context(), apiKey)
+	if errors.Is(err, herald.ErrNotFound) {
+		return app, herald.ErrUnknownAPIKey
+	} else if err != nil {
+		return app, err
+	}
+	if needSecret && !herald.SecretMatches(app.SecretHash, secret) {
+		return app, herald.ErrBadSecretKey
+	}
+	return app, nil
+}
+
+// gate is step 7 of the chain: whether the endpoint is open to the app.
+type gate func(herald.App) error
+
+// appUserGate opens an app-user endpoint to apps with the feature on a
+// business or higher tier.
+func appUserGate(refused *herald.Error) gate {
+	return func(a herald.App) error {
+		if !a.AppUserAllowed() {
+			return refused
+		}
+		return nil
+	}
+}
+
+// pushGate opens the push endpoints to registered apps with FCM credentials.
+func pushGate(a herald.App) error {
+	switch {
+	case !a.Registered:
+		return herald.ErrAppNotFound
+	case len(a.FCMCredentials) == 0:
+		return herald.ErrNoFCM
+	}
+	return nil
+}
+
+// serverAPI wraps a Server API handler with the authentication chain and
+// the endpoint's gate.
+func (s *server) serverAPI(g gate, h http.HandlerFunc) http.HandlerFunc {
+	return s.withApp(true, g, h)
+}
+
+// sdkAPI wraps an SDK handler: API key only.
+func (s *server) sdkAPI(h http.HandlerFunc) http.HandlerFunc {
+	return s.withApp(false, nil, h)
+}
+
+func (s *server) withApp(needSecret bool, g gate, h http.HandlerFunc) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		app, err := s.authenticate(r, needSecret)
+		if err == nil && g != nil {
+			err = g(app)
+		}
+		if app.ID != "" {
+			web.SetAppID(r.Context(), app.ID)
+		}
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		h(w, r.WithContext(context.WithValue(r.Context(), appKey{}, app)))
+	}
+}

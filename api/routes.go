@@ -1,0 +1,84 @@
+// Package api serves the public listener: the Server API of the
+// specification (x-api-key + x-secret-key) and the SDK API the mobile app
+// calls (x-api-key only).
+package api
+
+import (
+	_ "embed"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// OpenAPI is the OpenAPI 3.1 document of every public and admin route.
+//
+//go:embed openapi.yaml
+var OpenAPI []byte
+
+// Store is what the public API needs of storage.
+type Store interface {
+	herald.AppStore
+	herald.UserStore
+}
+
+// Config holds the handler's dependencies.
+type Config struct {
+	Store  Store
+	Logger *slog.Logger
+	// Ready reports whether the service can take traffic (/readyz).
+	Ready func(r *http.Request) error
+	Now   func() time.Time
+}
+
+type server struct {
+	store Store
+	now   func() time.Time
+}
+
+// NewHandler returns the public listener's handler, with every route in one
+// place.
+func NewHandler(cfg Config) http.Handler {
+	s := &server{store: cfg.Store, now: cfg.Now}
+	if s.now == nil {
+		s.now = time.Now
+	}
+	mux := http.NewServeMux()
+	mux.HandleFunc("PATCH /api/app-user/v2/marketing", s.serverAPI(appUserGate(herald.ErrMarketingUnavailable), s.setMarketing))
+	mux.HandleFunc("DELETE /api/app-user/v2", s.serverAPI(appUserGate(herald.ErrWithdrawUnavailable), s.withdrawUser))
+
+	mux.HandleFunc("POST /api/sdk/v2/push-token", s.sdkAPI(s.registerPushToken))
+	mux.HandleFunc("DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deletePushToken))
+	mux.HandleFunc("POST /api/sdk/v2/user", s.sdkAPI(s.setUserID))
+	mux.HandleFunc("PATCH /api/sdk/v2/consent", s.sdkAPI(s.setDeviceConsent))
+	mux.HandleFunc("OPTIONS /api/sdk/v2/", preflight)
+
+	web.Health(mux, cfg.Ready)
+	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(OpenAPI)
+	})
+	return web.Logged(cfg.Logger, cors(web.Mux(mux)))
+}
+
+// cors lets web apps call the SDK API. The Server API answers no CORS
+// headers: a browser must never hold a secret key.
+func cors(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if len(r.URL.Path) >= len(sdkPrefix) && r.URL.Path[:len(sdkPrefix)] == sdkPrefix {
+			w.Header().Set("Access-Control-Allow-Origin", "*")
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+const sdkPrefix = "/api/sdk/v2/"
+
+func preflight(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("Access-Control-Allow-Methods", "POST, PATCH, DELETE")
+	w.Header().Set("Access-Control-Allow-Headers", "Content-Type, x-api-key")
+	w.Header().Set("Access-Control-Max-Age", "86400")
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -1,0 +1,153 @@
+package api
+
+import (
+	"bytes"
+	"errors"
+	"net/http"
+	"regexp"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// deviceAnswer is the SDK's answer for push-token and user calls.
+type deviceAnswer struct {
+	DeviceID       string  `json:"deviceId"`
+	UserID         *string `json:"userId"`
+	Marketing      bool    `json:"marketing"`
+	MarketingNight bool    `json:"marketingNight"`
+}
+
+func answerDevice(w http.ResponseWriter, d herald.Device) {
+	web.JSON(w, http.StatusOK, deviceAnswer{DeviceID: d.ID, UserID: d.UserID, Marketing: d.Consent.Marketing, MarketingNight: d.Consent.MarketingNight})
+}
+
+var semver = regexp.MustCompile(`^\d{1,6}\.\d{1,6}\.\d{1,6}([-+][0-9A-Za-z.-]{1,64})?$`)
+
+// sdkObject reads an SDK body and its deviceId.
+func sdkObject(r *http.Request) (object, *[]herald.Detail, string, error) {
+	body, err := readBody(r, defaultBodyLimit)
+	if err != nil {
+		return object{}, nil, "", err
+	}
+	o, details := parseObject(body)
+	deviceID, _ := o.str("deviceId", true, 255)
+	return o, details, deviceID, nil
+}
+
+// optionalUserID reads a userId that may be absent or null (nil then).
+func (o object) optionalUserID(name string) *string {
+	raw, ok := o.raw(name)
+	if !ok || string(bytes.TrimSpace(raw)) == "null" {
+		return nil
+	}
+	id, ok := o.userID(name)
+	if !ok {
+		return nil
+	}
+	return &id
+}
+
+// registerPushToken is POST /api/sdk/v2/push-token.
+func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
+	o, details, deviceID, err := sdkObject(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	token, _ := o.str("token", true, 4096)
+	platform, ok := o.str("platform", true, 0)
+	if ok && !herald.Platform(platform).Valid() {
+		o.fail("platform", "must be android, ios or web")
+	}
+	version, ok := o.str("appSourceVersion", true, 0)
+	if ok && !semver.MatchString(version) {
+		o.fail("appSourceVersion", "must be a semantic version such as 1.6.0")
+	}
+	userID := o.optionalUserID("userId")
+	if err := invalid(details); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	d, err := s.store.RegisterDevice(r.Context(), appFrom(r.Context()).ID, herald.DeviceRegistration{
+		DeviceID: deviceID, Token: token, Platform: herald.Platform(platform), AppSourceVersion: version, UserID: userID,
+	})
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	answerDevice(w, d)
+}
+
+// setUserID is POST /api/sdk/v2/user: maps the device to a user (userId
+// null unmaps it).
+func (s *server) setUserID(w http.ResponseWriter, r *http.Request) {
+	o, details, deviceID, err := sdkObject(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if _, present := o.raw("userId"); !present {
+		o.fail("userId", "is required (null unmaps the device)")
+	}
+	userID := o.optionalUserID("userId")
+	if err := invalid(details); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	d, err := s.store.SetDeviceUser(r.Context(), appFrom(r.Context()).ID, deviceID, userID)
+	if err != nil {
+		web.Error(w, r, deviceError(err))
+		return
+	}
+	answerDevice(w, d)
+}
+
+// setDeviceConsent is PATCH /api/sdk/v2/consent, the in-app consent switch.
+func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
+	o, details, deviceID, err := sdkObject(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	change := herald.ConsentChange{Marketing: o.boolean("marketing"), MarketingNight: o.boolean("marketingNight")}
+	if len(*details) == 0 {
+		*details = append(*details, change.Shape("body")...)
+	}
+	if err := invalid(details); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	d, err := s.store.SetDeviceConsent(r.Context(), appFrom(r.Context()).ID, deviceID, change)
+	if err != nil {
+		web.Error(w, r, deviceError(err))
+		return
+	}
+	web.JSON(w, http.StatusOK, map[string]any{"deviceId": d.ID, "marketing": d.Consent.Marketing, "marketingNight": d.Consent.MarketingNight})
+}
+
+// deletePushToken is DELETE /api/sdk/v2/push-token.
+func (s *server) deletePushToken(w http.ResponseWriter, r *http.Request) {
+	_, details, deviceID, err := sdkObject(r)
+	if err == nil {
+		err = invalid(details)
+	}
+	if err == nil {
+		err = s.store.DeleteDevice(r.Context(), appFrom(r.Context()).ID, deviceID)
+	}
+	if err != nil {
+		web.Error(w, r, deviceError(err))
+		return
+	}
+	web.JSON(w, http.StatusOK, map[string]string{"deviceId": deviceID})
+}
+
+// errDeviceNotFound answers an SDK call naming a device never registered.
+var errDeviceNotFound = &herald.Error{Code: herald.ErrNotFound.Code, Status: http.StatusNotFound, Message: "Device not found."}
+
+func deviceError(err error) error {
+	if errors.Is(err, herald.ErrNotFound) {
+		return errDeviceNotFound
+	}
+	return err
+}

@@ -1,0 +1,147 @@
+package herald
+
+import (
+	"crypto/rand"
+	"crypto/sha256"
+	"crypto/subtle"
+	"time"
+)
+
+// Tier is an account's membership tier.
+type Tier string
+
+// The membership tiers, lowest first.
+const (
+	TierFree       Tier = "free"
+	TierBasic      Tier = "basic"
+	TierBusiness   Tier = "business"
+	TierEnterprise Tier = "enterprise"
+)
+
+// Valid reports whether t is one of the known tiers.
+func (t Tier) Valid() bool {
+	switch t {
+	case TierFree, TierBasic, TierBusiness, TierEnterprise:
+		return true
+	}
+	return false
+}
+
+// AtLeastBusiness reports whether the tier may use the app-user feature.
+func (t Tier) AtLeastBusiness() bool { return t == TierBusiness || t == TierEnterprise }
+
+// App is a tenant: one mobile app with its keys, features and delivery
+// settings.
+type App struct {
+	ID             string
+	Name           string
+	APIKey         string
+	SecretHash     []byte
+	Tier           Tier
+	AppUserEnabled bool
+	Registered     bool
+	TimeZone       string
+	// DefaultConsent is the consent pair a new device starts with.
+	DefaultConsent Consent
+	// FCMCredentials is the service-account file, encrypted with the master
+	// key; empty when none is registered.
+	FCMCredentials []byte
+	WebhookURL     string
+	// WebhookSecret is the signing secret, encrypted with the master key.
+	WebhookSecret []byte
+	CreatedAt     time.Time
+}
+
+// AppUserAllowed reports whether the app-user endpoints are open to the app:
+// the feature is enabled and the tier is business or higher.
+func (a App) AppUserAllowed() bool { return a.AppUserEnabled && a.Tier.AtLeastBusiness() }
+
+// Location returns the app's time zone, Asia/Seoul when it is unset or
+// unknown.
+func (a App) Location() *time.Location {
+	if loc, err := time.LoadLocation(a.TimeZone); err == nil && a.TimeZone != "" {
+		return loc
+	}
+	loc, err := time.LoadLocation(DefaultTimeZone)
+	if err != nil {
+		return time.FixedZone("KST", 9*3600)
+	}
+	return loc
+}
+
+// DefaultTimeZone is the time zone of an app that names none.
+const DefaultTimeZone = "Asia/Seoul"
+
+// Key formats: an API key is "hk_" and 32 base62 characters, a secret key
+// "hs_" and 40.
+const (
+	apiKeyPrefix    = "hk_"
+	apiKeyLen       = 32
+	secretKeyPrefix = "hs_"
+	secretKeyLen    = 40
+)
+
+const base62 = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
+
+// randomBase62 returns n characters drawn uniformly from base62.
+func randomBase62(n int) string {
+	out := make([]byte, 0, n)
+	buf := make([]byte, n*2)
+	for len(out) < n {
+		rand.Read(buf) // never fails (crypto/rand panics instead)
+		for _, b := range buf {
+			// 248 = 4*62: rejecting larger bytes keeps the draw uniform.
+			if b < 248 && len(out) < n {
+				out = append(out, base62[b%62])
+			}
+		}
+	}
+	return string(out)
+}
+
+// NewAPIKey returns a fresh API key.
+func NewAPIKey() string { return apiKeyPrefix + randomBase62(apiKeyLen) }
+
+// NewSecretKey returns a fresh secret key.
+func NewSecretKey() string { return secretKeyPrefix + randomBase62(secretKeyLen) }
+
+// NewID returns a sortable identifier with the given prefix: 10 characters
+// of millisecond time then 12 random ones, all base62.
+func NewID(prefix string, now time.Time) string {
+	ms := now.UnixMilli()
+	var ts [10]byte
+	for i := len(ts) - 1; i >= 0; i-- {
+		ts[i] = base62[ms%62]
+		ms /= 62
+	}
+	return prefix + string(ts[:]) + randomBase62(12)
+}
+
+// ValidAPIKey reports whether s has the API key format.
+func ValidAPIKey(s string) bool { return hasKeyFormat(s, apiKeyPrefix, apiKeyLen) }
+
+func hasKeyFormat(s, prefix string, n int) bool {
+	if len(s) != len(prefix)+n || s[:len(prefix)] != prefix {
+		return false
+	}
+	for i := len(prefix); i < len(s); i++ {
+		c := s[i]
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+// HashSecret returns the stored form of a secret key. A SHA-256 is enough:
+// the key has 238 bits of entropy, so there is nothing to brute-force.
+func HashSecret(secret string) []byte {
+	h := sha256.Sum256([]byte(secret))
+	return h[:]
+}
+
+// SecretMatches compares a presented secret key with the stored hash in
+// constant time.
+func SecretMatches(hash []byte, secret string) bool {
+	return subtle.ConstantTimeCompare(hash, HashSecret(secret)) == 1
+}

@@ -1,0 +1,70 @@
+package client
+
+import (
+	"context"
+	"net/http"
+)
+
+// PushUsersRequest is the body of POST /api/push/v2/users: the same message
+// to every push token of each listed user (at most 500 user IDs).
+type PushUsersRequest struct {
+	UserIDs  []any    `json:"userIds"` // strings or numbers
+	Title    string   `json:"title"`
+	Content  string   `json:"content"`
+	LinkURL  string   `json:"linkURL,omitempty"`
+	ImageURL string   `json:"imageURL,omitempty"`
+	Options  *Options `json:"options,omitempty"`
+}
+
+// PushMessagesRequest is the body of POST /api/push/v2/messages: one
+// message per user (at most 200 messages, 150 KB).
+type PushMessagesRequest struct {
+	Messages []Message `json:"messages"`
+	Options  *Options  `json:"options,omitempty"` // ScheduleTime is refused here
+}
+
+// Message is one element of PushMessagesRequest.Messages.
+type Message struct {
+	UserID   any    `json:"userId"` // string or number
+	Title    string `json:"title"`
+	Content  string `json:"content"`
+	LinkURL  string `json:"linkURL,omitempty"`
+	ImageURL string `json:"imageURL,omitempty"`
+}
+
+// Options are the push options of spec section 2.5, plus Herald's
+// isMarketing extension.
+type Options struct {
+	IsUsingBadge   *bool  `json:"isUsingBadge,omitempty"`
+	RequestGroupID string `json:"requestGroupId,omitempty"`
+	ScheduleTime   string `json:"scheduleTime,omitempty"` // "YYYY-MM-DDTHH:MM" in the app's time zone
+	IsMarketing    *bool  `json:"isMarketing,omitempty"`
+}
+
+// PushResult is the answer to an accepted push.
+type PushResult struct {
+	// Message is the JSON string body, e.g. "Push has been requested to be sent."
+	Message string
+	// PushID is the X-Push-Id header naming the push's history record.
+	PushID string
+}
+
+// PushUsers sends one message to several users (POST /api/push/v2/users).
+func (c *Client) PushUsers(ctx context.Context, req PushUsersRequest) (PushResult, error) {
+	return c.push(ctx, "/api/push/v2/users", req)
+}
+
+// PushMessages sends a message per user (POST /api/push/v2/messages).
+func (c *Client) PushMessages(ctx context.Context, req PushMessagesRequest) (PushResult, error) {
+	return c.push(ctx, "/api/push/v2/messages", req)
+}
+
+// push posts a push request and reads the string body and push id.
+func (c *Client) push(ctx context.Context, path string, req any) (PushResult, error) {
+	var msg string
+	h, err := c.do(ctx, http.MethodPost, path, serverAuth, req, &msg)
+	if err != nil {
+		return PushResult{}, err
+	}
+	return PushResult{Message: msg, PushID: h.Get("X-Push-Id")}, nil
+}

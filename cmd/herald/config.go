@@ -1,0 +1,135 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/heraldpush/herald"
+)
+
+// config is the whole configuration of `herald serve`: defaults, then
+// HERALD_* variables, then flags. It is validated once.
+type config struct {
+	Addr                string
+	AdminAddr           string
+	DataDir             string
+	DatabaseURL         string
+	AdminToken          string
+	MasterKey           string
+	FCMEndpoint         string
+	FCMAllowAnyTokenURI bool
+	WebhookAllowPrivate bool
+	LogLevel            string
+	LogFormat           string
+	Demo                bool
+}
+
+func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+	env := func(name, def string) string {
+		if v := getenv(name); v != "" {
+			return v
+		}
+		return def
+	}
+	envBool := func(name string) bool { b, _ := strconv.ParseBool(getenv(name)); return b }
+	c := config{
+		Addr:                env("HERALD_ADDR", "127.0.0.1:8080"),
+		AdminAddr:           env("HERALD_ADMIN_ADDR", "127.0.0.1:8081"),
+		DataDir:             env("HERALD_DATA_DIR", "./herald-data"),
+		DatabaseURL:         getenv("HERALD_DATABASE_URL"),
+		AdminToken:          getenv("HERALD_ADMIN_TOKEN"),
+		MasterKey:           getenv("HERALD_MASTER_KEY"),
+		FCMEndpoint:         env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
+		FCMAllowAnyTokenURI: envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
+		WebhookAllowPrivate: envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
+		LogLevel:            env("HERALD_LOG_LEVEL", "info"),
+		LogFormat:           env("HERALD_LOG_FORMAT", "text"),
+	}
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	fs.StringVar(&c.Addr, "addr", c.Addr, "public listener address (HERALD_ADDR)")
+	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin listener address (HERALD_ADMIN_ADDR)")
+	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory of the embedded store (HERALD_DATA_DIR)")
+	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "postgres:// URL; empty for embedded SQLite (HERALD_DATABASE_URL)")
+	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (HERALD_ADMIN_TOKEN)")
+	fs.StringVar(&c.MasterKey, "master-key", c.MasterKey, "base64 32-byte key for secrets at rest (HERALD_MASTER_KEY)")
+	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
+	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
+	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug|info|warn|error (HERALD_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "text|json (HERALD_LOG_FORMAT)")
+	fs.BoolVar(&c.Demo, "demo", false, "start an in-process FCM emulator and a demo app")
+	if err := fs.Parse(args); err != nil {
+		return c, err
+	}
+	return c, c.validate()
+}
+
+func (c *config) validate() error {
+	var errs []error
+	if c.DatabaseURL != "" {
+		errs = append(errs, errors.New("HERALD_DATABASE_URL: PostgreSQL is not supported by this build yet; unset it to use the embedded SQLite store"))
+	}
+	if c.MasterKey != "" {
+		if _, err := herald.ParseMasterKey(c.MasterKey); err != nil {
+			errs = append(errs, fmt.Errorf("HERALD_MASTER_KEY: %w", err))
+		}
+	}
+	if _, err := c.level(); err != nil {
+		errs = append(errs, err)
+	}
+	if c.LogFormat != "text" && c.LogFormat != "json" {
+		errs = append(errs, fmt.Errorf("HERALD_LOG_FORMAT: %q is not text or json", c.LogFormat))
+	}
+	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
+		errs = append(errs, fmt.Errorf("HERALD_FCM_ENDPOINT: %q is not an http(s) URL", c.FCMEndpoint))
+	}
+	return errors.Join(errs...)
+}
+
+func (c *config) level() (slog.Level, error) {
+	var l slog.Level
+	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		return l, fmt.Errorf("HERALD_LOG_LEVEL: %q is not debug, info, warn or error", c.LogLevel)
+	}
+	return l, nil
+}
+
+func (c *config) logger(w io.Writer) *slog.Logger {
+	level, _ := c.level()
+	opts := &slog.HandlerOptions{Level: level}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(w, opts))
+	}
+	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// secretFile returns the content of name in the data dir, creating it with
+// mode 0600 from gen when absent; created reports that it was new.
+func (c *config) secretFile(name string, gen func() string) (value string, created bool, err error) {
+	path := filepath.Join(c.DataDir, name)
+	b, err := os.ReadFile(path)
+	if err == nil {
+		return strings.TrimSpace(string(b)), false, nil
+	}
+	if !errors.Is(err, os.ErrNotExist) {
+		return "", false, err
+	}
+	value = gen()
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if err != nil {
+		return "", false, err
+	}
+	if _, err := f.WriteString(value + "\n"); err != nil {
+		f.Close()
+		return "", false, err
+	}
+	return value, true, f.Close()
+}

@@ -1,0 +1,179 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/webhook"
+)
+
+// service is a running `herald serve`.
+type service struct {
+	cfg        config
+	log        *slog.Logger
+	db         *sqlite.DB
+	servers    []*http.Server
+	PublicURL  string
+	AdminURL   string
+	AdminToken string
+	errc       chan error
+}
+
+func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	svc, err := startService(ctx, cfg, stdout, stderr)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "herald: public API on %s, admin on %s\n", svc.PublicURL, svc.AdminURL)
+	select {
+	case <-ctx.Done():
+	case err = <-svc.errc:
+	}
+	return errors.Join(err, svc.shutdown())
+}
+
+func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "herald.db"))
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	cfg, err := loadConfig(args, getenv, stderr)
+	if err != nil {
+		return err
+	}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintln(stdout, "herald: migrations applied")
+	return db.Close()
+}
+
+// startService opens the store, starts the workers and both listeners.
+func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
+	s := &service{cfg: cfg, log: cfg.logger(logOut), errc: make(chan error, 2)}
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	s.db = db
+	keyText, _, err := cfg.secretOrFile(cfg.MasterKey, "master-key", herald.NewMasterKeyText)
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	masterKey, err := herald.ParseMasterKey(keyText)
+	if err != nil {
+		return nil, s.fail(fmt.Errorf("master key: %w", err))
+	}
+	token, created, err := cfg.secretOrFile(cfg.AdminToken, "admin-token", func() string { return "ha_" + herald.NewSecretKey()[3:] })
+	if err != nil {
+		return nil, s.fail(err)
+	}
+	if created {
+		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.DataDir, "admin-token"), token)
+	}
+	s.AdminToken = token
+	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
+	public := api.NewHandler(api.Config{Store: db, Logger: s.log, Ready: ready})
+	adminHandler := admin.NewHandler(admin.Config{
+		Store: db, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready,
+		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
+		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
+		NewWebhookSecret:    webhook.NewSecret,
+		Extra:               map[string]http.Handler{"GET /openapi.yaml": openAPIHandler()},
+	})
+	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
+		return nil, s.fail(err)
+	}
+	if s.AdminURL, err = s.listen(cfg.AdminAddr, adminHandler); err != nil {
+		return nil, s.fail(err)
+	}
+	return s, nil
+}
+
+func openAPIHandler() http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(api.OpenAPI)
+	})
+}
+
+// secretOrFile returns the configured value, or the one kept in the data
+// dir (generated there on first start).
+func (c config) secretOrFile(configured, file string, gen func() string) (string, bool, error) {
+	if configured != "" {
+		return configured, false, nil
+	}
+	return c.secretFile(file, gen)
+}
+
+// listen binds addr (port 0 works) and serves h with timeouts on it.
+func (s *service) listen(addr string, h http.Handler) (string, error) {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return "", err
+	}
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.servers = append(s.servers, srv)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.errc <- err
+		}
+	}()
+	return "http://" + ln.Addr().String(), nil
+}
+
+func (s *service) fail(err error) error {
+	return errors.Join(err, s.shutdown())
+}
+
+// shutdown stops in order: HTTP (finishing in-flight requests), workers,
+// database.
+func (s *service) shutdown() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var errs []error
+	for _, srv := range s.servers {
+		errs = append(errs, srv.Shutdown(ctx))
+	}
+	if s.db != nil {
+		errs = append(errs, s.db.Close())
+	}
+	return errors.Join(errs...)
+}

@@ -1,0 +1,98 @@
+package herald
+
+import (
+	"errors"
+	"fmt"
+	"net/http"
+)
+
+// Error is the one error type of the domain. It carries the code of the
+// specification (ERR-AB-…), the HTTP status that code answers with and the
+// message of the specification, to the letter.
+type Error struct {
+	Code    string
+	Status  int
+	Message string
+	// Details names each problem of an invalid request (ERR-AB-VAL-00 only).
+	Details []Detail
+}
+
+// Detail is one problem found in a request body: the field, as a JSON path,
+// and why it was refused.
+type Detail struct {
+	Field  string `json:"field"`
+	Reason string `json:"reason"`
+}
+
+func (e *Error) Error() string {
+	if len(e.Details) > 0 {
+		return fmt.Sprintf("%s: %s (%s: %s)", e.Code, e.Message, e.Details[0].Field, e.Details[0].Reason)
+	}
+	return e.Code + ": " + e.Message
+}
+
+// Is makes errors.Is match two errors with the same code, so callers can test
+// against the sentinels below whatever details a copy carries.
+func (e *Error) Is(target error) bool {
+	t, ok := target.(*Error)
+	return ok && t.Code == e.Code
+}
+
+func newError(code string, status int, message string) *Error {
+	return &Error{Code: code, Status: status, Message: message}
+}
+
+// The errors of the specification (section 7) and the few DESIGN.md adds.
+var (
+	ErrInvalidRequest = newError("ERR-AB-VAL-00", http.StatusBadRequest, "Incorrect request. Server cannot understand request.")
+	ErrNoSecretKey    = newError("ERR-AB-SGK-11", http.StatusBadRequest, "Secret key not found.")
+	ErrBadSecretKey   = newError("ERR-AB-SGK-13", http.StatusUnauthorized, "Incorrect secret key.")
+	ErrNoKeys         = newError("ERR-AB-KSY-11", http.StatusBadRequest, "Required parameters missing.")
+	ErrUnknownAPIKey  = newError("ERR-AB-KSY-13", http.StatusNotFound, "Provided key information not found. Please check your key again.")
+	ErrNoAPIKey       = newError("ERR-AB-AGK-11", http.StatusBadRequest, "Api key not found.")
+	ErrBadAPIKeyType  = newError("ERR-AB-AGK-12", http.StatusBadRequest, "Invalid api key type.")
+
+	ErrMarketingUnavailable = newError("ERR-AB-ACS-31", http.StatusForbidden, "This app is unable to handle user preference.")
+	ErrMarketingWithdrawn   = newError("ERR-AB-ACS-32", http.StatusGone, "User withdrawn. Please re-register.")
+	ErrMarketingNoUser      = newError("ERR-AB-ACS-33", http.StatusNotFound, "User not found.")
+	ErrWithdrawUnavailable  = newError("ERR-AB-ACS-21", http.StatusForbidden, "This app is unable to handle user preference.")
+	ErrWithdrawWithdrawn    = newError("ERR-AB-ACS-22", http.StatusGone, "User already withdrawn.")
+	ErrWithdrawNoUser       = newError("ERR-AB-ACS-23", http.StatusNotFound, "User not found.")
+
+	ErrAppNotFound = newError("ERR-AB-PSS-91", http.StatusNotFound, "App data not found.")
+	ErrNoFCM       = newError("ERR-AB-PSS-92", http.StatusNotFound, "FCM Account data not found.")
+
+	ErrTooManyRequests  = newError("ERR-AB-RTL-01", http.StatusTooManyRequests, "Too many requests.")
+	ErrIdempotencyReuse = newError("ERR-AB-IDM-01", http.StatusConflict, "Idempotency key reused with a different request.")
+	ErrScheduleLocked   = newError("ERR-AB-SCH-01", http.StatusConflict, "Scheduled push can no longer be changed.")
+	ErrInternal         = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")
+
+	// Routing and admin errors, in the same body shape.
+	ErrRouteNotFound    = newError("ERR-AB-NTF-00", http.StatusNotFound, "Resource not found.")
+	ErrMethodNotAllowed = newError("ERR-AB-MTH-00", http.StatusMethodNotAllowed, "Method not allowed.")
+	ErrUnauthorized     = newError("ERR-AB-ADM-01", http.StatusUnauthorized, "Admin token missing or invalid.")
+	ErrNotFound         = newError("ERR-AB-NTF-01", http.StatusNotFound, "Not found.")
+)
+
+// Invalid returns ErrInvalidRequest carrying the given problems.
+func Invalid(details ...Detail) *Error {
+	e := *ErrInvalidRequest
+	e.Details = details
+	return &e
+}
+
+// Domain sentinels that a store returns and an endpoint turns into its own
+// code: the same missing user is ACS-33 on PATCH and ACS-23 on DELETE.
+var (
+	ErrUserNotFound  = errors.New("herald: user not found")
+	ErrUserWithdrawn = errors.New("herald: user withdrawn")
+)
+
+// AsError returns err as an *Error, or nil when it carries no code.
+func AsError(err error) *Error {
+	var e *Error
+	if errors.As(err, &e) {
+		return e
+	}
+	return nil
+}

@@ -1,0 +1,242 @@
+package fcm
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"sync"
+	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
+)
+
+// DefaultEndpoint is the base URL of FCM.
+const DefaultEndpoint = "https://fcm.googleapis.com"
+
+// MessagingScope is the OAuth2 scope FCM sends require.
+const MessagingScope = "https://www.googleapis.com/auth/firebase.messaging"
+
+// defaultTimeout bounds one FCM request and one token exchange.
+const defaultTimeout = 10 * time.Second
+
+// maxErrorBody bounds how much of an error answer is read.
+const maxErrorBody = 64 << 10
+
+// ClientOptions configures a Client. The zero value is usable.
+type ClientOptions struct {
+	// Timeout bounds each FCM request and each token exchange (default 10s).
+	Timeout time.Duration
+	// AllowAnyTokenURI accepts service accounts whose token_uri is not
+	// Google's (tests, the emulator).
+	AllowAnyTokenURI bool
+	// Now is the clock used to read Retry-After dates (default time.Now).
+	Now func() time.Time
+}
+
+// Credentials identify the app whose service account signs a send.
+type Credentials struct {
+	// Key identifies the app and the version of its credentials; the access
+	// token is cached under it, so new credentials need a new Key.
+	Key string
+	// JSON is the app's service-account file.
+	JSON []byte
+}
+
+// Client sends messages to FCM HTTP v1. It is safe for concurrent use and
+// keeps one cached access token per Credentials.Key.
+type Client struct {
+	endpoint  string
+	timeout   time.Duration
+	allowAny  bool
+	now       func() time.Time
+	http      *http.Client
+	tokenHTTP *http.Client
+
+	mu       sync.Mutex
+	accounts map[string]*account
+}
+
+// account is a loaded service account with its cached token source.
+type account struct {
+	projectID string
+	tokens    oauth2.TokenSource
+}
+
+// NewClient returns a Client for the FCM base URL endpoint (DefaultEndpoint
+// when empty). An http:// endpoint is spoken to in cleartext HTTP/2 with prior
+// knowledge, an https:// one in HTTP/2 over TLS.
+func NewClient(endpoint string, opts ClientOptions) *Client {
+	if endpoint == "" {
+		endpoint = DefaultEndpoint
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = defaultTimeout
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	endpoint = strings.TrimRight(endpoint, "/")
+	return &Client{
+		endpoint:  endpoint,
+		timeout:   opts.Timeout,
+		allowAny:  opts.AllowAnyTokenURI,
+		now:       opts.Now,
+		http:      &http.Client{Transport: newTransport(strings.HasPrefix(endpoint, "http://"))},
+		tokenHTTP: &http.Client{Timeout: opts.Timeout},
+		accounts:  make(map[string]*account),
+	}
+}
+
+// newTransport returns a transport tuned for many concurrent sends to one host.
+func newTransport(cleartext bool) *http.Transport {
+	var protocols http.Protocols
+	if cleartext {
+		protocols.SetUnencryptedHTTP2(true)
+	} else {
+		protocols.SetHTTP2(true)
+	}
+	return &http.Transport{
+		Proxy:               http.ProxyFromEnvironment,
+		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		TLSHandshakeTimeout: 10 * time.Second,
+		MaxIdleConns:        256,
+		MaxIdleConnsPerHost: 256,
+		IdleConnTimeout:     90 * time.Second,
+		Protocols:           &protocols,
+		HTTP2: &http.HTTP2Config{
+			// Detect a dead connection instead of waiting for every
+			// stream on it to time out.
+			SendPingTimeout: 30 * time.Second,
+			PingTimeout:     10 * time.Second,
+		},
+	}
+}
+
+// Close releases idle connections.
+func (c *Client) Close() {
+	c.http.CloseIdleConnections()
+	c.tokenHTTP.CloseIdleConnections()
+}
+
+// Send sends msg with the app's credentials. It returns nil when FCM accepted
+// the message and a *SendError otherwise: ClassAuth when no access token could
+// be obtained, ClassRetry for network errors and timeouts, and FCM's answer
+// classified otherwise.
+func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error {
+	acct, err := c.account(ctx, cred)
+	if err != nil {
+		return &SendError{Class: ClassAuth, Message: err.Error(), Err: err}
+	}
+	tok, err := acct.tokens.Token()
+	if err != nil {
+		return tokenError(err)
+	}
+	body, err := json.Marshal(sendRequest{Message: msg})
+	if err != nil {
+		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
+	}
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return c.post(ctx, acct.projectID, tok.AccessToken, body)
+}
+
+// sendRequest is the body of messages:send.
+type sendRequest struct {
+	Message Message `json:"message"`
+}
+
+// post sends one messages:send request and classifies the answer.
+func (c *Client) post(ctx context.Context, projectID, accessToken string, body []byte) error {
+	url := c.endpoint + "/v1/projects/" + projectID + "/messages:send"
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+accessToken)
+	resp, err := c.http.Do(req)
+	if err != nil {
+		return &SendError{Class: ClassRetry, Message: err.Error(), Err: err}
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
+		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
+		return nil
+	}
+	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
+	if err != nil {
+		return &SendError{Class: ClassRetry, Status: resp.StatusCode, Message: err.Error(), Err: err}
+	}
+	return classify(resp.StatusCode, resp.Header.Get("Retry-After"), respBody, c.now())
+}
+
+// account returns the cached account for cred.Key, loading it on first use.
+// A load that fails is not cached, so fixed credentials work at once.
+func (c *Client) account(ctx context.Context, cred Credentials) (*account, error) {
+	c.mu.Lock()
+	acct, ok := c.accounts[cred.Key]
+	c.mu.Unlock()
+	if ok {
+		return acct, nil
+	}
+	acct, err := c.loadAccount(ctx, cred.JSON)
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if cached, ok := c.accounts[cred.Key]; ok {
+		return cached, nil // another send loaded it meanwhile; share its token
+	}
+	c.accounts[cred.Key] = acct
+	return acct, nil
+}
+
+// loadAccount validates a service-account file and builds its token source.
+func (c *Client) loadAccount(ctx context.Context, data []byte) (*account, error) {
+	sa, err := ParseServiceAccount(data, c.allowAny)
+	if err != nil {
+		return nil, err
+	}
+	// The token source outlives this send and fetches with the context it
+	// was built with: detach it from this send's cancellation and bound each
+	// exchange with the token client's timeout instead.
+	tokenCtx := context.WithValue(context.WithoutCancel(ctx), oauth2.HTTPClient, c.tokenHTTP)
+	creds, err := google.CredentialsFromJSONWithType(tokenCtx, data, google.ServiceAccount, MessagingScope)
+	if err != nil {
+		return nil, err
+	}
+	// creds.TokenSource caches the token until shortly before it expires
+	// and fetches again after a failure.
+	return &account{projectID: sa.ProjectID, tokens: creds.TokenSource}, nil
+}
+
+// tokenError turns a failed token exchange into a ClassAuth SendError.
+func tokenError(err error) *SendError {
+	e := &SendError{Class: ClassAuth, Message: "access token: " + err.Error(), Err: err}
+	var re *oauth2.RetrieveError
+	if !errors.As(err, &re) {
+		return e
+	}
+	if re.Response != nil {
+		e.Status = re.Response.StatusCode
+	}
+	// The JWT flow leaves the OAuth2 error in the body unparsed.
+	var body struct {
+		Error       string `json:"error"`
+		Description string `json:"error_description"`
+	}
+	_ = json.Unmarshal(re.Body, &body)
+	e.ErrorCode = cmp.Or(re.ErrorCode, body.Error)
+	if desc := cmp.Or(re.ErrorDescription, body.Description); desc != "" {
+		e.Message = "access token: " + desc
+	}
+	return e
+}

@@ -1,0 +1,217 @@
+package fcm_test
+
+import (
+	"context"
+	"errors"
+	"net"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/fcm/fcmtest"
+)
+
+// bundle is what a client test works with.
+type bundle struct {
+	emu    *emulator.Emulator
+	base   string
+	client *fcm.Client
+	cred   fcm.Credentials
+}
+
+// setup starts an emulator and a client whose credentials point at it.
+func setup(tb testing.TB, project string, emuOpts emulator.Options, opts fcm.ClientOptions) bundle {
+	tb.Helper()
+	emu, base := fcmtest.StartEmulator(tb, emuOpts)
+	opts.AllowAnyTokenURI = true
+	client := fcm.NewClient(base, opts)
+	tb.Cleanup(client.Close)
+	cred := fcm.Credentials{Key: project + "/v1", JSON: fcmtest.ServiceAccountJSON(tb, project, base+"/token")}
+	return bundle{emu: emu, base: base, client: client, cred: cred}
+}
+
+// message returns a typical message for token.
+func message(token string) fcm.Message {
+	return fcm.BuildMessage(token, fcm.Notification{Title: "Hello", Body: "World", ImageURL: "https://img.example/a.png",
+		LinkURL: "https://example.com/x", PushID: "push_1", Badge: true})
+}
+
+// classOf returns the class of a Send error, or "" for nil.
+func classOf(t *testing.T, err error) fcm.Class {
+	t.Helper()
+	if err == nil {
+		return ""
+	}
+	var se *fcm.SendError
+	if !errors.As(err, &se) {
+		t.Fatalf("got error %T %v, want *fcm.SendError", err, err)
+	}
+	return se.Class
+}
+
+func TestSendByTokenPrefix(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-prefix", emulator.Options{}, fcm.ClientOptions{})
+	tests := []struct {
+		token string
+		want  []fcm.Class // one per attempt; "" is success
+	}{
+		{"ok-1", []fcm.Class{""}},
+		{"unregistered-1", []fcm.Class{fcm.ClassUnregistered, fcm.ClassUnregistered}},
+		{"invalid-1", []fcm.Class{fcm.ClassInvalidToken}},
+		{"mismatch-1", []fcm.Class{fcm.ClassSenderMismatch}},
+		{"quota-1", []fcm.Class{fcm.ClassRetry, ""}},
+		{"unavailable-1", []fcm.Class{fcm.ClassRetry, ""}},
+		{"auth-1", []fcm.Class{fcm.ClassAuth}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.token, func(t *testing.T) {
+			t.Parallel()
+			for i, want := range tt.want {
+				err := b.client.Send(t.Context(), b.cred, message(tt.token))
+				if got := classOf(t, err); got != want {
+					t.Fatalf("attempt %d: got class %q (%v), want %q", i+1, got, err, want)
+				}
+			}
+			wantStored := 0
+			if tt.want[len(tt.want)-1] == "" {
+				wantStored = 1
+			}
+			got := b.emu.Messages(tt.token)
+			if len(got) != wantStored {
+				t.Fatalf("stored messages: got %d, want %d", len(got), wantStored)
+			}
+			for _, rec := range got {
+				if rec.Proto != "HTTP/2.0" || rec.Project != "proj-prefix" {
+					t.Errorf("got proto %q project %q, want HTTP/2.0 proj-prefix", rec.Proto, rec.Project)
+				}
+			}
+		})
+	}
+}
+
+func TestSendQuotaRetryAfter(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-quota", emulator.Options{}, fcm.ClientOptions{})
+	err := b.client.Send(t.Context(), b.cred, message("quota-x"))
+	var se *fcm.SendError
+	if !errors.As(err, &se) {
+		t.Fatalf("got %v, want *fcm.SendError", err)
+	}
+	if se.Status != 429 || se.ErrorCode != "QUOTA_EXCEEDED" || se.RetryAfter != time.Second {
+		t.Errorf("got status %d code %q retry after %v, want 429 QUOTA_EXCEEDED 1s", se.Status, se.ErrorCode, se.RetryAfter)
+	}
+}
+
+func TestSendCachesAccessToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-cache", emulator.Options{}, fcm.ClientOptions{})
+	const sends = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, sends)
+	for range sends {
+		wg.Go(func() { errs <- b.client.Send(t.Context(), b.cred, message("cache-token")) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("send: got %v, want nil", err)
+		}
+	}
+	if got := b.emu.TokenGrants(); got != 1 {
+		t.Errorf("token grants: got %d, want 1", got)
+	}
+	if got := b.emu.Stats().Accepted; got != sends {
+		t.Errorf("accepted: got %d, want %d", got, sends)
+	}
+}
+
+func TestSendDeniedTokenGrant(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "denied-proj", emulator.Options{}, fcm.ClientOptions{})
+	for attempt := 1; attempt <= 2; attempt++ {
+		err := b.client.Send(t.Context(), b.cred, message("ok-1"))
+		var se *fcm.SendError
+		if !errors.As(err, &se) {
+			t.Fatalf("attempt %d: got %v, want *fcm.SendError", attempt, err)
+		}
+		if se.Class != fcm.ClassAuth || se.Status != 400 || se.ErrorCode != "invalid_grant" {
+			t.Errorf("attempt %d: got class %q status %d code %q, want auth 400 invalid_grant",
+				attempt, se.Class, se.Status, se.ErrorCode)
+		}
+	}
+	if got := b.emu.Stats().Received; got != 0 {
+		t.Errorf("send requests: got %d, want 0", got)
+	}
+}
+
+func TestSendRejectsForeignTokenURI(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-strict", emulator.Options{}, fcm.ClientOptions{})
+	strict := fcm.NewClient(b.base, fcm.ClientOptions{})
+	t.Cleanup(strict.Close)
+	err := strict.Send(t.Context(), b.cred, message("ok-1"))
+	var invalid *fcm.InvalidServiceAccountError
+	if got := classOf(t, err); got != fcm.ClassAuth || !errors.As(err, &invalid) || invalid.Field != "token_uri" {
+		t.Errorf("got class %q error %v, want auth wrapping an invalid token_uri", got, err)
+	}
+	if got := b.emu.TokenGrants(); got != 0 {
+		t.Errorf("token grants: got %d, want 0", got)
+	}
+}
+
+func TestSendTimeout(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-slow", emulator.Options{Latency: time.Hour}, fcm.ClientOptions{Timeout: 100 * time.Millisecond})
+	err := b.client.Send(t.Context(), b.cred, message("ok-1"))
+	if got := classOf(t, err); got != fcm.ClassRetry || !errors.Is(err, context.DeadlineExceeded) {
+		t.Errorf("got class %q error %v, want retry wrapping context.DeadlineExceeded", got, err)
+	}
+}
+
+func TestSendNetworkError(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-down", emulator.Options{}, fcm.ClientOptions{})
+	down := fcm.NewClient("http://"+closedAddr(t), fcm.ClientOptions{AllowAnyTokenURI: true})
+	t.Cleanup(down.Close)
+	err := down.Send(t.Context(), b.cred, message("ok-1"))
+	if got := classOf(t, err); got != fcm.ClassRetry {
+		t.Errorf("got class %q (%v), want retry", got, err)
+	}
+}
+
+// closedAddr returns a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("listen: %v", err)
+	}
+	addr := ln.Addr().String()
+	if err := ln.Close(); err != nil {
+		t.Fatalf("close: %v", err)
+	}
+	return addr
+}
+
+func BenchmarkSend(b *testing.B) {
+	bb := setup(b, "proj-bench", emulator.Options{}, fcm.ClientOptions{})
+	msg := message("bench-token")
+	if err := bb.client.Send(b.Context(), bb.cred, msg); err != nil {
+		b.Fatalf("warm-up send: %v", err)
+	}
+	b.SetParallelism(16)
+	b.ResetTimer()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := bb.client.Send(context.Background(), bb.cred, msg); err != nil {
+				b.Errorf("send: %v", err)
+				return
+			}
+		}
+	})
+	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
+}

@@ -1,0 +1,224 @@
+package emulator
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/url"
+	"slices"
+	"strings"
+)
+
+// object is a decoded JSON object whose values are decoded on demand.
+type object map[string]json.RawMessage
+
+// decodeObject decodes raw as a JSON object at path and refuses keys that
+// known does not accept. Absent or null raw gives a nil object.
+func decodeObject(raw json.RawMessage, path string, known func(string) bool) (object, *fcmError) {
+	if isNull(raw) {
+		return nil, nil
+	}
+	var obj object
+	if err := json.Unmarshal(raw, &obj); err != nil {
+		if path == "" {
+			return nil, errInvalidArgument("Invalid JSON payload received. Expected a JSON object.", "")
+		}
+		return nil, errInvalidArgument(fmt.Sprintf("Invalid JSON payload received. Expected an object at '%s'.", path), path)
+	}
+	if known == nil {
+		return obj, nil
+	}
+	var unknown []string
+	for k := range obj {
+		if !known(k) {
+			unknown = append(unknown, k)
+		}
+	}
+	if len(unknown) > 0 {
+		return nil, errUnknownField(slices.Min(unknown), path)
+	}
+	return obj, nil
+}
+
+// isNull reports whether raw is absent or JSON null.
+func isNull(raw json.RawMessage) bool {
+	return len(raw) == 0 || string(raw) == "null"
+}
+
+// stringField returns obj[key] as a string, "" when absent, or an error when
+// it is not a JSON string.
+func (obj object) stringField(key, path string) (string, *fcmError) {
+	raw, ok := obj[key]
+	if !ok || isNull(raw) {
+		return "", nil
+	}
+	var s string
+	if err := json.Unmarshal(raw, &s); err != nil {
+		field := path + "." + key
+		return "", errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (TYPE_STRING), %s", field, raw), field)
+	}
+	return s, nil
+}
+
+// boolValue decodes raw as a boolean named name; absent is false.
+func boolValue(raw json.RawMessage, name string) (bool, *fcmError) {
+	if isNull(raw) {
+		return false, nil
+	}
+	var b bool
+	if err := json.Unmarshal(raw, &b); err != nil {
+		return false, errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (TYPE_BOOL), %s", name, raw), name)
+	}
+	return b, nil
+}
+
+// either returns obj's value under the snake_case or the camelCase name.
+func (obj object) either(snake, camel string) json.RawMessage {
+	if raw, ok := obj[snake]; ok {
+		return raw
+	}
+	return obj[camel]
+}
+
+// validateMessage checks an FCM message object like FCM and returns its
+// token ("" for topic and condition messages).
+func validateMessage(raw json.RawMessage) (string, *fcmError) {
+	msg, ferr := decodeObject(raw, "message", isMessageField)
+	if ferr != nil {
+		return "", ferr
+	}
+	token, ferr := validateTarget(msg)
+	if ferr != nil {
+		return "", ferr
+	}
+	checks := []func(object) *fcmError{validateNotification, validateData, validateAndroid, validateAPNS, validateWebpush}
+	for _, check := range checks {
+		if ferr := check(msg); ferr != nil {
+			return "", ferr
+		}
+	}
+	return token, nil
+}
+
+// isMessageField reports whether k is a field of the FCM message object.
+func isMessageField(k string) bool {
+	switch k {
+	case "name", "data", "notification", "android", "webpush", "apns",
+		"fcm_options", "fcmOptions", "token", "topic", "condition":
+		return true
+	}
+	return false
+}
+
+// validateTarget requires exactly one of token, topic and condition.
+func validateTarget(msg object) (string, *fcmError) {
+	var set []string
+	for _, k := range []string{"token", "topic", "condition"} {
+		if !isNull(msg[k]) {
+			set = append(set, k)
+		}
+	}
+	switch len(set) {
+	case 0:
+		return "", errInvalidArgument("Recipient of the message is not set.", "")
+	case 1:
+	default:
+		return "", errInvalidArgument(fmt.Sprintf(
+			"Invalid value at 'message' (oneof), oneof field 'target' is already set. Cannot set '%s'", set[1]), "message")
+	}
+	value, ferr := msg.stringField(set[0], "message")
+	if ferr != nil {
+		return "", ferr
+	}
+	if value == "" {
+		if set[0] == "token" {
+			return "", errInvalidToken()
+		}
+		return "", errInvalidArgument("Recipient of the message is not set.", "message."+set[0])
+	}
+	if set[0] != "token" {
+		return "", nil
+	}
+	return value, nil
+}
+
+// validateNotification requires notification's fields to be strings.
+func validateNotification(msg object) *fcmError {
+	n, ferr := decodeObject(msg["notification"], "message.notification", func(k string) bool {
+		return k == "title" || k == "body" || k == "image"
+	})
+	if ferr != nil {
+		return ferr
+	}
+	for _, k := range []string{"title", "body", "image"} {
+		if _, ferr := n.stringField(k, "message.notification"); ferr != nil {
+			return ferr
+		}
+	}
+	return nil
+}
+
+// validateData requires every data value to be a string.
+func validateData(msg object) *fcmError {
+	data, ferr := decodeObject(msg["data"], "message.data", nil)
+	if ferr != nil {
+		return ferr
+	}
+	for k := range data {
+		if _, ferr := data.stringField(k, "message.data"); ferr != nil {
+			return ferr
+		}
+	}
+	return nil
+}
+
+// validateAndroid checks the Android notification image.
+func validateAndroid(msg object) *fcmError {
+	android, ferr := decodeObject(msg["android"], "message.android", nil)
+	if ferr != nil {
+		return ferr
+	}
+	n, ferr := decodeObject(android["notification"], "message.android.notification", nil)
+	if ferr != nil {
+		return ferr
+	}
+	_, ferr = n.stringField("image", "message.android.notification")
+	return ferr
+}
+
+// validateAPNS checks the APNs payload is an object and the image a string.
+func validateAPNS(msg object) *fcmError {
+	apns, ferr := decodeObject(msg["apns"], "message.apns", nil)
+	if ferr != nil {
+		return ferr
+	}
+	if _, ferr := decodeObject(apns["payload"], "message.apns.payload", nil); ferr != nil {
+		return ferr
+	}
+	opts, ferr := decodeObject(apns.either("fcm_options", "fcmOptions"), "message.apns.fcm_options", nil)
+	if ferr != nil {
+		return ferr
+	}
+	_, ferr = opts.stringField("image", "message.apns.fcm_options")
+	return ferr
+}
+
+// validateWebpush requires the web-push link to be https, as FCM does.
+func validateWebpush(msg object) *fcmError {
+	webpush, ferr := decodeObject(msg["webpush"], "message.webpush", nil)
+	if ferr != nil {
+		return ferr
+	}
+	const path = "message.webpush.fcm_options"
+	opts, ferr := decodeObject(webpush.either("fcm_options", "fcmOptions"), path, nil)
+	if ferr != nil {
+		return ferr
+	}
+	link, ferr := opts.stringField("link", path)
+	if ferr != nil || link == "" {
+		return ferr
+	}
+	if u, err := url.Parse(link); err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" {
+		return errInvalidArgument("Invalid value at 'message.webpush.fcm_options.link': HTTPS is required.", path+".link")
+	}
+	return nil
+}

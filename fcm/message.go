@@ -1,0 +1,137 @@
+// Package fcm sends notifications through Firebase Cloud Messaging HTTP v1:
+// it validates service-account files, maps a Herald notification to an FCM
+// message, and sends it with a client that classifies FCM's answers so
+// delivery knows whether to retry, drop the token or fail the push.
+package fcm
+
+import "net/url"
+
+// Notification is the content of one push as Herald knows it, before it is
+// shaped into an FCM message.
+type Notification struct {
+	Title    string
+	Body     string
+	ImageURL string
+	LinkURL  string
+	PushID   string
+	Badge    bool
+}
+
+// Message is the FCM HTTP v1 message object, limited to the parts Herald
+// sets. Empty parts are omitted so FCM sees no empty objects.
+type Message struct {
+	Token        string               `json:"token,omitempty"`
+	Notification *MessageNotification `json:"notification,omitempty"`
+	Data         map[string]string    `json:"data,omitempty"`
+	Android      *AndroidConfig       `json:"android,omitempty"`
+	APNS         *APNSConfig          `json:"apns,omitempty"`
+	Webpush      *WebpushConfig       `json:"webpush,omitempty"`
+}
+
+// MessageNotification is the platform-independent notification of a Message.
+type MessageNotification struct {
+	Title string `json:"title,omitempty"`
+	Body  string `json:"body,omitempty"`
+	Image string `json:"image,omitempty"`
+}
+
+// AndroidConfig is the Android-specific part of a Message.
+type AndroidConfig struct {
+	Notification *AndroidNotification `json:"notification,omitempty"`
+}
+
+// AndroidNotification is the Android notification override of a Message.
+type AndroidNotification struct {
+	Image string `json:"image,omitempty"`
+}
+
+// APNSConfig is the Apple-specific part of a Message.
+type APNSConfig struct {
+	Payload    *APNSPayload    `json:"payload,omitempty"`
+	FCMOptions *APNSFCMOptions `json:"fcm_options,omitempty"`
+}
+
+// APNSPayload is the APNs payload of a Message.
+type APNSPayload struct {
+	APS APS `json:"aps"`
+}
+
+// APS is the aps dictionary of an APNs payload.
+type APS struct {
+	Badge          *int `json:"badge,omitempty"`
+	MutableContent int  `json:"mutable-content,omitempty"`
+}
+
+// APNSFCMOptions are FCM's options for Apple devices.
+type APNSFCMOptions struct {
+	Image string `json:"image,omitempty"`
+}
+
+// WebpushConfig is the web-push part of a Message.
+type WebpushConfig struct {
+	FCMOptions *WebpushFCMOptions `json:"fcm_options,omitempty"`
+}
+
+// WebpushFCMOptions are FCM's options for web push.
+type WebpushFCMOptions struct {
+	Link string `json:"link,omitempty"`
+}
+
+// BuildMessage maps a notification for one registration token onto an FCM
+// message (DESIGN section 6). It is pure: the same input gives the same message.
+func BuildMessage(token string, n Notification) Message {
+	m := Message{Token: token, Data: buildData(n)}
+	if n.Title != "" || n.Body != "" || n.ImageURL != "" {
+		m.Notification = &MessageNotification{Title: n.Title, Body: n.Body, Image: n.ImageURL}
+	}
+	if n.ImageURL != "" {
+		m.Android = &AndroidConfig{Notification: &AndroidNotification{Image: n.ImageURL}}
+	}
+	m.APNS = buildAPNS(n)
+	if isHTTPS(n.LinkURL) {
+		// FCM rejects a web-push link that is not https, so other links
+		// travel in data only.
+		m.Webpush = &WebpushConfig{FCMOptions: &WebpushFCMOptions{Link: n.LinkURL}}
+	}
+	return m
+}
+
+// buildData returns the data map of n, or nil when it would be empty.
+func buildData(n Notification) map[string]string {
+	if n.LinkURL == "" && n.PushID == "" {
+		return nil
+	}
+	data := make(map[string]string, 2)
+	if n.LinkURL != "" {
+		data["linkURL"] = n.LinkURL
+	}
+	if n.PushID != "" {
+		data["pushId"] = n.PushID
+	}
+	return data
+}
+
+// buildAPNS returns the Apple part of n, or nil when it would be empty.
+func buildAPNS(n Notification) *APNSConfig {
+	if !n.Badge && n.ImageURL == "" {
+		return nil
+	}
+	apns := &APNSConfig{Payload: &APNSPayload{}}
+	if n.Badge {
+		one := 1
+		apns.Payload.APS.Badge = &one
+	}
+	if n.ImageURL != "" {
+		// The notification service extension that downloads the image
+		// runs only for mutable content.
+		apns.Payload.APS.MutableContent = 1
+		apns.FCMOptions = &APNSFCMOptions{Image: n.ImageURL}
+	}
+	return apns
+}
+
+// isHTTPS reports whether link is an absolute https URL.
+func isHTTPS(link string) bool {
+	u, err := url.Parse(link)
+	return err == nil && u.Scheme == "https" && u.Host != ""
+}

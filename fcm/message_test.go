@@ -1,0 +1,80 @@
+package fcm
+
+import (
+	"encoding/json"
+	"testing"
+)
+
+func TestBuildMessage(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name string
+		n    Notification
+		want string
+	}{
+		{
+			name: "TitleBodyOnly",
+			n:    Notification{Title: "Hi", Body: "There"},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There"}}`,
+		},
+		{
+			name: "PushID",
+			n:    Notification{Title: "Hi", Body: "There", PushID: "push_1"},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There"},"data":{"pushId":"push_1"}}`,
+		},
+		{
+			name: "Image",
+			n:    Notification{Title: "Hi", Body: "There", ImageURL: "https://img.example/a.png"},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There","image":"https://img.example/a.png"},` +
+				`"android":{"notification":{"image":"https://img.example/a.png"}},` +
+				`"apns":{"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"https://img.example/a.png"}}}`,
+		},
+		{
+			name: "Badge",
+			n:    Notification{Title: "Hi", Body: "There", Badge: true},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There"},"apns":{"payload":{"aps":{"badge":1}}}}`,
+		},
+		{
+			name: "HTTPSLink",
+			n:    Notification{Title: "Hi", Body: "There", LinkURL: "https://example.com/x"},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There"},"data":{"linkURL":"https://example.com/x"},` +
+				`"webpush":{"fcm_options":{"link":"https://example.com/x"}}}`,
+		},
+		{
+			name: "HTTPLinkDataOnly",
+			n:    Notification{Title: "Hi", Body: "There", LinkURL: "http://example.com/x"},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There"},"data":{"linkURL":"http://example.com/x"}}`,
+		},
+		{
+			name: "AppLinkDataOnly",
+			n:    Notification{Title: "Hi", Body: "There", LinkURL: "myapp://open/42"},
+			want: `{"token":"tok","notification":{"title":"Hi","body":"There"},"data":{"linkURL":"myapp://open/42"}}`,
+		},
+		{
+			name: "Everything",
+			n: Notification{Title: "T", Body: "B", ImageURL: "https://i/x.png", LinkURL: "https://l/y",
+				PushID: "push_2", Badge: true},
+			want: `{"token":"tok","notification":{"title":"T","body":"B","image":"https://i/x.png"},` +
+				`"data":{"linkURL":"https://l/y","pushId":"push_2"},"android":{"notification":{"image":"https://i/x.png"}},` +
+				`"apns":{"payload":{"aps":{"badge":1,"mutable-content":1}},"fcm_options":{"image":"https://i/x.png"}},` +
+				`"webpush":{"fcm_options":{"link":"https://l/y"}}}`,
+		},
+		{
+			name: "Empty",
+			n:    Notification{},
+			want: `{"token":"tok"}`,
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			got, err := json.Marshal(BuildMessage("tok", tt.n))
+			if err != nil {
+				t.Fatalf("marshal: %v", err)
+			}
+			if string(got) != tt.want {
+				t.Errorf("BuildMessage(%+v)\n got %s\nwant %s", tt.n, got, tt.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,156 @@
+// Package sqlite is Herald's embedded store: herald's store interfaces on
+// SQLite (modernc.org/sqlite, pure Go), with River's tables in the same file.
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"embed"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivermigrate"
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/heraldpush/herald"
+)
+
+//go:embed migrations/*.sql
+var migrations embed.FS
+
+// DB is an open Herald database. SQLite takes one writer at a time, so all
+// writes (ours and River's) go through Writer, a pool of one connection;
+// reads use Reader, a pool of several read-only connections that WAL lets
+// run beside the writer.
+type DB struct {
+	Writer *sql.DB
+	Reader *sql.DB
+	// Now is the clock; tests replace it.
+	Now  func() time.Time
+	path string
+}
+
+// Open opens (creating when absent) the database file at path.
+func Open(ctx context.Context, path string) (*DB, error) {
+	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	w, err := sql.Open("sqlite", "file:"+pathEscape(path)+"?"+common+"&_txlock=immediate")
+	if err != nil {
+		return nil, err
+	}
+	w.SetMaxOpenConns(1)
+	w.SetConnMaxIdleTime(0)
+	w.SetConnMaxLifetime(0)
+	if err := w.PingContext(ctx); err != nil {
+		w.Close()
+		return nil, fmt.Errorf("open %s: %w", path, err)
+	}
+	r, err := sql.Open("sqlite", "file:"+pathEscape(path)+"?"+common+"&_pragma=query_only(1)")
+	if err != nil {
+		w.Close()
+		return nil, err
+	}
+	r.SetMaxOpenConns(8)
+	r.SetMaxIdleConns(8)
+	return &DB{Writer: w, Reader: r, Now: time.Now, path: path}, nil
+}
+
+func pathEscape(p string) string {
+	return (&url.URL{Path: p}).EscapedPath()
+}
+
+// Close closes both pools.
+func (db *DB) Close() error {
+	return errors.Join(db.Reader.Close(), db.Writer.Close())
+}
+
+func (db *DB) goose() (*goose.Provider, error) {
+	fsys, err := fs.Sub(migrations, "migrations")
+	if err != nil {
+		return nil, err
+	}
+	return goose.NewProvider(goose.DialectSQLite3, db.Writer, fsys, goose.WithDisableGlobalRegistry(true))
+}
+
+// Migrate applies Herald's migrations and River's.
+func (db *DB) Migrate(ctx context.Context) error {
+	p, err := db.goose()
+	if err != nil {
+		return err
+	}
+	if _, err := p.Up(ctx); err != nil {
+		return fmt.Errorf("migrate herald schema: %w", err)
+	}
+	m, err := rivermigrate.New(riversqlite.New(db.Writer), nil)
+	if err != nil {
+		return err
+	}
+	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
+		return fmt.Errorf("migrate river schema: %w", err)
+	}
+	return nil
+}
+
+// Ready reports an error unless the database answers and no migration is
+// pending.
+func (db *DB) Ready(ctx context.Context) error {
+	if err := db.Reader.PingContext(ctx); err != nil {
+		return err
+	}
+	p, err := db.goose()
+	if err != nil {
+		return err
+	}
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return errors.New("migrations pending")
+	}
+	return nil
+}
+
+// translate maps driver errors to the domain's, in one place.
+func translate(err error) error {
+	if errors.Is(err, sql.ErrNoRows) {
+		return herald.ErrNotFound
+	}
+	return err
+}
+
+// isUniqueViolation reports a UNIQUE or PRIMARY KEY constraint failure.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// inTx runs fn in a write transaction, committing when it returns nil.
+func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
+	tx, err := db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(tx); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}

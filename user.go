@@ -1,0 +1,83 @@
+package herald
+
+import (
+	"bytes"
+	"encoding/json"
+	"time"
+	"unicode/utf8"
+)
+
+// UserState is where an app user is in its life cycle.
+type UserState string
+
+// The user states of spec section 3.
+const (
+	UserRegistered UserState = "registered"
+	UserWithdrawn  UserState = "withdrawn"
+)
+
+// User is an app user, registered through the SDK.
+type User struct {
+	AppID       string
+	ID          string
+	State       UserState
+	Consent     Consent
+	// ConsentSet is true once the pair was set through the Server API; a
+	// device mapped later adopts it.
+	ConsentSet  bool
+	CreatedAt   time.Time
+	WithdrawnAt *time.Time
+}
+
+// MaxUserIDLen bounds a userId, in characters.
+const MaxUserIDLen = 255
+
+// ParseUserID normalises a userId given as a JSON string or number to its
+// text: 123 and "123" are the same user. A fraction, an exponent, an empty
+// string or any other JSON type is refused with the reason.
+func ParseUserID(raw json.RawMessage) (string, string) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", "is required"
+	}
+	switch raw[0] {
+	case '"':
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", "must be a string or an integer"
+		}
+		if s == "" {
+			return "", "must not be empty"
+		}
+		if utf8.RuneCountInString(s) > MaxUserIDLen {
+			return "", "must be at most 255 characters"
+		}
+		return s, ""
+	case '-', '0', '1', '2', '3', '4', '5', '6', '7', '8', '9':
+		if !isJSONInteger(raw) {
+			return "", "must be an integer when given as a number"
+		}
+		if len(raw) > MaxUserIDLen {
+			return "", "must be at most 255 characters"
+		}
+		return string(raw), ""
+	}
+	return "", "must be a string or an integer"
+}
+
+// isJSONInteger reports whether a JSON number has no fraction and no
+// exponent.
+func isJSONInteger(b []byte) bool {
+	if b[0] == '-' {
+		b = b[1:]
+	}
+	if len(b) == 0 || (b[0] == '0' && len(b) > 1) {
+		return false
+	}
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return false
+		}
+	}
+	return true
+}

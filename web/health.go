@@ -1,0 +1,23 @@
+package web
+
+import (
+	"net/http"
+)
+
+// Health registers /healthz (the process is up) and /readyz (ready reports
+// no error: the database answers and its migrations are current).
+func Health(mux *http.ServeMux, ready func(*http.Request) error) {
+	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
+		JSON(w, http.StatusOK, map[string]string{"status": "ok"})
+	})
+	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
+		if ready != nil {
+			if err := ready(r); err != nil {
+				logger(r.Context()).WarnContext(r.Context(), "not ready", "err", err)
+				JSON(w, http.StatusServiceUnavailable, map[string]string{"status": "unavailable"})
+				return
+			}
+		}
+		JSON(w, http.StatusOK, map[string]string{"status": "ready"})
+	})
+}

@@ -1,0 +1,70 @@
+package web
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"log/slog"
+	"net/http"
+	"time"
+)
+
+// requestInfo is filled in while a request is handled, so the log line
+// written after it can name the app the request authenticated as.
+type requestInfo struct{ appID string }
+
+type infoKey struct{}
+
+// SetAppID records the app a request acts for, for its log line.
+func SetAppID(ctx context.Context, appID string) {
+	if ri, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		ri.appID = appID
+	}
+}
+
+type statusRecorder struct {
+	http.ResponseWriter
+	status int
+}
+
+func (s *statusRecorder) WriteHeader(code int) {
+	if s.status == 0 {
+		s.status = code
+	}
+	s.ResponseWriter.WriteHeader(code)
+}
+
+func (s *statusRecorder) Write(b []byte) (int, error) {
+	if s.status == 0 {
+		s.status = http.StatusOK
+	}
+	return s.ResponseWriter.Write(b)
+}
+
+// Logged writes one log line per request: request id, method, path, app id,
+// status and latency. Headers and bodies, which carry keys and secrets, are
+// never logged.
+func Logged(l *slog.Logger, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		start := time.Now()
+		id := r.Header.Get("X-Request-Id")
+		if id == "" || len(id) > 64 {
+			var b [8]byte
+			rand.Read(b[:])
+			id = hex.EncodeToString(b[:])
+		}
+		w.Header().Set("X-Request-Id", id)
+		ri := &requestInfo{}
+		rl := l.With("requestId", id)
+		ctx := context.WithValue(WithLogger(r.Context(), rl), infoKey{}, ri)
+		rec := &statusRecorder{ResponseWriter: w}
+		next.ServeHTTP(rec, r.WithContext(ctx))
+		if rec.status == 0 {
+			rec.status = http.StatusOK
+		}
+		rl.LogAttrs(ctx, slog.LevelInfo, "request",
+			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+			slog.String("appId", ri.appID), slog.Int("status", rec.status),
+			slog.Duration("latency", time.Since(start)))
+	})
+}
