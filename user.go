@@ -18,10 +18,10 @@ const (
 
 // User is an app user, registered through the SDK.
 type User struct {
-	AppID       string
-	ID          string
-	State       UserState
-	Consent     Consent
+	AppID   string
+	ID      string
+	State   UserState
+	Consent Consent
 	// ConsentSet is true once the pair was set through the Server API; a
 	// device mapped later adopts it.
 	ConsentSet  bool

@@ -43,6 +43,38 @@ type server struct {
 	Config
 }
 
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes lists the whole admin API in one place.
+func (s *server) routes() []route {
+	return []route{
+		{"POST /admin/v1/apps", s.createApp},
+		{"GET /admin/v1/apps", s.listApps},
+		{"GET /admin/v1/apps/{appId}", s.getApp},
+		{"PATCH /admin/v1/apps/{appId}", s.patchApp},
+		{"DELETE /admin/v1/apps/{appId}", s.deleteApp},
+		{"POST /admin/v1/apps/{appId}/secret-key", s.reissueSecret},
+		{"PUT /admin/v1/apps/{appId}/fcm-credentials", s.putFCMCredentials},
+		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", s.deleteFCMCredentials},
+		{"PUT /admin/v1/apps/{appId}/webhook", s.putWebhook},
+		{"DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook},
+		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
+	}
+}
+
+// Routes returns the patterns ("METHOD /path") of every admin route, for the
+// test that holds the OpenAPI document to them.
+func Routes() []string {
+	var out []string
+	for _, r := range (&server{}).routes() {
+		out = append(out, r.pattern)
+	}
+	return append(out, web.CommonRoutes...)
+}
+
 // NewHandler returns the admin listener's handler.
 func NewHandler(cfg Config) http.Handler {
 	if cfg.Now == nil {
@@ -50,18 +82,9 @@ func NewHandler(cfg Config) http.Handler {
 	}
 	s := &server{Config: cfg}
 	mux := http.NewServeMux()
-	handle := func(pattern string, h http.HandlerFunc) { mux.HandleFunc(pattern, s.authorized(h)) }
-	handle("POST /admin/v1/apps", s.createApp)
-	handle("GET /admin/v1/apps", s.listApps)
-	handle("GET /admin/v1/apps/{appId}", s.getApp)
-	handle("PATCH /admin/v1/apps/{appId}", s.patchApp)
-	handle("DELETE /admin/v1/apps/{appId}", s.deleteApp)
-	handle("POST /admin/v1/apps/{appId}/secret-key", s.reissueSecret)
-	handle("PUT /admin/v1/apps/{appId}/fcm-credentials", s.putFCMCredentials)
-	handle("DELETE /admin/v1/apps/{appId}/fcm-credentials", s.deleteFCMCredentials)
-	handle("PUT /admin/v1/apps/{appId}/webhook", s.putWebhook)
-	handle("DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook)
-	handle("GET /admin/v1/apps/{appId}/users/{userId}", s.getUser)
+	for _, r := range s.routes() {
+		mux.HandleFunc(r.pattern, s.authorized(r.handler))
+	}
 	web.Health(mux, cfg.Ready)
 	for pattern, h := range cfg.Extra {
 		mux.Handle(pattern, h)

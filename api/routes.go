@@ -38,23 +38,46 @@ type server struct {
 	now   func() time.Time
 }
 
-// NewHandler returns the public listener's handler, with every route in one
-// place.
+// route is one entry of the public API.
+type route struct {
+	pattern string
+	handler http.HandlerFunc
+}
+
+// routes lists the whole public API in one place.
+func (s *server) routes() []route {
+	return []route{
+		{"PATCH /api/app-user/v2/marketing", s.serverAPI(appUserGate(herald.ErrMarketingUnavailable), s.setMarketing)},
+		{"DELETE /api/app-user/v2", s.serverAPI(appUserGate(herald.ErrWithdrawUnavailable), s.withdrawUser)},
+
+		{"POST /api/sdk/v2/push-token", s.sdkAPI(s.registerPushToken)},
+		{"DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deletePushToken)},
+		{"POST /api/sdk/v2/user", s.sdkAPI(s.setUserID)},
+		{"PATCH /api/sdk/v2/consent", s.sdkAPI(s.setDeviceConsent)},
+		{"OPTIONS /api/sdk/v2/", preflight},
+	}
+}
+
+// Routes returns the patterns ("METHOD /path") of every public route, for
+// the test that holds the OpenAPI document to them.
+func Routes() []string {
+	var out []string
+	for _, r := range (&server{}).routes() {
+		out = append(out, r.pattern)
+	}
+	return append(out, web.CommonRoutes...)
+}
+
+// NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
 	s := &server{store: cfg.Store, now: cfg.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}
 	mux := http.NewServeMux()
-	mux.HandleFunc("PATCH /api/app-user/v2/marketing", s.serverAPI(appUserGate(herald.ErrMarketingUnavailable), s.setMarketing))
-	mux.HandleFunc("DELETE /api/app-user/v2", s.serverAPI(appUserGate(herald.ErrWithdrawUnavailable), s.withdrawUser))
-
-	mux.HandleFunc("POST /api/sdk/v2/push-token", s.sdkAPI(s.registerPushToken))
-	mux.HandleFunc("DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deletePushToken))
-	mux.HandleFunc("POST /api/sdk/v2/user", s.sdkAPI(s.setUserID))
-	mux.HandleFunc("PATCH /api/sdk/v2/consent", s.sdkAPI(s.setDeviceConsent))
-	mux.HandleFunc("OPTIONS /api/sdk/v2/", preflight)
-
+	for _, r := range s.routes() {
+		mux.HandleFunc(r.pattern, r.handler)
+	}
 	web.Health(mux, cfg.Ready)
 	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
 		w.Header().Set("Content-Type", "application/yaml")

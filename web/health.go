@@ -4,6 +4,9 @@ import (
 	"net/http"
 )
 
+// CommonRoutes are the routes both listeners serve: health and the OpenAPI document.
+var CommonRoutes = []string{"GET /healthz", "GET /readyz", "GET /openapi.yaml"}
+
 // Health registers /healthz (the process is up) and /readyz (ready reports
 // no error: the database answers and its migrations are current).
 func Health(mux *http.ServeMux, ready func(*http.Request) error) {
