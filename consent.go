@@ -20,15 +20,28 @@ type ConsentChange struct {
 }
 
 // Shape checks the change against shapes A, B and C of spec 2.2 and returns
-// the problems; it needs no stored state.
+// the problems; it needs no stored state. field is the JSON path of the
+// object holding the pair, "" when it is the body itself.
 func (c ConsentChange) Shape(field string) []Detail {
 	switch {
 	case c.Marketing == nil && c.MarketingNight == nil:
-		return []Detail{{field, "must contain marketing or marketingNight"}}
+		whole := field
+		if whole == "" {
+			whole = "body"
+		}
+		return []Detail{{whole, "must contain marketing or marketingNight"}}
 	case c.Marketing != nil && !*c.Marketing && c.MarketingNight != nil && *c.MarketingNight:
-		return []Detail{{field + ".marketingNight", "cannot be true when marketing is false"}}
+		return []Detail{{member(field, "marketingNight"), "cannot be true when marketing is false"}}
 	}
 	return nil
+}
+
+// member is the JSON path of member name of the object at path field.
+func member(field, name string) string {
+	if field == "" {
+		return name
+	}
+	return field + "." + name
 }
 
 // Apply returns the pair that results from applying the change to cur.
@@ -47,7 +60,7 @@ func (c ConsentChange) Apply(cur Consent, field string) (Consent, error) {
 	}
 	if c.MarketingNight != nil {
 		if *c.MarketingNight && !next.Marketing {
-			return cur, Invalid(Detail{field + ".marketingNight", "cannot be true while marketing consent is false"})
+			return cur, Invalid(Detail{member(field, "marketingNight"), "cannot be true while marketing consent is false"})
 		}
 		next.MarketingNight = *c.MarketingNight
 	}

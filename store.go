@@ -46,3 +46,49 @@ type UserStore interface {
 	// never registered.
 	User(ctx context.Context, appID, userID string) (User, []Device, error)
 }
+
+// Job is a unit of durable work, stored in the same transaction as the data
+// it acts on (River's JobArgs has the same shape).
+type Job interface{ Kind() string }
+
+// Idempotency is the Idempotency-Key of a request and a hash of its body.
+type Idempotency struct {
+	Key  string
+	Hash []byte
+}
+
+// PushStore keeps pushes, their recipients and deliveries. Every method that
+// takes jobs inserts them in the same transaction as its writes.
+type PushStore interface {
+	// AcceptPush stores a push, its recipients, its charge and job at once.
+	// With an idempotency key used before it stores nothing and returns the
+	// first push's id and replayed; ErrIdempotencyReuse when the body differs.
+	AcceptPush(ctx context.Context, p Push, rs []Recipient, idem *Idempotency, job Job) (id string, replayed bool, err error)
+	// Push returns a push with its counts. ErrNotFound.
+	Push(ctx context.Context, id string) (Push, error)
+	Recipients(ctx context.Context, pushID string) ([]Recipient, error)
+	// DevicesOfUsers returns the devices mapped to each of the users.
+	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
+	// StartSending records the fan-out of a push still waiting for it: its
+	// deliveries (chunk numbers set) and one job per chunk. It returns false
+	// when the push was not waiting.
+	StartSending(ctx context.Context, pushID string, ds []Delivery, jobs []Job) (bool, error)
+	// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
+	OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]Delivery, error)
+	// MarkInflight records that the deliveries are about to be sent.
+	MarkInflight(ctx context.Context, pushID string, seqs []int) error
+	// RecordOutcomes records send results and drops dead tokens.
+	RecordOutcomes(ctx context.Context, appID, pushID string, os []Outcome) error
+	// CompleteChunk marks a chunk finished and, when it was the last one,
+	// inserts finish.
+	CompleteChunk(ctx context.Context, pushID string, chunk int, finish Job) error
+	// FailPush ends a push that cannot be sent: its open deliveries fail
+	// with the reason, and finish is inserted.
+	FailPush(ctx context.Context, pushID, reason string, finish Job) error
+	// Deliveries returns every delivery of a push.
+	Deliveries(ctx context.Context, pushID string) ([]Delivery, error)
+	// FinishPush records the unreachable users and the push's end (done,
+	// unless it already failed), with the follow-up jobs. It returns false
+	// when the push had already finished.
+	FinishPush(ctx context.Context, pushID string, unreachable []Unreachable, follow []Job) (bool, error)
+}

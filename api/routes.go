@@ -27,6 +27,7 @@ type Store interface {
 // Config holds the handler's dependencies.
 type Config struct {
 	Store  Store
+	Pushes Pusher
 	Logger *slog.Logger
 	// Ready reports whether the service can take traffic (/readyz).
 	Ready func(r *http.Request) error
@@ -34,8 +35,9 @@ type Config struct {
 }
 
 type server struct {
-	store Store
-	now   func() time.Time
+	store  Store
+	pushes Pusher
+	now    func() time.Time
 }
 
 // route is one entry of the public API.
@@ -49,6 +51,9 @@ func (s *server) routes() []route {
 	return []route{
 		{"PATCH /api/app-user/v2/marketing", s.serverAPI(appUserGate(herald.ErrMarketingUnavailable), s.setMarketing)},
 		{"DELETE /api/app-user/v2", s.serverAPI(appUserGate(herald.ErrWithdrawUnavailable), s.withdrawUser)},
+
+		{"POST /api/push/v2/users", s.serverAPI(pushGate, s.pushUsers)},
+		{"POST /api/push/v2/messages", s.serverAPI(pushGate, s.pushMessages)},
 
 		{"POST /api/sdk/v2/push-token", s.sdkAPI(s.registerPushToken)},
 		{"DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deletePushToken)},
@@ -70,7 +75,7 @@ func Routes() []string {
 
 // NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
-	s := &server{store: cfg.Store, now: cfg.Now}
+	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -112,7 +112,7 @@ func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	change := herald.ConsentChange{Marketing: o.boolean("marketing"), MarketingNight: o.boolean("marketingNight")}
 	if len(*details) == 0 {
-		*details = append(*details, change.Shape("body")...)
+		*details = append(*details, change.Shape("")...)
 	}
 	if err := invalid(details); err != nil {
 		web.Error(w, r, err)

@@ -5,6 +5,7 @@ import (
 	"crypto/x509"
 	"encoding/json"
 	"encoding/pem"
+	"errors"
 	"fmt"
 	"net/url"
 )
@@ -53,7 +54,11 @@ type serviceAccountFile struct {
 func ParseServiceAccount(data []byte, allowAnyTokenURI bool) (ServiceAccount, error) {
 	var f serviceAccountFile
 	if err := json.Unmarshal(data, &f); err != nil {
-		return ServiceAccount{}, &InvalidServiceAccountError{Field: "", Reason: "not a JSON object of strings: " + err.Error()}
+		var typeErr *json.UnmarshalTypeError
+		if errors.As(err, &typeErr) && typeErr.Field != "" {
+			return ServiceAccount{}, &InvalidServiceAccountError{Field: typeErr.Field, Reason: "must be a string"}
+		}
+		return ServiceAccount{}, &InvalidServiceAccountError{Reason: "not a JSON object"}
 	}
 	if err := f.validate(allowAnyTokenURI); err != nil {
 		return ServiceAccount{}, err

@@ -31,6 +31,8 @@ func TestParseServiceAccount(t *testing.T) {
 		{name: "OKAnyTokenURI", set: map[string]any{"token_uri": "http://127.0.0.1:9099/token"}, allowAny: true},
 		{name: "OKGoogleTokenURIWhenAnyAllowed", allowAny: true},
 		{name: "NotJSON", raw: "not json", wantField: ""},
+		{name: "NotObject", raw: `["service_account"]`, wantField: ""},
+		{name: "ProjectIDNotString", set: map[string]any{"project_id": 5}, wantField: "project_id"},
 		{name: "TypeMissing", set: map[string]any{"type": nil}, wantField: "type"},
 		{name: "TypeAuthorizedUser", set: map[string]any{"type": "authorized_user"}, wantField: "type"},
 		{name: "ProjectIDEmpty", set: map[string]any{"project_id": ""}, wantField: "project_id"},

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"io"
@@ -89,7 +91,7 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 		allowAny:  opts.AllowAnyTokenURI,
 		now:       opts.Now,
 		http:      &http.Client{Transport: newTransport(strings.HasPrefix(endpoint, "http://"))},
-		tokenHTTP: &http.Client{Timeout: opts.Timeout},
+		tokenHTTP: &http.Client{Timeout: opts.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		accounts:  make(map[string]*account),
 	}
 }
@@ -97,13 +99,15 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 // newTransport returns a transport tuned for many concurrent sends to one host.
 func newTransport(cleartext bool) *http.Transport {
 	var protocols http.Protocols
+	proxy := http.ProxyFromEnvironment
 	if cleartext {
 		protocols.SetUnencryptedHTTP2(true)
+		proxy = nil // HTTP proxies do not forward prior-knowledge HTTP/2
 	} else {
 		protocols.SetHTTP2(true)
 	}
 	return &http.Transport{
-		Proxy:               http.ProxyFromEnvironment,
+		Proxy:               proxy,
 		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConns:        256,
@@ -180,8 +184,14 @@ func (c *Client) post(ctx context.Context, projectID, accessToken string, body [
 // account returns the cached account for cred.Key, loading it on first use.
 // A load that fails is not cached, so fixed credentials work at once.
 func (c *Client) account(ctx context.Context, cred Credentials) (*account, error) {
+	key := cred.Key
+	if key == "" {
+		// Never let apps that forgot their Key share one cache entry.
+		sum := sha256.Sum256(cred.JSON)
+		key = "sha256:" + hex.EncodeToString(sum[:])
+	}
 	c.mu.Lock()
-	acct, ok := c.accounts[cred.Key]
+	acct, ok := c.accounts[key]
 	c.mu.Unlock()
 	if ok {
 		return acct, nil
@@ -192,10 +202,10 @@ func (c *Client) account(ctx context.Context, cred Credentials) (*account, error
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cached, ok := c.accounts[cred.Key]; ok {
+	if cached, ok := c.accounts[key]; ok {
 		return cached, nil // another send loaded it meanwhile; share its token
 	}
-	c.accounts[cred.Key] = acct
+	c.accounts[key] = acct
 	return acct, nil
 }
 

@@ -163,6 +163,20 @@ func TestSendRejectsForeignTokenURI(t *testing.T) {
 	}
 }
 
+func TestSendWithoutKeyKeepsAppsApart(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-a", emulator.Options{}, fcm.ClientOptions{})
+	for _, project := range []string{"proj-a", "proj-b"} {
+		cred := fcm.Credentials{JSON: fcmtest.ServiceAccountJSON(t, project, b.base+"/token")}
+		if err := b.client.Send(t.Context(), cred, message("nokey-"+project)); err != nil {
+			t.Fatalf("send for %s: got %v, want nil", project, err)
+		}
+		if got := b.emu.Messages("nokey-" + project); len(got) != 1 || got[0].Project != project {
+			t.Errorf("messages for %s: got %+v, want one for that project", project, got)
+		}
+	}
+}
+
 func TestSendTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "proj-slow", emulator.Options{Latency: time.Hour}, fcm.ClientOptions{Timeout: 100 * time.Millisecond})

@@ -33,7 +33,10 @@ type DB struct {
 	Writer *sql.DB
 	Reader *sql.DB
 	// Now is the clock; tests replace it.
-	Now  func() time.Time
+	Now func() time.Time
+	// Queue inserts jobs in the store's transactions; set it before
+	// accepting pushes.
+	Queue Queue
 	path string
 }
 
@@ -153,4 +156,15 @@ func boolInt(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// ReclaimJobs makes jobs left running by a process that died available
+// again. Only the embedded engine may do this at start: one process holds
+// the data directory (see LockDir), so no job can still be running.
+func (db *DB) ReclaimJobs(ctx context.Context) (int64, error) {
+	res, err := db.Writer.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
 }

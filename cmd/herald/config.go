@@ -104,6 +104,15 @@ func (c *config) level() (slog.Level, error) {
 
 func (c *config) logger(w io.Writer) *slog.Logger {
 	level, _ := c.level()
+	return c.loggerAt(w, level)
+}
+
+// loggerAt returns a logger that writes from level up (at least the
+// configured level).
+func (c *config) loggerAt(w io.Writer, level slog.Level) *slog.Logger {
+	if l, _ := c.level(); l > level {
+		level = l
+	}
 	opts := &slog.HandlerOptions{Level: level}
 	if c.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(w, opts))

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -12,9 +13,13 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/sqlite"
 	"github.com/heraldpush/herald/webhook"
@@ -25,10 +30,13 @@ type service struct {
 	cfg        config
 	log        *slog.Logger
 	db         *sqlite.DB
+	lock       *os.File
+	queue      *river.Client[*sql.Tx]
 	servers    []*http.Server
 	PublicURL  string
 	AdminURL   string
 	AdminToken string
+	logOut     io.Writer
 	errc       chan error
 }
 
@@ -79,10 +87,18 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 
 // startService opens the store, starts the workers and both listeners.
 func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
-	s := &service{cfg: cfg, log: cfg.logger(logOut), errc: make(chan error, 2)}
-	db, err := openDB(ctx, cfg)
+	s := &service{cfg: cfg, log: cfg.logger(logOut), logOut: logOut, errc: make(chan error, 2)}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	lock, err := sqlite.LockDir(cfg.DataDir)
 	if err != nil {
 		return nil, err
+	}
+	s.lock = lock
+	db, err := openDB(ctx, cfg)
+	if err != nil {
+		return nil, s.fail(err)
 	}
 	s.db = db
 	keyText, _, err := cfg.secretOrFile(cfg.MasterKey, "master-key", herald.NewMasterKeyText)
@@ -101,8 +117,18 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.DataDir, "admin-token"), token)
 	}
 	s.AdminToken = token
+	pushes := delivery.New(delivery.Config{
+		Store:     db,
+		Sender:    fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
+		Webhooks:  webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+		MasterKey: masterKey,
+		Logger:    s.log,
+	})
+	if err := s.startQueue(ctx, pushes.Workers()); err != nil {
+		return nil, s.fail(err)
+	}
 	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
-	public := api.NewHandler(api.Config{Store: db, Logger: s.log, Ready: ready})
+	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Ready: ready})
 	adminHandler := admin.NewHandler(admin.Config{
 		Store: db, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready,
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
@@ -117,6 +143,30 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	return s, nil
+}
+
+// startQueue starts River on the store's database: jobs left running by a
+// crash are reclaimed first, then workers fetch every 50 ms (SQLite has no
+// LISTEN/NOTIFY).
+func (s *service) startQueue(ctx context.Context, workers *river.Workers) error {
+	if n, err := s.db.ReclaimJobs(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		s.log.Info("reclaimed jobs left running by an earlier process", "jobs", n)
+	}
+	q, err := river.NewClient(riversqlite.New(s.db.Writer), &river.Config{
+		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		Workers:           workers,
+		FetchPollInterval: 50 * time.Millisecond,
+		FetchCooldown:     10 * time.Millisecond,
+		Logger:            s.cfg.loggerAt(s.logOut, slog.LevelWarn),
+	})
+	if err != nil {
+		return err
+	}
+	s.db.Queue = q
+	s.queue = q
+	return q.Start(ctx)
 }
 
 func openAPIHandler() http.Handler {
@@ -172,8 +222,20 @@ func (s *service) shutdown() error {
 	for _, srv := range s.servers {
 		errs = append(errs, srv.Shutdown(ctx))
 	}
+	if s.queue != nil {
+		// Running jobs finish (a chunk takes about a second); past the
+		// deadline they are cancelled and picked up again at next start.
+		stopCtx, stopCancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := s.queue.Stop(stopCtx); err != nil {
+			errs = append(errs, s.queue.StopAndCancel(ctx))
+		}
+		stopCancel()
+	}
 	if s.db != nil {
 		errs = append(errs, s.db.Close())
+	}
+	if s.lock != nil {
+		errs = append(errs, s.lock.Close())
 	}
 	return errors.Join(errs...)
 }

@@ -1,14 +1,45 @@
 package emulator
 
-import "net/http"
+import (
+	"bufio"
+	"encoding/json"
+	"net/http"
+	"time"
+)
 
 // handleMessages answers GET /emulator/messages[?token=T].
 func (e *Emulator) handleMessages(w http.ResponseWriter, r *http.Request) {
 	msgs := e.Messages(r.URL.Query().Get("token"))
-	if msgs == nil {
-		msgs = []Received{}
+	w.Header().Set("Content-Type", "application/json; charset=UTF-8")
+	w.WriteHeader(http.StatusOK)
+	bw := bufio.NewWriter(w)
+	_ = writeMessages(bw, msgs)
+	_ = bw.Flush()
+}
+
+// writeMessages writes {"messages":[…]} with each message's bytes exactly as
+// received: encoding/json would compact and re-escape them.
+func writeMessages(bw *bufio.Writer, msgs []Received) error {
+	_, _ = bw.WriteString(`{"messages":[`)
+	for i, m := range msgs {
+		if i > 0 {
+			_ = bw.WriteByte(',')
+		}
+		head, err := json.Marshal(struct {
+			ReceivedAt time.Time `json:"receivedAt"`
+			Project    string    `json:"project"`
+			Proto      string    `json:"proto"`
+		}{m.ReceivedAt, m.Project, m.Proto})
+		if err != nil {
+			return err
+		}
+		_, _ = bw.Write(head[:len(head)-1]) // drop the closing brace
+		_, _ = bw.WriteString(`,"message":`)
+		_, _ = bw.Write(m.Message)
+		_ = bw.WriteByte('}')
 	}
-	writeJSON(w, http.StatusOK, map[string][]Received{"messages": msgs})
+	_, err := bw.WriteString("]}\n")
+	return err
 }
 
 // handleReset answers DELETE /emulator/messages.

@@ -1,0 +1,205 @@
+package api
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// Pusher accepts pushes durably (delivery.Service).
+type Pusher interface {
+	Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (id string, replayed bool, err error)
+}
+
+// The success bodies of spec 4.3 and 4.4, exactly (DESIGN.md section 5).
+const (
+	answerRequested = "Push has been requested to be sent."
+	answerScheduled = "Push has been scheduled successfully."
+)
+
+// pushUsers is POST /api/push/v2/users (spec 4.4).
+func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
+	received := s.now()
+	app := appFrom(r.Context())
+	body, err := readBody(r, defaultBodyLimit)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	o, details := parseObject(body)
+	ids := o.userIDs("userIds")
+	content := o.content()
+	p := herald.Push{Kind: herald.KindUsers, Content: content}
+	o.options(&p, app, received, true)
+	if err := invalid(details); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	rs := make([]herald.Recipient, len(ids))
+	for i, id := range ids {
+		rs[i] = herald.Recipient{UserID: id}
+	}
+	p.Marketing = p.IsMarketingOpt || herald.IsMarketingTitle(content.Title)
+	s.accept(w, r, app, p, rs, body, received)
+}
+
+// pushMessages is POST /api/push/v2/messages (spec 4.3).
+func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
+	received := s.now()
+	app := appFrom(r.Context())
+	body, err := readBody(r, herald.MaxMessagesBody)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	o, details := parseObject(body)
+	rs := o.messages("messages")
+	p := herald.Push{Kind: herald.KindMessages}
+	o.options(&p, app, received, false)
+	if err := invalid(details); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	p.Marketing = p.IsMarketingOpt
+	for _, rc := range rs {
+		p.Marketing = p.Marketing || herald.IsMarketingTitle(rc.Content.Title)
+	}
+	s.accept(w, r, app, p, rs, body, received)
+}
+
+// accept stores the push and answers the spec's JSON string with X-Push-Id.
+func (s *server) accept(w http.ResponseWriter, r *http.Request, app herald.App, p herald.Push, rs []herald.Recipient, body []byte, received time.Time) {
+	var idem *herald.Idempotency
+	if key := r.Header.Get("Idempotency-Key"); key != "" {
+		if len(key) > herald.MaxIdempotencyKey {
+			web.Error(w, r, herald.Invalid(herald.Detail{Field: "Idempotency-Key", Reason: "must be at most 255 characters"}))
+			return
+		}
+		h := sha256.Sum256(append([]byte(r.URL.Path+"\n"), body...))
+		idem = &herald.Idempotency{Key: key, Hash: h[:]}
+	}
+	p.ID = herald.NewID("push_", received)
+	p.AppID = app.ID
+	p.CreatedAt = received.UTC().Truncate(time.Millisecond)
+	p.Status = herald.StatusSending
+	answer := answerRequested
+	if p.ScheduledAt != nil {
+		p.Status, answer = herald.StatusScheduled, answerScheduled
+	}
+	p.RequestedUsers = len(rs)
+	p.ServerActionsHalf = int64(len(rs))
+	id, _, err := s.pushes.Accept(r.Context(), p, rs, idem)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.Header().Set("X-Push-Id", id)
+	web.JSON(w, http.StatusOK, answer)
+}
+
+// array reads a required array member with between 1 and max elements.
+func (o object) array(name string, max int) []json.RawMessage {
+	raw, ok := o.raw(name)
+	if !ok {
+		o.fail(name, "is required")
+		return nil
+	}
+	var items []json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(raw, &items) != nil {
+		o.fail(name, "must be an array")
+		return nil
+	}
+	if len(items) == 0 || len(items) > max {
+		o.fail(name, fmt.Sprintf("must have 1 to %d elements", max))
+		return nil
+	}
+	return items
+}
+
+// userIDs reads userIds: 1 to 500 strings or integers; a user named twice
+// is sent and charged once.
+func (o object) userIDs(name string) []string {
+	items := o.array(name, herald.MaxUserIDs)
+	seen := make(map[string]bool, len(items))
+	var ids []string
+	for i, raw := range items {
+		id, reason := herald.ParseUserID(raw)
+		if reason != "" {
+			o.fail(fmt.Sprintf("%s[%d]", name, i), reason)
+			continue
+		}
+		if !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// content reads title, content, linkURL and imageURL.
+func (o object) content() herald.Content {
+	var c herald.Content
+	c.Title, _ = o.str("title", true, 0)
+	c.Content, _ = o.str("content", true, 0)
+	c.LinkURL, _ = o.str("linkURL", false, herald.MaxLinkURL)
+	c.ImageURL, _ = o.str("imageURL", false, herald.MaxImageURL)
+	return c
+}
+
+// messages reads the 1 to 200 individually written messages.
+func (o object) messages(name string) []herald.Recipient {
+	items := o.array(name, herald.MaxMessages)
+	rs := make([]herald.Recipient, 0, len(items))
+	for i, raw := range items {
+		field := fmt.Sprintf("%s[%d]", name, i)
+		var m map[string]json.RawMessage
+		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(raw, &m) != nil {
+			o.fail(field, "must be an object")
+			continue
+		}
+		el := object{prefix: field + ".", members: m, details: o.details}
+		id, _ := el.userID("userId")
+		c := el.content()
+		rs = append(rs, herald.Recipient{UserID: id, Content: &c})
+	}
+	return rs
+}
+
+// options reads the push options into p; scheduleTime only where allowed.
+func (o object) options(p *herald.Push, app herald.App, received time.Time, scheduleAllowed bool) {
+	opt, ok := o.child("options", false)
+	if !ok {
+		return
+	}
+	if b := opt.boolean("isUsingBadge"); b != nil {
+		p.Badge = *b
+	}
+	if b := opt.boolean("isMarketing"); b != nil {
+		p.IsMarketingOpt = *b
+	}
+	if g, ok := opt.str("requestGroupId", false, 0); ok {
+		if reason := herald.RequestGroupIDProblem(g); reason != "" {
+			opt.fail("requestGroupId", reason)
+		}
+		p.RequestGroupID = g
+	}
+	if _, present := opt.raw("scheduleTime"); present && !scheduleAllowed {
+		opt.fail("scheduleTime", "is not available on this endpoint")
+		return
+	}
+	if st, ok := opt.str("scheduleTime", false, 0); ok {
+		t, reason := herald.ParseScheduleTime(st, app.Location(), received)
+		if reason != "" {
+			opt.fail("scheduleTime", reason)
+			return
+		}
+		p.ScheduledAt = &t
+	}
+}

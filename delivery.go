@@ -1,0 +1,121 @@
+package herald
+
+import "time"
+
+// DeliveryState is where one token's delivery of a push stands.
+type DeliveryState string
+
+// The delivery states. Pending, inflight and retry are open; the rest final.
+// Inflight marks a send whose answer was not yet recorded: met again after a
+// crash, the token is sent again and the delivery marked resent.
+const (
+	DeliveryPending           DeliveryState = "pending"
+	DeliveryInflight          DeliveryState = "inflight"
+	DeliveryRetry             DeliveryState = "retry"
+	DeliverySent              DeliveryState = "sent"
+	DeliveryFailed            DeliveryState = "failed"
+	DeliveryUndeliverable     DeliveryState = "undeliverable"
+	DeliverySuppressedConsent DeliveryState = "suppressed_consent"
+	DeliverySuppressedNight   DeliveryState = "suppressed_night"
+)
+
+// Final reports whether the state is an outcome.
+func (s DeliveryState) Final() bool {
+	return s != DeliveryPending && s != DeliveryInflight && s != DeliveryRetry
+}
+
+// The reasons a user is reported unreachable (spec section 6).
+const (
+	ReasonNoToken      = "NO_TOKEN"
+	ReasonTokenExpired = "TOKEN_EXPIRED"
+	ReasonAppDeleted   = "APP_DELETED"
+)
+
+// TokenExpiryAge is how long after its last refresh an unregistered token
+// counts as expired rather than as an app deleted.
+const TokenExpiryAge = 270 * 24 * time.Hour
+
+// Delivery is one token's delivery of a push.
+type Delivery struct {
+	Seq              int
+	RecipientIdx     int
+	UserID           string
+	DeviceID         string
+	Token            string
+	Platform         Platform
+	AppSourceVersion string
+	TokenUpdatedAt   time.Time
+	Chunk            int
+	State            DeliveryState
+	// Reason is the unreachable reason of an undeliverable token.
+	Reason   string
+	Error    string
+	Attempts int
+	Resent   bool
+}
+
+// Outcome is the result of one send, to be recorded.
+type Outcome struct {
+	Seq    int
+	State  DeliveryState
+	Reason string
+	Error  string
+	// DropDevice deletes the device (its token is dead); Token guards against
+	// deleting a device that registered a new token meanwhile.
+	DropDevice bool
+	DeviceID   string
+	Token      string
+}
+
+// Unreachable is a user a push could not reach, and why.
+type Unreachable struct {
+	UserID string `json:"userId"`
+	Reason string `json:"reason"`
+}
+
+// UnreachableUsers returns, in request order, the requested users the push
+// could not reach: those with no token (NO_TOKEN), and those none of whose
+// tokens was sent and at least one of whose tokens turned out dead. A user
+// with a sent or suppressed token is not unreachable. Pure, so both engines
+// share it.
+func UnreachableUsers(requested []string, ds []Delivery) []Unreachable {
+	type seen struct {
+		reached bool
+		reason  string
+	}
+	users := make(map[string]*seen, len(requested))
+	for _, d := range ds {
+		u := users[d.UserID]
+		if u == nil {
+			u = &seen{}
+			users[d.UserID] = u
+		}
+		if d.State != DeliveryUndeliverable {
+			u.reached = true
+		} else if u.reason == "" {
+			u.reason = d.Reason
+		}
+	}
+	var out []Unreachable
+	done := make(map[string]bool, len(requested))
+	for _, id := range requested {
+		if done[id] {
+			continue
+		}
+		done[id] = true
+		switch u := users[id]; {
+		case u == nil:
+			out = append(out, Unreachable{UserID: id, Reason: ReasonNoToken})
+		case !u.reached:
+			out = append(out, Unreachable{UserID: id, Reason: u.reason})
+		}
+	}
+	return out
+}
+
+// Failure is a failed delivery in a push's detail.
+type Failure struct {
+	UserID string `json:"userId"`
+	Token  string `json:"token"`
+	Error  string `json:"error"`
+}

@@ -1,0 +1,127 @@
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/heraldpush/herald"
+)
+
+type fanoutWorker struct {
+	river.WorkerDefaults[FanoutArgs]
+	s *Service
+}
+
+func (w *fanoutWorker) Timeout(*river.Job[FanoutArgs]) time.Duration { return 5 * time.Minute }
+
+// Work resolves the push's users to their devices now, applies consent and
+// the night window, and records the deliveries with a send job per chunk.
+func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
+	s := w.s
+	p, err := s.cfg.Store.Push(ctx, job.Args.PushID)
+	if err != nil {
+		return gone(err)
+	}
+	if p.StartedAt != nil || (p.Status != herald.StatusSending && p.Status != herald.StatusScheduled) {
+		return nil // sent already, or cancelled
+	}
+	if p.ScheduledAt != nil {
+		if !p.ScheduledAt.Equal(job.Args.SendAt) {
+			return nil // the push was edited; its new job sends it
+		}
+		if err := s.waitUntil(ctx, *p.ScheduledAt); err != nil {
+			return err
+		}
+	}
+	app, err := s.cfg.Store.App(ctx, p.AppID)
+	if err != nil {
+		return gone(err)
+	}
+	rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+	if err != nil {
+		return err
+	}
+	devices, err := s.cfg.Store.DevicesOfUsers(ctx, app.ID, userIDs(rs))
+	if err != nil {
+		return err
+	}
+	ds := plan(p, rs, devices, herald.IsNight(s.cfg.Now(), app.Location()), s.cfg.ChunkSize)
+	_, err = s.cfg.Store.StartSending(ctx, p.ID, ds, chunkJobs(p.ID, ds))
+	return err
+}
+
+// waitUntil blocks until the clock reads t.
+func (s *Service) waitUntil(ctx context.Context, t time.Time) error {
+	d := t.Sub(s.cfg.Now())
+	if d <= 0 {
+		return nil
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-timer.C:
+		return nil
+	case <-ctx.Done():
+		return river.JobSnooze(0)
+	}
+}
+
+func userIDs(rs []herald.Recipient) []string {
+	seen := make(map[string]bool, len(rs))
+	out := make([]string, 0, len(rs))
+	for _, r := range rs {
+		if !seen[r.UserID] {
+			seen[r.UserID] = true
+			out = append(out, r.UserID)
+		}
+	}
+	return out
+}
+
+// plan makes one delivery per device of each recipient: suppressed ones
+// already final, the others pending and numbered into chunks.
+func plan(p herald.Push, rs []herald.Recipient, devices map[string][]herald.Device, night bool, chunkSize int) []herald.Delivery {
+	var ds []herald.Delivery
+	open := 0
+	for idx, r := range rs {
+		marketing := p.MarketingFor(r)
+		for _, d := range devices[r.UserID] {
+			del := herald.Delivery{
+				Seq: len(ds), RecipientIdx: idx, UserID: r.UserID, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
+				AppSourceVersion: d.AppSourceVersion, TokenUpdatedAt: d.TokenUpdatedAt, State: herald.DeliveryPending,
+			}
+			switch herald.Suppress(marketing, d.Consent, night) {
+			case herald.SuppressedConsent:
+				del.State = herald.DeliverySuppressedConsent
+			case herald.SuppressedNight:
+				del.State = herald.DeliverySuppressedNight
+			default:
+				del.Chunk = open / chunkSize
+				open++
+			}
+			ds = append(ds, del)
+		}
+	}
+	return ds
+}
+
+// chunkJobs returns a send job per chunk, or the finish job when nothing is
+// left to send.
+func chunkJobs(pushID string, ds []herald.Delivery) []herald.Job {
+	chunks := -1
+	for _, d := range ds {
+		if d.State == herald.DeliveryPending {
+			chunks = max(chunks, d.Chunk)
+		}
+	}
+	if chunks < 0 {
+		return []herald.Job{FinishArgs{PushID: pushID}}
+	}
+	jobs := make([]herald.Job, chunks+1)
+	for c := range jobs {
+		jobs[c] = SendArgs{PushID: pushID, Chunk: c}
+	}
+	return jobs
+}

@@ -1,0 +1,101 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/webhook"
+)
+
+type finishWorker struct {
+	river.WorkerDefaults[FinishArgs]
+	s *Service
+}
+
+// Work records the push's unreachable users and end, and queues the webhook
+// messages reporting them, in batches of at most 1,000 users.
+func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
+	s, id := w.s, job.Args.PushID
+	p, err := s.cfg.Store.Push(ctx, id)
+	if err != nil || p.FinishedAt != nil {
+		return gone(err)
+	}
+	app, err := s.cfg.Store.App(ctx, p.AppID)
+	if err != nil {
+		return gone(err)
+	}
+	rs, err := s.cfg.Store.Recipients(ctx, id)
+	if err != nil {
+		return err
+	}
+	ds, err := s.cfg.Store.Deliveries(ctx, id)
+	if err != nil {
+		return err
+	}
+	unreachable := herald.UnreachableUsers(userIDs(rs), ds)
+	var follow []herald.Job
+	if app.WebhookURL != "" && len(unreachable) > 0 {
+		if follow, err = s.webhookJobs(p, unreachable); err != nil {
+			return err
+		}
+	}
+	_, err = s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
+	return err
+}
+
+func (s *Service) webhookJobs(p herald.Push, unreachable []herald.Unreachable) ([]herald.Job, error) {
+	users := make([]webhook.User, len(unreachable))
+	for i, u := range unreachable {
+		users[i] = webhook.User{UserID: u.UserID, Reason: u.Reason}
+	}
+	var jobs []herald.Job
+	for i, batch := range webhook.Batches(users, webhook.MaxUsersPerEvent) {
+		body, err := json.Marshal(webhook.Event{
+			Type:      webhook.EventUndeliverable,
+			Timestamp: s.cfg.Now().UTC().Format(time.RFC3339),
+			Data:      webhook.Undeliverable{AppID: p.AppID, PushID: p.ID, RequestGroupID: p.RequestGroupID, Users: batch},
+		})
+		if err != nil {
+			return nil, err
+		}
+		jobs = append(jobs, WebhookArgs{AppID: p.AppID, MsgID: fmt.Sprintf("msg_%s_%d", p.ID, i), Body: body})
+	}
+	return jobs, nil
+}
+
+type webhookWorker struct {
+	river.WorkerDefaults[WebhookArgs]
+	s *Service
+}
+
+// Timeout leaves room for the 10 s request timeout.
+func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration { return 30 * time.Second }
+
+// NextRetry follows DESIGN.md's schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h.
+func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
+	d, ok := webhook.RetryDelay(job.Attempt)
+	if !ok {
+		d = 10 * time.Hour
+	}
+	return w.s.cfg.Now().Add(d)
+}
+
+// Work posts the message to the app's current webhook; an app that removed
+// its webhook gets nothing.
+func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) error {
+	s := w.s
+	app, err := s.cfg.Store.App(ctx, job.Args.AppID)
+	if err != nil || app.WebhookURL == "" {
+		return gone(err)
+	}
+	secret, err := s.cfg.MasterKey.Open(app.WebhookSecret)
+	if err != nil {
+		return err
+	}
+	return s.cfg.Webhooks.Send(ctx, app.WebhookURL, string(secret), job.Args.MsgID, job.Args.Body)
+}

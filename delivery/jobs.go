@@ -1,0 +1,63 @@
+package delivery
+
+import (
+	"encoding/json"
+	"time"
+
+	"github.com/riverqueue/river"
+)
+
+// schedulerSlack is how early a scheduled push's job is made due: River
+// moves scheduled jobs to available every few seconds, so the job is woken
+// ahead and waits in-process for the exact time.
+const schedulerSlack = 6 * time.Second
+
+// FanoutArgs resolves a push's users to tokens at send time.
+type FanoutArgs struct {
+	PushID string `json:"pushId"`
+	// SendAt is the scheduled time; zero for an immediate push. A job whose
+	// SendAt no longer matches the push (it was edited) does nothing.
+	SendAt time.Time `json:"sendAt,omitzero"`
+}
+
+// Kind names the job.
+func (FanoutArgs) Kind() string { return "herald.fanout" }
+
+// InsertOpts makes a scheduled push's job due just before its time.
+func (a FanoutArgs) InsertOpts() river.InsertOpts {
+	if a.SendAt.IsZero() {
+		return river.InsertOpts{}
+	}
+	return river.InsertOpts{ScheduledAt: a.SendAt.Add(-schedulerSlack)}
+}
+
+// SendArgs sends one chunk of a push's tokens.
+type SendArgs struct {
+	PushID string `json:"pushId"`
+	Chunk  int    `json:"chunk"`
+}
+
+// Kind names the job.
+func (SendArgs) Kind() string { return "herald.send" }
+
+// FinishArgs ends a push whose chunks are all done.
+type FinishArgs struct {
+	PushID string `json:"pushId"`
+}
+
+// Kind names the job.
+func (FinishArgs) Kind() string { return "herald.finish" }
+
+// WebhookArgs posts one webhook message; the body is fixed at creation so
+// every retry sends the same bytes under the same id.
+type WebhookArgs struct {
+	AppID string          `json:"appId"`
+	MsgID string          `json:"msgId"`
+	Body  json.RawMessage `json:"body"`
+}
+
+// Kind names the job.
+func (WebhookArgs) Kind() string { return "herald.webhook" }
+
+// InsertOpts allows the first attempt and the six retries of DESIGN.md.
+func (WebhookArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 7} }

@@ -1,0 +1,114 @@
+// Package delivery turns accepted pushes into FCM messages: the fan-out of
+// each push to its users' tokens at send time, consent and night rules,
+// sends in chunks with retries, the end of each push, and the webhook for
+// unreachable users. All of it runs as River jobs, so it survives restarts
+// and is shared among nodes.
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/fcm"
+)
+
+// Store is what delivery needs of storage.
+type Store interface {
+	herald.AppStore
+	herald.PushStore
+}
+
+// Sender sends one FCM message; errors are *fcm.SendError.
+type Sender interface {
+	Send(ctx context.Context, cred fcm.Credentials, msg fcm.Message) error
+}
+
+// WebhookSender posts one signed webhook message.
+type WebhookSender interface {
+	Send(ctx context.Context, url, secret, msgID string, body []byte) error
+}
+
+// Config holds the service's dependencies and knobs.
+type Config struct {
+	Store     Store
+	Sender    Sender
+	Webhooks  WebhookSender
+	MasterKey *herald.MasterKey
+	Logger    *slog.Logger
+	Now       func() time.Time
+	// ChunkSize is the number of tokens per send job (default 500).
+	ChunkSize int
+	// Concurrency is the number of sends in flight per chunk job (default 50).
+	Concurrency int
+	// RetryFor bounds how long retriable sends are retried (default 1 h).
+	RetryFor time.Duration
+}
+
+// Service accepts pushes and works their jobs.
+type Service struct {
+	cfg Config
+}
+
+// New returns a Service with defaults filled in.
+func New(cfg Config) *Service {
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if cfg.ChunkSize <= 0 {
+		cfg.ChunkSize = 500
+	}
+	if cfg.Concurrency <= 0 {
+		cfg.Concurrency = 50
+	}
+	if cfg.RetryFor <= 0 {
+		cfg.RetryFor = time.Hour
+	}
+	if cfg.Logger == nil {
+		cfg.Logger = slog.Default()
+	}
+	return &Service{cfg: cfg}
+}
+
+// Workers returns River's workers for every job kind of delivery.
+func (s *Service) Workers() *river.Workers {
+	w := river.NewWorkers()
+	river.AddWorker(w, &fanoutWorker{s: s})
+	river.AddWorker(w, &sendWorker{s: s})
+	river.AddWorker(w, &finishWorker{s: s})
+	river.AddWorker(w, &webhookWorker{s: s})
+	return w
+}
+
+// Accept stores a push durably with the job that will send it, at once or at
+// its scheduled time. It answers the id of the push (the first one's, when
+// an idempotency key is replayed).
+func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (string, bool, error) {
+	job := FanoutArgs{PushID: p.ID}
+	if p.ScheduledAt != nil {
+		job.SendAt = *p.ScheduledAt
+	}
+	return s.cfg.Store.AcceptPush(ctx, p, rs, idem, job)
+}
+
+// gone turns "not found" into success: the app or push was deleted, and
+// with it the work.
+func gone(err error) error {
+	if errors.Is(err, herald.ErrNotFound) {
+		return nil
+	}
+	return err
+}
+
+// credentials opens an app's sealed service-account file.
+func (s *Service) credentials(app herald.App) (fcm.Credentials, error) {
+	raw, err := s.cfg.MasterKey.Open(app.FCMCredentials)
+	if err != nil {
+		return fcm.Credentials{}, err
+	}
+	return fcm.Credentials{Key: app.ID + ":" + string(app.FCMCredentials[:12]), JSON: raw}, nil
+}

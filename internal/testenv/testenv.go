@@ -1,0 +1,379 @@
+// Package testenv starts Herald's public and admin handlers over real HTTP
+// (httptest) on a real SQLite database in a test's temporary directory, and
+// gives the small helpers every handler test needs: apps created through the
+// admin API, raw requests, and checks of the spec's error body.
+package testenv
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/webhook"
+)
+
+// AdminToken is the bearer token of every test environment's admin API.
+const AdminToken = "ha_testAdminToken0123456789abcdefghijklmnopqrst"
+
+// Options changes how New builds the environment.
+type Options struct {
+	// WebhookAllowPrivate mirrors HERALD_WEBHOOK_ALLOW_PRIVATE.
+	WebhookAllowPrivate bool
+}
+
+// Env is one running Herald: both listeners and their database.
+type Env struct {
+	DB        *sqlite.DB
+	DBPath    string
+	MasterKey *herald.MasterKey
+	// API is the public listener (Server API and SDK API).
+	API *httptest.Server
+	// Admin is the admin listener.
+	Admin *httptest.Server
+	// Log collects every log line both handlers write (debug level and up).
+	Log *Buffer
+}
+
+// Buffer is a bytes.Buffer safe for the concurrent writes of a logger.
+type Buffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func (b *Buffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+// String returns everything written so far.
+func (b *Buffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// New starts an environment that is torn down when the test ends.
+func New(t testing.TB, opts ...Options) *Env {
+	t.Helper()
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "herald.db")
+	db, err := sqlite.Open(ctx, path)
+	if err != nil {
+		t.Fatalf("open database: %v", err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatalf("migrate: %v", err)
+	}
+	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logBuf := &Buffer{}
+	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger}))
+	t.Cleanup(pub.Close)
+	adm := httptest.NewServer(admin.NewHandler(admin.Config{
+		Store: db, MasterKey: mk, Token: AdminToken, Logger: logger,
+		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
+		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, o.WebhookAllowPrivate) },
+		NewWebhookSecret:    webhook.NewSecret,
+	}))
+	t.Cleanup(adm.Close)
+	return &Env{DB: db, DBPath: path, MasterKey: mk, API: pub, Admin: adm, Log: logBuf}
+}
+
+// App is an app created through the admin API, with its keys.
+type App struct {
+	ID        string
+	APIKey    string
+	SecretKey string
+}
+
+// CreateApp creates an app through the admin API with the given settings
+// (name defaults to "test app") and returns its keys.
+func (e *Env) CreateApp(t testing.TB, settings map[string]any) App {
+	t.Helper()
+	body := map[string]any{"name": "test app"}
+	for k, v := range settings {
+		body[k] = v
+	}
+	res := e.AdminDo(t, http.MethodPost, "/admin/v1/apps", body)
+	if res.Status != http.StatusCreated {
+		t.Fatalf("create app: got %d %s, want 201", res.Status, res.Body)
+	}
+	var out struct {
+		AppID, APIKey, SecretKey string
+	}
+	res.Decode(t, &out)
+	return App{ID: out.AppID, APIKey: out.APIKey, SecretKey: out.SecretKey}
+}
+
+// BusinessApp creates an app on the business tier with the app-user feature
+// enabled: the Server API's app-user endpoints are open to it.
+func (e *Env) BusinessApp(t testing.TB) App {
+	t.Helper()
+	return e.CreateApp(t, map[string]any{"tier": "business", "appUserEnabled": true})
+}
+
+// Response is an answer read in full.
+type Response struct {
+	Status int
+	Header http.Header
+	Body   []byte
+}
+
+// Decode unmarshals the body into v, failing the test when it is not JSON.
+func (r Response) Decode(t testing.TB, v any) {
+	t.Helper()
+	if err := json.Unmarshal(r.Body, v); err != nil {
+		t.Fatalf("answer %d %q is not the expected JSON: %v", r.Status, r.Body, err)
+	}
+}
+
+// Request describes one raw request.
+type Request struct {
+	Method string
+	// URL is the full URL, or a path on the public listener.
+	URL    string
+	Header map[string]string
+	// Body is sent as is when a string or []byte, as JSON otherwise; nil
+	// sends no body.
+	Body any
+	// NoContentType leaves the Content-Type header out; otherwise it is
+	// application/json unless Header names one.
+	NoContentType bool
+}
+
+// Do sends a raw request.
+func (e *Env) Do(t testing.TB, req Request) Response {
+	t.Helper()
+	return Send(t, http.DefaultClient, e.API.URL, req)
+}
+
+// Send sends req with hc, resolving a path against base.
+func Send(t testing.TB, hc *http.Client, base string, req Request) Response {
+	t.Helper()
+	var body io.Reader
+	switch b := req.Body.(type) {
+	case nil:
+	case string:
+		body = strings.NewReader(b)
+	case []byte:
+		body = bytes.NewReader(b)
+	default:
+		raw, err := json.Marshal(b)
+		if err != nil {
+			t.Fatalf("encode request: %v", err)
+		}
+		body = bytes.NewReader(raw)
+	}
+	url := req.URL
+	if strings.HasPrefix(url, "/") {
+		url = base + url
+	}
+	r, err := http.NewRequest(req.Method, url, body)
+	if err != nil {
+		t.Fatalf("new request: %v", err)
+	}
+	if !req.NoContentType && body != nil {
+		r.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range req.Header {
+		r.Header.Set(k, v)
+	}
+	resp, err := hc.Do(r)
+	if err != nil {
+		t.Fatalf("%s %s: %v", req.Method, url, err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("%s %s: read answer: %v", req.Method, url, err)
+	}
+	return Response{Status: resp.StatusCode, Header: resp.Header, Body: raw}
+}
+
+// Server sends a Server API request (x-api-key and x-secret-key) with a JSON
+// body.
+func (e *Env) Server(t testing.TB, app App, method, path string, body any) Response {
+	t.Helper()
+	return e.Do(t, Request{Method: method, URL: path, Body: body,
+		Header: map[string]string{"x-api-key": app.APIKey, "x-secret-key": app.SecretKey}})
+}
+
+// SDK sends an SDK API request (x-api-key only) with a JSON body.
+func (e *Env) SDK(t testing.TB, app App, method, path string, body any) Response {
+	t.Helper()
+	return e.Do(t, Request{Method: method, URL: path, Body: body,
+		Header: map[string]string{"x-api-key": app.APIKey}})
+}
+
+// AdminDo sends an admin API request with the admin token.
+func (e *Env) AdminDo(t testing.TB, method, path string, body any) Response {
+	t.Helper()
+	return Send(t, http.DefaultClient, e.Admin.URL, Request{Method: method, URL: path, Body: body,
+		Header: map[string]string{"Authorization": "Bearer " + AdminToken}})
+}
+
+// SetMarketing calls PATCH /api/app-user/v2/marketing.
+func (e *Env) SetMarketing(t testing.TB, app App, userID any, state map[string]any) Response {
+	t.Helper()
+	return e.Server(t, app, http.MethodPatch, "/api/app-user/v2/marketing", map[string]any{"userId": userID, "state": state})
+}
+
+// Withdraw calls DELETE /api/app-user/v2.
+func (e *Env) Withdraw(t testing.TB, app App, userID any) Response {
+	t.Helper()
+	return e.Server(t, app, http.MethodDelete, "/api/app-user/v2", map[string]any{"userId": userID})
+}
+
+// RegisterToken calls POST /api/sdk/v2/push-token and fails the test unless
+// it answers 200. userID nil registers the device unmapped.
+func (e *Env) RegisterToken(t testing.TB, app App, deviceID, token string, userID any) DeviceAnswer {
+	t.Helper()
+	body := map[string]any{"deviceId": deviceID, "token": token, "platform": "android", "appSourceVersion": "1.6.0"}
+	if userID != nil {
+		body["userId"] = userID
+	}
+	res := e.SDK(t, app, http.MethodPost, "/api/sdk/v2/push-token", body)
+	if res.Status != http.StatusOK {
+		t.Fatalf("register token %s on %s: got %d %s, want 200", token, deviceID, res.Status, res.Body)
+	}
+	var d DeviceAnswer
+	res.Decode(t, &d)
+	return d
+}
+
+// DeviceAnswer is the SDK's answer to push-token and user calls.
+type DeviceAnswer struct {
+	DeviceID       string  `json:"deviceId"`
+	UserID         *string `json:"userId"`
+	Marketing      bool    `json:"marketing"`
+	MarketingNight bool    `json:"marketingNight"`
+}
+
+// User is the admin view of an app user.
+type User struct {
+	UserID         string   `json:"userId"`
+	State          string   `json:"state"`
+	Marketing      bool     `json:"marketing"`
+	MarketingNight bool     `json:"marketingNight"`
+	Devices        []Device `json:"devices"`
+}
+
+// Device is one device of the admin user view.
+type Device struct {
+	DeviceID         string   `json:"deviceId"`
+	Platform         string   `json:"platform"`
+	AppSourceVersion string   `json:"appSourceVersion"`
+	TokenSuffix      string   `json:"tokenSuffix"`
+	Marketing        bool     `json:"marketing"`
+	MarketingNight   bool     `json:"marketingNight"`
+	Topics           []string `json:"topics"`
+}
+
+// Consent returns the device's pair.
+func (d Device) Consent() herald.Consent {
+	return herald.Consent{Marketing: d.Marketing, MarketingNight: d.MarketingNight}
+}
+
+// Consent returns the user's pair.
+func (u User) Consent() herald.Consent {
+	return herald.Consent{Marketing: u.Marketing, MarketingNight: u.MarketingNight}
+}
+
+// User reads GET /admin/v1/apps/{appId}/users/{userId} and fails the test
+// unless it answers 200.
+func (e *Env) User(t testing.TB, app App, userID string) User {
+	t.Helper()
+	res := e.AdminDo(t, http.MethodGet, "/admin/v1/apps/"+app.ID+"/users/"+userID, nil)
+	if res.Status != http.StatusOK {
+		t.Fatalf("get user %s: got %d %s, want 200", userID, res.Status, res.Body)
+	}
+	var u User
+	res.Decode(t, &u)
+	return u
+}
+
+// TokenCount counts the devices of app holding token, straight from the
+// database.
+func (e *Env) TokenCount(t testing.TB, app App, token string) int {
+	t.Helper()
+	var n int
+	err := e.DB.Reader.QueryRow(`SELECT count(*) FROM devices WHERE app_id = ? AND token = ?`, app.ID, token).Scan(&n)
+	if err != nil {
+		t.Fatalf("count tokens: %v", err)
+	}
+	return n
+}
+
+// ErrorBody is the error shape of spec section 7.
+type ErrorBody struct {
+	StatusCode int             `json:"statusCode"`
+	Path       string          `json:"path"`
+	Code       string          `json:"code"`
+	Message    string          `json:"message"`
+	Details    []herald.Detail `json:"details"`
+}
+
+// WantError checks that res is the error want, at path, in the spec's body
+// shape: exactly statusCode, path, code, message (and details only on
+// ERR-AB-VAL-00, where it must name at least one problem). It returns the
+// decoded body.
+func WantError(t testing.TB, res Response, path string, want *herald.Error) ErrorBody {
+	t.Helper()
+	if res.Status != want.Status {
+		t.Errorf("status: got %d, want %d (body %s)", res.Status, want.Status, res.Body)
+	}
+	if ct := res.Header.Get("Content-Type"); !strings.HasPrefix(ct, "application/json") {
+		t.Errorf("Content-Type: got %q, want application/json", ct)
+	}
+	var members map[string]json.RawMessage
+	res.Decode(t, &members)
+	allowed := map[string]bool{"statusCode": true, "path": true, "code": true, "message": true}
+	if want.Code == herald.ErrInvalidRequest.Code {
+		allowed["details"] = true
+	}
+	for k := range members {
+		if !allowed[k] {
+			t.Errorf("error body member %q: got present, want absent (body %s)", k, res.Body)
+		}
+	}
+	var got ErrorBody
+	res.Decode(t, &got)
+	wantBody := ErrorBody{StatusCode: want.Status, Path: path, Code: want.Code, Message: want.Message}
+	if got.StatusCode != wantBody.StatusCode || got.Path != wantBody.Path || got.Code != wantBody.Code || got.Message != wantBody.Message {
+		t.Errorf("error body: got {%d %q %q %q}, want {%d %q %q %q}", got.StatusCode, got.Path, got.Code, got.Message,
+			wantBody.StatusCode, wantBody.Path, wantBody.Code, wantBody.Message)
+	}
+	if want.Code == herald.ErrInvalidRequest.Code {
+		if len(got.Details) == 0 {
+			t.Errorf("details: got none, want at least one {field, reason} (body %s)", res.Body)
+		}
+		for _, d := range got.Details {
+			if d.Field == "" || d.Reason == "" {
+				t.Errorf("detail: got %+v, want a non-empty field and reason", d)
+			}
+		}
+	}
+	return got
+}

@@ -1,0 +1,202 @@
+package herald
+
+import (
+	"fmt"
+	"regexp"
+	"time"
+	"unicode/utf8"
+)
+
+// PushKind is what a push targets.
+type PushKind string
+
+// The push kinds.
+const (
+	KindUsers    PushKind = "users"
+	KindMessages PushKind = "messages"
+)
+
+// PushStatus is where a push is in its life: scheduled pushes wait for their
+// time (or are cancelled); sending ones are being fanned out; done once every
+// recipient has a final outcome; failed when the push as a whole could not
+// be sent.
+type PushStatus string
+
+// The push statuses.
+const (
+	StatusScheduled PushStatus = "scheduled"
+	StatusCancelled PushStatus = "cancelled"
+	StatusSending   PushStatus = "sending"
+	StatusDone      PushStatus = "done"
+	StatusFailed    PushStatus = "failed"
+)
+
+// Content is what a notification shows.
+type Content struct {
+	Title    string `json:"title"`
+	Content  string `json:"content"`
+	LinkURL  string `json:"linkURL,omitempty"`
+	ImageURL string `json:"imageURL,omitempty"`
+}
+
+// Recipient is one requested user of a push; on /messages it carries its own
+// content.
+type Recipient struct {
+	UserID  string
+	Content *Content
+}
+
+// Push is a push request and its history record.
+type Push struct {
+	ID             string
+	AppID          string
+	Kind           PushKind
+	RequestGroupID string
+	Status         PushStatus
+	FailureReason  string
+	// Marketing is options.isMarketing or a (광고) title; on /messages each
+	// message's own title counts too.
+	Marketing      bool
+	IsMarketingOpt bool
+	Content        Content
+	Badge          bool
+	ScheduledAt    *time.Time
+	CreatedAt      time.Time
+	StartedAt      *time.Time
+	FinishedAt     *time.Time
+	// ServerActionsHalf is the charge in half Server Actions.
+	ServerActionsHalf int64
+	RequestedUsers    int
+	Counts            Counts
+	Edits             []Edit
+}
+
+// MarketingFor reports whether a recipient's message is marketing.
+func (p Push) MarketingFor(r Recipient) bool {
+	if p.IsMarketingOpt {
+		return true
+	}
+	if r.Content != nil {
+		return IsMarketingTitle(r.Content.Title)
+	}
+	return IsMarketingTitle(p.Content.Title)
+}
+
+// ContentFor returns what a recipient is shown.
+func (p Push) ContentFor(r Recipient) Content {
+	if r.Content != nil {
+		return *r.Content
+	}
+	return p.Content
+}
+
+// Counts are a push's outcome counters.
+type Counts struct {
+	RequestedUsers    int `json:"requestedUsers"`
+	Tokens            int `json:"tokens"`
+	Sent              int `json:"sent"`
+	Failed            int `json:"failed"`
+	SuppressedConsent int `json:"suppressedConsent"`
+	SuppressedNight   int `json:"suppressedNight"`
+	Unreachable       int `json:"unreachable"`
+}
+
+// Add sums counters, for a merged history entry.
+func (c *Counts) Add(o Counts) {
+	c.RequestedUsers += o.RequestedUsers
+	c.Tokens += o.Tokens
+	c.Sent += o.Sent
+	c.Failed += o.Failed
+	c.SuppressedConsent += o.SuppressedConsent
+	c.SuppressedNight += o.SuppressedNight
+	c.Unreachable += o.Unreachable
+}
+
+// Edit is one entry of a scheduled push's edit trail.
+type Edit struct {
+	At      time.Time         `json:"at"`
+	Changes map[string]string `json:"changes"`
+}
+
+// Limits of spec section 8 and DESIGN.md section 5.
+const (
+	MaxMessages        = 200
+	MaxUserIDs         = 500
+	MaxMessagesBody    = 150 * 1024
+	MaxLinkURL         = 255
+	MaxImageURL        = 500
+	MinRequestGroupID  = 5
+	MaxRequestGroupID  = 20
+	ScheduleLead       = 60 * time.Second
+	ScheduleHorizon    = 366 * 24 * time.Hour
+	EditDeadline       = 5 * time.Minute
+	MaxIdempotencyKey  = 255
+	IdempotencyWindow  = 24 * time.Hour
+	HalfActionsPerUser = 1 // 0.5 Server Action per requested user
+)
+
+// RequestGroupIDProblem returns why s is not a valid requestGroupId, or "":
+// 5 to 20 printable ASCII characters, without ' " \ and backtick, with at
+// least one letter.
+func RequestGroupIDProblem(s string) string {
+	n := utf8.RuneCountInString(s)
+	if n < MinRequestGroupID || n > MaxRequestGroupID {
+		return "must be 5 to 20 characters"
+	}
+	letter := false
+	for _, c := range s {
+		switch {
+		case c < 0x21 || c > 0x7e:
+			return "may contain only letters, digits and printable special characters"
+		case c == '\'' || c == '"' || c == '\\' || c == '`':
+			return "must not contain ' \" \\ or `"
+		case 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z':
+			letter = true
+		}
+	}
+	if !letter {
+		return "must contain at least one letter"
+	}
+	return ""
+}
+
+var scheduleTimePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$`)
+
+const scheduleLayout = "2006-01-02T15:04"
+
+// ParseScheduleTime reads a scheduleTime in the app's time zone: it must
+// match the pattern, name a minute that exists there (no 02-30, no time
+// skipped by a DST change) and lie at least 60 s after received (exactly 60 s
+// is accepted). The second result is the problem, or "".
+func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.Time, string) {
+	if !scheduleTimePattern.MatchString(s) {
+		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM"
+	}
+	t, err := time.ParseInLocation(scheduleLayout, s, loc)
+	if err != nil || t.Format(scheduleLayout) != s {
+		return time.Time{}, "must be a real date and time in the app's time zone (" + loc.String() + ")"
+	}
+	if t.Sub(received) < ScheduleLead {
+		return time.Time{}, "must be at least 60 seconds after the request"
+	}
+	if t.Sub(received) > ScheduleHorizon {
+		return time.Time{}, "must be at most 366 days ahead"
+	}
+	return t, ""
+}
+
+// FormatScheduleTime writes t in the scheduleTime format of loc.
+func FormatScheduleTime(t time.Time, loc *time.Location) string {
+	return t.In(loc).Format(scheduleLayout)
+}
+
+// ServerActions turns half units into Server Actions (0.5 each).
+func ServerActions(half int64) float64 { return float64(half) / 2 }
+
+// LengthProblem checks an optional string against a limit in code points.
+func LengthProblem(s string, max int) string {
+	if utf8.RuneCountInString(s) > max {
+		return fmt.Sprintf("must be at most %d characters", max)
+	}
+	return ""
+}

@@ -1,0 +1,203 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// StartSending records the fan-out of a push still waiting for it.
+func (db *DB) StartSending(ctx context.Context, pushID string, ds []herald.Delivery, jobs []herald.Job) (bool, error) {
+	started := false
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		var status herald.PushStatus
+		var startedAt sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT status, started_at FROM pushes WHERE id = ?`, pushID).Scan(&status, &startedAt); err != nil {
+			return translate(err)
+		}
+		if startedAt.Valid || (status != herald.StatusSending && status != herald.StatusScheduled) {
+			return nil
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
+			app_source_version, token_updated_at, chunk, state) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		chunks := map[int]bool{}
+		for _, d := range ds {
+			if _, err := stmt.ExecContext(ctx, pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform,
+				d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State); err != nil {
+				return err
+			}
+			if !d.State.Final() {
+				chunks[d.Chunk] = true
+			}
+		}
+		for c := range chunks {
+			if _, err := tx.ExecContext(ctx, `INSERT INTO push_chunks (push_id, chunk) VALUES (?, ?)`, pushID, c); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET status = 'sending', started_at = ? WHERE id = ?`,
+			db.Now().UnixMilli(), pushID); err != nil {
+			return err
+		}
+		started = true
+		return db.insertJobs(ctx, tx, jobs)
+	})
+	return started, err
+}
+
+const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform, app_source_version, token_updated_at, chunk,
+	state, reason, error, attempts, resent`
+
+func (db *DB) deliveries(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
+	rows, err := db.Reader.QueryContext(ctx, `SELECT `+deliveryColumns+` FROM deliveries WHERE `+where+` ORDER BY seq`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []herald.Delivery
+	for rows.Next() {
+		var d herald.Delivery
+		var updated int64
+		if err := rows.Scan(&d.Seq, &d.RecipientIdx, &d.UserID, &d.DeviceID, &d.Token, &d.Platform, &d.AppSourceVersion,
+			&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent); err != nil {
+			return nil, err
+		}
+		d.TokenUpdatedAt = time.UnixMilli(updated).UTC()
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
+func (db *DB) OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]herald.Delivery, error) {
+	return db.deliveries(ctx, `push_id = ? AND chunk = ? AND state IN ('pending', 'inflight', 'retry')`, pushID, chunk)
+}
+
+// Deliveries returns every delivery of a push.
+func (db *DB) Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error) {
+	return db.deliveries(ctx, `push_id = ?`, pushID)
+}
+
+// MarkInflight records that the deliveries are about to be sent; one found
+// inflight already was sent before a crash, maybe, and is marked resent.
+func (db *DB) MarkInflight(ctx context.Context, pushID string, seqs []int) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		const batch = 500
+		for start := 0; start < len(seqs); start += batch {
+			part := seqs[start:min(start+batch, len(seqs))]
+			args := make([]any, 0, len(part)+1)
+			args = append(args, pushID)
+			for _, s := range part {
+				args = append(args, s)
+			}
+			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET resent = resent OR state = 'inflight', state = 'inflight'
+				WHERE push_id = ? AND seq IN (`+placeholders(len(part))+`)`, args...); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// RecordOutcomes records send results and drops dead tokens.
+func (db *DB) RecordOutcomes(ctx context.Context, appID, pushID string, os []herald.Outcome) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		upd, err := tx.PrepareContext(ctx, `UPDATE deliveries SET state = ?, reason = ?, error = ?, attempts = attempts + 1
+			WHERE push_id = ? AND seq = ?`)
+		if err != nil {
+			return err
+		}
+		defer upd.Close()
+		for _, o := range os {
+			if _, err := upd.ExecContext(ctx, o.State, o.Reason, o.Error, pushID, o.Seq); err != nil {
+				return err
+			}
+			if o.DropDevice {
+				if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE app_id = ? AND device_id = ? AND token = ?`,
+					appID, o.DeviceID, o.Token); err != nil {
+					return err
+				}
+			}
+		}
+		return nil
+	})
+}
+
+// CompleteChunk marks a chunk finished and inserts finish after the last.
+func (db *DB) CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE push_chunks SET done = 1 WHERE push_id = ? AND chunk = ? AND done = 0`, pushID, chunk)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // completed before a crash; its finish is on its way
+		}
+		var open int
+		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM push_chunks WHERE push_id = ? AND done = 0`, pushID).Scan(&open); err != nil {
+			return err
+		}
+		if open > 0 {
+			return nil
+		}
+		return db.insertJobs(ctx, tx, []herald.Job{finish})
+	})
+}
+
+// FailPush ends a push that cannot be sent.
+func (db *DB) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
+	return db.inTx(ctx, func(tx *sql.Tx) error {
+		res, err := tx.ExecContext(ctx, `UPDATE pushes SET status = 'failed', failure_reason = ? WHERE id = ? AND status = 'sending'`, reason, pushID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', error = ? WHERE push_id = ? AND state IN ('pending', 'inflight', 'retry')`,
+			reason, pushID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE push_chunks SET done = 1 WHERE push_id = ?`, pushID); err != nil {
+			return err
+		}
+		return db.insertJobs(ctx, tx, []herald.Job{finish})
+	})
+}
+
+// FinishPush records the unreachable users and the push's end.
+func (db *DB) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
+	finished := false
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		var done sql.NullInt64
+		if err := tx.QueryRowContext(ctx, `SELECT finished_at FROM pushes WHERE id = ?`, pushID).Scan(&done); err != nil {
+			return translate(err)
+		}
+		if done.Valid {
+			return nil
+		}
+		stmt, err := tx.PrepareContext(ctx, `INSERT INTO unreachable (push_id, user_id, reason) VALUES (?,?,?) ON CONFLICT DO NOTHING`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, u := range unreachable {
+			if _, err := stmt.ExecContext(ctx, pushID, u.UserID, u.Reason); err != nil {
+				return err
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET status = CASE status WHEN 'failed' THEN 'failed' ELSE 'done' END,
+			finished_at = ?, started_at = COALESCE(started_at, ?) WHERE id = ?`, db.Now().UnixMilli(), db.Now().UnixMilli(), pushID); err != nil {
+			return err
+		}
+		finished = true
+		return db.insertJobs(ctx, tx, follow)
+	})
+	return finished, err
+}

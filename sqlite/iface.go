@@ -1,0 +1,9 @@
+package sqlite
+
+import "github.com/heraldpush/herald"
+
+var (
+	_ herald.AppStore  = (*DB)(nil)
+	_ herald.UserStore = (*DB)(nil)
+	_ herald.PushStore = (*DB)(nil)
+)

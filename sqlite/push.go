@@ -1,0 +1,254 @@
+package sqlite
+
+import (
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/heraldpush/herald"
+)
+
+// Queue is the part of River's client the store uses to insert jobs in its
+// own transactions.
+type Queue interface {
+	InsertTx(ctx context.Context, tx *sql.Tx, args river.JobArgs, opts *river.InsertOpts) (*rivertype.JobInsertResult, error)
+	InsertManyTx(ctx context.Context, tx *sql.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error)
+	JobCancelTx(ctx context.Context, tx *sql.Tx, jobID int64) (*rivertype.JobRow, error)
+}
+
+func (db *DB) insertJobs(ctx context.Context, tx *sql.Tx, jobs []herald.Job) error {
+	if len(jobs) == 0 {
+		return nil
+	}
+	params := make([]river.InsertManyParams, len(jobs))
+	for i, j := range jobs {
+		params[i] = river.InsertManyParams{Args: j}
+	}
+	_, err := db.Queue.InsertManyTx(ctx, tx, params)
+	return err
+}
+
+func ms(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := time.UnixMilli(v.Int64).UTC()
+	return &t
+}
+
+// AcceptPush stores a push with its recipients, charge and job at once.
+func (db *DB) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
+	id, replayed := p.ID, false
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		if idem != nil {
+			prior, err := db.claimIdempotencyKey(ctx, tx, p, idem)
+			if err != nil || prior != "" {
+				id, replayed = prior, prior != ""
+				return err
+			}
+		}
+		edits, _ := json.Marshal(p.Edits)
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pushes (id, app_id, kind, request_group_id, status, marketing, is_marketing_opt,
+			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			p.ID, p.AppID, p.Kind, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
+			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
+			p.CreatedAt.UnixMilli(), string(edits)); err != nil {
+			return err
+		}
+		if err := insertRecipients(ctx, tx, p.ID, rs); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`,
+			p.AppID, p.ID, p.CreatedAt.In(db.location(ctx, tx, p.AppID)).Format(time.DateOnly), p.ServerActionsHalf, p.CreatedAt.UnixMilli()); err != nil {
+			return err
+		}
+		res, err := db.Queue.InsertTx(ctx, tx, job, nil)
+		if err != nil {
+			return fmt.Errorf("insert job: %w", err)
+		}
+		_, err = tx.ExecContext(ctx, `UPDATE pushes SET job_id = ? WHERE id = ?`, res.Job.ID, p.ID)
+		return err
+	})
+	return id, replayed, err
+}
+
+// claimIdempotencyKey returns the push a key already stands for, or records
+// the key for p and returns "".
+func (db *DB) claimIdempotencyKey(ctx context.Context, tx *sql.Tx, p herald.Push, idem *herald.Idempotency) (string, error) {
+	var hash []byte
+	var pushID string
+	var created int64
+	err := tx.QueryRowContext(ctx, `SELECT request_hash, push_id, created_at FROM idempotency WHERE app_id = ? AND key = ?`,
+		p.AppID, idem.Key).Scan(&hash, &pushID, &created)
+	switch {
+	case err == nil && p.CreatedAt.Sub(time.UnixMilli(created)) < herald.IdempotencyWindow:
+		if !bytes.Equal(hash, idem.Hash) {
+			return "", herald.ErrIdempotencyReuse
+		}
+		return pushID, nil
+	case err != nil && !errors.Is(err, sql.ErrNoRows):
+		return "", err
+	}
+	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (app_id, key, request_hash, push_id, created_at) VALUES (?,?,?,?,?)
+		ON CONFLICT (app_id, key) DO UPDATE SET request_hash = excluded.request_hash, push_id = excluded.push_id, created_at = excluded.created_at`,
+		p.AppID, idem.Key, idem.Hash, p.ID, p.CreatedAt.UnixMilli())
+	return "", err
+}
+
+func (db *DB) location(ctx context.Context, tx *sql.Tx, appID string) *time.Location {
+	var tz string
+	tx.QueryRowContext(ctx, `SELECT time_zone FROM apps WHERE id = ?`, appID).Scan(&tz)
+	return herald.App{TimeZone: tz}.Location()
+}
+
+func insertRecipients(ctx context.Context, tx *sql.Tx, pushID string, rs []herald.Recipient) error {
+	stmt, err := tx.PrepareContext(ctx, `INSERT INTO push_recipients (push_id, idx, user_id, title, content, link_url, image_url) VALUES (?,?,?,?,?,?,?)`)
+	if err != nil {
+		return err
+	}
+	defer stmt.Close()
+	for i, r := range rs {
+		var title, content, link, image any
+		if c := r.Content; c != nil {
+			title, content, link, image = c.Title, c.Content, c.LinkURL, c.ImageURL
+		}
+		if _, err := stmt.ExecContext(ctx, pushID, i, r.UserID, title, content, link, image); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+const pushColumns = `id, app_id, kind, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
+	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits`
+
+func scanPush(row interface{ Scan(...any) error }) (herald.Push, error) {
+	var p herald.Push
+	var scheduled, started, finished sql.NullInt64
+	var created int64
+	var edits string
+	err := row.Scan(&p.ID, &p.AppID, &p.Kind, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing, &p.IsMarketingOpt,
+		&p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge, &p.RequestedUsers,
+		&p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits)
+	if err != nil {
+		return p, translate(err)
+	}
+	p.ScheduledAt, p.StartedAt, p.FinishedAt = fromMS(scheduled), fromMS(started), fromMS(finished)
+	p.CreatedAt = time.UnixMilli(created).UTC()
+	p.Counts.RequestedUsers = p.RequestedUsers
+	return p, json.Unmarshal([]byte(edits), &p.Edits)
+}
+
+// Push returns a push with its counts.
+func (db *DB) Push(ctx context.Context, id string) (herald.Push, error) {
+	p, err := scanPush(db.Reader.QueryRowContext(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
+	if err != nil {
+		return p, err
+	}
+	return p, db.fillCounts(ctx, &p)
+}
+
+func (db *DB) fillCounts(ctx context.Context, p *herald.Push) error {
+	rows, err := db.Reader.QueryContext(ctx, `SELECT state, COUNT(*) FROM deliveries WHERE push_id = ? GROUP BY state`, p.ID)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	c := &p.Counts
+	for rows.Next() {
+		var state herald.DeliveryState
+		var n int
+		if err := rows.Scan(&state, &n); err != nil {
+			return err
+		}
+		c.Tokens += n
+		switch state {
+		case herald.DeliverySent:
+			c.Sent += n
+		case herald.DeliveryFailed, herald.DeliveryUndeliverable:
+			c.Failed += n
+		case herald.DeliverySuppressedConsent:
+			c.SuppressedConsent += n
+		case herald.DeliverySuppressedNight:
+			c.SuppressedNight += n
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	return db.Reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&c.Unreachable)
+}
+
+// Recipients returns a push's requested users in request order.
+func (db *DB) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
+	rows, err := db.Reader.QueryContext(ctx, `SELECT user_id, title, content, link_url, image_url FROM push_recipients WHERE push_id = ? ORDER BY idx`, pushID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []herald.Recipient
+	for rows.Next() {
+		var r herald.Recipient
+		var title, content, link, image sql.NullString
+		if err := rows.Scan(&r.UserID, &title, &content, &link, &image); err != nil {
+			return nil, err
+		}
+		if title.Valid {
+			r.Content = &herald.Content{Title: title.String, Content: content.String, LinkURL: link.String, ImageURL: image.String}
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+// DevicesOfUsers returns the devices mapped to each of the users.
+func (db *DB) DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error) {
+	out := make(map[string][]herald.Device, len(userIDs))
+	const batch = 500
+	for start := 0; start < len(userIDs); start += batch {
+		ids := userIDs[start:min(start+batch, len(userIDs))]
+		args := make([]any, 0, len(ids)+1)
+		args = append(args, appID)
+		for _, id := range ids {
+			args = append(args, id)
+		}
+		rows, err := db.Reader.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND user_id IN (`+
+			placeholders(len(ids))+`) ORDER BY created_at, device_id`, args...)
+		if err != nil {
+			return nil, err
+		}
+		for rows.Next() {
+			d, err := scanDevice(rows)
+			if err != nil {
+				rows.Close()
+				return nil, err
+			}
+			out[*d.UserID] = append(out[*d.UserID], d)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}
