@@ -92,3 +92,35 @@ type PushStore interface {
 	// when the push had already finished.
 	FinishPush(ctx context.Context, pushID string, unreachable []Unreachable, follow []Job) (bool, error)
 }
+
+// PushFilter selects a page of an app's pushes.
+type PushFilter struct {
+	RequestGroupID string
+	Status         PushStatus
+	// Scheduled lists scheduled pushes, soonest first, instead of all
+	// pushes newest first.
+	Scheduled bool
+	Limit     int
+	// Cursor continues after the last push of the previous page.
+	Cursor string
+}
+
+// DayUsage is the Server Actions charged to an app on one day (in its time
+// zone), in half units, refunds deducted.
+type DayUsage struct {
+	Date string
+	Half int64
+}
+
+// HistoryStore reads push history and usage.
+type HistoryStore interface {
+	// Pushes returns a page of pushes with counts, and the cursor of the
+	// next page ("" at the end).
+	Pushes(ctx context.Context, appID string, f PushFilter) ([]Push, string, error)
+	// PushGroup returns the pushes sharing a requestGroupId, with counts.
+	PushGroup(ctx context.Context, appID, requestGroupID string) ([]Push, error)
+	UnreachableUsersOf(ctx context.Context, pushID string) ([]Unreachable, error)
+	Failures(ctx context.Context, pushID string) ([]Failure, error)
+	// Usage returns the days from..to (YYYY-MM-DD, inclusive) with charges.
+	Usage(ctx context.Context, appID, from, to string) ([]DayUsage, error)
+}

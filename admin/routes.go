@@ -18,6 +18,8 @@ import (
 type Store interface {
 	herald.AppStore
 	herald.UserStore
+	herald.PushStore
+	herald.HistoryStore
 }
 
 // Config holds the admin handler's dependencies.
@@ -62,6 +64,11 @@ func (s *server) routes() []route {
 		{"PUT /admin/v1/apps/{appId}/webhook", s.putWebhook},
 		{"DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook},
 		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
+		{"GET /admin/v1/apps/{appId}/pushes", s.listPushes},
+		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
+		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},
+		{"GET /admin/v1/apps/{appId}/usage", s.getUsage},
+		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 	}
 }
 

@@ -1,0 +1,186 @@
+package admin
+
+import (
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// pushJSON is the admin shape of a push.
+type pushJSON struct {
+	PushID         string            `json:"pushId"`
+	AppID          string            `json:"appId"`
+	Kind           herald.PushKind   `json:"kind"`
+	RequestGroupID *string           `json:"requestGroupId"`
+	Status         herald.PushStatus `json:"status"`
+	FailureReason  string            `json:"failureReason,omitempty"`
+	Marketing      bool              `json:"marketing"`
+	ScheduledAt    *time.Time        `json:"scheduledAt"`
+	CreatedAt      time.Time         `json:"createdAt"`
+	StartedAt      *time.Time        `json:"startedAt"`
+	FinishedAt     *time.Time        `json:"finishedAt"`
+	Title          string            `json:"title"`
+	Content        string            `json:"content"`
+	LinkURL        *string           `json:"linkURL"`
+	ImageURL       *string           `json:"imageURL"`
+	IsUsingBadge   bool              `json:"isUsingBadge"`
+	ServerActions  float64           `json:"serverActions"`
+	Counts         herald.Counts     `json:"counts"`
+	Edits          []herald.Edit     `json:"edits"`
+}
+
+func orNil(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}
+
+func pushToJSON(p herald.Push) pushJSON {
+	edits := p.Edits
+	if edits == nil {
+		edits = []herald.Edit{}
+	}
+	return pushJSON{
+		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
+		FailureReason: p.FailureReason, Marketing: p.Marketing, ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
+		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
+		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
+		ServerActions: herald.ServerActions(p.ServerActionsHalf), Counts: p.Counts, Edits: edits,
+	}
+}
+
+func (s *server) listPushes(w http.ResponseWriter, r *http.Request) {
+	s.pushPage(w, r, false)
+}
+
+func (s *server) listScheduled(w http.ResponseWriter, r *http.Request) {
+	s.pushPage(w, r, true)
+}
+
+func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool) {
+	if _, ok := s.app(w, r); !ok {
+		return
+	}
+	q := r.URL.Query()
+	f := herald.PushFilter{RequestGroupID: q.Get("requestGroupId"), Status: herald.PushStatus(q.Get("status")),
+		Scheduled: scheduled, Cursor: q.Get("cursor"), Limit: 50}
+	if l := q.Get("limit"); l != "" {
+		n, err := strconv.Atoi(l)
+		if err != nil || n < 1 || n > 200 {
+			web.Error(w, r, herald.Invalid(herald.Detail{Field: "limit", Reason: "must be an integer from 1 to 200"}))
+			return
+		}
+		f.Limit = n
+	}
+	ps, next, err := s.Store.Pushes(r.Context(), r.PathValue("appId"), f)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	out := make([]pushJSON, len(ps))
+	for i, p := range ps {
+		out[i] = pushToJSON(p)
+	}
+	web.JSON(w, http.StatusOK, map[string]any{"pushes": out, "nextCursor": orNil(next)})
+}
+
+func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("pushId")
+	p, err := s.Store.Push(r.Context(), id)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	unreachable, err := s.Store.UnreachableUsersOf(r.Context(), id)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	failures, err := s.Store.Failures(r.Context(), id)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, struct {
+		pushJSON
+		UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
+		Failures         []herald.Failure     `json:"failures"`
+	}{pushToJSON(p), unreachable, failures})
+}
+
+func (s *server) getPushGroup(w http.ResponseWriter, r *http.Request) {
+	if _, ok := s.app(w, r); !ok {
+		return
+	}
+	group := r.PathValue("requestGroupId")
+	ps, err := s.Store.PushGroup(r.Context(), r.PathValue("appId"), group)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if len(ps) == 0 {
+		web.Error(w, r, herald.ErrNotFound)
+		return
+	}
+	ids := make([]string, len(ps))
+	var counts herald.Counts
+	var half int64
+	for i, p := range ps {
+		ids[i] = p.ID
+		counts.Add(p.Counts)
+		half += p.ServerActionsHalf
+	}
+	web.JSON(w, http.StatusOK, map[string]any{
+		"appId": r.PathValue("appId"), "requestGroupId": group, "pushIds": ids,
+		"serverActions": herald.ServerActions(half), "counts": counts,
+	})
+}
+
+func (s *server) getUsage(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.app(w, r)
+	if !ok {
+		return
+	}
+	today := s.Now().In(a.Location()).Format(time.DateOnly)
+	from, to := r.URL.Query().Get("from"), r.URL.Query().Get("to")
+	if from == "" {
+		from = today[:8] + "01"
+	}
+	if to == "" {
+		to = today
+	}
+	var details []herald.Detail
+	for field, v := range map[string]string{"from": from, "to": to} {
+		if _, err := time.Parse(time.DateOnly, v); err != nil {
+			details = append(details, herald.Detail{Field: field, Reason: "must be a date YYYY-MM-DD"})
+		}
+	}
+	if len(details) == 0 && from > to {
+		details = append(details, herald.Detail{Field: "from", Reason: "must not be after to"})
+	}
+	if len(details) > 0 {
+		web.Error(w, r, herald.Invalid(details...))
+		return
+	}
+	days, err := s.Store.Usage(r.Context(), a.ID, from, to)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	type day struct {
+		Date          string  `json:"date"`
+		ServerActions float64 `json:"serverActions"`
+	}
+	out := make([]day, len(days))
+	var total int64
+	for i, d := range days {
+		out[i] = day{d.Date, herald.ServerActions(d.Half)}
+		total += d.Half
+	}
+	web.JSON(w, http.StatusOK, map[string]any{"appId": a.ID, "from": from, "to": to,
+		"totalServerActions": herald.ServerActions(total), "days": out})
+}

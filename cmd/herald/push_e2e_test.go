@@ -1,0 +1,41 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/client"
+)
+
+func TestPushUsersEndToEnd(t *testing.T) {
+	e := start(t)
+	a := e.newApp(map[string]any{"tier": "business"})
+	e.register(a, "tok-", "u1", "u2", "u3")
+	badge := true
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+		UserIDs: []any{"u1", "u2", "u3", "ghost"}, Title: "Hello", Content: "World",
+		LinkURL: "https://example.com/x", ImageURL: "https://example.com/i.png",
+		Options: &client.Options{IsUsingBadge: &badge, RequestGroupID: "grp-1"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Message != "Push has been requested to be sent." || res.PushID == "" {
+		t.Fatalf("got %+v", res)
+	}
+	waitFor(t, "3 messages", 10*time.Second, func() bool { return e.emu.Stats().Accepted == 3 })
+	msgs := e.emu.Messages("tok-u1")
+	if len(msgs) != 1 {
+		t.Fatalf("got %d messages for tok-u1, want 1", len(msgs))
+	}
+	var m map[string]any
+	json.Unmarshal(msgs[0].Message, &m)
+	t.Logf("%s", msgs[0].Message)
+	waitFor(t, "push done", 10*time.Second, func() bool { return e.push(res.PushID).Status == "done" })
+	p := e.push(res.PushID)
+	if p.Counts.Sent != 3 || p.Counts.Unreachable != 1 || p.Counts.RequestedUsers != 4 {
+		t.Fatalf("counts %+v", p.Counts)
+	}
+}
