@@ -37,7 +37,7 @@ type DB struct {
 	// Queue inserts jobs in the store's transactions; set it before
 	// accepting pushes.
 	Queue Queue
-	path string
+	path  string
 }
 
 // Open opens (creating when absent) the database file at path.

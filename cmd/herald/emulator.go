@@ -48,7 +48,3 @@ func startEmulator(addr string, opts emulator.Options) (url string, stop func() 
 		return nil
 	}, nil
 }
-
-func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	return errors.New("bench: not built yet")
-}
