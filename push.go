@@ -200,3 +200,54 @@ func LengthProblem(s string, max int) string {
 	}
 	return ""
 }
+
+// CheckEditable tells whether a scheduled push may still be edited or
+// cancelled at now: only while scheduled, and until 5 minutes before its
+// send time (exactly 5 minutes before is still allowed).
+func (p Push) CheckEditable(now time.Time) error {
+	if p.Status != StatusScheduled || p.ScheduledAt == nil || p.ScheduledAt.Sub(now) < EditDeadline {
+		return ErrScheduleLocked
+	}
+	return nil
+}
+
+// PushChange is an operator's edit of a scheduled push; nil fields keep
+// their value.
+type PushChange struct {
+	Title, Content, LinkURL, ImageURL *string
+	Badge                             *bool
+	ScheduledAt                       *time.Time
+}
+
+// Apply edits p as of now, recording the edit in its trail. moved reports
+// that the send time changed. ErrScheduleLocked once the push is no longer
+// editable.
+func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
+	if err := p.CheckEditable(now); err != nil {
+		return false, err
+	}
+	changes := map[string]string{}
+	set := func(field string, dst *string, v *string) {
+		if v != nil && *v != *dst {
+			*dst, changes[field] = *v, *v
+		}
+	}
+	set("title", &p.Content.Title, c.Title)
+	set("content", &p.Content.Content, c.Content)
+	set("linkURL", &p.Content.LinkURL, c.LinkURL)
+	set("imageURL", &p.Content.ImageURL, c.ImageURL)
+	if c.Badge != nil && *c.Badge != p.Badge {
+		p.Badge = *c.Badge
+		changes["isUsingBadge"] = fmt.Sprint(p.Badge)
+	}
+	if c.ScheduledAt != nil && !c.ScheduledAt.Equal(*p.ScheduledAt) {
+		t := *c.ScheduledAt
+		p.ScheduledAt, moved = &t, true
+		changes["scheduledAt"] = t.UTC().Format(time.RFC3339)
+	}
+	p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
+	if len(changes) > 0 {
+		p.Edits = append(p.Edits, Edit{At: now.UTC(), Changes: changes})
+	}
+	return moved, nil
+}

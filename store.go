@@ -124,3 +124,15 @@ type HistoryStore interface {
 	// Usage returns the days from..to (YYYY-MM-DD, inclusive) with charges.
 	Usage(ctx context.Context, appID, from, to string) ([]DayUsage, error)
 }
+
+// ScheduleStore changes scheduled pushes. Both methods run check (and edit)
+// inside the transaction, so the deadline is judged on the stored push.
+type ScheduleStore interface {
+	// EditScheduled applies edit to the push and stores the result; when
+	// edit returns a job (the send time moved) the old job is cancelled and
+	// the new one inserted. ErrNotFound, or edit's error.
+	EditScheduled(ctx context.Context, pushID string, edit func(p *Push) (Job, error)) (Push, error)
+	// CancelScheduled cancels the push after check passes and refunds its
+	// charge. ErrNotFound, or check's error.
+	CancelScheduled(ctx context.Context, pushID string, check func(p Push) error) (Push, error)
+}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -97,12 +98,32 @@ func decode(r *http.Request, v any) error {
 	}
 	if err := json.Unmarshal(body, v); err != nil {
 		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return herald.Invalid(herald.Detail{Field: te.Field, Reason: "must be a " + te.Type.String()})
+		if errors.As(err, &te) && te.Field != "" {
+			return herald.Invalid(herald.Detail{Field: te.Field, Reason: "must be " + jsonKind(te.Type)})
 		}
 		return herald.Invalid(herald.Detail{Field: "body", Reason: "must be a JSON object"})
 	}
 	return nil
+}
+
+// jsonKind names the JSON type a Go type decodes from, so a reason never
+// shows a Go type name.
+func jsonKind(t reflect.Type) string {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	switch t.Kind() {
+	case reflect.String:
+		return "a string"
+	case reflect.Bool:
+		return "a boolean"
+	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
+		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
+		return "a number"
+	case reflect.Slice, reflect.Array:
+		return "an array"
+	}
+	return "an object"
 }
 
 func (s *server) createApp(w http.ResponseWriter, r *http.Request) {

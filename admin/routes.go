@@ -25,6 +25,7 @@ type Store interface {
 // Config holds the admin handler's dependencies.
 type Config struct {
 	Store     Store
+	Schedules Scheduler
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
 	Token  string
@@ -69,6 +70,8 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},
 		{"GET /admin/v1/apps/{appId}/usage", s.getUsage},
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
+		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},
+		{"POST /admin/v1/pushes/{pushId}/cancel", s.cancelPush},
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 type Store interface {
 	herald.AppStore
 	herald.PushStore
+	herald.ScheduleStore
 }
 
 // Sender sends one FCM message; errors are *fcm.SendError.
@@ -111,4 +112,21 @@ func (s *Service) credentials(app herald.App) (fcm.Credentials, error) {
 		return fcm.Credentials{}, err
 	}
 	return fcm.Credentials{Key: app.ID + ":" + string(app.FCMCredentials[:12]), JSON: raw}, nil
+}
+
+// EditScheduled applies an operator's change to a scheduled push; a moved
+// send time replaces the push's job.
+func (s *Service) EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error) {
+	return s.cfg.Store.EditScheduled(ctx, pushID, func(p *herald.Push) (herald.Job, error) {
+		moved, err := c.Apply(p, s.cfg.Now())
+		if err != nil || !moved {
+			return nil, err
+		}
+		return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt}, nil
+	})
+}
+
+// CancelScheduled cancels a scheduled push and refunds its charge.
+func (s *Service) CancelScheduled(ctx context.Context, pushID string) (herald.Push, error) {
+	return s.cfg.Store.CancelScheduled(ctx, pushID, func(p herald.Push) error { return p.CheckEditable(s.cfg.Now()) })
 }

@@ -3,8 +3,9 @@ package sqlite
 import "github.com/heraldpush/herald"
 
 var (
-	_ herald.AppStore     = (*DB)(nil)
-	_ herald.UserStore    = (*DB)(nil)
-	_ herald.PushStore    = (*DB)(nil)
-	_ herald.HistoryStore = (*DB)(nil)
+	_ herald.AppStore      = (*DB)(nil)
+	_ herald.UserStore     = (*DB)(nil)
+	_ herald.PushStore     = (*DB)(nil)
+	_ herald.HistoryStore  = (*DB)(nil)
+	_ herald.ScheduleStore = (*DB)(nil)
 )

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -29,6 +30,16 @@ type config struct {
 	LogLevel            string
 	LogFormat           string
 	Demo                bool
+	// now is the clock; only tests set it.
+	now func() time.Time
+}
+
+// clock returns the configured clock, the real one by default.
+func (c *config) clock() func() time.Time {
+	if c.now != nil {
+		return c.now
+	}
+	return time.Now
 }
 
 func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {

@@ -101,6 +101,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	s.db = db
+	now := cfg.clock()
+	db.Now = now
 	keyText, _, err := cfg.secretOrFile(cfg.MasterKey, "master-key", herald.NewMasterKeyText)
 	if err != nil {
 		return nil, s.fail(err)
@@ -123,14 +125,15 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		Webhooks:  webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey: masterKey,
 		Logger:    s.log,
+		Now:       now,
 	})
 	if err := s.startQueue(ctx, pushes.Workers()); err != nil {
 		return nil, s.fail(err)
 	}
 	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
-	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Ready: ready})
+	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Ready: ready, Now: now})
 	adminHandler := admin.NewHandler(admin.Config{
-		Store: db, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready,
+		Store: db, Schedules: pushes, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready, Now: now,
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
 		NewWebhookSecret:    webhook.NewSecret,
@@ -154,19 +157,34 @@ func (s *service) startQueue(ctx context.Context, workers *river.Workers) error 
 	} else if n > 0 {
 		s.log.Info("reclaimed jobs left running by an earlier process", "jobs", n)
 	}
-	q, err := river.NewClient(riversqlite.New(s.db.Writer), &river.Config{
+	rc := &river.Config{
 		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
 		Workers:           workers,
 		FetchPollInterval: 50 * time.Millisecond,
 		FetchCooldown:     10 * time.Millisecond,
 		Logger:            s.cfg.loggerAt(s.logOut, slog.LevelWarn),
-	})
+	}
+	if s.cfg.now != nil {
+		// A test's clock: River must judge scheduled jobs by it too.
+		rc.Test.Time = stubbedTime{s.cfg.now}
+	}
+	q, err := river.NewClient(riversqlite.New(s.db.Writer), rc)
 	if err != nil {
 		return err
 	}
 	s.db.Queue = q
 	s.queue = q
 	return q.Start(ctx)
+}
+
+// stubbedTime hands a test clock to River.
+type stubbedTime struct{ now func() time.Time }
+
+func (t stubbedTime) Now() time.Time { return t.now() }
+
+func (t stubbedTime) NowOrNil() *time.Time {
+	now := t.now()
+	return &now
 }
 
 func openAPIHandler() http.Handler {

@@ -32,6 +32,9 @@ const AdminToken = "ha_testAdminToken0123456789abcdefghijklmnopqrst"
 type Options struct {
 	// WebhookAllowPrivate mirrors HERALD_WEBHOOK_ALLOW_PRIVATE.
 	WebhookAllowPrivate bool
+	// QuietLog drops log lines below warnings (benchmarks), so the log
+	// buffer does not grow with every request.
+	QuietLog bool
 }
 
 // Env is one running Herald: both listeners and their database.
@@ -88,7 +91,11 @@ func New(t testing.TB, opts ...Options) *Env {
 		t.Fatal(err)
 	}
 	logBuf := &Buffer{}
-	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	level := slog.LevelDebug
+	if o.QuietLog {
+		level = slog.LevelWarn
+	}
+	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: level}))
 	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger}))
 	t.Cleanup(pub.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{

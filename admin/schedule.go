@@ -1,0 +1,98 @@
+package admin
+
+import (
+	"context"
+	"net/http"
+	"strings"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// Scheduler edits and cancels scheduled pushes (delivery.Service).
+type Scheduler interface {
+	EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error)
+	CancelScheduled(ctx context.Context, pushID string) (herald.Push, error)
+}
+
+// pushEdit is the body of PATCH /admin/v1/pushes/{pushId}.
+type pushEdit struct {
+	Title        *string `json:"title"`
+	Content      *string `json:"content"`
+	LinkURL      *string `json:"linkURL"`
+	ImageURL     *string `json:"imageURL"`
+	IsUsingBadge *bool   `json:"isUsingBadge"`
+	ScheduleTime *string `json:"scheduleTime"`
+}
+
+func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("pushId")
+	p, err := s.Store.Push(r.Context(), id)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var body pushEdit
+	if err := decode(r, &body); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge}
+	var details []herald.Detail
+	for field, v := range map[string]*string{"title": body.Title, "content": body.Content} {
+		if v != nil && strings.TrimSpace(*v) == "" {
+			details = append(details, herald.Detail{Field: field, Reason: "must not be empty"})
+		}
+	}
+	if body.LinkURL != nil {
+		if reason := herald.LengthProblem(*body.LinkURL, herald.MaxLinkURL); reason != "" {
+			details = append(details, herald.Detail{Field: "linkURL", Reason: reason})
+		}
+	}
+	if body.ImageURL != nil {
+		if reason := herald.LengthProblem(*body.ImageURL, herald.MaxImageURL); reason != "" {
+			details = append(details, herald.Detail{Field: "imageURL", Reason: reason})
+		}
+	}
+	if body.ScheduleTime != nil {
+		app, err := s.Store.App(r.Context(), p.AppID)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		t, reason := herald.ParseScheduleTime(*body.ScheduleTime, app.Location(), s.Now())
+		if reason != "" {
+			details = append(details, herald.Detail{Field: "scheduleTime", Reason: reason})
+		}
+		c.ScheduledAt = &t
+	}
+	if len(details) > 0 {
+		web.Error(w, r, herald.Invalid(details...))
+		return
+	}
+	p, err = s.Schedules.EditScheduled(r.Context(), id, c)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	s.writePush(w, r, p)
+}
+
+func (s *server) cancelPush(w http.ResponseWriter, r *http.Request) {
+	p, err := s.Schedules.CancelScheduled(r.Context(), r.PathValue("pushId"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	s.writePush(w, r, p)
+}
+
+// writePush answers the push as stored now, with its counts.
+func (s *server) writePush(w http.ResponseWriter, r *http.Request, p herald.Push) {
+	stored, err := s.Store.Push(r.Context(), p.ID)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, pushToJSON(stored))
+}

@@ -1,0 +1,90 @@
+package api_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
+)
+
+// BenchmarkPatchMarketing measures PATCH /api/app-user/v2/marketing over
+// real HTTP on real SQLite: every request authenticates, reads the user and
+// writes the user and its two devices in one transaction. It reports
+// requests per second and the p50/p99 latency seen by the client.
+func BenchmarkPatchMarketing(b *testing.B) {
+	env := testenv.New(b, testenv.Options{QuietLog: true})
+	app := env.BusinessApp(b)
+	const users = 1000
+	for i := range users {
+		u := "user-" + strconv.Itoa(i)
+		env.RegisterToken(b, app, u+"-a", u+"-tok-a", u)
+		env.RegisterToken(b, app, u+"-b", u+"-tok-b", u)
+	}
+	hc := &http.Client{Transport: &http.Transport{MaxIdleConns: 1024, MaxIdleConnsPerHost: 1024}}
+	b.Cleanup(hc.CloseIdleConnections)
+	url := env.API.URL + marketingPath
+	bodies := make([][]byte, 0, 2*users)
+	for i := range users {
+		for _, state := range []string{`{"marketing":true,"marketingNight":true}`, `{"marketing":false}`} {
+			bodies = append(bodies, fmt.Appendf(nil, `{"userId":"user-%d","state":%s}`, i, state))
+		}
+	}
+
+	var (
+		mu        sync.Mutex
+		latencies []time.Duration
+		next      atomic.Int64
+		failed    atomic.Int64
+	)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		local := make([]time.Duration, 0, 1024)
+		for pb.Next() {
+			body := bodies[next.Add(1)%int64(len(bodies))]
+			req, _ := http.NewRequest(http.MethodPatch, url, bytes.NewReader(body))
+			req.Header.Set("Content-Type", "application/json")
+			req.Header.Set("x-api-key", app.APIKey)
+			req.Header.Set("x-secret-key", app.SecretKey)
+			t0 := time.Now()
+			resp, err := hc.Do(req)
+			if err != nil {
+				failed.Add(1)
+				continue
+			}
+			io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			local = append(local, time.Since(t0))
+			if resp.StatusCode != http.StatusOK {
+				failed.Add(1)
+			}
+		}
+		mu.Lock()
+		latencies = append(latencies, local...)
+		mu.Unlock()
+	})
+	elapsed := time.Since(start)
+	b.StopTimer()
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d requests failed, want none", n, b.N)
+	}
+	if len(latencies) == 0 {
+		return
+	}
+	slices.Sort(latencies)
+	pct := func(p float64) float64 {
+		return float64(latencies[int(p*float64(len(latencies)-1))].Microseconds()) / 1000
+	}
+	b.ReportMetric(float64(b.N)/elapsed.Seconds(), "req/s")
+	b.ReportMetric(pct(0.50), "p50-ms")
+	b.ReportMetric(pct(0.99), "p99-ms")
+}
