@@ -281,7 +281,7 @@ func TestCORS(t *testing.T) {
 		{"SDKPushToken", testenv.Request{Method: http.MethodPost, URL: "/api/sdk/v2/push-token", Header: withKeys(nil, app.APIKey),
 			Body: map[string]any{"deviceId": "d2", "token": "tok-2", "platform": "web", "appSourceVersion": "1.6.0"}}, http.StatusOK, true},
 		{"SDKUser", testenv.Request{Method: http.MethodPost, URL: "/api/sdk/v2/user", Header: withKeys(nil, app.APIKey),
-			Body: map[string]any{"deviceId": "d2", "userId": "u2"}}, http.StatusOK, true},
+			Body: map[string]any{"deviceId": "d1", "userId": "u1"}}, http.StatusOK, true},
 		{"SDKErrorStillCORS", testenv.Request{Method: http.MethodPost, URL: "/api/sdk/v2/user", Header: origin,
 			Body: map[string]any{"deviceId": "d2", "userId": "u2"}}, http.StatusBadRequest, true},
 		{"ServerPatchNoCORS", testenv.Request{Method: http.MethodPatch, URL: marketingPath, Header: withKeys(nil, app.APIKey, app.SecretKey),

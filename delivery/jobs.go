@@ -18,6 +18,9 @@ type FanoutArgs struct {
 	// SendAt is the scheduled time; zero for an immediate push. A job whose
 	// SendAt no longer matches the push (it was edited) does nothing.
 	SendAt time.Time `json:"sendAt,omitzero"`
+	// RunAt is SendAt on River's clock, the real one; it differs from
+	// SendAt only under a test's clock.
+	RunAt time.Time `json:"runAt,omitzero"`
 }
 
 // Kind names the job.
@@ -25,10 +28,10 @@ func (FanoutArgs) Kind() string { return "herald.fanout" }
 
 // InsertOpts makes a scheduled push's job due just before its time.
 func (a FanoutArgs) InsertOpts() river.InsertOpts {
-	if a.SendAt.IsZero() {
+	if a.RunAt.IsZero() {
 		return river.InsertOpts{}
 	}
-	return river.InsertOpts{ScheduledAt: a.SendAt.Add(-schedulerSlack)}
+	return river.InsertOpts{ScheduledAt: a.RunAt.Add(-schedulerSlack)}
 }
 
 // SendArgs sends one chunk of a push's tokens.

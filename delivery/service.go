@@ -91,9 +91,14 @@ func (s *Service) Workers() *river.Workers {
 func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (string, bool, error) {
 	job := FanoutArgs{PushID: p.ID}
 	if p.ScheduledAt != nil {
-		job.SendAt = *p.ScheduledAt
+		job = s.scheduledJob(p)
 	}
 	return s.cfg.Store.AcceptPush(ctx, p, rs, idem, job)
+}
+
+// scheduledJob is the fan-out job of a scheduled push.
+func (s *Service) scheduledJob(p herald.Push) FanoutArgs {
+	return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt, RunAt: time.Now().Add(p.ScheduledAt.Sub(s.cfg.Now()))}
 }
 
 // gone turns "not found" into success: the app or push was deleted, and
@@ -122,7 +127,7 @@ func (s *Service) EditScheduled(ctx context.Context, pushID string, c herald.Pus
 		if err != nil || !moved {
 			return nil, err
 		}
-		return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt}, nil
+		return s.scheduledJob(*p), nil
 	})
 }
 

@@ -159,10 +159,13 @@ func boolInt(b bool) int {
 }
 
 // ReclaimJobs makes jobs left running by a process that died available
-// again. Only the embedded engine may do this at start: one process holds
-// the data directory (see LockDir), so no job can still be running.
+// again, and jobs that fell due while no process ran (a push scheduled
+// across a restart) available at once rather than at River's next
+// scheduler pass. Only the embedded engine may do this at start: one
+// process holds the data directory (see LockDir), so no job is running.
 func (db *DB) ReclaimJobs(ctx context.Context) (int64, error) {
-	res, err := db.Writer.ExecContext(ctx, `UPDATE river_job SET state = 'available' WHERE state = 'running'`)
+	res, err := db.Writer.ExecContext(ctx, `UPDATE river_job SET state = 'available'
+		WHERE state = 'running' OR (state = 'scheduled' AND scheduled_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`)
 	if err != nil {
 		return 0, err
 	}

@@ -7,12 +7,17 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/http/httptest"
+	"net/url"
+	"slices"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // env is a running herald serve with an FCM emulator, for end-to-end tests.
@@ -106,6 +111,15 @@ type testApp struct {
 
 func (e *env) newApp(settings map[string]any) testApp {
 	e.t.Helper()
+	a := e.newAppWithoutFCM(settings)
+	e.putCredentials(a, "proj-"+a.ID[len(a.ID)-6:])
+	return a
+}
+
+// newAppWithoutFCM creates an app through the admin API and uploads no FCM
+// credentials.
+func (e *env) newAppWithoutFCM(settings map[string]any) testApp {
+	e.t.Helper()
 	if settings == nil {
 		settings = map[string]any{}
 	}
@@ -116,11 +130,17 @@ func (e *env) newApp(settings map[string]any) testApp {
 	if code := e.admin("POST", "/admin/v1/apps", settings, &a); code != http.StatusCreated {
 		e.t.Fatalf("create app: got %d, want 201", code)
 	}
-	creds := fcmtest.ServiceAccountJSON(e.t, "proj-"+a.AppID[len(a.AppID)-6:], e.emuURL+"/token")
-	if code := e.admin("PUT", "/admin/v1/apps/"+a.AppID+"/fcm-credentials", creds, nil); code != http.StatusNoContent {
+	return testApp{ID: a.AppID, APIKey: a.APIKey, SecretKey: a.SecretKey, c: client.New(e.svc.PublicURL, a.APIKey, a.SecretKey, nil)}
+}
+
+// putCredentials uploads a service account of project, whose token_uri is
+// the emulator's. The emulator refuses tokens of a project named denied….
+func (e *env) putCredentials(a testApp, project string) {
+	e.t.Helper()
+	creds := fcmtest.ServiceAccountJSON(e.t, project, e.emuURL+"/token")
+	if code := e.admin("PUT", "/admin/v1/apps/"+a.ID+"/fcm-credentials", creds, nil); code != http.StatusNoContent {
 		e.t.Fatalf("put fcm credentials: got %d, want 204", code)
 	}
-	return testApp{ID: a.AppID, APIKey: a.APIKey, SecretKey: a.SecretKey, c: client.New(e.svc.PublicURL, a.APIKey, a.SecretKey, nil)}
 }
 
 // register registers n devices, one per user "u<i>", with tokens prefix+i.
@@ -160,9 +180,192 @@ func (e *env) push(id string) pushView {
 
 type pushView struct {
 	PushID, Status, RequestGroupID string
+	Kind, FailureReason            string
+	Marketing, IsUsingBadge        bool
 	ServerActions                  float64
 	Counts                         struct {
 		RequestedUsers, Tokens, Sent, Failed, SuppressedConsent, SuppressedNight, Unreachable int
 	}
 	UnreachableUsers []struct{ UserID, Reason string }
+	Failures         []struct{ UserID, Token, Error string }
+}
+
+// keys returns the Server API headers of the app.
+func (a testApp) keys() map[string]string {
+	return map[string]string{"x-api-key": a.APIKey, "x-secret-key": a.SecretKey}
+}
+
+// serverDo sends a raw request to the public listener: body is sent as is
+// when a string or []byte, as JSON otherwise.
+func (e *env) serverDo(method, path string, header map[string]string, body any) testenv.Response {
+	e.t.Helper()
+	return testenv.Send(e.t, http.DefaultClient, e.svc.PublicURL, testenv.Request{Method: method, URL: path, Header: header, Body: body})
+}
+
+// device registers one device through the SDK API and fails the test unless
+// it is accepted.
+func (e *env) device(a testApp, deviceID, token, platform, version string, userID any) {
+	e.t.Helper()
+	_, err := a.c.RegisterPushToken(context.Background(), client.RegisterRequest{
+		DeviceID: deviceID, Token: token, Platform: platform, AppSourceVersion: version, UserID: userID,
+	})
+	if err != nil {
+		e.t.Fatalf("register %s for %v: %v", token, userID, err)
+	}
+}
+
+// patchApp changes app settings through the admin API.
+func (e *env) patchApp(a testApp, settings map[string]any) {
+	e.t.Helper()
+	if code := e.admin("PATCH", "/admin/v1/apps/"+a.ID, settings, nil); code != http.StatusOK {
+		e.t.Fatalf("patch app %v: got %d, want 200", settings, code)
+	}
+}
+
+// pushList returns the app's pushes (newest first, at most 200).
+func (e *env) pushList(a testApp) []pushView {
+	e.t.Helper()
+	var out struct{ Pushes []pushView }
+	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/pushes?limit=200", nil, &out); code != http.StatusOK {
+		e.t.Fatalf("list pushes: got %d, want 200", code)
+	}
+	return out.Pushes
+}
+
+// waitFinal waits until the push is done or failed and returns it.
+func (e *env) waitFinal(id string, timeout time.Duration) pushView {
+	e.t.Helper()
+	var p pushView
+	waitFor(e.t, "push "+id+" to finish", timeout, func() bool {
+		p = e.push(id)
+		return p.Status == "done" || p.Status == "failed"
+	})
+	return p
+}
+
+// userView is the admin view of an app user.
+type userView struct {
+	UserID, State             string
+	Marketing, MarketingNight bool
+	Devices                   []struct {
+		DeviceID, Platform, TokenSuffix string
+		Marketing, MarketingNight       bool
+	}
+}
+
+// user reads the admin view of an app user.
+func (e *env) user(a testApp, userID string) userView {
+	e.t.Helper()
+	var u userView
+	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/users/"+userID, nil, &u); code != http.StatusOK {
+		e.t.Fatalf("get user %s: got %d, want 200", userID, code)
+	}
+	return u
+}
+
+// emuMessage is one message as GET /emulator/messages shows it.
+type emuMessage struct {
+	ReceivedAt time.Time
+	Project    string
+	Message    json.RawMessage
+}
+
+// received reads, over the emulator's HTTP inspection endpoint, the messages
+// it accepted for token.
+func (e *env) received(token string) []emuMessage {
+	e.t.Helper()
+	resp, err := http.Get(e.emuURL + "/emulator/messages?token=" + url.QueryEscape(token))
+	if err != nil {
+		e.t.Fatalf("emulator messages: %v", err)
+	}
+	defer resp.Body.Close()
+	var out struct{ Messages []emuMessage }
+	if err := json.NewDecoder(resp.Body).Decode(&out); err != nil {
+		e.t.Fatalf("emulator messages: decode: %v", err)
+	}
+	return out.Messages
+}
+
+// sentTo counts, per token, the accepted messages carrying data.pushId id.
+func (e *env) sentTo(id string) map[string]int {
+	e.t.Helper()
+	out := map[string]int{}
+	for _, r := range e.emu.Messages("") {
+		var m struct {
+			Token string
+			Data  map[string]string
+		}
+		if err := json.Unmarshal(r.Message, &m); err != nil {
+			e.t.Fatalf("emulator message %s: %v", r.Message, err)
+		}
+		if m.Data["pushId"] == id {
+			out[m.Token]++
+		}
+	}
+	return out
+}
+
+// usage reads the app's Server Actions of this month.
+func (e *env) usage(a testApp) float64 {
+	e.t.Helper()
+	var u struct{ TotalServerActions float64 }
+	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/usage", nil, &u); code != http.StatusOK {
+		e.t.Fatalf("usage: got %d, want 200", code)
+	}
+	return u.TotalServerActions
+}
+
+// hook is one request a webhook receiver got.
+type hook struct {
+	Header http.Header
+	Body   []byte
+}
+
+// receiver is a webhook endpoint on 127.0.0.1 that records what it gets and
+// answers 500 to the first failFirst requests.
+type receiver struct {
+	URL       string
+	mu        sync.Mutex
+	failFirst int
+	got       []hook
+}
+
+func newReceiver(t *testing.T, failFirst int) *receiver {
+	t.Helper()
+	r := &receiver{failFirst: failFirst}
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, req *http.Request) {
+		body, _ := io.ReadAll(req.Body)
+		r.mu.Lock()
+		r.got = append(r.got, hook{Header: req.Header.Clone(), Body: body})
+		fail := len(r.got) <= r.failFirst
+		r.mu.Unlock()
+		if fail {
+			w.WriteHeader(http.StatusInternalServerError)
+			return
+		}
+		w.WriteHeader(http.StatusNoContent)
+	}))
+	t.Cleanup(srv.Close)
+	r.URL = srv.URL + "/hooks"
+	return r
+}
+
+// hooks returns what the receiver got so far.
+func (r *receiver) hooks() []hook {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.got)
+}
+
+// putWebhook registers url as the app's webhook and returns its secret.
+func (e *env) putWebhook(a testApp, url string) string {
+	e.t.Helper()
+	var out struct{ URL, Secret string }
+	if code := e.admin("PUT", "/admin/v1/apps/"+a.ID+"/webhook", map[string]string{"url": url}, &out); code != http.StatusOK {
+		e.t.Fatalf("put webhook: got %d, want 200", code)
+	}
+	if out.URL != url {
+		e.t.Errorf("webhook url: got %q, want %q", out.URL, url)
+	}
+	return out.Secret
 }

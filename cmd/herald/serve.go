@@ -45,11 +45,23 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	if cfg.Demo {
+		stopEmulator, err := startDemoEmulator(&cfg)
+		if err != nil {
+			return err
+		}
+		defer stopEmulator()
+	}
 	svc, err := startService(ctx, cfg, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "herald: public API on %s, admin on %s\n", svc.PublicURL, svc.AdminURL)
+	if cfg.Demo {
+		if err := setUpDemo(ctx, svc, stdout); err != nil {
+			return errors.Join(fmt.Errorf("demo: %w", err), svc.shutdown())
+		}
+	}
 	select {
 	case <-ctx.Done():
 	case err = <-svc.errc:
@@ -164,10 +176,6 @@ func (s *service) startQueue(ctx context.Context, workers *river.Workers) error 
 		FetchCooldown:     10 * time.Millisecond,
 		Logger:            s.cfg.loggerAt(s.logOut, slog.LevelWarn),
 	}
-	if s.cfg.now != nil {
-		// A test's clock: River must judge scheduled jobs by it too.
-		rc.Test.Time = stubbedTime{s.cfg.now}
-	}
 	q, err := river.NewClient(riversqlite.New(s.db.Writer), rc)
 	if err != nil {
 		return err
@@ -175,16 +183,6 @@ func (s *service) startQueue(ctx context.Context, workers *river.Workers) error 
 	s.db.Queue = q
 	s.queue = q
 	return q.Start(ctx)
-}
-
-// stubbedTime hands a test clock to River.
-type stubbedTime struct{ now func() time.Time }
-
-func (t stubbedTime) Now() time.Time { return t.now() }
-
-func (t stubbedTime) NowOrNil() *time.Time {
-	now := t.now()
-	return &now
 }
 
 func openAPIHandler() http.Handler {

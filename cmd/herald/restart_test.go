@@ -1,0 +1,356 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"testing"
+	"time"
+
+	_ "modernc.org/sqlite"
+
+	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/fcm/fcmtest"
+)
+
+// buildHerald builds the herald binary into a temporary directory.
+func buildHerald(t *testing.T) string {
+	t.Helper()
+	gomod, err := exec.Command("go", "env", "GOMOD").Output()
+	if err != nil {
+		t.Fatalf("go env GOMOD: %v", err)
+	}
+	bin := filepath.Join(t.TempDir(), "herald")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/herald")
+	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("go build: %v\n%s", err, out)
+	}
+	return bin
+}
+
+// process is a `herald serve` subprocess.
+type process struct {
+	t         *testing.T
+	cmd       *exec.Cmd
+	publicURL string
+	adminURL  string
+	stderr    *syncBuffer
+	exited    chan struct{}
+}
+
+var listeningLine = regexp.MustCompile(`public API on (\S+), admin on (\S+)`)
+
+// startProcess runs `herald serve` on dataDir with both listeners on port
+// 0, reads the addresses it prints and waits until it is ready.
+func startProcess(t *testing.T, bin, dataDir, adminToken, fcmEndpoint string) *process {
+	t.Helper()
+	p := &process{t: t, stderr: newSyncBuffer(), exited: make(chan struct{})}
+	p.cmd = exec.Command(bin, "serve")
+	for _, kv := range os.Environ() {
+		if !strings.HasPrefix(kv, "HERALD_") {
+			p.cmd.Env = append(p.cmd.Env, kv)
+		}
+	}
+	p.cmd.Env = append(p.cmd.Env,
+		"HERALD_DATA_DIR="+dataDir, "HERALD_ADDR=127.0.0.1:0", "HERALD_ADMIN_ADDR=127.0.0.1:0",
+		"HERALD_ADMIN_TOKEN="+adminToken, "HERALD_FCM_ENDPOINT="+fcmEndpoint,
+		"HERALD_FCM_ALLOW_ANY_TOKEN_URI=true", "HERALD_LOG_LEVEL=warn")
+	p.cmd.Stderr = p.stderr
+	stdout, err := p.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := p.cmd.Start(); err != nil {
+		t.Fatalf("start herald: %v", err)
+	}
+	addrs := make(chan []string, 1)
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		for sc.Scan() {
+			if m := listeningLine.FindStringSubmatch(sc.Text()); m != nil {
+				addrs <- m[1:]
+			}
+		}
+		io.Copy(io.Discard, stdout)
+	}()
+	go func() {
+		p.cmd.Wait()
+		close(p.exited)
+	}()
+	t.Cleanup(func() {
+		p.cmd.Process.Kill()
+		<-p.exited
+	})
+	select {
+	case a := <-addrs:
+		p.publicURL, p.adminURL = a[0], a[1]
+	case <-p.exited:
+		t.Fatalf("herald exited at start: %s", p.stderr.String())
+	case <-time.After(30 * time.Second):
+		t.Fatalf("herald printed no addresses within 30s: %s", p.stderr.String())
+	}
+	waitFor(t, "/readyz", 30*time.Second, func() bool {
+		resp, err := http.Get(p.adminURL + "/readyz")
+		if err != nil {
+			return false
+		}
+		resp.Body.Close()
+		return resp.StatusCode == http.StatusOK
+	})
+	return p
+}
+
+// kill ends the process with SIGKILL: no shutdown, no cleanup.
+func (p *process) kill() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGKILL); err != nil {
+		p.t.Fatalf("kill: %v", err)
+	}
+	<-p.exited
+}
+
+// stop ends the process with SIGTERM and waits for its graceful shutdown.
+func (p *process) stop() {
+	p.t.Helper()
+	if err := p.cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		p.t.Fatalf("terminate: %v", err)
+	}
+	select {
+	case <-p.exited:
+	case <-time.After(60 * time.Second):
+		p.t.Fatalf("herald did not stop within 60s after SIGTERM")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		p.t.Errorf("exit code after SIGTERM: got %d, want 0: %s", code, p.stderr.String())
+	}
+}
+
+// adminJSON calls the process's admin API and decodes the answer into out.
+func (p *process) adminJSON(token, method, path string, body []byte, out any) int {
+	p.t.Helper()
+	req, _ := http.NewRequest(method, p.adminURL+path, bytes.NewReader(body))
+	req.Header.Set("Authorization", "Bearer "+token)
+	req.Header.Set("Content-Type", "application/json")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		p.t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	if out != nil && len(raw) > 0 {
+		if err := json.Unmarshal(raw, out); err != nil {
+			p.t.Fatalf("%s %s: decode %s: %v", method, path, raw, err)
+		}
+	}
+	return resp.StatusCode
+}
+
+// TestCrashRestartSendsEachTokenOnce kills the server with SIGKILL in the
+// middle of a 20,000-token fan-out, restarts it on the same data directory
+// and checks that every token got its message exactly once, except tokens
+// whose send was in flight at the kill, which the server records as resent.
+func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and sends 20,000 messages")
+	}
+	const (
+		users     = 20000
+		perPush   = 500
+		killAfter = 3000
+		// maxInFlight is the most sends one process has in flight: 10
+		// workers × 50 concurrent sends per chunk.
+		maxInFlight = 500
+		// maxUncommitted is the most sends whose outcome may be
+		// uncommitted: 10 workers × (50 in flight + 50 queued + 100 in a
+		// commit batch).
+		maxUncommitted = 2000
+		adminToken     = "ha_crashTestAdminToken0123456789abcdefghij"
+	)
+	bin := buildHerald(t)
+	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{Latency: 2 * time.Millisecond})
+	dataDir := t.TempDir()
+	proc := startProcess(t, bin, dataDir, adminToken, emuURL)
+
+	var app struct{ AppID, APIKey, SecretKey string }
+	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/apps", []byte(`{"name":"crash"}`), &app); code != http.StatusCreated {
+		t.Fatalf("create app: got %d, want 201", code)
+	}
+	creds := fcmtest.ServiceAccountJSON(t, "proj-crash", emuURL+"/token")
+	if code := proc.adminJSON(adminToken, "PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusNoContent {
+		t.Fatalf("put credentials: got %d, want 204", code)
+	}
+
+	c := client.New(proc.publicURL, app.APIKey, app.SecretKey, nil)
+	began := time.Now()
+	registerAll(t, c, users, 32)
+	t.Logf("registered %d users in %s", users, time.Since(began).Round(time.Millisecond))
+
+	// The pushes are sent while delivery runs, and the kill may come before
+	// the last is accepted: each carries an Idempotency-Key, so sending them
+	// all again after the restart adds only the ones never accepted.
+	pushes := users / perPush
+	sendPushes := func(c *client.Client) ([]string, error) {
+		ids := make([]string, 0, pushes)
+		for n := range pushes {
+			userIDs := make([]any, perPush)
+			for i := range userIDs {
+				userIDs[i] = fmt.Sprintf("u%d", n*perPush+i)
+			}
+			ctx := client.WithIdempotencyKey(context.Background(), fmt.Sprintf("crash-push-%d", n))
+			res, err := c.PushUsers(ctx, client.PushUsersRequest{UserIDs: userIDs, Title: "crash", Content: "once"})
+			if err != nil {
+				return ids, fmt.Errorf("push %d: %w", n, err)
+			}
+			ids = append(ids, res.PushID)
+		}
+		return ids, nil
+	}
+	type sent struct {
+		ids []string
+		err error
+	}
+	before := make(chan sent, 1)
+	go func() {
+		ids, err := sendPushes(c)
+		before <- sent{ids, err}
+	}()
+	waitFor(t, fmt.Sprintf("%d accepted messages", killAfter), 60*time.Second, func() bool { return emu.Stats().Accepted >= killAfter })
+	proc.kill()
+	atKill := emu.Stats().Accepted
+	if atKill >= users {
+		t.Fatalf("accepted at kill: got %d, want fewer than %d (the fan-out ended before the kill)", atKill, users)
+	}
+	first := <-before
+	t.Logf("killed with %d of %d messages accepted and %d of %d pushes answered (%v)", atKill, users, len(first.ids), pushes, first.err)
+
+	proc = startProcess(t, bin, dataDir, adminToken, emuURL)
+	ids, err := sendPushes(client.New(proc.publicURL, app.APIKey, app.SecretKey, nil))
+	if err != nil {
+		t.Fatalf("pushes after restart: %v", err)
+	}
+	for i, id := range first.ids {
+		if ids[i] != id {
+			t.Errorf("push %d after restart: got X-Push-Id %s, want the replayed %s", i, ids[i], id)
+		}
+	}
+	waitFor(t, "every token to get a message", 90*time.Second, func() bool { return len(emu.CountByToken()) == users })
+	var list struct {
+		Pushes []struct{ PushID, Status string }
+	}
+	waitFor(t, "every push to be done", 30*time.Second, func() bool {
+		proc.adminJSON(adminToken, "GET", "/admin/v1/apps/"+app.AppID+"/pushes?limit=200", nil, &list)
+		for _, p := range list.Pushes {
+			if p.Status != "done" {
+				return false
+			}
+		}
+		return len(list.Pushes) == pushes
+	})
+	proc.stop()
+
+	resent := resentTokens(t, filepath.Join(dataDir, "herald.db"))
+	counts := emu.CountByToken()
+	dups, wrong := 0, 0
+	for token, n := range counts {
+		switch {
+		case n == 1:
+		case n == 2 && resent[token]:
+			dups++
+		default:
+			if wrong++; wrong <= 10 {
+				t.Errorf("token %s: got %d messages, want 1 (resent recorded: %v)", token, n, resent[token])
+			}
+		}
+	}
+	if wrong > 0 {
+		t.Errorf("tokens sent more than once without a resent record: got %d, want 0", wrong)
+	}
+	if len(counts) != users {
+		t.Errorf("tokens reached: got %d, want %d", len(counts), users)
+	}
+	// A correct record marks a delivery inflight just before its request
+	// goes out: the tokens recorded resent but sent once are at most the
+	// requests that were under way without reaching FCM.
+	if once := len(resent) - dups; once > maxInFlight {
+		t.Errorf("deliveries recorded as resent but sent once: got %d (%d resent, %d sent twice), want at most %d (the sends in flight at the kill)",
+			once, len(resent), dups, maxInFlight)
+	}
+	// Sent twice: the requests in flight at the kill and the answers still
+	// waiting for their commit; per chunk job, 50 sends plus 50 answers
+	// queued plus a commit batch of 100.
+	if dups > maxUncommitted {
+		t.Errorf("tokens sent twice: got %d, want at most %d (the sends in flight plus the commit backlog)", dups, maxUncommitted)
+	}
+	t.Logf("resent recorded: %d tokens; sent twice: %d tokens", len(resent), dups)
+}
+
+// registerAll registers users u0…u(n-1), one device and token each, with
+// bounded concurrency.
+func registerAll(t *testing.T, c *client.Client, n, workers int) {
+	t.Helper()
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	errs := make(chan error, workers)
+	for range workers {
+		wg.Go(func() {
+			for i := int(next.Add(1) - 1); i < n; i = int(next.Add(1) - 1) {
+				_, err := c.RegisterPushToken(context.Background(), client.RegisterRequest{
+					DeviceID: fmt.Sprintf("d%d", i), Token: fmt.Sprintf("crash-%d", i), Platform: "android",
+					AppSourceVersion: "1.6.0", UserID: fmt.Sprintf("u%d", i),
+				})
+				if err != nil {
+					errs <- fmt.Errorf("register u%d: %w", i, err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+}
+
+// resentTokens reads, from the stopped server's database, the tokens whose
+// delivery was recorded as resent.
+func resentTokens(t *testing.T, path string) map[string]bool {
+	t.Helper()
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro")
+	if err != nil {
+		t.Fatalf("open %s: %v", path, err)
+	}
+	defer db.Close()
+	rows, err := db.Query(`SELECT token FROM deliveries WHERE resent = 1`)
+	if err != nil {
+		t.Fatalf("query resent: %v", err)
+	}
+	defer rows.Close()
+	out := map[string]bool{}
+	for rows.Next() {
+		var token string
+		if err := rows.Scan(&token); err != nil {
+			t.Fatal(err)
+		}
+		out[token] = true
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return out
+}
