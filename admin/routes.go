@@ -30,6 +30,8 @@ type Config struct {
 	// Token is the admin bearer token.
 	Token  string
 	Logger *slog.Logger
+	// Observe, when set, is told of every request (metrics).
+	Observe web.Observer
 	// CheckFCMCredentials validates an uploaded service-account file.
 	CheckFCMCredentials func([]byte) error
 	// CheckWebhookURL validates a webhook URL.
@@ -37,9 +39,11 @@ type Config struct {
 	// NewWebhookSecret makes a signing secret (whsec_…).
 	NewWebhookSecret func() (string, error)
 	Ready            func(*http.Request) error
-	// Extra registers more routes (metrics, the OpenAPI document).
-	Extra map[string]http.Handler
-	Now   func() time.Time
+	// OpenAPI is the document served at /openapi.yaml.
+	OpenAPI []byte
+	// Metrics serves /metrics (Prometheus).
+	Metrics http.Handler
+	Now     func() time.Time
 }
 
 type server struct {
@@ -82,7 +86,7 @@ func Routes() []string {
 	for _, r := range (&server{}).routes() {
 		out = append(out, r.pattern)
 	}
-	return append(out, web.CommonRoutes...)
+	return append(out, append(web.CommonRoutes, "GET /metrics")...)
 }
 
 // NewHandler returns the admin listener's handler.
@@ -96,10 +100,11 @@ func NewHandler(cfg Config) http.Handler {
 		mux.HandleFunc(r.pattern, s.authorized(r.handler))
 	}
 	web.Health(mux, cfg.Ready)
-	for pattern, h := range cfg.Extra {
-		mux.Handle(pattern, h)
+	web.OpenAPI(mux, cfg.OpenAPI)
+	if cfg.Metrics != nil {
+		mux.Handle("GET /metrics", cfg.Metrics)
 	}
-	return web.Logged(cfg.Logger, web.Mux(mux))
+	return web.Logged(cfg.Logger, cfg.Observe, web.Mux(mux))
 }
 
 // authorized checks the bearer token in constant time.

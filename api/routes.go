@@ -29,6 +29,8 @@ type Config struct {
 	Store  Store
 	Pushes Pusher
 	Logger *slog.Logger
+	// Observe, when set, is told of every request (metrics).
+	Observe web.Observer
 	// Ready reports whether the service can take traffic (/readyz).
 	Ready func(r *http.Request) error
 	Now   func() time.Time
@@ -84,11 +86,8 @@ func NewHandler(cfg Config) http.Handler {
 		mux.HandleFunc(r.pattern, r.handler)
 	}
 	web.Health(mux, cfg.Ready)
-	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(OpenAPI)
-	})
-	return web.Logged(cfg.Logger, cors(web.Mux(mux)))
+	web.OpenAPI(mux, OpenAPI)
+	return web.Logged(cfg.Logger, cfg.Observe, cors(web.Mux(mux)))
 }
 
 // cors lets web apps call the SDK API. The Server API answers no CORS

@@ -54,13 +54,6 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if err != nil {
 		return err
 	}
-	seqs := make([]int, len(open))
-	for i, d := range open {
-		seqs[i] = d.Seq
-	}
-	if err := s.cfg.Store.MarkInflight(ctx, id, seqs); err != nil {
-		return err
-	}
 	r := s.sendAll(ctx, app, cred, p, rs, open, time.Since(job.CreatedAt) > s.cfg.RetryFor)
 	if r.err != nil {
 		return r.err
@@ -81,80 +74,42 @@ type chunkResult struct {
 	err         error
 }
 
-// sendAll sends the deliveries with bounded concurrency; outcomes are
-// committed in small groups as they come, so a crash re-sends only what was
-// in flight.
+// sendAll sends the deliveries in waves of Concurrency: each wave is marked
+// in flight, sent in parallel, and its outcomes committed in one
+// transaction. A crash can thus only re-send the wave that was in flight,
+// and exactly those deliveries are recorded as resent.
 func (s *Service) sendAll(ctx context.Context, app herald.App, cred fcm.Credentials, p herald.Push, rs []herald.Recipient, ds []herald.Delivery, giveUp bool) chunkResult {
-	work := make(chan herald.Delivery)
-	outcomes := make(chan herald.Outcome, s.cfg.Concurrency)
 	var res chunkResult
-	var mu sync.Mutex
-	var wg sync.WaitGroup
-	for range min(s.cfg.Concurrency, len(ds)) {
-		wg.Go(func() {
-			for d := range work {
-				o, retryIn, auth := s.sendOne(ctx, cred, p, rs, d, giveUp)
-				mu.Lock()
-				res.retryIn = max(res.retryIn, retryIn)
-				if auth != "" && res.authFailure == "" {
-					res.authFailure = auth
-				}
-				mu.Unlock()
-				outcomes <- o
-			}
-		})
-	}
-	committed := make(chan error, 1)
-	go func() { committed <- s.commit(ctx, app.ID, p.ID, outcomes) }()
-	for _, d := range ds {
-		mu.Lock()
-		stop := res.authFailure != ""
-		mu.Unlock()
-		if stop {
-			break // the app's credentials are refused: the push fails
+	for start := 0; start < len(ds) && res.authFailure == ""; start += s.cfg.Concurrency {
+		wave := ds[start:min(start+s.cfg.Concurrency, len(ds))]
+		seqs := make([]int, len(wave))
+		for i, d := range wave {
+			seqs[i] = d.Seq
 		}
-		work <- d
+		if res.err = s.cfg.Store.MarkInflight(ctx, p.ID, seqs); res.err != nil {
+			return res
+		}
+		outcomes := make([]herald.Outcome, len(wave))
+		retryIns := make([]time.Duration, len(wave))
+		auths := make([]string, len(wave))
+		var wg sync.WaitGroup
+		for i, d := range wave {
+			wg.Go(func() { outcomes[i], retryIns[i], auths[i] = s.sendOne(ctx, cred, p, rs, d, giveUp) })
+		}
+		wg.Wait()
+		for i, o := range outcomes {
+			s.cfg.Observe(string(o.State))
+			res.retryIn = max(res.retryIn, retryIns[i])
+			if auths[i] != "" && res.authFailure == "" {
+				res.authFailure = auths[i]
+			}
+		}
+		// Recorded even when the job is being cancelled: these were sent.
+		if res.err = s.cfg.Store.RecordOutcomes(context.WithoutCancel(ctx), app.ID, p.ID, outcomes); res.err != nil {
+			return res
+		}
 	}
-	close(work)
-	wg.Wait()
-	close(outcomes)
-	res.err = <-committed
 	return res
-}
-
-// commitBatch and commitDelay bound how long an outcome waits for its
-// commit: the window in which a crash makes a token be sent twice.
-const (
-	commitBatch = 100
-	commitDelay = 5 * time.Millisecond
-)
-
-func (s *Service) commit(ctx context.Context, appID, pushID string, outcomes <-chan herald.Outcome) error {
-	var batch []herald.Outcome
-	var firstErr error
-	flush := func() {
-		if len(batch) > 0 && firstErr == nil {
-			firstErr = s.cfg.Store.RecordOutcomes(context.WithoutCancel(ctx), appID, pushID, batch)
-		}
-		batch = batch[:0]
-	}
-	ticker := time.NewTicker(commitDelay)
-	defer ticker.Stop()
-	for {
-		select {
-		case o, ok := <-outcomes:
-			if !ok {
-				flush()
-				return firstErr
-			}
-			batch = append(batch, o)
-			if len(batch) >= commitBatch {
-				flush()
-			}
-		case <-ticker.C:
-			flush()
-		}
-	}
 }
 
 // sendOne sends one delivery and classifies the answer.

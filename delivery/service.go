@@ -48,6 +48,8 @@ type Config struct {
 	Concurrency int
 	// RetryFor bounds how long retriable sends are retried (default 1 h).
 	RetryFor time.Duration
+	// Observe, when set, is told the outcome of every send (metrics).
+	Observe func(outcome string)
 }
 
 // Service accepts pushes and works their jobs.
@@ -71,6 +73,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()
+	}
+	if cfg.Observe == nil {
+		cfg.Observe = func(string) {}
 	}
 	return &Service{cfg: cfg}
 }

@@ -24,3 +24,11 @@ func Health(mux *http.ServeMux, ready func(*http.Request) error) {
 		JSON(w, http.StatusOK, map[string]string{"status": "ready"})
 	})
 }
+
+// OpenAPI registers GET /openapi.yaml serving doc.
+func OpenAPI(mux *http.ServeMux, doc []byte) {
+	mux.HandleFunc("GET /openapi.yaml", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/yaml")
+		w.Write(doc)
+	})
+}

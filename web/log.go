@@ -11,7 +11,7 @@ import (
 
 // requestInfo is filled in while a request is handled, so the log line
 // written after it can name the app the request authenticated as.
-type requestInfo struct{ appID string }
+type requestInfo struct{ appID, route string }
 
 type infoKey struct{}
 
@@ -41,10 +41,20 @@ func (s *statusRecorder) Write(b []byte) (int, error) {
 	return s.ResponseWriter.Write(b)
 }
 
+// Observer is told of every request once it is answered, with the route
+// pattern it matched ("unmatched" for none); metrics use it.
+type Observer func(method, route string, status int, elapsed time.Duration)
+
+func setRoute(ctx context.Context, route string) {
+	if ri, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		ri.route = route
+	}
+}
+
 // Logged writes one log line per request: request id, method, path, app id,
-// status and latency. Headers and bodies, which carry keys and secrets, are
-// never logged.
-func Logged(l *slog.Logger, next http.Handler) http.Handler {
+// status and latency, and tells observe (when not nil). Headers and bodies,
+// which carry keys and secrets, are never logged.
+func Logged(l *slog.Logger, observe Observer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		start := time.Now()
 		id := r.Header.Get("X-Request-Id")
@@ -61,6 +71,13 @@ func Logged(l *slog.Logger, next http.Handler) http.Handler {
 		next.ServeHTTP(rec, r.WithContext(ctx))
 		if rec.status == 0 {
 			rec.status = http.StatusOK
+		}
+		if observe != nil {
+			route := ri.route
+			if route == "" {
+				route = "unmatched"
+			}
+			observe(r.Method, route, rec.status, time.Since(start))
 		}
 		rl.LogAttrs(ctx, slog.LevelInfo, "request",
 			slog.String("method", r.Method), slog.String("path", r.URL.Path),

@@ -51,6 +51,7 @@ func JSON(w http.ResponseWriter, status int, v any) {
 func Mux(mux *http.ServeMux) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if _, pattern := mux.Handler(r); pattern != "" {
+			setRoute(r.Context(), pattern)
 			mux.ServeHTTP(w, r)
 			return
 		}

@@ -21,6 +21,7 @@ import (
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/sqlite"
 	"github.com/heraldpush/herald/webhook"
 )
@@ -131,7 +132,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.DataDir, "admin-token"), token)
 	}
 	s.AdminToken = token
+	m := metrics.New(db.Reader)
 	pushes := delivery.New(delivery.Config{
+		Observe:   m.Send,
 		Store:     db,
 		Sender:    fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
 		Webhooks:  webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
@@ -143,13 +146,15 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
-	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Ready: ready, Now: now})
+	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"), Ready: ready, Now: now})
 	adminHandler := admin.NewHandler(admin.Config{
 		Store: db, Schedules: pushes, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready, Now: now,
+		Observe:             m.Observer("admin"),
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
 		NewWebhookSecret:    webhook.NewSecret,
-		Extra:               map[string]http.Handler{"GET /openapi.yaml": openAPIHandler()},
+		OpenAPI:             api.OpenAPI,
+		Metrics:             m.Handler(),
 	})
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
 		return nil, s.fail(err)
@@ -183,13 +188,6 @@ func (s *service) startQueue(ctx context.Context, workers *river.Workers) error 
 	s.db.Queue = q
 	s.queue = q
 	return q.Start(ctx)
-}
-
-func openAPIHandler() http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("Content-Type", "application/yaml")
-		w.Write(api.OpenAPI)
-	})
 }
 
 // secretOrFile returns the configured value, or the one kept in the data

@@ -1,0 +1,90 @@
+// Package metrics exposes Herald's Prometheus metrics: HTTP requests per
+// listener, push acceptance, FCM send outcomes, and River's job backlog.
+package metrics
+
+import (
+	"context"
+	"database/sql"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+)
+
+// Metrics holds the collectors, registered on its own registry (no
+// globals).
+type Metrics struct {
+	registry *prometheus.Registry
+	requests *prometheus.HistogramVec
+	sends    *prometheus.CounterVec
+}
+
+// New registers Herald's collectors; jobsDB, when not nil, is queried at
+// scrape time for River's job counts.
+func New(jobsDB *sql.DB) *Metrics {
+	m := &Metrics{
+		registry: prometheus.NewRegistry(),
+		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_http_request_duration_seconds",
+			Help:    "HTTP requests by listener, method, route and status.",
+			Buckets: []float64{.0005, .001, .0025, .005, .01, .025, .05, .1, .25, .5, 1, 2.5},
+		}, []string{"listener", "method", "route", "status"}),
+		sends: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_fcm_sends_total",
+			Help: "FCM sends by outcome (sent, retry, failed, undeliverable).",
+		}, []string{"outcome"}),
+	}
+	m.registry.MustRegister(m.requests, m.sends, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	if jobsDB != nil {
+		m.registry.MustRegister(&jobCollector{db: jobsDB, desc: prometheus.NewDesc("herald_jobs",
+			"River jobs by kind and state.", []string{"kind", "state"}, nil)})
+	}
+	return m
+}
+
+// Handler serves the metrics in the Prometheus text format.
+func (m *Metrics) Handler() http.Handler {
+	return promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
+}
+
+// Send counts one FCM send outcome.
+func (m *Metrics) Send(outcome string) { m.sends.WithLabelValues(outcome).Inc() }
+
+// Observer returns the function a listener calls after each request; the
+// route is the mux pattern, so paths with ids do not explode the labels.
+func (m *Metrics) Observer(listener string) func(method, route string, status int, elapsed time.Duration) {
+	return func(method, route string, status int, elapsed time.Duration) {
+		m.requests.WithLabelValues(listener, method, route, strconv.Itoa(status)).Observe(elapsed.Seconds())
+	}
+}
+
+// jobCollector counts River's jobs at scrape time.
+type jobCollector struct {
+	db   *sql.DB
+	desc *prometheus.Desc
+}
+
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+
+func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := c.db.QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM river_job GROUP BY kind, state`)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var kind, state string
+		var n float64
+		if err := rows.Scan(&kind, &state, &n); err != nil {
+			ch <- prometheus.NewInvalidMetric(c.desc, err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, kind, state)
+	}
+}
