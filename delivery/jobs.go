@@ -26,12 +26,31 @@ type FanoutArgs struct {
 // Kind names the job.
 func (FanoutArgs) Kind() string { return "herald.fanout" }
 
+// Queues: sends have their own, so fan-outs queued behind each other never
+// starve the sends they create; scheduled fan-outs, which mostly wait for
+// their second, have their own too.
+const (
+	QueueSend      = "send"
+	QueueFanout    = "fanout"
+	QueueScheduled = "scheduled"
+)
+
+// Queues returns River's queue configuration for delivery's jobs.
+func Queues() map[string]river.QueueConfig {
+	return map[string]river.QueueConfig{
+		QueueSend:          {MaxWorkers: 10},
+		QueueFanout:        {MaxWorkers: 4},
+		QueueScheduled:     {MaxWorkers: 20},
+		river.QueueDefault: {MaxWorkers: 4}, // finish and webhook jobs
+	}
+}
+
 // InsertOpts makes a scheduled push's job due just before its time.
 func (a FanoutArgs) InsertOpts() river.InsertOpts {
 	if a.RunAt.IsZero() {
-		return river.InsertOpts{}
+		return river.InsertOpts{Queue: QueueFanout}
 	}
-	return river.InsertOpts{ScheduledAt: a.RunAt.Add(-schedulerSlack)}
+	return river.InsertOpts{Queue: QueueScheduled, ScheduledAt: a.RunAt.Add(-schedulerSlack)}
 }
 
 // SendArgs sends one chunk of a push's tokens.
@@ -42,6 +61,9 @@ type SendArgs struct {
 
 // Kind names the job.
 func (SendArgs) Kind() string { return "herald.send" }
+
+// InsertOpts puts sends on their own queue.
+func (SendArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSend} }
 
 // FinishArgs ends a push whose chunks are all done.
 type FinishArgs struct {

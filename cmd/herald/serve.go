@@ -175,7 +175,7 @@ func (s *service) startQueue(ctx context.Context, workers *river.Workers) error 
 		s.log.Info("reclaimed jobs left running by an earlier process", "jobs", n)
 	}
 	rc := &river.Config{
-		Queues:            map[string]river.QueueConfig{river.QueueDefault: {MaxWorkers: 10}},
+		Queues:            delivery.Queues(),
 		Workers:           workers,
 		FetchPollInterval: 50 * time.Millisecond,
 		FetchCooldown:     10 * time.Millisecond,

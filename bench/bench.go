@@ -1,0 +1,205 @@
+// Package bench is the harness behind `herald bench` (DESIGN section 10):
+// it starts an FCM emulator and a Herald server on loopback, registers users
+// through the SDK API, pushes to all of them through the Server API, waits
+// until the emulator has every message, and compares the end-to-end rate
+// with what a bare HTTP/2 client gets from the same emulator.
+//
+// The server lives in package main, so the caller passes a function that
+// starts it; the harness itself depends only on the public API, the admin
+// API and the emulator.
+package bench
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"runtime"
+	"time"
+)
+
+// Server is a running Herald server the harness talks to.
+type Server struct {
+	PublicURL  string
+	AdminURL   string
+	AdminToken string
+	// Stop shuts the server down and removes its data.
+	Stop func() error
+}
+
+// Options configures a run. Zero fields take the defaults.
+type Options struct {
+	// Users is the number of users registered and pushed to (default 100000).
+	Users int
+	// Latency is the emulator's added delay per send.
+	Latency time.Duration
+	// Streams is the number of concurrent sends of the ceiling client
+	// (default 500: the server's 50 per chunk × 10 workers).
+	Streams int
+	// RegisterWorkers is the number of concurrent SDK registrations (default 32).
+	RegisterWorkers int
+	// PushWorkers is the number of concurrent Server API push requests
+	// (default 8).
+	PushWorkers int
+	// StartServer starts a server on loopback whose FCM endpoint is
+	// fcmEndpoint, with any token_uri allowed.
+	StartServer func(ctx context.Context, fcmEndpoint string) (Server, error)
+	// Progress, when not nil, gets a line per phase and delivery progress.
+	Progress io.Writer
+	// CPUProfile, when not nil, gets a CPU profile of the push and delivery
+	// phase.
+	CPUProfile io.Writer
+}
+
+// usersPerRequest is the size of each push request: the API's maximum.
+const usersPerRequest = 500
+
+func (o *Options) defaults() error {
+	if o.Users == 0 {
+		o.Users = 100000
+	}
+	if o.Streams == 0 {
+		o.Streams = 500
+	}
+	if o.RegisterWorkers == 0 {
+		o.RegisterWorkers = 32
+	}
+	if o.PushWorkers == 0 {
+		o.PushWorkers = 8
+	}
+	if o.Progress == nil {
+		o.Progress = io.Discard
+	}
+	switch {
+	case o.Users < 1:
+		return errors.New("bench: users must be at least 1")
+	case o.Streams < 1 || o.RegisterWorkers < 1 || o.PushWorkers < 1:
+		return errors.New("bench: concurrency must be at least 1")
+	case o.Latency < 0:
+		return errors.New("bench: latency must not be negative")
+	case o.StartServer == nil:
+		return errors.New("bench: no StartServer")
+	}
+	return nil
+}
+
+// deliveryDeadline bounds the wait for every message: a minute, or 2 ms per
+// user for large runs.
+func deliveryDeadline(users int) time.Duration {
+	return max(time.Minute, time.Duration(users)*time.Second/500)
+}
+
+// Run performs the benchmark. When the messages do not all arrive in time it
+// returns the partial result with the error, so the caller can show what was
+// measured.
+func Run(ctx context.Context, opts Options) (Result, error) {
+	if err := opts.defaults(); err != nil {
+		return Result{}, err
+	}
+	res := Result{Users: opts.Users, EmulatorLatencyMS: ms(opts.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU()}
+	emu, err := startEmulator(opts.Latency)
+	if err != nil {
+		return res, err
+	}
+	defer emu.stop()
+	srv, err := opts.StartServer(ctx, emu.url)
+	if err != nil {
+		return res, fmt.Errorf("bench: start server: %w", err)
+	}
+	stopServer := onceErr(srv.Stop)
+	defer stopServer()
+
+	run := &runner{opts: opts, emu: emu, srv: srv, res: &res}
+	if err := run.serverPhase(ctx); err != nil {
+		return res, err
+	}
+	// The ceiling is the emulator's alone: the server is stopped first so
+	// that its leftover work (commits, finish jobs) does not compete.
+	if err := stopServer(); err != nil {
+		return res, fmt.Errorf("bench: stop server: %w", err)
+	}
+	fmt.Fprintf(opts.Progress, "bench: ceiling: %d messages straight to the emulator, %d streams\n", opts.Users, opts.Streams)
+	c, err := runCeiling(ctx, emu, run.app.account, run.template, opts.Users, opts.Streams)
+	res.Ceiling = c
+	if err != nil {
+		return res, err
+	}
+	if c.PerSecond > 0 {
+		res.Ratio = res.Delivery.PerSecond / c.PerSecond
+	}
+	return res, nil
+}
+
+// runner holds one run's state between phases.
+type runner struct {
+	opts     Options
+	emu      *emulatorServer
+	srv      Server
+	res      *Result
+	app      benchApp
+	template []byte // the message the server sent to user 0
+}
+
+// serverPhase sets up the app, registers the users, pushes to them and
+// waits for the emulator to have every message.
+func (r *runner) serverPhase(ctx context.Context) error {
+	app, err := setUp(ctx, r.srv, r.emu.url)
+	if err != nil {
+		return err
+	}
+	r.app = app
+	fmt.Fprintf(r.opts.Progress, "bench: registering %d users (%d workers)\n", r.opts.Users, r.opts.RegisterWorkers)
+	reg, err := register(ctx, app.client, r.opts.Users, r.opts.RegisterWorkers)
+	r.res.Register = reg
+	if err != nil {
+		return err
+	}
+	if err := r.deliver(ctx); err != nil {
+		return err
+	}
+	r.res.PeakRSSBytes = peakRSS()
+	r.res.PeakRSSScope = rssScope
+	msgs := r.emu.Messages(tokenOf(0))
+	if len(msgs) == 0 {
+		return errors.New("bench: the emulator has no message for user 0")
+	}
+	r.template = msgs[0].Message
+	return nil
+}
+
+// deliver pushes to every user and waits for the emulator to accept every
+// message, under the CPU profile when one is asked for.
+func (r *runner) deliver(ctx context.Context) error {
+	if r.opts.CPUProfile != nil {
+		stop, err := startCPUProfile(r.opts.CPUProfile)
+		if err != nil {
+			return err
+		}
+		defer stop()
+	}
+	requests := (r.opts.Users + usersPerRequest - 1) / usersPerRequest
+	fmt.Fprintf(r.opts.Progress, "bench: pushing to %d users in %d requests (%d workers)\n", r.opts.Users, requests, r.opts.PushWorkers)
+	acc, start, err := pushAll(ctx, r.app.client, r.opts.Users, r.opts.PushWorkers)
+	r.res.Accept = acc
+	if err != nil {
+		return err
+	}
+	d, err := awaitDeliveries(ctx, r.emu.Emulator, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
+	r.res.Delivery = d
+	return err
+}
+
+// onceErr wraps f so that only its first call runs; later calls return nil.
+func onceErr(f func() error) func() error {
+	done := false
+	return func() error {
+		if done || f == nil {
+			return nil
+		}
+		done = true
+		return f()
+	}
+}
+
+// ms converts d to milliseconds.
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
