@@ -128,6 +128,12 @@ func (s *Service) sendOne(ctx context.Context, cred fcm.Credentials, p herald.Pu
 		return o, 0, ""
 	}
 	o.Error = err.Error()
+	if ctx.Err() != nil {
+		// Cut off mid-request: FCM may have the message. It stays in flight,
+		// so the next attempt sends it again and records it as resent.
+		o.State = herald.DeliveryInflight
+		return o, 0, ""
+	}
 	var se *fcm.SendError
 	if !errors.As(err, &se) {
 		se = &fcm.SendError{Class: fcm.ClassRetry, Err: err}

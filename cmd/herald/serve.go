@@ -187,7 +187,9 @@ func (s *service) startQueue(ctx context.Context, workers *river.Workers) error 
 	}
 	s.db.Queue = q
 	s.queue = q
-	return q.Start(ctx)
+	// Not the signal's context: cancelling it would cancel running jobs
+	// mid-send; shutdown stops River gracefully instead.
+	return q.Start(context.WithoutCancel(ctx))
 }
 
 // secretOrFile returns the configured value, or the one kept in the data
