@@ -120,19 +120,18 @@ type Edit struct {
 
 // Limits of spec section 8 and DESIGN.md section 5.
 const (
-	MaxMessages        = 200
-	MaxUserIDs         = 500
-	MaxMessagesBody    = 150 * 1024
-	MaxLinkURL         = 255
-	MaxImageURL        = 500
-	MinRequestGroupID  = 5
-	MaxRequestGroupID  = 20
-	ScheduleLead       = 60 * time.Second
-	ScheduleHorizon    = 366 * 24 * time.Hour
-	EditDeadline       = 5 * time.Minute
-	MaxIdempotencyKey  = 255
-	IdempotencyWindow  = 24 * time.Hour
-	HalfActionsPerUser = 1 // 0.5 Server Action per requested user
+	MaxMessages       = 200
+	MaxUserIDs        = 500
+	MaxMessagesBody   = 150 * 1024
+	MaxLinkURL        = 255
+	MaxImageURL       = 500
+	MinRequestGroupID = 5
+	MaxRequestGroupID = 20
+	ScheduleLead      = 60 * time.Second
+	ScheduleHorizon   = 366 * 24 * time.Hour
+	EditDeadline      = 5 * time.Minute
+	MaxIdempotencyKey = 255
+	IdempotencyWindow = 24 * time.Hour
 )
 
 // RequestGroupIDProblem returns why s is not a valid requestGroupId, or "":
@@ -183,11 +182,6 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 		return time.Time{}, "must be at most 366 days ahead"
 	}
 	return t, ""
-}
-
-// FormatScheduleTime writes t in the scheduleTime format of loc.
-func FormatScheduleTime(t time.Time, loc *time.Location) string {
-	return t.In(loc).Format(scheduleLayout)
 }
 
 // ServerActions turns half units into Server Actions (0.5 each).

@@ -29,9 +29,6 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err)
 		e = herald.ErrInternal
 	}
-	if e.Status == http.StatusTooManyRequests && w.Header().Get("Retry-After") == "" {
-		w.Header().Set("Retry-After", "1")
-	}
 	JSON(w, e.Status, errorBody{StatusCode: e.Status, Path: r.URL.Path, Code: e.Code, Message: e.Message, Details: e.Details})
 }
 

@@ -1,0 +1,80 @@
+package delivery
+
+import (
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+func TestBackoff(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		attempt    int
+		retryAfter time.Duration
+		jitter     float64
+		want       time.Duration
+	}{
+		{1, 0, 0.5, time.Second},
+		{2, 0, 0.5, 2 * time.Second},
+		{1, 0, 0, 750 * time.Millisecond},
+		{1, 0, 1, 1250 * time.Millisecond},
+		{1, 60 * time.Second, 0.5, 60 * time.Second},
+		{30, 0, 0.5, 10 * time.Minute},
+		{11, 0, 0.5, 10 * time.Minute},
+	}
+	for _, tt := range tests {
+		if got := backoff(tt.attempt, tt.retryAfter, tt.jitter); got != tt.want {
+			t.Errorf("backoff(%d, %v, %v): got %v, want %v", tt.attempt, tt.retryAfter, tt.jitter, got, tt.want)
+		}
+	}
+}
+
+func TestPlan(t *testing.T) {
+	t.Parallel()
+	uid := func(s string) *string { return &s }
+	dev := func(id string, user string, c herald.Consent) herald.Device {
+		return herald.Device{ID: id, Token: "tok-" + id, UserID: uid(user), Consent: c}
+	}
+	yes, no := herald.Consent{Marketing: true, MarketingNight: true}, herald.Consent{}
+	dayOnly := herald.Consent{Marketing: true}
+	devices := map[string][]herald.Device{
+		"a": {dev("a1", "a", yes), dev("a2", "a", no)},
+		"b": {dev("b1", "b", dayOnly)},
+		"c": {dev("c1", "c", no)},
+	}
+	rs := []herald.Recipient{{UserID: "a"}, {UserID: "b"}, {UserID: "c"}, {UserID: "ghost"}}
+	t.Run("MarketingAtNight", func(t *testing.T) {
+		p := herald.Push{Content: herald.Content{Title: "(광고) sale"}}
+		ds := plan(p, rs, devices, true, 1)
+		want := []herald.DeliveryState{herald.DeliveryPending, herald.DeliverySuppressedConsent, herald.DeliverySuppressedNight, herald.DeliverySuppressedConsent}
+		if len(ds) != len(want) {
+			t.Fatalf("got %d deliveries, want %d", len(ds), len(want))
+		}
+		for i, d := range ds {
+			if d.State != want[i] || d.Seq != i {
+				t.Errorf("delivery %d: got %s seq %d, want %s seq %d", i, d.State, d.Seq, want[i], i)
+			}
+		}
+		if jobs := chunkJobs("p", ds); len(jobs) != 1 || jobs[0] != (SendArgs{PushID: "p", Chunk: 0}) {
+			t.Errorf("got jobs %v, want one send job", jobs)
+		}
+	})
+	t.Run("PlainChunked", func(t *testing.T) {
+		ds := plan(herald.Push{Content: herald.Content{Title: "hello"}}, rs, devices, true, 2)
+		chunks := []int{0, 0, 1, 1}
+		for i, d := range ds {
+			if d.State != herald.DeliveryPending || d.Chunk != chunks[i] {
+				t.Errorf("delivery %d: got %s chunk %d, want pending chunk %d", i, d.State, d.Chunk, chunks[i])
+			}
+		}
+		if jobs := chunkJobs("p", ds); len(jobs) != 2 {
+			t.Errorf("got %d jobs, want 2", len(jobs))
+		}
+	})
+	t.Run("NothingToSend", func(t *testing.T) {
+		if jobs := chunkJobs("p", nil); len(jobs) != 1 || jobs[0] != (FinishArgs{PushID: "p"}) {
+			t.Errorf("got %v, want the finish job", jobs)
+		}
+	})
+}
