@@ -62,6 +62,7 @@ var (
 	ErrAppNotFound = newError("ERR-AB-PSS-91", http.StatusNotFound, "App data not found.")
 	ErrNoFCM       = newError("ERR-AB-PSS-92", http.StatusNotFound, "FCM Account data not found.")
 
+	ErrTooManyRequests  = newError("ERR-AB-RTL-01", http.StatusTooManyRequests, "Too many requests.")
 	ErrIdempotencyReuse = newError("ERR-AB-IDM-01", http.StatusConflict, "Idempotency key reused with a different request.")
 	ErrScheduleLocked   = newError("ERR-AB-SCH-01", http.StatusConflict, "Scheduled push can no longer be changed.")
 	ErrInternal         = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")

@@ -82,6 +82,12 @@ func (s *server) sdkAPI(h http.HandlerFunc) http.HandlerFunc {
 func (s *server) withApp(needSecret bool, g gate, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		app, err := s.authenticate(r, needSecret)
+		if err == nil && needSecret {
+			if ok, wait := s.limits.allow(app.ID, s.now()); !ok {
+				retryAfter(w, wait)
+				err = herald.ErrTooManyRequests
+			}
+		}
 		if err == nil && g != nil {
 			err = g(app)
 		}

@@ -34,11 +34,15 @@ type Config struct {
 	// Ready reports whether the service can take traffic (/readyz).
 	Ready func(r *http.Request) error
 	Now   func() time.Time
+	// RateLimit is the Server API requests per second each app may make on
+	// this node (bursts of twice that); zero for no limit.
+	RateLimit float64
 }
 
 type server struct {
 	store  Store
 	pushes Pusher
+	limits *limiter
 	now    func() time.Time
 }
 
@@ -77,7 +81,7 @@ func Routes() []string {
 
 // NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
-	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now}
+	s := &server{store: cfg.Store, pushes: cfg.Pushes, limits: newLimiter(cfg.RateLimit), now: cfg.Now}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -29,6 +29,7 @@ type config struct {
 	WebhookAllowPrivate bool
 	LogLevel            string
 	LogFormat           string
+	RateLimit           float64
 	Demo                bool
 	// now is the clock; only tests set it.
 	now func() time.Time
@@ -62,6 +63,14 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 		WebhookAllowPrivate: envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
 		LogLevel:            env("HERALD_LOG_LEVEL", "info"),
 		LogFormat:           env("HERALD_LOG_FORMAT", "text"),
+		RateLimit:           5000,
+	}
+	if v := getenv("HERALD_RATE_LIMIT"); v != "" {
+		n, err := strconv.ParseFloat(v, 64)
+		if err != nil || n < 0 {
+			return c, fmt.Errorf("HERALD_RATE_LIMIT: %q is not a non-negative number", v)
+		}
+		c.RateLimit = n
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -76,6 +85,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug|info|warn|error (HERALD_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "text|json (HERALD_LOG_FORMAT)")
+	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
 	fs.BoolVar(&c.Demo, "demo", false, "start an in-process FCM emulator and a demo app")
 	if err := fs.Parse(args); err != nil {
 		return c, err

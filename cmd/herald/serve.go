@@ -146,7 +146,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
-	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"), Ready: ready, Now: now})
+	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"), Ready: ready, Now: now,
+		RateLimit: cfg.RateLimit})
 	adminHandler := admin.NewHandler(admin.Config{
 		Store: db, Schedules: pushes, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready, Now: now,
 		Observe:             m.Observer("admin"),

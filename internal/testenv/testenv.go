@@ -35,6 +35,8 @@ type Options struct {
 	// QuietLog drops log lines below warnings (benchmarks), so the log
 	// buffer does not grow with every request.
 	QuietLog bool
+	// RateLimit mirrors HERALD_RATE_LIMIT (zero: none).
+	RateLimit float64
 }
 
 // Env is one running Herald: both listeners and their database.
@@ -96,7 +98,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		level = slog.LevelWarn
 	}
 	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: level}))
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger}))
+	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger, RateLimit: o.RateLimit}))
 	t.Cleanup(pub.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{
 		Store: db, MasterKey: mk, Token: AdminToken, Logger: logger,
