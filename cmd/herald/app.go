@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,6 +36,14 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
+	// `app show <appId>` may carry flags after the id too.
+	var positional []string
+	for fs.NArg() > 0 {
+		positional = append(positional, fs.Arg(0))
+		if err := fs.Parse(fs.Args()[1:]); err != nil {
+			return err
+		}
+	}
 	c := adminClient{base: *server, token: *token}
 	if err := c.defaults(getenv); err != nil {
 		return err
@@ -57,10 +66,10 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	case "list":
 		method, path = http.MethodGet, "/admin/v1/apps"
 	case "show":
-		if fs.NArg() != 1 {
+		if len(positional) != 1 {
 			return errors.New("usage: herald app show <appId>")
 		}
-		method, path = http.MethodGet, "/admin/v1/apps/"+fs.Arg(0)
+		method, path = http.MethodGet, "/admin/v1/apps/"+url.PathEscape(positional[0])
 	default:
 		return fmt.Errorf("unknown app command %q (create, list, show)", verb)
 	}
