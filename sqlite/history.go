@@ -27,22 +27,9 @@ func (db *DB) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]
 	} else if f.Cursor != "" {
 		where, args = where+` AND id < ?`, append(args, f.Cursor)
 	}
-	rows, err := db.Reader.QueryContext(ctx, `SELECT `+pushColumns+` FROM pushes WHERE `+where+` ORDER BY `+order+` LIMIT ?`,
+	ps, err := db.queryPushes(ctx, `SELECT `+pushColumns+` FROM pushes WHERE `+where+` ORDER BY `+order+` LIMIT ?`,
 		append(args, f.Limit+1)...)
 	if err != nil {
-		return nil, "", err
-	}
-	var ps []herald.Push
-	for rows.Next() {
-		p, err := scanPush(rows)
-		if err != nil {
-			rows.Close()
-			return nil, "", err
-		}
-		ps = append(ps, p)
-	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
 		return nil, "", err
 	}
 	next := ""
@@ -54,12 +41,7 @@ func (db *DB) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]
 			next = strconv.FormatInt(last.ScheduledAt.UnixMilli(), 10) + "." + last.ID
 		}
 	}
-	for i := range ps {
-		if err := db.fillCounts(ctx, &ps[i]); err != nil {
-			return nil, "", err
-		}
-	}
-	return ps, next, nil
+	return ps, next, db.fillAllCounts(ctx, ps)
 }
 
 func cutCursor(c string) (int64, string, bool) {
@@ -74,30 +56,38 @@ func cutCursor(c string) (int64, string, bool) {
 
 // PushGroup returns the pushes sharing a requestGroupId, oldest first.
 func (db *DB) PushGroup(ctx context.Context, appID, requestGroupID string) ([]herald.Push, error) {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT `+pushColumns+` FROM pushes WHERE app_id = ? AND request_group_id = ? ORDER BY id`,
+	ps, err := db.queryPushes(ctx, `SELECT `+pushColumns+` FROM pushes WHERE app_id = ? AND request_group_id = ? ORDER BY id`,
 		appID, requestGroupID)
 	if err != nil {
 		return nil, err
 	}
+	return ps, db.fillAllCounts(ctx, ps)
+}
+
+func (db *DB) queryPushes(ctx context.Context, query string, args ...any) ([]herald.Push, error) {
+	rows, err := db.Reader.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
 	var ps []herald.Push
 	for rows.Next() {
 		p, err := scanPush(rows)
 		if err != nil {
-			rows.Close()
 			return nil, err
 		}
 		ps = append(ps, p)
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, err
-	}
+	return ps, rows.Err()
+}
+
+func (db *DB) fillAllCounts(ctx context.Context, ps []herald.Push) error {
 	for i := range ps {
 		if err := db.fillCounts(ctx, &ps[i]); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return ps, nil
+	return nil
 }
 
 // UnreachableUsersOf returns the users a push could not reach.
