@@ -3,6 +3,9 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"io"
+	"net/http"
+	"strings"
 	"testing"
 	"time"
 
@@ -37,5 +40,34 @@ func TestPushUsersEndToEnd(t *testing.T) {
 	p := e.push(res.PushID)
 	if p.Counts.Sent != 3 || p.Counts.Unreachable != 1 || p.Counts.RequestedUsers != 4 {
 		t.Fatalf("counts %+v", p.Counts)
+	}
+}
+
+func TestMetrics(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(nil)
+	e.register(a, "tok-", "u1", "u2")
+	e.register(a, "unregistered-", "u3")
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "u3"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "push done", 10*time.Second, func() bool { return e.push(res.PushID).Status == "done" })
+	resp, err := http.Get(e.svc.AdminURL + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	for _, want := range []string{
+		`herald_fcm_sends_total{outcome="sent"} 2`,
+		`herald_fcm_sends_total{outcome="undeliverable"} 1`,
+		`herald_http_request_duration_seconds_count{listener="public",method="POST",route="POST /api/push/v2/users",status="200"} 1`,
+		`herald_jobs{kind="herald.send",state=`,
+	} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("metrics: missing %q", want)
+		}
 	}
 }
