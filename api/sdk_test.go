@@ -295,3 +295,24 @@ func TestDeletePushToken(t *testing.T) {
 		}
 	})
 }
+
+func TestReRegisterKeepsInAppOptOut(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	app := env.BusinessApp(t)
+	env.RegisterToken(t, app, "d1", "tok-1", "alice")
+	if res := env.SetMarketing(t, app, "alice", map[string]any{"marketing": true, "marketingNight": true}); res.Status != http.StatusOK {
+		t.Fatalf("PATCH marketing: got %d", res.Status)
+	}
+	if res := env.SDK(t, app, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "d1", "marketing": false}); res.Status != http.StatusOK {
+		t.Fatalf("opt out in the app: got %d", res.Status)
+	}
+	// A token refresh names the same user: the device keeps its opt-out.
+	if d := env.RegisterToken(t, app, "d1", "tok-1b", "alice"); d.Marketing || d.MarketingNight {
+		t.Fatalf("after a token refresh: got %+v, want the in-app opt-out kept", d)
+	}
+	// A device newly mapped to the user adopts the user's pair.
+	if d := env.RegisterToken(t, app, "d2", "tok-2", "alice"); !d.Marketing || !d.MarketingNight {
+		t.Fatalf("new device: got %+v, want the user's pair", d)
+	}
+}

@@ -104,12 +104,17 @@ func (db *DB) RegisterDevice(ctx context.Context, appID string, reg herald.Devic
 	return out, err
 }
 
-// mapDevice maps d to userID, registering the user, and adopts the user's
-// consent pair when it was set through the Server API.
+// mapDevice maps d to userID, registering the user. A device newly mapped
+// to the user adopts the user's consent pair when it was set through the
+// Server API; a device already mapped to that user keeps its own pair (the
+// user may have changed it in the app since).
 func mapDevice(ctx context.Context, tx *sql.Tx, d *herald.Device, userID string, now time.Time) error {
 	u, err := registerUser(ctx, tx, d.AppID, userID, now)
 	if err != nil {
 		return err
+	}
+	if d.UserID != nil && *d.UserID == userID {
+		return nil
 	}
 	d.UserID = &userID
 	if u.ConsentSet {
