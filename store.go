@@ -1,6 +1,9 @@
 package herald
 
-import "context"
+import (
+	"context"
+	"time"
+)
 
 // AppStore keeps apps. Lookups of a missing app return ErrNotFound.
 type AppStore interface {
@@ -64,6 +67,10 @@ type PushStore interface {
 	// With an idempotency key used before it stores nothing and returns the
 	// first push's id and replayed; ErrIdempotencyReuse when the body differs.
 	AcceptPush(ctx context.Context, p Push, rs []Recipient, idem *Idempotency, job Job) (id string, replayed bool, err error)
+	// IdempotentPush returns the push an idempotency key, used within the
+	// last 24 hours, stands for: found is false when there is none;
+	// ErrIdempotencyReuse when the key came with another body.
+	IdempotentPush(ctx context.Context, appID string, idem Idempotency, now time.Time) (p Push, found bool, err error)
 	// Push returns a push with its counts. ErrNotFound.
 	Push(ctx context.Context, id string) (Push, error)
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"net/http"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
@@ -33,6 +34,10 @@ func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	idem, done := s.replay(w, r, app, body, received)
+	if done {
+		return
+	}
 	o, details := parseObject(body)
 	ids := o.userIDs("userIds")
 	content := o.content()
@@ -47,7 +52,7 @@ func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
 		rs[i] = herald.Recipient{UserID: id}
 	}
 	p.Marketing = p.IsMarketingOpt || herald.IsMarketingTitle(content.Title)
-	s.accept(w, r, app, p, rs, body, received)
+	s.accept(w, r, app, p, rs, idem, received)
 }
 
 // pushMessages is POST /api/push/v2/messages (spec 4.3).
@@ -57,6 +62,10 @@ func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
 	body, err := readBody(r, herald.MaxMessagesBody)
 	if err != nil {
 		web.Error(w, r, err)
+		return
+	}
+	idem, done := s.replay(w, r, app, body, received)
+	if done {
 		return
 	}
 	o, details := parseObject(body)
@@ -71,27 +80,54 @@ func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
 	for _, rc := range rs {
 		p.Marketing = p.Marketing || herald.IsMarketingTitle(rc.Content.Title)
 	}
-	s.accept(w, r, app, p, rs, body, received)
+	s.accept(w, r, app, p, rs, idem, received)
+}
+
+// replay answers a repeated Idempotency-Key with the first answer (done is
+// true then, or when the key itself is refused). It runs before the body is
+// judged: a repeat must get the first answer even when, say, its
+// scheduleTime is no longer 60 s away.
+func (s *server) replay(w http.ResponseWriter, r *http.Request, app herald.App, body []byte, received time.Time) (*herald.Idempotency, bool) {
+	key := r.Header.Get("Idempotency-Key")
+	if key == "" {
+		return nil, false
+	}
+	if utf8.RuneCountInString(key) > herald.MaxIdempotencyKey || !utf8.ValidString(key) {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "Idempotency-Key", Reason: "must be at most 255 characters"}))
+		return nil, true
+	}
+	h := sha256.Sum256(append([]byte(r.URL.Path+"\n"), body...))
+	idem := &herald.Idempotency{Key: key, Hash: h[:]}
+	first, found, err := s.store.IdempotentPush(r.Context(), app.ID, *idem, received)
+	if err != nil {
+		web.Error(w, r, err)
+		return nil, true
+	}
+	if !found {
+		return idem, false
+	}
+	answer(w, first.ID, first.ScheduledAt != nil)
+	return nil, true
+}
+
+// answer writes the spec's JSON string with the X-Push-Id header.
+func answer(w http.ResponseWriter, pushID string, scheduled bool) {
+	w.Header().Set("X-Push-Id", pushID)
+	if scheduled {
+		web.JSON(w, http.StatusOK, answerScheduled)
+		return
+	}
+	web.JSON(w, http.StatusOK, answerRequested)
 }
 
 // accept stores the push and answers the spec's JSON string with X-Push-Id.
-func (s *server) accept(w http.ResponseWriter, r *http.Request, app herald.App, p herald.Push, rs []herald.Recipient, body []byte, received time.Time) {
-	var idem *herald.Idempotency
-	if key := r.Header.Get("Idempotency-Key"); key != "" {
-		if len(key) > herald.MaxIdempotencyKey {
-			web.Error(w, r, herald.Invalid(herald.Detail{Field: "Idempotency-Key", Reason: "must be at most 255 characters"}))
-			return
-		}
-		h := sha256.Sum256(append([]byte(r.URL.Path+"\n"), body...))
-		idem = &herald.Idempotency{Key: key, Hash: h[:]}
-	}
+func (s *server) accept(w http.ResponseWriter, r *http.Request, app herald.App, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, received time.Time) {
 	p.ID = herald.NewID("push_", received)
 	p.AppID = app.ID
 	p.CreatedAt = received.UTC().Truncate(time.Millisecond)
 	p.Status = herald.StatusSending
-	answer := answerRequested
 	if p.ScheduledAt != nil {
-		p.Status, answer = herald.StatusScheduled, answerScheduled
+		p.Status = herald.StatusScheduled
 	}
 	p.RequestedUsers = len(rs)
 	p.ServerActionsHalf = int64(len(rs))
@@ -100,8 +136,7 @@ func (s *server) accept(w http.ResponseWriter, r *http.Request, app herald.App, 
 		web.Error(w, r, err)
 		return
 	}
-	w.Header().Set("X-Push-Id", id)
-	web.JSON(w, http.StatusOK, answer)
+	answer(w, id, p.ScheduledAt != nil)
 }
 
 // array reads a required array member with between 1 and max elements.

@@ -4,6 +4,7 @@
 package api
 
 import (
+	"context"
 	_ "embed"
 	"log/slog"
 	"net/http"
@@ -22,6 +23,7 @@ var OpenAPI []byte
 type Store interface {
 	herald.AppStore
 	herald.UserStore
+	IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error)
 }
 
 // Config holds the handler's dependencies.

@@ -111,6 +111,24 @@ func (db *DB) claimIdempotencyKey(ctx context.Context, tx *sql.Tx, p herald.Push
 	return "", err
 }
 
+// IdempotentPush returns the push a recent idempotency key stands for.
+func (db *DB) IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error) {
+	var hash []byte
+	var pushID string
+	err := db.Reader.QueryRowContext(ctx, `SELECT request_hash, push_id FROM idempotency WHERE app_id = ? AND key = ? AND created_at > ?`,
+		appID, idem.Key, now.Add(-herald.IdempotencyWindow).UnixMilli()).Scan(&hash, &pushID)
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return herald.Push{}, false, nil
+	case err != nil:
+		return herald.Push{}, false, err
+	case !bytes.Equal(hash, idem.Hash):
+		return herald.Push{}, false, herald.ErrIdempotencyReuse
+	}
+	p, err := db.Push(ctx, pushID)
+	return p, err == nil, err
+}
+
 func (db *DB) location(ctx context.Context, tx *sql.Tx, appID string) *time.Location {
 	var tz string
 	tx.QueryRowContext(ctx, `SELECT time_zone FROM apps WHERE id = ?`, appID).Scan(&tz)

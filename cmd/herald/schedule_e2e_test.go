@@ -115,6 +115,24 @@ func TestScheduleTimeRules(t *testing.T) {
 		_, err := schedule(a, users, "2026-12-01T22:06")
 		wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
 	})
+	t.Run("IdempotentReplayAfterLead", func(t *testing.T) {
+		clk.Freeze(time.Date(2026, 12, 1, 22, 10, 0, 0, seoul))
+		ctx := client.WithIdempotencyKey(context.Background(), "sched-1")
+		req := client.PushUsersRequest{UserIDs: users, Title: "t", Content: "c", Options: &client.Options{ScheduleTime: "2026-12-01T22:12"}}
+		first, err := a.c.PushUsers(ctx, req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// 90 s later the time is under 60 s away; the repeat still replays.
+		clk.Freeze(time.Date(2026, 12, 1, 22, 11, 30, 0, seoul))
+		again, err := a.c.PushUsers(ctx, req)
+		if err != nil || again != first {
+			t.Fatalf("repeat: got %+v %v, want the first answer %+v", again, err, first)
+		}
+		req.Title = "other"
+		_, err = a.c.PushUsers(ctx, req)
+		wantCode(t, err, http.StatusConflict, "ERR-AB-IDM-01")
+	})
 	t.Run("NotACalendarTime", func(t *testing.T) {
 		for _, at := range []string{"2027-02-30T10:00", "2027-01-01T24:00", "2027-01-01T10:60", "2027-01-01 10:00", "2027-01-01T10:00:00", "27-01-01T10:00"} {
 			_, err := schedule(a, users, at)
