@@ -121,7 +121,7 @@ func (s *Service) credentials(app herald.App) (fcm.Credentials, error) {
 	if err != nil {
 		return fcm.Credentials{}, err
 	}
-	return fcm.Credentials{Key: app.ID + ":" + string(app.FCMCredentials[:12]), JSON: raw}, nil
+	return fcm.Credentials{Key: app.ID, JSON: raw}, nil
 }
 
 // EditScheduled applies an operator's change to a scheduled push; a moved

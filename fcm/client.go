@@ -44,8 +44,8 @@ type ClientOptions struct {
 
 // Credentials identify the app whose service account signs a send.
 type Credentials struct {
-	// Key identifies the app and the version of its credentials; the access
-	// token is cached under it, so new credentials need a new Key.
+	// Key identifies the app; its access token is cached under it until the
+	// JSON changes or FCM refuses the token.
 	Key string
 	// JSON is the app's service-account file.
 	JSON []byte
@@ -67,6 +67,7 @@ type Client struct {
 
 // account is a loaded service account with its cached token source.
 type account struct {
+	sum       [sha256.Size]byte // of the service-account file it was loaded from
 	projectID string
 	tokens    oauth2.TokenSource
 }
@@ -148,7 +149,29 @@ func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error 
 	}
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	return c.post(ctx, acct.projectID, tok.AccessToken, body)
+	err = c.post(ctx, acct.projectID, tok.AccessToken, body)
+	if se, ok := err.(*SendError); ok && se.Class == ClassAuth {
+		c.forget(cacheKey(cred), acct) // a revoked token: fetch a new one next time
+	}
+	return err
+}
+
+// forget drops a cached account, unless another send replaced it already.
+func (c *Client) forget(key string, acct *account) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.accounts[key] == acct {
+		delete(c.accounts, key)
+	}
+}
+
+func cacheKey(cred Credentials) string {
+	if cred.Key != "" {
+		return cred.Key
+	}
+	// Never let apps that forgot their Key share one cache entry.
+	sum := sha256.Sum256(cred.JSON)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
 
 // sendRequest is the body of messages:send.
@@ -181,28 +204,25 @@ func (c *Client) post(ctx context.Context, projectID, accessToken string, body [
 	return classify(resp.StatusCode, resp.Header.Get("Retry-After"), respBody, c.now())
 }
 
-// account returns the cached account for cred.Key, loading it on first use.
-// A load that fails is not cached, so fixed credentials work at once.
+// account returns the cached account for cred.Key, loading it on first use
+// and again when the service-account file changed. A load that fails is not
+// cached, so fixed credentials work at once.
 func (c *Client) account(ctx context.Context, cred Credentials) (*account, error) {
-	key := cred.Key
-	if key == "" {
-		// Never let apps that forgot their Key share one cache entry.
-		sum := sha256.Sum256(cred.JSON)
-		key = "sha256:" + hex.EncodeToString(sum[:])
-	}
+	key, sum := cacheKey(cred), sha256.Sum256(cred.JSON)
 	c.mu.Lock()
 	acct, ok := c.accounts[key]
 	c.mu.Unlock()
-	if ok {
+	if ok && acct.sum == sum {
 		return acct, nil
 	}
 	acct, err := c.loadAccount(ctx, cred.JSON)
 	if err != nil {
 		return nil, err
 	}
+	acct.sum = sum
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if cached, ok := c.accounts[key]; ok {
+	if cached, ok := c.accounts[key]; ok && cached.sum == sum {
 		return cached, nil // another send loaded it meanwhile; share its token
 	}
 	c.accounts[key] = acct

@@ -229,3 +229,31 @@ func BenchmarkSend(b *testing.B) {
 	})
 	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "msgs/s")
 }
+
+func TestSendRefreshesCachedToken(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-refresh", emulator.Options{}, fcm.ClientOptions{})
+	ctx := context.Background()
+	if err := b.client.Send(ctx, b.cred, message("ok-1")); err != nil {
+		t.Fatal(err)
+	}
+	// FCM refusing the credentials drops the cached token.
+	if got := classOf(t, b.client.Send(ctx, b.cred, message("auth-1"))); got != fcm.ClassAuth {
+		t.Fatalf("got %s, want %s", got, fcm.ClassAuth)
+	}
+	if err := b.client.Send(ctx, b.cred, message("ok-2")); err != nil {
+		t.Fatal(err)
+	}
+	if got := b.emu.TokenGrants(); got != 2 {
+		t.Fatalf("token grants after an auth failure: got %d, want 2", got)
+	}
+	// New credentials under the same key are loaded, not the cached ones.
+	fresh := fcm.Credentials{Key: b.cred.Key, JSON: fcmtest.ServiceAccountJSON(t, "proj-other", b.base+"/token")}
+	if err := b.client.Send(ctx, fresh, message("ok-3")); err != nil {
+		t.Fatal(err)
+	}
+	msgs := b.emu.Messages("ok-3")
+	if got := b.emu.TokenGrants(); got != 3 || len(msgs) != 1 || msgs[0].Project != "proj-other" {
+		t.Fatalf("after new credentials: got %d grants and %+v, want 3 grants and a send to proj-other", got, msgs)
+	}
+}

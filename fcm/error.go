@@ -136,7 +136,9 @@ func classify(status int, retryAfter string, body []byte, now time.Time) *SendEr
 // classOf decides the class of a failed send from its status and error code.
 func classOf(status int, code string, g googleError) Class {
 	switch {
-	case code == "UNREGISTERED" || (status == http.StatusNotFound && code == "NOT_FOUND"):
+	case code == "UNREGISTERED":
+		// Only FCM's own verdict deletes a token: a bare 404 (a wrong
+		// project or endpoint) must not wipe an app's tokens.
 		return ClassUnregistered
 	case code == "SENDER_ID_MISMATCH":
 		return ClassSenderMismatch

@@ -20,8 +20,9 @@ func TestClassify(t *testing.T) {
 	}{
 		{"Unregistered", 404, "", fcmBody(404, "NOT_FOUND", "UNREGISTERED", "Requested entity was not found."),
 			ClassUnregistered, "UNREGISTERED", 0},
+		// Without FCM's UNREGISTERED code a 404 does not delete the token.
 		{"NotFoundWithoutDetails", 404, "", googleBody(404, "NOT_FOUND", "Requested entity was not found.", ""),
-			ClassUnregistered, "NOT_FOUND", 0},
+			ClassInvalidMessage, "NOT_FOUND", 0},
 		{"BareNotFound", 404, "", "404 page not found", ClassInvalidMessage, "", 0},
 		{"InvalidTokenByMessage", 400, "", fcmBody(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT",
 			"The registration token is not a valid FCM registration token"), ClassInvalidToken, "INVALID_ARGUMENT", 0},
