@@ -73,7 +73,12 @@ type PushStore interface {
 	IdempotentPush(ctx context.Context, appID string, idem Idempotency, now time.Time) (p Push, found bool, err error)
 	// Push returns a push with its counts. ErrNotFound.
 	Push(ctx context.Context, id string) (Push, error)
+	// PushStatus returns only a push's status. ErrNotFound.
+	PushStatus(ctx context.Context, id string) (PushStatus, error)
+	// Recipients returns a push's requested users in request order.
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)
+	// DevicesByID returns those of the devices that still exist.
+	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]Device, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
 	// StartSending records the fan-out of a push still waiting for it: its

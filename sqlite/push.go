@@ -213,6 +213,20 @@ func (db *DB) fillCounts(ctx context.Context, p *herald.Push) error {
 	return db.Reader.QueryRowContext(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&c.Unreachable)
 }
 
+// PushStatus returns only a push's status.
+func (db *DB) PushStatus(ctx context.Context, id string) (herald.PushStatus, error) {
+	var status herald.PushStatus
+	err := db.Reader.QueryRowContext(ctx, `SELECT status FROM pushes WHERE id = ?`, id).Scan(&status)
+	return status, translate(err)
+}
+
+// DevicesByID returns those of the devices that still exist.
+func (db *DB) DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error) {
+	out := make(map[string]herald.Device, len(deviceIDs))
+	err := db.devicesWhere(ctx, `device_id`, appID, deviceIDs, func(d herald.Device) { out[d.ID] = d })
+	return out, err
+}
+
 // Recipients returns a push's requested users in request order.
 func (db *DB) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
 	rows, err := db.Reader.QueryContext(ctx, `SELECT user_id, title, content, link_url, image_url FROM push_recipients WHERE push_id = ? ORDER BY idx`, pushID)
@@ -238,33 +252,40 @@ func (db *DB) Recipients(ctx context.Context, pushID string) ([]herald.Recipient
 // DevicesOfUsers returns the devices mapped to each of the users.
 func (db *DB) DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error) {
 	out := make(map[string][]herald.Device, len(userIDs))
+	err := db.devicesWhere(ctx, `user_id`, appID, userIDs, func(d herald.Device) { out[*d.UserID] = append(out[*d.UserID], d) })
+	return out, err
+}
+
+// devicesWhere calls found for each device of the app whose column holds one
+// of values, in batches that keep under SQLite's variable limit.
+func (db *DB) devicesWhere(ctx context.Context, column, appID string, values []string, found func(herald.Device)) error {
 	const batch = 500
-	for start := 0; start < len(userIDs); start += batch {
-		ids := userIDs[start:min(start+batch, len(userIDs))]
-		args := make([]any, 0, len(ids)+1)
+	for start := 0; start < len(values); start += batch {
+		part := values[start:min(start+batch, len(values))]
+		args := make([]any, 0, len(part)+1)
 		args = append(args, appID)
-		for _, id := range ids {
-			args = append(args, id)
+		for _, v := range part {
+			args = append(args, v)
 		}
-		rows, err := db.Reader.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND user_id IN (`+
-			placeholders(len(ids))+`) ORDER BY created_at, device_id`, args...)
+		rows, err := db.Reader.QueryContext(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND `+column+` IN (`+
+			placeholders(len(part))+`) ORDER BY created_at, device_id`, args...)
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for rows.Next() {
 			d, err := scanDevice(rows)
 			if err != nil {
 				rows.Close()
-				return nil, err
+				return err
 			}
-			out[*d.UserID] = append(out[*d.UserID], d)
+			found(d)
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
-			return nil, err
+			return err
 		}
 	}
-	return out, nil
+	return nil
 }
 
 func placeholders(n int) string {

@@ -57,9 +57,15 @@ func (c *testClock) Fake(real time.Time) time.Time {
 // it checks the expiry of the JWTs that x/oauth2 signs on the real one.
 func startClocked(t *testing.T, clk *testClock) *env {
 	t.Helper()
-	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
+	return startWith(t, emulator.Options{}, func(c *config) { c.now = clk.Now })
+}
+
+// startWith runs the service against an emulator with the given options.
+func startWith(t *testing.T, opts emulator.Options, tweak ...func(*config)) *env {
+	t.Helper()
+	emu, emuURL := fcmtest.StartEmulator(t, opts)
 	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: t.TempDir(), adminTok: "test-admin-token"}
-	e.startService(func(c *config) { c.now = clk.Now })
+	e.startService(tweak...)
 	return e
 }
 

@@ -1,0 +1,67 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/fcm/emulator"
+)
+
+// TestSendTimeChecks changes users while their push is on its way: the
+// first wave of 50 sends is slowed by the emulator, and the second wave is
+// judged again when it goes out.
+func TestSendTimeChecks(t *testing.T) {
+	t.Parallel()
+	e := startWith(t, emulator.Options{Latency: 500 * time.Millisecond})
+	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": dayZone()})
+	users := make([]any, 60)
+	for i := range users {
+		u := fmt.Sprintf("u%d", i)
+		users[i] = u
+		e.register(a, "tok-", u)
+		if _, err := a.c.SetMarketing(context.Background(), u, client.MarketingState{Marketing: ptr(true)}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "(광고) sale", Content: "now"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first wave", 10*time.Second, func() bool { return e.emu.Stats().Received > 0 })
+	if _, err := a.c.DeleteUser(context.Background(), "u55"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.c.SetMarketing(context.Background(), "u56", client.MarketingState{Marketing: ptr(false)}); err != nil {
+		t.Fatal(err)
+	}
+	p := e.waitFinal(res.PushID, 20*time.Second)
+	if len(e.emu.Messages("tok-u55")) != 0 || len(e.emu.Messages("tok-u56")) != 0 {
+		t.Fatalf("the withdrawn or opted-out user got the push")
+	}
+	if p.Counts.Sent != 58 || p.Counts.SuppressedConsent != 1 || p.Counts.Unreachable != 1 {
+		t.Fatalf("counts: got %+v, want 58 sent, 1 suppressed by consent, 1 unreachable", p.Counts)
+	}
+}
+
+func ptr[T any](v T) *T { return &v }
+
+// dayZone names a fixed zone where it is daytime now.
+func dayZone() string {
+	for off := -12; off <= 12; off++ {
+		name := fmt.Sprintf("Etc/GMT%+d", -off)
+		if off == 0 {
+			name = "Etc/GMT"
+		}
+		loc, err := time.LoadLocation(name)
+		if err != nil {
+			continue
+		}
+		if h := time.Now().In(loc).Hour(); h >= 10 && h < 19 {
+			return name
+		}
+	}
+	return "UTC"
+}
