@@ -73,17 +73,19 @@ func (db *DB) Close() error {
 	return errors.Join(db.Reader.Close(), db.Writer.Close())
 }
 
-func (db *DB) goose() (*goose.Provider, error) {
+// goose returns the migration provider on conn: the writer to migrate, the
+// reader to check, so that readiness probes never queue behind writes.
+func (db *DB) goose(conn *sql.DB) (*goose.Provider, error) {
 	fsys, err := fs.Sub(migrations, "migrations")
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectSQLite3, db.Writer, fsys, goose.WithDisableGlobalRegistry(true))
+	return goose.NewProvider(goose.DialectSQLite3, conn, fsys, goose.WithDisableGlobalRegistry(true))
 }
 
 // Migrate applies Herald's migrations and River's.
 func (db *DB) Migrate(ctx context.Context) error {
-	p, err := db.goose()
+	p, err := db.goose(db.Writer)
 	if err != nil {
 		return err
 	}
@@ -103,10 +105,7 @@ func (db *DB) Migrate(ctx context.Context) error {
 // Ready reports an error unless the database answers and no migration is
 // pending.
 func (db *DB) Ready(ctx context.Context) error {
-	if err := db.Reader.PingContext(ctx); err != nil {
-		return err
-	}
-	p, err := db.goose()
+	p, err := db.goose(db.Reader)
 	if err != nil {
 		return err
 	}
@@ -116,6 +115,17 @@ func (db *DB) Ready(ctx context.Context) error {
 	}
 	if pending {
 		return errors.New("migrations pending")
+	}
+	m, err := rivermigrate.New(riversqlite.New(db.Reader), nil)
+	if err != nil {
+		return err
+	}
+	res, err := m.Validate(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("river migrations pending: %v", res.Messages)
 	}
 	return nil
 }
@@ -165,7 +175,7 @@ func boolInt(b bool) int {
 // process holds the data directory (see LockDir), so no job is running.
 func (db *DB) ReclaimJobs(ctx context.Context) (int64, error) {
 	res, err := db.Writer.ExecContext(ctx, `UPDATE river_job SET state = 'available'
-		WHERE state = 'running' OR (state = 'scheduled' AND scheduled_at <= strftime('%Y-%m-%dT%H:%M:%fZ', 'now'))`)
+		WHERE state = 'running' OR (state = 'scheduled' AND julianday(scheduled_at) <= julianday('now'))`)
 	if err != nil {
 		return 0, err
 	}

@@ -90,6 +90,14 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return err
+	}
+	lock, err := sqlite.LockDir(cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	db, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
