@@ -3,7 +3,9 @@ package herald
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"time"
+	"unicode"
 	"unicode/utf8"
 )
 
@@ -33,8 +35,9 @@ type User struct {
 const MaxUserIDLen = 255
 
 // ParseUserID normalises a userId given as a JSON string or number to its
-// text: 123 and "123" are the same user. A fraction, an exponent, an empty
-// string or any other JSON type is refused with the reason.
+// text: 123 and "123" are the same user (and -0 is 0). A fraction, an
+// exponent, a blank string, control characters or any other JSON type is
+// refused with the reason.
 func ParseUserID(raw json.RawMessage) (string, string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -43,11 +46,14 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 	switch raw[0] {
 	case '"':
 		var s string
-		if err := json.Unmarshal(raw, &s); err != nil {
+		if !utf8.Valid(raw) || json.Unmarshal(raw, &s) != nil {
 			return "", "must be a string or an integer"
 		}
-		if s == "" {
+		if strings.TrimSpace(s) == "" {
 			return "", "must not be empty"
+		}
+		if strings.IndexFunc(s, unicode.IsControl) >= 0 {
+			return "", "must not contain control characters"
 		}
 		if utf8.RuneCountInString(s) > MaxUserIDLen {
 			return "", "must be at most 255 characters"
@@ -59,6 +65,9 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 		}
 		if len(raw) > MaxUserIDLen {
 			return "", "must be at most 255 characters"
+		}
+		if string(raw) == "-0" {
+			return "0", ""
 		}
 		return string(raw), ""
 	}

@@ -69,6 +69,16 @@ func (o object) fail(name, reason string) {
 	*o.details = append(*o.details, herald.Detail{Field: o.field(name), Reason: reason})
 }
 
+// dropNulls removes the named members when they are JSON null: on the push
+// endpoints a null optional member means the same as an absent one.
+func (o object) dropNulls(names ...string) {
+	for _, n := range names {
+		if v, ok := o.members[n]; ok && string(bytes.TrimSpace(v)) == "null" {
+			delete(o.members, n)
+		}
+	}
+}
+
 func (o object) raw(name string) (json.RawMessage, bool) {
 	v, ok := o.members[name]
 	return v, ok

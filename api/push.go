@@ -180,6 +180,7 @@ func (o object) userIDs(name string) []string {
 
 // content reads title, content, linkURL and imageURL.
 func (o object) content() herald.Content {
+	o.dropNulls("linkURL", "imageURL")
 	var c herald.Content
 	c.Title, _ = o.str("title", true, 0)
 	c.Content, _ = o.str("content", true, 0)
@@ -209,10 +210,12 @@ func (o object) messages(name string) []herald.Recipient {
 
 // options reads the push options into p; scheduleTime only where allowed.
 func (o object) options(p *herald.Push, app herald.App, received time.Time, scheduleAllowed bool) {
+	o.dropNulls("options")
 	opt, ok := o.child("options", false)
 	if !ok {
 		return
 	}
+	opt.dropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime")
 	if b := opt.boolean("isUsingBadge"); b != nil {
 		p.Badge = *b
 	}

@@ -396,3 +396,24 @@ func TestPushIdempotencyKey(t *testing.T) {
 		}
 	})
 }
+
+func TestPushNullOptionalMembers(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(nil)
+	e.register(a, "tok-", "u1")
+	for _, tc := range []struct{ path, body string }{
+		{"/api/push/v2/users", `{"userIds":["u1"],"title":"t","content":"c","linkURL":null,"imageURL":null,"options":null}`},
+		{"/api/push/v2/users", `{"userIds":["u1"],"title":"t","content":"c","options":{"isUsingBadge":null,"requestGroupId":null,"scheduleTime":null,"isMarketing":null}}`},
+		{"/api/push/v2/messages", `{"messages":[{"userId":"u1","title":"t","content":"c","linkURL":null}],"options":{"scheduleTime":null}}`},
+	} {
+		res := e.serverDo("POST", tc.path, a.keys(), json.RawMessage(tc.body))
+		if res.Status != http.StatusOK {
+			t.Errorf("%s %s: got %d %s, want 200", tc.path, tc.body, res.Status, res.Body)
+		}
+	}
+	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), json.RawMessage(`{"userIds":["u1"],"title":null,"content":"c"}`))
+	if res.Status != http.StatusBadRequest {
+		t.Errorf("null title: got %d, want 400", res.Status)
+	}
+}
