@@ -1,6 +1,7 @@
 package delivery
 
 import (
+	"fmt"
 	"testing"
 	"time"
 
@@ -77,4 +78,36 @@ func TestPlan(t *testing.T) {
 			t.Errorf("got %v, want the finish job", jobs)
 		}
 	})
+}
+
+func TestWebhookJobs(t *testing.T) {
+	t.Parallel()
+	s := New(Config{})
+	for _, tt := range []struct {
+		users int
+		want  []int
+	}{{0, nil}, {1, []int{1}}, {1000, []int{1000}}, {1001, []int{1000, 1}}, {2345, []int{1000, 1000, 345}}} {
+		users := make([]herald.Unreachable, tt.users)
+		for i := range users {
+			users[i] = herald.Unreachable{UserID: fmt.Sprint(i), Reason: herald.ReasonNoToken}
+		}
+		var sizes []int
+		next := 0
+		for i, j := range s.webhookJobs(herald.Push{ID: "push_1", AppID: "app_1"}, users) {
+			r := j.(WebhookArgs).Report
+			if r.ID != fmt.Sprintf("msg_push_1_%d", i) {
+				t.Errorf("report %d: got id %s", i, r.ID)
+			}
+			sizes = append(sizes, len(r.Users))
+			for _, u := range r.Users {
+				if u.UserID != fmt.Sprint(next) {
+					t.Fatalf("user order: got %s, want %d", u.UserID, next)
+				}
+				next++
+			}
+		}
+		if fmt.Sprint(sizes) != fmt.Sprint(tt.want) {
+			t.Errorf("%d users: got batches %v, want %v", tt.users, sizes, tt.want)
+		}
+	}
 }

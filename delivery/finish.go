@@ -2,14 +2,13 @@ package delivery
 
 import (
 	"context"
-	"encoding/json"
+	"errors"
 	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/webhook"
 )
 
 type finishWorker struct {
@@ -39,33 +38,25 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	}
 	unreachable := herald.UnreachableUsers(userIDs(rs), ds)
 	var follow []herald.Job
-	if app.WebhookURL != "" && len(unreachable) > 0 {
-		if follow, err = s.webhookJobs(p, unreachable); err != nil {
-			return err
-		}
+	if app.WebhookURL != "" {
+		follow = s.webhookJobs(p, unreachable)
 	}
 	_, err = s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
 	return err
 }
 
-func (s *Service) webhookJobs(p herald.Push, unreachable []herald.Unreachable) ([]herald.Job, error) {
-	users := make([]webhook.User, len(unreachable))
-	for i, u := range unreachable {
-		users[i] = webhook.User{UserID: u.UserID, Reason: u.Reason}
-	}
+// webhookJobs makes one webhook job per batch of at most 1,000 users.
+func (s *Service) webhookJobs(p herald.Push, unreachable []herald.Unreachable) []herald.Job {
 	var jobs []herald.Job
-	for i, batch := range webhook.Batches(users, webhook.MaxUsersPerEvent) {
-		body, err := json.Marshal(webhook.Event{
-			Type:      webhook.EventUndeliverable,
-			Timestamp: s.cfg.Now().UTC().Format(time.RFC3339),
-			Data:      webhook.Undeliverable{AppID: p.AppID, PushID: p.ID, RequestGroupID: p.RequestGroupID, Users: batch},
-		})
-		if err != nil {
-			return nil, err
-		}
-		jobs = append(jobs, WebhookArgs{AppID: p.AppID, MsgID: fmt.Sprintf("msg_%s_%d", p.ID, i), Body: body})
+	now := s.cfg.Now().UTC()
+	for i := 0; i*herald.MaxUsersPerReport < len(unreachable); i++ {
+		batch := unreachable[i*herald.MaxUsersPerReport : min((i+1)*herald.MaxUsersPerReport, len(unreachable))]
+		jobs = append(jobs, WebhookArgs{Report: herald.UndeliverableReport{
+			ID: fmt.Sprintf("msg_%s_%d", p.ID, i), At: now, AppID: p.AppID, PushID: p.ID,
+			RequestGroupID: p.RequestGroupID, Users: batch,
+		}})
 	}
-	return jobs, nil
+	return jobs
 }
 
 type webhookWorker struct {
@@ -78,7 +69,7 @@ func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration { return 
 
 // NextRetry follows DESIGN.md's schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h.
 func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
-	d, ok := webhook.RetryDelay(job.Attempt)
+	d, ok := herald.WebhookRetryDelay(job.Attempt)
 	if !ok {
 		d = 10 * time.Hour
 	}
@@ -89,7 +80,7 @@ func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
 // its webhook gets nothing.
 func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) error {
 	s := w.s
-	app, err := s.cfg.Store.App(ctx, job.Args.AppID)
+	app, err := s.cfg.Store.App(ctx, job.Args.Report.AppID)
 	if err != nil || app.WebhookURL == "" {
 		return gone(err)
 	}
@@ -97,5 +88,9 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 	if err != nil {
 		return err
 	}
-	return s.cfg.Webhooks.Send(ctx, app.WebhookURL, string(secret), job.Args.MsgID, job.Args.Body)
+	err = s.cfg.Webhooks.Report(ctx, app.WebhookURL, string(secret), job.Args.Report)
+	if errors.Is(err, herald.ErrNoRetry) {
+		return river.JobCancel(err)
+	}
+	return err
 }

@@ -1,10 +1,11 @@
 package delivery
 
 import (
-	"encoding/json"
 	"time"
 
 	"github.com/riverqueue/river"
+
+	"github.com/heraldpush/herald"
 )
 
 // schedulerSlack is how early a scheduled push's job is made due: River
@@ -73,16 +74,16 @@ type FinishArgs struct {
 // Kind names the job.
 func (FinishArgs) Kind() string { return "herald.finish" }
 
-// WebhookArgs posts one webhook message; the body is fixed at creation so
-// every retry sends the same bytes under the same id.
+// WebhookArgs posts one webhook message; the report is fixed at creation
+// so every retry sends the same message under the same id.
 type WebhookArgs struct {
-	AppID string          `json:"appId"`
-	MsgID string          `json:"msgId"`
-	Body  json.RawMessage `json:"body"`
+	Report herald.UndeliverableReport `json:"report"`
 }
 
 // Kind names the job.
 func (WebhookArgs) Kind() string { return "herald.webhook" }
 
 // InsertOpts allows the first attempt and the six retries of DESIGN.md.
-func (WebhookArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{MaxAttempts: 7} }
+func (WebhookArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{MaxAttempts: herald.WebhookAttempts}
+}

@@ -10,7 +10,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/fcm"
 )
 
 type sendWorker struct {
@@ -41,7 +40,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		return s.cfg.Store.FailPush(ctx, id, "FCM credentials were removed", finish)
 	}
 	c := &chunk{s: s, app: app, push: p, loc: app.Location()}
-	if c.cred, err = s.credentials(app); err != nil {
+	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
 		return s.cfg.Store.FailPush(ctx, id, "FCM credentials cannot be opened", finish)
 	}
 	if p.Kind == herald.KindMessages {
@@ -80,9 +79,10 @@ type chunk struct {
 	app        herald.App
 	push       herald.Push
 	recipients []herald.Recipient // per-message content, on /messages
-	cred       fcm.Credentials
-	loc        *time.Location
-	giveUp     bool
+	// serviceAccount is the app's FCM service-account file.
+	serviceAccount []byte
+	loc            *time.Location
+	giveUp         bool
 }
 
 // chunkResult sums up a chunk's sends.
@@ -186,12 +186,11 @@ func (c *chunk) sendOne(ctx context.Context, d herald.Delivery) (o herald.Outcom
 	if c.recipients != nil {
 		content = p.ContentFor(c.recipients[d.RecipientIdx])
 	}
-	msg := fcm.BuildMessage(d.Token, fcm.Notification{
-		Title: content.Title, Body: content.Content, ImageURL: content.ImageURL, LinkURL: content.LinkURL,
-		PushID: p.ID, Badge: p.Badge,
-	})
 	o = herald.Outcome{Seq: d.Seq, State: herald.DeliverySent, DeviceID: d.DeviceID, Token: d.Token}
-	err := s.cfg.Sender.Send(ctx, c.cred, msg)
+	err := s.cfg.Sender.Deliver(ctx, c.app.ID, c.serviceAccount, herald.Notification{
+		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
+		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge,
+	})
 	if err == nil {
 		return o, 0, ""
 	}
@@ -202,26 +201,26 @@ func (c *chunk) sendOne(ctx context.Context, d herald.Delivery) (o herald.Outcom
 		o.State = herald.DeliveryInflight
 		return o, 0, ""
 	}
-	var se *fcm.SendError
+	var se *herald.SendError
 	if !errors.As(err, &se) {
-		se = &fcm.SendError{Class: fcm.ClassRetry, Err: err}
+		se = &herald.SendError{Class: herald.SendRetry, Err: err}
 	}
 	switch se.Class {
-	case fcm.ClassUnregistered:
+	case herald.SendUnregistered:
 		o.State, o.DropDevice, o.Reason = herald.DeliveryUndeliverable, true, herald.ReasonAppDeleted
 		if s.cfg.Now().Sub(d.TokenUpdatedAt) > herald.TokenExpiryAge {
 			o.Reason = herald.ReasonTokenExpired
 		}
-	case fcm.ClassInvalidToken, fcm.ClassSenderMismatch:
+	case herald.SendInvalidToken:
 		o.State, o.DropDevice, o.Reason = herald.DeliveryUndeliverable, true, herald.ReasonTokenExpired
-	case fcm.ClassRetry:
+	case herald.SendRetry:
 		if c.giveUp {
 			o.State, o.Error = herald.DeliveryFailed, fmt.Sprintf("gave up retrying after %s: %s", s.cfg.RetryFor, o.Error)
 			return o, 0, ""
 		}
 		o.State = herald.DeliveryRetry
 		return o, Backoff(d.Attempts+1, se.RetryAfter), ""
-	case fcm.ClassAuth:
+	case herald.SendAuth:
 		// Back to pending: the push fails as a whole, with the reason.
 		o.State = herald.DeliveryPending
 		return o, 0, "FCM refused the app's credentials: " + o.Error

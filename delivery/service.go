@@ -14,7 +14,6 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/fcm"
 )
 
 // Store is what delivery needs of storage.
@@ -24,14 +23,17 @@ type Store interface {
 	herald.ScheduleStore
 }
 
-// Sender sends one FCM message; errors are *fcm.SendError.
+// Sender delivers one notification with an app's service-account file (the
+// FCM client); appKey names the app, for caching its access token. Errors
+// are *herald.SendError.
 type Sender interface {
-	Send(ctx context.Context, cred fcm.Credentials, msg fcm.Message) error
+	Deliver(ctx context.Context, appKey string, serviceAccount []byte, n herald.Notification) error
 }
 
-// WebhookSender posts one signed webhook message.
+// WebhookSender posts one signed webhook message. Errors wrapping
+// herald.ErrNoRetry are not retried.
 type WebhookSender interface {
-	Send(ctx context.Context, url, secret, msgID string, body []byte) error
+	Report(ctx context.Context, url, secret string, r herald.UndeliverableReport) error
 }
 
 // Config holds the service's dependencies and knobs.
@@ -115,13 +117,9 @@ func gone(err error) error {
 	return err
 }
 
-// credentials opens an app's sealed service-account file.
-func (s *Service) credentials(app herald.App) (fcm.Credentials, error) {
-	raw, err := s.cfg.MasterKey.Open(app.FCMCredentials)
-	if err != nil {
-		return fcm.Credentials{}, err
-	}
-	return fcm.Credentials{Key: app.ID, JSON: raw}, nil
+// serviceAccount opens an app's sealed service-account file.
+func (s *Service) serviceAccount(app herald.App) ([]byte, error) {
+	return s.cfg.MasterKey.Open(app.FCMCredentials)
 }
 
 // EditScheduled applies an operator's change to a scheduled push; a moved

@@ -11,6 +11,8 @@ import (
 	"strconv"
 	"syscall"
 	"time"
+
+	"github.com/heraldpush/herald"
 )
 
 // DefaultTimeout bounds one delivery attempt when SenderOptions.Timeout is
@@ -46,7 +48,7 @@ type Sender struct {
 // DeliveryError is a failed delivery attempt: the receiver answered a
 // non-2xx Status, or the request failed (Status 0) with Err, e.g. a timeout,
 // a network error or a refused private address. Every DeliveryError is
-// worth retrying on the RetryDelay schedule.
+// worth retrying (herald.WebhookRetryDelay gives the schedule).
 type DeliveryError struct {
 	Status int
 	Err    error
@@ -120,17 +122,27 @@ func refusePrivate(_, address string, _ syscall.RawConn) error {
 // Send delivers body (a JSON event) to url as message msgID, signed with
 // secret and stamped with the Sender's clock. Reuse the same msgID on every
 // retry of one message so receivers can deduplicate. A url that ValidateURL
-// refuses or an invalid secret gives a plain error (retrying cannot help);
-// a non-2xx answer, a timeout or a network error gives a *DeliveryError.
+// refuses or an invalid secret gives an error wrapping herald.ErrNoRetry
+// (retrying cannot help); a non-2xx answer, a timeout or a network error
+// gives a *DeliveryError.
 func (s *Sender) Send(ctx context.Context, url, secret, msgID string, body []byte) error {
 	if err := ValidateURL(url, s.allowPrivate); err != nil {
-		return fmt.Errorf("webhook: invalid url: %w", err)
+		return fmt.Errorf("webhook: invalid url: %w (%w)", err, herald.ErrNoRetry)
 	}
 	req, err := s.newRequest(ctx, url, secret, msgID, body)
 	if err != nil {
-		return err
+		return fmt.Errorf("%w (%w)", err, herald.ErrNoRetry)
 	}
 	return s.do(req)
+}
+
+// Report sends a push's undeliverable report as one signed message.
+func (s *Sender) Report(ctx context.Context, url, secret string, r herald.UndeliverableReport) error {
+	body, err := Body(r)
+	if err != nil {
+		return err
+	}
+	return s.Send(ctx, url, secret, r.ID, body)
 }
 
 // newRequest builds the signed POST.

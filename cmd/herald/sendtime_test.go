@@ -15,7 +15,7 @@ import (
 // judged again when it goes out.
 func TestSendTimeChecks(t *testing.T) {
 	t.Parallel()
-	e := startWith(t, emulator.Options{Latency: 500 * time.Millisecond})
+	e := startWith(t, emulator.Options{Latency: 2 * time.Second})
 	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": dayZone()})
 	users := make([]any, 60)
 	for i := range users {

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/webhook"
 )
@@ -17,10 +18,10 @@ type undeliverable struct {
 	Type      string `json:"type"`
 	Timestamp string `json:"timestamp"`
 	Data      struct {
-		AppID          string         `json:"appId"`
-		PushID         string         `json:"pushId"`
-		RequestGroupID string         `json:"requestGroupId"`
-		Users          []webhook.User `json:"users"`
+		AppID          string               `json:"appId"`
+		PushID         string               `json:"pushId"`
+		RequestGroupID string               `json:"requestGroupId"`
+		Users          []herald.Unreachable `json:"users"`
 	} `json:"data"`
 }
 
@@ -153,29 +154,6 @@ func TestWebhookBatches(t *testing.T) {
 	if len(ev.Data.Users) != 500 || len(seen) != 500 {
 		t.Errorf("users: got %d (%d distinct), want 500", len(ev.Data.Users), len(seen))
 	}
-
-	// One push cannot have more than 500 users, so the split above 1,000 is
-	// checked on the function that makes the batches.
-	t.Run("SplitAt1000", func(t *testing.T) {
-		users := make([]webhook.User, 2345)
-		for i := range users {
-			users[i] = webhook.User{UserID: fmt.Sprint(i), Reason: "NO_TOKEN"}
-		}
-		var sizes []int
-		next := 0
-		for _, b := range webhook.Batches(users, webhook.MaxUsersPerEvent) {
-			sizes = append(sizes, len(b))
-			for _, u := range b {
-				if u.UserID != fmt.Sprint(next) {
-					t.Fatalf("user order: got %s, want %d", u.UserID, next)
-				}
-				next++
-			}
-		}
-		if fmt.Sprint(sizes) != "[1000 1000 345]" {
-			t.Errorf("batch sizes: got %v, want [1000 1000 345]", sizes)
-		}
-	})
 }
 
 // TestWebhookRetry: a receiver that answers 500 gets the same message (same

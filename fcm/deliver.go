@@ -1,0 +1,38 @@
+package fcm
+
+import (
+	"context"
+	"errors"
+
+	"github.com/heraldpush/herald"
+)
+
+// Deliver sends one notification with an app's service-account file, cached
+// under appKey: Herald's view of Send. Errors are *herald.SendError.
+func (c *Client) Deliver(ctx context.Context, appKey string, serviceAccount []byte, n herald.Notification) error {
+	err := c.Send(ctx, Credentials{Key: appKey, JSON: serviceAccount}, BuildMessage(n.Token, Notification{
+		Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
+	}))
+	if err == nil {
+		return nil
+	}
+	var se *SendError
+	if !errors.As(err, &se) {
+		return &herald.SendError{Class: herald.SendRetry, Err: err}
+	}
+	return &herald.SendError{Class: sendClass(se.Class), RetryAfter: se.RetryAfter, Err: err}
+}
+
+func sendClass(c Class) herald.SendClass {
+	switch c {
+	case ClassUnregistered:
+		return herald.SendUnregistered
+	case ClassInvalidToken, ClassSenderMismatch:
+		return herald.SendInvalidToken
+	case ClassRetry:
+		return herald.SendRetry
+	case ClassAuth:
+		return herald.SendAuth
+	}
+	return herald.SendRejected
+}

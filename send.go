@@ -1,0 +1,83 @@
+package herald
+
+import (
+	"errors"
+	"time"
+)
+
+// Notification is one message to one token.
+type Notification struct {
+	Token    string
+	PushID   string
+	Title    string
+	Body     string
+	ImageURL string
+	LinkURL  string
+	Badge    bool
+}
+
+// SendClass says what a failed send means for the token and the push.
+type SendClass string
+
+// The classes of failed sends.
+const (
+	// SendUnregistered: the token is gone (the app was uninstalled).
+	SendUnregistered SendClass = "unregistered"
+	// SendInvalidToken: the token is malformed or belongs to another sender.
+	SendInvalidToken SendClass = "invalid_token"
+	// SendRetry: a passing failure (quota, outage, network); try again.
+	SendRetry SendClass = "retry"
+	// SendAuth: the app's credentials are refused; no token of the app can
+	// be sent, so the push fails.
+	SendAuth SendClass = "auth"
+	// SendRejected: this message was refused.
+	SendRejected SendClass = "rejected"
+)
+
+// SendError is a failed send, classified.
+type SendError struct {
+	Class SendClass
+	// RetryAfter is the wait the push service asked for (SendRetry).
+	RetryAfter time.Duration
+	Err        error
+}
+
+func (e *SendError) Error() string { return string(e.Class) + ": " + e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *SendError) Unwrap() error { return e.Err }
+
+// ErrNoRetry marks a failure that retrying cannot mend (a webhook URL that
+// is no longer allowed, say).
+var ErrNoRetry = errors.New("will not be retried")
+
+// UndeliverableReport is one webhook message listing users a push could not
+// reach. Its ID and time are fixed when it is made, so every retry sends
+// the same message.
+type UndeliverableReport struct {
+	ID             string        `json:"id"`
+	At             time.Time     `json:"at"`
+	AppID          string        `json:"appId"`
+	PushID         string        `json:"pushId"`
+	RequestGroupID string        `json:"requestGroupId"`
+	Users          []Unreachable `json:"users"`
+}
+
+// MaxUsersPerReport bounds the users listed in one webhook message.
+const MaxUsersPerReport = 1000
+
+// webhookRetryDelays is DESIGN.md's schedule for a failed webhook message.
+var webhookRetryDelays = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour}
+
+// WebhookRetryDelay returns how long to wait after failed attempt number
+// attempt (1-based) before the next one; false once the six retries are
+// spent.
+func WebhookRetryDelay(attempt int) (time.Duration, bool) {
+	if attempt < 1 || attempt > len(webhookRetryDelays) {
+		return 0, false
+	}
+	return webhookRetryDelays[attempt-1], true
+}
+
+// WebhookAttempts is the first attempt and its retries.
+const WebhookAttempts = 7
