@@ -31,6 +31,15 @@ const (
 	StatusFailed    PushStatus = "failed"
 )
 
+// Valid reports whether s is one of the statuses.
+func (s PushStatus) Valid() bool {
+	switch s {
+	case StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed:
+		return true
+	}
+	return false
+}
+
 // Content is what a notification shows.
 type Content struct {
 	Title    string `json:"title"`

@@ -75,7 +75,8 @@ type PushStore interface {
 	Push(ctx context.Context, id string) (Push, error)
 	// PushStatus returns only a push's status. ErrNotFound.
 	PushStatus(ctx context.Context, id string) (PushStatus, error)
-	// Recipients returns a push's requested users in request order.
+	// Recipients returns a push's requested users in request order; none
+	// for an unknown push.
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)
 	// DevicesByID returns those of the devices that still exist.
 	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]Device, error)
@@ -127,13 +128,19 @@ type DayUsage struct {
 // HistoryStore reads push history and usage.
 type HistoryStore interface {
 	// Pushes returns a page of pushes with counts, and the cursor of the
-	// next page ("" at the end).
+	// next page ("" at the end). ErrInvalidRequest for a malformed cursor;
+	// an app without pushes gives an empty page.
 	Pushes(ctx context.Context, appID string, f PushFilter) ([]Push, string, error)
-	// PushGroup returns the pushes sharing a requestGroupId, with counts.
+	// PushGroup returns the pushes sharing a requestGroupId, with counts;
+	// none when the group is unknown.
 	PushGroup(ctx context.Context, appID, requestGroupID string) ([]Push, error)
+	// UnreachableUsersOf returns the users a push could not reach; none for
+	// an unknown push.
 	UnreachableUsersOf(ctx context.Context, pushID string) ([]Unreachable, error)
+	// Failures returns a push's failed deliveries; none for an unknown push.
 	Failures(ctx context.Context, pushID string) ([]Failure, error)
-	// Usage returns the days from..to (YYYY-MM-DD, inclusive) with charges.
+	// Usage returns the days from..to (YYYY-MM-DD, inclusive) with charges;
+	// none for an unknown app.
 	Usage(ctx context.Context, appID, from, to string) ([]DayUsage, error)
 }
 

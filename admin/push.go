@@ -68,6 +68,10 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 	q := r.URL.Query()
 	f := herald.PushFilter{RequestGroupID: q.Get("requestGroupId"), Status: herald.PushStatus(q.Get("status")),
 		Scheduled: scheduled, Cursor: q.Get("cursor"), Limit: 50}
+	if f.Status != "" && !f.Status.Valid() {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done or failed"}))
+		return
+	}
 	if l := q.Get("limit"); l != "" {
 		n, err := strconv.Atoi(l)
 		if err != nil || n < 1 || n > 200 {

@@ -1,5 +1,5 @@
 // Package metrics exposes Herald's Prometheus metrics: HTTP requests per
-// listener, push acceptance, FCM send outcomes, and River's job backlog.
+// listener and route, FCM send outcomes, and River's jobs by kind and state.
 package metrics
 
 import (

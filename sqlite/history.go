@@ -21,7 +21,10 @@ func (db *DB) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]
 		where, order = where+` AND status = 'scheduled'`, `scheduled_at, id`
 		if f.Cursor != "" {
 			// The cursor of a scheduled list is "<scheduled_at ms>.<id>".
-			at, id, _ := cutCursor(f.Cursor)
+			at, id, ok := cutCursor(f.Cursor)
+			if !ok {
+				return nil, "", herald.Invalid(herald.Detail{Field: "cursor", Reason: "is not a cursor this list gave"})
+			}
 			where, args = where+` AND (scheduled_at > ? OR (scheduled_at = ? AND id > ?))`, append(args, at, at, id)
 		}
 	} else if f.Cursor != "" {

@@ -105,6 +105,11 @@ func (db *DB) claimIdempotencyKey(ctx context.Context, tx *sql.Tx, p herald.Push
 	case err != nil && !errors.Is(err, sql.ErrNoRows):
 		return "", err
 	}
+	// Keys live 24 hours; the app's expired ones go as new ones come.
+	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE app_id = ? AND created_at <= ?`,
+		p.AppID, p.CreatedAt.Add(-herald.IdempotencyWindow).UnixMilli()); err != nil {
+		return "", err
+	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (app_id, key, request_hash, push_id, created_at) VALUES (?,?,?,?,?)
 		ON CONFLICT (app_id, key) DO UPDATE SET request_hash = excluded.request_hash, push_id = excluded.push_id, created_at = excluded.created_at`,
 		p.AppID, idem.Key, idem.Hash, p.ID, p.CreatedAt.UnixMilli())
@@ -156,14 +161,15 @@ func insertRecipients(ctx context.Context, tx *sql.Tx, pushID string, rs []heral
 const pushColumns = `id, app_id, kind, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits`
 
-func scanPush(row interface{ Scan(...any) error }) (herald.Push, error) {
+// scanPush reads pushColumns, then any extra columns into extra.
+func scanPush(row interface{ Scan(...any) error }, extra ...any) (herald.Push, error) {
 	var p herald.Push
 	var scheduled, started, finished sql.NullInt64
 	var created int64
 	var edits string
-	err := row.Scan(&p.ID, &p.AppID, &p.Kind, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing, &p.IsMarketingOpt,
-		&p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge, &p.RequestedUsers,
-		&p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits)
+	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
+		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits}, extra...)...)
 	if err != nil {
 		return p, translate(err)
 	}

@@ -12,11 +12,7 @@ import (
 // scheduledPush loads a push with its River job id inside tx.
 func scheduledPush(ctx context.Context, tx *sql.Tx, id string) (herald.Push, sql.NullInt64, error) {
 	var jobID sql.NullInt64
-	p, err := scanPush(tx.QueryRowContext(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
-	if err != nil {
-		return p, jobID, err
-	}
-	err = tx.QueryRowContext(ctx, `SELECT job_id FROM pushes WHERE id = ?`, id).Scan(&jobID)
+	p, err := scanPush(tx.QueryRowContext(ctx, `SELECT `+pushColumns+`, job_id FROM pushes WHERE id = ?`, id), &jobID)
 	return p, jobID, err
 }
 

@@ -89,6 +89,7 @@ CREATE TABLE idempotency (
     created_at   INTEGER NOT NULL,
     PRIMARY KEY (app_id, key)
 );
+CREATE INDEX idempotency_age ON idempotency (app_id, created_at);
 
 -- +goose Down
 DROP TABLE idempotency;
