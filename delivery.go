@@ -52,6 +52,10 @@ type Delivery struct {
 	Error    string
 	Attempts int
 	Resent   bool
+	// OldForBadge and OldForImage mark a device whose app version cannot
+	// show the badge or image the message carries; it is sent anyway.
+	OldForBadge bool
+	OldForImage bool
 }
 
 // Outcome is the result of one send, to be recorded.

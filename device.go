@@ -1,6 +1,10 @@
 package herald
 
-import "time"
+import (
+	"strconv"
+	"strings"
+	"time"
+)
 
 // Platform is a device's operating system family.
 type Platform string
@@ -50,4 +54,31 @@ func TokenSuffix(token string) string {
 		return token
 	}
 	return token[len(token)-8:]
+}
+
+// The app-source versions that first show a badge and an image (spec 9).
+var (
+	BadgeSince = [3]int{1, 5, 0}
+	ImageSince = [3]int{1, 6, 0}
+)
+
+// VersionBelow reports whether the semantic version v is below min; a
+// version that cannot be read counts as below.
+func VersionBelow(v string, min [3]int) bool {
+	core, _, _ := strings.Cut(v, "-")
+	core, _, _ = strings.Cut(core, "+")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return true
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil {
+			return true
+		}
+		if n != min[i] {
+			return n < min[i]
+		}
+	}
+	return false
 }

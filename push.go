@@ -108,6 +108,11 @@ type Counts struct {
 	SuppressedConsent int `json:"suppressedConsent"`
 	SuppressedNight   int `json:"suppressedNight"`
 	Unreachable       int `json:"unreachable"`
+	// BadgeUnsupported and ImageUnsupported count messages sent to devices
+	// whose app version is too old to show the badge (below 1.5.0) or the
+	// image (below 1.6.0).
+	BadgeUnsupported int `json:"badgeUnsupported"`
+	ImageUnsupported int `json:"imageUnsupported"`
 }
 
 // Add sums counters, for a merged history entry.
@@ -119,6 +124,8 @@ func (c *Counts) Add(o Counts) {
 	c.SuppressedConsent += o.SuppressedConsent
 	c.SuppressedNight += o.SuppressedNight
 	c.Unreachable += o.Unreachable
+	c.BadgeUnsupported += o.BadgeUnsupported
+	c.ImageUnsupported += o.ImageUnsupported
 }
 
 // Edit is one entry of a scheduled push's edit trail.

@@ -86,11 +86,13 @@ func plan(p herald.Push, rs []herald.Recipient, devices map[string][]herald.Devi
 	var ds []herald.Delivery
 	open := 0
 	for idx, r := range rs {
-		marketing := p.MarketingFor(r)
+		marketing, image := p.MarketingFor(r), p.ContentFor(r).ImageURL != ""
 		for _, d := range devices[r.UserID] {
 			del := herald.Delivery{
 				Seq: len(ds), RecipientIdx: idx, UserID: r.UserID, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
 				AppSourceVersion: d.AppSourceVersion, TokenUpdatedAt: d.TokenUpdatedAt, State: herald.DeliveryPending,
+				OldForBadge: p.Badge && herald.VersionBelow(d.AppSourceVersion, herald.BadgeSince),
+				OldForImage: image && herald.VersionBelow(d.AppSourceVersion, herald.ImageSince),
 			}
 			switch herald.Suppress(marketing, d.Consent, night) {
 			case herald.SuppressedConsent:

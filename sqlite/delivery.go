@@ -21,7 +21,7 @@ func (db *DB) StartSending(ctx context.Context, pushID string, ds []herald.Deliv
 			return nil
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
-			app_source_version, token_updated_at, chunk, state) VALUES (?,?,?,?,?,?,?,?,?,?,?)`)
+			app_source_version, token_updated_at, chunk, state, old_for_badge, old_for_image) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`)
 		if err != nil {
 			return err
 		}
@@ -29,7 +29,7 @@ func (db *DB) StartSending(ctx context.Context, pushID string, ds []herald.Deliv
 		chunks := map[int]bool{}
 		for _, d := range ds {
 			if _, err := stmt.ExecContext(ctx, pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform,
-				d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State); err != nil {
+				d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.OldForBadge, d.OldForImage); err != nil {
 				return err
 			}
 			if !d.State.Final() {

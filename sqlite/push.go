@@ -189,7 +189,8 @@ func (db *DB) Push(ctx context.Context, id string) (herald.Push, error) {
 }
 
 func (db *DB) fillCounts(ctx context.Context, p *herald.Push) error {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT state, COUNT(*) FROM deliveries WHERE push_id = ? GROUP BY state`, p.ID)
+	rows, err := db.Reader.QueryContext(ctx, `SELECT state, COUNT(*), SUM(old_for_badge), SUM(old_for_image)
+		FROM deliveries WHERE push_id = ? GROUP BY state`, p.ID)
 	if err != nil {
 		return err
 	}
@@ -197,14 +198,15 @@ func (db *DB) fillCounts(ctx context.Context, p *herald.Push) error {
 	c := &p.Counts
 	for rows.Next() {
 		var state herald.DeliveryState
-		var n int
-		if err := rows.Scan(&state, &n); err != nil {
+		var n, oldBadge, oldImage int
+		if err := rows.Scan(&state, &n, &oldBadge, &oldImage); err != nil {
 			return err
 		}
 		c.Tokens += n
 		switch state {
 		case herald.DeliverySent:
 			c.Sent += n
+			c.BadgeUnsupported, c.ImageUnsupported = oldBadge, oldImage
 		case herald.DeliveryFailed, herald.DeliveryUndeliverable:
 			c.Failed += n
 		case herald.DeliverySuppressedConsent:
