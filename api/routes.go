@@ -62,9 +62,10 @@ func (s *server) routes() []route {
 
 		{"POST /api/push/v2/users", s.serverAPI(pushGate, s.pushUsers)},
 		{"POST /api/push/v2/messages", s.serverAPI(pushGate, s.pushMessages)},
+		{"DELETE /api/push-token/v2", s.serverAPI(nil, s.deletePushToken)},
 
 		{"POST /api/sdk/v2/push-token", s.sdkAPI(s.registerPushToken)},
-		{"DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deletePushToken)},
+		{"DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deleteDevice)},
 		{"POST /api/sdk/v2/user", s.sdkAPI(s.setUserID)},
 		{"PATCH /api/sdk/v2/consent", s.sdkAPI(s.setDeviceConsent)},
 		{"OPTIONS /api/sdk/v2/", preflight},

@@ -126,8 +126,8 @@ func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
 	web.JSON(w, http.StatusOK, map[string]any{"deviceId": d.ID, "marketing": d.Consent.Marketing, "marketingNight": d.Consent.MarketingNight})
 }
 
-// deletePushToken is DELETE /api/sdk/v2/push-token.
-func (s *server) deletePushToken(w http.ResponseWriter, r *http.Request) {
+// deleteDevice is DELETE /api/sdk/v2/push-token.
+func (s *server) deleteDevice(w http.ResponseWriter, r *http.Request) {
 	_, details, deviceID, err := sdkObject(r)
 	if err == nil {
 		err = invalid(details)

@@ -316,3 +316,30 @@ func TestReRegisterKeepsInAppOptOut(t *testing.T) {
 		t.Fatalf("new device: got %+v, want the user's pair", d)
 	}
 }
+
+func TestDeletePushTokenServerAPI(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	app, other := env.BusinessApp(t), env.BusinessApp(t)
+	env.RegisterToken(t, app, "d1", "tok-1", "alice")
+	env.RegisterToken(t, other, "d1", "tok-1", "alice")
+	const path = "/api/push-token/v2"
+	res := env.Server(t, app, http.MethodDelete, path, map[string]any{"token": "tok-1"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("delete: got %d %s, want 200", res.Status, res.Body)
+	}
+	if n := env.TokenCount(t, app, "tok-1"); n != 0 {
+		t.Fatalf("token left: got %d devices, want 0", n)
+	}
+	if n := env.TokenCount(t, other, "tok-1"); n != 1 {
+		t.Fatalf("the other app's token: got %d devices, want 1 (untouched)", n)
+	}
+	res = env.Server(t, app, http.MethodDelete, path, map[string]any{"token": "tok-1"})
+	if res.Status != http.StatusNotFound {
+		t.Fatalf("again: got %d, want 404", res.Status)
+	}
+	res = env.Server(t, app, http.MethodDelete, path, map[string]any{"token": ""})
+	testenv.WantError(t, res, path, herald.ErrInvalidRequest)
+	res = env.SDK(t, app, http.MethodDelete, path, map[string]any{"token": "tok-1"})
+	testenv.WantError(t, res, path, herald.ErrNoSecretKey)
+}
