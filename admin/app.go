@@ -238,7 +238,7 @@ func (s *server) putFCMCredentials(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	w.WriteHeader(http.StatusNoContent)
+	s.getApp(w, r) // the app, now with hasFcmCredentials; never the file
 }
 
 func (s *server) deleteFCMCredentials(w http.ResponseWriter, r *http.Request) {

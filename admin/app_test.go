@@ -395,8 +395,14 @@ func TestFCMCredentials(t *testing.T) {
 
 	t.Run("ErrInvalidWhenNone", func(t *testing.T) { checkInvalid(t, nil, false) })
 	t.Run("Put", func(t *testing.T) {
-		if res := put(sa.JSON); res.Status != http.StatusNoContent {
-			t.Fatalf("got %d %s, want 204", res.Status, res.Body)
+		res := put(sa.JSON)
+		if res.Status != http.StatusOK {
+			t.Fatalf("got %d %s, want 200", res.Status, res.Body)
+		}
+		for _, s := range secrets {
+			if bytes.Contains(res.Body, []byte(s)) {
+				t.Errorf("the answer holds %q", s)
+			}
 		}
 		if !getApp(t, env, app.ID).HasFCMCredentials {
 			t.Errorf("hasFcmCredentials: got false, want true")

@@ -70,7 +70,7 @@ func setUp(ctx context.Context, srv Server, emuURL string) (benchApp, error) {
 	if err != nil {
 		return benchApp{}, fmt.Errorf("bench: service account: %w", err)
 	}
-	if err := admin.do(ctx, http.MethodPut, "/admin/v1/apps/"+created.AppID+"/fcm-credentials", account, http.StatusNoContent, nil); err != nil {
+	if err := admin.do(ctx, http.MethodPut, "/admin/v1/apps/"+created.AppID+"/fcm-credentials", account, http.StatusOK, nil); err != nil {
 		return benchApp{}, err
 	}
 	return benchApp{

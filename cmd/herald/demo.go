@@ -110,7 +110,7 @@ func putRaw(ctx context.Context, admin adminClient, path string, body []byte) er
 	}
 	req.Header.Set("Authorization", "Bearer "+admin.token)
 	req.Header.Set("Content-Type", "application/json")
-	return doExpect(req, http.StatusNoContent)
+	return doExpect(req, http.StatusOK)
 }
 
 func sdkCall(ctx context.Context, url, apiKey string, body any) error {

@@ -35,8 +35,8 @@ func TestGracefulStopMidFanout(t *testing.T) {
 		t.Fatalf("create app: got %d, want 201", code)
 	}
 	creds := fcmtest.ServiceAccountJSON(t, "proj-graceful", emuURL+"/token")
-	if code := proc.adminJSON(adminToken, "PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusNoContent {
-		t.Fatalf("put credentials: got %d, want 204", code)
+	if code := proc.adminJSON(adminToken, "PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
+		t.Fatalf("put credentials: got %d, want 200", code)
 	}
 	c := client.New(proc.publicURL, app.APIKey, app.SecretKey, nil)
 	registerAll(t, c, users, 32)
