@@ -3,6 +3,7 @@ package herald
 import (
 	"fmt"
 	"regexp"
+	"strings"
 	"time"
 	"unicode/utf8"
 )
@@ -14,7 +15,14 @@ type PushKind string
 const (
 	KindUsers    PushKind = "users"
 	KindMessages PushKind = "messages"
+	KindTopic    PushKind = "topic"
+	KindAll      PushKind = "all"
 )
+
+// Targeted reports whether the push's users are found at send time (a
+// topic's subscribers, every device) rather than named in the request; such
+// a push is charged when it fans out.
+func (k PushKind) Targeted() bool { return k == KindTopic || k == KindAll }
 
 // PushStatus is where a push is in its life: scheduled pushes wait for their
 // time (or are cancelled); sending ones are being fanned out; done once every
@@ -57,9 +65,11 @@ type Recipient struct {
 
 // Push is a push request and its history record.
 type Push struct {
-	ID             string
-	AppID          string
-	Kind           PushKind
+	ID    string
+	AppID string
+	Kind  PushKind
+	// Topic is the topic of a topic push.
+	Topic          string
 	RequestGroupID string
 	Status         PushStatus
 	FailureReason  string
@@ -149,6 +159,23 @@ const (
 	MaxIdempotencyKey = 255
 	IdempotencyWindow = 24 * time.Hour
 )
+
+// MaxTopicLen bounds a topic name, as FCM does.
+const MaxTopicLen = 900
+
+// TopicProblem returns why s is not a valid topic, or "": 1 to 900
+// characters of letters, digits and - _ . ~ %, as FCM allows.
+func TopicProblem(s string) string {
+	if s == "" || len(s) > MaxTopicLen {
+		return "must be 1 to 900 characters"
+	}
+	for _, c := range s {
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || strings.ContainsRune("-_.~%", c)) {
+			return "may contain only letters, digits and - _ . ~ %"
+		}
+	}
+	return ""
+}
 
 // RequestGroupIDProblem returns why s is not a valid requestGroupId, or "":
 // 5 to 20 printable ASCII characters, without ' " \ and backtick, with at

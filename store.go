@@ -45,6 +45,12 @@ type UserStore interface {
 	// WithdrawUser removes every device of the user and resets its consent.
 	// ErrUserNotFound or ErrUserWithdrawn.
 	WithdrawUser(ctx context.Context, appID, userID string) error
+	// SubscribeTopic adds the topic to every device of the users and
+	// returns how many devices now have it; unknown users are skipped.
+	SubscribeTopic(ctx context.Context, appID, topic string, userIDs []string) (int, error)
+	// UnsubscribeTopic removes the topic from every device of the users and
+	// returns how many devices had it.
+	UnsubscribeTopic(ctx context.Context, appID, topic string, userIDs []string) (int, error)
 	// User returns a user and its devices. ErrUserNotFound when the user was
 	// never registered.
 	User(ctx context.Context, appID, userID string) (User, []Device, error)
@@ -58,6 +64,16 @@ type Job interface{ Kind() string }
 type Idempotency struct {
 	Key  string
 	Hash []byte
+}
+
+// Fanout is what a push's fan-out records: its deliveries (chunk numbers
+// set) and one job per chunk. A topic or all-users push also records the
+// users found now, and its charge for them.
+type Fanout struct {
+	Deliveries []Delivery
+	Jobs       []Job
+	Recipients []Recipient
+	ChargeHalf int64
 }
 
 // PushStore keeps pushes, their recipients and deliveries. Every method that
@@ -80,12 +96,15 @@ type PushStore interface {
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)
 	// DevicesByID returns those of the devices that still exist.
 	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]Device, error)
+	// DevicesOfTopic returns the devices subscribed to a topic.
+	DevicesOfTopic(ctx context.Context, appID, topic string) ([]Device, error)
+	// AllDevices returns every device of the app.
+	AllDevices(ctx context.Context, appID string) ([]Device, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
-	// StartSending records the fan-out of a push still waiting for it: its
-	// deliveries (chunk numbers set) and one job per chunk. It returns false
-	// when the push was not waiting.
-	StartSending(ctx context.Context, pushID string, ds []Delivery, jobs []Job) (bool, error)
+	// StartSending records the fan-out of a push still waiting for it. It
+	// returns false when the push was not waiting.
+	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
 	// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
 	OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]Delivery, error)
 	// MarkInflight records that the deliveries are about to be sent.

@@ -14,6 +14,7 @@ type pushJSON struct {
 	PushID         string            `json:"pushId"`
 	AppID          string            `json:"appId"`
 	Kind           herald.PushKind   `json:"kind"`
+	Topic          *string           `json:"topic,omitempty"`
 	RequestGroupID *string           `json:"requestGroupId"`
 	Status         herald.PushStatus `json:"status"`
 	FailureReason  string            `json:"failureReason,omitempty"`
@@ -45,7 +46,7 @@ func pushToJSON(p herald.Push) pushJSON {
 		edits = []herald.Edit{}
 	}
 	return pushJSON{
-		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
+		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
 		FailureReason: p.FailureReason, Marketing: p.Marketing, ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,

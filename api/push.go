@@ -25,41 +25,56 @@ const (
 	answerScheduled = "Push has been scheduled successfully."
 )
 
+// pushRequest reads the body of one push endpoint into p and returns its
+// recipients (none for a topic or all-users push, whose users are found at
+// send time).
+type pushRequest func(o object, p *herald.Push) []herald.Recipient
+
 // pushUsers is POST /api/push/v2/users (spec 4.4).
 func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
-	received := s.now()
-	app := appFrom(r.Context())
-	body, err := readBody(r, defaultBodyLimit)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	idem, done := s.replay(w, r, app, body, received)
-	if done {
-		return
-	}
-	o, details := parseObject(body)
-	ids := o.userIDs("userIds")
-	content := o.content()
-	p := herald.Push{Kind: herald.KindUsers, Content: content}
-	o.options(&p, app, received, true)
-	if err := invalid(details); err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	rs := make([]herald.Recipient, len(ids))
-	for i, id := range ids {
-		rs[i] = herald.Recipient{UserID: id}
-	}
-	p.Marketing = p.IsMarketingOpt || herald.IsMarketingTitle(content.Title)
-	s.accept(w, r, app, p, rs, idem, received)
+	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+		ids := o.userIDs("userIds")
+		p.Kind, p.Content = herald.KindUsers, o.content()
+		rs := make([]herald.Recipient, len(ids))
+		for i, id := range ids {
+			rs[i] = herald.Recipient{UserID: id}
+		}
+		return rs
+	})
 }
 
 // pushMessages is POST /api/push/v2/messages (spec 4.3).
 func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
+	s.push(w, r, herald.MaxMessagesBody, false, func(o object, p *herald.Push) []herald.Recipient {
+		p.Kind = herald.KindMessages
+		return o.messages("messages")
+	})
+}
+
+// pushTopic is POST /api/push/v2/topics (spec 4.5): to the devices
+// subscribed to a topic when it is sent.
+func (s *server) pushTopic(w http.ResponseWriter, r *http.Request) {
+	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+		p.Kind, p.Topic, p.Content = herald.KindTopic, o.topic("topic"), o.content()
+		return nil
+	})
+}
+
+// pushAll is POST /api/push/v2/all (spec 4.5): to every device of the app
+// when it is sent.
+func (s *server) pushAll(w http.ResponseWriter, r *http.Request) {
+	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+		p.Kind, p.Content = herald.KindAll, o.content()
+		return nil
+	})
+}
+
+// push runs a push endpoint: body read within limit, an idempotent repeat
+// replayed, the request read and judged, the push accepted.
+func (s *server) push(w http.ResponseWriter, r *http.Request, limit int64, scheduleAllowed bool, read pushRequest) {
 	received := s.now()
 	app := appFrom(r.Context())
-	body, err := readBody(r, herald.MaxMessagesBody)
+	body, err := readBody(r, limit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -69,16 +84,16 @@ func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	o, details := parseObject(body)
-	rs := o.messages("messages")
-	p := herald.Push{Kind: herald.KindMessages}
-	o.options(&p, app, received, false)
+	var p herald.Push
+	rs := read(o, &p)
+	o.options(&p, app, received, scheduleAllowed)
 	if err := invalid(details); err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	p.Marketing = p.IsMarketingOpt
+	p.Marketing = p.IsMarketingOpt || herald.IsMarketingTitle(p.Content.Title)
 	for _, rc := range rs {
-		p.Marketing = p.Marketing || herald.IsMarketingTitle(rc.Content.Title)
+		p.Marketing = p.Marketing || p.MarketingFor(rc)
 	}
 	s.accept(w, r, app, p, rs, idem, received)
 }
@@ -156,6 +171,17 @@ func (o object) array(name string, max int) []json.RawMessage {
 		return nil
 	}
 	return items
+}
+
+// topic reads a required topic name.
+func (o object) topic(name string) string {
+	t, ok := o.str(name, true, 0)
+	if ok {
+		if reason := herald.TopicProblem(t); reason != "" {
+			o.fail(name, reason)
+		}
+	}
+	return t
 }
 
 // userIDs reads userIds: 1 to 500 strings or integers; a user named twice

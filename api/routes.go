@@ -62,6 +62,10 @@ func (s *server) routes() []route {
 
 		{"POST /api/push/v2/users", s.serverAPI(pushGate, s.pushUsers)},
 		{"POST /api/push/v2/messages", s.serverAPI(pushGate, s.pushMessages)},
+		{"POST /api/push/v2/topics", s.serverAPI(pushGate, s.pushTopic)},
+		{"POST /api/push/v2/all", s.serverAPI(pushGate, s.pushAll)},
+		{"POST /api/topic/v2/subscribe", s.serverAPI(nil, s.subscribe)},
+		{"POST /api/topic/v2/unsubscribe", s.serverAPI(nil, s.unsubscribe)},
 		{"DELETE /api/push-token/v2", s.serverAPI(nil, s.deletePushToken)},
 
 		{"POST /api/sdk/v2/push-token", s.sdkAPI(s.registerPushToken)},

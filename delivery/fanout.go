@@ -39,17 +39,68 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 	if err != nil {
 		return gone(err)
 	}
-	rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+	var f herald.Fanout
+	rs, devices, err := s.recipients(ctx, p)
 	if err != nil {
 		return err
 	}
-	devices, err := s.cfg.Store.DevicesOfUsers(ctx, app.ID, userIDs(rs))
-	if err != nil {
-		return err
+	if p.Kind.Targeted() {
+		f.Recipients, f.ChargeHalf = rs, int64(targetedUsers(devices))
 	}
-	ds := plan(p, rs, devices, herald.IsNight(s.cfg.Now(), app.Location()), s.cfg.ChunkSize)
-	_, err = s.cfg.Store.StartSending(ctx, p.ID, ds, chunkJobs(p.ID, ds))
+	f.Deliveries = plan(p, rs, devices, herald.IsNight(s.cfg.Now(), app.Location()), s.cfg.ChunkSize)
+	f.Jobs = chunkJobs(p.ID, f.Deliveries)
+	_, err = s.cfg.Store.StartSending(ctx, p.ID, f)
 	return err
+}
+
+// recipients returns a push's users and their devices now: the users it
+// names, or for a topic or all-users push the users of the devices found.
+func (s *Service) recipients(ctx context.Context, p herald.Push) ([]herald.Recipient, map[string][]herald.Device, error) {
+	if !p.Kind.Targeted() {
+		rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+		if err != nil {
+			return nil, nil, err
+		}
+		devices, err := s.cfg.Store.DevicesOfUsers(ctx, p.AppID, userIDs(rs))
+		return rs, devices, err
+	}
+	var list []herald.Device
+	var err error
+	if p.Kind == herald.KindTopic {
+		list, err = s.cfg.Store.DevicesOfTopic(ctx, p.AppID, p.Topic)
+	} else {
+		list, err = s.cfg.Store.AllDevices(ctx, p.AppID)
+	}
+	if err != nil {
+		return nil, nil, err
+	}
+	var rs []herald.Recipient
+	devices := map[string][]herald.Device{}
+	for _, d := range list {
+		user := "" // devices no user is mapped to share one recipient
+		if d.UserID != nil {
+			user = *d.UserID
+		}
+		if _, seen := devices[user]; !seen {
+			rs = append(rs, herald.Recipient{UserID: user})
+		}
+		devices[user] = append(devices[user], d)
+	}
+	return rs, devices, nil
+}
+
+// targetedUsers counts what a topic or all-users push is charged for: each
+// user, and each device no user is mapped to.
+func targetedUsers(devices map[string][]herald.Device) int {
+	n := 0
+	for user, ds := range devices {
+		if user == "" {
+			n += len(ds)
+		} else {
+			n++
+		}
+	}
+	return n
 }
 
 // waitUntil blocks until the clock reads t.
@@ -68,11 +119,13 @@ func (s *Service) waitUntil(ctx context.Context, t time.Time) error {
 	}
 }
 
+// userIDs returns the distinct users of the recipients, in order, without
+// the anonymous recipient of unmapped devices.
 func userIDs(rs []herald.Recipient) []string {
 	seen := make(map[string]bool, len(rs))
 	out := make([]string, 0, len(rs))
 	for _, r := range rs {
-		if !seen[r.UserID] {
+		if r.UserID != "" && !seen[r.UserID] {
 			seen[r.UserID] = true
 			out = append(out, r.UserID)
 		}

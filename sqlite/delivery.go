@@ -9,7 +9,7 @@ import (
 )
 
 // StartSending records the fan-out of a push still waiting for it.
-func (db *DB) StartSending(ctx context.Context, pushID string, ds []herald.Delivery, jobs []herald.Job) (bool, error) {
+func (db *DB) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
 	started := false
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
 		var status herald.PushStatus
@@ -27,7 +27,7 @@ func (db *DB) StartSending(ctx context.Context, pushID string, ds []herald.Deliv
 		}
 		defer stmt.Close()
 		chunks := map[int]bool{}
-		for _, d := range ds {
+		for _, d := range f.Deliveries {
 			if _, err := stmt.ExecContext(ctx, pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform,
 				d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.OldForBadge, d.OldForImage); err != nil {
 				return err
@@ -41,14 +41,37 @@ func (db *DB) StartSending(ctx context.Context, pushID string, ds []herald.Deliv
 				return err
 			}
 		}
+		now := db.Now()
+		if f.Recipients != nil {
+			if err := db.recordTargets(ctx, tx, pushID, f, now); err != nil {
+				return err
+			}
+		}
 		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET status = 'sending', started_at = ? WHERE id = ?`,
-			db.Now().UnixMilli(), pushID); err != nil {
+			now.UnixMilli(), pushID); err != nil {
 			return err
 		}
 		started = true
-		return db.insertJobs(ctx, tx, jobs)
+		return db.insertJobs(ctx, tx, f.Jobs)
 	})
 	return started, err
+}
+
+// recordTargets stores the users a topic or all-users push found at its
+// fan-out, and charges for them.
+func (db *DB) recordTargets(ctx context.Context, tx *sql.Tx, pushID string, f herald.Fanout, now time.Time) error {
+	if err := insertRecipients(ctx, tx, pushID, f.Recipients); err != nil {
+		return err
+	}
+	var appID string
+	if err := tx.QueryRowContext(ctx, `SELECT app_id FROM pushes WHERE id = ?`, pushID).Scan(&appID); err != nil {
+		return err
+	}
+	if _, err := tx.ExecContext(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = ? WHERE id = ?`,
+		len(f.Recipients), f.ChargeHalf, pushID); err != nil {
+		return err
+	}
+	return db.charge(ctx, tx, appID, pushID, f.ChargeHalf, now)
 }
 
 const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform, app_source_version, token_updated_at, chunk,

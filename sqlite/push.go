@@ -63,10 +63,10 @@ func (db *DB) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipie
 			}
 		}
 		edits, _ := json.Marshal(p.Edits)
-		if _, err := tx.ExecContext(ctx, `INSERT INTO pushes (id, app_id, kind, request_group_id, status, marketing, is_marketing_opt,
+		if _, err := tx.ExecContext(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			p.ID, p.AppID, p.Kind, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
 			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
 			p.CreatedAt.UnixMilli(), string(edits)); err != nil {
 			return err
@@ -74,8 +74,7 @@ func (db *DB) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipie
 		if err := insertRecipients(ctx, tx, p.ID, rs); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`,
-			p.AppID, p.ID, p.CreatedAt.In(db.location(ctx, tx, p.AppID)).Format(time.DateOnly), p.ServerActionsHalf, p.CreatedAt.UnixMilli()); err != nil {
+		if err := db.charge(ctx, tx, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt); err != nil {
 			return err
 		}
 		res, err := db.Queue.InsertTx(ctx, tx, job, nil)
@@ -134,6 +133,16 @@ func (db *DB) IdempotentPush(ctx context.Context, appID string, idem herald.Idem
 	return p, err == nil, err
 }
 
+// charge records half Server Actions for a push, on the app's local day.
+func (db *DB) charge(ctx context.Context, tx *sql.Tx, appID, pushID string, half int64, at time.Time) error {
+	if half == 0 {
+		return nil
+	}
+	_, err := tx.ExecContext(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`,
+		appID, pushID, at.In(db.location(ctx, tx, appID)).Format(time.DateOnly), half, at.UnixMilli())
+	return err
+}
+
 func (db *DB) location(ctx context.Context, tx *sql.Tx, appID string) *time.Location {
 	var tz string
 	tx.QueryRowContext(ctx, `SELECT time_zone FROM apps WHERE id = ?`, appID).Scan(&tz)
@@ -158,7 +167,7 @@ func insertRecipients(ctx context.Context, tx *sql.Tx, pushID string, rs []heral
 	return nil
 }
 
-const pushColumns = `id, app_id, kind, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
+const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits`
 
 // scanPush reads pushColumns, then any extra columns into extra.
@@ -167,7 +176,7 @@ func scanPush(row interface{ Scan(...any) error }, extra ...any) (herald.Push, e
 	var scheduled, started, finished sql.NullInt64
 	var created int64
 	var edits string
-	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
+	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
 		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits}, extra...)...)
 	if err != nil {
@@ -262,6 +271,43 @@ func (db *DB) DevicesOfUsers(ctx context.Context, appID string, userIDs []string
 	out := make(map[string][]herald.Device, len(userIDs))
 	err := db.devicesWhere(ctx, `user_id`, appID, userIDs, func(d herald.Device) { out[*d.UserID] = append(out[*d.UserID], d) })
 	return out, err
+}
+
+// DevicesOfTopic returns the devices subscribed to a topic.
+func (db *DB) DevicesOfTopic(ctx context.Context, appID, topic string) ([]herald.Device, error) {
+	return db.deviceList(ctx, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d JOIN device_topics t
+		ON t.app_id = d.app_id AND t.device_id = d.device_id WHERE d.app_id = ? AND t.topic = ? ORDER BY d.created_at, d.device_id`, appID, topic)
+}
+
+// AllDevices returns every device of the app.
+func (db *DB) AllDevices(ctx context.Context, appID string) ([]herald.Device, error) {
+	return db.deviceList(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? ORDER BY created_at, device_id`, appID)
+}
+
+func (db *DB) deviceList(ctx context.Context, query string, args ...any) ([]herald.Device, error) {
+	rows, err := db.Reader.QueryContext(ctx, query, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []herald.Device
+	for rows.Next() {
+		d, err := scanDevice(rows)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, d)
+	}
+	return out, rows.Err()
+}
+
+// prefixed qualifies each column of a list with a table alias.
+func prefixed(alias, columns string) string {
+	parts := strings.Split(columns, ",")
+	for i, c := range parts {
+		parts[i] = alias + strings.TrimSpace(c)
+	}
+	return strings.Join(parts, ", ")
 }
 
 // devicesWhere calls found for each device of the app whose column holds one
