@@ -89,6 +89,9 @@ type PushStore interface {
 	IdempotentPush(ctx context.Context, appID string, idem Idempotency, now time.Time) (p Push, found bool, err error)
 	// Push returns a push with its counts. ErrNotFound.
 	Push(ctx context.Context, id string) (Push, error)
+	// PushRecord returns a push without its counts, which cost a pass over
+	// its deliveries. ErrNotFound.
+	PushRecord(ctx context.Context, id string) (Push, error)
 	// PushStatus returns only a push's status. ErrNotFound.
 	PushStatus(ctx context.Context, id string) (PushStatus, error)
 	// Recipients returns a push's requested users in request order; none

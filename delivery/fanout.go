@@ -20,7 +20,7 @@ func (w *fanoutWorker) Timeout(*river.Job[FanoutArgs]) time.Duration { return 5 
 // the night window, and records the deliveries with a send job per chunk.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
 	s := w.s
-	p, err := s.cfg.Store.Push(ctx, job.Args.PushID)
+	p, err := s.cfg.Store.PushRecord(ctx, job.Args.PushID)
 	if err != nil {
 		return gone(err)
 	}

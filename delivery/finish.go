@@ -20,7 +20,7 @@ type finishWorker struct {
 // messages reporting them, in batches of at most 1,000 users.
 func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
 	s, id := w.s, job.Args.PushID
-	p, err := s.cfg.Store.Push(ctx, id)
+	p, err := s.cfg.Store.PushRecord(ctx, id)
 	if err != nil || p.FinishedAt != nil {
 		return gone(err)
 	}

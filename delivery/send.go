@@ -24,7 +24,7 @@ func (w *sendWorker) Timeout(*river.Job[SendArgs]) time.Duration { return 10 * t
 // credentials are refused), or completes the chunk.
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	s, id := w.s, job.Args.PushID
-	p, err := s.cfg.Store.Push(ctx, id)
+	p, err := s.cfg.Store.PushRecord(ctx, id)
 	if err != nil {
 		return gone(err)
 	}

@@ -190,11 +190,16 @@ func scanPush(row interface{ Scan(...any) error }, extra ...any) (herald.Push, e
 
 // Push returns a push with its counts.
 func (db *DB) Push(ctx context.Context, id string) (herald.Push, error) {
-	p, err := scanPush(db.Reader.QueryRowContext(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
+	p, err := db.PushRecord(ctx, id)
 	if err != nil {
 		return p, err
 	}
 	return p, db.fillCounts(ctx, &p)
+}
+
+// PushRecord returns a push without its counts.
+func (db *DB) PushRecord(ctx context.Context, id string) (herald.Push, error) {
+	return scanPush(db.Reader.QueryRowContext(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
 }
 
 func (db *DB) fillCounts(ctx context.Context, p *herald.Push) error {
