@@ -256,6 +256,32 @@ type PushChange struct {
 	ScheduledAt                       *time.Time
 }
 
+// Problems returns what is wrong with the change's fields: a title or
+// content given empty, a link or image over its length.
+func (c PushChange) Problems() []Detail {
+	var d []Detail
+	for _, f := range []struct {
+		name string
+		v    *string
+	}{{"title", c.Title}, {"content", c.Content}} {
+		if f.v != nil && strings.TrimSpace(*f.v) == "" {
+			d = append(d, Detail{Field: f.name, Reason: "must not be empty"})
+		}
+	}
+	for _, f := range []struct {
+		name string
+		v    *string
+		max  int
+	}{{"linkURL", c.LinkURL, MaxLinkURL}, {"imageURL", c.ImageURL, MaxImageURL}} {
+		if f.v != nil {
+			if reason := LengthProblem(*f.v, f.max); reason != "" {
+				d = append(d, Detail{Field: f.name, Reason: reason})
+			}
+		}
+	}
+	return d
+}
+
 // Apply edits p as of now, recording the edit in its trail. moved reports
 // that the send time changed. ErrScheduleLocked once the push is no longer
 // editable.

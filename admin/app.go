@@ -126,12 +126,10 @@ func jsonKind(t reflect.Type) string {
 	return "an object"
 }
 
-func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
-	var p appSettings
-	if err := decode(r, &p); err != nil {
-		web.Error(w, r, err)
-		return
-	}
+// newApp makes an app from create settings with fresh keys and the
+// defaults of POST /admin/v1/apps. It returns the secret key, which is kept
+// only as a hash, and the problems of the settings.
+func (s *server) newApp(p appSettings) (herald.App, string, []herald.Detail) {
 	secret := herald.NewSecretKey()
 	a := herald.App{
 		ID: herald.NewID("app_", s.Now()), APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret(secret),
@@ -141,6 +139,16 @@ func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
 	if p.Name == nil {
 		details = append(details, herald.Detail{Field: "name", Reason: "is required"})
 	}
+	return a, secret, details
+}
+
+func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
+	var p appSettings
+	if err := decode(r, &p); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	a, secret, details := s.newApp(p)
 	if len(details) > 0 {
 		web.Error(w, r, herald.Invalid(details...))
 		return

@@ -1,5 +1,5 @@
 // Package admin serves the admin listener: the operator's API (apps, keys,
-// credentials, webhooks, users, history, usage).
+// credentials, webhooks, users, history, usage) and its web dashboard.
 package admin
 
 import (
@@ -98,6 +98,9 @@ func NewHandler(cfg Config) http.Handler {
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
 		mux.HandleFunc(r.pattern, s.authorized(r.handler))
+	}
+	for _, r := range newDashboard(s).routes() {
+		mux.HandleFunc(r.pattern, r.handler) // the dashboard checks its own session
 	}
 	web.Health(mux, cfg.Ready)
 	web.OpenAPI(mux, cfg.OpenAPI)

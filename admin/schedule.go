@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"net/http"
-	"strings"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
@@ -38,22 +37,7 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge}
-	var details []herald.Detail
-	for field, v := range map[string]*string{"title": body.Title, "content": body.Content} {
-		if v != nil && strings.TrimSpace(*v) == "" {
-			details = append(details, herald.Detail{Field: field, Reason: "must not be empty"})
-		}
-	}
-	if body.LinkURL != nil {
-		if reason := herald.LengthProblem(*body.LinkURL, herald.MaxLinkURL); reason != "" {
-			details = append(details, herald.Detail{Field: "linkURL", Reason: reason})
-		}
-	}
-	if body.ImageURL != nil {
-		if reason := herald.LengthProblem(*body.ImageURL, herald.MaxImageURL); reason != "" {
-			details = append(details, herald.Detail{Field: "imageURL", Reason: reason})
-		}
-	}
+	details := c.Problems()
 	if body.ScheduleTime != nil {
 		app, err := s.Store.App(r.Context(), p.AppID)
 		if err != nil {

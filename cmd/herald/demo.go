@@ -79,6 +79,7 @@ Herald demo is running (embedded SQLite in %s, FCM emulator in-process).
   app id      %s
   api key     %s
   secret key  %s
+  dashboard   %s/  (sign in with the admin token)
   admin API   %s  (Authorization: Bearer %s)
   emulator    %s
 
@@ -96,7 +97,7 @@ and the push's history:
 
   curl -sS -H 'Authorization: Bearer %s' %s/admin/v1/apps/%s/pushes
 
-`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint,
+`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint,
 		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, svc.AdminToken, svc.AdminURL, app.AppID)
 	return nil
 }

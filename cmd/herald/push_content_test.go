@@ -79,7 +79,9 @@ func TestPushContentUsers(t *testing.T) {
 	if p := e.waitFinal(res.PushID, 10*time.Second); p.Status != "done" || p.Counts.Sent != 4 {
 		t.Fatalf("push: got status %s sent %d, want done 4", p.Status, p.Counts.Sent)
 	}
-	var counts struct{ Counts struct{ BadgeUnsupported, ImageUnsupported int } }
+	var counts struct {
+		Counts struct{ BadgeUnsupported, ImageUnsupported int }
+	}
 	e.admin("GET", "/admin/v1/pushes/"+res.PushID, nil, &counts)
 	if c := counts.Counts; c.BadgeUnsupported != 1 || c.ImageUnsupported != 1 {
 		t.Fatalf("history of the 1.4.0 device: got %+v, want it counted once for badge and image", c)

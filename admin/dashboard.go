@@ -1,0 +1,218 @@
+package admin
+
+import (
+	"bytes"
+	"embed"
+	"html/template"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// dashboardFiles holds the dashboard's page templates and style sheet, so
+// the binary serves them without any file or network access.
+//
+//go:embed dashboard
+var dashboardFiles embed.FS
+
+// dashboard serves the operator's web pages on the admin listener. It is a
+// browser front for the same store and scheduler calls as the JSON API;
+// forms post back to it, protected by the session cookie and a CSRF token.
+type dashboard struct {
+	*server
+	pages map[string]*template.Template
+}
+
+func newDashboard(s *server) *dashboard {
+	funcs := template.FuncMap{
+		"when":    when,
+		"actions": func(half int64) string { return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64) },
+		"suffix":  herald.TokenSuffix,
+	}
+	d := &dashboard{server: s, pages: map[string]*template.Template{}}
+	// Each page template is rendered inside layout.html.
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "scheduled", "edit", "usage", "user", "error"} {
+		// The templates are part of the binary: a parse error is a build
+		// mistake that every test catches, so it may panic.
+		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
+			"dashboard/layout.html", "dashboard/"+name+".html"))
+	}
+	return d
+}
+
+// routes lists the dashboard's pages and forms. They are not part of
+// Routes(): that list is the JSON API the OpenAPI document describes.
+func (d *dashboard) routes() []route {
+	in := d.signedIn
+	return []route{
+		{"GET /login", d.loginPage},
+		{"POST /login", d.login},
+		{"POST /logout", in(d.logout)},
+		{"GET /dashboard.css", d.stylesheet},
+		{"GET /{$}", in(d.appsPage)},
+		{"POST /apps", in(d.createApp)},
+		{"GET /apps/{appId}", in(d.appPage)},
+		{"POST /apps/{appId}/settings", in(d.updateApp)},
+		{"POST /apps/{appId}/secret-key", in(d.reissueSecret)},
+		{"POST /apps/{appId}/fcm-credentials", in(d.putFCMCredentials)},
+		{"POST /apps/{appId}/fcm-credentials/delete", in(d.deleteFCMCredentials)},
+		{"POST /apps/{appId}/webhook", in(d.putWebhook)},
+		{"POST /apps/{appId}/webhook/delete", in(d.deleteWebhook)},
+		{"POST /apps/{appId}/delete", in(d.deleteApp)},
+		{"GET /apps/{appId}/pushes", in(d.historyPage)},
+		{"GET /apps/{appId}/pushes/{pushId}", in(d.pushPage)},
+		{"GET /apps/{appId}/scheduled", in(d.scheduledPage)},
+		{"GET /apps/{appId}/scheduled/{pushId}", in(d.editPage)},
+		{"POST /apps/{appId}/scheduled/{pushId}", in(d.editPush)},
+		{"POST /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelPush)},
+		{"GET /apps/{appId}/usage", in(d.usagePage)},
+		{"GET /apps/{appId}/users", in(d.userPage)},
+	}
+}
+
+// view is what every page template gets.
+type view struct {
+	Title string
+	// CSRF is the session's form token; empty on the login page.
+	CSRF string
+	// App is the app the page is about, for the navigation; nil for none.
+	App *herald.App
+	// Loc is the time zone times are shown in: the app's, else UTC.
+	Loc     *time.Location
+	Notice  string
+	Secret  *shownSecret
+	Problem *problem
+	Data    any
+}
+
+// shownSecret is a secret shown once, right after it was made.
+type shownSecret struct{ Label, Value string }
+
+// problem is an error as a page shows it.
+type problem struct {
+	Code, Message string
+	Details       []herald.Detail
+}
+
+func (v view) appID() string {
+	if v.App == nil {
+		return ""
+	}
+	return v.App.ID
+}
+
+// viewOf starts the view of a page about app a.
+func viewOf(title string, a herald.App, data any) view {
+	return view{Title: title, App: &a, Loc: a.Location(), Data: data}
+}
+
+// render writes a page: the notice left by the previous POST (when it was
+// about the same app), the session's CSRF token, then the template, buffered
+// so that a template error becomes a clean error page.
+func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, page string, v view) {
+	if v.Loc == nil {
+		v.Loc = time.UTC
+	}
+	if sess, ok := sessionFrom(r); ok {
+		v.CSRF = d.csrfToken(sess)
+		if f, ok := d.takeFlash(w, r, sess); ok && f.AppID == v.appID() {
+			v.Notice = f.Notice
+			if f.SecretValue != "" {
+				v.Secret = &shownSecret{f.SecretLabel, f.SecretValue}
+			}
+		}
+	}
+	var buf bytes.Buffer
+	if err := d.pages[page].ExecuteTemplate(&buf, "layout", v); err != nil {
+		d.Logger.ErrorContext(r.Context(), "dashboard template", "page", page, "err", err)
+		http.Error(w, "Internal server error.", http.StatusInternalServerError)
+		return
+	}
+	securityHeaders(w.Header())
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(status)
+	w.Write(buf.Bytes())
+}
+
+// securityHeaders keeps the pages, which show keys and secrets, out of
+// caches and frames, and allows nothing but this origin's style sheet.
+func securityHeaders(h http.Header) {
+	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Cache-Control", "no-store")
+	h.Set("X-Content-Type-Options", "nosniff")
+	h.Set("X-Frame-Options", "DENY")
+	h.Set("Referrer-Policy", "no-referrer")
+}
+
+// problemOf turns err into what a page shows and the status it answers
+// with. An error without a code is logged here, once, and shown only as
+// "Internal server error.", like the JSON API's ERR-AB-SYS-00.
+func (d *dashboard) problemOf(r *http.Request, err error) (int, *problem) {
+	e := herald.AsError(err)
+	if e == nil {
+		d.Logger.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
+		e = herald.ErrInternal
+	}
+	p := &problem{Code: e.Code, Message: e.Message, Details: e.Details}
+	switch e.Code {
+	case herald.ErrScheduleLocked.Code:
+		p.Message = "This push can no longer be changed: a scheduled push can be edited or cancelled only while it is still scheduled, until 5 minutes before its send time."
+	case herald.ErrInvalidRequest.Code:
+		p.Message = "Please correct the following and try again."
+	case herald.ErrNotFound.Code:
+		p.Message = "Not found: it does not exist, or it was deleted."
+	}
+	return e.Status, p
+}
+
+// fail shows err on the error page.
+func (d *dashboard) fail(w http.ResponseWriter, r *http.Request, err error) {
+	status, p := d.problemOf(r, err)
+	d.render(w, r, status, "error", view{Title: "Error", Problem: p})
+}
+
+// failOn shows err on page v, typically the form that was posted.
+func (d *dashboard) failOn(w http.ResponseWriter, r *http.Request, err error, page string, v view) {
+	status, p := d.problemOf(r, err)
+	v.Problem = p
+	d.render(w, r, status, page, v)
+}
+
+// done ends a successful POST: it leaves a notice (and a secret to show
+// once) for the next page and redirects there, so reloading it posts nothing.
+func (d *dashboard) done(w http.ResponseWriter, r *http.Request, to string, f flash) {
+	if sess, ok := sessionFrom(r); ok {
+		d.setFlash(w, r, sess, f)
+	}
+	http.Redirect(w, r, to, http.StatusSeeOther)
+}
+
+func (d *dashboard) stylesheet(w http.ResponseWriter, r *http.Request) {
+	css, err := dashboardFiles.ReadFile("dashboard/dashboard.css")
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "text/css; charset=utf-8")
+	w.Header().Set("Cache-Control", "max-age=3600")
+	w.Write(css)
+}
+
+// when formats a time (time.Time or *time.Time) in loc; "—" for none.
+func when(loc *time.Location, t any) string {
+	var tt time.Time
+	switch v := t.(type) {
+	case time.Time:
+		tt = v
+	case *time.Time:
+		if v != nil {
+			tt = *v
+		}
+	}
+	if tt.IsZero() {
+		return "—"
+	}
+	return tt.In(loc).Format("2006-01-02 15:04:05 MST")
+}

@@ -1,0 +1,270 @@
+package admin
+
+import (
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/heraldpush/herald"
+)
+
+// maxServiceAccount bounds an uploaded service-account file, as on
+// PUT /admin/v1/apps/{appId}/fcm-credentials.
+const maxServiceAccount = 64 << 10
+
+func tiers() []herald.Tier {
+	return []herald.Tier{herald.TierFree, herald.TierBasic, herald.TierBusiness, herald.TierEnterprise}
+}
+
+// appForm is what the create form shows: the defaults, or what was posted.
+type appForm struct {
+	Name, Tier, TimeZone string
+	AppUserEnabled       bool
+}
+
+type appsData struct {
+	Apps  []herald.App
+	Form  appForm
+	Tiers []herald.Tier
+}
+
+// settingsFrom reads app settings from a form, in the shape of the JSON
+// body, so that appSettings.apply judges them. A check box comes after a
+// hidden "false" of the same name: the last value wins, and a form without
+// the field leaves the setting alone.
+func settingsFrom(f url.Values) appSettings {
+	text := func(k string) *string {
+		if !f.Has(k) {
+			return nil
+		}
+		v := f.Get(k)
+		return &v
+	}
+	flag := func(k string) *bool {
+		vs := f[k]
+		if len(vs) == 0 {
+			return nil
+		}
+		v := vs[len(vs)-1] == "true"
+		return &v
+	}
+	p := appSettings{Name: text("name"), TimeZone: text("timeZone"), AppUserEnabled: flag("appUserEnabled"), Registered: flag("registered")}
+	if t := text("tier"); t != nil {
+		tier := herald.Tier(*t)
+		p.Tier = &tier
+	}
+	return p
+}
+
+// appFormOf is the create form as posted, to show it again.
+func appFormOf(f url.Values) appForm {
+	on := settingsFrom(f).AppUserEnabled
+	return appForm{Name: f.Get("name"), Tier: f.Get("tier"), TimeZone: f.Get("timeZone"), AppUserEnabled: on != nil && *on}
+}
+
+func (d *dashboard) appsView(r *http.Request, form appForm) (view, error) {
+	apps, err := d.Store.ListApps(r.Context())
+	if err != nil {
+		return view{}, err
+	}
+	return view{Title: "Apps", Data: appsData{Apps: apps, Form: form, Tiers: tiers()}}, nil
+}
+
+func (d *dashboard) appsPage(w http.ResponseWriter, r *http.Request) {
+	v, err := d.appsView(r, appForm{Tier: string(herald.TierFree), TimeZone: herald.DefaultTimeZone})
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "apps", v)
+}
+
+func (d *dashboard) createApp(w http.ResponseWriter, r *http.Request) {
+	a, secret, details := d.newApp(settingsFrom(r.PostForm))
+	var err error
+	if len(details) > 0 {
+		err = herald.Invalid(details...)
+	} else {
+		err = d.Store.CreateApp(r.Context(), a)
+	}
+	if err != nil {
+		v, lerr := d.appsView(r, appFormOf(r.PostForm))
+		if lerr != nil {
+			d.fail(w, r, lerr)
+			return
+		}
+		d.failOn(w, r, err, "apps", v)
+		return
+	}
+	d.done(w, r, "/apps/"+a.ID, flash{AppID: a.ID, Notice: "App created.", SecretLabel: "Secret key", SecretValue: secret})
+}
+
+// app loads the app named in the path, or shows why it cannot.
+func (d *dashboard) app(w http.ResponseWriter, r *http.Request) (herald.App, bool) {
+	a, err := d.Store.App(r.Context(), r.PathValue("appId"))
+	if err != nil {
+		d.fail(w, r, err)
+		return a, false
+	}
+	return a, true
+}
+
+func (d *dashboard) appPage(w http.ResponseWriter, r *http.Request) {
+	if a, ok := d.app(w, r); ok {
+		d.render(w, r, http.StatusOK, "app", viewOf(a.Name, a, tiers()))
+	}
+}
+
+// failOnApp shows err on the app page, above the form that was posted.
+func (d *dashboard) failOnApp(w http.ResponseWriter, r *http.Request, a herald.App, err error) {
+	d.failOn(w, r, err, "app", viewOf(a.Name, a, tiers()))
+}
+
+// appDone redirects to the app page with a notice.
+func (d *dashboard) appDone(w http.ResponseWriter, r *http.Request, appID string, f flash) {
+	f.AppID = appID
+	d.done(w, r, "/apps/"+url.PathEscape(appID), f)
+}
+
+func (d *dashboard) updateApp(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	stored := a
+	if details := settingsFrom(r.PostForm).apply(&a); len(details) > 0 {
+		d.failOnApp(w, r, stored, herald.Invalid(details...))
+		return
+	}
+	if err := d.Store.UpdateApp(r.Context(), a); err != nil {
+		d.failOnApp(w, r, stored, err)
+		return
+	}
+	d.appDone(w, r, a.ID, flash{Notice: "Settings saved."})
+}
+
+func (d *dashboard) reissueSecret(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	secret := herald.NewSecretKey()
+	if err := d.Store.SetSecretHash(r.Context(), a.ID, herald.HashSecret(secret)); err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	d.appDone(w, r, a.ID, flash{Notice: "New secret key issued; the old one no longer works.", SecretLabel: "Secret key", SecretValue: secret})
+}
+
+// serviceAccountFrom returns the uploaded file, else the pasted text.
+func serviceAccountFrom(r *http.Request) ([]byte, error) {
+	if r.MultipartForm != nil {
+		if fhs := r.MultipartForm.File["file"]; len(fhs) > 0 && fhs[0].Size > 0 {
+			f, err := fhs[0].Open()
+			if err != nil {
+				return nil, err
+			}
+			defer f.Close()
+			return io.ReadAll(io.LimitReader(f, maxServiceAccount+1))
+		}
+	}
+	return []byte(r.PostFormValue("serviceAccount")), nil
+}
+
+func (d *dashboard) putFCMCredentials(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	body, err := serviceAccountFrom(r)
+	switch {
+	case err != nil:
+	case len(strings.TrimSpace(string(body))) == 0:
+		err = herald.Invalid(herald.Detail{Field: "serviceAccount", Reason: "is required: choose the file or paste its content"})
+	case len(body) > maxServiceAccount:
+		err = herald.Invalid(herald.Detail{Field: "serviceAccount", Reason: fmt.Sprintf("must be a service-account file of at most %d bytes", maxServiceAccount)})
+	default:
+		if cerr := d.CheckFCMCredentials(body); cerr != nil {
+			err = herald.Invalid(herald.Detail{Field: "serviceAccount", Reason: cerr.Error()})
+		}
+	}
+	if err == nil {
+		err = d.Store.SetFCMCredentials(r.Context(), a.ID, d.MasterKey.Seal(body))
+	}
+	if err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	d.appDone(w, r, a.ID, flash{Notice: "FCM credentials saved."})
+}
+
+func (d *dashboard) deleteFCMCredentials(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	if err := d.Store.SetFCMCredentials(r.Context(), a.ID, nil); err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	d.appDone(w, r, a.ID, flash{Notice: "FCM credentials removed."})
+}
+
+func (d *dashboard) putWebhook(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	u := strings.TrimSpace(r.PostFormValue("url"))
+	if err := d.CheckWebhookURL(u); err != nil || u == "" {
+		reason := "is required"
+		if u != "" {
+			reason = err.Error()
+		}
+		d.failOnApp(w, r, a, herald.Invalid(herald.Detail{Field: "url", Reason: reason}))
+		return
+	}
+	secret, err := d.NewWebhookSecret()
+	if err != nil {
+		err = fmt.Errorf("webhook secret: %w", err)
+	} else {
+		err = d.Store.SetWebhook(r.Context(), a.ID, u, d.MasterKey.Seal([]byte(secret)))
+	}
+	if err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	d.appDone(w, r, a.ID, flash{Notice: "Webhook set.", SecretLabel: "Webhook signing secret", SecretValue: secret})
+}
+
+func (d *dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	if err := d.Store.SetWebhook(r.Context(), a.ID, "", nil); err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	d.appDone(w, r, a.ID, flash{Notice: "Webhook removed."})
+}
+
+// deleteApp deletes the app once its name was typed to confirm: a plain
+// form needs no script for that.
+func (d *dashboard) deleteApp(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	if strings.TrimSpace(r.PostFormValue("confirm")) != a.Name {
+		d.failOnApp(w, r, a, herald.Invalid(herald.Detail{Field: "confirm", Reason: "must be the app's name, to confirm the deletion"}))
+		return
+	}
+	if err := d.Store.DeleteApp(r.Context(), a.ID); err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	d.done(w, r, "/", flash{Notice: fmt.Sprintf("App %q deleted.", a.Name)})
+}
