@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -229,20 +230,43 @@ func (s *server) reissueSecret(w http.ResponseWriter, r *http.Request) {
 	web.JSON(w, http.StatusOK, map[string]string{"secretKey": secret})
 }
 
+// maxServiceAccount bounds an uploaded service-account file.
+const maxServiceAccount = 64 << 10
+
+// storeCredentials validates a service-account file and stores it sealed;
+// field names the input in the 400's details.
+func (s *server) storeCredentials(ctx context.Context, appID string, file []byte, field string) error {
+	if len(file) > maxServiceAccount {
+		return herald.Invalid(herald.Detail{Field: field, Reason: fmt.Sprintf("must be a service-account file of at most %d bytes", maxServiceAccount)})
+	}
+	if err := s.CheckFCMCredentials(file); err != nil {
+		return herald.Invalid(herald.Detail{Field: field, Reason: err.Error()})
+	}
+	return s.Store.SetFCMCredentials(ctx, appID, s.MasterKey.Seal(file))
+}
+
+// setWebhook validates a webhook URL, makes its signing secret and stores
+// both; it returns the secret, shown once.
+func (s *server) setWebhook(ctx context.Context, appID, url string) (string, error) {
+	if err := s.CheckWebhookURL(url); err != nil {
+		return "", herald.Invalid(herald.Detail{Field: "url", Reason: err.Error()})
+	}
+	secret, err := s.NewWebhookSecret()
+	if err != nil {
+		return "", fmt.Errorf("webhook secret: %w", err)
+	}
+	return secret, s.Store.SetWebhook(ctx, appID, url, s.MasterKey.Seal([]byte(secret)))
+}
+
 func (s *server) putFCMCredentials(w http.ResponseWriter, r *http.Request) {
 	if _, ok := s.app(w, r); !ok {
 		return
 	}
-	body, err := io.ReadAll(io.LimitReader(r.Body, 64<<10+1))
-	if err != nil || len(body) > 64<<10 {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "body", Reason: "must be a service-account file of at most 65536 bytes"}))
-		return
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxServiceAccount+1))
+	if err == nil {
+		err = s.storeCredentials(r.Context(), r.PathValue("appId"), body, "body")
 	}
-	if err := s.CheckFCMCredentials(body); err != nil {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "body", Reason: err.Error()}))
-		return
-	}
-	if err := s.Store.SetFCMCredentials(r.Context(), r.PathValue("appId"), s.MasterKey.Seal(body)); err != nil {
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -269,16 +293,8 @@ func (s *server) putWebhook(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, herald.Invalid(herald.Detail{Field: "url", Reason: "is required"}))
 		return
 	}
-	if err := s.CheckWebhookURL(*p.URL); err != nil {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "url", Reason: err.Error()}))
-		return
-	}
-	secret, err := s.NewWebhookSecret()
+	secret, err := s.setWebhook(r.Context(), r.PathValue("appId"), *p.URL)
 	if err != nil {
-		web.Error(w, r, fmt.Errorf("webhook secret: %w", err))
-		return
-	}
-	if err := s.Store.SetWebhook(r.Context(), r.PathValue("appId"), *p.URL, s.MasterKey.Seal([]byte(secret))); err != nil {
 		web.Error(w, r, err)
 		return
 	}

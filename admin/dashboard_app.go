@@ -10,10 +10,6 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-// maxServiceAccount bounds an uploaded service-account file, as on
-// PUT /admin/v1/apps/{appId}/fcm-credentials.
-const maxServiceAccount = 64 << 10
-
 func tiers() []herald.Tier {
 	return []herald.Tier{herald.TierFree, herald.TierBasic, herald.TierBusiness, herald.TierEnterprise}
 }
@@ -183,15 +179,8 @@ func (d *dashboard) putFCMCredentials(w http.ResponseWriter, r *http.Request) {
 	case err != nil:
 	case len(strings.TrimSpace(string(body))) == 0:
 		err = herald.Invalid(herald.Detail{Field: "serviceAccount", Reason: "is required: choose the file or paste its content"})
-	case len(body) > maxServiceAccount:
-		err = herald.Invalid(herald.Detail{Field: "serviceAccount", Reason: fmt.Sprintf("must be a service-account file of at most %d bytes", maxServiceAccount)})
 	default:
-		if cerr := d.CheckFCMCredentials(body); cerr != nil {
-			err = herald.Invalid(herald.Detail{Field: "serviceAccount", Reason: cerr.Error()})
-		}
-	}
-	if err == nil {
-		err = d.Store.SetFCMCredentials(r.Context(), a.ID, d.MasterKey.Seal(body))
+		err = d.storeCredentials(r.Context(), a.ID, body, "serviceAccount")
 	}
 	if err != nil {
 		d.failOnApp(w, r, a, err)
@@ -218,19 +207,10 @@ func (d *dashboard) putWebhook(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	u := strings.TrimSpace(r.PostFormValue("url"))
-	if err := d.CheckWebhookURL(u); err != nil || u == "" {
-		reason := "is required"
-		if u != "" {
-			reason = err.Error()
-		}
-		d.failOnApp(w, r, a, herald.Invalid(herald.Detail{Field: "url", Reason: reason}))
-		return
-	}
-	secret, err := d.NewWebhookSecret()
-	if err != nil {
-		err = fmt.Errorf("webhook secret: %w", err)
-	} else {
-		err = d.Store.SetWebhook(r.Context(), a.ID, u, d.MasterKey.Seal([]byte(secret)))
+	var secret string
+	var err error = herald.Invalid(herald.Detail{Field: "url", Reason: "is required"})
+	if u != "" {
+		secret, err = d.setWebhook(r.Context(), a.ID, u)
 	}
 	if err != nil {
 		d.failOnApp(w, r, a, err)
