@@ -3,11 +3,13 @@ package webhook
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/netip"
+	"net/url"
 	"strconv"
 	"syscall"
 	"time"
@@ -168,6 +170,12 @@ func (s *Sender) newRequest(ctx context.Context, url, secret, msgID string, body
 func (s *Sender) do(req *http.Request) error {
 	resp, err := s.client.Do(req)
 	if err != nil {
+		// Not the *url.Error itself: it names the URL, whose query may hold
+		// the receiver's own secret, and this error is logged and stored.
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			err = ue.Err
+		}
 		return &DeliveryError{Err: err}
 	}
 	defer resp.Body.Close()
