@@ -29,10 +29,11 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	server := fs.String("server", "", "admin API base URL (default http://$HERALD_ADMIN_ADDR)")
 	token := fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN or <data dir>/admin-token)")
 	asJSON := fs.Bool("json", false, "print the JSON answer")
-	name := fs.String("name", "", "app name (create)")
-	tier := fs.String("tier", "", "free|basic|business|enterprise (create)")
-	appUser := fs.Bool("app-user", false, "enable the app-user feature (create)")
-	tz := fs.String("time-zone", "", "IANA time zone (create)")
+	var create appFlags
+	fs.StringVar(&create.name, "name", "", "app name (create)")
+	fs.StringVar(&create.tier, "tier", "", "free|basic|business|enterprise (create)")
+	fs.BoolVar(&create.appUser, "app-user", false, "enable the app-user feature (create)")
+	fs.StringVar(&create.timeZone, "time-zone", "", "IANA time zone (create)")
 	if err := fs.Parse(args[1:]); err != nil {
 		return err
 	}
@@ -44,34 +45,13 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 			return err
 		}
 	}
+	method, path, body, err := appRequest(verb, positional, create)
+	if err != nil {
+		return err
+	}
 	c := adminClient{base: *server, token: *token}
 	if err := c.defaults(getenv); err != nil {
 		return err
-	}
-	var method, path string
-	var body any
-	switch verb {
-	case "create":
-		req := map[string]any{"name": *name}
-		if *tier != "" {
-			req["tier"] = *tier
-		}
-		if *appUser {
-			req["appUserEnabled"] = true
-		}
-		if *tz != "" {
-			req["timeZone"] = *tz
-		}
-		method, path, body = http.MethodPost, "/admin/v1/apps", req
-	case "list":
-		method, path = http.MethodGet, "/admin/v1/apps"
-	case "show":
-		if len(positional) != 1 {
-			return errors.New("usage: herald app show <appId>")
-		}
-		method, path = http.MethodGet, "/admin/v1/apps/"+url.PathEscape(positional[0])
-	default:
-		return fmt.Errorf("unknown app command %q (create, list, show)", verb)
 	}
 	raw, err := c.do(ctx, method, path, body)
 	if err != nil {
@@ -82,6 +62,38 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 		return err
 	}
 	return printApps(stdout, verb, raw)
+}
+
+// appFlags are the settings `app create` takes.
+type appFlags struct {
+	name, tier, timeZone string
+	appUser              bool
+}
+
+// appRequest is the admin API call an app command makes.
+func appRequest(verb string, positional []string, create appFlags) (method, path string, body any, err error) {
+	switch verb {
+	case "create":
+		req := map[string]any{"name": create.name}
+		if create.tier != "" {
+			req["tier"] = create.tier
+		}
+		if create.appUser {
+			req["appUserEnabled"] = true
+		}
+		if create.timeZone != "" {
+			req["timeZone"] = create.timeZone
+		}
+		return http.MethodPost, "/admin/v1/apps", req, nil
+	case "list":
+		return http.MethodGet, "/admin/v1/apps", nil, nil
+	case "show":
+		if len(positional) != 1 {
+			return "", "", nil, errors.New("usage: herald app show <appId>")
+		}
+		return http.MethodGet, "/admin/v1/apps/" + url.PathEscape(positional[0]), nil, nil
+	}
+	return "", "", nil, fmt.Errorf("unknown app command %q (create, list, show)", verb)
 }
 
 type adminClient struct{ base, token string }

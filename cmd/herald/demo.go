@@ -27,43 +27,22 @@ func startDemoEmulator(cfg *config) (stop func() error, err error) {
 	return stop, nil
 }
 
+// demoApp is the demo app's id and keys.
+type demoApp struct{ AppID, APIKey, SecretKey string }
+
 // setUpDemo makes sure the demo app exists with fresh keys, credentials for
 // the emulator and a few devices, all through the service's own APIs, and
 // prints how to send a push.
 func setUpDemo(ctx context.Context, svc *service, stdout io.Writer) error {
-	admin := adminClient{base: svc.AdminURL, token: svc.AdminToken}
-	var list struct {
-		Apps []struct{ AppID, Name, APIKey string }
-	}
-	raw, err := admin.do(ctx, http.MethodGet, "/admin/v1/apps", nil)
+	app, err := demoKeys(ctx, svc)
 	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, &list); err != nil {
-		return err
-	}
-	var app struct{ AppID, APIKey, SecretKey string }
-	for _, a := range list.Apps {
-		if a.Name == demoAppName {
-			app.AppID, app.APIKey = a.AppID, a.APIKey
-		}
-	}
-	if app.AppID == "" {
-		raw, err = admin.do(ctx, http.MethodPost, "/admin/v1/apps", map[string]any{"name": demoAppName, "tier": "business", "appUserEnabled": true})
-	} else {
-		// The secret is shown only when issued: issue a new one.
-		raw, err = admin.do(ctx, http.MethodPost, "/admin/v1/apps/"+app.AppID+"/secret-key", nil)
-	}
-	if err != nil {
-		return err
-	}
-	if err := json.Unmarshal(raw, &app); err != nil {
 		return err
 	}
 	creds, err := emulator.NewServiceAccount("herald-demo", svc.cfg.FCMEndpoint+"/token", nil)
 	if err != nil {
 		return err
 	}
+	admin := adminClient{base: svc.AdminURL, token: svc.AdminToken}
 	if err := putRaw(ctx, admin, "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds); err != nil {
 		return err
 	}
@@ -73,6 +52,43 @@ func setUpDemo(ctx context.Context, svc *service, stdout io.Writer) error {
 			return err
 		}
 	}
+	printDemo(stdout, svc, app)
+	return nil
+}
+
+// demoKeys finds or creates the demo app; the secret is shown only when
+// issued, so an existing app gets a new one.
+func demoKeys(ctx context.Context, svc *service) (demoApp, error) {
+	admin := adminClient{base: svc.AdminURL, token: svc.AdminToken}
+	var list struct {
+		Apps []struct{ AppID, Name, APIKey string }
+	}
+	var app demoApp
+	raw, err := admin.do(ctx, http.MethodGet, "/admin/v1/apps", nil)
+	if err != nil {
+		return app, err
+	}
+	if err := json.Unmarshal(raw, &list); err != nil {
+		return app, err
+	}
+	for _, a := range list.Apps {
+		if a.Name == demoAppName {
+			app.AppID, app.APIKey = a.AppID, a.APIKey
+		}
+	}
+	if app.AppID == "" {
+		raw, err = admin.do(ctx, http.MethodPost, "/admin/v1/apps", map[string]any{"name": demoAppName, "tier": "business", "appUserEnabled": true})
+	} else {
+		raw, err = admin.do(ctx, http.MethodPost, "/admin/v1/apps/"+app.AppID+"/secret-key", nil)
+	}
+	if err != nil {
+		return app, err
+	}
+	return app, json.Unmarshal(raw, &app)
+}
+
+// printDemo tells a newcomer how to send a push and see it arrive.
+func printDemo(stdout io.Writer, svc *service, app demoApp) {
 	fmt.Fprintf(stdout, `
 Herald demo is running (embedded SQLite in %s, FCM emulator in-process).
 
@@ -99,7 +115,6 @@ and the push's history:
 
 `, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint,
 		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, svc.AdminToken, svc.AdminURL, app.AppID)
-	return nil
 }
 
 func putRaw(ctx context.Context, admin adminClient, path string, body []byte) error {

@@ -117,54 +117,28 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, err
 	}
 	s.lock = lock
-	db, err := openDB(ctx, cfg)
+	if s.db, err = openDB(ctx, cfg); err != nil {
+		return nil, s.fail(err)
+	}
+	s.db.Now = cfg.clock()
+	masterKey, err := s.secrets(stdout)
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	s.db = db
-	now := cfg.clock()
-	db.Now = now
-	keyText, _, err := cfg.secretOrFile(cfg.MasterKey, "master-key", herald.NewMasterKeyText)
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	masterKey, err := herald.ParseMasterKey(keyText)
-	if err != nil {
-		return nil, s.fail(fmt.Errorf("master key: %w", err))
-	}
-	token, created, err := cfg.secretOrFile(cfg.AdminToken, "admin-token", func() string { return "ha_" + herald.NewSecretKey()[3:] })
-	if err != nil {
-		return nil, s.fail(err)
-	}
-	if created {
-		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(cfg.DataDir, "admin-token"), token)
-	}
-	s.AdminToken = token
-	m := metrics.New(db.Reader)
+	m := metrics.New(s.db.Reader)
 	pushes := delivery.New(delivery.Config{
 		Observe:   m.Send,
-		Store:     db,
+		Store:     s.db,
 		Sender:    fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
 		Webhooks:  webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey: masterKey,
 		Logger:    s.log,
-		Now:       now,
+		Now:       s.db.Now,
 	})
 	if err := s.startQueue(ctx, pushes.Workers()); err != nil {
 		return nil, s.fail(err)
 	}
-	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
-	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"), Ready: ready, Now: now,
-		RateLimit: cfg.RateLimit})
-	adminHandler := admin.NewHandler(admin.Config{
-		Store: db, Schedules: pushes, MasterKey: masterKey, Token: token, Logger: s.log, Ready: ready, Now: now,
-		Observe:             m.Observer("admin"),
-		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
-		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
-		NewWebhookSecret:    webhook.NewSecret,
-		OpenAPI:             api.OpenAPI,
-		Metrics:             m.Handler(),
-	})
+	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
 		return nil, s.fail(err)
 	}
@@ -172,6 +146,47 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	return s, nil
+}
+
+// secrets returns the master key and sets the admin token, each configured
+// or kept in the data dir (generated there on first start; a generated
+// admin token is printed once).
+func (s *service) secrets(stdout io.Writer) (*herald.MasterKey, error) {
+	keyText, _, err := s.cfg.secretOrFile(s.cfg.MasterKey, "master-key", herald.NewMasterKeyText)
+	if err != nil {
+		return nil, err
+	}
+	masterKey, err := herald.ParseMasterKey(keyText)
+	if err != nil {
+		return nil, fmt.Errorf("master key: %w", err)
+	}
+	token, created, err := s.cfg.secretOrFile(s.cfg.AdminToken, "admin-token", func() string { return "ha_" + herald.NewSecretKey()[3:] })
+	if err != nil {
+		return nil, err
+	}
+	if created {
+		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(s.cfg.DataDir, "admin-token"), token)
+	}
+	s.AdminToken = token
+	return masterKey, nil
+}
+
+// handlers builds the public and admin listeners' handlers.
+func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey, m *metrics.Metrics) (http.Handler, http.Handler) {
+	cfg, db := s.cfg, s.db
+	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
+	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"),
+		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit})
+	adminHandler := admin.NewHandler(admin.Config{
+		Store: db, Schedules: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
+		Observe:             m.Observer("admin"),
+		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
+		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
+		NewWebhookSecret:    webhook.NewSecret,
+		OpenAPI:             api.OpenAPI,
+		Metrics:             m.Handler(),
+	})
+	return public, adminHandler
 }
 
 // startQueue starts River on the store's database: jobs left running by a
