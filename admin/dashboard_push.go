@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
-	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -127,26 +126,11 @@ func (d *dashboard) usagePage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	today := d.Now().In(a.Location()).Format(time.DateOnly)
-	data := &usageData{From: r.URL.Query().Get("from"), To: r.URL.Query().Get("to")}
-	if data.From == "" {
-		data.From = today[:8] + "01"
-	}
-	if data.To == "" {
-		data.To = today
-	}
+	data := &usageData{}
 	v := viewOf("Usage", a, data)
-	var details []herald.Detail
-	for _, f := range []struct{ field, v string }{{"from", data.From}, {"to", data.To}} {
-		if _, err := time.Parse(time.DateOnly, f.v); err != nil {
-			details = append(details, herald.Detail{Field: f.field, Reason: "must be a date YYYY-MM-DD"})
-		}
-	}
-	if len(details) == 0 && data.From > data.To {
-		details = append(details, herald.Detail{Field: "from", Reason: "must not be after to"})
-	}
-	if len(details) > 0 {
-		d.failOn(w, r, herald.Invalid(details...), "usage", v)
+	var err error
+	if data.From, data.To, err = d.usageRange(a, r.URL.Query()); err != nil {
+		d.failOn(w, r, err, "usage", v)
 		return
 	}
 	days, err := d.Store.Usage(r.Context(), a.ID, data.From, data.To)

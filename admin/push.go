@@ -2,6 +2,7 @@ package admin
 
 import (
 	"net/http"
+	"net/url"
 	"strconv"
 	"time"
 
@@ -145,13 +146,11 @@ func (s *server) getPushGroup(w http.ResponseWriter, r *http.Request) {
 	})
 }
 
-func (s *server) getUsage(w http.ResponseWriter, r *http.Request) {
-	a, ok := s.app(w, r)
-	if !ok {
-		return
-	}
+// usageRange reads the from..to days of a usage query: this month so far in
+// the app's time zone by default.
+func (s *server) usageRange(a herald.App, q url.Values) (from, to string, err error) {
 	today := s.Now().In(a.Location()).Format(time.DateOnly)
-	from, to := r.URL.Query().Get("from"), r.URL.Query().Get("to")
+	from, to = q.Get("from"), q.Get("to")
 	if from == "" {
 		from = today[:8] + "01"
 	}
@@ -159,16 +158,28 @@ func (s *server) getUsage(w http.ResponseWriter, r *http.Request) {
 		to = today
 	}
 	var details []herald.Detail
-	for field, v := range map[string]string{"from": from, "to": to} {
-		if _, err := time.Parse(time.DateOnly, v); err != nil {
-			details = append(details, herald.Detail{Field: field, Reason: "must be a date YYYY-MM-DD"})
+	for _, f := range []struct{ field, v string }{{"from", from}, {"to", to}} {
+		if _, err := time.Parse(time.DateOnly, f.v); err != nil {
+			details = append(details, herald.Detail{Field: f.field, Reason: "must be a date YYYY-MM-DD"})
 		}
 	}
 	if len(details) == 0 && from > to {
 		details = append(details, herald.Detail{Field: "from", Reason: "must not be after to"})
 	}
 	if len(details) > 0 {
-		web.Error(w, r, herald.Invalid(details...))
+		return from, to, herald.Invalid(details...)
+	}
+	return from, to, nil
+}
+
+func (s *server) getUsage(w http.ResponseWriter, r *http.Request) {
+	a, ok := s.app(w, r)
+	if !ok {
+		return
+	}
+	from, to, err := s.usageRange(a, r.URL.Query())
+	if err != nil {
+		web.Error(w, r, err)
 		return
 	}
 	days, err := s.Store.Usage(r.Context(), a.ID, from, to)
