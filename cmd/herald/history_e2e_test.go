@@ -87,3 +87,30 @@ func TestUnregisteredOldTokenIsExpired(t *testing.T) {
 		t.Fatalf("reasons: got %v, want old TOKEN_EXPIRED and fresh APP_DELETED", got)
 	}
 }
+
+// TestRetriesEndAfterAnHour: a token FCM keeps answering 503 is retried
+// until an hour after the push started, then recorded failed, and the push
+// ends.
+func TestRetriesEndAfterAnHour(t *testing.T) {
+	t.Parallel()
+	clk := &testClock{}
+	start := time.Now()
+	clk.Run(start)
+	e := startClocked(t, clk)
+	a := e.newApp(nil)
+	e.register(a, "tok-", "ok")
+	e.register(a, "down-", "cut-off")
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok", "cut-off"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the first failed attempt", 10*time.Second, func() bool { return e.emu.Stats().Rejected >= 1 })
+	if p := e.push(res.PushID); p.Status != "sending" {
+		t.Fatalf("after one failure: got %s, want still sending", p.Status)
+	}
+	clk.Run(start.Add(61 * time.Minute))
+	p := e.waitFinal(res.PushID, 20*time.Second)
+	if p.Status != "done" || p.Counts.Sent != 1 || p.Counts.Failed != 1 {
+		t.Fatalf("after an hour: got %s with %+v, want done, 1 sent and 1 failed", p.Status, p.Counts)
+	}
+}

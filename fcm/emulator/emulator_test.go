@@ -293,6 +293,7 @@ func TestSendTokenPrefixes(t *testing.T) {
 		{"auth-1", []answer{{401, "THIRD_PARTY_AUTH_ERROR", ""}}},
 		{"quota-1", []answer{{429, "QUOTA_EXCEEDED", "1"}, {200, "", ""}, {200, "", ""}}},
 		{"unavailable-1", []answer{{503, "UNAVAILABLE", ""}, {200, "", ""}}},
+		{"down-1", []answer{{503, "UNAVAILABLE", ""}, {503, "UNAVAILABLE", ""}}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {

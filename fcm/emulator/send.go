@@ -94,7 +94,8 @@ func isRequestField(k string) bool {
 }
 
 // tokenOutcome picks FCM's answer from the token's prefix; nil means 200.
-// quota- and unavailable- tokens fail only on their first attempt.
+// quota- and unavailable- tokens fail only on their first attempt; down-
+// tokens always answer 503 (an outage that outlasts the retries).
 func (e *Emulator) tokenOutcome(token string) *fcmError {
 	switch {
 	case strings.HasPrefix(token, "unregistered-"):
@@ -111,7 +112,7 @@ func (e *Emulator) tokenOutcome(token string) *fcmError {
 	case strings.HasPrefix(token, "quota-") && e.firstAttempt(token):
 		return &fcmError{status: http.StatusTooManyRequests, code: "RESOURCE_EXHAUSTED", errorCode: "QUOTA_EXCEEDED",
 			message: "Quota exceeded for this device.", retryAfter: "1"}
-	case strings.HasPrefix(token, "unavailable-") && e.firstAttempt(token):
+	case strings.HasPrefix(token, "down-") || strings.HasPrefix(token, "unavailable-") && e.firstAttempt(token):
 		return &fcmError{status: http.StatusServiceUnavailable, code: "UNAVAILABLE", errorCode: "UNAVAILABLE",
 			message: "The service is currently unavailable."}
 	}
