@@ -77,7 +77,9 @@ func TestUnregisteredOldTokenIsExpired(t *testing.T) {
 		t.Fatal(err)
 	}
 	e.waitFinal(res.PushID, 10*time.Second)
-	var p struct{ UnreachableUsers []struct{ UserID, Reason string } }
+	var p struct {
+		UnreachableUsers []struct{ UserID, Reason string }
+	}
 	e.admin("GET", "/admin/v1/pushes/"+res.PushID, nil, &p)
 	got := map[string]string{}
 	for _, u := range p.UnreachableUsers {
