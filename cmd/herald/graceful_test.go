@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/http"
 	"path/filepath"
 	"testing"
 	"time"
@@ -30,14 +29,7 @@ func TestGracefulStopMidFanout(t *testing.T) {
 	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{Latency: 5 * time.Millisecond})
 	dataDir := t.TempDir()
 	proc := startProcess(t, bin, dataDir, adminToken, emuURL)
-	var app struct{ AppID, APIKey, SecretKey string }
-	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/apps", []byte(`{"name":"graceful"}`), &app); code != http.StatusCreated {
-		t.Fatalf("create app: got %d, want 201", code)
-	}
-	creds := fcmtest.ServiceAccountJSON(t, "proj-graceful", emuURL+"/token")
-	if code := proc.adminJSON(adminToken, "PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
-		t.Fatalf("put credentials: got %d, want 200", code)
-	}
+	app := proc.newApp(adminToken, "graceful", emuURL)
 	c := client.New(proc.publicURL, app.APIKey, app.SecretKey, nil)
 	registerAll(t, c, users, 32)
 	for n := range users / 500 {

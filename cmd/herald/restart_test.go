@@ -115,6 +115,24 @@ func startProcess(t *testing.T, bin, dataDir, adminToken, fcmEndpoint string) *p
 	return p
 }
 
+// processApp is an app created in a `herald serve` subprocess.
+type processApp struct{ AppID, APIKey, SecretKey string }
+
+// newApp creates an app named name through the process's admin API, with
+// FCM credentials for the emulator at emuURL.
+func (p *process) newApp(adminToken, name, emuURL string) processApp {
+	p.t.Helper()
+	var app processApp
+	if code := p.adminJSON(adminToken, "POST", "/admin/v1/apps", []byte(`{"name":"`+name+`"}`), &app); code != http.StatusCreated {
+		p.t.Fatalf("create app: got %d, want 201", code)
+	}
+	creds := fcmtest.ServiceAccountJSON(p.t, "proj-"+name, emuURL+"/token")
+	if code := p.adminJSON(adminToken, "PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
+		p.t.Fatalf("put credentials: got %d, want 200", code)
+	}
+	return app
+}
+
 // kill ends the process with SIGKILL: no shutdown, no cleanup.
 func (p *process) kill() {
 	p.t.Helper()
@@ -181,16 +199,7 @@ func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
 	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{Latency: 2 * time.Millisecond})
 	dataDir := t.TempDir()
 	proc := startProcess(t, bin, dataDir, adminToken, emuURL)
-
-	var app struct{ AppID, APIKey, SecretKey string }
-	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/apps", []byte(`{"name":"crash"}`), &app); code != http.StatusCreated {
-		t.Fatalf("create app: got %d, want 201", code)
-	}
-	creds := fcmtest.ServiceAccountJSON(t, "proj-crash", emuURL+"/token")
-	if code := proc.adminJSON(adminToken, "PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
-		t.Fatalf("put credentials: got %d, want 200", code)
-	}
-
+	app := proc.newApp(adminToken, "crash", emuURL)
 	c := client.New(proc.publicURL, app.APIKey, app.SecretKey, nil)
 	began := time.Now()
 	registerAll(t, c, users, 32)
