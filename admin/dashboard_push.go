@@ -67,18 +67,22 @@ func (d *dashboard) historyPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "pushes", v)
 }
 
-// push loads the push named in the path, which must be one of app a's, or
-// shows why it cannot.
-func (d *dashboard) push(w http.ResponseWriter, r *http.Request, a herald.App) (herald.Push, bool) {
+// appPush loads the app and the push named in the path; the push must be
+// one of the app's. It writes the error page itself when either is missing.
+func (d *dashboard) appPush(w http.ResponseWriter, r *http.Request) (herald.App, herald.Push, bool) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return a, herald.Push{}, false
+	}
 	p, err := d.Store.Push(r.Context(), r.PathValue("pushId"))
 	if err == nil && p.AppID != a.ID {
 		err = herald.ErrNotFound
 	}
 	if err != nil {
 		d.fail(w, r, err)
-		return p, false
+		return a, p, false
 	}
-	return p, true
+	return a, p, true
 }
 
 type pushData struct {
@@ -91,11 +95,7 @@ type pushData struct {
 // pushPage shows one push: content, counts, unreachable users, failed
 // sends and the edit trail.
 func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
-	if !ok {
-		return
-	}
-	p, ok := d.push(w, r, a)
+	a, p, ok := d.appPush(w, r)
 	if !ok {
 		return
 	}

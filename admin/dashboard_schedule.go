@@ -86,11 +86,7 @@ func (d *dashboard) editView(a herald.App, p herald.Push, f editForm) view {
 }
 
 func (d *dashboard) editPage(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
-	if !ok {
-		return
-	}
-	if p, ok := d.push(w, r, a); ok {
+	if a, p, ok := d.appPush(w, r); ok {
 		d.render(w, r, http.StatusOK, "edit", d.editView(a, p, formOfPush(p, a)))
 	}
 }
@@ -135,11 +131,7 @@ func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.
 func (f editForm) unchanged(p herald.Push, a herald.App) bool { return f == formOfPush(p, a) }
 
 func (d *dashboard) editPush(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
-	if !ok {
-		return
-	}
-	p, ok := d.push(w, r, a)
+	a, p, ok := d.appPush(w, r)
 	if !ok {
 		return
 	}
@@ -160,11 +152,7 @@ func (d *dashboard) editPush(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dashboard) cancelPush(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
-	if !ok {
-		return
-	}
-	p, ok := d.push(w, r, a)
+	a, p, ok := d.appPush(w, r)
 	if !ok {
 		return
 	}
