@@ -284,10 +284,15 @@ func (c PushChange) Problems() []Detail {
 
 // Apply edits p as of now, recording the edit in its trail. moved reports
 // that the send time changed. ErrScheduleLocked once the push is no longer
-// editable.
+// editable; ErrInvalidRequest, naming the member, when the edited content
+// could not be sent because its FCM payload would exceed MaxFCMPayload (p is
+// left unchanged then).
 func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 	if err := p.CheckEditable(now); err != nil {
 		return false, err
+	}
+	if d, over := c.content(p.Content).PayloadProblem(); over {
+		return false, Invalid(d)
 	}
 	changes := map[string]string{}
 	set := func(field string, dst *string, v *string) {
@@ -313,4 +318,99 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 		p.Edits = append(p.Edits, Edit{At: now.UTC(), Changes: changes})
 	}
 	return moved, nil
+}
+
+// content returns cur with the change's content members applied.
+func (c PushChange) content(cur Content) Content {
+	for _, f := range []struct{ dst, v *string }{
+		{&cur.Title, c.Title}, {&cur.Content, c.Content}, {&cur.LinkURL, c.LinkURL}, {&cur.ImageURL, c.ImageURL},
+	} {
+		if f.v != nil {
+			*f.dst = *f.v
+		}
+	}
+	return cur
+}
+
+// MaxFCMPayload is FCM's limit on the payload of one message, in bytes, for
+// notification and data messages alike.
+//
+// FCM documents the limit, not its arithmetic, so FCMPayloadSize counts
+// conservatively, after what FCM was seen to accept: the UTF-8 bytes of
+// every key and every value of the message's notification (title, body,
+// image) and data (Herald's pushId and linkURL); 6 bytes for each pair after
+// the first (its quotes, colon and comma); and 45 bytes FCM keeps for its own
+// envelope. (A data message of one pair was accepted with at most 4,051
+// bytes of key and value, and each further pair cost 6 bytes more.) The
+// request's whitespace and JSON escapes do not count. The platform copies of
+// the image and link (android.notification.image, apns.fcm_options.image,
+// webpush.fcm_options.link) are not counted again: a device receives one
+// platform's payload, where the value appears once.
+const MaxFCMPayload = 4096
+
+// What FCM takes beyond the keys and values (see MaxFCMPayload).
+const (
+	fcmEnvelope   = 45
+	fcmPairSyntax = 6
+)
+
+// pushIDLen is the length of every push id: "push_" and NewID's 22
+// characters.
+const pushIDLen = len("push_") + 10 + 12
+
+// FCMPayloadSize returns how many bytes of MaxFCMPayload a message with
+// these notification and data members takes. Both Herald's accept check
+// (Content.FCMPayloadSize) and the FCM emulator count with it.
+func FCMPayloadSize(notification, data map[string]string) int {
+	size, pairs := fcmEnvelope, 0
+	for _, m := range []map[string]string{notification, data} {
+		for k, v := range m {
+			if pairs > 0 {
+				size += fcmPairSyntax
+			}
+			size += len(k) + len(v)
+			pairs++
+		}
+	}
+	return size
+}
+
+// FCMPayloadSize returns the payload size of c as fcm.BuildMessage sends
+// it: the notification's title, body and image, and the data's pushId (as
+// long as any push id) and linkURL; empty members are not sent.
+func (c Content) FCMPayloadSize() int {
+	notification := map[string]string{}
+	data := map[string]string{"pushId": strings.Repeat("x", pushIDLen)}
+	for _, m := range []struct {
+		dst        map[string]string
+		key, value string
+	}{
+		{notification, "title", c.Title}, {notification, "body", c.Content},
+		{notification, "image", c.ImageURL}, {data, "linkURL", c.LinkURL},
+	} {
+		if m.value != "" {
+			m.dst[m.key] = m.value
+		}
+	}
+	return FCMPayloadSize(notification, data)
+}
+
+// PayloadProblem returns, when c could not be sent because its FCM payload
+// would exceed MaxFCMPayload, the problem naming the member of c that
+// carries the most bytes; ok is false when c fits.
+func (c Content) PayloadProblem() (d Detail, ok bool) {
+	size := c.FCMPayloadSize()
+	if size <= MaxFCMPayload {
+		return Detail{}, false
+	}
+	field, longest := "title", len(c.Title)
+	for _, m := range []struct {
+		name  string
+		value string
+	}{{"content", c.Content}, {"linkURL", c.LinkURL}, {"imageURL", c.ImageURL}} {
+		if len(m.value) > longest {
+			field, longest = m.name, len(m.value)
+		}
+	}
+	return Detail{Field: field, Reason: fmt.Sprintf("the FCM payload would be %d bytes, more than %d", size, MaxFCMPayload)}, true
 }

@@ -2,6 +2,7 @@ package herald
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -96,6 +97,18 @@ func TestPushChangeApply(t *testing.T) {
 			t.Fatalf("got %v, want ErrScheduleLocked", err)
 		}
 	})
+	t.Run("ErrOversized", func(t *testing.T) {
+		p := scheduled()
+		body := strings.Repeat("b", MaxFCMPayload)
+		_, err := PushChange{Content: &body, ScheduledAt: &later}.Apply(&p, sendAt.Add(-time.Hour))
+		e := AsError(err)
+		if !errors.Is(err, ErrInvalidRequest) || len(e.Details) != 1 || e.Details[0].Field != "content" {
+			t.Fatalf("got %v, want ErrInvalidRequest naming content", err)
+		}
+		if p.Content.Content != "c" || !p.ScheduledAt.Equal(sendAt) || len(p.Edits) != 0 {
+			t.Fatalf("got %+v, want the push unchanged", p)
+		}
+	})
 	t.Run("NotScheduled", func(t *testing.T) {
 		p := scheduled()
 		p.Status = StatusCancelled
@@ -125,6 +138,97 @@ func TestUnreachableUsers(t *testing.T) {
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("got %v, want %v", got, want)
+		}
+	}
+}
+
+func TestFCMPayloadSize(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name               string
+		notification, data map[string]string
+		want               int
+	}{
+		{"Empty", nil, nil, 45},
+		{"OnePair", map[string]string{"title": "a"}, nil, 45 + 5 + 1},
+		{"PairsAcrossMembers", map[string]string{"title": "a"}, map[string]string{"k": "v"}, 45 + 6 + 6 + 2},
+		{"MultiByteInBytes", map[string]string{"title": "가"}, map[string]string{"키": "😀"}, 45 + 8 + 6 + 7},
+	}
+	for _, tt := range tests {
+		if got := FCMPayloadSize(tt.notification, tt.data); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestContentFCMPayloadSize(t *testing.T) {
+	t.Parallel()
+	// Every message carries data.pushId (6 + 27 bytes) after the envelope
+	// (45); each further pair costs 6 bytes and its key and value.
+	const pushID = 6 + 27
+	tests := []struct {
+		name string
+		in   Content
+		want int
+	}{
+		{"TitleBody", Content{Title: "Hi", Content: "Yo"}, 45 + (5 + 2) + 6 + (4 + 2) + 6 + pushID},
+		{"Link", Content{Title: "Hi", Content: "Yo", LinkURL: "https://e.x/a"}, 103 + 6 + 7 + 13},
+		{"Image", Content{Title: "Hi", Content: "Yo", ImageURL: "https://i.x/p.png"}, 103 + 6 + 5 + 17},
+		{"LinkAndImage", Content{Title: "Hi", Content: "Yo", LinkURL: "https://e.x/a", ImageURL: "https://i.x/p.png"}, 103 + 26 + 28},
+		{"MultiByte", Content{Title: "가나", Content: "é"}, 45 + (5 + 6) + 6 + (4 + 2) + 6 + pushID},
+	}
+	for _, tt := range tests {
+		if got := tt.in.FCMPayloadSize(); got != tt.want {
+			t.Errorf("%s: got %d, want %d", tt.name, got, tt.want)
+		}
+	}
+}
+
+func TestContentPayloadProblem(t *testing.T) {
+	t.Parallel()
+	// A title of n bytes with body "b" makes a payload of 100+n bytes.
+	ascii := func(n int) Content { return Content{Title: strings.Repeat("a", n), Content: "b"} }
+	tests := []struct {
+		name      string
+		in        Content
+		wantField string // "" when it fits
+		wantSize  int
+	}{
+		{"AtLimit", ascii(3996), "", 4096},
+		{"OverLimit", ascii(3997), "title", 4097},
+		// 1,332 characters of 3 bytes each: counted as 3,996 bytes.
+		{"MultiByteAtLimit", Content{Title: strings.Repeat("가", 1332), Content: "b"}, "", 4096},
+		{"MultiByteOverLimit", Content{Title: strings.Repeat("가", 1332) + "a", Content: "b"}, "title", 4097},
+		{"BodyLongest", Content{Title: "t", Content: strings.Repeat("b", 5000)}, "content", 5000 + 100},
+		// The image, 500 characters of 4 bytes, carries the most bytes.
+		{"ImageLongest", Content{Title: strings.Repeat("t", 1000), Content: strings.Repeat("b", 600),
+			LinkURL: strings.Repeat("é", 255), ImageURL: strings.Repeat("😀", 500)}, "imageURL",
+			45 + (5 + 1000) + 6 + (4 + 600) + 6 + (7 + 510) + 6 + (5 + 2000) + 6 + (6 + 27)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			if got := tt.in.FCMPayloadSize(); got != tt.wantSize {
+				t.Fatalf("size: got %d, want %d", got, tt.wantSize)
+			}
+			d, over := tt.in.PayloadProblem()
+			if over != (tt.wantField != "") || d.Field != tt.wantField {
+				t.Fatalf("got %+v over=%v, want field %q", d, over, tt.wantField)
+			}
+			if over {
+				want := fmt.Sprintf("the FCM payload would be %d bytes, more than 4096", tt.wantSize)
+				if d.Reason != want {
+					t.Errorf("reason: got %q, want %q", d.Reason, want)
+				}
+			}
+		})
+	}
+}
+
+func TestPushIDLen(t *testing.T) {
+	t.Parallel()
+	for _, at := range []time.Time{time.Unix(0, 0), time.Now(), time.Date(9999, 12, 31, 23, 59, 59, 0, time.UTC)} {
+		if got := len(NewID("push_", at)); got != pushIDLen {
+			t.Errorf("len(NewID(push_, %v)): got %d, want %d", at, got, pushIDLen)
 		}
 	}
 }
