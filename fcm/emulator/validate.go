@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"slices"
 	"strings"
+
+	"github.com/heraldpush/herald"
 )
 
 // object is a decoded JSON object whose values are decoded on demand.
@@ -90,7 +92,7 @@ func validateMessage(raw json.RawMessage) (string, *fcmError) {
 	if ferr != nil {
 		return "", ferr
 	}
-	checks := []func(object) *fcmError{validateNotification, validateData, validateAndroid, validateAPNS, validateWebpush}
+	checks := []func(object) *fcmError{validateNotification, validateData, validateAndroid, validateAPNS, validateWebpush, validateSize}
 	for _, check := range checks {
 		if ferr := check(msg); ferr != nil {
 			return "", ferr
@@ -219,6 +221,21 @@ func validateWebpush(msg object) *fcmError {
 	}
 	if u, err := url.Parse(link); err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" {
 		return errInvalidArgument("Invalid value at 'message.webpush.fcm_options.link': HTTPS is required.", path+".link")
+	}
+	return nil
+}
+
+// validateSize refuses a message whose payload is over FCM's 4,096 bytes,
+// counted as Herald counts at accept (herald.FCMPayloadSize). FCM answers
+// the generic INVALID_ARGUMENT, naming no field: nothing in it points at the
+// token, so a sender sees a bad message, not a dead token. It runs after the
+// other checks, which made sure both members hold strings only.
+func validateSize(msg object) *fcmError {
+	var notification, data map[string]string
+	_ = json.Unmarshal(msg["notification"], &notification) // absent: empty
+	_ = json.Unmarshal(msg["data"], &data)
+	if herald.FCMPayloadSize(notification, data) > herald.MaxFCMPayload {
+		return errInvalidArgument("Request contains an invalid argument.", "")
 	}
 	return nil
 }
