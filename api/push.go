@@ -34,7 +34,7 @@ type pushRequest func(o object, p *herald.Push) []herald.Recipient
 func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
 	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
 		ids := o.userIDs("userIds")
-		p.Kind, p.Content = herald.KindUsers, o.content()
+		p.Kind, p.Content = herald.KindUsers, o.sendableContent()
 		rs := make([]herald.Recipient, len(ids))
 		for i, id := range ids {
 			rs[i] = herald.Recipient{UserID: id}
@@ -55,7 +55,7 @@ func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
 // subscribed to a topic when it is sent.
 func (s *server) pushTopic(w http.ResponseWriter, r *http.Request) {
 	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
-		p.Kind, p.Topic, p.Content = herald.KindTopic, o.topic("topic"), o.content()
+		p.Kind, p.Topic, p.Content = herald.KindTopic, o.topic("topic"), o.sendableContent()
 		return nil
 	})
 }
@@ -64,7 +64,7 @@ func (s *server) pushTopic(w http.ResponseWriter, r *http.Request) {
 // when it is sent.
 func (s *server) pushAll(w http.ResponseWriter, r *http.Request) {
 	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
-		p.Kind, p.Content = herald.KindAll, o.content()
+		p.Kind, p.Content = herald.KindAll, o.sendableContent()
 		return nil
 	})
 }
@@ -215,7 +215,18 @@ func (o object) content() herald.Content {
 	return c
 }
 
-// messages reads the 1 to 200 individually written messages.
+// sendableContent reads the content of a push with one message, refusing
+// content whose FCM payload would exceed FCM's limit (DESIGN section 6).
+func (o object) sendableContent() herald.Content {
+	c := o.content()
+	if d, over := c.PayloadProblem(); over {
+		o.fail(d.Field, d.Reason)
+	}
+	return c
+}
+
+// messages reads the 1 to 200 individually written messages; a message
+// whose FCM payload would exceed FCM's limit is refused by its index.
 func (o object) messages(name string) []herald.Recipient {
 	items := o.array(name, herald.MaxMessages)
 	rs := make([]herald.Recipient, 0, len(items))
@@ -229,6 +240,9 @@ func (o object) messages(name string) []herald.Recipient {
 		el := object{prefix: field + ".", members: m, details: o.details}
 		id, _ := el.userID("userId")
 		c := el.content()
+		if d, over := c.PayloadProblem(); over {
+			o.fail(fmt.Sprintf("%s[%d]", name, i), d.Reason)
+		}
 		rs = append(rs, herald.Recipient{UserID: id, Content: &c})
 	}
 	return rs

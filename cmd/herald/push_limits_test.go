@@ -53,14 +53,30 @@ func usersBody(ids []any, override map[string]any) map[string]any {
 	return b
 }
 
-// messagesBodyOfSize is a valid /messages body of exactly size bytes, padded
-// in its one message's content.
+// padPerMessage bounds the padding of one message of messagesBodyOfSize, so
+// that each message stays within FCM's 4,096-byte payload.
+const padPerMessage = 3000
+
+// messagesBodyOfSize is a valid /messages body of exactly size bytes, in
+// size/padPerMessage+1 messages: the first to userID, the others to users
+// pad1, pad2, …, the padding spread evenly over their contents.
 func messagesBodyOfSize(t *testing.T, userID string, size int) []byte {
 	t.Helper()
+	n := size/padPerMessage + 1
 	build := func(pad int) []byte {
-		b, err := json.Marshal(map[string]any{"messages": []map[string]any{
-			{"userId": userID, "title": "big", "content": strings.Repeat("x", pad)},
-		}})
+		msgs := make([]map[string]any, n)
+		for i := range msgs {
+			id := userID
+			if i > 0 {
+				id = fmt.Sprintf("pad%d", i)
+			}
+			p := pad / n
+			if i < pad%n {
+				p++
+			}
+			msgs[i] = map[string]any{"userId": id, "title": "big", "content": "c" + strings.Repeat("x", p)}
+		}
+		b, err := json.Marshal(map[string]any{"messages": msgs})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -176,9 +192,10 @@ func TestPushLimitsAccepted(t *testing.T) {
 		{name: "UserIDs500", path: usersPath, body: usersBody(append([]any{"u0"}, userIDs("x", 499)...), nil), wantUsers: 500},
 		{name: "UserIDs1", path: usersPath, body: usersBody([]any{"u0"}, nil), wantUsers: 1},
 		{name: "Messages200", path: messagesPath, body: map[string]any{"messages": messagesTo(append([]any{"u0"}, userIDs("x", 199)...))}, wantUsers: 200},
-		{name: "MessagesBody153600", path: messagesPath, body: messagesBodyOfSize(t, "u0", herald.MaxMessagesBody), wantUsers: 1,
+		{name: "MessagesBody153600", path: messagesPath, body: messagesBodyOfSize(t, "u0", herald.MaxMessagesBody),
+			wantUsers: herald.MaxMessagesBody/padPerMessage + 1,
 			check: func(t *testing.T, m map[string]any) {
-				if body, _ := at(m, "notification", "body").(string); len(body) < 150000 {
+				if body, _ := at(m, "notification", "body").(string); len(body) < padPerMessage*9/10 {
 					t.Errorf("notification.body: got %d bytes, want the padded content", len(body))
 				}
 			}},
