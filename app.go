@@ -50,6 +50,11 @@ type App struct {
 	// WebhookSecret is the signing secret, encrypted with the master key.
 	WebhookSecret []byte
 	CreatedAt     time.Time
+	// FCMWarning is the last refusal FCM gave about the app's credentials
+	// (the service account, or the project's APNs or web-push
+	// credentials), at FCMWarningAt; empty since credentials were stored.
+	FCMWarning   string
+	FCMWarningAt *time.Time
 }
 
 // AppUserAllowed reports whether the app-user endpoints are open to the app:

@@ -58,6 +58,42 @@ type Delivery struct {
 	OldForImage bool
 }
 
+// SendTarget is a delivery about to be sent, to the device and token it
+// was resolved to at send time. Owner, when set, is the user the device
+// must still be mapped to as the send is marked in flight.
+type SendTarget struct {
+	Seq      int
+	DeviceID string
+	Token    string
+	Owner    *string
+}
+
+// CountState adds n deliveries in state to the token counters: every one
+// is a token targeted; sent ones (resent included) are sent, failed and
+// dead ones failed, suppressed ones suppressed by consent or the night.
+func (c *Counts) CountState(state DeliveryState, n int) {
+	c.Tokens += n
+	switch state {
+	case DeliverySent:
+		c.Sent += n
+	case DeliveryFailed, DeliveryUndeliverable:
+		c.Failed += n
+	case DeliverySuppressedConsent:
+		c.SuppressedConsent += n
+	case DeliverySuppressedNight:
+		c.SuppressedNight += n
+	}
+}
+
+// CountDeliveries derives a push's token counters from its deliveries.
+func CountDeliveries(ds []Delivery) Counts {
+	var c Counts
+	for _, d := range ds {
+		c.CountState(d.State, 1)
+	}
+	return c
+}
+
 // Outcome is the result of one send, to be recorded.
 type Outcome struct {
 	Seq    int

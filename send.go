@@ -30,6 +30,9 @@ const (
 	// SendAuth: the app's credentials are refused; no token of the app can
 	// be sent, so the push fails.
 	SendAuth SendClass = "auth"
+	// SendThirdPartyAuth: the project's APNs or web-push credentials were
+	// refused; this delivery fails, the push goes on.
+	SendThirdPartyAuth SendClass = "third_party_auth"
 	// SendRejected: this message was refused.
 	SendRejected SendClass = "rejected"
 )

@@ -18,6 +18,9 @@ type AppStore interface {
 	SetSecretHash(ctx context.Context, id string, hash []byte) error
 	// SetFCMCredentials stores the sealed service-account file; nil removes it.
 	SetFCMCredentials(ctx context.Context, id string, sealed []byte) error
+	// SetFCMWarning records a refusal by FCM of the app's credentials, for
+	// the operator's app page. SetFCMCredentials clears it.
+	SetFCMWarning(ctx context.Context, id, warning string, at time.Time) error
 	// SetWebhook stores the URL and sealed secret; an empty URL removes both.
 	SetWebhook(ctx context.Context, id, url string, sealedSecret []byte) error
 }
@@ -110,8 +113,11 @@ type PushStore interface {
 	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
 	// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
 	OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]Delivery, error)
-	// MarkInflight records that the deliveries are about to be sent.
-	MarkInflight(ctx context.Context, pushID string, seqs []int) error
+	// MarkInflight records that deliveries are about to be sent, each to the
+	// device and token it was resolved to now, and returns the seqs it
+	// marked: a target whose device no longer holds that token (or is no
+	// longer mapped to its Owner) is left as it was, to be judged again.
+	MarkInflight(ctx context.Context, appID, pushID string, ts []SendTarget) ([]int, error)
 	// RecordOutcomes records send results and drops dead tokens.
 	RecordOutcomes(ctx context.Context, appID, pushID string, os []Outcome) error
 	// CompleteChunk marks a chunk finished and, when it was the last one,

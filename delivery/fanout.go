@@ -49,8 +49,23 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 	}
 	f.Deliveries = plan(p, rs, devices, herald.IsNight(s.cfg.Now(), app.Location()), s.cfg.ChunkSize)
 	f.Jobs = chunkJobs(p.ID, f.Deliveries)
-	_, err = s.cfg.Store.StartSending(ctx, p.ID, f)
-	return err
+	started, err := s.cfg.Store.StartSending(ctx, p.ID, f)
+	if err != nil || !started {
+		return err
+	}
+	c, chunks := herald.CountDeliveries(f.Deliveries), 0
+	for _, j := range f.Jobs {
+		if _, ok := j.(SendArgs); ok {
+			chunks++
+		}
+	}
+	msg := "push fanned out"
+	if p.ScheduledAt != nil {
+		msg = "scheduled push fired"
+	}
+	s.cfg.Logger.Info(msg, "app", p.AppID, "push", p.ID, "kind", p.Kind, "users", len(rs), "tokens", c.Tokens,
+		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "chunks", chunks)
+	return nil
 }
 
 // recipients returns a push's users and their devices now: the users it

@@ -41,8 +41,19 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	if app.WebhookURL != "" {
 		follow = s.webhookJobs(p, unreachable)
 	}
-	_, err = s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
-	return err
+	finished, err := s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
+	if err != nil || !finished {
+		return err
+	}
+	c := herald.CountDeliveries(ds)
+	attrs := []any{"app", p.AppID, "push", id, "users", len(rs), "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
+		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "unreachable", len(unreachable)}
+	if p.Status == herald.StatusFailed { // FailPush set it before queueing this job
+		s.cfg.Logger.Error("push failed", append(attrs, "reason", p.FailureReason)...)
+	} else {
+		s.cfg.Logger.Info("push done", attrs...)
+	}
+	return nil
 }
 
 // webhookJobs makes one webhook job per batch of at most 1,000 users.
@@ -89,8 +100,20 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 		return err
 	}
 	err = s.cfg.Webhooks.Report(ctx, app.WebhookURL, string(secret), job.Args.Report)
+	if err == nil {
+		return nil
+	}
+	r := job.Args.Report
 	if errors.Is(err, herald.ErrNoRetry) {
+		s.cfg.Logger.Error("webhook delivery failed; not retried", "app", r.AppID, "push", r.PushID, "message", r.ID, "err", err)
 		return river.JobCancel(err)
+	}
+	if _, more := herald.WebhookRetryDelay(job.Attempt); !more || job.Attempt >= job.MaxAttempts {
+		s.cfg.Logger.Error("webhook delivery failed; retries exhausted", "app", r.AppID, "push", r.PushID, "message", r.ID,
+			"attempt", job.Attempt, "err", err)
+	} else {
+		s.cfg.Logger.Warn("webhook delivery failed; will retry", "app", r.AppID, "push", r.PushID, "message", r.ID,
+			"attempt", job.Attempt, "err", err)
 	}
 	return err
 }

@@ -31,17 +31,16 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if p.Status != herald.StatusSending {
 		return nil // failed or finished meanwhile
 	}
-	finish := FinishArgs{PushID: id}
 	app, err := s.cfg.Store.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
 	}
 	if len(app.FCMCredentials) == 0 {
-		return s.cfg.Store.FailPush(ctx, id, "FCM credentials were removed", finish)
+		return s.fail(ctx, p, "FCM credentials were removed")
 	}
-	c := &chunk{s: s, app: app, push: p, loc: app.Location()}
+	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: job.Attempt}
 	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
-		return s.cfg.Store.FailPush(ctx, id, "FCM credentials cannot be opened", finish)
+		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
 	if p.Kind == herald.KindMessages {
 		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
@@ -60,17 +59,39 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	}
 	c.giveUp = !s.cfg.Now().Before(deadline)
 	r := c.sendAll(ctx, open)
+	if r.warning != "" {
+		s.warn(ctx, app, p, r.warning)
+	}
+	if r.gaveUp > 0 {
+		s.cfg.Logger.Error("gave up retrying deliveries", "app", app.ID, "push", id, "chunk", job.Args.Chunk,
+			"deliveries", r.gaveUp, "retriedFor", s.cfg.RetryFor)
+	}
 	switch {
 	case r.err != nil:
 		return r.err
 	case r.stopped:
 		return nil // the push failed meanwhile
 	case r.authFailure != "":
-		return s.cfg.Store.FailPush(ctx, id, r.authFailure, finish)
+		s.warn(ctx, app, p, r.authFailure)
+		return s.fail(ctx, p, r.authFailure)
 	case r.retryIn > 0:
 		return river.JobSnooze(min(r.retryIn, max(time.Second, deadline.Sub(s.cfg.Now()))))
 	}
-	return s.cfg.Store.CompleteChunk(ctx, id, job.Args.Chunk, finish)
+	return s.cfg.Store.CompleteChunk(ctx, id, job.Args.Chunk, FinishArgs{PushID: id})
+}
+
+// fail ends a push that cannot be sent, with the reason.
+func (s *Service) fail(ctx context.Context, p herald.Push, reason string) error {
+	return s.cfg.Store.FailPush(ctx, p.ID, reason, FinishArgs{PushID: p.ID})
+}
+
+// warn tells the operator that FCM refused something about the app's
+// credentials: in the log and on the app's page.
+func (s *Service) warn(ctx context.Context, app herald.App, p herald.Push, warning string) {
+	s.cfg.Logger.Warn("FCM refused the app's credentials", "app", app.ID, "push", p.ID, "reason", warning)
+	if err := s.cfg.Store.SetFCMWarning(context.WithoutCancel(ctx), app.ID, warning, s.cfg.Now()); err != nil {
+		s.cfg.Logger.Error("recording an FCM warning", "app", app.ID, "err", err)
+	}
 }
 
 // chunk is what sending one chunk of a push needs.
@@ -83,123 +104,283 @@ type chunk struct {
 	serviceAccount []byte
 	loc            *time.Location
 	giveUp         bool
+	attempt        int // of the send job
 }
 
 // chunkResult sums up a chunk's sends.
 type chunkResult struct {
 	retryIn     time.Duration
 	authFailure string
-	stopped     bool
-	err         error
+	// warning is a refusal of the project's APNs or web-push credentials,
+	// which failed some deliveries but not the push.
+	warning string
+	// gaveUp counts deliveries failed because their retries ran out.
+	gaveUp  int
+	stopped bool
+	err     error
 }
 
-// sendAll sends the deliveries in waves of Concurrency. Each wave is checked
-// again at send time (the push still sending, each device still holding its
-// token, consent and the night window now), marked in flight, sent in
-// parallel, and its outcomes committed in one transaction. A crash can thus
-// only re-send the wave that was in flight, and exactly those deliveries are
-// recorded as resent.
+// sendAll sends the deliveries in waves of Concurrency. Each wave is judged
+// again at send time (the push still sending; each delivery resolved to the
+// device and token its user holds now; consent and the night window now),
+// marked in flight, sent in parallel, and its outcomes committed in one
+// transaction. A crash can thus only re-send the wave that was in flight,
+// and exactly those deliveries are recorded as resent.
 func (c *chunk) sendAll(ctx context.Context, ds []herald.Delivery) chunkResult {
 	var res chunkResult
 	for start := 0; start < len(ds) && res.authFailure == ""; start += c.s.cfg.Concurrency {
-		wave := ds[start:min(start+c.s.cfg.Concurrency, len(ds))]
-		outcomes, toSend, err := c.recheck(ctx, wave)
-		if err != nil || outcomes == nil {
+		if !c.authorize(ctx, &res) {
+			return res
+		}
+		wave, err := c.judge(ctx, ds[start:min(start+c.s.cfg.Concurrency, len(ds))])
+		if err != nil || wave == nil {
 			res.err, res.stopped = err, err == nil
 			return res
 		}
-		seqs := make([]int, 0, len(toSend))
-		for _, i := range toSend {
-			seqs = append(seqs, wave[i].Seq)
-		}
-		if res.err = c.s.cfg.Store.MarkInflight(ctx, c.push.ID, seqs); res.err != nil {
+		if res.err = c.markInflight(ctx, wave); res.err != nil {
 			return res
 		}
-		retryIns := make([]time.Duration, len(wave))
-		auths := make([]string, len(wave))
-		var wg sync.WaitGroup
-		for _, i := range toSend {
-			wg.Go(func() { outcomes[i], retryIns[i], auths[i] = c.sendOne(ctx, wave[i]) })
-		}
-		wg.Wait()
-		for i, o := range outcomes {
-			c.s.cfg.Observe(string(o.State))
-			res.retryIn = max(res.retryIn, retryIns[i])
-			if auths[i] != "" && res.authFailure == "" {
-				res.authFailure = auths[i]
-			}
-		}
+		c.sendWave(ctx, wave, &res)
 		// Recorded even when the job is being cancelled: these were sent.
-		if res.err = c.s.cfg.Store.RecordOutcomes(context.WithoutCancel(ctx), c.app.ID, c.push.ID, outcomes); res.err != nil {
+		if res.err = c.s.cfg.Store.RecordOutcomes(context.WithoutCancel(ctx), c.app.ID, c.push.ID, outcomes(wave, &res)); res.err != nil {
 			return res
 		}
 	}
 	return res
 }
 
-// recheck judges a wave at send time. It returns an outcome for every
-// delivery, final for those not to be sent, and the indexes of those to
-// send; nil outcomes when the push is no longer sending.
-func (c *chunk) recheck(ctx context.Context, wave []herald.Delivery) ([]herald.Outcome, []int, error) {
+// send is one delivery of a wave as judged at send time.
+type send struct {
+	d       herald.Delivery // with the device and token it goes to now
+	outcome herald.Outcome
+	// toSend marks a delivery to be sent; marked, one the store marked in
+	// flight (its device was unchanged when marked).
+	toSend, marked bool
+	retryIn        time.Duration
+	authFailure    string
+	thirdParty     bool
+	gaveUp         bool
+}
+
+// authorize makes sure an access token is at hand before a wave. A refused
+// service account fails the push; an unreachable token endpoint is retried
+// with backoff within the push's hour, and then fails the push.
+func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
+	err := c.s.cfg.Sender.AuthorizeApp(ctx, c.app.ID, c.serviceAccount)
+	if err == nil {
+		return true
+	}
+	var se *herald.SendError
+	switch {
+	case ctx.Err() != nil:
+		res.err = ctx.Err()
+	case errors.As(err, &se) && se.Class == herald.SendAuth:
+		res.authFailure = "FCM refused the app's credentials: " + err.Error()
+	case c.giveUp:
+		res.authFailure = fmt.Sprintf("gave up after %s without an FCM access token: %s", c.s.cfg.RetryFor, err)
+	default:
+		c.s.cfg.Logger.Warn("FCM access token unavailable; will retry", "app", c.app.ID, "push", c.push.ID, "err", err)
+		res.retryIn = Backoff(c.attempt, 0)
+	}
+	return false
+}
+
+// judge resolves a wave at send time. Each delivery goes to the device its
+// user holds now (the same device with its current token, or the device a
+// reinstall moved the token to); one whose device is gone or is no longer
+// the user's is not sent (NO_TOKEN); consent and the night window are
+// judged on the device now. It returns nil when the push is no longer
+// sending.
+func (c *chunk) judge(ctx context.Context, ds []herald.Delivery) ([]send, error) {
 	status, err := c.s.cfg.Store.PushStatus(ctx, c.push.ID)
 	if err != nil || status != herald.StatusSending {
-		return nil, nil, err
+		return nil, err
 	}
-	ids := make([]string, len(wave))
-	for i, d := range wave {
-		ids[i] = d.DeviceID
-	}
-	devices, err := c.s.cfg.Store.DevicesByID(ctx, c.app.ID, ids)
+	r, err := c.resolver(ctx, ds)
 	if err != nil {
-		return nil, nil, err
+		return nil, err
 	}
 	night := herald.IsNight(c.s.cfg.Now(), c.loc)
-	outcomes := make([]herald.Outcome, len(wave))
-	var toSend []int
-	for i, d := range wave {
+	wave := make([]send, len(ds))
+	for i, d := range ds {
 		o := herald.Outcome{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token}
-		dev, ok := devices[d.DeviceID]
 		marketing := c.push.Marketing
 		if c.recipients != nil {
 			marketing = c.push.MarketingFor(c.recipients[d.RecipientIdx])
 		}
+		dev, ok := r.resolve(d)
 		switch {
-		case !ok || dev.Token != d.Token:
-			// Withdrawn, or the token deleted or moved since the fan-out.
-			o.State, o.Reason, o.Error = herald.DeliveryUndeliverable, herald.ReasonNoToken, "token removed before sending"
+		case !ok:
+			o.State, o.Reason, o.Error = herald.DeliveryUndeliverable, herald.ReasonNoToken, "the device no longer holds a token of the user"
 		case herald.Suppress(marketing, dev.Consent, night) == herald.SuppressedConsent:
 			o.State = herald.DeliverySuppressedConsent
 		case herald.Suppress(marketing, dev.Consent, night) == herald.SuppressedNight:
 			o.State = herald.DeliverySuppressedNight
 		default:
-			toSend = append(toSend, i)
+			d.DeviceID, d.Token, d.TokenUpdatedAt = dev.ID, dev.Token, dev.TokenUpdatedAt
+			o.DeviceID, o.Token = dev.ID, dev.Token
+			wave[i].toSend = true
 		}
-		outcomes[i] = o
+		wave[i].d, wave[i].outcome = d, o
 	}
-	return outcomes, toSend, nil
+	return wave, nil
 }
 
-// sendOne sends one delivery and classifies the answer.
-func (c *chunk) sendOne(ctx context.Context, d herald.Delivery) (o herald.Outcome, retryIn time.Duration, authFailure string) {
-	s, p := c.s, c.push
+// resolver loads the devices a wave's deliveries may go to now.
+func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, error) {
+	r := resolver{personal: !c.push.Kind.Targeted()}
+	if c.push.StartedAt != nil {
+		r.fannedOut = *c.push.StartedAt
+	}
+	var err error
+	if r.personal {
+		users := make([]string, 0, len(ds))
+		for _, d := range ds {
+			users = append(users, d.UserID)
+		}
+		r.ofUser, err = c.s.cfg.Store.DevicesOfUsers(ctx, c.app.ID, users)
+		return r, err
+	}
+	ids := make([]string, len(ds))
+	for i, d := range ds {
+		ids[i] = d.DeviceID
+	}
+	r.byID, err = c.s.cfg.Store.DevicesByID(ctx, c.app.ID, ids)
+	return r, err
+}
+
+// resolver finds the device a delivery planned at fan-out goes to now.
+type resolver struct {
+	// personal: the push names its users (users, messages), so a device
+	// must still be mapped to the delivery's user. A topic or all-users
+	// push goes to the device itself, whoever uses it.
+	personal  bool
+	fannedOut time.Time
+	ofUser    map[string][]herald.Device // personal: each user's devices now
+	byID      map[string]herald.Device   // otherwise: the devices by id
+}
+
+// resolve returns the device d goes to now: its own device while that is
+// still the user's (with the token it holds now, after a refresh), else the
+// user's device that was registered after the fan-out with d's token (the
+// app reinstalled: same token, new device id). No other delivery of the
+// push can be going to such a device, so nothing is sent twice.
+func (r resolver) resolve(d herald.Delivery) (herald.Device, bool) {
+	if !r.personal {
+		dev, ok := r.byID[d.DeviceID]
+		return dev, ok
+	}
+	var moved *herald.Device
+	for i, dev := range r.ofUser[d.UserID] {
+		if dev.ID == d.DeviceID {
+			return dev, true
+		}
+		if dev.Token == d.Token && dev.CreatedAt.After(r.fannedOut) {
+			moved = &r.ofUser[d.UserID][i]
+		}
+	}
+	if moved == nil {
+		return herald.Device{}, false
+	}
+	return *moved, true
+}
+
+// markInflight marks the wave's deliveries to send in flight, each guarded
+// by its device still holding its token (and being the user's): one that
+// changed since judge is left open and judged again after a short pause.
+func (c *chunk) markInflight(ctx context.Context, wave []send) error {
+	var targets []herald.SendTarget
+	for _, sd := range wave {
+		if !sd.toSend {
+			continue
+		}
+		t := herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
+		if !c.push.Kind.Targeted() {
+			t.Owner = &sd.d.UserID
+		}
+		targets = append(targets, t)
+	}
+	if len(targets) == 0 {
+		return nil
+	}
+	marked, err := c.s.cfg.Store.MarkInflight(ctx, c.app.ID, c.push.ID, targets)
+	if err != nil {
+		return err
+	}
+	ok := make(map[int]bool, len(marked))
+	for _, seq := range marked {
+		ok[seq] = true
+	}
+	for i := range wave {
+		wave[i].marked = ok[wave[i].d.Seq]
+	}
+	return nil
+}
+
+// sendWave sends the wave's marked deliveries in parallel.
+func (c *chunk) sendWave(ctx context.Context, wave []send, res *chunkResult) {
+	var wg sync.WaitGroup
+	for i := range wave {
+		if sd := &wave[i]; sd.marked {
+			wg.Go(func() { c.sendOne(ctx, sd) })
+		}
+	}
+	wg.Wait()
+	for _, sd := range wave {
+		if !sd.marked {
+			continue
+		}
+		c.s.cfg.Observe(string(sd.outcome.State))
+		res.retryIn = max(res.retryIn, sd.retryIn)
+		if sd.authFailure != "" && res.authFailure == "" {
+			res.authFailure = sd.authFailure
+		}
+		if sd.gaveUp {
+			res.gaveUp++
+		}
+		if sd.thirdParty && res.warning == "" {
+			res.warning = "FCM could not pass messages on with the project's APNs or web-push credentials: " + sd.outcome.Error
+		}
+	}
+}
+
+// outcomes returns the outcomes to record: every delivery judged final or
+// sent. A delivery to send that the store did not mark stays open, and the
+// chunk is judged again shortly.
+func outcomes(wave []send, res *chunkResult) []herald.Outcome {
+	out := make([]herald.Outcome, 0, len(wave))
+	for _, sd := range wave {
+		if sd.toSend && !sd.marked {
+			res.retryIn = max(res.retryIn, time.Second)
+			continue
+		}
+		out = append(out, sd.outcome)
+	}
+	return out
+}
+
+// sendOne sends one delivery and classifies the answer into sd.
+func (c *chunk) sendOne(ctx context.Context, sd *send) {
+	s, p, d := c.s, c.push, sd.d
 	content := p.Content
 	if c.recipients != nil {
 		content = p.ContentFor(c.recipients[d.RecipientIdx])
 	}
-	o = herald.Outcome{Seq: d.Seq, State: herald.DeliverySent, DeviceID: d.DeviceID, Token: d.Token}
+	o := &sd.outcome
+	o.State = herald.DeliverySent
 	err := s.cfg.Sender.Deliver(ctx, c.app.ID, c.serviceAccount, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge,
 	})
 	if err == nil {
-		return o, 0, ""
+		return
 	}
 	o.Error = err.Error()
 	if ctx.Err() != nil {
 		// Cut off mid-request: FCM may have the message. It stays in flight,
 		// so the next attempt sends it again and records it as resent.
 		o.State = herald.DeliveryInflight
-		return o, 0, ""
+		return
 	}
 	var se *herald.SendError
 	if !errors.As(err, &se) {
@@ -216,16 +397,18 @@ func (c *chunk) sendOne(ctx context.Context, d herald.Delivery) (o herald.Outcom
 	case herald.SendRetry:
 		if c.giveUp {
 			o.State, o.Error = herald.DeliveryFailed, fmt.Sprintf("gave up retrying after %s: %s", s.cfg.RetryFor, o.Error)
-			return o, 0, ""
+			sd.gaveUp = true
+			return
 		}
 		o.State = herald.DeliveryRetry
-		return o, Backoff(d.Attempts+1, se.RetryAfter), ""
+		sd.retryIn = Backoff(d.Attempts+1, se.RetryAfter)
 	case herald.SendAuth:
 		// Back to pending: the push fails as a whole, with the reason.
 		o.State = herald.DeliveryPending
-		return o, 0, "FCM refused the app's credentials: " + o.Error
+		sd.authFailure = "FCM refused the app's credentials: " + o.Error
+	case herald.SendThirdPartyAuth:
+		o.State, sd.thirdParty = herald.DeliveryFailed, true
 	default:
 		o.State = herald.DeliveryFailed
 	}
-	return o, 0, ""
 }

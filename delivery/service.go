@@ -23,10 +23,15 @@ type Store interface {
 	herald.ScheduleStore
 }
 
-// Sender delivers one notification with an app's service-account file (the
+// Sender delivers notifications with an app's service-account file (the
 // FCM client); appKey names the app, for caching its access token. Errors
 // are *herald.SendError.
 type Sender interface {
+	// AuthorizeApp makes sure an access token is at hand: SendAuth when the
+	// credentials are refused, SendRetry when the token endpoint cannot be
+	// reached.
+	AuthorizeApp(ctx context.Context, appKey string, serviceAccount []byte) error
+	// Deliver sends one notification.
 	Deliver(ctx context.Context, appKey string, serviceAccount []byte, n herald.Notification) error
 }
 

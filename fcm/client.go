@@ -131,29 +131,65 @@ func (c *Client) Close() {
 }
 
 // Send sends msg with the app's credentials. It returns nil when FCM accepted
-// the message and a *SendError otherwise: ClassAuth when no access token could
-// be obtained, ClassRetry for network errors and timeouts, and FCM's answer
-// classified otherwise.
+// the message and a *SendError otherwise: ClassAuth when the credentials are
+// refused, ClassRetry for network errors, timeouts and outages (of FCM or of
+// the token endpoint), and FCM's answer classified otherwise. An access token
+// FCM refuses (revoked, or stale after a restart of FCM's front end) is
+// dropped and the send tried once more with a fresh one; only a refusal of
+// the fresh token is ClassAuth.
 func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error {
-	acct, err := c.account(ctx, cred)
-	if err != nil {
-		return &SendError{Class: ClassAuth, Message: err.Error(), Err: err}
-	}
-	tok, err := acct.tokens.Token()
-	if err != nil {
-		return tokenError(err)
-	}
 	body, err := json.Marshal(sendRequest{Message: msg})
 	if err != nil {
 		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
 	}
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	err = c.post(ctx, acct.projectID, tok.AccessToken, body)
-	if se, ok := err.(*SendError); ok && se.Class == ClassAuth {
-		c.forget(cacheKey(cred), acct) // a revoked token: fetch a new one next time
+	acct, tok, err := c.accessToken(ctx, cred)
+	if err != nil {
+		return err
+	}
+	err = c.postTimed(ctx, acct.projectID, tok, body)
+	if se, ok := err.(*SendError); !ok || se.Class != ClassUnauthenticated {
+		return err
+	}
+	c.forget(cacheKey(cred), acct)
+	if acct, tok, err = c.accessToken(ctx, cred); err != nil {
+		return err
+	}
+	err = c.postTimed(ctx, acct.projectID, tok, body)
+	if se, ok := err.(*SendError); ok && se.Class == ClassUnauthenticated {
+		c.forget(cacheKey(cred), acct)
+		se.Class = ClassAuth
+		se.Message = "a fresh access token was refused: " + se.Message
 	}
 	return err
+}
+
+// Authorize makes sure an access token for cred is at hand, fetching one
+// when none is cached, so a caller can learn before a batch of sends that
+// the credentials are refused (ClassAuth) or the token endpoint is
+// unreachable (ClassRetry), instead of learning it once per send.
+func (c *Client) Authorize(ctx context.Context, cred Credentials) error {
+	_, _, err := c.accessToken(ctx, cred)
+	return err
+}
+
+// accessToken returns the app's account and a valid access token.
+func (c *Client) accessToken(ctx context.Context, cred Credentials) (*account, string, error) {
+	acct, err := c.account(ctx, cred)
+	if err != nil {
+		return nil, "", &SendError{Class: ClassAuth, Message: err.Error(), Err: err}
+	}
+	tok, err := acct.tokens.Token()
+	if err != nil {
+		return nil, "", tokenError(err)
+	}
+	return acct, tok.AccessToken, nil
+}
+
+// postTimed is post bounded by the client's timeout.
+func (c *Client) postTimed(ctx context.Context, projectID, accessToken string, body []byte) error {
+	ctx, cancel := context.WithTimeout(ctx, c.timeout)
+	defer cancel()
+	return c.post(ctx, projectID, accessToken, body)
 }
 
 // forget drops a cached account, unless another send replaced it already.
@@ -248,15 +284,20 @@ func (c *Client) loadAccount(ctx context.Context, data []byte) (*account, error)
 	return &account{projectID: sa.ProjectID, tokens: creds.TokenSource}, nil
 }
 
-// tokenError turns a failed token exchange into a ClassAuth SendError.
+// tokenError classifies a failed token exchange: a refusal by the token
+// endpoint (a 4xx answer such as invalid_grant) is ClassAuth, anything else
+// (network error, timeout, 5xx, 429) is ClassRetry.
 func tokenError(err error) *SendError {
-	e := &SendError{Class: ClassAuth, Message: "access token: " + err.Error(), Err: err}
+	e := &SendError{Class: ClassRetry, Message: "access token: " + err.Error(), Err: err}
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
 		return e
 	}
 	if re.Response != nil {
 		e.Status = re.Response.StatusCode
+	}
+	if e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests && e.Status != http.StatusRequestTimeout {
+		e.Class = ClassAuth
 	}
 	// The JWT flow leaves the OAuth2 error in the body unparsed.
 	var body struct {

@@ -3,6 +3,7 @@ package fcm_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"sync"
 	"testing"
@@ -64,7 +65,7 @@ func TestSendByTokenPrefix(t *testing.T) {
 		{"mismatch-1", []fcm.Class{fcm.ClassSenderMismatch}},
 		{"quota-1", []fcm.Class{fcm.ClassRetry, ""}},
 		{"unavailable-1", []fcm.Class{fcm.ClassRetry, ""}},
-		{"auth-1", []fcm.Class{fcm.ClassAuth}},
+		{"auth-1", []fcm.Class{fcm.ClassThirdPartyAuth, fcm.ClassThirdPartyAuth}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
@@ -237,15 +238,22 @@ func TestSendRefreshesCachedToken(t *testing.T) {
 	if err := b.client.Send(ctx, b.cred, message("ok-1")); err != nil {
 		t.Fatal(err)
 	}
-	// FCM refusing the credentials drops the cached token.
-	if got := classOf(t, b.client.Send(ctx, b.cred, message("auth-1"))); got != fcm.ClassAuth {
-		t.Fatalf("got %s, want %s", got, fcm.ClassAuth)
+	// A THIRD_PARTY_AUTH_ERROR is about APNs or web push: the access
+	// token stays cached.
+	if got := classOf(t, b.client.Send(ctx, b.cred, message("auth-1"))); got != fcm.ClassThirdPartyAuth {
+		t.Fatalf("got %s, want %s", got, fcm.ClassThirdPartyAuth)
 	}
+	if got := b.emu.TokenGrants(); got != 1 {
+		t.Fatalf("token grants after a third-party auth error: got %d, want 1", got)
+	}
+	// FCM refusing the access token (revoked): a fresh one is fetched and
+	// the send succeeds on its second try.
+	b.emu.RevokeTokens()
 	if err := b.client.Send(ctx, b.cred, message("ok-2")); err != nil {
-		t.Fatal(err)
+		t.Fatalf("send after revocation: got %v, want nil", err)
 	}
-	if got := b.emu.TokenGrants(); got != 2 {
-		t.Fatalf("token grants after an auth failure: got %d, want 2", got)
+	if got, s := b.emu.TokenGrants(), b.emu.Stats(); got != 2 || s.Received != 4 || s.Accepted != 2 {
+		t.Fatalf("after revocation: got %d grants and %+v, want 2 grants, 4 requests, 2 accepted", got, s)
 	}
 	// New credentials under the same key are loaded, not the cached ones.
 	fresh := fcm.Credentials{Key: b.cred.Key, JSON: fcmtest.ServiceAccountJSON(t, "proj-other", b.base+"/token")}
@@ -255,5 +263,75 @@ func TestSendRefreshesCachedToken(t *testing.T) {
 	msgs := b.emu.Messages("ok-3")
 	if got := b.emu.TokenGrants(); got != 3 || len(msgs) != 1 || msgs[0].Project != "proj-other" {
 		t.Fatalf("after new credentials: got %d grants and %+v, want 3 grants and a send to proj-other", got, msgs)
+	}
+}
+
+func TestSendRevokedInFlight(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-revoked-burst", emulator.Options{}, fcm.ClientOptions{})
+	if err := b.client.Authorize(t.Context(), b.cred); err != nil {
+		t.Fatal(err)
+	}
+	b.emu.RevokeTokens()
+	// Fifty sends meet the revoked token together: each is sent again on a
+	// fresh token, and the fresh token is shared.
+	const sends = 50
+	errs := make(chan error, sends)
+	var wg sync.WaitGroup
+	for i := range sends {
+		wg.Go(func() { errs <- b.client.Send(t.Context(), b.cred, message(fmt.Sprintf("burst-%d", i))) })
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			t.Fatalf("send: got %v, want nil", err)
+		}
+	}
+	if got := b.emu.Stats().Accepted; got != sends {
+		t.Errorf("accepted: got %d, want %d", got, sends)
+	}
+	if got := b.emu.TokenGrants(); got > 3 {
+		t.Errorf("token grants: got %d, want the fresh token shared (at most a few)", got)
+	}
+}
+
+func TestSendFreshTokenRefused(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "revoked-proj", emulator.Options{}, fcm.ClientOptions{})
+	err := b.client.Send(t.Context(), b.cred, message("ok-1"))
+	var se *fcm.SendError
+	if !errors.As(err, &se) || se.Class != fcm.ClassAuth || se.Status != 401 {
+		t.Fatalf("got %v, want ClassAuth with status 401", err)
+	}
+	if got, s := b.emu.TokenGrants(), b.emu.Stats(); got != 2 || s.Received != 2 {
+		t.Errorf("got %d grants and %d requests, want 2 and 2 (one retry on a fresh token)", got, s.Received)
+	}
+}
+
+func TestTokenEndpointOutage(t *testing.T) {
+	t.Parallel()
+	b := setup(t, "proj-outage", emulator.Options{}, fcm.ClientOptions{})
+	b.emu.SetTokenEndpointStatus(503)
+	err := b.client.Send(t.Context(), b.cred, message("ok-1"))
+	var se *fcm.SendError
+	if !errors.As(err, &se) || se.Class != fcm.ClassRetry || se.Status != 503 {
+		t.Fatalf("token endpoint 503: got %v, want ClassRetry with status 503", err)
+	}
+	b.emu.SetTokenEndpointStatus(0)
+	if err := b.client.Send(t.Context(), b.cred, message("ok-1")); err != nil {
+		t.Fatalf("token endpoint back: got %v, want nil", err)
+	}
+
+	// A token endpoint that refuses connections is an outage too.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	closed := "http://" + ln.Addr().String() + "/token"
+	ln.Close()
+	cred := fcm.Credentials{Key: "down", JSON: fcmtest.ServiceAccountJSON(t, "proj-down", closed)}
+	if got := classOf(t, b.client.Authorize(t.Context(), cred)); got != fcm.ClassRetry {
+		t.Fatalf("refused connection: got %s, want %s", got, fcm.ClassRetry)
 	}
 }

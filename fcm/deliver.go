@@ -16,6 +16,20 @@ func (c *Client) Deliver(ctx context.Context, appKey string, serviceAccount []by
 	if err == nil {
 		return nil
 	}
+	return heraldError(err)
+}
+
+// AuthorizeApp makes sure an access token for the app is at hand: Herald's
+// view of Authorize. Errors are *herald.SendError.
+func (c *Client) AuthorizeApp(ctx context.Context, appKey string, serviceAccount []byte) error {
+	if err := c.Authorize(ctx, Credentials{Key: appKey, JSON: serviceAccount}); err != nil {
+		return heraldError(err)
+	}
+	return nil
+}
+
+// heraldError classifies a failed send for delivery.
+func heraldError(err error) error {
 	var se *SendError
 	if !errors.As(err, &se) {
 		return &herald.SendError{Class: herald.SendRetry, Err: err}
@@ -33,6 +47,8 @@ func sendClass(c Class) herald.SendClass {
 		return herald.SendRetry
 	case ClassAuth:
 		return herald.SendAuth
+	case ClassThirdPartyAuth:
+		return herald.SendThirdPartyAuth
 	}
 	return herald.SendRejected
 }

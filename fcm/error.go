@@ -23,8 +23,18 @@ const (
 	// ClassRetry: a transient failure; retry with backoff, waiting at least
 	// RetryAfter.
 	ClassRetry Class = "retry"
-	// ClassAuth: the app's credentials do not work; the whole push fails.
+	// ClassAuth: the app's credentials do not work (the token endpoint or
+	// FCM refused them, even with a fresh access token); the whole push
+	// fails.
 	ClassAuth Class = "auth"
+	// ClassUnauthenticated: FCM refused the access token (revoked, or stale
+	// after a restart of FCM's front end). Send fetches a fresh one and
+	// tries again once, so callers only see it turned into ClassAuth.
+	ClassUnauthenticated Class = "unauthenticated"
+	// ClassThirdPartyAuth: FCM could not pass the message on because the
+	// project's APNs or web-push credentials were refused. Only this
+	// delivery fails; other platforms may still work.
+	ClassThirdPartyAuth Class = "third_party_auth"
 	// ClassInvalidMessage: FCM rejected the message; retrying will not help.
 	ClassInvalidMessage Class = "invalid_message"
 )
@@ -142,8 +152,11 @@ func classOf(status int, code string, g googleError) Class {
 		return ClassUnregistered
 	case code == "SENDER_ID_MISMATCH":
 		return ClassSenderMismatch
-	case code == "THIRD_PARTY_AUTH_ERROR" || code == "UNAUTHENTICATED" || status == http.StatusUnauthorized:
-		return ClassAuth
+	case code == "THIRD_PARTY_AUTH_ERROR":
+		// Answered with 401 too, but about APNs or web push, not our token.
+		return ClassThirdPartyAuth
+	case code == "UNAUTHENTICATED" || status == http.StatusUnauthorized:
+		return ClassUnauthenticated
 	case code == "PERMISSION_DENIED":
 		// The project refuses this service account (API disabled, role
 		// missing): no token of the app can be sent, like an auth failure.

@@ -11,13 +11,21 @@ import (
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at`
 
+// appReadColumns are appColumns and those only the service writes.
+const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at`
+
 func scanApp(row interface{ Scan(...any) error }) (herald.App, error) {
 	var a herald.App
 	var created int64
+	var warned sql.NullInt64
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
-		&a.WebhookURL, &a.WebhookSecret, &created)
+		&a.WebhookURL, &a.WebhookSecret, &created, &a.FCMWarning, &warned)
 	a.CreatedAt = time.UnixMilli(created).UTC()
+	if warned.Valid {
+		t := time.UnixMilli(warned.Int64).UTC()
+		a.FCMWarningAt = &t
+	}
 	return a, translate(err)
 }
 
@@ -32,17 +40,17 @@ func (db *DB) CreateApp(ctx context.Context, a herald.App) error {
 
 // App returns the app with id, or herald.ErrNotFound.
 func (db *DB) App(ctx context.Context, id string) (herald.App, error) {
-	return scanApp(db.Reader.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps WHERE id = ?`, id))
+	return scanApp(db.Reader.QueryRowContext(ctx, `SELECT `+appReadColumns+` FROM apps WHERE id = ?`, id))
 }
 
 // AppByAPIKey returns the app with the API key, or herald.ErrNotFound.
 func (db *DB) AppByAPIKey(ctx context.Context, apiKey string) (herald.App, error) {
-	return scanApp(db.Reader.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps WHERE api_key = ?`, apiKey))
+	return scanApp(db.Reader.QueryRowContext(ctx, `SELECT `+appReadColumns+` FROM apps WHERE api_key = ?`, apiKey))
 }
 
 // ListApps returns every app, oldest first.
 func (db *DB) ListApps(ctx context.Context) ([]herald.App, error) {
-	rows, err := db.Reader.QueryContext(ctx, `SELECT `+appColumns+` FROM apps ORDER BY created_at, id`)
+	rows, err := db.Reader.QueryContext(ctx, `SELECT `+appReadColumns+` FROM apps ORDER BY created_at, id`)
 	if err != nil {
 		return nil, err
 	}
@@ -80,7 +88,12 @@ func (db *DB) SetSecretHash(ctx context.Context, id string, hash []byte) error {
 // SetFCMCredentials stores (or, with nil, removes) the sealed service-account
 // file.
 func (db *DB) SetFCMCredentials(ctx context.Context, id string, sealed []byte) error {
-	return db.execOne(ctx, `UPDATE apps SET fcm_credentials = ? WHERE id = ?`, sealed, id)
+	return db.execOne(ctx, `UPDATE apps SET fcm_credentials = ?, fcm_warning = '', fcm_warning_at = NULL WHERE id = ?`, sealed, id)
+}
+
+// SetFCMWarning records FCM's last refusal of the app's credentials.
+func (db *DB) SetFCMWarning(ctx context.Context, id, warning string, at time.Time) error {
+	return db.execOne(ctx, `UPDATE apps SET fcm_warning = ?, fcm_warning_at = ? WHERE id = ?`, warning, at.UnixMilli(), id)
 }
 
 // SetWebhook stores the webhook URL and sealed secret; an empty URL removes

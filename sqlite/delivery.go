@@ -107,25 +107,37 @@ func (db *DB) Deliveries(ctx context.Context, pushID string) ([]herald.Delivery,
 	return db.deliveries(ctx, `push_id = ?`, pushID)
 }
 
-// MarkInflight records that the deliveries are about to be sent; one found
+// MarkInflight records that deliveries are about to be sent to the devices
+// and tokens they were resolved to. Each update is guarded: the delivery is
+// still open and its device still holds the token (and, with an owner, is
+// still mapped to it), so a token moved or a device handed to another user
+// since the resolution is never marked, and so never sent. One found
 // inflight already was sent before a crash, maybe, and is marked resent.
-func (db *DB) MarkInflight(ctx context.Context, pushID string, seqs []int) error {
-	return db.inTx(ctx, func(tx *sql.Tx) error {
-		const batch = 500
-		for start := 0; start < len(seqs); start += batch {
-			part := seqs[start:min(start+batch, len(seqs))]
-			args := make([]any, 0, len(part)+1)
-			args = append(args, pushID)
-			for _, s := range part {
-				args = append(args, s)
-			}
-			if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET resent = resent OR state = 'inflight', state = 'inflight'
-				WHERE push_id = ? AND seq IN (`+placeholders(len(part))+`)`, args...); err != nil {
+func (db *DB) MarkInflight(ctx context.Context, appID, pushID string, ts []herald.SendTarget) ([]int, error) {
+	var marked []int
+	err := db.inTx(ctx, func(tx *sql.Tx) error {
+		marked = marked[:0]
+		stmt, err := tx.PrepareContext(ctx, `UPDATE deliveries SET resent = resent OR state = 'inflight', state = 'inflight',
+			device_id = ?1, token = ?2
+			WHERE push_id = ?3 AND seq = ?4 AND state IN ('pending', 'inflight', 'retry')
+			AND EXISTS (SELECT 1 FROM devices WHERE app_id = ?5 AND device_id = ?1 AND token = ?2
+				AND (?6 IS NULL OR user_id = ?6))`)
+		if err != nil {
+			return err
+		}
+		defer stmt.Close()
+		for _, t := range ts {
+			res, err := stmt.ExecContext(ctx, t.DeviceID, t.Token, pushID, t.Seq, appID, t.Owner)
+			if err != nil {
 				return err
+			}
+			if n, _ := res.RowsAffected(); n == 1 {
+				marked = append(marked, t.Seq)
 			}
 		}
 		return nil
 	})
+	return marked, err
 }
 
 // RecordOutcomes records send results and drops dead tokens.

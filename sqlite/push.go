@@ -216,17 +216,9 @@ func (db *DB) fillCounts(ctx context.Context, p *herald.Push) error {
 		if err := rows.Scan(&state, &n, &oldBadge, &oldImage); err != nil {
 			return err
 		}
-		c.Tokens += n
-		switch state {
-		case herald.DeliverySent:
-			c.Sent += n
+		c.CountState(state, n)
+		if state == herald.DeliverySent {
 			c.BadgeUnsupported, c.ImageUnsupported = oldBadge, oldImage
-		case herald.DeliveryFailed, herald.DeliveryUndeliverable:
-			c.Failed += n
-		case herald.DeliverySuppressedConsent:
-			c.SuppressedConsent += n
-		case herald.DeliverySuppressedNight:
-			c.SuppressedNight += n
 		}
 	}
 	if err := rows.Err(); err != nil {

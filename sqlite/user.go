@@ -79,7 +79,7 @@ func (db *DB) RegisterDevice(ctx context.Context, appID string, reg herald.Devic
 			return err
 		}
 		if isNew {
-			app, err := scanApp(tx.QueryRowContext(ctx, `SELECT `+appColumns+` FROM apps WHERE id = ?`, appID))
+			app, err := scanApp(tx.QueryRowContext(ctx, `SELECT `+appReadColumns+` FROM apps WHERE id = ?`, appID))
 			if err != nil {
 				return err
 			}

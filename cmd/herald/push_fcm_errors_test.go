@@ -115,29 +115,44 @@ func TestPushFCMErrors(t *testing.T) {
 	})
 }
 
-// TestPushAuthFailures: a push fails as a whole, with the reason, when FCM
-// refuses the app's credentials (THIRD_PARTY_AUTH_ERROR) or the token
-// endpoint refuses its service account.
+// TestPushAuthFailures: a THIRD_PARTY_AUTH_ERROR (the project's APNs or
+// web-push credentials) fails that delivery only and warns the operator; a
+// push fails as a whole, with the reason, when the token endpoint refuses
+// its service account.
 func TestPushAuthFailures(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 
 	t.Run("ThirdPartyAuthError", func(t *testing.T) {
 		a := e.newApp(nil)
-		e.register(a, "auth-", "u1")
-		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
+		e.device(a, "dev-ios", "auth-ios", "ios", "1.6.0", "u1")
+		e.device(a, "dev-android", "fine-android", "android", "1.6.0", "u1")
+		e.device(a, "dev-u2", "fine-u2", "android", "1.6.0", "u2")
+		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
 		p := e.waitFinal(res.PushID, 10*time.Second)
-		if p.Status != "failed" || !strings.Contains(p.FailureReason, "THIRD_PARTY_AUTH_ERROR") {
-			t.Errorf("push: got status %s reason %q, want failed naming THIRD_PARTY_AUTH_ERROR", p.Status, p.FailureReason)
+		if p.Status != "done" || p.FailureReason != "" {
+			t.Errorf("push: got status %s reason %q, want done", p.Status, p.FailureReason)
 		}
-		if p.Counts.Sent != 0 {
-			t.Errorf("sent: got %d, want 0", p.Counts.Sent)
+		if c := p.Counts; c.Tokens != 3 || c.Sent != 2 || c.Failed != 1 || c.Unreachable != 0 {
+			t.Errorf("counts: got %+v, want 3 tokens, 2 sent, 1 failed, none unreachable", c)
 		}
-		if u := e.user(a, "u1"); len(u.Devices) != 1 {
-			t.Errorf("devices: got %d, want 1 (an auth error says nothing about the token)", len(u.Devices))
+		if len(p.Failures) != 1 || p.Failures[0].UserID != "u1" || !strings.Contains(p.Failures[0].Error, "THIRD_PARTY_AUTH_ERROR") {
+			t.Errorf("failures: got %+v, want u1's ios token failed with THIRD_PARTY_AUTH_ERROR", p.Failures)
+		}
+		if got := e.sentTo(res.PushID); got["fine-android"] != 1 || got["fine-u2"] != 1 || len(got) != 2 {
+			t.Errorf("messages by token: got %v, want one to each android token", got)
+		}
+		if u := e.user(a, "u1"); len(u.Devices) != 2 {
+			t.Errorf("devices: got %d, want 2 (an auth error says nothing about the token)", len(u.Devices))
+		}
+		if logs := e.logs.String(); !strings.Contains(logs, "FCM refused the app's credentials") || !strings.Contains(logs, res.PushID) {
+			t.Errorf("logs: want a warning naming push %s:\n%s", res.PushID, logs)
+		}
+		if page := e.dashboardPage("/apps/" + a.ID); !strings.Contains(page, `id="fcm-warning"`) || !strings.Contains(page, "APNs or web-push") {
+			t.Errorf("app page: want the FCM warning:\n%s", page)
 		}
 	})
 	t.Run("DeniedProject", func(t *testing.T) {

@@ -20,6 +20,11 @@ type Options struct {
 	Latency time.Duration
 	// Now is the clock for receivedAt and token expiry (default time.Now).
 	Now func() time.Time
+	// BeforeAnswer, when set, is called with the token of each valid send
+	// request before it is answered, so an in-process test can hold a
+	// wave of sends while it changes something (a device's owner, a
+	// token) at a known point.
+	BeforeAnswer func(token string)
 }
 
 // Received is one message the emulator accepted.
@@ -45,13 +50,18 @@ type Stats struct {
 // Emulator is an http.Handler that behaves like FCM HTTP v1 and Google's
 // token endpoint. It is safe for concurrent use.
 type Emulator struct {
-	latency time.Duration
-	now     func() time.Time
-	mux     *http.ServeMux
-	nextID  atomic.Uint64
+	latency      time.Duration
+	now          func() time.Time
+	beforeAnswer func(token string)
+	mux          *http.ServeMux
+	nextID       atomic.Uint64
+	grants       atomic.Int64
 
 	tokensMu sync.RWMutex
 	tokens   map[string]string // access token → project it was issued for
+	// tokenStatus, when not 0, is the status the token endpoint answers
+	// instead of issuing tokens (an outage of Google's token endpoint).
+	tokenStatus int
 
 	mu       sync.Mutex
 	messages []Received
@@ -66,11 +76,12 @@ func New(opts Options) *Emulator {
 		opts.Now = time.Now
 	}
 	e := &Emulator{
-		latency:  opts.Latency,
-		now:      opts.Now,
-		tokens:   make(map[string]string),
-		byToken:  make(map[string][]int),
-		attempts: make(map[string]bool),
+		latency:      opts.Latency,
+		now:          opts.Now,
+		beforeAnswer: opts.BeforeAnswer,
+		tokens:       make(map[string]string),
+		byToken:      make(map[string][]int),
+		attempts:     make(map[string]bool),
 	}
 	e.mux = e.routes()
 	return e
@@ -84,6 +95,8 @@ func (e *Emulator) routes() *http.ServeMux {
 	mux.HandleFunc("GET /emulator/messages", e.handleMessages)
 	mux.HandleFunc("DELETE /emulator/messages", e.handleReset)
 	mux.HandleFunc("GET /emulator/stats", e.handleStats)
+	mux.HandleFunc("POST /emulator/revoke-tokens", e.handleRevokeTokens)
+	mux.HandleFunc("PUT /emulator/token-endpoint", e.handleTokenEndpoint)
 	return mux
 }
 
@@ -147,9 +160,24 @@ func (e *Emulator) CountByToken() map[string]int {
 // TokenGrants returns how many access tokens the emulator has issued, so
 // tests can check that senders cache them.
 func (e *Emulator) TokenGrants() int {
-	e.tokensMu.RLock()
-	defer e.tokensMu.RUnlock()
-	return len(e.tokens)
+	return int(e.grants.Load())
+}
+
+// RevokeTokens makes every access token issued so far invalid, as a restart
+// of FCM's front end or a revoked key does: sends carrying one are answered
+// 401 UNAUTHENTICATED. Tokens issued later work.
+func (e *Emulator) RevokeTokens() {
+	e.tokensMu.Lock()
+	defer e.tokensMu.Unlock()
+	clear(e.tokens)
+}
+
+// SetTokenEndpointStatus makes the token endpoint answer status (e.g. 503)
+// instead of issuing tokens; 0 restores it.
+func (e *Emulator) SetTokenEndpointStatus(status int) {
+	e.tokensMu.Lock()
+	defer e.tokensMu.Unlock()
+	e.tokenStatus = status
 }
 
 // Reset forgets the received messages, the counters and which tokens had

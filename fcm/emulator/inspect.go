@@ -52,3 +52,24 @@ func (e *Emulator) handleReset(w http.ResponseWriter, _ *http.Request) {
 func (e *Emulator) handleStats(w http.ResponseWriter, _ *http.Request) {
 	writeJSON(w, http.StatusOK, e.Stats())
 }
+
+// handleRevokeTokens answers POST /emulator/revoke-tokens.
+func (e *Emulator) handleRevokeTokens(w http.ResponseWriter, _ *http.Request) {
+	e.RevokeTokens()
+	w.WriteHeader(http.StatusNoContent)
+}
+
+// handleTokenEndpoint answers PUT /emulator/token-endpoint {"status": N}:
+// the token endpoint answers N (400–599) from now on, or works again with 0.
+func (e *Emulator) handleTokenEndpoint(w http.ResponseWriter, r *http.Request) {
+	var body struct {
+		Status int `json:"status"`
+	}
+	if err := json.NewDecoder(http.MaxBytesReader(w, r.Body, 1<<10)).Decode(&body); err != nil ||
+		body.Status != 0 && (body.Status < 400 || body.Status > 599) {
+		writeJSON(w, http.StatusBadRequest, map[string]string{"error": `want {"status": 0 or 400–599}`})
+		return
+	}
+	e.SetTokenEndpointStatus(body.Status)
+	w.WriteHeader(http.StatusNoContent)
+}

@@ -24,6 +24,9 @@ func (e *Emulator) handleSend(w http.ResponseWriter, r *http.Request) {
 	project := r.PathValue("project")
 	rec := Received{ReceivedAt: e.now(), Project: project, Proto: r.Proto}
 	ferr := e.send(r, project, &rec)
+	if e.beforeAnswer != nil && rec.token != "" {
+		e.beforeAnswer(rec.token)
+	}
 	wait(r.Context(), e.latency)
 	e.record(ferr == nil, rec)
 	if ferr != nil {
@@ -60,10 +63,10 @@ func (e *Emulator) send(r *http.Request, project string, rec *Received) *fcmErro
 	if ferr != nil {
 		return ferr
 	}
+	rec.token = token
 	if ferr := e.tokenOutcome(token); ferr != nil {
 		return ferr
 	}
-	rec.token = token
 	if !body.validateOnly {
 		rec.Message = body.message
 	}

@@ -14,6 +14,7 @@ const (
 	tokenLifetime   = 3600 // seconds, as Google issues
 	iamEmailSuffix  = ".iam.gserviceaccount.com"
 	deniedPrefix    = "denied"
+	revokedPrefix   = "revoked"
 	accessTokenPfx  = "emu-"
 	maxFormBodySize = 64 << 10
 )
@@ -29,8 +30,18 @@ type jwtClaims struct {
 
 // handleToken answers the OAuth2 JWT-bearer grant. It does not verify the
 // signature (it has no public key); an issuer or project starting with
-// "denied" is refused the way Google refuses a revoked key.
+// "denied" is refused the way Google refuses a revoked key. A project
+// starting with "revoked" gets tokens that FCM then refuses (401
+// UNAUTHENTICATED), even fresh ones. While SetTokenEndpointStatus is in
+// force it answers that status instead.
 func (e *Emulator) handleToken(w http.ResponseWriter, r *http.Request) {
+	e.tokensMu.RLock()
+	status := e.tokenStatus
+	e.tokensMu.RUnlock()
+	if status != 0 {
+		writeJSON(w, status, map[string]string{"error": "internal_failure", "error_description": http.StatusText(status)})
+		return
+	}
 	r.Body = http.MaxBytesReader(w, r.Body, maxFormBodySize)
 	if err := r.ParseForm(); err != nil {
 		writeOAuthError(w, "invalid_request", "Malformed request body.")
@@ -51,9 +62,12 @@ func (e *Emulator) handleToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := accessTokenPfx + rand.Text()
-	e.tokensMu.Lock()
-	e.tokens[token] = project
-	e.tokensMu.Unlock()
+	if !strings.HasPrefix(project, revokedPrefix) {
+		e.tokensMu.Lock()
+		e.tokens[token] = project
+		e.tokensMu.Unlock()
+	}
+	e.grants.Add(1)
 	writeJSON(w, http.StatusOK, map[string]any{
 		"access_token": token, "token_type": "Bearer", "expires_in": tokenLifetime,
 	})
