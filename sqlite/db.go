@@ -38,6 +38,7 @@ type DB struct {
 	// accepting pushes.
 	Queue Queue
 	path  string
+	ready readiness
 }
 
 // Open opens (creating when absent) the database file at path.
@@ -61,7 +62,9 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	return &DB{Writer: w, Reader: r, Now: time.Now, path: path}, nil
+	db := &DB{Writer: w, Reader: r, Now: time.Now, path: path}
+	db.SetMinFreeBytes(defaultMinFree)
+	return db, nil
 }
 
 func pathEscape(p string) string {
@@ -102,9 +105,9 @@ func (db *DB) Migrate(ctx context.Context) error {
 	return nil
 }
 
-// Ready reports an error unless the database answers and no migration is
-// pending.
-func (db *DB) Ready(ctx context.Context) error {
+// migrationsCurrent reports an error unless the database answers and no
+// migration is pending.
+func (db *DB) migrationsCurrent(ctx context.Context) error {
 	p, err := db.goose(db.Reader)
 	if err != nil {
 		return err
