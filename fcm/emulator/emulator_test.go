@@ -430,3 +430,53 @@ func TestConcurrentSends(t *testing.T) {
 		t.Errorf("distinct tokens: got %d, want %d", got, workers*each)
 	}
 }
+
+func TestRevokeTokens(t *testing.T) {
+	t.Parallel()
+	h := setup(t, emulator.Options{})
+	const body = `{"message":{"token":"t1"}}`
+	if status, got := h.send(t, "proj", body, h.token); status != http.StatusOK {
+		t.Fatalf("before revocation: got %d %v, want 200", status, got)
+	}
+	if status, _ := h.do(t, http.MethodPost, "/emulator/revoke-tokens", "", "", ""); status != http.StatusNoContent {
+		t.Fatalf("revoke: got %d, want 204", status)
+	}
+	if status, got := h.send(t, "proj", body, h.token); status != http.StatusUnauthorized {
+		t.Fatalf("revoked token: got %d %v, want 401", status, got)
+	}
+	status, fresh := h.grant(t, validClaims("herald@proj.iam.gserviceaccount.com", time.Now()))
+	if status != http.StatusOK {
+		t.Fatalf("grant: got %d", status)
+	}
+	if status, got := h.send(t, "proj", body, fresh["access_token"].(string)); status != http.StatusOK {
+		t.Fatalf("fresh token: got %d %v, want 200", status, got)
+	}
+	// A project named revoked… gets tokens that are always refused.
+	_, r := h.grant(t, validClaims("herald@revoked-p.iam.gserviceaccount.com", time.Now()))
+	if status, got := h.send(t, "revoked-p", body, r["access_token"].(string)); status != http.StatusUnauthorized {
+		t.Fatalf("revoked project: got %d %v, want 401", status, got)
+	}
+}
+
+func TestTokenEndpointStatus(t *testing.T) {
+	t.Parallel()
+	h := setup(t, emulator.Options{})
+	claims := validClaims("herald@proj.iam.gserviceaccount.com", time.Now())
+	for _, bad := range []string{`{"status": 200}`, `{"status": 600}`, `nope`} {
+		if status, _ := h.do(t, http.MethodPut, "/emulator/token-endpoint", "application/json", bad, ""); status != http.StatusBadRequest {
+			t.Errorf("PUT %s: got %d, want 400", bad, status)
+		}
+	}
+	if status, _ := h.do(t, http.MethodPut, "/emulator/token-endpoint", "application/json", `{"status": 503}`, ""); status != http.StatusNoContent {
+		t.Fatalf("set 503: got %d, want 204", status)
+	}
+	if status, _ := h.grant(t, claims); status != http.StatusServiceUnavailable {
+		t.Fatalf("grant while down: got %d, want 503", status)
+	}
+	if status, _ := h.do(t, http.MethodPut, "/emulator/token-endpoint", "application/json", `{"status": 0}`, ""); status != http.StatusNoContent {
+		t.Fatalf("restore: got %d, want 204", status)
+	}
+	if status, _ := h.grant(t, claims); status != http.StatusOK {
+		t.Fatalf("grant after restore: got %d, want 200", status)
+	}
+}
