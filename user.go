@@ -36,8 +36,8 @@ const MaxUserIDLen = 255
 
 // ParseUserID normalises a userId given as a JSON string or number to its
 // text: 123 and "123" are the same user (and -0 is 0). A fraction, an
-// exponent, a blank string, control characters or any other JSON type is
-// refused with the reason.
+// exponent, a blank string, control characters, invalid UTF-8 or a lone
+// surrogate escape, or any other JSON type is refused with the reason.
 func ParseUserID(raw json.RawMessage) (string, string) {
 	raw = bytes.TrimSpace(raw)
 	if len(raw) == 0 || string(raw) == "null" {
@@ -46,8 +46,11 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 	switch raw[0] {
 	case '"':
 		var s string
-		if !utf8.Valid(raw) || json.Unmarshal(raw, &s) != nil {
+		if json.Unmarshal(raw, &s) != nil {
 			return "", "must be a string or an integer"
+		}
+		if !ValidJSONString(raw) {
+			return "", ReasonInvalidUTF8 + " without lone surrogate escapes"
 		}
 		if strings.TrimSpace(s) == "" {
 			return "", "must not be empty"

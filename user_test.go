@@ -40,6 +40,11 @@ func TestParseUserID(t *testing.T) {
 		{"ErrArray", `[1]`, "", true},
 		{"ErrTooLong", `"` + long + `x"`, "", true},
 		{"ErrTooLongNumber", strings.Repeat("9", herald.MaxUserIDLen+1), "", true},
+		{"SurrogatePair", `"\ud83d\ude00"`, "\U0001F600", false},
+		{"ErrInvalidUTF8", "\"a\xffb\"", "", true},
+		{"ErrLoneHighSurrogate", `"\ud800"`, "", true},
+		{"ErrLoneLowSurrogate", `"a\udc00"`, "", true},
+		{"ErrHighSurrogateThenText", `"\ud83dx"`, "", true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -1,0 +1,94 @@
+package herald_test
+
+import (
+	"slices"
+	"testing"
+
+	"github.com/heraldpush/herald"
+)
+
+func TestTextProblems(t *testing.T) {
+	t.Parallel()
+	const (
+		bad  = herald.ReasonInvalidUTF8
+		lone = herald.ReasonLoneSurrogate
+	)
+	tests := []struct {
+		name string
+		body string
+		want []herald.Detail
+	}{
+		{"ASCII", `{"userId":"u1","title":"hi"}`, nil},
+		{"Korean", `{"title":"(광고) 안녕"}`, nil},
+		{"SurrogatePair", `{"title":"\ud83d\ude00"}`, nil},
+		{"SurrogatePairUpper", `{"title":"\uD83D\uDE00"}`, nil},
+		{"EscapedBackslashThenU", `{"title":"\\ud800"}`, nil},
+		{"ReplacementCharSent", `{"title":"\ufffd �"}`, nil},
+		{"NotJSON", "userId=u1", nil},
+		{"ErrInvalidByte", "{\"userId\":\"a\xffb\"}", []herald.Detail{{Field: "userId", Reason: bad}}},
+		{"ErrTruncatedRune", "{\"title\":\"\xe4\xb8\"}", []herald.Detail{{Field: "title", Reason: bad}}},
+		{"ErrEncodedSurrogate", "{\"title\":\"\xed\xa0\x80\"}", []herald.Detail{{Field: "title", Reason: bad}}},
+		{"ErrOverlong", "{\"title\":\"\xc0\xaf\"}", []herald.Detail{{Field: "title", Reason: bad}}},
+		{"ErrLoneHigh", `{"userId":"\ud800"}`, []herald.Detail{{Field: "userId", Reason: lone}}},
+		{"ErrLoneLow", `{"userId":"\udc00"}`, []herald.Detail{{Field: "userId", Reason: lone}}},
+		{"ErrHighThenText", `{"userId":"\ud83dx"}`, []herald.Detail{{Field: "userId", Reason: lone}}},
+		{"ErrHighThenHigh", `{"userId":"\ud83d\ud83d"}`, []herald.Detail{{Field: "userId", Reason: lone}}},
+		{"ErrHighAtEnd", `{"userId":"a\uDBFF"}`, []herald.Detail{{Field: "userId", Reason: lone}}},
+		{"ErrLowThenHigh", `{"userId":"\ude00\ud83d"}`, []herald.Detail{{Field: "userId", Reason: lone}}},
+		{"ErrInArray", `{"userIds":["a","b","\ud800"]}`, []herald.Detail{{Field: "userIds[2]", Reason: lone}}},
+		{"ErrInNestedArray", `{"messages":[{"userId":"a","title":"t"},{"title":"x","userId":"\udfff"}]}`,
+			[]herald.Detail{{Field: "messages[1].userId", Reason: lone}}},
+		{"ErrInOptions", "{\"options\":{\"requestGroupId\":\"g\xfe\"}}", []herald.Detail{{Field: "options.requestGroupId", Reason: bad}}},
+		{"ErrMemberName", "{\"options\":{\"a\xff\":1}}", []herald.Detail{{Field: "options", Reason: "member names must be valid UTF-8 without lone surrogate escapes"}}},
+		{"ErrTopLevelString", `"\ud800"`, []herald.Detail{{Field: "body", Reason: lone}}},
+		{"ErrEvery", "{\"a\":\"\xff\",\"b\":[\"\\udc00\"]}", []herald.Detail{{Field: "a", Reason: bad}, {Field: "b[0]", Reason: lone}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			if got := herald.TextProblems([]byte(tt.body)); !slices.Equal(got, tt.want) {
+				t.Errorf("got %+v, want %+v", got, tt.want)
+			}
+		})
+	}
+}
+
+func TestValidJSONString(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		raw  string
+		want bool
+	}{
+		{`"u1"`, true},
+		{`"\ud83d\ude00"`, true},
+		{`"사용자"`, true},
+		{`""`, true},
+		{`"\ud800"`, false},
+		{"\"a\xffb\"", false},
+		{`"a"b"`, false},
+		{`u1`, false},
+		{`"`, false},
+	}
+	for _, tt := range tests {
+		if got := herald.ValidJSONString([]byte(tt.raw)); got != tt.want {
+			t.Errorf("%q: got %v, want %v", tt.raw, got, tt.want)
+		}
+	}
+}
+
+// TestTextProblemsBounded: a body full of bad strings gives at most ten
+// details, so an answer never grows with the body.
+func TestTextProblemsBounded(t *testing.T) {
+	t.Parallel()
+	body := []byte(`{"userIds":[`)
+	for i := range 1000 {
+		if i > 0 {
+			body = append(body, ',')
+		}
+		body = append(body, `"\ud800"`...)
+	}
+	body = append(body, "]}"...)
+	if got := herald.TextProblems(body); len(got) != 10 || got[9].Field != "userIds[9]" {
+		t.Errorf("got %d details (%+v), want the first 10", len(got), got)
+	}
+}
