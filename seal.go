@@ -1,9 +1,12 @@
 package herald
 
 import (
+	"context"
 	"crypto/aes"
 	"crypto/cipher"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -11,7 +14,14 @@ import (
 
 // MasterKey encrypts secrets at rest (FCM service-account files, webhook
 // signing secrets) with AES-256-GCM.
-type MasterKey struct{ aead cipher.AEAD }
+type MasterKey struct {
+	aead  cipher.AEAD
+	check []byte
+}
+
+// checkLabel is the fixed text whose HMAC under the key is the key's check
+// value. Changing it would make every stored check value mismatch.
+const checkLabel = "herald master key check v1"
 
 // ParseMasterKey reads a master key given as standard base64 of 32 bytes.
 func ParseMasterKey(b64 string) (*MasterKey, error) {
@@ -27,8 +37,15 @@ func ParseMasterKey(b64 string) (*MasterKey, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &MasterKey{aead: aead}, nil
+	mac := hmac.New(sha256.New, raw)
+	mac.Write([]byte(checkLabel))
+	return &MasterKey{aead: aead, check: mac.Sum(nil)}, nil
 }
+
+// Check returns the key's check value: HMAC-SHA256 of a fixed label under
+// the key. It tells keys apart without revealing them, so a store may keep
+// it in the clear.
+func (k *MasterKey) Check() []byte { return append([]byte(nil), k.check...) }
 
 // NewMasterKeyText returns a fresh random master key in its base64 form.
 func NewMasterKeyText() string {
@@ -55,4 +72,50 @@ func (k *MasterKey) Open(sealed []byte) ([]byte, error) {
 		return nil, fmt.Errorf("open sealed value (wrong master key?): %w", err)
 	}
 	return out, nil
+}
+
+// ErrMasterKeyMismatch is VerifyMasterKey's answer when the key is not the
+// one the store's secrets were sealed with.
+var ErrMasterKeyMismatch = errors.New("the master key does not match the one this database was created with")
+
+// MasterKeyStore keeps the master key's check value.
+type MasterKeyStore interface {
+	// MasterKeyCheck returns the stored check value, or ErrNotFound.
+	MasterKeyCheck(ctx context.Context) ([]byte, error)
+	// SetMasterKeyCheck stores the check value.
+	SetMasterKeyCheck(ctx context.Context, check []byte) error
+	// SealedSample returns one sealed value the store holds (FCM
+	// credentials or a webhook secret), or ErrNotFound when it holds none.
+	SealedSample(ctx context.Context) ([]byte, error)
+}
+
+// VerifyMasterKey checks k against the store at start, so that a process
+// given another key refuses to start instead of failing every push later.
+// The first start stores k's check value; a store from before check values
+// proves k by opening one of its sealed values first. It returns
+// ErrMasterKeyMismatch when k is not the store's key.
+func VerifyMasterKey(ctx context.Context, s MasterKeyStore, k *MasterKey) error {
+	stored, err := s.MasterKeyCheck(ctx)
+	if err == nil {
+		if !hmac.Equal(stored, k.check) {
+			return ErrMasterKeyMismatch
+		}
+		return nil
+	}
+	if !errors.Is(err, ErrNotFound) {
+		return fmt.Errorf("read the master key check: %w", err)
+	}
+	sample, err := s.SealedSample(ctx)
+	switch {
+	case err == nil:
+		if _, err := k.Open(sample); err != nil {
+			return ErrMasterKeyMismatch
+		}
+	case !errors.Is(err, ErrNotFound):
+		return fmt.Errorf("read a sealed value: %w", err)
+	}
+	if err := s.SetMasterKeyCheck(ctx, k.check); err != nil {
+		return fmt.Errorf("store the master key check: %w", err)
+	}
+	return nil
 }

@@ -2,7 +2,9 @@ package herald_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/base64"
+	"errors"
 	"testing"
 
 	"github.com/heraldpush/herald"
@@ -79,4 +81,93 @@ func mustKey(t *testing.T, text string) *herald.MasterKey {
 		t.Fatal(err)
 	}
 	return k
+}
+
+func TestMasterKeyCheck(t *testing.T) {
+	t.Parallel()
+	text := herald.NewMasterKeyText()
+	a, again, b := mustKey(t, text), mustKey(t, text), mustKey(t, herald.NewMasterKeyText())
+	if !bytes.Equal(a.Check(), again.Check()) {
+		t.Errorf("same key: got two check values, want one")
+	}
+	if bytes.Equal(a.Check(), b.Check()) {
+		t.Errorf("two keys: got the same check value, want different ones")
+	}
+	raw, _ := base64.StdEncoding.DecodeString(text)
+	if len(a.Check()) != 32 || bytes.Contains(a.Check(), raw[:8]) {
+		t.Errorf("check value: got %x, want 32 bytes that do not hold the key", a.Check())
+	}
+}
+
+// keyStore is an in-memory herald.MasterKeyStore.
+type keyStore struct {
+	check, sample []byte
+	err           error // answered by every method when set
+	sets          int
+}
+
+func (s *keyStore) MasterKeyCheck(context.Context) ([]byte, error) {
+	if s.err != nil {
+		return nil, s.err
+	}
+	if s.check == nil {
+		return nil, herald.ErrNotFound
+	}
+	return s.check, nil
+}
+
+func (s *keyStore) SetMasterKeyCheck(_ context.Context, check []byte) error {
+	s.check = check
+	s.sets++
+	return nil
+}
+
+func (s *keyStore) SealedSample(context.Context) ([]byte, error) {
+	if s.sample == nil {
+		return nil, herald.ErrNotFound
+	}
+	return s.sample, nil
+}
+
+func TestVerifyMasterKey(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	a, b := mustKey(t, herald.NewMasterKeyText()), mustKey(t, herald.NewMasterKeyText())
+
+	t.Run("FirstStartStoresTheCheck", func(t *testing.T) {
+		s := &keyStore{}
+		if err := herald.VerifyMasterKey(ctx, s, a); err != nil {
+			t.Fatalf("got %v, want nil", err)
+		}
+		if !bytes.Equal(s.check, a.Check()) {
+			t.Fatalf("stored: got %x, want the key's check value", s.check)
+		}
+		if err := herald.VerifyMasterKey(ctx, s, a); err != nil || s.sets != 1 {
+			t.Errorf("same key again: got (%v, %d stores), want (nil, 1)", err, s.sets)
+		}
+		if err := herald.VerifyMasterKey(ctx, s, b); !errors.Is(err, herald.ErrMasterKeyMismatch) {
+			t.Errorf("other key: got %v, want ErrMasterKeyMismatch", err)
+		}
+	})
+	t.Run("UpgradeOpensASealedValue", func(t *testing.T) {
+		s := &keyStore{sample: a.Seal([]byte("webhook secret"))}
+		if err := herald.VerifyMasterKey(ctx, s, a); err != nil || !bytes.Equal(s.check, a.Check()) {
+			t.Fatalf("got (%v, stored %x), want nil and the check stored", err, s.check)
+		}
+	})
+	t.Run("ErrUpgradeWithAnotherKey", func(t *testing.T) {
+		s := &keyStore{sample: a.Seal([]byte("fcm credentials"))}
+		if err := herald.VerifyMasterKey(ctx, s, b); !errors.Is(err, herald.ErrMasterKeyMismatch) {
+			t.Fatalf("got %v, want ErrMasterKeyMismatch", err)
+		}
+		if s.sets != 0 {
+			t.Errorf("stored a check value for the wrong key")
+		}
+	})
+	t.Run("ErrStore", func(t *testing.T) {
+		s := &keyStore{err: errors.New("disk I/O error")}
+		if err := herald.VerifyMasterKey(ctx, s, a); err == nil || errors.Is(err, herald.ErrMasterKeyMismatch) {
+			t.Errorf("got %v, want the store's error", err)
+		}
+	})
 }

@@ -121,7 +121,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	s.db.Now = cfg.clock()
-	masterKey, err := s.secrets(stdout)
+	masterKey, err := s.secrets(ctx, stdout)
 	if err != nil {
 		return nil, s.fail(err)
 	}
@@ -148,17 +148,13 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	return s, nil
 }
 
-// secrets returns the master key and sets the admin token, each configured
-// or kept in the data dir (generated there on first start; a generated
-// admin token is printed once).
-func (s *service) secrets(stdout io.Writer) (*herald.MasterKey, error) {
-	keyText, _, err := s.cfg.secretOrFile(s.cfg.MasterKey, "master-key", herald.NewMasterKeyText)
+// secrets returns the master key (checked against the store) and sets the
+// admin token, each configured or kept in the data dir (generated there on
+// first start; a generated admin token is printed once).
+func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.MasterKey, error) {
+	masterKey, err := s.masterKey(ctx)
 	if err != nil {
 		return nil, err
-	}
-	masterKey, err := herald.ParseMasterKey(keyText)
-	if err != nil {
-		return nil, fmt.Errorf("master key: %w", err)
 	}
 	token, created, err := s.cfg.secretOrFile(s.cfg.AdminToken, "admin-token", func() string { return "ha_" + herald.NewSecretKey()[3:] })
 	if err != nil {

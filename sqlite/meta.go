@@ -1,0 +1,40 @@
+package sqlite
+
+import (
+	"context"
+
+	"github.com/heraldpush/herald"
+)
+
+var _ herald.MasterKeyStore = (*DB)(nil)
+
+// masterKeyCheck is the meta row holding the master key's check value.
+const masterKeyCheck = "master-key-check"
+
+// MasterKeyCheck returns the stored check value of the master key, or
+// herald.ErrNotFound.
+func (db *DB) MasterKeyCheck(ctx context.Context) ([]byte, error) {
+	var v []byte
+	err := db.Reader.QueryRowContext(ctx, `SELECT value FROM meta WHERE name = ?`, masterKeyCheck).Scan(&v)
+	return v, translate(err)
+}
+
+// SetMasterKeyCheck stores the master key's check value.
+func (db *DB) SetMasterKeyCheck(ctx context.Context, check []byte) error {
+	_, err := db.Writer.ExecContext(ctx, `INSERT INTO meta (name, value, updated_at) VALUES (?, ?, ?)
+		ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+		masterKeyCheck, check, db.Now().UnixMilli())
+	return err
+}
+
+// SealedSample returns one sealed value (FCM credentials or a webhook
+// secret), or herald.ErrNotFound when no app has one.
+func (db *DB) SealedSample(ctx context.Context) ([]byte, error) {
+	var v []byte
+	err := db.Reader.QueryRowContext(ctx, `SELECT v FROM (
+		SELECT fcm_credentials AS v FROM apps WHERE length(fcm_credentials) > 0
+		UNION ALL
+		SELECT webhook_secret FROM apps WHERE length(webhook_secret) > 0
+	) LIMIT 1`).Scan(&v)
+	return v, translate(err)
+}
