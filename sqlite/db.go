@@ -10,6 +10,7 @@ import (
 	"fmt"
 	"io/fs"
 	"net/url"
+	"os"
 	"strings"
 	"time"
 
@@ -41,8 +42,12 @@ type DB struct {
 	ready readiness
 }
 
-// Open opens (creating when absent) the database file at path.
+// Open opens (creating when absent) the database file at path. A new file
+// is made 0600; SQLite gives its -wal and -shm files the same mode.
 func Open(ctx context.Context, path string) (*DB, error) {
+	if err := create(path, 0o600); err != nil {
+		return nil, err
+	}
 	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	w, err := sql.Open("sqlite", "file:"+pathEscape(path)+"?"+common+"&_txlock=immediate")
 	if err != nil {
@@ -65,6 +70,18 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	db := &DB{Writer: w, Reader: r, Now: time.Now, path: path}
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil
+}
+
+// create makes an empty file (an empty SQLite database) with mode unless
+// path exists.
+func create(path string, mode os.FileMode) error {
+	f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|os.O_EXCL, mode)
+	if errors.Is(err, os.ErrExist) {
+		return nil
+	} else if err != nil {
+		return fmt.Errorf("create %s: %w", path, err)
+	}
+	return f.Close()
 }
 
 func pathEscape(p string) string {

@@ -90,7 +90,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+	if err := prepareDataDir(cfg.DataDir, cfg.logger(stderr)); err != nil {
 		return err
 	}
 	lock, err := sqlite.LockDir(cfg.DataDir)
@@ -109,7 +109,7 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 // startService opens the store, starts the workers and both listeners.
 func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
 	s := &service{cfg: cfg, log: cfg.logger(logOut), logOut: logOut, errc: make(chan error, 2)}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+	if err := prepareDataDir(cfg.DataDir, s.log); err != nil {
 		return nil, err
 	}
 	lock, err := sqlite.LockDir(cfg.DataDir)
