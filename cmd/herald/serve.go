@@ -11,6 +11,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -39,6 +40,8 @@ type service struct {
 	AdminToken string
 	logOut     io.Writer
 	errc       chan error
+	stopOnce   sync.Once
+	stopErr    error
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
@@ -63,11 +66,14 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 			return errors.Join(fmt.Errorf("demo: %w", err), svc.shutdown())
 		}
 	}
+	var cause error
 	select {
 	case <-ctx.Done():
+		cause = context.Cause(ctx) // "terminated signal received" on SIGTERM
 	case err = <-svc.errc:
+		cause = err
 	}
-	return errors.Join(err, svc.shutdown())
+	return errors.Join(err, svc.stop(cause))
 }
 
 func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
@@ -246,12 +252,37 @@ func (s *service) listen(addr string, h http.Handler) (string, error) {
 }
 
 func (s *service) fail(err error) error {
-	return errors.Join(err, s.shutdown())
+	return errors.Join(err, s.stop(fmt.Errorf("start failed: %w", err)))
 }
 
-// shutdown stops in order: HTTP (finishing in-flight requests), workers,
+// shutdown stops the service at its caller's request (tests, bench); see
+// stop.
+func (s *service) shutdown() error { return s.stop(nil) }
+
+// stop shuts the service down once, logging a line when it begins (with
+// its cause, when there is one) and one when everything has stopped.
+func (s *service) stop(cause error) error {
+	s.stopOnce.Do(func() {
+		if cause != nil {
+			s.log.Info("shutting down", "reason", cause.Error())
+		} else {
+			s.log.Info("shutting down")
+		}
+		began := time.Now()
+		s.stopErr = s.stopAll()
+		took := time.Since(began).Round(time.Millisecond)
+		if s.stopErr != nil {
+			s.log.Error("stopped, with errors", "err", s.stopErr, "took", took)
+			return
+		}
+		s.log.Info("stopped", "took", took)
+	})
+	return s.stopErr
+}
+
+// stopAll stops in order: HTTP (finishing in-flight requests), workers,
 // database.
-func (s *service) shutdown() error {
+func (s *service) stopAll() error {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	var errs []error
