@@ -1,6 +1,9 @@
 package herald
 
-import "time"
+import (
+	"slices"
+	"time"
+)
 
 // DeliveryState is where one token's delivery of a push stands.
 type DeliveryState string
@@ -19,10 +22,11 @@ const (
 	DeliverySuppressedNight   DeliveryState = "suppressed_night"
 )
 
+// OpenDeliveryStates are the states of a delivery without an outcome yet.
+var OpenDeliveryStates = []DeliveryState{DeliveryPending, DeliveryInflight, DeliveryRetry}
+
 // Final reports whether the state is an outcome.
-func (s DeliveryState) Final() bool {
-	return s != DeliveryPending && s != DeliveryInflight && s != DeliveryRetry
-}
+func (s DeliveryState) Final() bool { return !slices.Contains(OpenDeliveryStates, s) }
 
 // The reasons a user is reported unreachable (spec section 6).
 const (

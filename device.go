@@ -82,3 +82,30 @@ func VersionBelow(v string, min [3]int) bool {
 	}
 	return false
 }
+
+// NewDevice is a device seen for the first time: it starts with the app's
+// default consent pair.
+func NewDevice(app App, id string, now time.Time) Device {
+	return Device{AppID: app.ID, ID: id, Consent: app.DefaultConsent, CreatedAt: now}
+}
+
+// Register applies a registration (registerPushToken) to the device: its
+// token, platform and version, refreshed now.
+func (d *Device) Register(reg DeviceRegistration, now time.Time) {
+	d.Token, d.Platform, d.AppSourceVersion, d.TokenUpdatedAt = reg.Token, reg.Platform, reg.AppSourceVersion, now
+}
+
+// MapTo maps the device to user u (registered). A device newly mapped to
+// the user adopts the user's consent pair when it was set through the
+// Server API; a device already mapped to u keeps its own pair (the user
+// may have changed it in the app since).
+func (d *Device) MapTo(u User) {
+	if d.UserID != nil && *d.UserID == u.ID {
+		return
+	}
+	id := u.ID
+	d.UserID = &id
+	if u.ConsentSet {
+		d.Consent = u.Consent
+	}
+}

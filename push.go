@@ -414,3 +414,22 @@ func (c Content) PayloadProblem() (d Detail, ok bool) {
 	}
 	return Detail{Field: field, Reason: fmt.Sprintf("the FCM payload would be %d bytes, more than %d", size, MaxFCMPayload)}, true
 }
+
+// FanoutStatuses are the statuses of a push that may still wait for its
+// fan-out: an immediate push (sending) and a scheduled one. It waits while
+// it has no start time (see AwaitingFanout).
+var FanoutStatuses = []PushStatus{StatusSending, StatusScheduled}
+
+// AwaitingFanout reports whether the push still waits for its fan-out.
+func (p Push) AwaitingFanout() bool {
+	return p.StartedAt == nil && (p.Status == StatusSending || p.Status == StatusScheduled)
+}
+
+// EndStatus is the status a push ends in once every recipient has an
+// outcome: done, unless it failed as a whole.
+func (s PushStatus) EndStatus() PushStatus {
+	if s == StatusFailed {
+		return StatusFailed
+	}
+	return StatusDone
+}

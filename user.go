@@ -93,3 +93,16 @@ func isJSONInteger(b []byte) bool {
 	}
 	return true
 }
+
+// Withdrawn returns the user withdrawn at now: consent reset, no longer
+// set through the Server API. Its devices are removed with it.
+func (u User) Withdrawn(now time.Time) User {
+	u.State, u.Consent, u.ConsentSet, u.WithdrawnAt = UserWithdrawn, Consent{}, false, &now
+	return u
+}
+
+// WithConsent returns the user with the pair set through the Server API.
+func (u User) WithConsent(c Consent) User {
+	u.Consent, u.ConsentSet = c, true
+	return u
+}

@@ -12,12 +12,24 @@ import (
 func (db *DB) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
 	started := false
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var status herald.PushStatus
-		var startedAt sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT status, started_at FROM pushes WHERE id = ?`, pushID).Scan(&status, &startedAt); err != nil {
-			return translate(err)
+		// Claim the fan-out first: of several at once, one moves the push
+		// out of waiting; the others change nothing.
+		chunks := map[int]bool{}
+		for _, d := range f.Deliveries {
+			if !d.State.Final() {
+				chunks[d.Chunk] = true
+			}
 		}
-		if startedAt.Valid || (status != herald.StatusSending && status != herald.StatusScheduled) {
+		now := db.Now()
+		res, err := tx.ExecContext(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?
+			WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`)`, now.UnixMilli(), len(chunks), pushID)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			if _, err := db.PushStatus(ctx, pushID); err != nil {
+				return err // ErrNotFound
+			}
 			return nil
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
@@ -26,14 +38,10 @@ func (db *DB) StartSending(ctx context.Context, pushID string, f herald.Fanout) 
 			return err
 		}
 		defer stmt.Close()
-		chunks := map[int]bool{}
 		for _, d := range f.Deliveries {
 			if _, err := stmt.ExecContext(ctx, pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform,
 				d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.OldForBadge, d.OldForImage); err != nil {
 				return err
-			}
-			if !d.State.Final() {
-				chunks[d.Chunk] = true
 			}
 		}
 		for c := range chunks {
@@ -41,15 +49,10 @@ func (db *DB) StartSending(ctx context.Context, pushID string, f herald.Fanout) 
 				return err
 			}
 		}
-		now := db.Now()
 		if f.Recipients != nil {
 			if err := db.recordTargets(ctx, tx, pushID, f, now); err != nil {
 				return err
 			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET status = 'sending', started_at = ? WHERE id = ?`,
-			now.UnixMilli(), pushID); err != nil {
-			return err
 		}
 		started = true
 		return db.insertJobs(ctx, tx, f.Jobs)
@@ -99,7 +102,7 @@ func (db *DB) deliveries(ctx context.Context, where string, args ...any) ([]hera
 
 // OpenDeliveries returns the chunk's deliveries that have no outcome yet.
 func (db *DB) OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]herald.Delivery, error) {
-	return db.deliveries(ctx, `push_id = ? AND chunk = ? AND state IN ('pending', 'inflight', 'retry')`, pushID, chunk)
+	return db.deliveries(ctx, `push_id = ? AND chunk = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, pushID, chunk)
 }
 
 // Deliveries returns every delivery of a push.
@@ -119,7 +122,7 @@ func (db *DB) MarkInflight(ctx context.Context, appID, pushID string, ts []heral
 		marked = marked[:0]
 		stmt, err := tx.PrepareContext(ctx, `UPDATE deliveries SET resent = resent OR state = 'inflight', state = 'inflight',
 			device_id = ?1, token = ?2
-			WHERE push_id = ?3 AND seq = ?4 AND state IN ('pending', 'inflight', 'retry')
+			WHERE push_id = ?3 AND seq = ?4 AND state IN (`+inList(herald.OpenDeliveryStates)+`)
 			AND EXISTS (SELECT 1 FROM devices WHERE app_id = ?5 AND device_id = ?1 AND token = ?2
 				AND (?6 IS NULL OR user_id = ?6))`)
 		if err != nil {
@@ -165,6 +168,9 @@ func (db *DB) RecordOutcomes(ctx context.Context, appID, pushID string, os []her
 }
 
 // CompleteChunk marks a chunk finished and inserts finish after the last.
+// Each chunk is completed once (guarded on done = 0), and the push's count
+// of open chunks is decremented with RETURNING, so exactly one completion
+// sees zero, however many run at once.
 func (db *DB) CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
 		res, err := tx.ExecContext(ctx, `UPDATE push_chunks SET done = 1 WHERE push_id = ? AND chunk = ? AND done = 0`, pushID, chunk)
@@ -172,11 +178,12 @@ func (db *DB) CompleteChunk(ctx context.Context, pushID string, chunk int, finis
 			return err
 		}
 		if n, _ := res.RowsAffected(); n == 0 {
-			return nil // completed before a crash; its finish is on its way
+			return nil // completed before a crash, or the push failed; its finish is on its way
 		}
 		var open int
-		if err := tx.QueryRowContext(ctx, `SELECT COUNT(*) FROM push_chunks WHERE push_id = ? AND done = 0`, pushID).Scan(&open); err != nil {
-			return err
+		if err := tx.QueryRowContext(ctx, `UPDATE pushes SET open_chunks = open_chunks - 1 WHERE id = ? RETURNING open_chunks`,
+			pushID).Scan(&open); err != nil {
+			return translate(err)
 		}
 		if open > 0 {
 			return nil
@@ -195,27 +202,38 @@ func (db *DB) FailPush(ctx context.Context, pushID, reason string, finish herald
 		if n, _ := res.RowsAffected(); n == 0 {
 			return nil
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', error = ? WHERE push_id = ? AND state IN ('pending', 'inflight', 'retry')`,
-			reason, pushID); err != nil {
+		if _, err := tx.ExecContext(ctx, `UPDATE deliveries SET state = 'failed', error = ?
+			WHERE push_id = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, reason, pushID); err != nil {
 			return err
 		}
 		if _, err := tx.ExecContext(ctx, `UPDATE push_chunks SET done = 1 WHERE push_id = ?`, pushID); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET open_chunks = 0 WHERE id = ?`, pushID); err != nil {
 			return err
 		}
 		return db.insertJobs(ctx, tx, []herald.Job{finish})
 	})
 }
 
-// FinishPush records the unreachable users and the push's end.
+// FinishPush records the unreachable users and the push's end. The end is
+// a guarded write (finished_at still unset), made first, so of several
+// finishes at once exactly one records anything and queues the webhooks.
 func (db *DB) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
 	finished := false
 	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var done sql.NullInt64
-		if err := tx.QueryRowContext(ctx, `SELECT finished_at FROM pushes WHERE id = ?`, pushID).Scan(&done); err != nil {
+		var status herald.PushStatus
+		if err := tx.QueryRowContext(ctx, `SELECT status FROM pushes WHERE id = ?`, pushID).Scan(&status); err != nil {
 			return translate(err)
 		}
-		if done.Valid {
-			return nil
+		now := db.Now().UnixMilli()
+		res, err := tx.ExecContext(ctx, `UPDATE pushes SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?)
+			WHERE id = ? AND status = ? AND finished_at IS NULL`, status.EndStatus(), now, now, pushID, status)
+		if err != nil {
+			return err
+		}
+		if n, _ := res.RowsAffected(); n == 0 {
+			return nil // finished already (or its status moved: the next finish judges it)
 		}
 		stmt, err := tx.PrepareContext(ctx, `INSERT INTO unreachable (push_id, user_id, reason) VALUES (?,?,?) ON CONFLICT DO NOTHING`)
 		if err != nil {
@@ -226,10 +244,6 @@ func (db *DB) FinishPush(ctx context.Context, pushID string, unreachable []heral
 			if _, err := stmt.ExecContext(ctx, pushID, u.UserID, u.Reason); err != nil {
 				return err
 			}
-		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET status = CASE status WHEN 'failed' THEN 'failed' ELSE 'done' END,
-			finished_at = ?, started_at = COALESCE(started_at, ?) WHERE id = ?`, db.Now().UnixMilli(), db.Now().UnixMilli(), pushID); err != nil {
-			return err
 		}
 		finished = true
 		return db.insertJobs(ctx, tx, follow)

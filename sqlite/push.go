@@ -1,7 +1,6 @@
 package sqlite
 
 import (
-	"bytes"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -87,60 +86,78 @@ func (db *DB) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipie
 	return id, replayed, err
 }
 
-// claimIdempotencyKey returns the push a key already stands for, or records
-// the key for p and returns "".
+// claimIdempotencyKey returns the push a key already stands for, or claims
+// the key for p and returns "". The claim is an insert that does nothing on
+// conflict, so of two requests with one key at once exactly one claims it;
+// an expired key is taken over only if it is still the one that was read.
 func (db *DB) claimIdempotencyKey(ctx context.Context, tx *sql.Tx, p herald.Push, idem *herald.Idempotency) (string, error) {
-	var hash []byte
-	var pushID string
-	var created int64
-	err := tx.QueryRowContext(ctx, `SELECT request_hash, push_id, created_at FROM idempotency WHERE app_id = ? AND key = ?`,
-		p.AppID, idem.Key).Scan(&hash, &pushID, &created)
-	switch {
-	case err == nil && p.CreatedAt.Sub(time.UnixMilli(created)) < herald.IdempotencyWindow:
-		if !bytes.Equal(hash, idem.Hash) {
-			return "", herald.ErrIdempotencyReuse
-		}
-		return pushID, nil
-	case err != nil && !errors.Is(err, sql.ErrNoRows):
-		return "", err
-	}
 	// Keys live 24 hours; the app's expired ones go as new ones come.
 	if _, err := tx.ExecContext(ctx, `DELETE FROM idempotency WHERE app_id = ? AND created_at <= ?`,
 		p.AppID, p.CreatedAt.Add(-herald.IdempotencyWindow).UnixMilli()); err != nil {
 		return "", err
 	}
-	_, err = tx.ExecContext(ctx, `INSERT INTO idempotency (app_id, key, request_hash, push_id, created_at) VALUES (?,?,?,?,?)
-		ON CONFLICT (app_id, key) DO UPDATE SET request_hash = excluded.request_hash, push_id = excluded.push_id, created_at = excluded.created_at`,
-		p.AppID, idem.Key, idem.Hash, p.ID, p.CreatedAt.UnixMilli())
-	return "", err
+	res, err := tx.ExecContext(ctx, `INSERT INTO idempotency (app_id, key, request_hash, push_id, created_at) VALUES (?,?,?,?,?)
+		ON CONFLICT (app_id, key) DO NOTHING`, p.AppID, idem.Key, idem.Hash, p.ID, p.CreatedAt.UnixMilli())
+	if err != nil {
+		return "", err
+	}
+	if n, _ := res.RowsAffected(); n == 1 {
+		return "", nil
+	}
+	stored, err := idempotencyRecord(ctx, tx, p.AppID, idem.Key)
+	if err != nil {
+		return "", err
+	}
+	decision, err := herald.DecideIdempotency(stored, *idem, p.CreatedAt)
+	if err != nil || decision == herald.IdempotencyReplay {
+		return stored.PushID, err
+	}
+	return "", guard(tx.ExecContext(ctx, `UPDATE idempotency SET request_hash = ?, push_id = ?, created_at = ?
+		WHERE app_id = ? AND key = ? AND created_at = ?`, idem.Hash, p.ID, p.CreatedAt.UnixMilli(),
+		p.AppID, idem.Key, stored.CreatedAt.UnixMilli()))
+}
+
+// idempotencyRecord reads a stored key; nil when there is none.
+func idempotencyRecord(ctx context.Context, q querier, appID, key string) (*herald.IdempotencyRecord, error) {
+	var r herald.IdempotencyRecord
+	var created int64
+	err := q.QueryRowContext(ctx, `SELECT request_hash, push_id, created_at FROM idempotency WHERE app_id = ? AND key = ?`,
+		appID, key).Scan(&r.Hash, &r.PushID, &created)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	r.CreatedAt = time.UnixMilli(created)
+	return &r, err
 }
 
 // IdempotentPush returns the push a recent idempotency key stands for.
 func (db *DB) IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error) {
-	var hash []byte
-	var pushID string
-	err := db.Reader.QueryRowContext(ctx, `SELECT request_hash, push_id FROM idempotency WHERE app_id = ? AND key = ? AND created_at > ?`,
-		appID, idem.Key, now.Add(-herald.IdempotencyWindow).UnixMilli()).Scan(&hash, &pushID)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return herald.Push{}, false, nil
-	case err != nil:
+	stored, err := idempotencyRecord(ctx, db.Reader, appID, idem.Key)
+	if err != nil {
 		return herald.Push{}, false, err
-	case !bytes.Equal(hash, idem.Hash):
-		return herald.Push{}, false, herald.ErrIdempotencyReuse
 	}
-	p, err := db.Push(ctx, pushID)
+	decision, err := herald.DecideIdempotency(stored, idem, now)
+	if err != nil || decision != herald.IdempotencyReplay {
+		return herald.Push{}, false, err
+	}
+	p, err := db.Push(ctx, stored.PushID)
 	return p, err == nil, err
 }
 
 // charge records half Server Actions for a push, on the app's local day.
 func (db *DB) charge(ctx context.Context, tx *sql.Tx, appID, pushID string, half int64, at time.Time) error {
-	if half == 0 {
-		return nil
+	return insertUsage(ctx, tx, herald.Charge(appID, pushID, half, at, db.location(ctx, tx, appID)))
+}
+
+// insertUsage writes ledger entries.
+func insertUsage(ctx context.Context, tx *sql.Tx, entries []herald.UsageEntry) error {
+	for _, e := range entries {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`,
+			e.AppID, e.PushID, e.Day, e.Half, e.At.UnixMilli()); err != nil {
+			return err
+		}
 	}
-	_, err := tx.ExecContext(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`,
-		appID, pushID, at.In(db.location(ctx, tx, appID)).Format(time.DateOnly), half, at.UnixMilli())
-	return err
+	return nil
 }
 
 func (db *DB) location(ctx context.Context, tx *sql.Tx, appID string) *time.Location {

@@ -5,22 +5,32 @@ import (
 	"database/sql"
 	"encoding/json"
 	"fmt"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
 
-// scheduledPush loads a push with its River job id inside tx.
-func scheduledPush(ctx context.Context, tx *sql.Tx, id string) (herald.Push, sql.NullInt64, error) {
+// scheduledPush loads a push with its River job id inside tx, and its
+// version: the stored edits and send time, which every edit changes.
+func scheduledPush(ctx context.Context, tx *sql.Tx, id string) (herald.Push, sql.NullInt64, pushVersion, error) {
 	var jobID sql.NullInt64
-	p, err := scanPush(tx.QueryRowContext(ctx, `SELECT `+pushColumns+`, job_id FROM pushes WHERE id = ?`, id), &jobID)
-	return p, jobID, err
+	var v pushVersion
+	p, err := scanPush(tx.QueryRowContext(ctx, `SELECT `+pushColumns+`, job_id, edits, scheduled_at FROM pushes WHERE id = ?`, id),
+		&jobID, &v.edits, &v.scheduledAt)
+	return p, jobID, v, err
+}
+
+// pushVersion is what a guarded write of a scheduled push compares.
+type pushVersion struct {
+	edits       string
+	scheduledAt sql.NullInt64
 }
 
 // EditScheduled applies edit to a scheduled push in one transaction.
 func (db *DB) EditScheduled(ctx context.Context, pushID string, edit func(p *herald.Push) (herald.Job, error)) (herald.Push, error) {
 	var out herald.Push
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		p, jobID, err := scheduledPush(ctx, tx, pushID)
+	err := db.inTxRetry(ctx, false, func(tx *sql.Tx) error {
+		p, jobID, v, err := scheduledPush(ctx, tx, pushID)
 		if err != nil {
 			return err
 		}
@@ -32,9 +42,14 @@ func (db *DB) EditScheduled(ctx context.Context, pushID string, edit func(p *her
 		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET title = ?, content = ?, link_url = ?, image_url = ?, badge = ?,
-			marketing = ?, scheduled_at = ?, edits = ? WHERE id = ?`, p.Content.Title, p.Content.Content, p.Content.LinkURL,
-			p.Content.ImageURL, p.Badge, p.Marketing, ms(p.ScheduledAt), string(edits), p.ID); err != nil {
+		// Guarded on the push as read: still scheduled, not fanned out,
+		// with the same edits and time (another edit, a cancel or the
+		// fan-out may have come first).
+		if err := guard(tx.ExecContext(ctx, `UPDATE pushes SET title = ?, content = ?, link_url = ?, image_url = ?, badge = ?,
+			marketing = ?, scheduled_at = ?, edits = ?
+			WHERE id = ? AND status = 'scheduled' AND started_at IS NULL AND edits = ? AND scheduled_at IS ?`,
+			p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.Marketing,
+			ms(p.ScheduledAt), string(edits), p.ID, v.edits, v.scheduledAt)); err != nil {
 			return err
 		}
 		if job != nil {
@@ -61,8 +76,8 @@ func (db *DB) EditScheduled(ctx context.Context, pushID string, edit func(p *her
 // day it was charged.
 func (db *DB) CancelScheduled(ctx context.Context, pushID string, check func(p herald.Push) error) (herald.Push, error) {
 	var out herald.Push
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		p, jobID, err := scheduledPush(ctx, tx, pushID)
+	err := db.inTxRetry(ctx, false, func(tx *sql.Tx) error {
+		p, jobID, _, err := scheduledPush(ctx, tx, pushID)
 		if err != nil {
 			return err
 		}
@@ -70,11 +85,17 @@ func (db *DB) CancelScheduled(ctx context.Context, pushID string, check func(p h
 			return err
 		}
 		now := db.Now()
-		if _, err := tx.ExecContext(ctx, `UPDATE pushes SET status = 'cancelled', finished_at = ? WHERE id = ?`, now.UnixMilli(), p.ID); err != nil {
+		// Guarded: of a cancel racing an edit's deadline, another cancel or
+		// the fan-out, one wins; the others run again and meet check.
+		if err := guard(tx.ExecContext(ctx, `UPDATE pushes SET status = 'cancelled', finished_at = ?
+			WHERE id = ? AND status = 'scheduled' AND started_at IS NULL`, now.UnixMilli(), p.ID)); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at)
-			SELECT app_id, push_id, day, -half_units, ? FROM usage WHERE push_id = ? AND half_units > 0`, now.UnixMilli(), p.ID); err != nil {
+		charges, err := usageOf(ctx, tx, p.ID)
+		if err != nil {
+			return err
+		}
+		if err := insertUsage(ctx, tx, herald.Refund(charges, now)); err != nil {
 			return err
 		}
 		if jobID.Valid {
@@ -88,4 +109,24 @@ func (db *DB) CancelScheduled(ctx context.Context, pushID string, check func(p h
 		return nil
 	})
 	return out, err
+}
+
+// usageOf returns a push's ledger entries.
+func usageOf(ctx context.Context, tx *sql.Tx, pushID string) ([]herald.UsageEntry, error) {
+	rows, err := tx.QueryContext(ctx, `SELECT app_id, push_id, day, half_units, created_at FROM usage WHERE push_id = ? ORDER BY id`, pushID)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []herald.UsageEntry
+	for rows.Next() {
+		var e herald.UsageEntry
+		var at int64
+		if err := rows.Scan(&e.AppID, &e.PushID, &e.Day, &e.Half, &at); err != nil {
+			return nil, err
+		}
+		e.At = time.UnixMilli(at).UTC()
+		out = append(out, e)
+	}
+	return out, rows.Err()
 }

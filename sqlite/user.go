@@ -63,29 +63,33 @@ func registerUser(ctx context.Context, tx *sql.Tx, appID, userID string, now tim
 	return userByID(ctx, tx, appID, userID)
 }
 
-// RegisterDevice upserts a device (registerPushToken).
+// RegisterDevice upserts a device (registerPushToken). The token moves to
+// this device from any other; two registrations racing for one token are
+// serialised by the token's unique index (the loser runs again and takes
+// the token over), and a device changed meanwhile is judged again.
 func (db *DB) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTxRetry(ctx, true, func(tx *sql.Tx) error {
 		now := db.Now()
 		// One token, one device: a token registered again moves.
 		if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE app_id = ? AND token = ? AND device_id <> ?`,
 			appID, reg.Token, reg.DeviceID); err != nil {
 			return err
 		}
-		d, err := deviceByID(ctx, tx, appID, reg.DeviceID)
+		old, err := deviceByID(ctx, tx, appID, reg.DeviceID)
 		isNew := errors.Is(err, herald.ErrNotFound)
 		if err != nil && !isNew {
 			return err
 		}
+		d := old
 		if isNew {
 			app, err := scanApp(tx.QueryRowContext(ctx, `SELECT `+appReadColumns+` FROM apps WHERE id = ?`, appID))
 			if err != nil {
 				return err
 			}
-			d = herald.Device{AppID: appID, ID: reg.DeviceID, Consent: app.DefaultConsent, CreatedAt: now}
+			d = herald.NewDevice(app, reg.DeviceID, now)
 		}
-		d.Token, d.Platform, d.AppSourceVersion, d.TokenUpdatedAt = reg.Token, reg.Platform, reg.AppSourceVersion, now
+		d.Register(reg, now)
 		if reg.UserID != nil {
 			if err := mapDevice(ctx, tx, &d, *reg.UserID, now); err != nil {
 				return err
@@ -96,7 +100,7 @@ func (db *DB) RegisterDevice(ctx context.Context, appID string, reg herald.Devic
 				d.AppID, d.ID, d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing,
 				d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli())
 		} else {
-			err = updateDevice(ctx, tx, d)
+			err = updateDevice(ctx, tx, old, d)
 		}
 		out = d
 		return err
@@ -104,30 +108,27 @@ func (db *DB) RegisterDevice(ctx context.Context, appID string, reg herald.Devic
 	return out, err
 }
 
-// mapDevice maps d to userID, registering the user. A device newly mapped
-// to the user adopts the user's consent pair when it was set through the
-// Server API; a device already mapped to that user keeps its own pair (the
-// user may have changed it in the app since).
+// mapDevice maps d to userID, registering the user (again, when withdrawn);
+// the device's consent follows herald's Device.MapTo.
 func mapDevice(ctx context.Context, tx *sql.Tx, d *herald.Device, userID string, now time.Time) error {
 	u, err := registerUser(ctx, tx, d.AppID, userID, now)
 	if err != nil {
 		return err
 	}
-	if d.UserID != nil && *d.UserID == userID {
-		return nil
-	}
-	d.UserID = &userID
-	if u.ConsentSet {
-		d.Consent = u.Consent
-	}
+	d.MapTo(u)
 	return nil
 }
 
-func updateDevice(ctx context.Context, tx *sql.Tx, d herald.Device) error {
-	return execOneTx(ctx, tx, `UPDATE devices SET token = ?, platform = ?, app_source_version = ?, user_id = ?,
-		marketing = ?, marketing_night = ?, token_updated_at = ? WHERE app_id = ? AND device_id = ?`,
+// updateDevice writes d over old, guarded: errConflict when another writer
+// changed the device since old was read.
+func updateDevice(ctx context.Context, tx *sql.Tx, old, d herald.Device) error {
+	return guard(tx.ExecContext(ctx, `UPDATE devices SET token = ?, platform = ?, app_source_version = ?, user_id = ?,
+		marketing = ?, marketing_night = ?, token_updated_at = ?
+		WHERE app_id = ? AND device_id = ? AND token = ? AND user_id IS ? AND marketing = ? AND marketing_night = ?
+		AND token_updated_at = ?`,
 		d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing, d.Consent.MarketingNight,
-		d.TokenUpdatedAt.UnixMilli(), d.AppID, d.ID)
+		d.TokenUpdatedAt.UnixMilli(), d.AppID, d.ID,
+		old.Token, old.UserID, old.Consent.Marketing, old.Consent.MarketingNight, old.TokenUpdatedAt.UnixMilli()))
 }
 
 // SetDeviceUser maps a device to a user, or unmaps it (setUserId).
@@ -150,17 +151,20 @@ func (db *DB) SetDeviceConsent(ctx context.Context, appID, deviceID string, chan
 	})
 }
 
+// changeDevice reads a device, changes it and writes it back, guarded; a
+// device changed meanwhile is read and changed again.
 func (db *DB) changeDevice(ctx context.Context, appID, deviceID string, change func(*sql.Tx, *herald.Device) error) (herald.Device, error) {
 	var d herald.Device
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
-		var err error
-		if d, err = deviceByID(ctx, tx, appID, deviceID); err != nil {
+	err := db.inTxRetry(ctx, false, func(tx *sql.Tx) error {
+		old, err := deviceByID(ctx, tx, appID, deviceID)
+		if err != nil {
 			return err
 		}
+		d = old
 		if err := change(tx, &d); err != nil {
 			return err
 		}
-		return updateDevice(ctx, tx, d)
+		return updateDevice(ctx, tx, old, d)
 	})
 	return d, err
 }
@@ -176,9 +180,11 @@ func (db *DB) DeleteToken(ctx context.Context, appID, token string) error {
 }
 
 // SetUserConsent applies change to the user and every device mapped to it.
+// The user's pair is written only over the pair the change was applied to,
+// so two changes at once never lose one another.
 func (db *DB) SetUserConsent(ctx context.Context, appID, userID string, change herald.ConsentChange) (herald.Consent, error) {
 	var next herald.Consent
-	err := db.inTx(ctx, func(tx *sql.Tx) error {
+	err := db.inTxRetry(ctx, false, func(tx *sql.Tx) error {
 		u, err := registeredUser(ctx, tx, appID, userID)
 		if err != nil {
 			return err
@@ -186,8 +192,11 @@ func (db *DB) SetUserConsent(ctx context.Context, appID, userID string, change h
 		if next, err = change.Apply(u.Consent, "state"); err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `UPDATE users SET marketing = ?, marketing_night = ?, consent_set = 1
-			WHERE app_id = ? AND user_id = ?`, next.Marketing, next.MarketingNight, appID, userID); err != nil {
+		set := u.WithConsent(next)
+		if err := guard(tx.ExecContext(ctx, `UPDATE users SET marketing = ?, marketing_night = ?, consent_set = ?
+			WHERE app_id = ? AND user_id = ? AND state = 'registered' AND marketing = ? AND marketing_night = ? AND consent_set = ?`,
+			set.Consent.Marketing, set.Consent.MarketingNight, set.ConsentSet, appID, userID,
+			u.Consent.Marketing, u.Consent.MarketingNight, u.ConsentSet)); err != nil {
 			return err
 		}
 		_, err = tx.ExecContext(ctx, `UPDATE devices SET marketing = ?, marketing_night = ? WHERE app_id = ? AND user_id = ?`,
@@ -206,16 +215,25 @@ func registeredUser(ctx context.Context, tx *sql.Tx, appID, userID string) (hera
 }
 
 // WithdrawUser removes every device of the user and resets its consent.
+// The state change is guarded, so of two withdrawals at once one succeeds
+// and the other answers ErrUserWithdrawn.
 func (db *DB) WithdrawUser(ctx context.Context, appID, userID string) error {
 	return db.inTx(ctx, func(tx *sql.Tx) error {
-		if _, err := registeredUser(ctx, tx, appID, userID); err != nil {
+		u, err := registeredUser(ctx, tx, appID, userID)
+		if err != nil {
 			return err
 		}
-		if _, err := tx.ExecContext(ctx, `DELETE FROM devices WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
+		w := u.Withdrawn(db.Now())
+		res, err := tx.ExecContext(ctx, `UPDATE users SET state = ?, marketing = ?, marketing_night = ?, consent_set = ?, withdrawn_at = ?
+			WHERE app_id = ? AND user_id = ? AND state = 'registered'`,
+			w.State, w.Consent.Marketing, w.Consent.MarketingNight, w.ConsentSet, ms(w.WithdrawnAt), appID, userID)
+		if err != nil {
 			return err
 		}
-		_, err := tx.ExecContext(ctx, `UPDATE users SET state = 'withdrawn', marketing = 0, marketing_night = 0,
-			consent_set = 0, withdrawn_at = ? WHERE app_id = ? AND user_id = ?`, db.Now().UnixMilli(), appID, userID)
+		if n, _ := res.RowsAffected(); n == 0 {
+			return herald.ErrUserWithdrawn // withdrawn meanwhile
+		}
+		_, err = tx.ExecContext(ctx, `DELETE FROM devices WHERE app_id = ? AND user_id = ?`, appID, userID)
 		return err
 	})
 }

@@ -1,0 +1,35 @@
+package herald
+
+import "time"
+
+// UsageEntry is one line of an app's usage ledger: a charge (positive) or a
+// refund (negative) in half Server Actions, on a day of the app's time zone.
+type UsageEntry struct {
+	AppID  string
+	PushID string
+	// Day is the app's local date, YYYY-MM-DD.
+	Day  string
+	Half int64
+	At   time.Time
+}
+
+// Charge is the entry charging half units for a push at at, on the local
+// day of loc; none when there is nothing to charge.
+func Charge(appID, pushID string, half int64, at time.Time, loc *time.Location) []UsageEntry {
+	if half == 0 {
+		return nil
+	}
+	return []UsageEntry{{AppID: appID, PushID: pushID, Day: at.In(loc).Format(time.DateOnly), Half: half, At: at}}
+}
+
+// Refund returns the entries that cancel a push's charges, each on the day
+// it was charged, at at.
+func Refund(charges []UsageEntry, at time.Time) []UsageEntry {
+	var out []UsageEntry
+	for _, c := range charges {
+		if c.Half > 0 {
+			out = append(out, UsageEntry{AppID: c.AppID, PushID: c.PushID, Day: c.Day, Half: -c.Half, At: at})
+		}
+	}
+	return out
+}
