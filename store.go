@@ -79,8 +79,9 @@ type Fanout struct {
 	ChargeHalf int64
 }
 
-// PushStore keeps pushes, their recipients and deliveries. Every method that
-// takes jobs inserts them in the same transaction as its writes.
+// PushStore keeps pushes and their recipients: what accepting a push and
+// reading one need. Every method that takes jobs inserts them in the same
+// transaction as its writes.
 type PushStore interface {
 	// AcceptPush stores a push, its recipients, its charge and job at once.
 	// With an idempotency key used before it stores nothing and returns the
@@ -100,6 +101,12 @@ type PushStore interface {
 	// Recipients returns a push's requested users in request order; none
 	// for an unknown push.
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)
+}
+
+// DeliveryStore is what the send path needs: the devices a push goes to,
+// and every transition of its fan-out, chunks, deliveries and end. Each
+// transition is a guarded write, correct with several writers at once.
+type DeliveryStore interface {
 	// DevicesByID returns those of the devices that still exist.
 	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]Device, error)
 	// DevicesOfTopic returns the devices subscribed to a topic.
@@ -108,8 +115,10 @@ type PushStore interface {
 	AllDevices(ctx context.Context, appID string) ([]Device, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
-	// StartSending records the fan-out of a push still waiting for it. It
-	// returns false when the push was not waiting.
+	// StartSending records the fan-out of a push still waiting for it
+	// (AwaitingFanout). It returns false when the push was not waiting, so
+	// of several fan-outs at once exactly one records anything;
+	// ErrNotFound for an unknown push.
 	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
 	// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
 	OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]Delivery, error)
@@ -121,7 +130,7 @@ type PushStore interface {
 	// RecordOutcomes records send results and drops dead tokens.
 	RecordOutcomes(ctx context.Context, appID, pushID string, os []Outcome) error
 	// CompleteChunk marks a chunk finished and, when it was the last one,
-	// inserts finish.
+	// inserts finish: once, however many complete at once.
 	CompleteChunk(ctx context.Context, pushID string, chunk int, finish Job) error
 	// FailPush ends a push that cannot be sent: its open deliveries fail
 	// with the reason, and finish is inserted.
@@ -130,7 +139,7 @@ type PushStore interface {
 	Deliveries(ctx context.Context, pushID string) ([]Delivery, error)
 	// FinishPush records the unreachable users and the push's end (done,
 	// unless it already failed), with the follow-up jobs. It returns false
-	// when the push had already finished.
+	// when the push had already finished: exactly one finish records.
 	FinishPush(ctx context.Context, pushID string, unreachable []Unreachable, follow []Job) (bool, error)
 }
 

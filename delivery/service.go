@@ -20,6 +20,7 @@ import (
 type Store interface {
 	herald.AppStore
 	herald.PushStore
+	herald.DeliveryStore
 	herald.ScheduleStore
 }
 
