@@ -111,3 +111,46 @@ func TestWebhookJobs(t *testing.T) {
 		}
 	}
 }
+
+func TestResolve(t *testing.T) {
+	t.Parallel()
+	fanout := time.Date(2026, 1, 1, 12, 0, 0, 0, time.UTC)
+	alice := "alice"
+	dev := func(id, token string, created time.Time) herald.Device {
+		return herald.Device{ID: id, Token: token, UserID: &alice, CreatedAt: created}
+	}
+	planned := herald.Delivery{UserID: "alice", DeviceID: "d1", Token: "t1"}
+	before, after := fanout.Add(-time.Hour), fanout.Add(time.Second)
+	tests := []struct {
+		name      string
+		devices   []herald.Device
+		wantID    string
+		wantToken string
+		wantOK    bool
+	}{
+		{"Unchanged", []herald.Device{dev("d1", "t1", before)}, "d1", "t1", true},
+		{"TokenRefreshed", []herald.Device{dev("d1", "t2", before)}, "d1", "t2", true},
+		{"Reinstalled", []herald.Device{dev("d9", "t1", after)}, "d9", "t1", true},
+		// A device of the user that existed at the fan-out has its own
+		// delivery: taking its token over would send twice.
+		{"TokenMovedToOlderDevice", []herald.Device{dev("d2", "t1", before)}, "", "", false},
+		{"HandedOverOrLoggedOut", nil, "", "", false},
+		{"OtherDeviceOnly", []herald.Device{dev("d3", "t3", after)}, "", "", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := resolver{personal: true, fannedOut: fanout, ofUser: map[string][]herald.Device{"alice": tt.devices}}
+			got, ok := r.resolve(planned)
+			if ok != tt.wantOK || got.ID != tt.wantID || got.Token != tt.wantToken {
+				t.Errorf("got %s/%s %v, want %s/%s %v", got.ID, got.Token, ok, tt.wantID, tt.wantToken, tt.wantOK)
+			}
+		})
+	}
+	t.Run("TopicGoesToTheDevice", func(t *testing.T) {
+		bob := "bob"
+		r := resolver{byID: map[string]herald.Device{"d1": {ID: "d1", Token: "t2", UserID: &bob}}}
+		if got, ok := r.resolve(planned); !ok || got.Token != "t2" {
+			t.Errorf("got %+v %v, want d1 with its current token", got, ok)
+		}
+	})
+}
