@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
@@ -81,12 +82,12 @@ func (s *server) sdkAPI(h http.HandlerFunc) http.HandlerFunc {
 
 func (s *server) withApp(needSecret bool, g gate, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
-		app, err := s.authenticate(r, needSecret)
-		if err == nil && needSecret {
-			if ok, wait := s.limits.allow(app.ID, s.now()); !ok {
-				retryAfter(w, wait)
-				err = herald.ErrTooManyRequests
-			}
+		var app herald.App
+		var err error
+		if needSecret {
+			app, err = s.admitServer(w, r)
+		} else {
+			app, err = s.admitSDK(w, r)
 		}
 		if err == nil && g != nil {
 			err = g(app)
@@ -100,4 +101,57 @@ func (s *server) withApp(needSecret bool, g gate, h http.HandlerFunc) http.Handl
 		}
 		h(w, r.WithContext(context.WithValue(r.Context(), appKey{}, app)))
 	}
+}
+
+// admitServer authenticates a Server API request within the rate limits:
+// a client address (or an app's API key) with too many failed
+// authentications is answered 429 before the store is read, then each app
+// has its request rate.
+func (s *server) admitServer(w http.ResponseWriter, r *http.Request) (herald.App, error) {
+	now, addr := s.now(), clientAddr(r)
+	if empty, wait := s.limits.failedClient.empty(addr, now); empty {
+		return herald.App{}, tooMany(w, wait)
+	}
+	app, err := s.authenticate(r, true)
+	if err != nil {
+		if herald.AsError(err) == nil { // the store failed, not the client
+			return app, err
+		}
+		ok, wait := s.limits.failedClient.allow(addr, now)
+		if app.ID != "" {
+			okApp, waitApp := s.limits.failedApp.allow(app.ID, now)
+			ok, wait = ok && okApp, max(wait, waitApp)
+		}
+		if !ok {
+			return app, tooMany(w, wait)
+		}
+		return app, err
+	}
+	if ok, wait := s.limits.server.allow(app.ID, now); !ok {
+		return app, tooMany(w, wait)
+	}
+	return app, nil
+}
+
+// admitSDK authenticates an SDK API request within the rate limits: each
+// client address, checked before the store is read, then each app.
+func (s *server) admitSDK(w http.ResponseWriter, r *http.Request) (herald.App, error) {
+	now := s.now()
+	if ok, wait := s.limits.sdkClient.allow(clientAddr(r), now); !ok {
+		return herald.App{}, tooMany(w, wait)
+	}
+	app, err := s.authenticate(r, false)
+	if err != nil {
+		return app, err
+	}
+	if ok, wait := s.limits.sdk.allow(app.ID, now); !ok {
+		return app, tooMany(w, wait)
+	}
+	return app, nil
+}
+
+// tooMany sets Retry-After and returns the 429 error.
+func tooMany(w http.ResponseWriter, wait time.Duration) error {
+	retryAfter(w, wait)
+	return herald.ErrTooManyRequests
 }

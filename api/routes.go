@@ -39,13 +39,31 @@ type Config struct {
 	// RateLimit is the Server API requests per second each app may make on
 	// this node (bursts of twice that); zero for no limit.
 	RateLimit float64
+	// SDKRateLimit is the SDK API requests per second each app may make on
+	// this node, SDKClientRateLimit those of one client address; bursts of
+	// twice that, zero for no limit.
+	SDKRateLimit, SDKClientRateLimit float64
+	// AuthFailureRateLimit is the failed Server API authentications per
+	// second one client address, and one app's API key, may have on this
+	// node (bursts of twice that); past it a client's requests answer 429
+	// before the store is read. Zero for no limit.
+	AuthFailureRateLimit float64
 }
 
 type server struct {
 	store  Store
 	pushes Pusher
-	limits *limiter
+	limits rateLimits
 	now    func() time.Time
+}
+
+// rateLimits are the public API's limiters (nil: no limit).
+type rateLimits struct {
+	server       *limiter // Server API requests per app
+	sdk          *limiter // SDK API requests per app
+	sdkClient    *limiter // SDK API requests per client address
+	failedClient *limiter // failed Server API authentications per client address
+	failedApp    *limiter // failed Server API authentications per app
 }
 
 // route is one entry of the public API.
@@ -88,7 +106,10 @@ func Routes() []string {
 
 // NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
-	s := &server{store: cfg.Store, pushes: cfg.Pushes, limits: newLimiter(cfg.RateLimit), now: cfg.Now}
+	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, limits: rateLimits{
+		server: newLimiter(cfg.RateLimit), sdk: newLimiter(cfg.SDKRateLimit), sdkClient: newLimiter(cfg.SDKClientRateLimit),
+		failedClient: newLimiter(cfg.AuthFailureRateLimit), failedApp: newLimiter(cfg.AuthFailureRateLimit),
+	}}
 	if s.now == nil {
 		s.now = time.Now
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -30,7 +31,14 @@ type config struct {
 	LogLevel            string
 	LogFormat           string
 	RateLimit           float64
-	Demo                bool
+	// SDKRateLimit and SDKClientRateLimit limit the SDK API per app and
+	// per client address; AuthFailureRateLimit limits failed Server API
+	// authentications per client address and per app (requests per
+	// second on this node, bursts of twice that, zero for none).
+	SDKRateLimit         float64
+	SDKClientRateLimit   float64
+	AuthFailureRateLimit float64
+	Demo                 bool
 	// now is the clock; only tests set it.
 	now func() time.Time
 }
@@ -52,25 +60,34 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	}
 	envBool := func(name string) bool { b, _ := strconv.ParseBool(getenv(name)); return b }
 	c := config{
-		Addr:                env("HERALD_ADDR", "127.0.0.1:8080"),
-		AdminAddr:           env("HERALD_ADMIN_ADDR", "127.0.0.1:8081"),
-		DataDir:             env("HERALD_DATA_DIR", "./herald-data"),
-		DatabaseURL:         getenv("HERALD_DATABASE_URL"),
-		AdminToken:          getenv("HERALD_ADMIN_TOKEN"),
-		MasterKey:           getenv("HERALD_MASTER_KEY"),
-		FCMEndpoint:         env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
-		FCMAllowAnyTokenURI: envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
-		WebhookAllowPrivate: envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
-		LogLevel:            env("HERALD_LOG_LEVEL", "info"),
-		LogFormat:           env("HERALD_LOG_FORMAT", "text"),
-		RateLimit:           5000,
+		Addr:                 env("HERALD_ADDR", "127.0.0.1:8080"),
+		AdminAddr:            env("HERALD_ADMIN_ADDR", "127.0.0.1:8081"),
+		DataDir:              env("HERALD_DATA_DIR", "./herald-data"),
+		DatabaseURL:          getenv("HERALD_DATABASE_URL"),
+		AdminToken:           getenv("HERALD_ADMIN_TOKEN"),
+		MasterKey:            getenv("HERALD_MASTER_KEY"),
+		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
+		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
+		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
+		LogLevel:             env("HERALD_LOG_LEVEL", "info"),
+		LogFormat:            env("HERALD_LOG_FORMAT", "text"),
+		RateLimit:            5000,
+		SDKRateLimit:         3000,
+		SDKClientRateLimit:   50,
+		AuthFailureRateLimit: 10,
 	}
-	if v := getenv("HERALD_RATE_LIMIT"); v != "" {
-		n, err := strconv.ParseFloat(v, 64)
-		if err != nil || n < 0 {
-			return c, fmt.Errorf("HERALD_RATE_LIMIT: %q is not a non-negative number", v)
-		}
-		c.RateLimit = n
+	var errs []error
+	for _, r := range []struct {
+		name  string
+		field *float64
+	}{
+		{"HERALD_RATE_LIMIT", &c.RateLimit}, {"HERALD_SDK_RATE_LIMIT", &c.SDKRateLimit},
+		{"HERALD_SDK_CLIENT_RATE_LIMIT", &c.SDKClientRateLimit}, {"HERALD_AUTH_FAILURE_RATE_LIMIT", &c.AuthFailureRateLimit},
+	} {
+		errs = append(errs, envRate(getenv, r.name, r.field))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return c, err
 	}
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(stderr)
@@ -86,6 +103,9 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug|info|warn|error (HERALD_LOG_LEVEL)")
 	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "text|json (HERALD_LOG_FORMAT)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
+	fs.Float64Var(&c.SDKRateLimit, "sdk-rate-limit", c.SDKRateLimit, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
+	fs.Float64Var(&c.SDKClientRateLimit, "sdk-client-rate-limit", c.SDKClientRateLimit, "SDK API requests per second per client address on this node, 0 for none (HERALD_SDK_CLIENT_RATE_LIMIT)")
+	fs.Float64Var(&c.AuthFailureRateLimit, "auth-failure-rate-limit", c.AuthFailureRateLimit, "failed Server API authentications per second per client address and per app on this node, 0 for none (HERALD_AUTH_FAILURE_RATE_LIMIT)")
 	fs.BoolVar(&c.Demo, "demo", false, "start an in-process FCM emulator and a demo app")
 	if err := fs.Parse(args); err != nil {
 		return c, err
@@ -93,8 +113,33 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	return c, c.validate()
 }
 
+// envRate reads a rate limit variable into field when it is set.
+func envRate(getenv func(string) string, name string, field *float64) error {
+	v := getenv(name)
+	if v == "" {
+		return nil
+	}
+	n, err := strconv.ParseFloat(v, 64)
+	if err != nil || n < 0 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return fmt.Errorf("%s: %q is not a non-negative number", name, v)
+	}
+	*field = n
+	return nil
+}
+
 func (c *config) validate() error {
 	var errs []error
+	for _, r := range []struct {
+		flag string
+		v    float64
+	}{
+		{"--rate-limit", c.RateLimit}, {"--sdk-rate-limit", c.SDKRateLimit},
+		{"--sdk-client-rate-limit", c.SDKClientRateLimit}, {"--auth-failure-rate-limit", c.AuthFailureRateLimit},
+	} {
+		if r.v < 0 || math.IsInf(r.v, 0) || math.IsNaN(r.v) {
+			errs = append(errs, fmt.Errorf("%s: %v is not a non-negative number", r.flag, r.v))
+		}
+	}
 	if c.DatabaseURL != "" {
 		errs = append(errs, errors.New("HERALD_DATABASE_URL: PostgreSQL is not supported by this build yet; unset it to use the embedded SQLite store"))
 	}

@@ -69,7 +69,9 @@ func startProcess(t *testing.T, bin, dataDir, adminToken, fcmEndpoint string) *p
 	p.cmd.Env = append(p.cmd.Env,
 		"HERALD_DATA_DIR="+dataDir, "HERALD_ADDR=127.0.0.1:0", "HERALD_ADMIN_ADDR=127.0.0.1:0",
 		"HERALD_ADMIN_TOKEN="+adminToken, "HERALD_FCM_ENDPOINT="+fcmEndpoint,
-		"HERALD_FCM_ALLOW_ANY_TOKEN_URI=true", "HERALD_LOG_LEVEL=warn")
+		"HERALD_FCM_ALLOW_ANY_TOKEN_URI=true", "HERALD_LOG_LEVEL=warn",
+		// The tests register thousands of devices from one address.
+		"HERALD_SDK_RATE_LIMIT=0", "HERALD_SDK_CLIENT_RATE_LIMIT=0")
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {

@@ -178,7 +178,8 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 	cfg, db := s.cfg, s.db
 	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
 	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"),
-		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit})
+		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit,
+		SDKClientRateLimit: cfg.SDKClientRateLimit, AuthFailureRateLimit: cfg.AuthFailureRateLimit})
 	adminHandler := admin.NewHandler(admin.Config{
 		Store: db, Schedules: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
 		Observe:             m.Observer("admin"),

@@ -37,6 +37,9 @@ type Options struct {
 	QuietLog bool
 	// RateLimit mirrors HERALD_RATE_LIMIT (zero: none).
 	RateLimit float64
+	// SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit mirror
+	// their HERALD_* variables (zero: none).
+	SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
 }
 
 // Env is one running Herald: both listeners and their database.
@@ -98,7 +101,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		level = slog.LevelWarn
 	}
 	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: level}))
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger, RateLimit: o.RateLimit}))
+	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger, RateLimit: o.RateLimit,
+		SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit, AuthFailureRateLimit: o.AuthFailureRateLimit}))
 	t.Cleanup(pub.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{
 		Store: db, MasterKey: mk, Token: AdminToken, Logger: logger,
