@@ -13,7 +13,9 @@ import (
 // unready is an error with a reason safe to answer.
 type unready struct{}
 
-func (unready) Error() string  { return "database cannot take writes: write /data/herald.db-wal: no space left" }
+func (unready) Error() string {
+	return "database cannot take writes: write /data/herald.db-wal: no space left"
+}
 func (unready) Reason() string { return "database cannot take writes: disk full" }
 
 func TestReadyz(t *testing.T) {
