@@ -88,11 +88,15 @@ type frame struct {
 func path(stack []frame) string {
 	p := ""
 	for _, f := range stack {
+		key := f.key
+		if key == "" {
+			key = `""`
+		}
 		switch {
 		case f.object && p == "":
-			p = f.key
+			p = key
 		case f.object:
-			p += "." + f.key
+			p += "." + key
 		default:
 			p += "[" + strconv.Itoa(f.index) + "]"
 		}

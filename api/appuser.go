@@ -25,7 +25,7 @@ func (s *server) setMarketing(w http.ResponseWriter, r *http.Request) {
 			*details = append(*details, change.Shape("state")...)
 		}
 	}
-	if err := invalid(details); err != nil {
+	if err := o.check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -51,9 +51,9 @@ func (s *server) withdrawUser(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	o, details := parseObject(body)
+	o, _ := parseObject(body)
 	userID, _ := o.userID("userId")
-	if err := invalid(details); err != nil {
+	if err := o.check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}

@@ -65,7 +65,6 @@ func TestPatchMarketingShapes(t *testing.T) {
 		{"CNightTrueWithMarketing", day, map[string]any{"marketingNight": true}, allDay},
 		{"CNightFalse", allDay, map[string]any{"marketingNight": false}, day},
 		{"CNightFalseWithoutMarketing", off, map[string]any{"marketingNight": false}, off},
-		{"UnknownFieldsIgnored", off, map[string]any{"marketing": true, "sms": true}, day},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -104,6 +103,8 @@ func TestPatchMarketingInvalid(t *testing.T) {
 	}{
 		{"ErrBothAbsent", map[string]any{"userId": user, "state": map[string]any{}}, "state"},
 		{"ErrOnlyUnknownField", map[string]any{"userId": user, "state": map[string]any{"push": true}}, "state"},
+		{"ErrUnknownField", map[string]any{"userId": user, "state": map[string]any{"marketing": false, "sms": true}}, "state.sms"},
+		{"ErrUnknownTopLevelField", map[string]any{"userId": user, "stat": map[string]any{"marketing": false}, "state": map[string]any{"marketing": false}}, "stat"},
 		{"ErrFalseWithNightTrue", map[string]any{"userId": user, "state": map[string]any{"marketing": false, "marketingNight": true}}, "state.marketingNight"},
 		{"ErrMarketingString", map[string]any{"userId": user, "state": map[string]any{"marketing": "true"}}, "state.marketing"},
 		{"ErrMarketingNumber", map[string]any{"userId": user, "state": map[string]any{"marketing": 1}}, "state.marketing"},

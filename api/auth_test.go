@@ -91,7 +91,7 @@ func TestGate(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			app := env.CreateApp(t, tt.settings)
+			app := createGateApp(t, env, tt.settings)
 			for _, ep := range appUserEndpoints {
 				// A body that is not even JSON: a closed gate answers first.
 				res := env.Server(t, app, ep.method, ep.path, "{not json")
@@ -117,7 +117,7 @@ func TestGate(t *testing.T) {
 func TestGateFollowsAdminChanges(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
-	app := env.CreateApp(t, map[string]any{"tier": "basic", "appUserEnabled": true})
+	app := createGateApp(t, env, map[string]any{"tier": "basic", "appUserEnabled": true})
 	env.RegisterToken(t, app, "d1", "tok-1", "u1")
 	ep := appUserEndpoints[0]
 

@@ -6,8 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"mime"
 	"net/http"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -38,16 +40,40 @@ func readBody(r *http.Request, limit int64) ([]byte, error) {
 }
 
 // object is a decoded JSON object whose members are checked one by one, so
-// that every problem is named in the details of the 400.
+// that every problem is named in the details of the 400. It records the
+// members it was asked for: check then names the others (DESIGN section 4,
+// item 8).
 type object struct {
 	prefix  string
 	members map[string]json.RawMessage
+	read    map[string]bool
 	details *[]herald.Detail
+	// all lists every object of the body, for check; nil when unknown
+	// members are ignored (the SDK API: apps in the field outlive server
+	// versions).
+	all *[]object
 }
 
-// parseObject decodes body as one JSON object.
+// parseObject decodes body as one JSON object whose unknown members are
+// refused (the Server API).
 func parseObject(body []byte) (object, *[]herald.Detail) {
+	o, details := parseLenient(body)
+	if o.members != nil {
+		o.all = &[]object{o}
+	}
+	return o, details
+}
+
+// parseLenient decodes body as one JSON object whose unknown members are
+// ignored (the SDK API). Strings holding invalid UTF-8 or a lone surrogate
+// escape are refused before anything is read, so that no value is ever
+// read with U+FFFD in it.
+func parseLenient(body []byte) (object, *[]herald.Detail) {
 	details := &[]herald.Detail{}
+	if d := herald.TextProblems(body); len(d) > 0 {
+		*details = d
+		return object{details: details}, details
+	}
 	var m map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))
 	if err := dec.Decode(&m); err != nil || m == nil {
@@ -57,10 +83,58 @@ func parseObject(body []byte) (object, *[]herald.Detail) {
 	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
 		*details = append(*details, herald.Detail{Field: "body", Reason: "must hold a single JSON object"})
 	}
-	return object{members: m, details: details}, details
+	return object{members: m, read: map[string]bool{}, details: details}, details
 }
 
-func (o object) field(name string) string { return o.prefix + name }
+// nested makes the object m found at field, read under the same rules as o.
+func (o object) nested(field string, m map[string]json.RawMessage) object {
+	if o.all != nil {
+		for _, n := range *o.all {
+			if n.prefix == field+"." {
+				return n // read twice: one record of what was read
+			}
+		}
+	}
+	n := object{prefix: field + ".", members: m, read: map[string]bool{}, details: o.details, all: o.all}
+	if o.all != nil {
+		*o.all = append(*o.all, n)
+	}
+	return n
+}
+
+// element reads the array element raw at field as an object; ok is false
+// when it is not one (recorded as a problem).
+func (o object) element(field string, raw json.RawMessage) (object, bool) {
+	var m map[string]json.RawMessage
+	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(raw, &m) != nil {
+		o.fail(field, "must be an object")
+		return object{}, false
+	}
+	return o.nested(o.field(field), m), true
+}
+
+// check names every member of the body that no reader asked for, then
+// returns the 400 for all recorded problems, or nil when there are none.
+func (o object) check() error {
+	if o.all != nil {
+		for _, n := range *o.all {
+			for _, name := range slices.Sorted(maps.Keys(n.members)) {
+				if !n.read[name] {
+					n.fail(name, "unknown field")
+				}
+			}
+		}
+	}
+	return invalid(o.details)
+}
+
+// field is the path of a member in the details; an empty name shows as "".
+func (o object) field(name string) string {
+	if name == "" {
+		name = `""`
+	}
+	return o.prefix + name
+}
 
 func (o object) fail(name, reason string) {
 	if o.members == nil {
@@ -79,14 +153,18 @@ func (o object) dropNulls(names ...string) {
 	}
 }
 
+// raw returns a member as it was sent and records that it was read.
 func (o object) raw(name string) (json.RawMessage, bool) {
 	v, ok := o.members[name]
+	if o.read != nil {
+		o.read[name] = true
+	}
 	return v, ok
 }
 
 // boolean reads an optional boolean member; nil when absent or invalid.
 func (o object) boolean(name string) *bool {
-	v, ok := o.members[name]
+	v, ok := o.raw(name)
 	if !ok {
 		return nil
 	}
@@ -102,7 +180,7 @@ func (o object) boolean(name string) *bool {
 // str reads a string member. A required one must be present and non-empty;
 // maxLen, when positive, bounds its length in Unicode code points.
 func (o object) str(name string, required bool, maxLen int) (string, bool) {
-	v, ok := o.members[name]
+	v, ok := o.raw(name)
 	if !ok {
 		if required {
 			o.fail(name, "is required")
@@ -127,7 +205,8 @@ func (o object) str(name string, required bool, maxLen int) (string, bool) {
 
 // userID reads a required userId given as a string or an integer.
 func (o object) userID(name string) (string, bool) {
-	id, reason := herald.ParseUserID(o.members[name])
+	raw, _ := o.raw(name)
+	id, reason := herald.ParseUserID(raw)
 	if reason != "" {
 		o.fail(name, reason)
 		return "", false
@@ -138,7 +217,7 @@ func (o object) userID(name string) (string, bool) {
 // child reads a nested object member; ok is false when it is absent or not
 // an object (the latter is recorded as a problem).
 func (o object) child(name string, required bool) (object, bool) {
-	v, ok := o.members[name]
+	v, ok := o.raw(name)
 	if !ok {
 		if required {
 			o.fail(name, "is required")
@@ -150,7 +229,7 @@ func (o object) child(name string, required bool) (object, bool) {
 		o.fail(name, "must be an object")
 		return object{}, false
 	}
-	return object{prefix: o.field(name) + ".", members: m, details: o.details}, true
+	return o.nested(o.field(name), m), true
 }
 
 // invalid returns the 400 for the recorded problems, or nil when none.

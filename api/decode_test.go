@@ -1,6 +1,7 @@
 package api_test
 
 import (
+	"context"
 	"net/http"
 	"strings"
 	"testing"
@@ -156,4 +157,201 @@ func TestBodySizeLimit(t *testing.T) {
 		t.Errorf("details: got %+v, want one on body", got.Details)
 	}
 	wantPair(t, env, app, "u1", day, 1)
+}
+
+// The Server API endpoints with a body, as the fake handler tests send them.
+const (
+	usersPath       = "/api/push/v2/users"
+	messagesPath    = "/api/push/v2/messages"
+	topicsPath      = "/api/push/v2/topics"
+	allPath         = "/api/push/v2/all"
+	subscribePath   = "/api/topic/v2/subscribe"
+	unsubscribePath = "/api/topic/v2/unsubscribe"
+	tokenPath       = "/api/push-token/v2"
+)
+
+// TestUnknownMembersRefused sends every Server API endpoint a good body
+// (accepted) and the same body with one member it does not know: 400
+// naming the member by its path, and nothing asked of the next layer.
+func TestUnknownMembersRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, method, path, good, bad, field string
+	}{
+		{"UsersOptionTypo", http.MethodPost, usersPath,
+			`{"userIds":["u1"],"title":"t","content":"c","options":{"scheduleTime":"2025-06-11T22:06"}}`,
+			`{"userIds":["u1"],"title":"t","content":"c","option":{"scheduleTime":"2025-06-11T22:06"}}`, "option"},
+		{"UsersScheduleTimeCase", http.MethodPost, usersPath,
+			`{"userIds":["u1"],"title":"t","content":"c","options":{"scheduleTime":"2025-06-11T22:06"}}`,
+			`{"userIds":["u1"],"title":"t","content":"c","options":{"scheduletime":"2025-06-11T22:06"}}`, "options.scheduletime"},
+		{"UsersNullUnknown", http.MethodPost, usersPath,
+			`{"userIds":["u1"],"title":"t","content":"c"}`, `{"userIds":["u1"],"title":"t","content":"c","option":null}`, "option"},
+		{"UsersTitleCase", http.MethodPost, usersPath,
+			`{"userIds":["u1"],"title":"t","content":"c"}`, `{"userIds":["u1"],"title":"t","Title":"T","content":"c"}`, "Title"},
+		{"MessagesElement", http.MethodPost, messagesPath,
+			`{"messages":[{"userId":"a","title":"t","content":"c"},{"userId":"b","title":"t","content":"c"},{"userId":"c","title":"t","content":"c"}]}`,
+			`{"messages":[{"userId":"a","title":"t","content":"c"},{"userId":"b","title":"t","content":"c"},{"userId":"c","title":"t","titel":"x","content":"c"}]}`,
+			"messages[2].titel"},
+		{"MessagesTopLevel", http.MethodPost, messagesPath,
+			`{"messages":[{"userId":"a","title":"t","content":"c"}]}`,
+			`{"messages":[{"userId":"a","title":"t","content":"c"}],"scheduleTime":"2025-06-11T22:06"}`, "scheduleTime"},
+		{"TopicOptions", http.MethodPost, topicsPath,
+			`{"topic":"news","title":"t","content":"c","options":{"isUsingBadge":true}}`,
+			`{"topic":"news","title":"t","content":"c","options":{"isUsingBadge":true,"badge":1}}`, "options.badge"},
+		{"AllWithUserIds", http.MethodPost, allPath,
+			`{"title":"t","content":"c"}`, `{"userIds":["u1"],"title":"t","content":"c"}`, "userIds"},
+		{"MarketingState", http.MethodPatch, marketingPath,
+			`{"userId":"u1","state":{"marketing":true}}`, `{"userId":"u1","state":{"marketing":true,"sms":true}}`, "state.sms"},
+		{"MarketingTopLevel", http.MethodPatch, marketingPath,
+			`{"userId":"u1","state":{"marketing":true}}`, `{"userId":"u1","marketing":false,"state":{"marketing":true}}`, "marketing"},
+		{"Withdraw", http.MethodDelete, withdrawPath, `{"userId":"u1"}`, `{"userId":"u1","reason":"asked"}`, "reason"},
+		{"Subscribe", http.MethodPost, subscribePath,
+			`{"topic":"news","userIds":["u1"]}`, `{"topic":"news","userIds":["u1"],"userId":"u2"}`, "userId"},
+		{"Unsubscribe", http.MethodPost, unsubscribePath,
+			`{"topic":"news","userIds":["u1"]}`, `{"topic":"news","userIds":["u1"],"topics":["x"]}`, "topics"},
+		{"DeletePushToken", http.MethodDelete, tokenPath, `{"token":"tok-1"}`, `{"token":"tok-1","deviceId":"d1"}`, "deviceId"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := newFakeAPI()
+			if res := a.do(tt.method, tt.path, tt.good); res.Status != http.StatusOK || len(a.take()) != 1 {
+				t.Fatalf("good body: got %d %s, want 200 and one write", res.Status, res.Body)
+			}
+			a.wantUnknown(t, a.do(tt.method, tt.path, tt.bad), tt.field)
+		})
+	}
+}
+
+// TestUnknownMembersAfterGates: an unknown member is a body problem (step 8
+// of DESIGN.md section 4), so a closed gate still answers first.
+func TestUnknownMembersAfterGates(t *testing.T) {
+	t.Parallel()
+	a := newFakeAPI()
+	a.app.FCMCredentials = nil
+	res := a.do(http.MethodPost, usersPath, `{"userIds":["u1"],"title":"t","content":"c","option":{}}`)
+	if res.Status != http.StatusNotFound || res.Err.Code != herald.ErrNoFCM.Code {
+		t.Errorf("got %d %s, want 404 %s", res.Status, res.Body, herald.ErrNoFCM.Code)
+	}
+	a.app.AppUserEnabled = false
+	res = a.do(http.MethodPatch, marketingPath, `{"userId":"u1","state":{"marketing":true},"x":1}`)
+	if res.Status != http.StatusForbidden || res.Err.Code != herald.ErrMarketingUnavailable.Code {
+		t.Errorf("got %d %s, want 403 %s", res.Status, res.Body, herald.ErrMarketingUnavailable.Code)
+	}
+}
+
+// TestSDKIgnoresUnknownMembers: the SDK API reads what it knows and ignores
+// the rest, at the top and beside every value, on the real store.
+func TestSDKIgnoresUnknownMembers(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	app := env.BusinessApp(t)
+	calls := []struct{ method, path, body string }{
+		{http.MethodPost, pushTokenPath, `{"deviceId":"d1","token":"tok-1","platform":"ios","appSourceVersion":"1.6.0","userId":"u1","sdkVersion":"9.9.9","extra":{"a":[1]}}`},
+		{http.MethodPost, setUserPath, `{"deviceId":"d1","userId":"u2","future":true}`},
+		{http.MethodPatch, consentPath, `{"deviceId":"d1","marketing":true,"source":"settings"}`},
+	}
+	for _, c := range calls {
+		if res := env.SDK(t, app, c.method, c.path, c.body); res.Status != http.StatusOK {
+			t.Fatalf("%s %s: got %d %s, want 200", c.method, c.path, res.Status, res.Body)
+		}
+	}
+	u := env.User(t, app, "u2")
+	if len(u.Devices) != 1 || u.Devices[0].DeviceID != "d1" || !u.Devices[0].Marketing {
+		t.Errorf("u2: got %+v, want d1 with marketing on", u)
+	}
+	if res := env.SDK(t, app, http.MethodDelete, pushTokenPath, `{"deviceId":"d1","reason":"logout"}`); res.Status != http.StatusOK {
+		t.Errorf("delete: got %d %s, want 200", res.Status, res.Body)
+	}
+}
+
+// TestInvalidTextRefused sends strings holding invalid UTF-8 or lone
+// surrogate escapes to every kind of endpoint: 400 naming the field, and
+// nothing asked of the next layer. A surrogate pair is text like any other.
+func TestInvalidTextRefused(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, method, path, body, field string
+	}{
+		{"UsersUserIDLoneHigh", http.MethodPost, usersPath, `{"userIds":["u1","\ud800"],"title":"t","content":"c"}`, "userIds[1]"},
+		{"UsersUserIDBadByte", http.MethodPost, usersPath, "{\"userIds\":[\"u\xff1\"],\"title\":\"t\",\"content\":\"c\"}", "userIds[0]"},
+		{"UsersTitleLoneLow", http.MethodPost, usersPath, `{"userIds":["u1"],"title":"hi \udc00","content":"c"}`, "title"},
+		{"UsersTitleBadByte", http.MethodPost, usersPath, "{\"userIds\":[\"u1\"],\"title\":\"\xc3\x28\",\"content\":\"c\"}", "title"},
+		{"UsersGroup", http.MethodPost, usersPath, `{"userIds":["u1"],"title":"t","content":"c","options":{"requestGroupId":"grp\ud83d1"}}`, "options.requestGroupId"},
+		{"MessagesContent", http.MethodPost, messagesPath, `{"messages":[{"userId":"a","title":"t","content":"x\ud83d"}]}`, "messages[0].content"},
+		{"TopicTitle", http.MethodPost, topicsPath, "{\"topic\":\"news\",\"title\":\"\xed\xa0\x80\",\"content\":\"c\"}", "title"},
+		{"AllLink", http.MethodPost, allPath, `{"title":"t","content":"c","linkURL":"https://x/\udfff"}`, "linkURL"},
+		{"Marketing", http.MethodPatch, marketingPath, `{"userId":"\ud800","state":{"marketing":true}}`, "userId"},
+		{"Withdraw", http.MethodDelete, withdrawPath, "{\"userId\":\"\xfe\"}", "userId"},
+		{"SDKRegister", http.MethodPost, pushTokenPath, `{"deviceId":"d1","token":"t\ud800","platform":"ios","appSourceVersion":"1.6.0"}`, "token"},
+		{"SDKUnknownMember", http.MethodPost, setUserPath, `{"deviceId":"d1","userId":"u1","note":"\ud800"}`, "note"},
+		{"SDKConsentDevice", http.MethodPatch, consentPath, "{\"deviceId\":\"d\xff\",\"marketing\":true}", "deviceId"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := newFakeAPI()
+			res := a.do(tt.method, tt.path, tt.body)
+			if res.Status != http.StatusBadRequest || len(res.Err.Details) == 0 || res.Err.Details[0].Field != tt.field {
+				t.Fatalf("got %d %s, want 400 naming %s", res.Status, res.Body, tt.field)
+			}
+			if calls := a.take(); len(calls) > 0 {
+				t.Errorf("a refused request asked for %+v, want nothing", calls)
+			}
+		})
+	}
+	t.Run("SurrogatePair", func(t *testing.T) {
+		t.Parallel()
+		a := newFakeAPI()
+		res := a.do(http.MethodPost, usersPath, `{"userIds":["\ud83d\ude00"],"title":"\uD83D\uDE00 hi","content":"c"}`)
+		calls := a.take()
+		if res.Status != http.StatusOK || len(calls) != 1 {
+			t.Fatalf("got %d %s, want 200 and one push", res.Status, res.Body)
+		}
+		if got := calls[0]; got.Recipients[0].UserID != "😀" || got.Push.Content.Title != "😀 hi" {
+			t.Errorf("got user %q title %q, want 😀 and 😀 hi", got.Recipients[0].UserID, got.Push.Content.Title)
+		}
+	})
+}
+
+// TestInvalidUserIDsStayApart: two userIds that differ only in bytes Go
+// would turn into U+FFFD are refused on the real store, so they never
+// become one user.
+func TestInvalidUserIDsStayApart(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	app := env.BusinessApp(t)
+	for i, id := range []string{"user\xff", "user\xfe", `user\ud800`, `user\udbff`} {
+		body := `{"deviceId":"d` + string(rune('0'+i)) + `","token":"tok","platform":"ios","appSourceVersion":"1.6.0","userId":"` + id + `"}`
+		res := env.SDK(t, app, http.MethodPost, pushTokenPath, body)
+		got := testenv.WantError(t, res, pushTokenPath, herald.ErrInvalidRequest)
+		if len(got.Details) != 1 || got.Details[0].Field != "userId" {
+			t.Errorf("%q: details %+v, want one on userId", id, got.Details)
+		}
+	}
+	if res := env.AdminDo(t, http.MethodGet, "/admin/v1/apps/"+app.ID+"/users/user%EF%BF%BD", nil); res.Status != http.StatusNotFound {
+		t.Errorf("user with U+FFFD: got %d %s, want 404", res.Status, res.Body)
+	}
+}
+
+// createGateApp creates an app with settings. The admin API refuses the
+// app-user feature below the business tier, so such an app is made as one
+// stored before that rule: created on business, then lowered in the store.
+func createGateApp(t *testing.T, env *testenv.Env, settings map[string]any) testenv.App {
+	t.Helper()
+	tier, _ := settings["tier"].(string)
+	if on, _ := settings["appUserEnabled"].(bool); !on || herald.Tier(tier).AtLeastBusiness() {
+		return env.CreateApp(t, settings)
+	}
+	app := env.CreateApp(t, map[string]any{"tier": "business", "appUserEnabled": true})
+	ctx := context.Background()
+	a, err := env.DB.App(ctx, app.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Tier = herald.Tier(tier)
+	if err := env.DB.UpdateApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	return app
 }

@@ -83,11 +83,11 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, limit int64, sched
 	if done {
 		return
 	}
-	o, details := parseObject(body)
+	o, _ := parseObject(body)
 	var p herald.Push
 	rs := read(o, &p)
 	o.options(&p, app, received, scheduleAllowed)
-	if err := invalid(details); err != nil {
+	if err := o.check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -231,13 +231,10 @@ func (o object) messages(name string) []herald.Recipient {
 	items := o.array(name, herald.MaxMessages)
 	rs := make([]herald.Recipient, 0, len(items))
 	for i, raw := range items {
-		field := fmt.Sprintf("%s[%d]", name, i)
-		var m map[string]json.RawMessage
-		if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(raw, &m) != nil {
-			o.fail(field, "must be an object")
+		el, ok := o.element(fmt.Sprintf("%s[%d]", name, i), raw)
+		if !ok {
 			continue
 		}
-		el := object{prefix: field + ".", members: m, details: o.details}
 		id, _ := el.userID("userId")
 		c := el.content()
 		if d, over := c.PayloadProblem(); over {

@@ -30,7 +30,7 @@ func sdkObject(r *http.Request) (object, *[]herald.Detail, string, error) {
 	if err != nil {
 		return object{}, nil, "", err
 	}
-	o, details := parseObject(body)
+	o, details := parseLenient(body)
 	deviceID, _ := o.str("deviceId", true, 255)
 	return o, details, deviceID, nil
 }

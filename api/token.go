@@ -19,9 +19,9 @@ func (s *server) deletePushToken(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	o, details := parseObject(body)
+	o, _ := parseObject(body)
 	token, _ := o.str("token", true, 4096)
-	if err := invalid(details); err != nil {
+	if err := o.check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}

@@ -25,10 +25,10 @@ func (s *server) topicMembership(w http.ResponseWriter, r *http.Request, change 
 		web.Error(w, r, err)
 		return
 	}
-	o, details := parseObject(body)
+	o, _ := parseObject(body)
 	topic := o.topic("topic")
 	ids := o.userIDs("userIds")
-	if err := invalid(details); err != nil {
+	if err := o.check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}
