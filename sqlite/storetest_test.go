@@ -1,0 +1,87 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/storetest"
+)
+
+// TestStore runs the conformance suite against the SQLite store.
+func TestStore(t *testing.T) {
+	t.Parallel()
+	storetest.Run(t, openHarness)
+}
+
+// openHarness opens a migrated database in t's temporary directory, with a
+// settable clock and an insert-only River client (no workers run, so every
+// job the store inserts stays in river_job to be counted).
+func openHarness(t *testing.T) storetest.Harness {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Queue = q
+	clock := &clock{}
+	db.Now = clock.Now
+	return storetest.Harness{
+		Store:  db,
+		SetNow: clock.Set,
+		Jobs: func(ctx context.Context, kind string) ([]string, error) {
+			return jobStates(ctx, db, kind)
+		},
+	}
+}
+
+// jobStates returns the states of River's jobs of kind, oldest first.
+func jobStates(ctx context.Context, db *sqlite.DB, kind string) ([]string, error) {
+	rows, err := db.Reader.QueryContext(ctx, `SELECT state FROM river_job WHERE kind = ? ORDER BY id`, kind)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var states []string
+	for rows.Next() {
+		var s string
+		if err := rows.Scan(&s); err != nil {
+			return nil, err
+		}
+		states = append(states, s)
+	}
+	return states, rows.Err()
+}
+
+// clock is a settable clock that concurrent readers may read.
+type clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}

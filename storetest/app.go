@@ -1,0 +1,171 @@
+package storetest
+
+import (
+	"bytes"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+var appTests = []test{
+	{"CreateApp/RoundTrip", testCreateAppRoundTrip},
+	{"CreateApp/ErrDuplicate", testCreateAppDuplicate},
+	{"AppByAPIKey", testAppByAPIKey},
+	{"ListApps", testListApps},
+	{"UpdateApp", testUpdateApp},
+	{"DeleteApp", testDeleteApp},
+	{"SetSecretHash", testSetSecretHash},
+	{"SetFCMCredentials", testSetFCMCredentials},
+	{"SetWebhook", testSetWebhook},
+	{"ErrNotFound", testAppErrNotFound},
+}
+
+func testCreateAppRoundTrip(t *testing.T, b *bundle) {
+	a := herald.App{ID: "app_full", Name: "full", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("x"),
+		Tier: herald.TierEnterprise, AppUserEnabled: true, Registered: false, TimeZone: "America/New_York",
+		DefaultConsent: consent(true, true), FCMCredentials: []byte("sealed"), WebhookURL: "https://h.example/x",
+		WebhookSecret: []byte("sealed-secret"), CreatedAt: b.now}
+	must(t, "CreateApp", b.s.CreateApp(b.ctx, a))
+	got, err := b.s.App(b.ctx, a.ID)
+	must(t, "App", err)
+	if got.ID != a.ID || got.Name != a.Name || got.APIKey != a.APIKey || !bytes.Equal(got.SecretHash, a.SecretHash) ||
+		got.Tier != a.Tier || got.AppUserEnabled != a.AppUserEnabled || got.Registered != a.Registered ||
+		got.TimeZone != a.TimeZone || got.DefaultConsent != a.DefaultConsent || !bytes.Equal(got.FCMCredentials, a.FCMCredentials) ||
+		got.WebhookURL != a.WebhookURL || !bytes.Equal(got.WebhookSecret, a.WebhookSecret) || !got.CreatedAt.Equal(a.CreatedAt) {
+		t.Errorf("got %+v, want %+v", got, a)
+	}
+	if got.FCMWarning != "" || got.FCMWarningAt != nil {
+		t.Errorf("warning: got %q at %v, want none", got.FCMWarning, got.FCMWarningAt)
+	}
+}
+
+func testCreateAppDuplicate(t *testing.T, b *bundle) {
+	dup := b.app
+	if err := b.s.CreateApp(b.ctx, dup); err == nil {
+		t.Errorf("same id: got nil, want an error")
+	}
+	dup.ID = "app_other"
+	if err := b.s.CreateApp(b.ctx, dup); err == nil {
+		t.Errorf("same API key: got nil, want an error")
+	}
+	apps, err := b.s.ListApps(b.ctx)
+	if err != nil || len(apps) != 1 {
+		t.Errorf("ListApps: got %d apps (%v), want 1", len(apps), err)
+	}
+}
+
+func testAppByAPIKey(t *testing.T, b *bundle) {
+	got, err := b.s.AppByAPIKey(b.ctx, b.app.APIKey)
+	if err != nil || got.ID != b.app.ID {
+		t.Errorf("got (%s, %v), want %s", got.ID, err, b.app.ID)
+	}
+	_, err = b.s.AppByAPIKey(b.ctx, herald.NewAPIKey())
+	wantErr(t, "unknown key", err, herald.ErrNotFound)
+}
+
+func testListApps(t *testing.T, b *bundle) {
+	b.tick(time.Second)
+	second := b.newApp("b")
+	apps, err := b.s.ListApps(b.ctx)
+	must(t, "ListApps", err)
+	if len(apps) != 2 || apps[0].ID != b.app.ID || apps[1].ID != second.ID {
+		t.Errorf("got %d apps, want [%s %s] oldest first", len(apps), b.app.ID, second.ID)
+	}
+}
+
+func testUpdateApp(t *testing.T, b *bundle) {
+	must(t, "SetFCMCredentials", b.s.SetFCMCredentials(b.ctx, b.app.ID, []byte("creds")))
+	a := b.app
+	a.Name, a.Tier, a.AppUserEnabled, a.Registered = "renamed", herald.TierFree, false, false
+	a.TimeZone, a.DefaultConsent = "Europe/Paris", consent(true, false)
+	// Keys and credentials have their own methods: UpdateApp leaves them.
+	a.APIKey, a.SecretHash, a.FCMCredentials, a.WebhookURL = herald.NewAPIKey(), []byte("other"), nil, "https://x.example"
+	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, a))
+	got, err := b.s.App(b.ctx, a.ID)
+	must(t, "App", err)
+	if got.Name != "renamed" || got.Tier != herald.TierFree || got.AppUserEnabled || got.Registered ||
+		got.TimeZone != "Europe/Paris" || got.DefaultConsent != consent(true, false) {
+		t.Errorf("settings: got %+v, want the new ones", got)
+	}
+	if got.APIKey != b.app.APIKey || !bytes.Equal(got.SecretHash, b.app.SecretHash) ||
+		!bytes.Equal(got.FCMCredentials, []byte("creds")) || got.WebhookURL != "" {
+		t.Errorf("keys and credentials: got %+v, want them untouched", got)
+	}
+}
+
+func testDeleteApp(t *testing.T, b *bundle) {
+	other := b.newApp("other")
+	b.register("d1", "t1", "u1")
+	p := b.acceptUsers("u1")
+	must(t, "DeleteApp", b.s.DeleteApp(b.ctx, b.app.ID))
+	_, err := b.s.App(b.ctx, b.app.ID)
+	wantErr(t, "App", err, herald.ErrNotFound)
+	_, _, err = b.s.User(b.ctx, b.app.ID, "u1")
+	wantErr(t, "User", err, herald.ErrUserNotFound)
+	_, err = b.s.Push(b.ctx, p.ID)
+	wantErr(t, "Push", err, herald.ErrNotFound)
+	if ds, err := b.s.AllDevices(b.ctx, b.app.ID); err != nil || len(ds) != 0 {
+		t.Errorf("AllDevices: got %d (%v), want none", len(ds), err)
+	}
+	if _, err := b.s.App(b.ctx, other.ID); err != nil {
+		t.Errorf("other app: got %v, want it kept", err)
+	}
+	wantErr(t, "DeleteApp again", b.s.DeleteApp(b.ctx, b.app.ID), herald.ErrNotFound)
+}
+
+func testSetSecretHash(t *testing.T, b *bundle) {
+	must(t, "SetSecretHash", b.s.SetSecretHash(b.ctx, b.app.ID, herald.HashSecret("new")))
+	got, err := b.s.AppByAPIKey(b.ctx, b.app.APIKey)
+	must(t, "AppByAPIKey", err)
+	if !herald.SecretMatches(got.SecretHash, "new") || herald.SecretMatches(got.SecretHash, "s-a") {
+		t.Errorf("got a hash matching the old secret or not the new one")
+	}
+}
+
+func testSetFCMCredentials(t *testing.T, b *bundle) {
+	must(t, "SetFCMCredentials", b.s.SetFCMCredentials(b.ctx, b.app.ID, []byte("sealed")))
+	at := b.now.Add(time.Minute).Truncate(time.Millisecond)
+	must(t, "SetFCMWarning", b.s.SetFCMWarning(b.ctx, b.app.ID, "invalid_grant", at))
+	got, _ := b.s.App(b.ctx, b.app.ID)
+	if !bytes.Equal(got.FCMCredentials, []byte("sealed")) || got.FCMWarning != "invalid_grant" ||
+		got.FCMWarningAt == nil || !got.FCMWarningAt.Equal(at) {
+		t.Errorf("got credentials %q, warning %q at %v; want sealed, invalid_grant at %v", got.FCMCredentials, got.FCMWarning, got.FCMWarningAt, at)
+	}
+	must(t, "SetFCMCredentials again", b.s.SetFCMCredentials(b.ctx, b.app.ID, []byte("fresh")))
+	if got, _ = b.s.App(b.ctx, b.app.ID); got.FCMWarning != "" || got.FCMWarningAt != nil {
+		t.Errorf("new credentials: got warning %q at %v, want it cleared", got.FCMWarning, got.FCMWarningAt)
+	}
+	must(t, "SetFCMCredentials nil", b.s.SetFCMCredentials(b.ctx, b.app.ID, nil))
+	if got, _ = b.s.App(b.ctx, b.app.ID); len(got.FCMCredentials) != 0 {
+		t.Errorf("nil: got credentials %q, want none", got.FCMCredentials)
+	}
+}
+
+func testSetWebhook(t *testing.T, b *bundle) {
+	must(t, "SetWebhook", b.s.SetWebhook(b.ctx, b.app.ID, "https://h.example", []byte("secret")))
+	got, _ := b.s.App(b.ctx, b.app.ID)
+	if got.WebhookURL != "https://h.example" || !bytes.Equal(got.WebhookSecret, []byte("secret")) {
+		t.Errorf("got %q %q, want the webhook", got.WebhookURL, got.WebhookSecret)
+	}
+	must(t, "SetWebhook empty", b.s.SetWebhook(b.ctx, b.app.ID, "", []byte("ignored")))
+	if got, _ = b.s.App(b.ctx, b.app.ID); got.WebhookURL != "" || len(got.WebhookSecret) != 0 {
+		t.Errorf("empty URL: got %q %q, want both removed", got.WebhookURL, got.WebhookSecret)
+	}
+}
+
+func testAppErrNotFound(t *testing.T, b *bundle) {
+	const id = "app_missing"
+	_, err := b.s.App(b.ctx, id)
+	wantErr(t, "App", err, herald.ErrNotFound)
+	for name, err := range map[string]error{
+		"UpdateApp":         b.s.UpdateApp(b.ctx, herald.App{ID: id, Name: "x", Tier: herald.TierFree, TimeZone: "UTC"}),
+		"DeleteApp":         b.s.DeleteApp(b.ctx, id),
+		"SetSecretHash":     b.s.SetSecretHash(b.ctx, id, herald.HashSecret("x")),
+		"SetFCMCredentials": b.s.SetFCMCredentials(b.ctx, id, []byte("x")),
+		"SetFCMWarning":     b.s.SetFCMWarning(b.ctx, id, "x", b.now),
+		"SetWebhook":        b.s.SetWebhook(b.ctx, id, "https://h.example", []byte("x")),
+	} {
+		wantErr(t, name, err, herald.ErrNotFound)
+	}
+}

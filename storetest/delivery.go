@@ -1,0 +1,521 @@
+package storetest
+
+import (
+	"slices"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+var deliveryTests = []test{
+	{"StartSending/Records", testStartRecords},
+	{"StartSending/Once", testStartOnce},
+	{"StartSending/Scheduled", testStartScheduled},
+	{"StartSending/NotWaiting", testStartNotWaiting},
+	{"StartSending/TargetedChargesAtFanout", testStartTargeted},
+	{"StartSending/UnknownPush", testStartUnknown},
+	{"OpenDeliveries", testOpenDeliveries},
+	{"MarkInflight/Marks", testMarkInflight},
+	{"MarkInflight/TokenMovedNotMarked", testMarkTokenMoved},
+	{"MarkInflight/OwnerChangedNotMarked", testMarkOwnerChanged},
+	{"MarkInflight/FinalNotMarked", testMarkFinal},
+	{"MarkInflight/AgainIsResent", testMarkResent},
+	{"RecordOutcomes", testRecordOutcomes},
+	{"RecordOutcomes/DropDeviceGuardedByToken", testRecordDropDevice},
+	{"Push/Counts", testPushCounts},
+	{"CompleteChunk/FinishAfterLast", testCompleteChunk},
+	{"FailPush", testFailPush},
+	{"FinishPush/Once", testFinishOnce},
+	{"FinishPush/FailedStaysFailed", testFinishFailed},
+	{"FinishPush/ErrNotFound", testFinishUnknown},
+}
+
+// plan returns one pending delivery per device, size to a chunk, its
+// recipient index that of the device's user in order of appearance.
+func plan(devices []herald.Device, size int) []herald.Delivery {
+	var users []string
+	ds := make([]herald.Delivery, len(devices))
+	for i, d := range devices {
+		user := *d.UserID
+		idx := slices.Index(users, user)
+		if idx < 0 {
+			idx, users = len(users), append(users, user)
+		}
+		ds[i] = herald.Delivery{Seq: i, RecipientIdx: idx, UserID: user, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
+			AppSourceVersion: d.AppSourceVersion, TokenUpdatedAt: d.TokenUpdatedAt, Chunk: i / size, State: herald.DeliveryPending}
+	}
+	return ds
+}
+
+// fanout is the fan-out of ds: a send job per chunk with an open delivery.
+func fanout(pushID string, ds []herald.Delivery) herald.Fanout {
+	f := herald.Fanout{Deliveries: ds}
+	seen := map[int]bool{}
+	for _, d := range ds {
+		if !d.State.Final() && !seen[d.Chunk] {
+			seen[d.Chunk] = true
+			f.Jobs = append(f.Jobs, sendJob(pushID, d.Chunk))
+		}
+	}
+	return f
+}
+
+// sending accepts a push to users, registers one device per user (dN with
+// token tN, mapped to uN) and starts it with chunks of size deliveries.
+func (b *bundle) sending(users int, size int) (herald.Push, []herald.Delivery) {
+	b.t.Helper()
+	var names []string
+	var devices []herald.Device
+	for i := range users {
+		n := itoa(i + 1)
+		names = append(names, "u"+n)
+		devices = append(devices, b.register("d"+n, "t"+n, "u"+n))
+	}
+	p := b.acceptUsers(names...)
+	ds := plan(devices, size)
+	b.start(p.ID, fanout(p.ID, ds))
+	return p, ds
+}
+
+// start records a fan-out that must start the push.
+func (b *bundle) start(pushID string, f herald.Fanout) {
+	b.t.Helper()
+	started, err := b.s.StartSending(b.ctx, pushID, f)
+	if err != nil || !started {
+		b.t.Fatalf("StartSending: got (%v, %v), want (true, nil)", started, err)
+	}
+}
+
+// deliveries returns a push's deliveries by seq.
+func (b *bundle) deliveries(pushID string) map[int]herald.Delivery {
+	b.t.Helper()
+	ds, err := b.s.Deliveries(b.ctx, pushID)
+	if err != nil {
+		b.t.Fatalf("Deliveries: %v", err)
+	}
+	out := make(map[int]herald.Delivery, len(ds))
+	for _, d := range ds {
+		out[d.Seq] = d
+	}
+	return out
+}
+
+// target is the send target of delivery d as planned.
+func target(d herald.Delivery) herald.SendTarget {
+	return herald.SendTarget{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token, Owner: &d.UserID}
+}
+
+func testStartRecords(t *testing.T, b *bundle) {
+	d1, d2 := b.register("d1", "t1", "u1"), b.register("d2", "t2", "u1")
+	d3, d4 := b.register("d3", "t3", "u2"), b.register("d4", "t4", "u3")
+	p := b.acceptUsers("u1", "u2", "u3")
+	ds := plan([]herald.Device{d1, d2, d3, d4}, 2)
+	ds[3].State, ds[3].Chunk = herald.DeliverySuppressedConsent, 0
+	b.tick(time.Second)
+	b.start(p.ID, fanout(p.ID, ds))
+
+	got, err := b.s.Deliveries(b.ctx, p.ID)
+	must(t, "Deliveries", err)
+	if len(got) != 4 {
+		t.Fatalf("got %d deliveries, want 4", len(got))
+	}
+	for i, want := range ds {
+		g := got[i]
+		if g.Seq != want.Seq || g.RecipientIdx != want.RecipientIdx || g.UserID != want.UserID || g.DeviceID != want.DeviceID ||
+			g.Token != want.Token || g.Platform != want.Platform || g.AppSourceVersion != want.AppSourceVersion ||
+			!g.TokenUpdatedAt.Equal(want.TokenUpdatedAt) || g.Chunk != want.Chunk || g.State != want.State ||
+			g.Attempts != 0 || g.Resent {
+			t.Errorf("delivery %d: got %+v, want %+v", i, g, want)
+		}
+	}
+	rec := b.pushOf(p.ID)
+	if rec.Status != herald.StatusSending || rec.StartedAt == nil || !rec.StartedAt.Equal(b.now) {
+		t.Errorf("push: got %s started %v, want sending, started now", rec.Status, rec.StartedAt)
+	}
+	b.wantJobs(sendJob(p.ID, 0).Kind(), 1)
+	b.wantJobs(sendJob(p.ID, 1).Kind(), 1)
+}
+
+func testStartOnce(t *testing.T, b *bundle) {
+	p, ds := b.sending(3, 2)
+	started, err := b.s.StartSending(b.ctx, p.ID, fanout(p.ID, ds))
+	if err != nil || started {
+		t.Errorf("again: got (%v, %v), want (false, nil)", started, err)
+	}
+	if got := b.deliveries(p.ID); len(got) != 3 {
+		t.Errorf("deliveries: got %d, want 3", len(got))
+	}
+	b.wantJobs(sendJob(p.ID, 0).Kind(), 1)
+	b.wantJobs(sendJob(p.ID, 1).Kind(), 1)
+}
+
+func testStartScheduled(t *testing.T, b *bundle) {
+	d := b.register("d1", "t1", "u1")
+	p := b.acceptScheduled(b.now.Add(time.Hour).Truncate(time.Minute), "u1")
+	b.setNow(*p.ScheduledAt)
+	b.start(p.ID, fanout(p.ID, plan([]herald.Device{d}, 10)))
+	if got := b.pushOf(p.ID); got.Status != herald.StatusSending || got.StartedAt == nil || !got.StartedAt.Equal(b.now) {
+		t.Errorf("got %s started %v, want sending, started now", got.Status, got.StartedAt)
+	}
+}
+
+func testStartNotWaiting(t *testing.T, b *bundle) {
+	d := b.register("d1", "t1", "u1")
+	cancelled := b.acceptScheduled(b.now.Add(time.Hour).Truncate(time.Minute), "u1")
+	_, err := b.s.CancelScheduled(b.ctx, cancelled.ID, func(herald.Push) error { return nil })
+	must(t, "CancelScheduled", err)
+	finished := b.acceptUsers("u1")
+	_, err = b.s.FinishPush(b.ctx, finished.ID, nil, nil)
+	must(t, "FinishPush", err)
+	for name, id := range map[string]string{"cancelled": cancelled.ID, "finished": finished.ID} {
+		started, err := b.s.StartSending(b.ctx, id, fanout(id, plan([]herald.Device{d}, 10)))
+		if err != nil || started {
+			t.Errorf("%s: got (%v, %v), want (false, nil)", name, started, err)
+		}
+		if ds := b.deliveries(id); len(ds) != 0 {
+			t.Errorf("%s: got %d deliveries, want none", name, len(ds))
+		}
+		b.wantJobs(sendJob(id, 0).Kind(), 0)
+	}
+	if st, _ := b.s.PushStatus(b.ctx, cancelled.ID); st != herald.StatusCancelled {
+		t.Errorf("cancelled push: got %s, want cancelled", st)
+	}
+}
+
+func testStartTargeted(t *testing.T, b *bundle) {
+	d1, d2 := b.register("d1", "t1", "u1"), b.register("d2", "t2", "u2")
+	p, _ := b.newPush()
+	p.Kind, p.Topic = herald.KindTopic, "news"
+	b.accept(p, nil)
+	// The fan-out happens on the next local day: it is charged then.
+	b.setNow(time.Date(2025, 6, 11, 16, 0, 0, 0, time.UTC))
+	f := fanout(p.ID, plan([]herald.Device{d1, d2}, 10))
+	f.Recipients, f.ChargeHalf = []herald.Recipient{{UserID: "u1"}, {UserID: "u2"}}, 2
+	b.start(p.ID, f)
+	got := b.pushOf(p.ID)
+	if got.RequestedUsers != 2 || got.ServerActionsHalf != 2 || got.Counts.RequestedUsers != 2 {
+		t.Errorf("push: got %d users charged %d, want 2 and 2", got.RequestedUsers, got.ServerActionsHalf)
+	}
+	rs, err := b.s.Recipients(b.ctx, p.ID)
+	if err != nil || len(rs) != 2 || rs[0].UserID != "u1" || rs[1].UserID != "u2" {
+		t.Errorf("Recipients: got (%+v, %v), want u1, u2", rs, err)
+	}
+	if a, z := b.usageOn(b.app.ID, today), b.usageOn(b.app.ID, "2025-06-12"); a != 0 || z != 2 {
+		t.Errorf("usage: got %d on %s and %d on 2025-06-12, want 0 and 2", a, today, z)
+	}
+}
+
+func testStartUnknown(t *testing.T, b *bundle) {
+	started, err := b.s.StartSending(b.ctx, "push_missing", herald.Fanout{Jobs: []herald.Job{sendJob("push_missing", 0)}})
+	wantErr(t, "unknown push", err, herald.ErrNotFound)
+	if started {
+		t.Errorf("got started, want not")
+	}
+	b.wantJobs(sendJob("push_missing", 0).Kind(), 0)
+}
+
+func testOpenDeliveries(t *testing.T, b *bundle) {
+	p, ds := b.sending(5, 3)
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
+	if err != nil || len(marked) != 3 {
+		t.Fatalf("MarkInflight: got (%v, %v), want 3 marked", marked, err)
+	}
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryRetry, Error: "UNAVAILABLE"}}))
+	open, err := b.s.OpenDeliveries(b.ctx, p.ID, 0)
+	must(t, "OpenDeliveries", err)
+	var seqs []int
+	for _, d := range open {
+		seqs = append(seqs, d.Seq)
+	}
+	if !slices.Equal(seqs, []int{1, 2}) {
+		t.Errorf("chunk 0: got seqs %v, want [1 2] (retry and inflight; sent is final)", seqs)
+	}
+	if open, _ := b.s.OpenDeliveries(b.ctx, p.ID, 1); len(open) != 2 || open[0].Seq != 3 || open[1].Seq != 4 {
+		t.Errorf("chunk 1: got %+v, want seqs 3 and 4", open)
+	}
+}
+
+func testMarkInflight(t *testing.T, b *bundle) {
+	p, ds := b.sending(2, 10)
+	// d1 was given a new token since the fan-out: the send goes to it.
+	b.register("d1", "t1-new", "u1")
+	first := target(ds[0])
+	first.Token = "t1-new"
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{first, target(ds[1])})
+	if err != nil || !slices.Equal(marked, []int{0, 1}) {
+		t.Fatalf("got (%v, %v), want [0 1]", marked, err)
+	}
+	got := b.deliveries(p.ID)
+	if got[0].State != herald.DeliveryInflight || got[0].Token != "t1-new" || got[0].DeviceID != "d1" || got[0].Resent {
+		t.Errorf("delivery 0: got %+v, want inflight to t1-new, not resent", got[0])
+	}
+	if got[1].State != herald.DeliveryInflight || got[1].Token != "t2" {
+		t.Errorf("delivery 1: got %+v, want inflight to t2", got[1])
+	}
+	// Owner nil: an unmapped recipient's device need only hold the token.
+	if marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{{Seq: 1, DeviceID: "d2", Token: "t2"}}); err != nil || len(marked) != 1 {
+		t.Errorf("no owner: got (%v, %v), want [1]", marked, err)
+	}
+}
+
+func testMarkTokenMoved(t *testing.T, b *bundle) {
+	p, ds := b.sending(3, 10)
+	b.register("d9", "t1", "u9") // t1 moved to another device
+	b.register("d2", "t2-new", "u2")
+	must(t, "DeleteDevice", b.s.DeleteDevice(b.ctx, b.app.ID, "d3"))
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
+	if err != nil || len(marked) != 0 {
+		t.Errorf("got (%v, %v), want none marked", marked, err)
+	}
+	for seq, d := range b.deliveries(p.ID) {
+		if d.State != herald.DeliveryPending || d.Token != ds[seq].Token {
+			t.Errorf("delivery %d: got %s to %s, want pending to %s, left as it was", seq, d.State, d.Token, ds[seq].Token)
+		}
+	}
+}
+
+func testMarkOwnerChanged(t *testing.T, b *bundle) {
+	p, ds := b.sending(3, 10)
+	_, err := b.s.SetDeviceUser(b.ctx, b.app.ID, "d1", new("u9"))
+	must(t, "SetDeviceUser", err)
+	_, err = b.s.SetDeviceUser(b.ctx, b.app.ID, "d2", nil)
+	must(t, "SetDeviceUser", err)
+	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u3"))
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
+	if err != nil || len(marked) != 0 {
+		t.Errorf("got (%v, %v), want none marked (mapped elsewhere, unmapped, withdrawn)", marked, err)
+	}
+	for seq, d := range b.deliveries(p.ID) {
+		if d.State != herald.DeliveryPending {
+			t.Errorf("delivery %d: got %s, want pending", seq, d.State)
+		}
+	}
+}
+
+func testMarkFinal(t *testing.T, b *bundle) {
+	p, ds := b.sending(2, 10)
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryFailed, Error: "x"}}))
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
+	if err != nil || len(marked) != 0 {
+		t.Errorf("got (%v, %v), want none marked", marked, err)
+	}
+	if got := b.deliveries(p.ID); got[0].State != herald.DeliverySent || got[1].State != herald.DeliveryFailed {
+		t.Errorf("got %s and %s, want sent and failed kept", got[0].State, got[1].State)
+	}
+}
+
+func testMarkResent(t *testing.T, b *bundle) {
+	p, ds := b.sending(2, 10)
+	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0])})
+	must(t, "MarkInflight", err)
+	// A crash left seq 0 in flight; the chunk's job runs again.
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
+	if err != nil || !slices.Equal(marked, []int{0, 1}) {
+		t.Fatalf("again: got (%v, %v), want [0 1]", marked, err)
+	}
+	got := b.deliveries(p.ID)
+	if !got[0].Resent || got[1].Resent {
+		t.Errorf("resent: got %v and %v, want true for the one in flight before, false for the other", got[0].Resent, got[1].Resent)
+	}
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{{Seq: 0, State: herald.DeliverySent}}))
+	if got := b.deliveries(p.ID); got[0].State != herald.DeliverySent || !got[0].Resent {
+		t.Errorf("after its outcome: got %s resent %v, want sent, still resent", got[0].State, got[0].Resent)
+	}
+	if c := b.pushOf(p.ID).Counts; c.Sent != 1 {
+		t.Errorf("counts: got %d sent, want 1 (a resent delivery counts as sent)", c.Sent)
+	}
+}
+
+func testRecordOutcomes(t *testing.T, b *bundle) {
+	p, _ := b.sending(3, 10)
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+		{Seq: 0, State: herald.DeliverySent},
+		{Seq: 1, State: herald.DeliveryRetry, Error: "UNAVAILABLE"},
+		{Seq: 2, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, Error: "UNREGISTERED"},
+	}))
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+		{Seq: 1, State: herald.DeliverySent}}))
+	got := b.deliveries(p.ID)
+	for seq, want := range map[int]herald.Delivery{
+		0: {State: herald.DeliverySent, Attempts: 1},
+		1: {State: herald.DeliverySent, Attempts: 2},
+		2: {State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, Error: "UNREGISTERED", Attempts: 1},
+	} {
+		g := got[seq]
+		if g.State != want.State || g.Reason != want.Reason || g.Attempts != want.Attempts || want.Error != "" && g.Error != want.Error {
+			t.Errorf("delivery %d: got %s %q %q after %d attempts, want %s %q %q after %d", seq, g.State, g.Reason, g.Error,
+				g.Attempts, want.State, want.Reason, want.Error, want.Attempts)
+		}
+	}
+	for _, id := range []string{"d1", "d2", "d3"} {
+		if _, ok := b.device(id); !ok {
+			t.Errorf("device %s dropped without DropDevice", id)
+		}
+	}
+}
+
+func testRecordDropDevice(t *testing.T, b *bundle) {
+	p, ds := b.sending(2, 10)
+	b.register("d2", "t2-new", "u2") // d2 refreshed its token since the send
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+		{Seq: 0, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d1", Token: ds[0].Token},
+		{Seq: 1, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d2", Token: ds[1].Token},
+	}))
+	if _, ok := b.device("d1"); ok {
+		t.Errorf("d1 kept, want dropped with its dead token")
+	}
+	if d, ok := b.device("d2"); !ok || d.Token != "t2-new" {
+		t.Errorf("d2: got %+v (found %v), want kept with its new token", d, ok)
+	}
+}
+
+func testPushCounts(t *testing.T, b *bundle) {
+	var devices []herald.Device
+	for i := range 6 {
+		n := itoa(i + 1)
+		devices = append(devices, b.register("d"+n, "t"+n, "u"+n))
+	}
+	p := b.acceptUsers("u1", "u2", "u3", "u4", "u5", "u6", "u7")
+	ds := plan(devices, 10)
+	ds[4].State, ds[5].State = herald.DeliverySuppressedConsent, herald.DeliverySuppressedNight
+	ds[0].OldForBadge, ds[0].OldForImage, ds[1].OldForBadge = true, true, true
+	b.start(p.ID, fanout(p.ID, ds))
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryFailed, Error: "x"},
+		{Seq: 2, State: herald.DeliveryUndeliverable, Reason: herald.ReasonTokenExpired}}))
+	_, err := b.s.FinishPush(b.ctx, p.ID, []herald.Unreachable{{UserID: "u3", Reason: herald.ReasonTokenExpired},
+		{UserID: "u7", Reason: herald.ReasonNoToken}}, nil)
+	must(t, "FinishPush", err)
+	want := herald.Counts{RequestedUsers: 7, Tokens: 6, Sent: 1, Failed: 2, SuppressedConsent: 1, SuppressedNight: 1,
+		Unreachable: 2, BadgeUnsupported: 1, ImageUnsupported: 1}
+	if got := b.pushOf(p.ID).Counts; got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+}
+
+func testCompleteChunk(t *testing.T, b *bundle) {
+	p, _ := b.sending(3, 1)
+	finish := finishJob(p.ID)
+	for _, step := range []struct {
+		chunk int
+		jobs  int
+	}{{1, 0}, {1, 0}, {0, 0}, {2, 1}, {2, 1}, {0, 1}} {
+		must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, step.chunk, finish))
+		if got := len(b.jobs(finish.Kind())); got != step.jobs {
+			t.Errorf("after chunk %d: got %d finish jobs, want %d", step.chunk, got, step.jobs)
+		}
+	}
+}
+
+func testFailPush(t *testing.T, b *bundle) {
+	p, ds := b.sending(3, 2)
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{{Seq: 0, State: herald.DeliverySent}}))
+	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[1])})
+	must(t, "MarkInflight", err)
+	finish := finishJob(p.ID)
+	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finish))
+	got := b.deliveries(p.ID)
+	if got[0].State != herald.DeliverySent {
+		t.Errorf("sent delivery: got %s, want sent kept", got[0].State)
+	}
+	for _, seq := range []int{1, 2} {
+		if got[seq].State != herald.DeliveryFailed || got[seq].Error != "invalid_grant" {
+			t.Errorf("open delivery %d: got %s %q, want failed with the reason", seq, got[seq].State, got[seq].Error)
+		}
+	}
+	if rec := b.pushOf(p.ID); rec.Status != herald.StatusFailed || rec.FailureReason != "invalid_grant" {
+		t.Errorf("push: got %s %q, want failed with the reason", rec.Status, rec.FailureReason)
+	}
+	b.wantJobs(finish.Kind(), 1)
+	must(t, "FailPush again", b.s.FailPush(b.ctx, p.ID, "again", finish))
+	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 1, finish))
+	b.wantJobs(finish.Kind(), 1)
+	if rec := b.pushOf(p.ID); rec.FailureReason != "invalid_grant" {
+		t.Errorf("reason: got %q, want the first kept", rec.FailureReason)
+	}
+	if open, _ := b.s.OpenDeliveries(b.ctx, p.ID, 1); len(open) != 0 {
+		t.Errorf("open deliveries: got %d, want none", len(open))
+	}
+	// A finished push is not failed.
+	done := b.acceptUsers("u1")
+	_, err = b.s.FinishPush(b.ctx, done.ID, nil, nil)
+	must(t, "FinishPush", err)
+	must(t, "FailPush done", b.s.FailPush(b.ctx, done.ID, "late", finishJob(done.ID)))
+	if st, _ := b.s.PushStatus(b.ctx, done.ID); st != herald.StatusDone {
+		t.Errorf("finished push: got %s, want done", st)
+	}
+	b.wantJobs(finishJob(done.ID).Kind(), 0)
+}
+
+func testFinishOnce(t *testing.T, b *bundle) {
+	p, _ := b.sending(1, 10)
+	b.tick(time.Minute)
+	unreachable := []herald.Unreachable{{UserID: "u1", Reason: herald.ReasonAppDeleted}, {UserID: "u2", Reason: herald.ReasonNoToken}}
+	follow := []herald.Job{webhookJob(p.ID, 0), webhookJob(p.ID, 1)}
+	finished, err := b.s.FinishPush(b.ctx, p.ID, unreachable, follow)
+	if err != nil || !finished {
+		t.Fatalf("got (%v, %v), want (true, nil)", finished, err)
+	}
+	rec := b.pushOf(p.ID)
+	if rec.Status != herald.StatusDone || rec.FinishedAt == nil || !rec.FinishedAt.Equal(b.now) {
+		t.Errorf("push: got %s finished %v, want done now", rec.Status, rec.FinishedAt)
+	}
+	b.tick(time.Minute)
+	finished, err = b.s.FinishPush(b.ctx, p.ID, []herald.Unreachable{{UserID: "u3", Reason: herald.ReasonNoToken}}, follow)
+	if err != nil || finished {
+		t.Errorf("again: got (%v, %v), want (false, nil)", finished, err)
+	}
+	for i := range follow {
+		b.wantJobs(webhookJob(p.ID, i).Kind(), 1)
+	}
+	got, err := b.s.UnreachableUsersOf(b.ctx, p.ID)
+	if err != nil || !slices.Equal(sortedUnreachable(got), unreachable) {
+		t.Errorf("unreachable: got (%v, %v), want %v", got, err, unreachable)
+	}
+	if again := b.pushOf(p.ID); !again.FinishedAt.Equal(*rec.FinishedAt) {
+		t.Errorf("finish time: got %v, want %v kept", again.FinishedAt, rec.FinishedAt)
+	}
+	// A push that never fanned out (nothing to send) finishes too.
+	empty := b.acceptUsers("nobody")
+	if finished, err := b.s.FinishPush(b.ctx, empty.ID, nil, nil); err != nil || !finished {
+		t.Errorf("without fan-out: got (%v, %v), want (true, nil)", finished, err)
+	}
+	if rec := b.pushOf(empty.ID); rec.Status != herald.StatusDone || rec.FinishedAt == nil {
+		t.Errorf("without fan-out: got %s finished %v, want done", rec.Status, rec.FinishedAt)
+	}
+}
+
+func testFinishFailed(t *testing.T, b *bundle) {
+	p, _ := b.sending(1, 10)
+	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finishJob(p.ID)))
+	if finished, err := b.s.FinishPush(b.ctx, p.ID, nil, nil); err != nil || !finished {
+		t.Errorf("got (%v, %v), want (true, nil)", finished, err)
+	}
+	if rec := b.pushOf(p.ID); rec.Status != herald.StatusFailed || rec.FinishedAt == nil {
+		t.Errorf("got %s finished %v, want failed with a finish time", rec.Status, rec.FinishedAt)
+	}
+}
+
+func testFinishUnknown(t *testing.T, b *bundle) {
+	_, err := b.s.FinishPush(b.ctx, "push_missing", nil, []herald.Job{webhookJob("push_missing", 0)})
+	wantErr(t, "unknown push", err, herald.ErrNotFound)
+	b.wantJobs(webhookJob("push_missing", 0).Kind(), 0)
+}
+
+// sortedUnreachable returns us sorted by user.
+func sortedUnreachable(us []herald.Unreachable) []herald.Unreachable {
+	out := slices.Clone(us)
+	slices.SortFunc(out, func(a, b herald.Unreachable) int {
+		if a.UserID < b.UserID {
+			return -1
+		}
+		if a.UserID > b.UserID {
+			return 1
+		}
+		return 0
+	})
+	return out
+}

@@ -1,0 +1,202 @@
+package storetest
+
+import (
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+var scheduleTests = []test{
+	{"EditScheduled/MovesJob", testEditMoves},
+	{"EditScheduled/ContentKeepsJob", testEditKeepsJob},
+	{"EditScheduled/FiveMinuteBoundary", testEditBoundary},
+	{"EditScheduled/ErrorStoresNothing", testEditError},
+	{"EditScheduled/ErrNotFound", testEditNotFound},
+	{"CancelScheduled/RefundsAndCancelsJob", testCancel},
+	{"CancelScheduled/FiveMinuteBoundary", testCancelBoundary},
+	{"CancelScheduled/OnceRefundedOnce", testCancelTwice},
+	{"CancelScheduled/RefundNextDay", testCancelNextDay},
+	{"CancelScheduled/ErrNotFound", testCancelNotFound},
+}
+
+// editWith is the edit the delivery service makes: c applied at now, a new
+// fan-out job when the send time moved.
+func editWith(c herald.PushChange, now time.Time) func(p *herald.Push) (herald.Job, error) {
+	return func(p *herald.Push) (herald.Job, error) {
+		moved, err := c.Apply(p, now)
+		if err != nil || !moved {
+			return nil, err
+		}
+		return fanoutJob(p.ID), nil
+	}
+}
+
+// checkAt is the cancel check of the delivery service at now.
+func checkAt(now time.Time) func(p herald.Push) error {
+	return func(p herald.Push) error { return p.CheckEditable(now) }
+}
+
+// sendAt is a send time an hour after Start, on the minute.
+var sendAt = Start.Add(time.Hour).Truncate(time.Minute)
+
+func testEditMoves(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1")
+	moved := sendAt.Add(time.Hour)
+	got, err := b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Title: new("new title"), ScheduledAt: &moved}, b.now))
+	if err != nil || got.Content.Title != "new title" || !got.ScheduledAt.Equal(moved) {
+		t.Fatalf("got (%+v, %v), want the edited push", got, err)
+	}
+	rec := b.pushOf(p.ID)
+	if rec.Content.Title != "new title" || !rec.ScheduledAt.Equal(moved) || rec.Status != herald.StatusScheduled || len(rec.Edits) != 1 {
+		t.Errorf("stored: got %+v, want the new title and time, one edit in the trail", rec)
+	}
+	if states := b.jobs(fanoutJob(p.ID).Kind()); len(states) != 2 || states[0] != "cancelled" || states[1] == "cancelled" {
+		t.Errorf("jobs: got %v, want the old one cancelled and a new one", states)
+	}
+	// The next edit sees the stored push, trail included.
+	_, err = b.s.EditScheduled(b.ctx, p.ID, func(p *herald.Push) (herald.Job, error) {
+		if p.Content.Title != "new title" || len(p.Edits) != 1 {
+			t.Errorf("edit was given %+v, want the stored push", p)
+		}
+		return editWith(herald.PushChange{Content: new("new content")}, b.now)(p)
+	})
+	must(t, "second edit", err)
+	if rec := b.pushOf(p.ID); len(rec.Edits) != 2 || rec.Content.Content != "new content" {
+		t.Errorf("after a second edit: got %+v, want two edits", rec)
+	}
+}
+
+func testEditKeepsJob(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1")
+	_, err := b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Title: new("(광고) sale"), Badge: new(true)}, b.now))
+	must(t, "EditScheduled", err)
+	rec := b.pushOf(p.ID)
+	if rec.Content.Title != "(광고) sale" || !rec.Badge || !rec.Marketing || !rec.ScheduledAt.Equal(sendAt) {
+		t.Errorf("got %+v, want the new title, badge, marketing, same time", rec)
+	}
+	if states := b.jobs(fanoutJob(p.ID).Kind()); len(states) != 1 || states[0] == "cancelled" {
+		t.Errorf("jobs: got %v, want the one job kept", states)
+	}
+}
+
+func testEditBoundary(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1")
+	b.setNow(sendAt.Add(-herald.EditDeadline))
+	if _, err := b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Title: new("at 5 min")}, b.now)); err != nil {
+		t.Errorf("exactly 5 minutes before: got %v, want nil", err)
+	}
+	b.tick(time.Millisecond)
+	_, err := b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Title: new("too late")}, b.now))
+	wantErr(t, "under 5 minutes before", err, herald.ErrScheduleLocked)
+	if rec := b.pushOf(p.ID); rec.Content.Title != "at 5 min" || len(rec.Edits) != 1 {
+		t.Errorf("got %+v, want the edit at 5 minutes only", rec)
+	}
+}
+
+func testEditError(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1")
+	refused := errors.New("refused")
+	_, err := b.s.EditScheduled(b.ctx, p.ID, func(p *herald.Push) (herald.Job, error) {
+		p.Content.Title, p.ScheduledAt = "changed", nil
+		return fanoutJob(p.ID), refused
+	})
+	wantErr(t, "edit's error", err, refused)
+	if rec := b.pushOf(p.ID); rec.Content.Title != "title" || rec.ScheduledAt == nil || len(rec.Edits) != 0 {
+		t.Errorf("got %+v, want the push unchanged", rec)
+	}
+	if states := b.jobs(fanoutJob(p.ID).Kind()); len(states) != 1 || states[0] == "cancelled" {
+		t.Errorf("jobs: got %v, want the one job kept", states)
+	}
+}
+
+func testEditNotFound(t *testing.T, b *bundle) {
+	called := false
+	_, err := b.s.EditScheduled(b.ctx, "push_missing", func(*herald.Push) (herald.Job, error) { called = true; return nil, nil })
+	wantErr(t, "unknown push", err, herald.ErrNotFound)
+	if called {
+		t.Errorf("edit was called for a missing push")
+	}
+}
+
+func testCancel(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1", "u2", "u3")
+	if half := b.usageOn(b.app.ID, today); half != 3 {
+		t.Fatalf("charged: got %d, want 3", half)
+	}
+	b.tick(time.Minute)
+	got, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+	if err != nil || got.Status != herald.StatusCancelled || got.FinishedAt == nil || !got.FinishedAt.Equal(b.now) {
+		t.Fatalf("got (%s finished %v, %v), want cancelled now", got.Status, got.FinishedAt, err)
+	}
+	if rec := b.pushOf(p.ID); rec.Status != herald.StatusCancelled || rec.FinishedAt == nil {
+		t.Errorf("stored: got %s finished %v, want cancelled", rec.Status, rec.FinishedAt)
+	}
+	if half := b.usageOn(b.app.ID, today); half != 0 {
+		t.Errorf("usage: got %d, want 0 (refunded)", half)
+	}
+	if states := b.jobs(fanoutJob(p.ID).Kind()); len(states) != 1 || states[0] != "cancelled" {
+		t.Errorf("jobs: got %v, want the job cancelled", states)
+	}
+}
+
+func testCancelBoundary(t *testing.T, b *bundle) {
+	late := b.acceptScheduled(sendAt, "u1")
+	b.tick(time.Second)
+	onTime := b.acceptScheduled(sendAt, "u2")
+	b.setNow(sendAt.Add(-herald.EditDeadline + time.Millisecond))
+	_, err := b.s.CancelScheduled(b.ctx, late.ID, checkAt(b.now))
+	wantErr(t, "under 5 minutes before", err, herald.ErrScheduleLocked)
+	if rec := b.pushOf(late.ID); rec.Status != herald.StatusScheduled {
+		t.Errorf("refused cancel: got %s, want scheduled", rec.Status)
+	}
+	if states := b.jobs(fanoutJob(late.ID).Kind()); len(states) != 1 || states[0] == "cancelled" {
+		t.Errorf("refused cancel: jobs %v, want the job kept", states)
+	}
+	b.setNow(sendAt.Add(-herald.EditDeadline))
+	_, err = b.s.CancelScheduled(b.ctx, onTime.ID, checkAt(b.now))
+	wantErr(t, "exactly 5 minutes before", err, nil)
+	if half := b.usageOn(b.app.ID, today); half != 1 {
+		t.Errorf("usage: got %d, want 1 (one of two refunded)", half)
+	}
+}
+
+func testCancelTwice(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1", "u2")
+	_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+	must(t, "CancelScheduled", err)
+	_, err = b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+	wantErr(t, "again", err, herald.ErrScheduleLocked)
+	if half := b.usageOn(b.app.ID, today); half != 0 {
+		t.Errorf("usage: got %d, want 0 (refunded once)", half)
+	}
+	// An immediate push cannot be cancelled.
+	now := b.acceptUsers("u1")
+	_, err = b.s.CancelScheduled(b.ctx, now.ID, checkAt(b.now))
+	wantErr(t, "immediate push", err, herald.ErrScheduleLocked)
+	if st, _ := b.s.PushStatus(b.ctx, now.ID); st != herald.StatusSending {
+		t.Errorf("immediate push: got %s, want sending", st)
+	}
+}
+
+func testCancelNextDay(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(Start.Add(48*time.Hour), "u1", "u2")
+	b.setNow(Start.Add(24 * time.Hour))
+	_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+	must(t, "CancelScheduled", err)
+	us, err := b.s.Usage(b.ctx, b.app.ID, "2025-06-01", "2025-06-30")
+	must(t, "Usage", err)
+	var total int64
+	for _, u := range us {
+		total += u.Half
+	}
+	if total != 0 {
+		t.Errorf("usage over the month: got %+v, want the charge and its refund to sum to 0", us)
+	}
+}
+
+func testCancelNotFound(t *testing.T, b *bundle) {
+	_, err := b.s.CancelScheduled(b.ctx, "push_missing", func(herald.Push) error { return nil })
+	wantErr(t, "unknown push", err, herald.ErrNotFound)
+}
