@@ -2,12 +2,9 @@ package admin
 
 import (
 	"context"
-	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
-	"reflect"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -57,10 +54,13 @@ type appSettings struct {
 
 // apply writes the given settings onto a and returns the problems.
 func (p appSettings) apply(a *herald.App) []herald.Detail {
+	before := *a
 	var d []herald.Detail
 	if p.Name != nil {
 		if n := strings.TrimSpace(*p.Name); n == "" || utf8.RuneCountInString(n) > 200 {
 			d = append(d, herald.Detail{Field: "name", Reason: "must be 1 to 200 characters"})
+		} else if !utf8.ValidString(n) {
+			d = append(d, herald.Detail{Field: "name", Reason: herald.ReasonInvalidUTF8}) // a dashboard form is not checked as JSON is
 		}
 		a.Name = strings.TrimSpace(*p.Name)
 	}
@@ -88,43 +88,24 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 		}
 		a.DefaultConsent = *p.DefaultConsent
 	}
-	return d
+	return append(d, appUserProblem(before, *a)...)
 }
 
-// decode reads a JSON body of at most 1 MiB into v.
-func decode(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, 1<<20+1))
-	if err != nil || len(body) > 1<<20 {
-		return herald.Invalid(herald.Detail{Field: "body", Reason: "must be at most 1048576 bytes"})
+// appUserProblem refuses a change that leaves the app-user feature on below
+// the business tier, by turning it on or by lowering the tier: the app would
+// look enabled while its app-user endpoints answer 403. An app stored so
+// before this rule keeps its settings until one of the two changes.
+func appUserProblem(before, after herald.App) []herald.Detail {
+	if !after.AppUserEnabled || after.Tier.AtLeastBusiness() || !after.Tier.Valid() {
+		return nil
 	}
-	if err := json.Unmarshal(body, v); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) && te.Field != "" {
-			return herald.Invalid(herald.Detail{Field: te.Field, Reason: "must be " + jsonKind(te.Type)})
-		}
-		return herald.Invalid(herald.Detail{Field: "body", Reason: "must be a JSON object"})
+	switch {
+	case !before.AppUserEnabled:
+		return []herald.Detail{{Field: "appUserEnabled", Reason: fmt.Sprintf("needs the business tier or higher (the tier is %s)", after.Tier)}}
+	case before.Tier != after.Tier:
+		return []herald.Detail{{Field: "tier", Reason: fmt.Sprintf("%s is below business, which the app-user feature needs: turn appUserEnabled off in the same request", after.Tier)}}
 	}
 	return nil
-}
-
-// jsonKind names the JSON type a Go type decodes from, so a reason never
-// shows a Go type name.
-func jsonKind(t reflect.Type) string {
-	for t.Kind() == reflect.Pointer {
-		t = t.Elem()
-	}
-	switch t.Kind() {
-	case reflect.String:
-		return "a string"
-	case reflect.Bool:
-		return "a boolean"
-	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64,
-		reflect.Uint, reflect.Uint8, reflect.Uint16, reflect.Uint32, reflect.Uint64, reflect.Float32, reflect.Float64:
-		return "a number"
-	case reflect.Slice, reflect.Array:
-		return "an array"
-	}
-	return "an object"
 }
 
 // newApp makes an app from create settings with fresh keys and the
