@@ -9,6 +9,9 @@ import (
 )
 
 var deliveryTests = []test{
+	{"DevicesByID", testDevicesByID},
+	{"DevicesOfUsers", testDevicesOfUsers},
+	{"AllDevices", testAllDevices},
 	{"StartSending/Records", testStartRecords},
 	{"StartSending/Once", testStartOnce},
 	{"StartSending/Scheduled", testStartScheduled},
@@ -518,4 +521,47 @@ func sortedUnreachable(us []herald.Unreachable) []herald.Unreachable {
 		return 0
 	})
 	return out
+}
+
+func testDevicesByID(t *testing.T, b *bundle) {
+	b.register("d1", "t1", "u1")
+	b.register("d2", "t2", "")
+	other := b.newApp("other")
+	_, err := b.s.RegisterDevice(b.ctx, other.ID, registration("d3", "t3", ""))
+	must(t, "RegisterDevice", err)
+	m, err := b.s.DevicesByID(b.ctx, b.app.ID, []string{"d1", "d2", "d3", "ghost"})
+	must(t, "DevicesByID", err)
+	if len(m) != 2 || m["d1"].Token != "t1" || m["d2"].Token != "t2" || m["d1"].UserID == nil || *m["d1"].UserID != "u1" {
+		t.Errorf("got %+v, want d1 and d2 only", m)
+	}
+	if m, err := b.s.DevicesByID(b.ctx, b.app.ID, nil); err != nil || len(m) != 0 {
+		t.Errorf("none asked: got (%v, %v), want none", m, err)
+	}
+}
+
+func testDevicesOfUsers(t *testing.T, b *bundle) {
+	b.register("d1", "t1", "u1")
+	b.register("d2", "t2", "u1")
+	b.register("d3", "t3", "u2")
+	b.register("d4", "t4", "")
+	m, err := b.s.DevicesOfUsers(b.ctx, b.app.ID, []string{"u1", "u2", "nobody"})
+	must(t, "DevicesOfUsers", err)
+	if !equal(deviceIDs(m["u1"]), []string{"d1", "d2"}) || !equal(deviceIDs(m["u2"]), []string{"d3"}) || len(m["nobody"]) != 0 {
+		t.Errorf("got u1 %v, u2 %v, nobody %v; want [d1 d2], [d3], none", deviceIDs(m["u1"]), deviceIDs(m["u2"]), deviceIDs(m["nobody"]))
+	}
+	if d := m["u1"][0]; d.Token == "" || d.Platform == "" || d.TokenUpdatedAt.IsZero() {
+		t.Errorf("device fields: got %+v, want token, platform and refresh time", d)
+	}
+}
+
+func testAllDevices(t *testing.T, b *bundle) {
+	b.register("d1", "t1", "u1")
+	b.register("d2", "t2", "")
+	other := b.newApp("other")
+	_, err := b.s.RegisterDevice(b.ctx, other.ID, registration("d3", "t3", ""))
+	must(t, "RegisterDevice", err)
+	ds, err := b.s.AllDevices(b.ctx, b.app.ID)
+	if err != nil || !equal(deviceIDs(ds), []string{"d1", "d2"}) {
+		t.Errorf("got (%v, %v), want [d1 d2]", deviceIDs(ds), err)
+	}
 }

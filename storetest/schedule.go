@@ -38,8 +38,8 @@ func checkAt(now time.Time) func(p herald.Push) error {
 	return func(p herald.Push) error { return p.CheckEditable(now) }
 }
 
-// sendAt is a send time an hour after Start, on the minute.
-var sendAt = Start.Add(time.Hour).Truncate(time.Minute)
+// sendAt is a send time an hour after epoch, on the minute.
+var sendAt = epoch.Add(time.Hour).Truncate(time.Minute)
 
 func testEditMoves(t *testing.T, b *bundle) {
 	p := b.acceptScheduled(sendAt, "u1")
@@ -181,8 +181,8 @@ func testCancelTwice(t *testing.T, b *bundle) {
 }
 
 func testCancelNextDay(t *testing.T, b *bundle) {
-	p := b.acceptScheduled(Start.Add(48*time.Hour), "u1", "u2")
-	b.setNow(Start.Add(24 * time.Hour))
+	p := b.acceptScheduled(epoch.Add(48*time.Hour), "u1", "u2")
+	b.setNow(epoch.Add(24 * time.Hour))
 	_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
 	must(t, "CancelScheduled", err)
 	us, err := b.s.Usage(b.ctx, b.app.ID, "2025-06-01", "2025-06-30")

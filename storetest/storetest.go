@@ -13,6 +13,7 @@ package storetest
 import (
 	"context"
 	"errors"
+	"slices"
 	"sort"
 	"strconv"
 	"sync"
@@ -55,7 +56,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"AppStore", appTests},
 		{"UserStore", userTests},
 		{"PushStore", pushTests},
-		{"DeliveryPath", deliveryTests},
+		{"DeliveryStore", deliveryTests},
 		{"HistoryStore", historyTests},
 		{"ScheduleStore", scheduleTests},
 		{"Concurrent", concurrentTests},
@@ -77,11 +78,11 @@ type test struct {
 	run  func(t *testing.T, b *bundle)
 }
 
-// Start is the clock of every subtest at its start: 22:04:30 in Seoul,
+// epoch is the clock of every subtest at its start: 22:04:30 in Seoul,
 // the default time zone.
-var Start = time.Date(2025, 6, 11, 13, 4, 30, 0, time.UTC)
+var epoch = time.Date(2025, 6, 11, 13, 4, 30, 0, time.UTC)
 
-// bundle is what each subtest starts with: a store, its clock set to Start,
+// bundle is what each subtest starts with: a store, its clock set to epoch,
 // and one app.
 type bundle struct {
 	t   *testing.T
@@ -95,7 +96,7 @@ type bundle struct {
 func setup(t *testing.T, open func(t *testing.T) Harness) *bundle {
 	h := open(t)
 	b := &bundle{t: t, ctx: context.Background(), s: h.Store, h: h}
-	b.setNow(Start)
+	b.setNow(epoch)
 	b.app = b.newApp("a")
 	return b
 }
@@ -140,7 +141,7 @@ func registration(device, token, user string) herald.DeviceRegistration {
 	return reg
 }
 
-// user returns a user and the ids of its devices, in order.
+// user returns a user and its devices.
 func (b *bundle) user(id string) (herald.User, []herald.Device) {
 	b.t.Helper()
 	u, ds, err := b.s.User(b.ctx, b.app.ID, id)
@@ -191,11 +192,11 @@ func (j job) Kind() string { return j.kind }
 // The job kinds the suite inserts, each for one push.
 func fanoutJob(pushID string) job { return job{"storetest.fanout." + pushID} }
 func sendJob(pushID string, chunk int) job {
-	return job{"storetest.send." + pushID + "." + strconv.Itoa(chunk)}
+	return job{"storetest.send." + pushID + "." + itoa(chunk)}
 }
 func finishJob(pushID string) job { return job{"storetest.finish." + pushID} }
 func webhookJob(pushID string, n int) job {
-	return job{"storetest.webhook." + pushID + "." + strconv.Itoa(n)}
+	return job{"storetest.webhook." + pushID + "." + itoa(n)}
 }
 
 func consent(marketing, night bool) herald.Consent {
@@ -224,7 +225,7 @@ func must(t *testing.T, what string, err error) {
 	}
 }
 
-// ids returns the ids of devices, sorted.
+// deviceIDs returns the ids of devices, sorted.
 func deviceIDs(ds []herald.Device) []string {
 	out := make([]string, len(ds))
 	for i, d := range ds {
@@ -234,17 +235,7 @@ func deviceIDs(ds []herald.Device) []string {
 	return out
 }
 
-func equal(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
-}
+func equal(a, b []string) bool { return slices.Equal(a, b) }
 
 // concurrently runs fn n times at once, from n goroutines released
 // together, and waits for all of them.
