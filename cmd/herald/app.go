@@ -150,16 +150,42 @@ func (c *adminClient) do(ctx context.Context, method, path string, body any) ([]
 		return nil, err
 	}
 	if resp.StatusCode >= 300 {
-		var e struct{ Code, Message string }
-		json.Unmarshal(raw, &e)
-		return nil, fmt.Errorf("admin API answered %d %s: %s", resp.StatusCode, e.Code, e.Message)
+		return nil, answerError(resp.StatusCode, raw)
 	}
 	return raw, nil
+}
+
+// answerError turns an admin API error body into an error that names each
+// problem in its details, so the operator sees why (for example that the
+// app-user feature needs the business tier).
+func answerError(status int, raw []byte) error {
+	var e struct {
+		Code, Message string
+		Details       []struct{ Field, Reason string }
+	}
+	json.Unmarshal(raw, &e)
+	msg := fmt.Sprintf("admin API answered %d %s: %s", status, e.Code, e.Message)
+	for _, d := range e.Details {
+		msg += fmt.Sprintf("\n  %s: %s", d.Field, d.Reason)
+	}
+	return errors.New(msg)
 }
 
 type appView struct {
 	AppID, Name, Tier, TimeZone, APIKey, SecretKey string
 	AppUserEnabled, HasFcmCredentials              bool
+}
+
+// appUser shows the app-user feature: on, off, or inactive when an app
+// stored before the tier rule has it on below the business tier.
+func (a appView) appUser() string {
+	switch {
+	case !a.AppUserEnabled:
+		return "off"
+	case a.Tier != "business" && a.Tier != "enterprise":
+		return "inactive (tier below business)"
+	}
+	return "on"
 }
 
 func printApps(w io.Writer, verb string, raw []byte) error {
@@ -180,7 +206,7 @@ func printApps(w io.Writer, verb string, raw []byte) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "APP ID\tNAME\tTIER\tAPP-USER\tFCM\tTIME ZONE\tAPI KEY")
 	for _, a := range apps {
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%t\t%t\t%s\t%s\n", a.AppID, a.Name, a.Tier, a.AppUserEnabled, a.HasFcmCredentials, a.TimeZone, a.APIKey)
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%t\t%s\t%s\n", a.AppID, a.Name, a.Tier, a.appUser(), a.HasFcmCredentials, a.TimeZone, a.APIKey)
 	}
 	if err := tw.Flush(); err != nil {
 		return err
