@@ -22,7 +22,7 @@ var appTests = []test{
 }
 
 func testCreateAppRoundTrip(t *testing.T, b *bundle) {
-	a := herald.App{ID: "app_full", Name: "full", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("x"),
+	a := herald.App{ID: herald.NewID("app_", b.now), Name: "full", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("x"),
 		Tier: herald.TierEnterprise, AppUserEnabled: true, Registered: false, TimeZone: "America/New_York",
 		DefaultConsent: consent(true, true), FCMCredentials: []byte("sealed"), WebhookURL: "https://h.example/x",
 		WebhookSecret: []byte("sealed-secret"), CreatedAt: b.now}
@@ -45,13 +45,15 @@ func testCreateAppDuplicate(t *testing.T, b *bundle) {
 	if err := b.s.CreateApp(b.ctx, dup); err == nil {
 		t.Errorf("same id: got nil, want an error")
 	}
-	dup.ID = "app_other"
+	dup.ID = herald.NewID("app_", b.now)
 	if err := b.s.CreateApp(b.ctx, dup); err == nil {
 		t.Errorf("same API key: got nil, want an error")
 	}
-	apps, err := b.s.ListApps(b.ctx)
-	if err != nil || len(apps) != 1 {
-		t.Errorf("ListApps: got %d apps (%v), want 1", len(apps), err)
+	if _, err := b.s.App(b.ctx, dup.ID); err == nil {
+		t.Errorf("the app with a taken API key was stored")
+	}
+	if got, err := b.s.AppByAPIKey(b.ctx, dup.APIKey); err != nil || got.ID != b.app.ID {
+		t.Errorf("AppByAPIKey: got (%s, %v), want the first app", got.ID, err)
 	}
 }
 
@@ -69,8 +71,12 @@ func testListApps(t *testing.T, b *bundle) {
 	second := b.newApp("b")
 	apps, err := b.s.ListApps(b.ctx)
 	must(t, "ListApps", err)
-	if len(apps) != 2 || apps[0].ID != b.app.ID || apps[1].ID != second.ID {
-		t.Errorf("got %d apps, want [%s %s] oldest first", len(apps), b.app.ID, second.ID)
+	var ids []string
+	for _, a := range apps {
+		ids = append(ids, a.ID)
+	}
+	if !equal(ids, []string{b.app.ID, second.ID}) {
+		t.Errorf("got %v, want [%s %s] oldest first", ids, b.app.ID, second.ID)
 	}
 }
 

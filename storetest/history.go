@@ -261,7 +261,7 @@ func testUsageLocalDay(t *testing.T, b *bundle) {
 	b.setNow(time.Date(2025, 6, 11, 15, 0, 0, 0, time.UTC))
 	b.acceptUsers("u1", "u2")
 	la := b.app
-	la.ID, la.APIKey, la.TimeZone = "app_la", herald.NewAPIKey(), "America/Los_Angeles"
+	la.ID, la.APIKey, la.TimeZone = herald.NewID("app_", b.now), herald.NewAPIKey(), "America/Los_Angeles"
 	must(t, "CreateApp", b.s.CreateApp(b.ctx, la))
 	b.setNow(time.Date(2025, 6, 12, 6, 59, 0, 0, time.UTC)) // 23:59 on the 11th in Los Angeles
 	p, rs := b.newPush("u1", "u2", "u3")
