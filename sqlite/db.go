@@ -11,30 +11,27 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivermigrate"
-	"modernc.org/sqlite"
-	sqlite3 "modernc.org/sqlite/lib"
 
-	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlstore"
 )
 
 //go:embed migrations/*.sql
 var migrations embed.FS
 
-// DB is an open Herald database. SQLite takes one writer at a time, so all
-// writes (ours and River's) go through Writer, a pool of one connection;
-// reads use Reader, a pool of several read-only connections that WAL lets
-// run beside the writer.
+// DB is an open Herald database: the shared SQL store (package sqlstore)
+// on SQLite. SQLite takes one writer at a time, so all writes (ours and
+// River's) go through Writer, a pool of one connection; reads use Reader, a
+// pool of several read-only connections that WAL lets run beside the
+// writer.
 type DB struct {
+	// Store holds the queries; its Now is the clock, which tests replace.
+	*sqlstore.Store
 	Writer *sql.DB
 	Reader *sql.DB
-	// Now is the clock; tests replace it.
-	Now func() time.Time
 	// Queue inserts jobs in the store's transactions; set it before
 	// accepting pushes.
 	Queue Queue
@@ -67,7 +64,8 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	db := &DB{Writer: w, Reader: r, Now: time.Now, path: path}
+	db := &DB{Writer: w, Reader: r, path: path}
+	db.Store = sqlstore.New(engine{db})
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil
 }
@@ -148,44 +146,6 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 		return fmt.Errorf("river migrations pending: %v", res.Messages)
 	}
 	return nil
-}
-
-// translate maps driver errors to the domain's, in one place.
-func translate(err error) error {
-	if errors.Is(err, sql.ErrNoRows) {
-		return herald.ErrNotFound
-	}
-	return err
-}
-
-// isUniqueViolation reports a UNIQUE or PRIMARY KEY constraint failure.
-func isUniqueViolation(err error) bool {
-	var se *sqlite.Error
-	if errors.As(err, &se) {
-		c := se.Code()
-		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
-	}
-	return strings.Contains(err.Error(), "UNIQUE constraint failed")
-}
-
-// inTx runs fn in a write transaction, committing when it returns nil.
-func (db *DB) inTx(ctx context.Context, fn func(tx *sql.Tx) error) error {
-	tx, err := db.Writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err := fn(tx); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
-}
-
-func boolInt(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // ReclaimJobs makes jobs left running by a process that died available

@@ -5,19 +5,17 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"time"
 
 	"modernc.org/sqlite"
 	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/heraldpush/herald/sqlstore"
 )
 
 const (
-	// probeEvery bounds how often readiness touches the writer: answers
-	// within it reuse the last probe, so /readyz cannot hammer the store.
-	probeEvery = time.Second
 	// probeTimeout bounds one write probe, including the wait for a lock
 	// another process holds (busy_timeout would otherwise wait 10 s).
 	probeTimeout = 2 * time.Second
@@ -28,25 +26,13 @@ const (
 
 // readiness caches the last readiness probe.
 type readiness struct {
-	mu      sync.Mutex
-	at      time.Time
-	err     error
+	sqlstore.Readiness
 	minFree atomic.Uint64
 }
 
 // Unready is why the store cannot take traffic: a short reason safe to
 // answer to anyone (web.Health does), and the cause, for the log.
-type Unready struct {
-	reason string
-	err    error
-}
-
-// Reason is the short reason, without paths or driver text.
-func (e *Unready) Reason() string { return e.reason }
-
-func (e *Unready) Error() string { return e.reason + ": " + e.err.Error() }
-
-func (e *Unready) Unwrap() error { return e.err }
+type Unready = sqlstore.Unready
 
 // SetMinFreeBytes sets the free space of the data directory's file system
 // below which the store is not ready (default 1 MiB).
@@ -56,27 +42,18 @@ func (db *DB) SetMinFreeBytes(n uint64) { db.ready.minFree.Store(n) }
 // is pending, the file system has room and a write commits. The answer is
 // cached for a second; concurrent callers share one probe.
 func (db *DB) Ready(ctx context.Context) error {
-	db.ready.mu.Lock()
-	defer db.ready.mu.Unlock()
-	// The wall clock, not db.Now: tests freeze db.Now, and this bounds
-	// work rather than deciding anything about data.
-	if now := time.Now(); db.ready.at.IsZero() || now.Sub(db.ready.at) >= probeEvery {
-		// A client hanging up must not cache "not ready" for everyone.
-		db.ready.err = db.probe(context.WithoutCancel(ctx))
-		db.ready.at = time.Now()
-	}
-	return db.ready.err
+	return db.ready.Check(ctx, db.probe)
 }
 
 func (db *DB) probe(ctx context.Context) error {
 	if err := db.migrationsCurrent(ctx); err != nil {
-		return &Unready{reason: "database migrations are not current", err: err}
+		return sqlstore.NewUnready("database migrations are not current", err)
 	}
 	if err := db.checkFreeSpace(); err != nil {
 		return err
 	}
 	if err := db.probeWrite(ctx); err != nil {
-		return &Unready{reason: "database cannot take writes: " + writeFailure(err), err: err}
+		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), err)
 	}
 	return nil
 }
@@ -91,8 +68,8 @@ func (db *DB) checkFreeSpace() error {
 	}
 	free, need := st.Bavail*uint64(st.Bsize), db.ready.minFree.Load()
 	if free < need {
-		return &Unready{reason: "database cannot take writes: disk full",
-			err: fmt.Errorf("%d bytes free on the data directory's file system, need %d", free, need)}
+		return sqlstore.NewUnready("database cannot take writes: disk full",
+			fmt.Errorf("%d bytes free on the data directory's file system, need %d", free, need))
 	}
 	return nil
 }

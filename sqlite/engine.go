@@ -1,0 +1,127 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"strings"
+
+	"modernc.org/sqlite"
+	sqlite3 "modernc.org/sqlite/lib"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlstore"
+)
+
+// Queue is the part of River's client the store uses to insert jobs in its
+// own transactions.
+type Queue = sqlstore.Queue[*sql.Tx]
+
+// engine is the shared SQL's view of the database: reads on the reader
+// pool, transactions on the one writer.
+type engine struct{ db *DB }
+
+func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
+
+func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	tx, err := e.db.Writer.BeginTx(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if err := fn(txn{querier{tx}, tx, e.db.Queue}); err != nil {
+		tx.Rollback()
+		return err
+	}
+	return tx.Commit()
+}
+
+// Translate maps driver errors to the store's, in one place.
+func (engine) Translate(err error) error {
+	switch {
+	case errors.Is(err, sql.ErrNoRows):
+		return herald.ErrNotFound
+	case err != nil && isUniqueViolation(err):
+		return fmt.Errorf("%w: %w", sqlstore.ErrUnique, err)
+	}
+	return err
+}
+
+// isUniqueViolation reports a UNIQUE or PRIMARY KEY constraint failure.
+func isUniqueViolation(err error) bool {
+	var se *sqlite.Error
+	if errors.As(err, &se) {
+		c := se.Code()
+		return c == sqlite3.SQLITE_CONSTRAINT_UNIQUE || c == sqlite3.SQLITE_CONSTRAINT_PRIMARYKEY
+	}
+	return strings.Contains(err.Error(), "UNIQUE constraint failed")
+}
+
+// dbtx is what *sql.DB and *sql.Tx share.
+type dbtx interface {
+	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
+}
+
+// querier runs the shared SQL as it is: SQLite takes its dialect.
+type querier struct{ q dbtx }
+
+func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
+	res, err := q.q.ExecContext(ctx, query, args...)
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
+	r, err := q.q.QueryContext(ctx, query, args...)
+	return rows{r}, err
+}
+
+func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	return q.q.QueryRowContext(ctx, query, args...)
+}
+
+// rows is *sql.Rows with a Close that returns nothing (Err reports).
+type rows struct{ *sql.Rows }
+
+func (r rows) Close() { r.Rows.Close() }
+
+// txn is a write transaction with River's queue.
+type txn struct {
+	querier
+	tx    *sql.Tx
+	queue Queue
+}
+
+// ExecMany prepares query once and runs it for each argument list.
+func (t txn) ExecMany(ctx context.Context, query string, args [][]any) ([]int64, error) {
+	stmt, err := t.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
+	}
+	defer stmt.Close()
+	ns := make([]int64, 0, len(args))
+	for _, a := range args {
+		res, err := stmt.ExecContext(ctx, a...)
+		if err != nil {
+			return ns, err
+		}
+		n, err := res.RowsAffected()
+		if err != nil {
+			return ns, err
+		}
+		ns = append(ns, n)
+	}
+	return ns, nil
+}
+
+func (t txn) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
+	return sqlstore.InsertJobs(ctx, t.queue, t.tx, jobs)
+}
+
+func (t txn) CancelJob(ctx context.Context, id int64) error {
+	return sqlstore.CancelJob(ctx, t.queue, t.tx, id)
+}

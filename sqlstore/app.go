@@ -1,0 +1,104 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
+	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at`
+
+// appReadColumns are appColumns and those only the service writes.
+const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at`
+
+func scanApp(row scanner) (herald.App, error) {
+	var a herald.App
+	var created int64
+	var warned sql.NullInt64
+	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
+		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
+		&a.WebhookURL, &a.WebhookSecret, &created, &a.FCMWarning, &warned)
+	a.CreatedAt = time.UnixMilli(created).UTC()
+	a.FCMWarningAt = fromMS(warned)
+	return a, err
+}
+
+func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
+	return scanApp(c.queryRow(ctx, `SELECT `+appReadColumns+` FROM apps WHERE id = ?`, id))
+}
+
+// CreateApp inserts a new app.
+func (s *Store) CreateApp(ctx context.Context, a herald.App) error {
+	return s.inTx(ctx, func(c conn) error {
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
+			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
+			a.WebhookSecret, a.CreatedAt.UnixMilli())
+		return err
+	})
+}
+
+// App returns the app with id, or herald.ErrNotFound.
+func (s *Store) App(ctx context.Context, id string) (herald.App, error) {
+	return appByID(ctx, s.reader(), id)
+}
+
+// AppByAPIKey returns the app with the API key, or herald.ErrNotFound.
+func (s *Store) AppByAPIKey(ctx context.Context, apiKey string) (herald.App, error) {
+	return scanApp(s.reader().queryRow(ctx, `SELECT `+appReadColumns+` FROM apps WHERE api_key = ?`, apiKey))
+}
+
+// ListApps returns every app, oldest first.
+func (s *Store) ListApps(ctx context.Context) ([]herald.App, error) {
+	apps := []herald.App{}
+	err := s.reader().each(ctx, func(r scanner) error {
+		a, err := scanApp(r)
+		if err == nil {
+			apps = append(apps, a)
+		}
+		return err
+	}, `SELECT `+appReadColumns+` FROM apps ORDER BY created_at, id`)
+	return apps, err
+}
+
+// UpdateApp writes the app's settings.
+func (s *Store) UpdateApp(ctx context.Context, a herald.App) error {
+	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
+		default_marketing = ?, default_marketing_night = ? WHERE id = ?`,
+		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
+		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.ID)
+}
+
+// DeleteApp removes an app and everything it owns.
+func (s *Store) DeleteApp(ctx context.Context, id string) error {
+	return s.execOne(ctx, `DELETE FROM apps WHERE id = ?`, id)
+}
+
+// SetSecretHash replaces the app's secret key hash; the old key is dead at
+// once.
+func (s *Store) SetSecretHash(ctx context.Context, id string, hash []byte) error {
+	return s.execOne(ctx, `UPDATE apps SET secret_hash = ? WHERE id = ?`, hash, id)
+}
+
+// SetFCMCredentials stores (or, with nil, removes) the sealed service-account
+// file.
+func (s *Store) SetFCMCredentials(ctx context.Context, id string, sealed []byte) error {
+	return s.execOne(ctx, `UPDATE apps SET fcm_credentials = ?, fcm_warning = '', fcm_warning_at = NULL WHERE id = ?`, sealed, id)
+}
+
+// SetFCMWarning records FCM's last refusal of the app's credentials.
+func (s *Store) SetFCMWarning(ctx context.Context, id, warning string, at time.Time) error {
+	return s.execOne(ctx, `UPDATE apps SET fcm_warning = ?, fcm_warning_at = ? WHERE id = ?`, warning, at.UnixMilli(), id)
+}
+
+// SetWebhook stores the webhook URL and sealed secret; an empty URL removes
+// the webhook.
+func (s *Store) SetWebhook(ctx context.Context, id, url string, sealedSecret []byte) error {
+	if url == "" {
+		sealedSecret = nil
+	}
+	return s.execOne(ctx, `UPDATE apps SET webhook_url = ?, webhook_secret = ? WHERE id = ?`, url, sealedSecret, id)
+}

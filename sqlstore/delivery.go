@@ -1,0 +1,232 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// StartSending records the fan-out of a push still waiting for it.
+func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
+	started := false
+	err := s.inTx(ctx, func(c conn) error {
+		// Claim the fan-out first: of several at once, one moves the push
+		// out of waiting; the others change nothing.
+		chunks := map[int]bool{}
+		for _, d := range f.Deliveries {
+			if !d.State.Final() {
+				chunks[d.Chunk] = true
+			}
+		}
+		now := s.Now()
+		n, err := c.exec(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?
+			WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`)`, now.UnixMilli(), len(chunks), pushID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			_, err := pushStatus(ctx, c, pushID) // ErrNotFound for an unknown push
+			return err
+		}
+		if err := insertDeliveries(ctx, c, pushID, f.Deliveries); err != nil {
+			return err
+		}
+		chunkArgs := make([][]any, 0, len(chunks))
+		for chunk := range chunks {
+			chunkArgs = append(chunkArgs, []any{pushID, chunk})
+		}
+		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk) VALUES (?, ?)`, chunkArgs); err != nil {
+			return err
+		}
+		if f.Recipients != nil {
+			if err := recordTargets(ctx, c, pushID, f, now); err != nil {
+				return err
+			}
+		}
+		started = true
+		_, err = c.insertJobs(ctx, f.Jobs)
+		return err
+	})
+	return started, err
+}
+
+func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.Delivery) error {
+	args := make([][]any, len(ds))
+	for i, d := range ds {
+		args[i] = []any{pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform,
+			d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.OldForBadge, d.OldForImage}
+	}
+	_, err := c.execMany(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
+		app_source_version, token_updated_at, chunk, state, old_for_badge, old_for_image) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
+	return err
+}
+
+// recordTargets stores the users a topic or all-users push found at its
+// fan-out, and charges for them.
+func recordTargets(ctx context.Context, c conn, pushID string, f herald.Fanout, now time.Time) error {
+	if err := insertRecipients(ctx, c, pushID, f.Recipients); err != nil {
+		return err
+	}
+	var appID string
+	if err := c.queryRow(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = ? WHERE id = ? RETURNING app_id`,
+		len(f.Recipients), f.ChargeHalf, pushID).Scan(&appID); err != nil {
+		return err
+	}
+	return charge(ctx, c, appID, pushID, f.ChargeHalf, now)
+}
+
+const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform, app_source_version, token_updated_at, chunk,
+	state, reason, error, attempts, resent`
+
+func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
+	var out []herald.Delivery
+	err := s.reader().each(ctx, func(row scanner) error {
+		var d herald.Delivery
+		var updated int64
+		if err := row.Scan(&d.Seq, &d.RecipientIdx, &d.UserID, &d.DeviceID, &d.Token, &d.Platform, &d.AppSourceVersion,
+			&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent); err != nil {
+			return err
+		}
+		d.TokenUpdatedAt = time.UnixMilli(updated).UTC()
+		out = append(out, d)
+		return nil
+	}, `SELECT `+deliveryColumns+` FROM deliveries WHERE `+where+` ORDER BY seq`, args...)
+	return out, err
+}
+
+// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
+func (s *Store) OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]herald.Delivery, error) {
+	return s.deliveries(ctx, `push_id = ? AND chunk = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, pushID, chunk)
+}
+
+// Deliveries returns every delivery of a push.
+func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error) {
+	return s.deliveries(ctx, `push_id = ?`, pushID)
+}
+
+// MarkInflight records that deliveries are about to be sent to the devices
+// and tokens they were resolved to. Each update is guarded: the delivery is
+// still open and its device still holds the token (and, with an owner, is
+// still mapped to it), so a token moved or a device handed to another user
+// since the resolution is never marked, and so never sent. One found
+// inflight already was sent before a crash, maybe, and is marked resent.
+func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []herald.SendTarget) ([]int, error) {
+	var marked []int
+	err := s.inTx(ctx, func(c conn) error {
+		marked = marked[:0]
+		args := make([][]any, len(ts))
+		for i, t := range ts {
+			args[i] = []any{t.DeviceID, t.Token, pushID, t.Seq, appID, t.Owner}
+		}
+		ns, err := c.execMany(ctx, `UPDATE deliveries SET resent = resent OR state = 'inflight', state = 'inflight',
+			device_id = ?1, token = ?2
+			WHERE push_id = ?3 AND seq = ?4 AND state IN (`+inList(herald.OpenDeliveryStates)+`)
+			AND EXISTS (SELECT 1 FROM devices WHERE app_id = ?5 AND device_id = ?1 AND token = ?2
+				AND (?6 IS NULL OR user_id = ?6))`, args)
+		for i, n := range ns {
+			if n == 1 {
+				marked = append(marked, ts[i].Seq)
+			}
+		}
+		return err
+	})
+	return marked, err
+}
+
+// RecordOutcomes records send results and drops dead tokens.
+func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []herald.Outcome) error {
+	return s.inTx(ctx, func(c conn) error {
+		var updates, drops [][]any
+		for _, o := range os {
+			updates = append(updates, []any{o.State, o.Reason, o.Error, pushID, o.Seq})
+			if o.DropDevice {
+				drops = append(drops, []any{appID, o.DeviceID, o.Token})
+			}
+		}
+		if _, err := c.execMany(ctx, `UPDATE deliveries SET state = ?, reason = ?, error = ?, attempts = attempts + 1
+			WHERE push_id = ? AND seq = ?`, updates); err != nil {
+			return err
+		}
+		_, err := c.execMany(ctx, `DELETE FROM devices WHERE app_id = ? AND device_id = ? AND token = ?`, drops)
+		return err
+	})
+}
+
+// CompleteChunk marks a chunk finished and inserts finish after the last.
+// Each chunk is completed once (guarded on done being false), and the
+// push's count of open chunks is decremented with RETURNING, so exactly
+// one completion sees zero, however many run at once.
+func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error {
+	return s.inTx(ctx, func(c conn) error {
+		n, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE WHERE push_id = ? AND chunk = ? AND done = FALSE`, pushID, chunk)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return nil // completed before a crash, or the push failed; its finish is on its way
+		}
+		var open int
+		if err := c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks - 1 WHERE id = ? RETURNING open_chunks`,
+			pushID).Scan(&open); err != nil {
+			return err
+		}
+		if open > 0 {
+			return nil
+		}
+		_, err = c.insertJobs(ctx, []herald.Job{finish})
+		return err
+	})
+}
+
+// FailPush ends a push that cannot be sent.
+func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
+	return s.inTx(ctx, func(c conn) error {
+		n, err := c.exec(ctx, `UPDATE pushes SET status = 'failed', failure_reason = ? WHERE id = ? AND status = 'sending'`, reason, pushID)
+		if err != nil || n == 0 {
+			return err
+		}
+		if _, err := c.exec(ctx, `UPDATE deliveries SET state = 'failed', error = ?
+			WHERE push_id = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, reason, pushID); err != nil {
+			return err
+		}
+		if _, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE WHERE push_id = ?`, pushID); err != nil {
+			return err
+		}
+		if _, err := c.exec(ctx, `UPDATE pushes SET open_chunks = 0 WHERE id = ?`, pushID); err != nil {
+			return err
+		}
+		_, err = c.insertJobs(ctx, []herald.Job{finish})
+		return err
+	})
+}
+
+// FinishPush records the unreachable users and the push's end. The end is
+// a guarded write (finished_at still unset), made first, so of several
+// finishes at once exactly one records anything and queues the webhooks.
+func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
+	finished := false
+	err := s.inTx(ctx, func(c conn) error {
+		status, err := pushStatus(ctx, c, pushID)
+		if err != nil {
+			return err
+		}
+		now := s.Now().UnixMilli()
+		n, err := c.exec(ctx, `UPDATE pushes SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?)
+			WHERE id = ? AND status = ? AND finished_at IS NULL`, status.EndStatus(), now, now, pushID, status)
+		if err != nil || n == 0 {
+			return err // on no row: finished already (or its status moved: the next finish judges it)
+		}
+		args := make([][]any, len(unreachable))
+		for i, u := range unreachable {
+			args[i] = []any{pushID, u.UserID, u.Reason}
+		}
+		if _, err := c.execMany(ctx, `INSERT INTO unreachable (push_id, user_id, reason) VALUES (?,?,?) ON CONFLICT DO NOTHING`, args); err != nil {
+			return err
+		}
+		finished = true
+		_, err = c.insertJobs(ctx, follow)
+		return err
+	})
+	return finished, err
+}

@@ -1,0 +1,150 @@
+package sqlstore
+
+import (
+	"context"
+	"strconv"
+
+	"github.com/heraldpush/herald"
+)
+
+// Pushes returns a page of an app's pushes with their counts.
+func (s *Store) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]herald.Push, string, error) {
+	where, args := `app_id = ?`, []any{appID}
+	if f.RequestGroupID != "" {
+		where, args = where+` AND request_group_id = ?`, append(args, f.RequestGroupID)
+	}
+	if f.Status != "" {
+		where, args = where+` AND status = ?`, append(args, f.Status)
+	}
+	order := `id DESC`
+	if f.Scheduled {
+		where, order = where+` AND status = 'scheduled'`, `scheduled_at, id`
+		if f.Cursor != "" {
+			// The cursor of a scheduled list is "<scheduled_at ms>.<id>".
+			at, id, ok := cutCursor(f.Cursor)
+			if !ok {
+				return nil, "", herald.Invalid(herald.Detail{Field: "cursor", Reason: "is not a cursor this list gave"})
+			}
+			where, args = where+` AND (scheduled_at > ? OR (scheduled_at = ? AND id > ?))`, append(args, at, at, id)
+		}
+	} else if f.Cursor != "" {
+		// The cursor of the history list is the last push's id.
+		if !isPushID(f.Cursor) {
+			return nil, "", herald.Invalid(herald.Detail{Field: "cursor", Reason: "is not a cursor this list gave"})
+		}
+		where, args = where+` AND id < ?`, append(args, f.Cursor)
+	}
+	r := s.reader()
+	ps, err := queryPushes(ctx, r, `SELECT `+pushColumns+` FROM pushes WHERE `+where+` ORDER BY `+order+` LIMIT ?`,
+		append(args, f.Limit+1)...)
+	if err != nil {
+		return nil, "", err
+	}
+	next := ""
+	if len(ps) > f.Limit {
+		ps = ps[:f.Limit]
+		last := ps[len(ps)-1]
+		next = last.ID
+		if f.Scheduled {
+			next = strconv.FormatInt(last.ScheduledAt.UnixMilli(), 10) + "." + last.ID
+		}
+	}
+	return ps, next, fillAllCounts(ctx, r, ps)
+}
+
+// isPushID reports whether s has the form of a push id: "push_" and 22
+// base62 characters (herald.NewID).
+func isPushID(s string) bool {
+	const prefix, n = "push_", 22
+	if len(s) != len(prefix)+n || s[:len(prefix)] != prefix {
+		return false
+	}
+	for _, c := range []byte(s[len(prefix):]) {
+		if !('0' <= c && c <= '9' || 'a' <= c && c <= 'z' || 'A' <= c && c <= 'Z') {
+			return false
+		}
+	}
+	return true
+}
+
+func cutCursor(c string) (int64, string, bool) {
+	for i := range len(c) {
+		if c[i] == '.' {
+			at, err := strconv.ParseInt(c[:i], 10, 64)
+			return at, c[i+1:], err == nil
+		}
+	}
+	return 0, "", false
+}
+
+// PushGroup returns the pushes sharing a requestGroupId, oldest first.
+func (s *Store) PushGroup(ctx context.Context, appID, requestGroupID string) ([]herald.Push, error) {
+	r := s.reader()
+	ps, err := queryPushes(ctx, r, `SELECT `+pushColumns+` FROM pushes WHERE app_id = ? AND request_group_id = ? ORDER BY id`,
+		appID, requestGroupID)
+	if err != nil {
+		return nil, err
+	}
+	return ps, fillAllCounts(ctx, r, ps)
+}
+
+func queryPushes(ctx context.Context, c conn, query string, args ...any) ([]herald.Push, error) {
+	var ps []herald.Push
+	err := c.each(ctx, func(row scanner) error {
+		p, err := scanPush(row)
+		ps = append(ps, p)
+		return err
+	}, query, args...)
+	return ps, err
+}
+
+func fillAllCounts(ctx context.Context, c conn, ps []herald.Push) error {
+	for i := range ps {
+		if err := fillCounts(ctx, c, &ps[i]); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// UnreachableUsersOf returns the users a push could not reach.
+func (s *Store) UnreachableUsersOf(ctx context.Context, pushID string) ([]herald.Unreachable, error) {
+	out := []herald.Unreachable{}
+	err := s.reader().each(ctx, func(row scanner) error {
+		var u herald.Unreachable
+		err := row.Scan(&u.UserID, &u.Reason)
+		out = append(out, u)
+		return err
+	}, `SELECT user_id, reason FROM unreachable WHERE push_id = ? ORDER BY user_id`, pushID)
+	return out, err
+}
+
+// Failures returns a push's failed deliveries, tokens shortened.
+func (s *Store) Failures(ctx context.Context, pushID string) ([]herald.Failure, error) {
+	ds, err := s.deliveries(ctx, `push_id = ? AND state IN ('failed', 'undeliverable')`, pushID)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]herald.Failure, len(ds))
+	for i, d := range ds {
+		msg := d.Error
+		if d.Reason != "" {
+			msg = d.Reason + ": " + msg
+		}
+		out[i] = herald.Failure{UserID: d.UserID, Token: herald.TokenSuffix(d.Token), Error: msg}
+	}
+	return out, nil
+}
+
+// Usage returns an app's charges per day between from and to.
+func (s *Store) Usage(ctx context.Context, appID, from, to string) ([]herald.DayUsage, error) {
+	out := []herald.DayUsage{}
+	err := s.reader().each(ctx, func(row scanner) error {
+		var d herald.DayUsage
+		err := row.Scan(&d.Date, &d.Half)
+		out = append(out, d)
+		return err
+	}, `SELECT day, CAST(SUM(half_units) AS BIGINT) FROM usage WHERE app_id = ? AND day BETWEEN ? AND ?
+		GROUP BY day ORDER BY day`, appID, from, to)
+	return out, err
+}

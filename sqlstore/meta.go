@@ -1,0 +1,36 @@
+package sqlstore
+
+import "context"
+
+// masterKeyCheck is the meta row holding the master key's check value.
+const masterKeyCheck = "master-key-check"
+
+// MasterKeyCheck returns the stored check value of the master key, or
+// herald.ErrNotFound.
+func (s *Store) MasterKeyCheck(ctx context.Context) ([]byte, error) {
+	var v []byte
+	err := s.reader().queryRow(ctx, `SELECT value FROM meta WHERE name = ?`, masterKeyCheck).Scan(&v)
+	return v, err
+}
+
+// SetMasterKeyCheck stores the master key's check value.
+func (s *Store) SetMasterKeyCheck(ctx context.Context, check []byte) error {
+	return s.inTx(ctx, func(c conn) error {
+		_, err := c.exec(ctx, `INSERT INTO meta (name, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+			masterKeyCheck, check, s.Now().UnixMilli())
+		return err
+	})
+}
+
+// SealedSample returns one sealed value (FCM credentials or a webhook
+// secret), or herald.ErrNotFound when no app has one.
+func (s *Store) SealedSample(ctx context.Context) ([]byte, error) {
+	var v []byte
+	err := s.reader().queryRow(ctx, `SELECT v FROM (
+		SELECT fcm_credentials AS v FROM apps WHERE length(fcm_credentials) > 0
+		UNION ALL
+		SELECT webhook_secret FROM apps WHERE length(webhook_secret) > 0
+	) AS sealed LIMIT 1`).Scan(&v)
+	return v, err
+}

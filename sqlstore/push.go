@@ -1,0 +1,251 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"errors"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+func ms(t *time.Time) any {
+	if t == nil {
+		return nil
+	}
+	return t.UnixMilli()
+}
+
+func fromMS(v sql.NullInt64) *time.Time {
+	if !v.Valid {
+		return nil
+	}
+	t := time.UnixMilli(v.Int64).UTC()
+	return &t
+}
+
+// AcceptPush stores a push with its recipients, charge and job at once.
+func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
+	id, replayed := p.ID, false
+	err := s.inTx(ctx, func(c conn) error {
+		id, replayed = p.ID, false
+		if idem != nil {
+			prior, err := claimIdempotencyKey(ctx, c, p, idem)
+			if err != nil || prior != "" {
+				id, replayed = prior, prior != ""
+				return err
+			}
+		}
+		edits, _ := json.Marshal(p.Edits)
+		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
+			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
+			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
+			p.CreatedAt.UnixMilli(), string(edits)); err != nil {
+			return err
+		}
+		if err := insertRecipients(ctx, c, p.ID, rs); err != nil {
+			return err
+		}
+		if err := charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt); err != nil {
+			return err
+		}
+		ids, err := c.insertJobs(ctx, []herald.Job{job})
+		if err != nil {
+			return err
+		}
+		_, err = c.exec(ctx, `UPDATE pushes SET job_id = ? WHERE id = ?`, ids[0], p.ID)
+		return err
+	})
+	return id, replayed, err
+}
+
+// claimIdempotencyKey returns the push a key already stands for, or claims
+// the key for p and returns "". The claim is an insert that does nothing on
+// conflict, so of two requests with one key at once exactly one claims it;
+// an expired key is taken over only if it is still the one that was read.
+func claimIdempotencyKey(ctx context.Context, c conn, p herald.Push, idem *herald.Idempotency) (string, error) {
+	// Keys live 24 hours; the app's expired ones go as new ones come.
+	if _, err := c.exec(ctx, `DELETE FROM idempotency WHERE app_id = ? AND created_at <= ?`,
+		p.AppID, p.CreatedAt.Add(-herald.IdempotencyWindow).UnixMilli()); err != nil {
+		return "", err
+	}
+	n, err := c.exec(ctx, `INSERT INTO idempotency (app_id, key, request_hash, push_id, created_at) VALUES (?,?,?,?,?)
+		ON CONFLICT (app_id, key) DO NOTHING`, p.AppID, idem.Key, idem.Hash, p.ID, p.CreatedAt.UnixMilli())
+	if err != nil {
+		return "", err
+	}
+	if n == 1 {
+		return "", nil
+	}
+	stored, err := idempotencyRecord(ctx, c, p.AppID, idem.Key)
+	if err != nil {
+		return "", err
+	}
+	decision, err := herald.DecideIdempotency(stored, *idem, p.CreatedAt)
+	if err != nil || decision == herald.IdempotencyReplay {
+		return stored.PushID, err
+	}
+	return "", guard(c.exec(ctx, `UPDATE idempotency SET request_hash = ?, push_id = ?, created_at = ?
+		WHERE app_id = ? AND key = ? AND created_at = ?`, idem.Hash, p.ID, p.CreatedAt.UnixMilli(),
+		p.AppID, idem.Key, stored.CreatedAt.UnixMilli()))
+}
+
+// idempotencyRecord reads a stored key; nil when there is none.
+func idempotencyRecord(ctx context.Context, c conn, appID, key string) (*herald.IdempotencyRecord, error) {
+	var r herald.IdempotencyRecord
+	var created int64
+	err := c.queryRow(ctx, `SELECT request_hash, push_id, created_at FROM idempotency WHERE app_id = ? AND key = ?`,
+		appID, key).Scan(&r.Hash, &r.PushID, &created)
+	if errors.Is(err, herald.ErrNotFound) {
+		return nil, nil
+	}
+	r.CreatedAt = time.UnixMilli(created)
+	return &r, err
+}
+
+// IdempotentPush returns the push a recent idempotency key stands for.
+func (s *Store) IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error) {
+	stored, err := idempotencyRecord(ctx, s.reader(), appID, idem.Key)
+	if err != nil {
+		return herald.Push{}, false, err
+	}
+	decision, err := herald.DecideIdempotency(stored, idem, now)
+	if err != nil || decision != herald.IdempotencyReplay {
+		return herald.Push{}, false, err
+	}
+	p, err := s.Push(ctx, stored.PushID)
+	return p, err == nil, err
+}
+
+// charge records half Server Actions for a push, on the app's local day.
+func charge(ctx context.Context, c conn, appID, pushID string, half int64, at time.Time) error {
+	loc, err := location(ctx, c, appID)
+	if err != nil {
+		return err
+	}
+	return insertUsage(ctx, c, herald.Charge(appID, pushID, half, at, loc))
+}
+
+// insertUsage writes ledger entries.
+func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error {
+	args := make([][]any, len(entries))
+	for i, e := range entries {
+		args[i] = []any{e.AppID, e.PushID, e.Day, e.Half, e.At.UnixMilli()}
+	}
+	_, err := c.execMany(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`, args)
+	return err
+}
+
+// location returns the app's time zone; an unknown app has the default.
+func location(ctx context.Context, c conn, appID string) (*time.Location, error) {
+	var tz string
+	err := c.queryRow(ctx, `SELECT time_zone FROM apps WHERE id = ?`, appID).Scan(&tz)
+	if err != nil && !errors.Is(err, herald.ErrNotFound) {
+		return nil, err
+	}
+	return herald.App{TimeZone: tz}.Location(), nil
+}
+
+func insertRecipients(ctx context.Context, c conn, pushID string, rs []herald.Recipient) error {
+	args := make([][]any, len(rs))
+	for i, r := range rs {
+		var title, content, link, image any
+		if c := r.Content; c != nil {
+			title, content, link, image = c.Title, c.Content, c.LinkURL, c.ImageURL
+		}
+		args[i] = []any{pushID, i, r.UserID, title, content, link, image}
+	}
+	_, err := c.execMany(ctx, `INSERT INTO push_recipients (push_id, idx, user_id, title, content, link_url, image_url)
+		VALUES (?,?,?,?,?,?,?)`, args)
+	return err
+}
+
+const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
+	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits`
+
+// scanPush reads pushColumns, then any extra columns into extra.
+func scanPush(row scanner, extra ...any) (herald.Push, error) {
+	var p herald.Push
+	var scheduled, started, finished sql.NullInt64
+	var created int64
+	var edits string
+	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
+		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits}, extra...)...)
+	if err != nil {
+		return p, err
+	}
+	p.ScheduledAt, p.StartedAt, p.FinishedAt = fromMS(scheduled), fromMS(started), fromMS(finished)
+	p.CreatedAt = time.UnixMilli(created).UTC()
+	p.Counts.RequestedUsers = p.RequestedUsers
+	return p, json.Unmarshal([]byte(edits), &p.Edits)
+}
+
+// Push returns a push with its counts.
+func (s *Store) Push(ctx context.Context, id string) (herald.Push, error) {
+	p, err := s.PushRecord(ctx, id)
+	if err != nil {
+		return p, err
+	}
+	return p, fillCounts(ctx, s.reader(), &p)
+}
+
+// PushRecord returns a push without its counts.
+func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) {
+	return scanPush(s.reader().queryRow(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
+}
+
+// fillCounts sets the counts a push's deliveries and unreachable users
+// make.
+func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
+	counts := &p.Counts
+	err := c.each(ctx, func(row scanner) error {
+		var state herald.DeliveryState
+		var n, oldBadge, oldImage int
+		if err := row.Scan(&state, &n, &oldBadge, &oldImage); err != nil {
+			return err
+		}
+		counts.CountState(state, n)
+		if state == herald.DeliverySent {
+			counts.BadgeUnsupported, counts.ImageUnsupported = oldBadge, oldImage
+		}
+		return nil
+	}, `SELECT state, COUNT(*), SUM(CASE WHEN old_for_badge THEN 1 ELSE 0 END), SUM(CASE WHEN old_for_image THEN 1 ELSE 0 END)
+		FROM deliveries WHERE push_id = ? GROUP BY state`, p.ID)
+	if err != nil {
+		return err
+	}
+	return c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&counts.Unreachable)
+}
+
+// PushStatus returns only a push's status.
+func (s *Store) PushStatus(ctx context.Context, id string) (herald.PushStatus, error) {
+	return pushStatus(ctx, s.reader(), id)
+}
+
+func pushStatus(ctx context.Context, c conn, id string) (herald.PushStatus, error) {
+	var status herald.PushStatus
+	err := c.queryRow(ctx, `SELECT status FROM pushes WHERE id = ?`, id).Scan(&status)
+	return status, err
+}
+
+// Recipients returns a push's requested users in request order.
+func (s *Store) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
+	var out []herald.Recipient
+	err := s.reader().each(ctx, func(row scanner) error {
+		var r herald.Recipient
+		var title, content, link, image sql.NullString
+		if err := row.Scan(&r.UserID, &title, &content, &link, &image); err != nil {
+			return err
+		}
+		if title.Valid {
+			r.Content = &herald.Content{Title: title.String, Content: content.String, LinkURL: link.String, ImageURL: image.String}
+		}
+		out = append(out, r)
+		return nil
+	}, `SELECT user_id, title, content, link_url, image_url FROM push_recipients WHERE push_id = ? ORDER BY idx`, pushID)
+	return out, err
+}

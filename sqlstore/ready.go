@@ -1,0 +1,52 @@
+package sqlstore
+
+import (
+	"context"
+	"sync"
+	"time"
+)
+
+// Unready is why a store cannot take traffic: a short reason safe to
+// answer to anyone (web.Health does), and the cause, for the log.
+type Unready struct {
+	reason string
+	err    error
+}
+
+// NewUnready returns an *Unready with reason, without paths or driver
+// text, and its cause.
+func NewUnready(reason string, err error) *Unready { return &Unready{reason: reason, err: err} }
+
+// Reason is the short reason, without paths or driver text.
+func (e *Unready) Reason() string { return e.reason }
+
+func (e *Unready) Error() string { return e.reason + ": " + e.err.Error() }
+
+func (e *Unready) Unwrap() error { return e.err }
+
+// probeEvery bounds how often readiness probes the database: answers
+// within it reuse the last probe, so /readyz cannot hammer the store.
+const probeEvery = time.Second
+
+// Readiness caches an engine's readiness probe for a second; concurrent
+// callers share one probe.
+type Readiness struct {
+	mu  sync.Mutex
+	at  time.Time
+	err error
+}
+
+// Check returns the last answer of probe, probing again when it is older
+// than a second.
+func (r *Readiness) Check(ctx context.Context, probe func(context.Context) error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	// The wall clock, not a store's Now: tests freeze that, and this
+	// bounds work rather than deciding anything about data.
+	if now := time.Now(); r.at.IsZero() || now.Sub(r.at) >= probeEvery {
+		// A client hanging up must not cache "not ready" for everyone.
+		r.err = probe(context.WithoutCancel(ctx))
+		r.at = time.Now()
+	}
+	return r.err
+}

@@ -1,0 +1,95 @@
+// Package sqlstore is Herald's store written once in SQL that both engines
+// accept: every query of herald's store interfaces, run against a small
+// Engine each adapter provides (sqlite on database/sql, postgres on pgx).
+// An engine supplies connections, transactions, River's jobs in those
+// transactions, and the translation of its driver's errors; it writes no
+// query of the store's.
+//
+// The shared dialect: `?` placeholders (also `?NNN`, numbered), which an
+// engine numbering its parameters rebinds; TRUE and FALSE, never 1 and 0;
+// IS NOT DISTINCT FROM for a comparison that may meet NULL; a CAST where a
+// parameter's type cannot be inferred from a column; ON CONFLICT and
+// RETURNING; times as integer milliseconds.
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// Querier runs statements of the shared dialect.
+type Querier interface {
+	// Exec runs a statement and returns how many rows it changed.
+	Exec(ctx context.Context, query string, args ...any) (int64, error)
+	Query(ctx context.Context, query string, args ...any) (Rows, error)
+	QueryRow(ctx context.Context, query string, args ...any) Row
+}
+
+// Tx is a write transaction: statements, statements run once per argument
+// list, and River's jobs inserted and cancelled in the same transaction.
+type Tx interface {
+	Querier
+	// ExecMany runs query once per argument list, in order, and returns
+	// the rows each run changed. An engine may prepare or batch it.
+	ExecMany(ctx context.Context, query string, args [][]any) ([]int64, error)
+	// InsertJobs inserts jobs and returns their ids, in order.
+	InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error)
+	// CancelJob cancels a job that has not run yet.
+	CancelJob(ctx context.Context, id int64) error
+}
+
+// Rows is the result of a query; Close may be called more than once.
+type Rows interface {
+	Next() bool
+	Scan(dest ...any) error
+	Err() error
+	Close()
+}
+
+// Row is the result of a query of one row; Scan reports no row as the
+// engine's own error, which Translate maps to herald.ErrNotFound.
+type Row interface {
+	Scan(dest ...any) error
+}
+
+// Engine is what an adapter provides.
+type Engine interface {
+	// Reader runs reads outside any transaction.
+	Reader() Querier
+	// InTx runs fn in a write transaction, committing when fn returns nil
+	// and rolling back otherwise.
+	InTx(ctx context.Context, fn func(Tx) error) error
+	// Translate maps the driver's errors to the store's: no row is
+	// herald.ErrNotFound, a unique violation wraps ErrUnique; any other
+	// error is returned as it is.
+	Translate(err error) error
+}
+
+// ErrUnique marks an insert or update that met a unique index. A
+// transaction that lost a race this way is run again (see inTxRetry).
+var ErrUnique = errors.New("unique violation")
+
+// Store implements herald's store interfaces on an Engine.
+type Store struct {
+	// Now is the clock; tests replace it.
+	Now func() time.Time
+	e   Engine
+}
+
+// New returns a store on e with the wall clock.
+func New(e Engine) *Store {
+	return &Store{Now: time.Now, e: e}
+}
+
+var (
+	_ herald.AppStore       = (*Store)(nil)
+	_ herald.UserStore      = (*Store)(nil)
+	_ herald.PushStore      = (*Store)(nil)
+	_ herald.DeliveryStore  = (*Store)(nil)
+	_ herald.HistoryStore   = (*Store)(nil)
+	_ herald.ScheduleStore  = (*Store)(nil)
+	_ herald.MasterKeyStore = (*Store)(nil)
+)

@@ -1,0 +1,191 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/heraldpush/herald"
+)
+
+// conn is a Querier (and, in a transaction, a Tx) whose every error has
+// been through the engine's Translate: the one place driver errors become
+// the store's.
+type conn struct {
+	q  Querier
+	tx Tx // nil outside a transaction
+	tr func(error) error
+}
+
+func (c conn) exec(ctx context.Context, query string, args ...any) (int64, error) {
+	n, err := c.q.Exec(ctx, query, args...)
+	return n, c.tr(err)
+}
+
+func (c conn) query(ctx context.Context, query string, args ...any) (rows, error) {
+	r, err := c.q.Query(ctx, query, args...)
+	if err != nil {
+		return rows{}, c.tr(err)
+	}
+	return rows{r: r, tr: c.tr}, nil
+}
+
+func (c conn) queryRow(ctx context.Context, query string, args ...any) row {
+	return row{r: c.q.QueryRow(ctx, query, args...), tr: c.tr}
+}
+
+func (c conn) execMany(ctx context.Context, query string, args [][]any) ([]int64, error) {
+	if len(args) == 0 {
+		return nil, nil
+	}
+	ns, err := c.tx.ExecMany(ctx, query, args)
+	return ns, c.tr(err)
+}
+
+func (c conn) insertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
+	if len(jobs) == 0 {
+		return nil, nil
+	}
+	ids, err := c.tx.InsertJobs(ctx, jobs)
+	if err != nil {
+		return nil, fmt.Errorf("insert job: %w", c.tr(err))
+	}
+	return ids, nil
+}
+
+func (c conn) cancelJob(ctx context.Context, id int64) error {
+	if err := c.tx.CancelJob(ctx, id); err != nil {
+		return fmt.Errorf("cancel job: %w", c.tr(err))
+	}
+	return nil
+}
+
+// row translates its Scan's error.
+type row struct {
+	r  Row
+	tr func(error) error
+}
+
+func (r row) Scan(dest ...any) error { return r.tr(r.r.Scan(dest...)) }
+
+// rows translates its errors.
+type rows struct {
+	r  Rows
+	tr func(error) error
+}
+
+func (r rows) Next() bool             { return r.r.Next() }
+func (r rows) Scan(dest ...any) error { return r.tr(r.r.Scan(dest...)) }
+func (r rows) Err() error             { return r.tr(r.r.Err()) }
+func (r rows) Close()                 { r.r.Close() }
+
+// scanner is a row or the current row of rows.
+type scanner interface{ Scan(dest ...any) error }
+
+// each runs a query and calls scan on each row it returns.
+func (c conn) each(ctx context.Context, scan func(scanner) error, query string, args ...any) error {
+	r, err := c.query(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for r.Next() {
+		if err := scan(r); err != nil {
+			return err
+		}
+	}
+	return r.Err()
+}
+
+// translate passes err through the engine's Translate once: an error
+// already translated (herald's, or a unique violation) is left as it is.
+func (s *Store) translate(err error) error {
+	var he *herald.Error
+	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, errConflict) || errors.As(err, &he) {
+		return err
+	}
+	return s.e.Translate(err)
+}
+
+// reader is a conn on the engine's reads outside transactions.
+func (s *Store) reader() conn {
+	return conn{q: s.e.Reader(), tr: s.translate}
+}
+
+// inTx runs fn in a write transaction, committing when it returns nil.
+func (s *Store) inTx(ctx context.Context, fn func(c conn) error) error {
+	return s.translate(s.e.InTx(ctx, func(tx Tx) error {
+		return fn(conn{q: tx, tx: tx, tr: s.translate})
+	}))
+}
+
+// errConflict is returned inside a transaction when a guarded write found
+// its row changed by another writer since it was read: the transaction is
+// run again from the start, on the new state.
+var errConflict = errors.New("sqlstore: row changed concurrently")
+
+// txAttempts bounds how often a transaction that lost a race is run again.
+const txAttempts = 8
+
+// inTxRetry runs fn in a write transaction like inTx, and runs it again
+// when a guarded write lost a race (errConflict) or, with retryUnique, when
+// an insert met a unique violation that a concurrent writer caused (the
+// next run sees that writer's row and takes the other path).
+func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn) error) error {
+	for attempt := 1; ; attempt++ {
+		err := s.inTx(ctx, fn)
+		retry := errors.Is(err, errConflict) || retryUnique && errors.Is(err, ErrUnique)
+		switch {
+		case !retry:
+			return err
+		case attempt == txAttempts:
+			return fmt.Errorf("sqlstore: gave up after %d attempts: %w", attempt, err)
+		case ctx.Err() != nil:
+			return ctx.Err()
+		}
+	}
+}
+
+// guard turns a guarded write's result into errConflict when it changed no
+// row.
+func guard(n int64, err error) error {
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return errConflict
+	}
+	return nil
+}
+
+// execOne runs a write that must touch exactly one row; none is
+// herald.ErrNotFound.
+func (s *Store) execOne(ctx context.Context, query string, args ...any) error {
+	return s.inTx(ctx, func(c conn) error { return execOneIn(ctx, c, query, args...) })
+}
+
+func execOneIn(ctx context.Context, c conn, query string, args ...any) error {
+	n, err := c.exec(ctx, query, args...)
+	if err != nil {
+		return err
+	}
+	if n == 0 {
+		return herald.ErrNotFound
+	}
+	return nil
+}
+
+// inList renders states (constants of the domain, never user input) as the
+// body of an SQL IN list.
+func inList[S ~string](states []S) string {
+	quoted := make([]string, len(states))
+	for i, s := range states {
+		quoted[i] = "'" + strings.ReplaceAll(string(s), "'", "''") + "'"
+	}
+	return strings.Join(quoted, ", ")
+}
+
+func placeholders(n int) string {
+	return strings.TrimSuffix(strings.Repeat("?,", n), ",")
+}

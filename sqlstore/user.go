@@ -1,0 +1,268 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+const deviceColumns = `app_id, device_id, token, platform, app_source_version, user_id, marketing, marketing_night,
+	created_at, token_updated_at`
+
+func scanDevice(row scanner) (herald.Device, error) {
+	var d herald.Device
+	var created, updated int64
+	err := row.Scan(&d.AppID, &d.ID, &d.Token, &d.Platform, &d.AppSourceVersion, &d.UserID,
+		&d.Consent.Marketing, &d.Consent.MarketingNight, &created, &updated)
+	d.CreatedAt, d.TokenUpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+	return d, err
+}
+
+func deviceByID(ctx context.Context, c conn, appID, deviceID string) (herald.Device, error) {
+	return scanDevice(c.queryRow(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND device_id = ?`, appID, deviceID))
+}
+
+func scanUser(row scanner) (herald.User, error) {
+	var u herald.User
+	var created int64
+	var withdrawn sql.NullInt64
+	err := row.Scan(&u.AppID, &u.ID, &u.State, &u.Consent.Marketing, &u.Consent.MarketingNight, &u.ConsentSet, &created, &withdrawn)
+	if errors.Is(err, herald.ErrNotFound) {
+		return u, herald.ErrUserNotFound
+	}
+	u.CreatedAt = time.UnixMilli(created).UTC()
+	u.WithdrawnAt = fromMS(withdrawn)
+	return u, err
+}
+
+func userByID(ctx context.Context, c conn, appID, userID string) (herald.User, error) {
+	return scanUser(c.queryRow(ctx, `SELECT app_id, user_id, state, marketing, marketing_night, consent_set, created_at, withdrawn_at
+		FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
+}
+
+// registerUser makes sure the user exists in the registered state: a new
+// user is created, a withdrawn one re-registered with its consent reset.
+// The upsert locks the user's row until the transaction ends, so a
+// concurrent withdrawal or consent change waits for the device mapped here.
+func registerUser(ctx context.Context, c conn, appID, userID string, now time.Time) (herald.User, error) {
+	_, err := c.exec(ctx, `INSERT INTO users (app_id, user_id, state, created_at) VALUES (?, ?, 'registered', ?)
+		ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL WHERE users.state = 'withdrawn'`,
+		appID, userID, now.UnixMilli())
+	if err != nil {
+		return herald.User{}, err
+	}
+	return userByID(ctx, c, appID, userID)
+}
+
+// RegisterDevice upserts a device (registerPushToken). The token moves to
+// this device from any other; two registrations racing for one token are
+// serialised by the token's unique index (the loser runs again and takes
+// the token over), and a device changed meanwhile is judged again.
+func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
+	var out herald.Device
+	err := s.inTxRetry(ctx, true, func(c conn) error {
+		now := s.Now()
+		// One token, one device: a token registered again moves.
+		if _, err := c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND token = ? AND device_id <> ?`,
+			appID, reg.Token, reg.DeviceID); err != nil {
+			return err
+		}
+		old, err := deviceByID(ctx, c, appID, reg.DeviceID)
+		isNew := errors.Is(err, herald.ErrNotFound)
+		if err != nil && !isNew {
+			return err
+		}
+		d := old
+		if isNew {
+			app, err := appByID(ctx, c, appID)
+			if err != nil {
+				return err
+			}
+			d = herald.NewDevice(app, reg.DeviceID, now)
+		}
+		d.Register(reg, now)
+		if reg.UserID != nil {
+			if err := mapDevice(ctx, c, &d, *reg.UserID, now); err != nil {
+				return err
+			}
+		}
+		if isNew {
+			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
+				d.AppID, d.ID, d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing,
+				d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli())
+		} else {
+			err = updateDevice(ctx, c, old, d)
+		}
+		out = d
+		return err
+	})
+	return out, err
+}
+
+// mapDevice maps d to userID, registering the user (again, when withdrawn);
+// the device's consent follows herald's Device.MapTo.
+func mapDevice(ctx context.Context, c conn, d *herald.Device, userID string, now time.Time) error {
+	u, err := registerUser(ctx, c, d.AppID, userID, now)
+	if err != nil {
+		return err
+	}
+	d.MapTo(u)
+	return nil
+}
+
+// updateDevice writes d over old, guarded: errConflict when another writer
+// changed the device since old was read.
+func updateDevice(ctx context.Context, c conn, old, d herald.Device) error {
+	return guard(c.exec(ctx, `UPDATE devices SET token = ?, platform = ?, app_source_version = ?, user_id = ?,
+		marketing = ?, marketing_night = ?, token_updated_at = ?
+		WHERE app_id = ? AND device_id = ? AND token = ? AND user_id IS NOT DISTINCT FROM ? AND marketing = ?
+		AND marketing_night = ? AND token_updated_at = ?`,
+		d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing, d.Consent.MarketingNight,
+		d.TokenUpdatedAt.UnixMilli(), d.AppID, d.ID,
+		old.Token, old.UserID, old.Consent.Marketing, old.Consent.MarketingNight, old.TokenUpdatedAt.UnixMilli()))
+}
+
+// SetDeviceUser maps a device to a user, or unmaps it (setUserId).
+func (s *Store) SetDeviceUser(ctx context.Context, appID, deviceID string, userID *string) (herald.Device, error) {
+	return s.changeDevice(ctx, appID, deviceID, func(c conn, d *herald.Device) error {
+		if userID == nil {
+			d.UserID = nil
+			return nil
+		}
+		return mapDevice(ctx, c, d, *userID, s.Now())
+	})
+}
+
+// SetDeviceConsent applies the in-app consent switch to one device.
+func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, change herald.ConsentChange) (herald.Device, error) {
+	return s.changeDevice(ctx, appID, deviceID, func(_ conn, d *herald.Device) error {
+		c, err := change.Apply(d.Consent, "")
+		d.Consent = c
+		return err
+	})
+}
+
+// changeDevice reads a device, changes it and writes it back, guarded; a
+// device changed meanwhile is read and changed again.
+func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device) error) (herald.Device, error) {
+	var d herald.Device
+	err := s.inTxRetry(ctx, false, func(c conn) error {
+		old, err := deviceByID(ctx, c, appID, deviceID)
+		if err != nil {
+			return err
+		}
+		d = old
+		if err := change(c, &d); err != nil {
+			return err
+		}
+		return updateDevice(ctx, c, old, d)
+	})
+	return d, err
+}
+
+// DeleteDevice removes a device and its token.
+func (s *Store) DeleteDevice(ctx context.Context, appID, deviceID string) error {
+	return s.execOne(ctx, `DELETE FROM devices WHERE app_id = ? AND device_id = ?`, appID, deviceID)
+}
+
+// DeleteToken removes the device holding token.
+func (s *Store) DeleteToken(ctx context.Context, appID, token string) error {
+	return s.execOne(ctx, `DELETE FROM devices WHERE app_id = ? AND token = ?`, appID, token)
+}
+
+// SetUserConsent applies change to the user and every device mapped to it.
+// The user's pair is written only over the pair the change was applied to,
+// so two changes at once never lose one another.
+func (s *Store) SetUserConsent(ctx context.Context, appID, userID string, change herald.ConsentChange) (herald.Consent, error) {
+	var next herald.Consent
+	err := s.inTxRetry(ctx, false, func(c conn) error {
+		u, err := registeredUser(ctx, c, appID, userID)
+		if err != nil {
+			return err
+		}
+		if next, err = change.Apply(u.Consent, "state"); err != nil {
+			return err
+		}
+		set := u.WithConsent(next)
+		if err := guard(c.exec(ctx, `UPDATE users SET marketing = ?, marketing_night = ?, consent_set = ?
+			WHERE app_id = ? AND user_id = ? AND state = 'registered' AND marketing = ? AND marketing_night = ? AND consent_set = ?`,
+			set.Consent.Marketing, set.Consent.MarketingNight, set.ConsentSet, appID, userID,
+			u.Consent.Marketing, u.Consent.MarketingNight, u.ConsentSet)); err != nil {
+			return err
+		}
+		_, err = c.exec(ctx, `UPDATE devices SET marketing = ?, marketing_night = ? WHERE app_id = ? AND user_id = ?`,
+			next.Marketing, next.MarketingNight, appID, userID)
+		return err
+	})
+	return next, err
+}
+
+func registeredUser(ctx context.Context, c conn, appID, userID string) (herald.User, error) {
+	u, err := userByID(ctx, c, appID, userID)
+	if err == nil && u.State == herald.UserWithdrawn {
+		err = herald.ErrUserWithdrawn
+	}
+	return u, err
+}
+
+// WithdrawUser removes every device of the user and resets its consent.
+// The state change is guarded, so of two withdrawals at once one succeeds
+// and the other answers ErrUserWithdrawn.
+func (s *Store) WithdrawUser(ctx context.Context, appID, userID string) error {
+	return s.inTx(ctx, func(c conn) error {
+		u, err := registeredUser(ctx, c, appID, userID)
+		if err != nil {
+			return err
+		}
+		w := u.Withdrawn(s.Now())
+		n, err := c.exec(ctx, `UPDATE users SET state = ?, marketing = ?, marketing_night = ?, consent_set = ?, withdrawn_at = ?
+			WHERE app_id = ? AND user_id = ? AND state = 'registered'`,
+			w.State, w.Consent.Marketing, w.Consent.MarketingNight, w.ConsentSet, ms(w.WithdrawnAt), appID, userID)
+		if err != nil {
+			return err
+		}
+		if n == 0 {
+			return herald.ErrUserWithdrawn // withdrawn meanwhile
+		}
+		_, err = c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND user_id = ?`, appID, userID)
+		return err
+	})
+}
+
+// User returns a user with its devices and their topics.
+func (s *Store) User(ctx context.Context, appID, userID string) (herald.User, []herald.Device, error) {
+	r := s.reader()
+	u, err := userByID(ctx, r, appID, userID)
+	if err != nil {
+		return u, nil, err
+	}
+	devices := []herald.Device{}
+	err = r.each(ctx, func(row scanner) error {
+		d, err := scanDevice(row)
+		devices = append(devices, d)
+		return err
+	}, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND user_id = ? ORDER BY created_at, device_id`, appID, userID)
+	if err != nil {
+		return u, nil, err
+	}
+	for i := range devices {
+		if devices[i].Topics, err = deviceTopics(ctx, r, appID, devices[i].ID); err != nil {
+			return u, nil, err
+		}
+	}
+	return u, devices, nil
+}
+
+func deviceTopics(ctx context.Context, c conn, appID, deviceID string) ([]string, error) {
+	topics := []string{}
+	err := c.each(ctx, func(row scanner) error {
+		var t string
+		err := row.Scan(&t)
+		topics = append(topics, t)
+		return err
+	}, `SELECT topic FROM device_topics WHERE app_id = ? AND device_id = ? ORDER BY topic`, appID, deviceID)
+	return topics, err
+}
