@@ -200,3 +200,29 @@ func TestDashboardAppUserNeedsBusiness(t *testing.T) {
 		t.Errorf("apps list: got %s, want the feature shown inactive", body)
 	}
 }
+
+// TestAdminPushEditUnknownMembers: PATCH of a scheduled push refuses a
+// member it does not know, so a mistyped scheduleTime never leaves the time
+// as it was while the title changes.
+func TestAdminPushEditUnknownMembers(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	_, id, _ := withScheduledApp(t, e, b)
+	path := "/admin/v1/pushes/" + id
+	for _, tt := range []struct {
+		body string
+		want herald.Detail
+	}{
+		{`{"title":"New","scheduletime":"2026-12-01T15:00"}`, herald.Detail{Field: "scheduletime", Reason: "unknown field"}},
+		{`{"title":"New \ud800"}`, herald.Detail{Field: "title", Reason: herald.ReasonLoneSurrogate}},
+	} {
+		res := testenv.Send(t, http.DefaultClient, e.admin.URL, testenv.Request{Method: http.MethodPatch, URL: path,
+			Header: map[string]string{"Authorization": "Bearer " + testenv.AdminToken}, Body: tt.body})
+		wantDetail(t, res, path, tt.want)
+	}
+	if p, err := e.db.Push(context.Background(), id); err != nil || p.Content.Title != "First" || len(p.Edits) != 0 {
+		t.Errorf("push after refused edits: got %+v %v, want unchanged", p, err)
+	}
+}
