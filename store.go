@@ -49,7 +49,8 @@ type UserStore interface {
 	// ErrUserNotFound or ErrUserWithdrawn.
 	WithdrawUser(ctx context.Context, appID, userID string) error
 	// SubscribeTopic adds the topic to every device of the users and
-	// returns how many devices now have it; unknown users are skipped.
+	// returns how many devices it was added to (0 on a repeat); unknown
+	// users are skipped.
 	SubscribeTopic(ctx context.Context, appID, topic string, userIDs []string) (int, error)
 	// UnsubscribeTopic removes the topic from every device of the users and
 	// returns how many devices had it.
