@@ -2,6 +2,7 @@ package herald
 
 import (
 	"encoding/json"
+	"slices"
 	"strconv"
 	"unicode/utf8"
 )
@@ -10,18 +11,21 @@ import (
 // would turn both into U+FFFD without a word, so that two different userIds
 // become one user and a mangled title reaches FCM.
 const (
-	ReasonInvalidUTF8    = "must be valid UTF-8"
-	ReasonLoneSurrogate  = `must not hold a lone surrogate escape (\ud800 to \udfff without its pair)`
-	reasonMemberNameText = "member names must be valid UTF-8 without lone surrogate escapes"
+	ReasonInvalidUTF8   = "must be valid UTF-8"
+	ReasonLoneSurrogate = `must not hold a lone surrogate escape (\ud800 to \udfff without its pair)`
+	// ReasonDuplicateMember: a member named twice in one object, which Go
+	// would read as the last one without a word.
+	ReasonDuplicateMember = "must not appear twice in one object"
+	reasonMemberNameText  = "member names must be valid UTF-8 without lone surrogate escapes"
 )
 
 // maxTextProblems bounds the details one body can produce.
 const maxTextProblems = 10
 
 // TextProblems names each string of a JSON text, member names included,
-// that holds invalid UTF-8 or a lone surrogate escape: the field is the
-// string's path (messages[2].title, userIds[0]), "body" for a top-level
-// string. Only strings are looked at: a text that is no JSON at all is left
+// that holds invalid UTF-8 or a lone surrogate escape, and each member named
+// twice in one object: the field is the string's or member's path
+// (messages[2].title, userIds[0]), "body" for a top-level string. Only strings are looked at: a text that is no JSON at all is left
 // to the parser, which refuses it.
 func TextProblems(body []byte) []Detail {
 	var (
@@ -56,7 +60,12 @@ func TextProblems(body []byte) []Detail {
 			case isKey:
 				var key string // stays empty when the name is no JSON string: the parser refuses that text
 				json.Unmarshal(body[i:end], &key)
-				stack[len(stack)-1].key = key
+				top := &stack[len(stack)-1]
+				top.key = key
+				if slices.Contains(top.seen, key) {
+					out = append(out, Detail{Field: path(stack), Reason: ReasonDuplicateMember})
+				}
+				top.seen = append(top.seen, key)
 			case reason != "":
 				out = append(out, Detail{Field: path(stack), Reason: reason})
 			}
@@ -82,6 +91,7 @@ type frame struct {
 	expectKey bool
 	key       string
 	index     int
+	seen      []string // member names met so far in this object
 }
 
 // path is the JSON path of the value the innermost frame is at.

@@ -69,6 +69,12 @@ func TestUnknownMembersRefusedEndToEnd(t *testing.T) {
 		body = fmt.Sprintf(`{"userIds":["u1"],"title":"Sale","content":"c","options":{"scheduletime":%q}}`, later)
 		wantInvalid(t, e.serverDo(http.MethodPost, usersPath, a.keys(), body), usersPath, herald.Detail{Field: "options.scheduletime", Reason: "unknown field"})
 	})
+	t.Run("DuplicateMemberRefused", func(t *testing.T) {
+		// Go would keep the last "options" silently: an immediate push.
+		body := fmt.Sprintf(`{"userIds":["u1"],"title":"Sale","content":"c","options":{"scheduleTime":%q},"options":null}`, later)
+		wantInvalid(t, e.serverDo(http.MethodPost, usersPath, a.keys(), body), usersPath,
+			herald.Detail{Field: "options", Reason: herald.ReasonDuplicateMember})
+	})
 	t.Run("MessagesElement", func(t *testing.T) {
 		body := `{"messages":[{"userId":"u1","title":"t","content":"c"},{"userId":"u1","titel":"t","title":"t","content":"c"}]}`
 		wantInvalid(t, e.serverDo(http.MethodPost, messagesPath, a.keys(), body), messagesPath, herald.Detail{Field: "messages[1].titel", Reason: "unknown field"})
