@@ -14,8 +14,6 @@ type fanoutWorker struct {
 	s *Service
 }
 
-func (w *fanoutWorker) Timeout(*river.Job[FanoutArgs]) time.Duration { return 5 * time.Minute }
-
 // Work resolves the push's users to their devices now, applies consent and
 // the night window, and records the deliveries with a send job per chunk.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {

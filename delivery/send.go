@@ -17,8 +17,6 @@ type sendWorker struct {
 	s *Service
 }
 
-func (w *sendWorker) Timeout(*river.Job[SendArgs]) time.Duration { return 10 * time.Minute }
-
 // Work sends the chunk's open deliveries, records each outcome, and then
 // either snoozes until the retriable ones are due, fails the push (the app's
 // credentials are refused), or completes the chunk.
@@ -74,6 +72,8 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	case r.authFailure != "":
 		s.warn(ctx, app, p, r.authFailure)
 		return s.fail(ctx, p, r.authFailure)
+	case r.more:
+		return river.JobSnooze(0)
 	case r.retryIn > 0:
 		return river.JobSnooze(min(r.retryIn, max(time.Second, deadline.Sub(s.cfg.Now()))))
 	}
@@ -115,7 +115,9 @@ type chunkResult struct {
 	// which failed some deliveries but not the push.
 	warning string
 	// gaveUp counts deliveries failed because their retries ran out.
-	gaveUp  int
+	gaveUp int
+	// more: the chunk yielded before its last wave, to keep its run short.
+	more    bool
 	stopped bool
 	err     error
 }
@@ -128,7 +130,12 @@ type chunkResult struct {
 // and exactly those deliveries are recorded as resent.
 func (c *chunk) sendAll(ctx context.Context, ds []herald.Delivery) chunkResult {
 	var res chunkResult
+	yieldAt := time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
 	for start := 0; start < len(ds) && res.authFailure == ""; start += c.s.cfg.Concurrency {
+		if start > 0 && time.Now().After(yieldAt) {
+			res.more = true // the rest in the job's next run
+			return res
+		}
 		if !c.authorize(ctx, &res) {
 			return res
 		}

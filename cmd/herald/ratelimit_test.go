@@ -109,7 +109,7 @@ func TestAuthFailureRateLimitEndToEnd(t *testing.T) {
 	a := e.newApp(nil)
 	const path = "/api/push/v2/users"
 	body := map[string]any{"userIds": []string{"u1"}, "title": "t", "content": "c"}
-	wrong := map[string]string{"x-api-key": a.APIKey, "x-secret-key": "hs_" + a.SecretKey[3:len(a.SecretKey)-1] + "x"}
+	wrong := map[string]string{"x-api-key": a.APIKey, "x-secret-key": wrongSecret(a.SecretKey)}
 	one := fromAddr("127.0.0.1")
 	res, before := e.hammer(20, func(int) (*http.Client, testenv.Request) {
 		return one, testenv.Request{Method: http.MethodPost, URL: path, Header: wrong, Body: body}
@@ -157,4 +157,14 @@ func TestRateLimitConfig(t *testing.T) {
 	if _, err := load(nil, "--sdk-client-rate-limit", "-2"); err == nil || !strings.Contains(err.Error(), "--sdk-client-rate-limit") {
 		t.Errorf("--sdk-client-rate-limit -2: got %v, want an error naming it", err)
 	}
+}
+
+// wrongSecret returns a well-formed secret that differs from secret in its
+// last character.
+func wrongSecret(secret string) string {
+	last := "x"
+	if strings.HasSuffix(secret, last) {
+		last = "y"
+	}
+	return secret[:len(secret)-1] + last
 }

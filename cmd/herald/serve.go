@@ -141,7 +141,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		Logger:    s.log,
 		Now:       s.db.Now,
 	})
-	if err := s.startQueue(ctx, pushes.Workers()); err != nil {
+	if err := s.startQueue(ctx, pushes); err != nil {
 		return nil, s.fail(err)
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
@@ -195,19 +195,13 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 // startQueue starts River on the store's database: jobs left running by a
 // crash are reclaimed first, then workers fetch every 50 ms (SQLite has no
 // LISTEN/NOTIFY).
-func (s *service) startQueue(ctx context.Context, workers *river.Workers) error {
+func (s *service) startQueue(ctx context.Context, pushes *delivery.Service) error {
 	if n, err := s.db.ReclaimJobs(ctx); err != nil {
 		return err
 	} else if n > 0 {
 		s.log.Info("reclaimed jobs left running by an earlier process", "jobs", n)
 	}
-	rc := &river.Config{
-		Queues:            delivery.Queues(),
-		Workers:           workers,
-		FetchPollInterval: 50 * time.Millisecond,
-		FetchCooldown:     10 * time.Millisecond,
-		Logger:            s.cfg.loggerAt(s.logOut, slog.LevelWarn),
-	}
+	rc := pushes.RiverConfig(50*time.Millisecond, s.cfg.loggerAt(s.logOut, slog.LevelWarn))
 	q, err := river.NewClient(riversqlite.New(s.db.Writer), rc)
 	if err != nil {
 		return err
