@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -17,45 +16,52 @@ import (
 	"time"
 )
 
+// appUsage is the answer to `herald app --help`.
+const appUsage = `usage: herald app <create|list|show> [flags]
+
+Operator commands that call the admin API of a running herald serve.
+
+commands:
+  app create   create an app and print its keys (the secret key is shown once)
+  app list     list the apps
+  app show     show one app
+
+Run ` + "`herald app <command> --help`" + ` for the flags of one command.
+`
+
 // runApp is `herald app create|list|show`: operator commands that call the
 // admin API.
 func runApp(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		return errors.New("usage: herald app create|list|show [flags]")
+		fmt.Fprint(stderr, appUsage)
+		return errors.New("app: no command given (create, list or show)")
+	}
+	switch args[0] {
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, appUsage)
+		return nil
+	case "create", "list", "show":
+	default:
+		fmt.Fprint(stderr, appUsage)
+		return fmt.Errorf("app: unknown command %q (create, list or show)", args[0])
 	}
 	verb := args[0]
-	fs := flag.NewFlagSet("app "+verb, flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	server := fs.String("server", "", "admin API base URL (default http://$HERALD_ADMIN_ADDR)")
-	token := fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN or <data dir>/admin-token)")
-	asJSON := fs.Bool("json", false, "print the JSON answer")
-	var create appFlags
-	fs.StringVar(&create.name, "name", "", "app name (create)")
-	fs.StringVar(&create.tier, "tier", "", "free|basic|business|enterprise (create)")
-	fs.BoolVar(&create.appUser, "app-user", false, "enable the app-user feature (create)")
-	fs.StringVar(&create.timeZone, "time-zone", "", "IANA time zone (create)")
-	if err := fs.Parse(args[1:]); err != nil {
-		return err
-	}
-	// `app show <appId>` may carry flags after the id too.
-	var positional []string
-	for fs.NArg() > 0 {
-		positional = append(positional, fs.Arg(0))
-		if err := fs.Parse(fs.Args()[1:]); err != nil {
-			return err
-		}
-	}
-	method, path, body, err := appRequest(verb, positional, create)
+	cmd, create := appCommand(verb)
+	server := cmd.fs.String("server", "", "admin API base `URL` (default http://$HERALD_ADMIN_ADDR, else http://127.0.0.1:8081)")
+	token := cmd.fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN, else the admin-token file of $HERALD_DATA_DIR or ./herald-data)")
+	asJSON := cmd.fs.Bool("json", false, "print the admin API's JSON answer")
+	positional, err := cmd.parse(args[1:], stdout)
 	if err != nil {
 		return err
 	}
+	method, path, body := appRequest(verb, positional, *create)
 	c := adminClient{base: *server, token: *token}
 	if err := c.defaults(getenv); err != nil {
 		return err
 	}
 	raw, err := c.do(ctx, method, path, body)
 	if err != nil {
-		return err
+		return namedAsFlags(err, appCreateFlags)
 	}
 	if *asJSON {
 		_, err := stdout.Write(raw)
@@ -64,17 +70,45 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	return printApps(stdout, verb, raw)
 }
 
+// appCommand is the help and flags of one app command; create's settings
+// are read into the returned appFlags.
+func appCommand(verb string) (*command, *appFlags) {
+	var f appFlags
+	switch verb {
+	case "create":
+		cmd := newCommand("app create", "herald app create --name NAME [--tier free] [--app-user] [--time-zone Asia/Seoul] [flags]",
+			"Creates an app through the admin API and prints its id, API key and secret key; the secret key is\n"+
+				"shown only now. A new app's time zone is Asia/Seoul unless --time-zone says otherwise: it decides\n"+
+				"when the night window (21:00-08:00) of marketing pushes is.")
+		cmd.fs.StringVar(&f.name, "name", "", "app name (required)")
+		cmd.fs.StringVar(&f.tier, "tier", "", "free|basic|business|enterprise (default free)")
+		cmd.fs.BoolVar(&f.appUser, "app-user", false, "enable the app-user feature (business or enterprise tier only)")
+		cmd.fs.StringVar(&f.timeZone, "time-zone", "", "IANA time zone of the app (default Asia/Seoul)")
+		return cmd, &f
+	case "show":
+		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key.", "appId"), &f
+	}
+	return newCommand("app list", "herald app list [flags]", "Lists the apps: id, name, tier, features, FCM credentials, time zone and API key."), &f
+}
+
 // appFlags are the settings `app create` takes.
 type appFlags struct {
 	name, tier, timeZone string
 	appUser              bool
 }
 
+// appCreateFlags names the admin API's fields by the flags that set them,
+// so that a refusal speaks of what the user typed.
+var appCreateFlags = map[string]string{"name": "--name", "tier": "--tier", "appUserEnabled": "--app-user", "timeZone": "--time-zone"}
+
 // appRequest is the admin API call an app command makes.
-func appRequest(verb string, positional []string, create appFlags) (method, path string, body any, err error) {
+func appRequest(verb string, positional []string, create appFlags) (method, path string, body any) {
 	switch verb {
 	case "create":
-		req := map[string]any{"name": create.name}
+		req := map[string]any{}
+		if create.name != "" {
+			req["name"] = create.name
+		}
 		if create.tier != "" {
 			req["tier"] = create.tier
 		}
@@ -84,16 +118,11 @@ func appRequest(verb string, positional []string, create appFlags) (method, path
 		if create.timeZone != "" {
 			req["timeZone"] = create.timeZone
 		}
-		return http.MethodPost, "/admin/v1/apps", req, nil
-	case "list":
-		return http.MethodGet, "/admin/v1/apps", nil, nil
+		return http.MethodPost, "/admin/v1/apps", req
 	case "show":
-		if len(positional) != 1 {
-			return "", "", nil, errors.New("usage: herald app show <appId>")
-		}
-		return http.MethodGet, "/admin/v1/apps/" + url.PathEscape(positional[0]), nil, nil
+		return http.MethodGet, "/admin/v1/apps/" + url.PathEscape(positional[0]), nil
 	}
-	return "", "", nil, fmt.Errorf("unknown app command %q (create, list, show)", verb)
+	return http.MethodGet, "/admin/v1/apps", nil
 }
 
 type adminClient struct{ base, token string }
@@ -155,20 +184,50 @@ func (c *adminClient) do(ctx context.Context, method, path string, body any) ([]
 	return raw, nil
 }
 
+// apiError is an admin API refusal: its status, code, message and the
+// details naming each problem.
+type apiError struct {
+	Status  int
+	Code    string
+	Message string
+	Details []struct{ Field, Reason string }
+}
+
+func (e *apiError) Error() string {
+	msg := fmt.Sprintf("admin API answered %d %s: %s", e.Status, e.Code, e.Message)
+	for _, d := range e.Details {
+		msg += fmt.Sprintf("\n  %s: %s", d.Field, d.Reason)
+	}
+	return msg
+}
+
 // answerError turns an admin API error body into an error that names each
 // problem in its details, so the operator sees why (for example that the
 // app-user feature needs the business tier).
 func answerError(status int, raw []byte) error {
-	var e struct {
-		Code, Message string
-		Details       []struct{ Field, Reason string }
+	e := &apiError{Status: status}
+	if json.Unmarshal(raw, e) != nil || e.Code == "" {
+		e.Message = strings.TrimSpace(string(raw))
+		if len(e.Message) > 200 {
+			e.Message = e.Message[:200] + "…"
+		}
 	}
-	json.Unmarshal(raw, &e)
-	msg := fmt.Sprintf("admin API answered %d %s: %s", status, e.Code, e.Message)
-	for _, d := range e.Details {
-		msg += fmt.Sprintf("\n  %s: %s", d.Field, d.Reason)
+	return e
+}
+
+// namedAsFlags renames the details of an admin API refusal after the flags
+// that set those fields.
+func namedAsFlags(err error, flags map[string]string) error {
+	var e *apiError
+	if !errors.As(err, &e) {
+		return err
 	}
-	return errors.New(msg)
+	for i, d := range e.Details {
+		if f, ok := flags[d.Field]; ok {
+			e.Details[i].Field = f
+		}
+	}
+	return e
 }
 
 type appView struct {

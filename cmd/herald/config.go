@@ -39,6 +39,12 @@ type config struct {
 	SDKClientRateLimit   float64
 	AuthFailureRateLimit float64
 	Demo                 bool
+	// DemoFCMAddr is where --demo serves its FCM emulator: a fixed port,
+	// so that apps set up against the demo keep working after a restart.
+	DemoFCMAddr string
+	// typed holds the flags given on the command line, so that errors name
+	// a setting as the user gave it.
+	typed map[string]bool
 	// now is the clock; only tests set it.
 	now func() time.Time
 }
@@ -51,7 +57,15 @@ func (c *config) clock() func() time.Time {
 	return time.Now
 }
 
-func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (config, error) {
+// loadConfig reads the configuration of `herald serve`; --help is written
+// to stdout.
+func loadConfig(args []string, getenv func(string) string, stdout io.Writer) (config, error) {
+	return loadConfigFor("serve", args, getenv, stdout)
+}
+
+// loadConfigFor reads the configuration of serve or migrate: defaults,
+// HERALD_* variables, then the command's flags.
+func loadConfigFor(name string, args []string, getenv func(string) string, stdout io.Writer) (config, error) {
 	env := func(name, def string) string {
 		if v := getenv(name); v != "" {
 			return v
@@ -69,6 +83,7 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
 		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
+		DemoFCMAddr:          "127.0.0.1:9099",
 		LogLevel:             env("HERALD_LOG_LEVEL", "info"),
 		LogFormat:            env("HERALD_LOG_FORMAT", "text"),
 		RateLimit:            5000,
@@ -89,28 +104,57 @@ func loadConfig(args []string, getenv func(string) string, stderr io.Writer) (co
 	if err := errors.Join(errs...); err != nil {
 		return c, err
 	}
-	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
-	fs.SetOutput(stderr)
-	fs.StringVar(&c.Addr, "addr", c.Addr, "public listener address (HERALD_ADDR)")
-	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin listener address (HERALD_ADMIN_ADDR)")
+	cmd := configCommand(name)
+	c.flags(cmd.fs, name)
+	if _, err := cmd.parse(args, stdout); err != nil {
+		return c, err
+	}
+	c.typed = map[string]bool{}
+	cmd.fs.Visit(func(f *flag.Flag) { c.typed[f.Name] = true })
+	return c, c.validate()
+}
+
+// configCommand is the help of serve or migrate.
+func configCommand(name string) *command {
+	if name == "migrate" {
+		return newCommand("migrate", "herald migrate [flags]",
+			"Applies the database migrations of this version and exits; `serve` applies them too at start.\nSettings come from HERALD_* variables; a flag overrides its variable.")
+	}
+	return newCommand("serve", "herald serve [--demo] [flags]",
+		"Runs the public API (Server API and SDK API), the admin listener (dashboard, admin API, /metrics)\nand the delivery workers until SIGINT or SIGTERM. Settings come from HERALD_* variables;\na flag overrides its variable.")
+}
+
+// flags registers the flags of serve, or the few of migrate.
+func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.DataDir, "data-dir", c.DataDir, "data directory of the embedded store (HERALD_DATA_DIR)")
 	fs.StringVar(&c.DatabaseURL, "database-url", c.DatabaseURL, "postgres:// URL; empty for embedded SQLite (HERALD_DATABASE_URL)")
+	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug|info|warn|error (HERALD_LOG_LEVEL)")
+	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "text|json (HERALD_LOG_FORMAT)")
+	if name == "migrate" {
+		return
+	}
+	fs.StringVar(&c.Addr, "addr", c.Addr, "public listener address (HERALD_ADDR)")
+	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin listener address (HERALD_ADMIN_ADDR)")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (HERALD_ADMIN_TOKEN)")
 	fs.StringVar(&c.MasterKey, "master-key", c.MasterKey, "base64 32-byte key for secrets at rest (HERALD_MASTER_KEY)")
 	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
-	fs.StringVar(&c.LogLevel, "log-level", c.LogLevel, "debug|info|warn|error (HERALD_LOG_LEVEL)")
-	fs.StringVar(&c.LogFormat, "log-format", c.LogFormat, "text|json (HERALD_LOG_FORMAT)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKRateLimit, "sdk-rate-limit", c.SDKRateLimit, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKClientRateLimit, "sdk-client-rate-limit", c.SDKClientRateLimit, "SDK API requests per second per client address on this node, 0 for none (HERALD_SDK_CLIENT_RATE_LIMIT)")
 	fs.Float64Var(&c.AuthFailureRateLimit, "auth-failure-rate-limit", c.AuthFailureRateLimit, "failed Server API authentications per second per client address and per app on this node, 0 for none (HERALD_AUTH_FAILURE_RATE_LIMIT)")
 	fs.BoolVar(&c.Demo, "demo", false, "start an in-process FCM emulator and a demo app")
-	if err := fs.Parse(args); err != nil {
-		return c, err
+	fs.StringVar(&c.DemoFCMAddr, "demo-fcm-addr", c.DemoFCMAddr, "address of the demo's FCM emulator (with --demo)")
+}
+
+// source names a setting as the user gave it: the flag when one was typed,
+// else the environment variable.
+func (c *config) source(flagName, envName string) string {
+	if c.typed[flagName] {
+		return "--" + flagName
 	}
-	return c, c.validate()
+	return envName
 }
 
 // envRate reads a rate limit variable into field when it is set.
@@ -133,29 +177,29 @@ func (c *config) validate() error {
 		flag string
 		v    float64
 	}{
-		{"--rate-limit", c.RateLimit}, {"--sdk-rate-limit", c.SDKRateLimit},
-		{"--sdk-client-rate-limit", c.SDKClientRateLimit}, {"--auth-failure-rate-limit", c.AuthFailureRateLimit},
+		{"rate-limit", c.RateLimit}, {"sdk-rate-limit", c.SDKRateLimit},
+		{"sdk-client-rate-limit", c.SDKClientRateLimit}, {"auth-failure-rate-limit", c.AuthFailureRateLimit},
 	} {
 		if r.v < 0 || math.IsInf(r.v, 0) || math.IsNaN(r.v) {
-			errs = append(errs, fmt.Errorf("%s: %v is not a non-negative number", r.flag, r.v))
+			errs = append(errs, fmt.Errorf("%s: %v is not a non-negative number", c.source(r.flag, "HERALD_"+strings.ToUpper(strings.ReplaceAll(r.flag, "-", "_"))), r.v))
 		}
 	}
 	if c.DatabaseURL != "" {
-		errs = append(errs, errors.New("HERALD_DATABASE_URL: PostgreSQL is not supported by this build yet; unset it to use the embedded SQLite store"))
+		errs = append(errs, fmt.Errorf("%s: PostgreSQL is not supported by this build yet; unset it to use the embedded SQLite store", c.source("database-url", "HERALD_DATABASE_URL")))
 	}
 	if c.MasterKey != "" {
 		if _, err := herald.ParseMasterKey(c.MasterKey); err != nil {
-			errs = append(errs, fmt.Errorf("HERALD_MASTER_KEY: %w", err))
+			errs = append(errs, fmt.Errorf("%s: %w", c.source("master-key", "HERALD_MASTER_KEY"), err))
 		}
 	}
 	if _, err := c.level(); err != nil {
 		errs = append(errs, err)
 	}
 	if c.LogFormat != "text" && c.LogFormat != "json" {
-		errs = append(errs, fmt.Errorf("HERALD_LOG_FORMAT: %q is not text or json", c.LogFormat))
+		errs = append(errs, fmt.Errorf("%s: %q is not text or json", c.source("log-format", "HERALD_LOG_FORMAT"), c.LogFormat))
 	}
 	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
-		errs = append(errs, fmt.Errorf("HERALD_FCM_ENDPOINT: %q is not an http(s) URL", c.FCMEndpoint))
+		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
 	}
 	return errors.Join(errs...)
 }
@@ -163,7 +207,7 @@ func (c *config) validate() error {
 func (c *config) level() (slog.Level, error) {
 	var l slog.Level
 	if err := l.UnmarshalText([]byte(c.LogLevel)); err != nil {
-		return l, fmt.Errorf("HERALD_LOG_LEVEL: %q is not debug, info, warn or error", c.LogLevel)
+		return l, fmt.Errorf("%s: %q is not debug, info, warn or error", c.source("log-level", "HERALD_LOG_LEVEL"), c.LogLevel)
 	}
 	return l, nil
 }

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"time"
 
 	"github.com/heraldpush/herald/fcm/emulator"
@@ -17,11 +19,17 @@ const demoAppName = "Herald demo"
 // demoUsers are registered with one device each on every demo start.
 var demoUsers = []string{"alice", "bob", "carol"}
 
-// startDemoEmulator points the configuration at an in-process emulator.
+// demoServiceAccount is the demo's service-account file in the data dir:
+// its token_uri is the demo emulator's, so it can be uploaded to any app.
+const demoServiceAccount = "demo-service-account.json"
+
+// startDemoEmulator points the configuration at an in-process emulator on
+// a fixed address (by default 127.0.0.1:9099, as `herald fcm-emulator`),
+// so that apps set up against the demo keep working after a restart.
 func startDemoEmulator(cfg *config) (stop func() error, err error) {
-	url, stop, err := startEmulator("127.0.0.1:0", emulator.Options{})
+	url, stop, err := startEmulator(cfg.DemoFCMAddr, emulator.Options{})
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("demo FCM emulator on %s (change it with --demo-fcm-addr): %w", cfg.DemoFCMAddr, err)
 	}
 	cfg.FCMEndpoint, cfg.FCMAllowAnyTokenURI, cfg.WebhookAllowPrivate = url, true, true
 	return stop, nil
@@ -38,7 +46,7 @@ func setUpDemo(ctx context.Context, svc *service, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	creds, err := emulator.NewServiceAccount("herald-demo", svc.cfg.FCMEndpoint+"/token", nil)
+	credsPath, creds, err := demoCredentials(svc.cfg)
 	if err != nil {
 		return err
 	}
@@ -52,8 +60,29 @@ func setUpDemo(ctx context.Context, svc *service, stdout io.Writer) error {
 			return err
 		}
 	}
-	printDemo(stdout, svc, app)
+	printDemo(stdout, svc, app, credsPath)
 	return nil
+}
+
+// demoCredentials returns the demo's service-account file, kept in the data
+// dir while its token_uri is the running emulator's (written anew when the
+// emulator moved).
+func demoCredentials(cfg config) (path string, creds []byte, err error) {
+	path = filepath.Join(cfg.DataDir, demoServiceAccount)
+	tokenURI := cfg.FCMEndpoint + "/token"
+	if b, err := os.ReadFile(path); err == nil {
+		var sa struct {
+			TokenURI string `json:"token_uri"`
+		}
+		if json.Unmarshal(b, &sa) == nil && sa.TokenURI == tokenURI {
+			return path, b, nil
+		}
+	}
+	if err := writeServiceAccount(path, "herald-demo", tokenURI); err != nil {
+		return "", nil, err
+	}
+	creds, err = os.ReadFile(path)
+	return path, creds, err
 }
 
 // demoKeys finds or creates the demo app; the secret is shown only when
@@ -87,8 +116,9 @@ func demoKeys(ctx context.Context, svc *service) (demoApp, error) {
 	return app, json.Unmarshal(raw, &app)
 }
 
-// printDemo tells a newcomer how to send a push and see it arrive.
-func printDemo(stdout io.Writer, svc *service, app demoApp) {
+// printDemo tells a newcomer how to send a push and see it arrive, and
+// where the service-account file for their own apps is.
+func printDemo(stdout io.Writer, svc *service, app demoApp, credsPath string) {
 	fmt.Fprintf(stdout, `
 Herald demo is running (embedded SQLite in %s, FCM emulator in-process).
 
@@ -98,6 +128,7 @@ Herald demo is running (embedded SQLite in %s, FCM emulator in-process).
   dashboard   %s/  (sign in with the admin token)
   admin API   %s  (Authorization: Bearer %s)
   emulator    %s
+  service-account file for the emulator: %s
 
 Send a push to the demo users (alice, bob, carol):
 
@@ -113,7 +144,11 @@ and the push's history:
 
   curl -sS -H 'Authorization: Bearer %s' %s/admin/v1/apps/%s/pushes
 
-`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint,
+Apps you create yourself send through the same emulator once you upload the
+service-account file above to them (dashboard: the app's FCM card; or
+PUT /admin/v1/apps/{appId}/fcm-credentials with the file as the body).
+
+`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint, credsPath,
 		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, svc.AdminToken, svc.AdminURL, app.AppID)
 }
 

@@ -195,7 +195,7 @@ func TestAppUserTierRuleEndToEnd(t *testing.T) {
 		var out, errOut bytes.Buffer
 		err := run(context.Background(), []string{"app", "create", "--name", "Low", "--tier", "basic", "--app-user",
 			"--server", e.svc.AdminURL, "--token", e.adminTok}, func(string) string { return "" }, &out, &errOut)
-		if err == nil || !strings.Contains(err.Error(), "appUserEnabled: needs the business tier or higher (the tier is basic)") {
+		if err == nil || !strings.Contains(err.Error(), "--app-user: needs the business tier or higher (the tier is basic)") {
 			t.Errorf("herald app create --tier basic --app-user: got %v, want the admin API's reason", err)
 		}
 	})

@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -21,22 +22,20 @@ func main() {
 	}
 }
 
-const usage = `usage: herald <command> [flags]
-
-commands:
-  serve          run the API, admin listener and delivery workers
-  migrate        apply database migrations and exit
-  fcm-emulator   run an FCM HTTP v1 emulator
-  bench          measure end-to-end delivery against an emulator
-  app create|list|show   manage apps through the admin API
-`
-
 // run is the whole program, with its environment passed in so that tests
-// can drive it.
+// can drive it. A command's --help is a success.
 func run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	err := dispatch(ctx, args, getenv, stdout, stderr)
+	if errors.Is(err, errHelp) {
+		return nil
+	}
+	return err
+}
+
+func dispatch(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, usage)
-		return fmt.Errorf("no command given")
+		fmt.Fprint(stderr, usageText())
+		return errors.New("no command given")
 	}
 	switch args[0] {
 	case "serve":
@@ -49,10 +48,15 @@ func run(ctx context.Context, args []string, getenv func(string) string, stdout,
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "app":
 		return runApp(ctx, args[1:], getenv, stdout, stderr)
-	case "help", "-h", "--help":
-		fmt.Fprint(stdout, usage)
+	case "version":
+		return runVersion(args[1:], stdout)
+	case "help", "-h", "-help", "--help":
+		if len(args) > 1 && args[0] == "help" {
+			return dispatch(ctx, append(args[1:], "--help"), getenv, stdout, stderr)
+		}
+		fmt.Fprint(stdout, usageText())
 		return nil
 	}
-	fmt.Fprint(stderr, usage)
+	fmt.Fprint(stderr, usageText())
 	return fmt.Errorf("unknown command %q", args[0])
 }

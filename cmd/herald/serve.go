@@ -45,7 +45,7 @@ type service struct {
 }
 
 func runServe(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(args, getenv, stderr)
+	cfg, err := loadConfig(args, getenv, stdout)
 	if err != nil {
 		return err
 	}
@@ -92,7 +92,7 @@ func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
 }
 
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	cfg, err := loadConfig(args, getenv, stderr)
+	cfg, err := loadConfigFor("migrate", args, getenv, stdout)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"os"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/client"
+)
+
+// TestDemoRestart: `serve --demo` prints where its service-account file is;
+// an app the newcomer creates and sets up with that file still delivers
+// after the demo is restarted, since the emulator keeps its address.
+func TestDemoRestart(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo twice")
+	}
+	t.Parallel()
+	dataDir := t.TempDir()
+	args := []string{"serve", "--demo", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
+		"--demo-fcm-addr", freeAddr(t), "--data-dir", dataDir, "--log-level", "warn"}
+	getenv := func(string) string { return "" }
+	fileLine := regexp.MustCompile(`service-account file for the emulator: (\S+)\n`)
+
+	demo := runInBackground(t, getenv, args...)
+	urls := demo.waitOutput(listening)
+	credsPath := demo.waitOutput(fileLine)[1]
+	creds, err := os.ReadFile(credsPath)
+	if err != nil {
+		t.Fatalf("demo service-account file: %v", err)
+	}
+	e := &env{t: t, svc: &service{PublicURL: urls[1], AdminURL: urls[2]}, adminTok: readAdminToken(t, dataDir)}
+	var app struct{ AppID, APIKey, SecretKey string }
+	if code := e.admin("POST", "/admin/v1/apps", map[string]any{"name": "Mine"}, &app); code != http.StatusCreated {
+		t.Fatalf("create app: got %d", code)
+	}
+	if code := e.admin("PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
+		t.Fatalf("upload the demo's service-account file: got %d, want 200", code)
+	}
+	a := testApp{ID: app.AppID, c: client.New(urls[1], app.APIKey, app.SecretKey, nil)}
+	e.device(a, "d1", "mine-token-1", "android", "1.6.0", "me")
+	if err := demo.stop(); err != nil {
+		t.Fatalf("stop the demo: %v", err)
+	}
+
+	again := runInBackground(t, getenv, args...)
+	urls = again.waitOutput(listening)
+	if again.waitOutput(fileLine)[1] != credsPath {
+		t.Errorf("restart: service-account file moved, want %s kept", credsPath)
+	}
+	e.svc = &service{PublicURL: urls[1], AdminURL: urls[2]}
+	a.c = client.New(urls[1], app.APIKey, app.SecretKey, nil)
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"me"}, Title: "After a restart", Content: "Still here"})
+	if err != nil {
+		t.Fatalf("push after the restart: %v", err)
+	}
+	if p := e.waitFinal(res.PushID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
+		b, _ := json.Marshal(p)
+		t.Fatalf("push after the restart: got %s, want done with 1 sent", b)
+	}
+}
