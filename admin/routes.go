@@ -26,6 +26,8 @@ type Store interface {
 type Config struct {
 	Store     Store
 	Schedules Scheduler
+	// Pushes accepts test pushes (delivery.Service, as on the Server API).
+	Pushes    Pusher
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
 	Token  string
@@ -73,6 +75,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},
 		{"GET /admin/v1/apps/{appId}/usage", s.getUsage},
+		{"POST /admin/v1/apps/{appId}/test-push", s.testPushHandler},
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},
 		{"POST /admin/v1/pushes/{pushId}/cancel", s.cancelPush},
