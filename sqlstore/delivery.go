@@ -123,7 +123,7 @@ func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []her
 			device_id = ?1, token = ?2
 			WHERE push_id = ?3 AND seq = ?4 AND state IN (`+inList(herald.OpenDeliveryStates)+`)
 			AND EXISTS (SELECT 1 FROM devices WHERE app_id = ?5 AND device_id = ?1 AND token = ?2
-				AND (?6 IS NULL OR user_id = ?6))`, args)
+				AND (CAST(?6 AS TEXT) IS NULL OR user_id = ?6))`, args)
 		for i, n := range ns {
 			if n == 1 {
 				marked = append(marked, ts[i].Seq)

@@ -1,0 +1,80 @@
+// Package postgres is Herald's store on PostgreSQL, for several `herald
+// serve` processes on one database: the shared SQL store (package
+// sqlstore) through pgx v5 and a connection pool, with River's tables in
+// the same schema and its jobs inserted in the store's transactions.
+// Transactions run at READ COMMITTED; every transition is a guarded write
+// (see sqlstore), so no correctness rests on a single writer.
+package postgres
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/jackc/pgx/v5/stdlib"
+
+	"github.com/heraldpush/herald/sqlstore"
+)
+
+// Queue is the part of River's client (on riverpgxv5) the store uses to
+// insert jobs in its own transactions.
+type Queue = sqlstore.Queue[pgx.Tx]
+
+// DB is an open Herald database on PostgreSQL.
+type DB struct {
+	// Store holds the queries; its Now is the clock, which tests replace.
+	*sqlstore.Store
+	// Pool is the connection pool; River's driver (riverpgxv5) takes it.
+	Pool *pgxpool.Pool
+	// Queue inserts jobs in the store's transactions; set it before
+	// accepting pushes.
+	Queue  Queue
+	sqlDB  *sql.DB // the pool as database/sql, for goose
+	schema string
+	rb     rebinder
+	ready  sqlstore.Readiness
+}
+
+// Open connects to the database at url (postgres://… or key=value; pgx's
+// parameters apply, pool_max_conns among them) and returns its store. The
+// tables live in the first schema of the connection's search_path, which
+// must exist; call Migrate before use.
+func Open(ctx context.Context, url string) (*DB, error) {
+	cfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("database url: %w", err)
+	}
+	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
+		cfg.ConnConfig.RuntimeParams["application_name"] = "herald"
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("open database: %w", err)
+	}
+	var schema *string
+	if err := pool.QueryRow(ctx, `SELECT current_schema()`).Scan(&schema); err != nil {
+		pool.Close()
+		return nil, fmt.Errorf("open database %s@%s/%s: %w", cfg.ConnConfig.User, cfg.ConnConfig.Host, cfg.ConnConfig.Database, err)
+	}
+	if schema == nil {
+		pool.Close()
+		return nil, errors.New("open database: no schema of the search_path exists")
+	}
+	db := &DB{Pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), schema: *schema}
+	db.Store = sqlstore.New(engine{db})
+	return db, nil
+}
+
+// Schema is the schema holding Herald's and River's tables; River's client
+// and migrator take it (river.Config.Schema).
+func (db *DB) Schema() string { return db.schema }
+
+// Close closes the pool.
+func (db *DB) Close() error {
+	err := db.sqlDB.Close()
+	db.Pool.Close()
+	return err
+}
