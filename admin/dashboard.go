@@ -22,7 +22,9 @@ var dashboardFiles embed.FS
 // forms post back to it, protected by the session cookie and a CSRF token.
 type dashboard struct {
 	*server
-	pages map[string]*template.Template
+	pages    map[string]*template.Template
+	sessions Sessions
+	throttle *signInThrottle
 }
 
 func newDashboard(s *server) *dashboard {
@@ -31,7 +33,10 @@ func newDashboard(s *server) *dashboard {
 		"actions": func(half int64) string { return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64) },
 		"suffix":  herald.TokenSuffix,
 	}
-	d := &dashboard{server: s, pages: map[string]*template.Template{}}
+	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Sessions, throttle: newSignInThrottle()}
+	if d.sessions == nil {
+		d.sessions = newMemorySessions(s.Now)
+	}
 	// Each page template is rendered inside layout.html.
 	for _, name := range []string{"login", "apps", "app", "pushes", "push", "scheduled", "edit", "usage", "user", "error"} {
 		// The templates are part of the binary: a parse error is a build

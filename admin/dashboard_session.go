@@ -9,6 +9,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
@@ -17,10 +18,12 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-// The dashboard keeps no session state on the server: the session cookie is
-// "<nonce>.<expiry>.<HMAC of both keyed with the admin token>", so it never
-// holds the token, and changing the token signs every session out. The CSRF
-// token of a session is another HMAC of its nonce.
+// The session cookie is "<nonce>.<expiry>.<HMAC of both keyed with the
+// admin token>", so it never holds the token, and changing the token signs
+// every session out. The server also keeps each session (by a hash of its
+// nonce) until it ends, so signing out ends it: the cookie is refused
+// afterwards even when a copy of it survives. The CSRF token of a session
+// is another HMAC of its nonce.
 const (
 	sessionCookie = "herald_session"
 	flashCookie   = "herald_flash"
@@ -53,7 +56,15 @@ func (d *dashboard) mac(parts ...string) string {
 
 func (d *dashboard) csrfToken(s session) string { return d.mac("csrf", s.nonce) }
 
-// session reads and checks the session cookie.
+// sessionID is the server's name of a session: a hash of its nonce, so the
+// stored sessions are no cookies.
+func sessionID(nonce string) string {
+	h := sha256.Sum256([]byte("herald-session\x00" + nonce))
+	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// session reads and checks the session cookie, and that the session was
+// not ended.
 func (d *dashboard) session(r *http.Request) (session, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || d.Token == "" {
@@ -67,13 +78,19 @@ func (d *dashboard) session(r *http.Request) (session, bool) {
 	if err != nil || d.Now().Unix() >= exp {
 		return session{}, false
 	}
+	if _, err := d.sessions.SessionExpires(r.Context(), sessionID(parts[0])); err != nil {
+		if !errors.Is(err, herald.ErrNotFound) {
+			d.Logger.ErrorContext(r.Context(), "dashboard session lookup", "err", err)
+		}
+		return session{}, false
+	}
 	return session{nonce: parts[0]}, true
 }
 
 func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
 		Name: name, Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: r.TLS != nil,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: viaHTTPS(r, d.TrustProxy),
 	})
 }
 
@@ -124,8 +141,17 @@ func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 }
 
 // login checks the pasted admin token in constant time, like the bearer
-// check of the JSON API, and starts a session.
+// check of the JSON API, and starts a session. An address that failed too
+// often is refused for a while, whatever it sends.
 func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
+	addr := clientAddr(r, d.TrustProxy)
+	if wait := d.throttle.wait(addr, d.Now()); wait > 0 {
+		secs := int(wait.Round(time.Second).Seconds())
+		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
+		d.render(w, r, http.StatusTooManyRequests, "login", view{Title: "Sign in",
+			Problem: &problem{Code: herald.ErrTooManyRequests.Code, Message: fmt.Sprintf("Too many failed sign-ins from your address. Try again in %d seconds.", max(secs, 1))}})
+		return
+	}
 	if err := parseForm(w, r); err != nil {
 		d.render(w, r, http.StatusRequestEntityTooLarge, "login", view{Title: "Sign in",
 			Problem: &problem{Message: "The form could not be read."}})
@@ -134,17 +160,31 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 	got := sha256.Sum256([]byte(strings.TrimSpace(r.PostFormValue("token"))))
 	want := sha256.Sum256([]byte(d.Token))
 	if d.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		d.throttle.failed(addr, d.Now())
+		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", addr)
 		d.render(w, r, http.StatusUnauthorized, "login", view{Title: "Sign in",
 			Problem: &problem{Code: herald.ErrUnauthorized.Code, Message: "That is not the admin token."}})
 		return
 	}
 	nonce := rand.Text()
-	exp := strconv.FormatInt(d.Now().Add(sessionTTL).Unix(), 10)
+	expires := d.Now().Add(sessionTTL)
+	if err := d.sessions.CreateSession(r.Context(), sessionID(nonce), expires); err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	exp := strconv.FormatInt(expires.Unix(), 10)
 	d.setCookie(w, r, sessionCookie, nonce+"."+exp+"."+d.mac("session", nonce, exp), int(sessionTTL.Seconds()))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 
+// logout ends the session on the server, then clears the cookie.
 func (d *dashboard) logout(w http.ResponseWriter, r *http.Request) {
+	if sess, ok := sessionFrom(r); ok {
+		if err := d.sessions.DeleteSession(r.Context(), sessionID(sess.nonce)); err != nil {
+			d.fail(w, r, err)
+			return
+		}
+	}
 	d.setCookie(w, r, sessionCookie, "", -1)
 	http.Redirect(w, r, "/login", http.StatusSeeOther)
 }

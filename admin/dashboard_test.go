@@ -66,7 +66,7 @@ var seoul = func() *time.Location {
 	return loc
 }()
 
-func newDashEnv(t *testing.T) *dashEnv {
+func newDashEnv(t *testing.T, tweak ...func(*admin.Config)) *dashEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
@@ -90,12 +90,16 @@ func newDashEnv(t *testing.T) *dashEnv {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger, Now: clock.Now})
-	adm := httptest.NewServer(admin.NewHandler(admin.Config{
-		Store: db, Schedules: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, Now: clock.Now,
+	cfg := admin.Config{
+		Store: db, Schedules: svc, Pushes: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, Now: clock.Now,
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, false) },
 		NewWebhookSecret:    webhook.NewSecret,
-	}))
+	}
+	for _, f := range tweak {
+		f(&cfg)
+	}
+	adm := httptest.NewServer(admin.NewHandler(cfg))
 	t.Cleanup(adm.Close)
 	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger, Now: clock.Now}))
 	t.Cleanup(pub.Close)

@@ -46,6 +46,12 @@ type Config struct {
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
+	// Sessions keeps dashboard sessions; nil keeps them in this process.
+	Sessions Sessions
+	// TrustProxy trusts X-Forwarded-Proto (the session cookie is Secure
+	// when it says https) and X-Forwarded-For (the client address of the
+	// sign-in throttle): set it only behind a proxy that sets both.
+	TrustProxy bool
 }
 
 type server struct {

@@ -27,8 +27,8 @@ func TestCLIHelp(t *testing.T) {
 		args      []string
 		want, not []string
 	}{
-		{[]string{"serve", "--help"}, []string{"usage: herald serve", "--addr", "--admin-addr", "--demo", "--rate-limit"}, []string{"--users"}},
-		{[]string{"migrate", "--help"}, []string{"usage: herald migrate", "--data-dir", "--database-url"}, []string{"--addr", "--demo", "--rate-limit", "--admin-token", "usage: herald serve"}},
+		{[]string{"serve", "--help"}, []string{"usage: herald serve", "--addr", "--admin-addr", "--demo", "--trust-proxy", "--rate-limit"}, []string{"--users"}},
+		{[]string{"migrate", "--help"}, []string{"usage: herald migrate", "--data-dir", "--database-url"}, []string{"--addr", "--demo", "--trust-proxy", "--rate-limit", "--admin-token", "usage: herald serve"}},
 		{[]string{"fcm-emulator", "--help"}, []string{"usage: herald fcm-emulator", "--addr", "--latency", "--service-account FILE", "--project"}, []string{"--data-dir"}},
 		{[]string{"bench", "-h"}, []string{"usage: herald bench", "--users", "--latency", "--json"}, []string{"--data-dir"}},
 		{[]string{"app", "--help"}, []string{"usage: herald app", "app create", "app list", "app show"}, []string{"--name"}},

@@ -42,6 +42,10 @@ type config struct {
 	// DemoFCMAddr is where --demo serves its FCM emulator: a fixed port,
 	// so that apps set up against the demo keep working after a restart.
 	DemoFCMAddr string
+	// TrustProxy trusts X-Forwarded-Proto and X-Forwarded-For on the admin
+	// listener: its session cookie is Secure behind a TLS proxy, and failed
+	// sign-ins are counted per real client.
+	TrustProxy bool
 	// typed holds the flags given on the command line, so that errors name
 	// a setting as the user gave it.
 	typed map[string]bool
@@ -83,6 +87,7 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
 		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
+		TrustProxy:           envBool("HERALD_TRUST_PROXY"),
 		DemoFCMAddr:          "127.0.0.1:9099",
 		LogLevel:             env("HERALD_LOG_LEVEL", "info"),
 		LogFormat:            env("HERALD_LOG_FORMAT", "text"),
@@ -140,6 +145,7 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.BoolVar(&c.TrustProxy, "trust-proxy", c.TrustProxy, "the admin listener is behind a proxy that sets X-Forwarded-Proto and X-Forwarded-For: trust them (HERALD_TRUST_PROXY)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKRateLimit, "sdk-rate-limit", c.SDKRateLimit, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKClientRateLimit, "sdk-client-rate-limit", c.SDKClientRateLimit, "SDK API requests per second per client address on this node, 0 for none (HERALD_SDK_CLIENT_RATE_LIMIT)")

@@ -188,6 +188,7 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 		NewWebhookSecret:    webhook.NewSecret,
 		OpenAPI:             api.OpenAPI,
 		Metrics:             m.Handler(),
+		TrustProxy:          cfg.TrustProxy,
 	})
 	return public, adminHandler
 }
