@@ -2,10 +2,12 @@ package admin
 
 import (
 	"bytes"
+	"context"
 	"embed"
 	"html/template"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -220,4 +222,27 @@ func when(loc *time.Location, t any) string {
 		return "—"
 	}
 	return tt.In(loc).Format("2006-01-02 15:04:05 MST")
+}
+
+// unknownPages answers a browser asking for a page the admin listener does
+// not have with an HTML page; API clients (and every path under /admin/)
+// keep the JSON error of next.
+func (d *dashboard) unknownPages(mux *http.ServeMux, next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if _, pattern := mux.Handler(r); pattern != "" || !wantsPage(r) {
+			next.ServeHTTP(w, r)
+			return
+		}
+		if sess, ok := d.session(r); ok {
+			r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
+		}
+		d.render(w, r, http.StatusNotFound, "error", view{Title: "Page not found",
+			Problem: &problem{Code: herald.ErrRouteNotFound.Code, Message: "There is no such page on this dashboard."}})
+	})
+}
+
+// wantsPage reports whether a request comes from a browser navigating to a
+// page rather than from an API client.
+func wantsPage(r *http.Request) bool {
+	return !strings.HasPrefix(r.URL.Path, "/admin/") && strings.Contains(r.Header.Get("Accept"), "text/html")
 }

@@ -108,7 +108,8 @@ func NewHandler(cfg Config) http.Handler {
 	for _, r := range s.routes() {
 		mux.HandleFunc(r.pattern, s.authorized(r.handler))
 	}
-	for _, r := range newDashboard(s).routes() {
+	d := newDashboard(s)
+	for _, r := range d.routes() {
 		mux.HandleFunc(r.pattern, r.handler) // the dashboard checks its own session
 	}
 	web.Health(mux, cfg.Ready)
@@ -116,7 +117,7 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
-	return web.Logged(cfg.Logger, cfg.Observe, web.Mux(mux))
+	return web.Logged(cfg.Logger, cfg.Observe, d.unknownPages(mux, web.Mux(mux)))
 }
 
 // authorized checks the bearer token in constant time.
