@@ -142,6 +142,9 @@ func (c *Counts) Add(o Counts) {
 type Edit struct {
 	At      time.Time         `json:"at"`
 	Changes map[string]string `json:"changes"`
+	// From holds the values the changed fields had before the edit, as
+	// text in the same form; edits recorded before it was kept lack it.
+	From map[string]string `json:"from,omitempty"`
 }
 
 // Limits of spec section 8 and DESIGN.md section 5.
@@ -294,9 +297,10 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 	if d, over := c.content(p.Content).PayloadProblem(); over {
 		return false, Invalid(d)
 	}
-	changes := map[string]string{}
+	changes, from := map[string]string{}, map[string]string{}
 	set := func(field string, dst *string, v *string) {
 		if v != nil && *v != *dst {
+			from[field] = *dst
 			*dst, changes[field] = *v, *v
 		}
 	}
@@ -305,17 +309,19 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 	set("linkURL", &p.Content.LinkURL, c.LinkURL)
 	set("imageURL", &p.Content.ImageURL, c.ImageURL)
 	if c.Badge != nil && *c.Badge != p.Badge {
+		from["isUsingBadge"] = fmt.Sprint(p.Badge)
 		p.Badge = *c.Badge
 		changes["isUsingBadge"] = fmt.Sprint(p.Badge)
 	}
 	if c.ScheduledAt != nil && !c.ScheduledAt.Equal(*p.ScheduledAt) {
+		from["scheduledAt"] = p.ScheduledAt.UTC().Format(time.RFC3339)
 		t := *c.ScheduledAt
 		p.ScheduledAt, moved = &t, true
 		changes["scheduledAt"] = t.UTC().Format(time.RFC3339)
 	}
 	p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
 	if len(changes) > 0 {
-		p.Edits = append(p.Edits, Edit{At: now.UTC(), Changes: changes})
+		p.Edits = append(p.Edits, Edit{At: now.UTC(), Changes: changes, From: from})
 	}
 	return moved, nil
 }
