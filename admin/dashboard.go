@@ -32,19 +32,27 @@ type dashboard struct {
 func newDashboard(s *server) *dashboard {
 	funcs := template.FuncMap{
 		"when":    when,
-		"actions": func(half int64) string { return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64) },
+		"actions": formatActions,
 		"suffix":  herald.TokenSuffix,
+		"short":   shortID,
+		"ref":     ref,
+		"plain":   plainFailure,
+		"reason":  unreachableReason,
+		"add":     func(a, b int) int { return a + b },
+		"pushRows": func(a *herald.App, ps []herald.Push) pushRowsData {
+			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
+		},
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Sessions, throttle: newSignInThrottle()}
 	if d.sessions == nil {
 		d.sessions = newMemorySessions(s.Now)
 	}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "scheduled", "edit", "usage", "user", "error"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
-			"dashboard/layout.html", "dashboard/"+name+".html"))
+			"dashboard/layout.html", "dashboard/pushtable.html", "dashboard/"+name+".html"))
 	}
 	return d
 }
@@ -57,26 +65,40 @@ func (d *dashboard) routes() []route {
 		{"GET /login", d.loginPage},
 		{"POST /login", d.login},
 		{"POST /logout", in(d.logout)},
-		{"GET /dashboard.css", d.stylesheet},
+		{"GET /dashboard.css", d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
+		{"GET /dashboard.js", d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
 		{"GET /{$}", in(d.appsPage)},
 		{"POST /apps", in(d.createApp)},
 		{"GET /apps/{appId}", in(d.appPage)},
 		{"POST /apps/{appId}/settings", in(d.updateApp)},
+		{"GET /apps/{appId}/secret-key", in(d.confirmPage(confirmReissue))},
 		{"POST /apps/{appId}/secret-key", in(d.reissueSecret)},
 		{"POST /apps/{appId}/fcm-credentials", in(d.putFCMCredentials)},
+		{"GET /apps/{appId}/fcm-credentials/delete", in(d.confirmPage(confirmRemoveFCM))},
 		{"POST /apps/{appId}/fcm-credentials/delete", in(d.deleteFCMCredentials)},
 		{"POST /apps/{appId}/webhook", in(d.putWebhook)},
+		{"GET /apps/{appId}/webhook/delete", in(d.confirmPage(confirmRemoveWebhook))},
 		{"POST /apps/{appId}/webhook/delete", in(d.deleteWebhook)},
+		{"POST /apps/{appId}/test-push", in(d.dashboardTestPush)},
 		{"POST /apps/{appId}/delete", in(d.deleteApp)},
 		{"GET /apps/{appId}/pushes", in(d.historyPage)},
 		{"GET /apps/{appId}/pushes/{pushId}", in(d.pushPage)},
+		{"GET /apps/{appId}/groups/{requestGroupId}", in(d.groupPage)},
 		{"GET /apps/{appId}/scheduled", in(d.scheduledPage)},
 		{"GET /apps/{appId}/scheduled/{pushId}", in(d.editPage)},
 		{"POST /apps/{appId}/scheduled/{pushId}", in(d.editPush)},
+		{"GET /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelConfirmPage)},
 		{"POST /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelPush)},
 		{"GET /apps/{appId}/usage", in(d.usagePage)},
 		{"GET /apps/{appId}/users", in(d.userPage)},
 	}
+}
+
+// pushRowsData is what the "pushtable" template lists.
+type pushRowsData struct {
+	App    *herald.App
+	Pushes []herald.Push
+	Loc    *time.Location
 }
 
 // view is what every page template gets.
@@ -144,9 +166,10 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 }
 
 // securityHeaders keeps the pages, which show keys and secrets, out of
-// caches and frames, and allows nothing but this origin's style sheet.
+// caches and frames, and allows nothing but this origin's style sheet and
+// script (the copy buttons).
 func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'none'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")
@@ -196,15 +219,24 @@ func (d *dashboard) done(w http.ResponseWriter, r *http.Request, to string, f fl
 	http.Redirect(w, r, to, http.StatusSeeOther)
 }
 
-func (d *dashboard) stylesheet(w http.ResponseWriter, r *http.Request) {
-	css, err := dashboardFiles.ReadFile("dashboard/dashboard.css")
-	if err != nil {
-		d.fail(w, r, err)
-		return
+// asset serves one of the embedded files; the browser may keep it an hour.
+func (d *dashboard) asset(name, contentType string) http.HandlerFunc {
+	return func(w http.ResponseWriter, r *http.Request) {
+		b, err := dashboardFiles.ReadFile(name)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
+		w.Header().Set("Content-Type", contentType)
+		w.Header().Set("Cache-Control", "max-age=3600")
+		w.Header().Set("X-Content-Type-Options", "nosniff")
+		w.Write(b)
 	}
-	w.Header().Set("Content-Type", "text/css; charset=utf-8")
-	w.Header().Set("Cache-Control", "max-age=3600")
-	w.Write(css)
+}
+
+// formatActions writes half Server Actions as Server Actions: 3 → "1.5".
+func formatActions(half int64) string {
+	return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64)
 }
 
 // when formats a time (time.Time or *time.Time) in loc; "—" for none.

@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -107,15 +108,55 @@ func (d *dashboard) app(w http.ResponseWriter, r *http.Request) (herald.App, boo
 	return a, true
 }
 
+// appPageData is what the app page shows beside the app.
+type appPageData struct {
+	Tiers []herald.Tier
+	// FCM describes the stored service-account file; nil when none is.
+	FCM      *fcmAccount
+	TestPush testPushForm
+}
+
+// fcmAccount is what the app page tells of the stored service account.
+type fcmAccount struct {
+	ProjectID, ClientEmail string
+	// Unreadable: the file cannot be opened with this master key.
+	Unreadable bool
+}
+
+// testPushForm is the "send a test push" form: empty, or as posted.
+type testPushForm struct{ UserID, Title, Content string }
+
+// fcmAccountOf opens the app's sealed service-account file to show which
+// project and account it is.
+func (d *dashboard) fcmAccountOf(a herald.App) *fcmAccount {
+	if len(a.FCMCredentials) == 0 {
+		return nil
+	}
+	b, err := d.MasterKey.Open(a.FCMCredentials)
+	var sa struct {
+		ProjectID   string `json:"project_id"`
+		ClientEmail string `json:"client_email"`
+	}
+	if err != nil || json.Unmarshal(b, &sa) != nil {
+		return &fcmAccount{Unreadable: true}
+	}
+	return &fcmAccount{ProjectID: sa.ProjectID, ClientEmail: sa.ClientEmail}
+}
+
+// appView is the app page of a, with the test push form as given.
+func (d *dashboard) appView(a herald.App, form testPushForm) view {
+	return viewOf(a.Name, a, appPageData{Tiers: tiers(), FCM: d.fcmAccountOf(a), TestPush: form})
+}
+
 func (d *dashboard) appPage(w http.ResponseWriter, r *http.Request) {
 	if a, ok := d.app(w, r); ok {
-		d.render(w, r, http.StatusOK, "app", viewOf(a.Name, a, tiers()))
+		d.render(w, r, http.StatusOK, "app", d.appView(a, testPushForm{}))
 	}
 }
 
 // failOnApp shows err on the app page, above the form that was posted.
 func (d *dashboard) failOnApp(w http.ResponseWriter, r *http.Request, a herald.App, err error) {
-	d.failOn(w, r, err, "app", viewOf(a.Name, a, tiers()))
+	d.failOn(w, r, err, "app", d.appView(a, testPushForm{}))
 }
 
 // appDone redirects to the app page with a notice.
@@ -142,7 +183,7 @@ func (d *dashboard) updateApp(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dashboard) reissueSecret(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
+	a, ok := d.confirmedApp(w, r)
 	if !ok {
 		return
 	}
@@ -190,7 +231,7 @@ func (d *dashboard) putFCMCredentials(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dashboard) deleteFCMCredentials(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
+	a, ok := d.confirmedApp(w, r)
 	if !ok {
 		return
 	}
@@ -220,7 +261,7 @@ func (d *dashboard) putWebhook(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dashboard) deleteWebhook(w http.ResponseWriter, r *http.Request) {
-	a, ok := d.app(w, r)
+	a, ok := d.confirmedApp(w, r)
 	if !ok {
 		return
 	}

@@ -2,9 +2,12 @@ package admin
 
 import (
 	"errors"
+	"maps"
 	"net/http"
 	"net/url"
+	"slices"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -90,59 +93,109 @@ type pushData struct {
 	Unreachable []herald.Unreachable
 	Failures    []herald.Failure
 	Editable    bool
+	// Messages are the per-user messages of a /messages push.
+	Messages []herald.Recipient
+	Edits    []editRow
 }
 
-// pushPage shows one push: content, counts, unreachable users, failed
-// sends and the edit trail.
+// pushPage shows one push: content (each user's message on /messages),
+// counts, unreachable users, failed sends and the edit trail.
 func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	a, p, ok := d.appPush(w, r)
 	if !ok {
 		return
 	}
-	unreachable, err := d.Store.UnreachableUsersOf(r.Context(), p.ID)
+	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location())}
+	var err error
+	if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
+		data.Failures, err = d.Store.Failures(r.Context(), p.ID)
+	}
+	if err == nil && p.Kind == herald.KindMessages {
+		data.Messages, err = d.Store.Recipients(r.Context(), p.ID)
+	}
 	if err != nil {
 		d.fail(w, r, err)
 		return
 	}
-	failures, err := d.Store.Failures(r.Context(), p.ID)
-	if err != nil {
-		d.fail(w, r, err)
-		return
+	d.render(w, r, http.StatusOK, "push", viewOf("Push "+shortID(p.ID), a, data))
+}
+
+// editRow is one edit of the trail as the push page shows it.
+type editRow struct {
+	At      time.Time
+	Changes []fieldChange
+}
+
+// fieldChange is one field an edit changed. Known reports that the old
+// value is known: edits recorded before old values were kept lack it when
+// no earlier edit set the field.
+type fieldChange struct {
+	Field, From, To string
+	Known           bool
+}
+
+// editRows turns a push's edit trail into rows, oldest first, with send
+// times in the app's time zone.
+func editRows(p herald.Push, loc *time.Location) []editRow {
+	last := map[string]string{} // each field's value after the edits so far
+	rows := make([]editRow, 0, len(p.Edits))
+	for _, e := range p.Edits {
+		row := editRow{At: e.At}
+		for _, field := range slices.Sorted(maps.Keys(e.Changes)) {
+			c := fieldChange{Field: field, To: e.Changes[field]}
+			c.From, c.Known = e.From[field]
+			if !c.Known {
+				c.From, c.Known = last[field]
+			}
+			last[field] = c.To
+			if field == "scheduledAt" {
+				c.From, c.To = inZone(c.From, loc), inZone(c.To, loc)
+			}
+			row.Changes = append(row.Changes, c)
+		}
+		rows = append(rows, row)
 	}
-	data := pushData{Push: p, Unreachable: unreachable, Failures: failures, Editable: p.CheckEditable(d.Now()) == nil}
-	d.render(w, r, http.StatusOK, "push", viewOf("Push "+p.ID, a, data))
+	return rows
 }
 
-type usageData struct {
-	From, To  string
-	Days      []herald.DayUsage
-	TotalHalf int64
+// inZone rewrites an RFC 3339 time in loc, as the pages show times.
+func inZone(v string, loc *time.Location) string {
+	t, err := time.Parse(time.RFC3339, v)
+	if err != nil {
+		return v
+	}
+	return when(loc, t)
 }
 
-// usagePage shows the Server Actions charged per day from..to (this month
-// so far by default), in the app's time zone.
-func (d *dashboard) usagePage(w http.ResponseWriter, r *http.Request) {
+type groupData struct {
+	Group         string
+	Pushes        []herald.Push
+	Counts        herald.Counts
+	ServerActions int64
+}
+
+// groupPage shows the pushes sharing a requestGroupId as one history
+// entry: summed counts and Server Actions, and each push.
+func (d *dashboard) groupPage(w http.ResponseWriter, r *http.Request) {
 	a, ok := d.app(w, r)
 	if !ok {
 		return
 	}
-	data := &usageData{}
-	v := viewOf("Usage", a, data)
-	var err error
-	if data.From, data.To, err = d.usageRange(a, r.URL.Query()); err != nil {
-		d.failOn(w, r, err, "usage", v)
-		return
+	data := groupData{Group: r.PathValue("requestGroupId")}
+	ps, err := d.Store.PushGroup(r.Context(), a.ID, data.Group)
+	if err == nil && len(ps) == 0 {
+		err = herald.ErrNotFound
 	}
-	days, err := d.Store.Usage(r.Context(), a.ID, data.From, data.To)
 	if err != nil {
-		d.failOn(w, r, err, "usage", v)
+		d.fail(w, r, err)
 		return
 	}
-	data.Days = days
-	for _, day := range days {
-		data.TotalHalf += day.Half
+	data.Pushes = ps
+	for _, p := range ps {
+		data.Counts.Add(p.Counts)
+		data.ServerActions += p.ServerActionsHalf
 	}
-	d.render(w, r, http.StatusOK, "usage", v)
+	d.render(w, r, http.StatusOK, "group", viewOf("Request group "+data.Group, a, data))
 }
 
 type userData struct {

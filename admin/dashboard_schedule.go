@@ -152,6 +152,10 @@ func (d *dashboard) editPush(w http.ResponseWriter, r *http.Request) {
 }
 
 func (d *dashboard) cancelPush(w http.ResponseWriter, r *http.Request) {
+	if !confirmed(r) {
+		http.Redirect(w, r, r.URL.Path, http.StatusSeeOther) // to the confirmation page
+		return
+	}
 	a, p, ok := d.appPush(w, r)
 	if !ok {
 		return

@@ -391,7 +391,7 @@ func TestDashboardScheduledPush(t *testing.T) {
 	})
 	t.Run("Cancel", func(t *testing.T) {
 		b := b.with(t)
-		to := b.submit(list, list+"/"+cancelled+"/cancel", url.Values{})
+		to := b.submit(list+"/"+cancelled+"/cancel", list+"/"+cancelled+"/cancel", url.Values{"confirmed": {"yes"}})
 		if to != list {
 			t.Errorf("cancel: got redirect to %q, want %q", to, list)
 		}
@@ -413,7 +413,7 @@ func TestDashboardScheduledPush(t *testing.T) {
 		if !strings.Contains(body, "until 5 minutes before its send time") || !strings.Contains(body, "ERR-AB-SCH-01") || !strings.Contains(body, ">\nLate</textarea>") {
 			t.Errorf("late edit: got %s, want the readable 5-minute rule and the form kept", body)
 		}
-		resp, body = b.post(list+"/"+edited+"/cancel", url.Values{"csrf": {token}})
+		resp, body = b.post(list+"/"+edited+"/cancel", url.Values{"csrf": {token}, "confirmed": {"yes"}})
 		wantStatus(t, resp, body, http.StatusConflict)
 	})
 }
@@ -433,7 +433,7 @@ func checkPages(t *testing.T, b *browser, appPath, edited, cancelled string) {
 		{"/pushes?status=nope", http.StatusBadRequest, []string{"<code>status</code> must be"}},
 		{"/pushes?cursor=push_0000000000000000000000&requestGroupId=none", http.StatusOK, []string{"No pushes match these filters."}},
 		{"/pushes?cursor=zzz", http.StatusBadRequest, []string{"<code>cursor</code>"}},
-		{"/pushes/" + edited, http.StatusOK, []string{"Edited", "<code>title</code> → Edited", "Edit or cancel this scheduled push"}},
+		{"/pushes/" + edited, http.StatusOK, []string{"Edited", "<code>title</code>: <del>First</del> → <ins>Edited</ins>", "Edit or cancel this scheduled push"}},
 		{"/usage?from=2026-12-01&to=2026-12-01", http.StatusOK, []string{`id="usage-total">0.5<`}},
 		{"/usage?from=2026-12-02&to=2026-12-01", http.StatusBadRequest, []string{"<code>from</code> must not be after to"}},
 		{"/users?userId=nobody", http.StatusNotFound, []string{"No user with this ID was ever registered"}},
