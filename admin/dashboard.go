@@ -32,6 +32,7 @@ type dashboard struct {
 func newDashboard(s *server) *dashboard {
 	funcs := template.FuncMap{
 		"when":    when,
+		"brief":   brief,
 		"actions": formatActions,
 		"suffix":  herald.TokenSuffix,
 		"short":   shortID,
@@ -237,6 +238,16 @@ func (d *dashboard) asset(name, contentType string) http.HandlerFunc {
 // formatActions writes half Server Actions as Server Actions: 3 → "1.5".
 func formatActions(half int64) string {
 	return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64)
+}
+
+// brief formats a time to the minute in loc, for the columns of a list
+// whose heading names the zone; "—" for none.
+func brief(loc *time.Location, t any) string {
+	s := when(loc, t)
+	if len(s) < 16 {
+		return s
+	}
+	return s[:16]
 }
 
 // when formats a time (time.Time or *time.Time) in loc; "—" for none.

@@ -83,7 +83,7 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 
 // browserNewApp signs in, creates an app and uploads its FCM credentials
 // as a file, all through the dashboard; it returns the app's id and keys.
-func browserNewApp(t *testing.T, ctx context.Context, e *env) (appID, apiKey, secret string) {
+func browserNewApp(t *testing.T, ctx context.Context, e *env, name string) (appID, apiKey, secret string) {
 	t.Helper()
 	base := e.svc.AdminURL
 	step(t, ctx, "sign in",
@@ -94,7 +94,7 @@ func browserNewApp(t *testing.T, ctx context.Context, e *env) (appID, apiKey, se
 		chromedp.WaitVisible(chromedp.CSS("#new-app")),
 	)
 	step(t, ctx, "create an app",
-		chromedp.SetValue(chromedp.CSS("#new-app-name"), "Browser app"),
+		chromedp.SetValue(chromedp.CSS("#new-app-name"), name),
 		chromedp.SetValue(chromedp.CSS("#new-app-tier"), "business"),
 		chromedp.Click(chromedp.CSS("#create-app")),
 		chromedp.WaitVisible(chromedp.CSS("#shown-secret")),
@@ -124,7 +124,7 @@ func TestDashboardBrowser(t *testing.T) {
 	ctx := headless(t, 45*time.Second)
 	e := start(t)
 	base := e.svc.AdminURL
-	appID, apiKey, secret := browserNewApp(t, ctx, e)
+	appID, apiKey, secret := browserNewApp(t, ctx, e, "Browser app")
 
 	// The harness runs on the real clock: two hours ahead is far from both
 	// the 60 s lead and the 5-minute edit deadline.
@@ -145,16 +145,26 @@ func TestDashboardBrowser(t *testing.T) {
 		chromedp.Click(chromedp.CSS("#save")),
 		chromedp.WaitVisible(chromedp.CSS("#row-"+id)),
 	)
-	title, notice := text(t, ctx, "#row-"+id+" .title"), text(t, ctx, "#notice")
-	if title != "Edited in the browser" || !strings.Contains(notice, "updated") {
+	if title, notice := text(t, ctx, "#row-"+id+" .title"), text(t, ctx, "#notice"); title != "Edited in the browser" || !strings.Contains(notice, "updated") {
 		t.Fatalf("after the edit: got title %q, notice %q", title, notice)
 	}
 
-	step(t, ctx, "cancel the scheduled push",
+	step(t, ctx, "cancel the scheduled push, confirming on the second page",
 		chromedp.Click(chromedp.CSS("#cancel-"+id)),
+		chromedp.WaitVisible(chromedp.CSS("#confirm-cancel")),
+	)
+	if c := text(t, ctx, "#consequence"); !strings.Contains(c, "0.5 Server Actions are refunded") {
+		t.Fatalf("confirmation page: got %q, want the refund named", c)
+	}
+	if e.push(id).Status != "scheduled" {
+		t.Fatalf("before the confirmation: push no longer scheduled")
+	}
+	step(t, ctx, "confirm the cancellation",
+		chromedp.Click(chromedp.CSS("#confirm-cancel")),
+		chromedp.WaitVisible(chromedp.CSS("#notice")),
 		chromedp.WaitNotPresent(chromedp.CSS("#row-"+id)),
 	)
-	notice = text(t, ctx, "#notice")
+	notice := text(t, ctx, "#notice")
 	if !strings.Contains(notice, "cancelled") {
 		t.Fatalf("after the cancel: got notice %q", notice)
 	}
@@ -169,4 +179,5 @@ func TestDashboardBrowser(t *testing.T) {
 	if p.Status != "cancelled" || p.Title != "Edited in the browser" || len(p.Edits) != 1 || p.Edits[0].Changes["title"] != "Edited in the browser" {
 		t.Fatalf("push through the admin API: got %+v, want cancelled with the title edit in its trail", p)
 	}
+	browserSignOut(t, ctx, e)
 }
