@@ -210,12 +210,12 @@ func TestDashboardTour(t *testing.T) {
 	browserNarrow(t, ctx, appPath, testID)
 }
 
-// browserNarrow visits every page at 390 px, the width of a small phone:
-// none may need horizontal scrolling (wide tables scroll in their box).
+// browserNarrow visits every page at 390 px, the width of a small phone
+// ("/../.." is the list of apps): none may need horizontal scrolling.
 func browserNarrow(t *testing.T, ctx context.Context, appPath, pushID string) {
 	t.Helper()
 	step(t, ctx, "phone window", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	for _, p := range []string{"", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/secret-key"} {
+	for _, p := range []string{"/../..", "", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/secret-key"} {
 		step(t, ctx, "open "+p, chromedp.Navigate(appPath+p), chromedp.WaitVisible(chromedp.CSS("main")))
 		if scroll, inner := pageFits(t, ctx); scroll > inner {
 			t.Errorf("%s at 390 px: the page is %d px wide, want at most %d", p, scroll, inner)
