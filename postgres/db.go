@@ -72,6 +72,10 @@ func Open(ctx context.Context, url string) (*DB, error) {
 // and migrator take it (river.Config.Schema).
 func (db *DB) Schema() string { return db.schema }
 
+// SQL is the pool as a database/sql handle, for read-only queries of
+// River's tables (the job metrics).
+func (db *DB) SQL() *sql.DB { return db.sqlDB }
+
 // Close closes the pool.
 func (db *DB) Close() error {
 	err := db.sqlDB.Close()

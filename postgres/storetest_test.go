@@ -2,11 +2,6 @@ package postgres_test
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
-	"net/url"
-	"os"
-	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -16,12 +11,9 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/heraldpush/herald/postgres"
+	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/storetest"
 )
-
-// testDatabaseURL names the PostgreSQL database the tests of this package
-// run against; without it they skip.
-const testDatabaseURL = "HERALD_TEST_DATABASE_URL"
 
 // TestStore runs the conformance suite against the PostgreSQL store, each
 // subtest in a fresh schema of the test database.
@@ -32,14 +24,7 @@ func TestStore(t *testing.T) {
 }
 
 // databaseURL returns the test database's URL, or skips t.
-func databaseURL(t *testing.T) string {
-	t.Helper()
-	u := os.Getenv(testDatabaseURL)
-	if u == "" {
-		t.Skip(testDatabaseURL + " is not set: the PostgreSQL store's tests did not run")
-	}
-	return u
-}
+func databaseURL(t *testing.T) string { return pgtest.BaseURL(t) }
 
 // openHarness opens a migrated store in a new schema of the database at
 // base (dropped when t ends), on a pool of four connections, with a
@@ -78,25 +63,10 @@ func openSchema(t *testing.T, base string) *postgres.DB {
 	return db
 }
 
-// newSchema creates an empty schema in the database at base, dropped when t
-// ends, and returns the URL of a pool of four connections on it. The role
-// needs only CREATE on the database, not CREATEDB.
+// newSchema creates a schema of its own for t (see pgtest) and returns
+// the URL of a pool of four connections on it.
 func newSchema(t *testing.T, base string) string {
-	t.Helper()
-	ctx := context.Background()
-	suffix := make([]byte, 6)
-	rand.Read(suffix)
-	schema := "herald_test_" + hex.EncodeToString(suffix)
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, `CREATE SCHEMA `+schema); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { dropSchema(t, base, schema) })
-	return withParams(t, base, map[string]string{"search_path": schema, "pool_max_conns": "4"})
+	return pgtest.NewSchema(t, base, map[string]string{"pool_max_conns": "4"})
 }
 
 // open opens the store at url, closed when t ends.
@@ -110,39 +80,9 @@ func open(t *testing.T, url string) *postgres.DB {
 	return db
 }
 
-func dropSchema(t *testing.T, base, schema string) {
-	ctx := context.Background()
-	admin, err := pgx.Connect(ctx, base)
-	if err != nil {
-		t.Errorf("drop schema %s: %v", schema, err)
-		return
-	}
-	defer admin.Close(ctx)
-	if _, err := admin.Exec(ctx, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-		t.Errorf("drop schema %s: %v", schema, err)
-	}
-}
-
-// withParams adds connection parameters to a URL (postgres://…) or a
-// key=value connection string.
+// withParams adds connection parameters to a URL (see pgtest).
 func withParams(t *testing.T, base string, params map[string]string) string {
-	t.Helper()
-	if !strings.HasPrefix(base, "postgres://") && !strings.HasPrefix(base, "postgresql://") {
-		for k, v := range params {
-			base += " " + k + "=" + v
-		}
-		return base
-	}
-	u, err := url.Parse(base)
-	if err != nil {
-		t.Fatal(err)
-	}
-	q := u.Query()
-	for k, v := range params {
-		q.Set(k, v)
-	}
-	u.RawQuery = q.Encode()
-	return u.String()
+	return pgtest.WithParams(t, base, params)
 }
 
 // clock is a settable clock that concurrent readers may read.

@@ -92,4 +92,5 @@ var (
 	_ herald.HistoryStore   = (*Store)(nil)
 	_ herald.ScheduleStore  = (*Store)(nil)
 	_ herald.MasterKeyStore = (*Store)(nil)
+	_ herald.SessionStore   = (*Store)(nil)
 )

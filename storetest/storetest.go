@@ -31,6 +31,7 @@ type Store interface {
 	herald.DeliveryStore
 	herald.HistoryStore
 	herald.ScheduleStore
+	herald.SessionStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -59,6 +60,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"DeliveryStore", deliveryTests},
 		{"HistoryStore", historyTests},
 		{"ScheduleStore", scheduleTests},
+		{"SessionStore", sessionTests},
 		{"Concurrent", concurrentTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {

@@ -191,7 +191,7 @@ func (c *config) validate() error {
 		}
 	}
 	if c.DatabaseURL != "" {
-		errs = append(errs, fmt.Errorf("%s: PostgreSQL is not supported by this build yet; unset it to use the embedded SQLite store", c.source("database-url", "HERALD_DATABASE_URL")))
+		errs = append(errs, c.postgresProblems()...)
 	}
 	if c.MasterKey != "" {
 		if _, err := herald.ParseMasterKey(c.MasterKey); err != nil {
@@ -208,6 +208,26 @@ func (c *config) validate() error {
 		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
 	}
 	return errors.Join(errs...)
+}
+
+// postgresProblems checks what PostgreSQL needs: a postgres:// URL, and the
+// master key and admin token set, since several nodes must share them and
+// none keeps a data dir to generate them in.
+func (c *config) postgresProblems() []error {
+	var errs []error
+	url := c.source("database-url", "HERALD_DATABASE_URL")
+	if !strings.HasPrefix(c.DatabaseURL, "postgres://") && !strings.HasPrefix(c.DatabaseURL, "postgresql://") {
+		errs = append(errs, fmt.Errorf("%s: must be a postgres:// URL (leave it empty for the embedded SQLite store)", url))
+	}
+	if c.MasterKey == "" {
+		errs = append(errs, fmt.Errorf("%s is required with %s: every node must seal and open secrets with the same key (generate one with: head -c 32 /dev/urandom | base64)",
+			c.source("master-key", "HERALD_MASTER_KEY"), url))
+	}
+	if c.AdminToken == "" {
+		errs = append(errs, fmt.Errorf("%s is required with %s: every node must accept the same admin token",
+			c.source("admin-token", "HERALD_ADMIN_TOKEN"), url))
+	}
+	return errs
 }
 
 func (c *config) level() (slog.Level, error) {

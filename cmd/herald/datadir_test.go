@@ -33,6 +33,7 @@ var secureModes = map[string]os.FileMode{
 // the dir is made 0700 and every file in it 0600, the database's WAL and
 // shared-memory files included.
 func TestDataDirCreatedPrivate(t *testing.T) {
+	sqliteOnly(t, "the embedded store's data dir")
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	e := start(t, func(c *config) { c.DataDir, c.AdminToken = dir, "" })
@@ -47,6 +48,7 @@ func TestDataDirCreatedPrivate(t *testing.T) {
 // TestDataDirTightened starts on a data dir left 0755 with its database
 // and keys 0644: each is tightened before use, and the log says so.
 func TestDataDirTightened(t *testing.T) {
+	sqliteOnly(t, "the embedded store's data dir")
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dir, 0o755); err != nil {

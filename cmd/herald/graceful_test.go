@@ -17,6 +17,7 @@ import (
 // database, and after a restart every token has exactly one message and
 // none is recorded as resent.
 func TestGracefulStopMidFanout(t *testing.T) {
+	sqliteOnly(t, "a stop of the one process on the embedded store")
 	if testing.Short() {
 		t.Skip("builds the binary and sends 5,000 messages")
 	}

@@ -3,13 +3,17 @@ package main
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
+	"regexp"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -18,6 +22,7 @@ import (
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
 // env is a running herald serve with an FCM emulator, for end-to-end tests.
@@ -28,6 +33,7 @@ type env struct {
 	emuURL   string
 	logs     *syncBuffer
 	dataDir  string
+	dbURL    string // the PostgreSQL schema's URL, when on PostgreSQL
 	adminTok string
 }
 
@@ -53,22 +59,76 @@ func (b *syncBuffer) String() string {
 // start runs the service on port 0 against a fresh emulator.
 func start(t *testing.T, tweak ...func(*config)) *env {
 	t.Helper()
-	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
+	return startWith(t, emulator.Options{}, tweak...)
+}
+
+// startWith runs the service against an emulator with the given options,
+// on the engine the tests run on (see testEngine).
+func startWith(t *testing.T, opts emulator.Options, tweak ...func(*config)) *env {
+	t.Helper()
+	emu, emuURL := fcmtest.StartEmulator(t, opts)
 	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: t.TempDir(), adminTok: "test-admin-token"}
+	if testEngine() == "postgres" {
+		e.dbURL = pgtest.NewSchema(t, os.Getenv(pgtest.EnvURL), map[string]string{"pool_max_conns": "8"})
+	}
 	e.startService(tweak...)
 	return e
 }
 
-func (e *env) startService(tweak ...func(*config)) {
+// testEngine is the store the end-to-end tests run on: PostgreSQL, each
+// test in a fresh schema, when HERALD_TEST_DATABASE_URL is set; else the
+// embedded SQLite store in a temporary data dir.
+func testEngine() string {
+	if os.Getenv(pgtest.EnvURL) != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// testMasterKey is the master key of tests on PostgreSQL, which needs one.
+const testMasterKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
+
+// sqliteOnly skips a test of something only the embedded store has when
+// the tests run on PostgreSQL.
+func sqliteOnly(t *testing.T, what string) {
+	t.Helper()
+	if testEngine() != "sqlite" {
+		t.Skip("SQLite only (" + what + "): this run is on PostgreSQL")
+	}
+}
+
+// sqliteOnly skips e's test when it runs on PostgreSQL.
+func (e *env) sqliteOnly(what string) { e.t.Helper(); sqliteOnly(e.t, what) }
+
+// queryRow runs a read-only query of the test's database on either engine;
+// it is written with ? placeholders.
+func (e *env) queryRow(query string, args ...any) *sql.Row {
+	e.t.Helper()
+	if e.dbURL != "" {
+		n := 0
+		query = regexp.MustCompile(`\?`).ReplaceAllStringFunc(query, func(string) string { n++; return "$" + strconv.Itoa(n) })
+	}
+	return e.svc.jobsDB().QueryRow(query, args...)
+}
+
+// config is the configuration of e's service, tweaked.
+func (e *env) config(tweak ...func(*config)) config {
 	cfg := config{
 		Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: e.dataDir, AdminToken: e.adminTok,
 		FCMEndpoint: e.emuURL, FCMAllowAnyTokenURI: true, WebhookAllowPrivate: true,
 		LogLevel: "info", LogFormat: "text",
 	}
+	if e.dbURL != "" {
+		cfg.DatabaseURL, cfg.MasterKey = e.dbURL, testMasterKey
+	}
 	for _, f := range tweak {
 		f(&cfg)
 	}
-	svc, err := startService(context.Background(), cfg, io.Discard, e.logs)
+	return cfg
+}
+
+func (e *env) startService(tweak ...func(*config)) {
+	svc, err := startService(context.Background(), e.config(tweak...), io.Discard, e.logs)
 	if err != nil {
 		e.t.Fatalf("start service: %v", err)
 	}

@@ -22,7 +22,7 @@ func (s *service) masterKey(ctx context.Context) (*herald.MasterKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master key: %w", err)
 	}
-	err = herald.VerifyMasterKey(ctx, s.db, key)
+	err = herald.VerifyMasterKey(ctx, s.store, key)
 	if errors.Is(err, herald.ErrMasterKeyMismatch) {
 		return nil, s.keyMismatch(created)
 	}
@@ -35,6 +35,9 @@ func (s *service) keyMismatch(created bool) error {
 	file := filepath.Join(s.cfg.DataDir, "master-key")
 	const keep = "Without that key the FCM credentials and webhook secrets stored here cannot be opened; nothing was changed"
 	switch {
+	case s.pg != nil:
+		return fmt.Errorf("%w: HERALD_MASTER_KEY (--master-key) holds another key. Start every node with the key the database's secrets were sealed with. %s",
+			herald.ErrMasterKeyMismatch, keep)
 	case s.cfg.MasterKey != "":
 		return fmt.Errorf("%w: HERALD_MASTER_KEY (--master-key) holds another key. Start with the key this database was created with (%s, if it was generated there). %s",
 			herald.ErrMasterKeyMismatch, file, keep)

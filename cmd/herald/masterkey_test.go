@@ -18,15 +18,7 @@ import (
 // tryStart starts the service on e's data dir as the harness does, but
 // hands back the error instead of failing the test.
 func (e *env) tryStart(tweak ...func(*config)) (*service, error) {
-	cfg := config{
-		Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: e.dataDir, AdminToken: e.adminTok,
-		FCMEndpoint: e.emuURL, FCMAllowAnyTokenURI: true, WebhookAllowPrivate: true,
-		LogLevel: "info", LogFormat: "text",
-	}
-	for _, f := range tweak {
-		f(&cfg)
-	}
-	svc, err := startService(context.Background(), cfg, io.Discard, e.logs)
+	svc, err := startService(context.Background(), e.config(tweak...), io.Discard, e.logs)
 	if err == nil {
 		e.t.Cleanup(func() { svc.shutdown() })
 	}
@@ -94,6 +86,7 @@ func TestMasterKeyCheckAtStart(t *testing.T) {
 // secrets, no check) is verified by opening a sealed value; the wrong key
 // is refused and stores nothing, the right one stores the check.
 func TestMasterKeyCheckUpgrade(t *testing.T) {
+	sqliteOnly(t, "edits the SQLite file directly")
 	t.Parallel()
 	keyA, keyB := herald.NewMasterKeyText(), herald.NewMasterKeyText()
 	e := start(t, withKey(keyA))
@@ -123,6 +116,7 @@ func TestMasterKeyCheckUpgrade(t *testing.T) {
 // the next start generates a new one, finds it does not match and refuses,
 // removing the useless new file. Restoring the file starts the service.
 func TestMasterKeyFileMissing(t *testing.T) {
+	sqliteOnly(t, "the master-key file of the data dir")
 	t.Parallel()
 	e := start(t)
 	e.newApp(nil)

@@ -65,6 +65,7 @@ func (e *env) waitReadyz(t *testing.T, status int, reasons ...string) {
 func TestReadyzWhenTheDatabaseCannotWrite(t *testing.T) {
 	t.Parallel()
 	e := start(t)
+	e.sqliteOnly("makes the SQLite writer read-only or full")
 	e.waitReadyz(t, http.StatusOK, "")
 
 	t.Run("ReadOnly", func(t *testing.T) {

@@ -56,8 +56,9 @@ type process struct {
 var listeningLine = regexp.MustCompile(`public API on (\S+), admin on (\S+)`)
 
 // startProcess runs `herald serve` on dataDir with both listeners on port
-// 0, reads the addresses it prints and waits until it is ready.
-func startProcess(t *testing.T, bin, dataDir, adminToken, fcmEndpoint string) *process {
+// 0, and the extra HERALD_* settings env, reads the addresses it prints and
+// waits until it is ready.
+func startProcess(t *testing.T, bin, dataDir, adminToken, fcmEndpoint string, env ...string) *process {
 	t.Helper()
 	p := &process{t: t, stderr: newSyncBuffer(), exited: make(chan struct{})}
 	p.cmd = exec.Command(bin, "serve")
@@ -72,6 +73,7 @@ func startProcess(t *testing.T, bin, dataDir, adminToken, fcmEndpoint string) *p
 		"HERALD_FCM_ALLOW_ANY_TOKEN_URI=true", "HERALD_LOG_LEVEL=warn",
 		// The tests register thousands of devices from one address.
 		"HERALD_SDK_RATE_LIMIT=0", "HERALD_SDK_CLIENT_RATE_LIMIT=0")
+	p.cmd.Env = append(p.cmd.Env, env...)
 	p.cmd.Stderr = p.stderr
 	stdout, err := p.cmd.StdoutPipe()
 	if err != nil {
@@ -185,6 +187,7 @@ func (p *process) adminJSON(token, method, path string, body []byte, out any) in
 // and checks that every token got its message exactly once, except tokens
 // whose send was in flight at the kill, which the server records as resent.
 func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
+	sqliteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds the binary and sends 20,000 messages")
 	}

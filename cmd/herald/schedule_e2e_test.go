@@ -12,7 +12,6 @@ import (
 
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
-	"github.com/heraldpush/herald/fcm/fcmtest"
 )
 
 // testClock is a clock a test can set: running from the set time, or frozen
@@ -58,15 +57,6 @@ func (c *testClock) Fake(real time.Time) time.Time {
 func startClocked(t *testing.T, clk *testClock) *env {
 	t.Helper()
 	return startWith(t, emulator.Options{}, func(c *config) { c.now = clk.Now })
-}
-
-// startWith runs the service against an emulator with the given options.
-func startWith(t *testing.T, opts emulator.Options, tweak ...func(*config)) *env {
-	t.Helper()
-	emu, emuURL := fcmtest.StartEmulator(t, opts)
-	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: t.TempDir(), adminTok: "test-admin-token"}
-	e.startService(tweak...)
-	return e
 }
 
 var seoul = mustZone("Asia/Seoul")
@@ -248,7 +238,7 @@ func TestScheduledEditAndCancel(t *testing.T) {
 func (e *env) jobState(pushID string) string {
 	e.t.Helper()
 	var state string
-	err := e.svc.db.Reader.QueryRow(`SELECT state FROM river_job WHERE id = (SELECT job_id FROM pushes WHERE id = ?)`, pushID).Scan(&state)
+	err := e.queryRow(`SELECT state FROM river_job WHERE id = (SELECT job_id FROM pushes WHERE id = ?)`, pushID).Scan(&state)
 	if err != nil {
 		e.t.Fatalf("job of %s: %v", pushID, err)
 	}

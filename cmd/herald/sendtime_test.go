@@ -34,7 +34,7 @@ func TestSendTimeChecks(t *testing.T) {
 	// first wave is under way once the server marked it in flight.
 	waitFor(t, "the first wave", 10*time.Second, func() bool {
 		var n int
-		e.svc.db.Reader.QueryRow(`SELECT COUNT(*) FROM deliveries WHERE push_id = ? AND state = 'inflight'`, res.PushID).Scan(&n)
+		e.queryRow(`SELECT COUNT(*) FROM deliveries WHERE push_id = ? AND state = 'inflight'`, res.PushID).Scan(&n)
 		return n == 50
 	})
 	if _, err := a.c.DeleteUser(context.Background(), "u55"); err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"io"
@@ -14,16 +13,15 @@ import (
 	"sync"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/webhook"
 )
 
@@ -31,9 +29,11 @@ import (
 type service struct {
 	cfg        config
 	log        *slog.Logger
+	store      *sqlstore.Store // on db or pg, whichever is open
 	db         *sqlite.DB
+	pg         *postgres.DB
 	lock       *os.File
-	queue      *river.Client[*sql.Tx]
+	queue      queue
 	servers    []*http.Server
 	PublicURL  string
 	AdminURL   string
@@ -76,70 +76,55 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	return errors.Join(err, svc.stop(cause))
 }
 
-func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, err
-	}
-	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "herald.db"))
-	if err != nil {
-		return nil, err
-	}
-	if err := db.Migrate(ctx); err != nil {
-		db.Close()
-		return nil, err
-	}
-	return db, nil
-}
-
 func runMigrate(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	cfg, err := loadConfigFor("migrate", args, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	if err := prepareDataDir(cfg.DataDir, cfg.logger(stderr)); err != nil {
-		return err
+	s := &service{cfg: cfg, log: cfg.logger(stderr)}
+	if cfg.DatabaseURL == "" {
+		if err := prepareDataDir(cfg.DataDir, s.log); err != nil {
+			return err
+		}
 	}
-	lock, err := sqlite.LockDir(cfg.DataDir)
-	if err != nil {
-		return err
+	err = s.openStore(ctx)
+	err = errors.Join(err, s.closeStore())
+	if s.lock != nil {
+		err = errors.Join(err, s.lock.Close())
 	}
-	defer lock.Close()
-	db, err := openDB(ctx, cfg)
 	if err != nil {
 		return err
 	}
 	fmt.Fprintln(stdout, "herald: migrations applied")
-	return db.Close()
+	return nil
 }
 
 // startService opens the store, starts the workers and both listeners.
 func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
 	s := &service{cfg: cfg, log: cfg.logger(logOut), logOut: logOut, errc: make(chan error, 2)}
-	if err := prepareDataDir(cfg.DataDir, s.log); err != nil {
-		return nil, err
+	if cfg.DatabaseURL == "" {
+		if err := prepareDataDir(cfg.DataDir, s.log); err != nil {
+			return nil, err
+		}
 	}
-	lock, err := sqlite.LockDir(cfg.DataDir)
-	if err != nil {
-		return nil, err
-	}
-	s.lock = lock
-	if s.db, err = openDB(ctx, cfg); err != nil {
+	if err := s.openStore(ctx); err != nil {
 		return nil, s.fail(err)
 	}
-	s.db.Now = cfg.clock()
+	s.store.Now = cfg.clock()
+	s.log.Info("store open", "engine", s.describe())
 	masterKey, err := s.secrets(ctx, stdout)
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	m := metrics.New(s.db.Reader)
+	m := metrics.New(s.jobsDB())
 	pushes := delivery.New(delivery.Config{
 		Observe:   m.Send,
-		Store:     s.db,
+		Store:     s.store,
 		Sender:    fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
 		Webhooks:  webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey: masterKey,
 		Logger:    s.log,
-		Now:       s.db.Now,
+		Now:       s.store.Now,
 	})
 	if err := s.startQueue(ctx, pushes); err != nil {
 		return nil, s.fail(err)
@@ -175,13 +160,13 @@ func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.Master
 
 // handlers builds the public and admin listeners' handlers.
 func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey, m *metrics.Metrics) (http.Handler, http.Handler) {
-	cfg, db := s.cfg, s.db
-	ready := func(r *http.Request) error { return db.Ready(r.Context()) }
+	cfg, db := s.cfg, s.store
+	ready := func(r *http.Request) error { return s.ready(r.Context()) }
 	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"),
 		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit,
 		SDKClientRateLimit: cfg.SDKClientRateLimit, AuthFailureRateLimit: cfg.AuthFailureRateLimit})
 	adminHandler := admin.NewHandler(admin.Config{
-		Store: db, Schedules: pushes, Pushes: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
+		Store: db, Sessions: db, Schedules: pushes, Pushes: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
 		Observe:             m.Observer("admin"),
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
@@ -191,27 +176,6 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 		TrustProxy:          cfg.TrustProxy,
 	})
 	return public, adminHandler
-}
-
-// startQueue starts River on the store's database: jobs left running by a
-// crash are reclaimed first, then workers fetch every 50 ms (SQLite has no
-// LISTEN/NOTIFY).
-func (s *service) startQueue(ctx context.Context, pushes *delivery.Service) error {
-	if n, err := s.db.ReclaimJobs(ctx); err != nil {
-		return err
-	} else if n > 0 {
-		s.log.Info("reclaimed jobs left running by an earlier process", "jobs", n)
-	}
-	rc := pushes.RiverConfig(50*time.Millisecond, s.cfg.loggerAt(s.logOut, slog.LevelWarn))
-	q, err := river.NewClient(riversqlite.New(s.db.Writer), rc)
-	if err != nil {
-		return err
-	}
-	s.db.Queue = q
-	s.queue = q
-	// Not the signal's context: cancelling it would cancel running jobs
-	// mid-send; shutdown stops River gracefully instead.
-	return q.Start(context.WithoutCancel(ctx))
 }
 
 // secretOrFile returns the configured value, or the one kept in the data
@@ -294,9 +258,7 @@ func (s *service) stopAll() error {
 		}
 		stopCancel()
 	}
-	if s.db != nil {
-		errs = append(errs, s.db.Close())
-	}
+	errs = append(errs, s.closeStore())
 	if s.lock != nil {
 		errs = append(errs, s.lock.Close())
 	}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"github.com/heraldpush/herald/delivery"
+	"github.com/heraldpush/herald/postgres"
+	"github.com/heraldpush/herald/sqlite"
+)
+
+// queue is River's client on either engine, as shutdown sees it.
+type queue interface {
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+}
+
+// pgPollInterval is how often idle workers look for jobs on PostgreSQL,
+// where LISTEN/NOTIFY wakes them when a job is inserted: a fallback only.
+const pgPollInterval = time.Second
+
+// openStore opens and migrates the configured engine: PostgreSQL when a
+// database URL is set, else the embedded SQLite store in the data dir.
+func (s *service) openStore(ctx context.Context) error {
+	if s.cfg.DatabaseURL != "" {
+		db, err := postgres.Open(ctx, s.cfg.DatabaseURL)
+		if err != nil {
+			return err
+		}
+		s.pg, s.store = db, db.Store
+		return db.Migrate(ctx)
+	}
+	lock, err := sqlite.LockDir(s.cfg.DataDir)
+	if err != nil {
+		return err
+	}
+	s.lock = lock
+	db, err := openDB(ctx, s.cfg)
+	if err != nil {
+		return err
+	}
+	s.db, s.store = db, db.Store
+	return nil
+}
+
+// openDB opens and migrates the embedded SQLite store in the data dir.
+func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return nil, err
+	}
+	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "herald.db"))
+	if err != nil {
+		return nil, err
+	}
+	if err := db.Migrate(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return db, nil
+}
+
+// ready reports whether the store can serve: reachable, migrated, writable.
+func (s *service) ready(ctx context.Context) error {
+	if s.pg != nil {
+		return s.pg.Ready(ctx)
+	}
+	return s.db.Ready(ctx)
+}
+
+// startQueue starts River on the store's database, its jobs inserted in the
+// store's transactions. On SQLite jobs left running by a crash are
+// reclaimed first (one process holds the data dir, so none is running) and
+// workers poll every 50 ms; on PostgreSQL LISTEN/NOTIFY wakes them, and the
+// jobs of a node that died are rescued by the others (delivery.RescueAfter).
+func (s *service) startQueue(ctx context.Context, pushes *delivery.Service) error {
+	logger := s.cfg.loggerAt(s.logOut, slog.LevelWarn)
+	// Not the signal's context: cancelling it would cancel running jobs
+	// mid-send; shutdown stops River gracefully instead.
+	runCtx := context.WithoutCancel(ctx)
+	if s.pg != nil {
+		rc := pushes.RiverConfig(pgPollInterval, logger)
+		rc.Schema = s.pg.Schema()
+		q, err := river.NewClient(riverpgxv5.New(s.pg.Pool), rc)
+		if err != nil {
+			return err
+		}
+		s.pg.Queue, s.queue = q, q
+		return q.Start(runCtx)
+	}
+	if n, err := s.db.ReclaimJobs(ctx); err != nil {
+		return err
+	} else if n > 0 {
+		s.log.Info("reclaimed jobs left running by an earlier process", "jobs", n)
+	}
+	q, err := river.NewClient(riversqlite.New(s.db.Writer), pushes.RiverConfig(50*time.Millisecond, logger))
+	if err != nil {
+		return err
+	}
+	s.db.Queue, s.queue = q, q
+	return q.Start(runCtx)
+}
+
+// jobsDB is the handle the job metrics read River's table through.
+func (s *service) jobsDB() *sql.DB {
+	if s.pg != nil {
+		return s.pg.SQL()
+	}
+	return s.db.Reader
+}
+
+// closeStore closes whichever engine is open.
+func (s *service) closeStore() error {
+	switch {
+	case s.pg != nil:
+		return s.pg.Close()
+	case s.db != nil:
+		return s.db.Close()
+	}
+	return nil
+}
+
+// describe names the engine for the start-up line.
+func (s *service) describe() string {
+	if s.pg != nil {
+		return fmt.Sprintf("PostgreSQL (schema %s)", s.pg.Schema())
+	}
+	return "SQLite in " + s.cfg.DataDir
+}
