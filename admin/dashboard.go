@@ -25,7 +25,7 @@ var dashboardFiles embed.FS
 type dashboard struct {
 	*server
 	pages    map[string]*template.Template
-	sessions Sessions
+	sessions herald.SessionStore
 	throttle *signInThrottle
 }
 
@@ -44,10 +44,7 @@ func newDashboard(s *server) *dashboard {
 			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
 		},
 	}
-	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Sessions, throttle: newSignInThrottle()}
-	if d.sessions == nil {
-		d.sessions = newMemorySessions(s.Now)
-	}
+	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
 	// Each page template is rendered inside layout.html.
 	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm"} {
 		// The templates are part of the binary: a parse error is a build

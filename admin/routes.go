@@ -20,6 +20,9 @@ type Store interface {
 	herald.UserStore
 	herald.PushStore
 	herald.HistoryStore
+	// SessionStore keeps dashboard sessions, so that on several nodes a
+	// session works on all of them and signing out ends it everywhere.
+	herald.SessionStore
 }
 
 // Config holds the admin handler's dependencies.
@@ -46,8 +49,6 @@ type Config struct {
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
-	// Sessions keeps dashboard sessions; nil keeps them in this process.
-	Sessions Sessions
 	// TrustProxy trusts X-Forwarded-Proto (the session cookie is Secure
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
