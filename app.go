@@ -4,6 +4,8 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"strings"
+	"sync"
 	"time"
 )
 
@@ -111,15 +113,51 @@ func NewAPIKey() string { return apiKeyPrefix + randomBase62(apiKeyLen) }
 func NewSecretKey() string { return secretKeyPrefix + randomBase62(secretKeyLen) }
 
 // NewID returns a sortable identifier with the given prefix: 10 characters
-// of millisecond time then 12 random ones, all base62.
+// of millisecond time then 12 random ones, all base62. IDs made by this
+// process in one millisecond also sort in the order they were made (the
+// random part of the next one is the last one's plus one), so that two
+// pushes accepted in the same millisecond list newest first.
 func NewID(prefix string, now time.Time) string {
 	ms := now.UnixMilli()
 	var ts [10]byte
-	for i := len(ts) - 1; i >= 0; i-- {
-		ts[i] = base62[ms%62]
-		ms /= 62
+	for i, v := len(ts)-1, ms; i >= 0; i-- {
+		ts[i] = base62[v%62]
+		v /= 62
 	}
-	return prefix + string(ts[:]) + randomBase62(12)
+	return prefix + string(ts[:]) + ids.next(ms)
+}
+
+// ids keeps the last ID's time and random part: package state, because
+// the order of IDs is the process's, whoever makes them.
+var ids idSequence
+
+type idSequence struct {
+	mu   sync.Mutex
+	ms   int64
+	last []byte
+}
+
+// next returns the random part of an ID made in millisecond ms.
+func (q *idSequence) next(ms int64) string {
+	q.mu.Lock()
+	defer q.mu.Unlock()
+	if ms != q.ms || !increment(q.last) {
+		q.ms, q.last = ms, []byte(randomBase62(12))
+	}
+	return string(q.last)
+}
+
+// increment adds one to a base62 number in place; false when it overflows.
+func increment(b []byte) bool {
+	for i := len(b) - 1; i >= 0; i-- {
+		d := strings.IndexByte(base62, b[i])
+		if d < len(base62)-1 {
+			b[i] = base62[d+1]
+			return true
+		}
+		b[i] = base62[0]
+	}
+	return false
 }
 
 // ValidAPIKey reports whether s has the API key format.

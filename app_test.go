@@ -126,3 +126,15 @@ func TestNewIDSortable(t *testing.T) {
 		t.Errorf("got %q >= %q, want ids sorted by time", a, b)
 	}
 }
+
+func TestNewIDOrderWithinAMillisecond(t *testing.T) {
+	now := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
+	prev := herald.NewID("push_", now)
+	for range 1000 {
+		id := herald.NewID("push_", now)
+		if id <= prev {
+			t.Fatalf("got %s after %s, want IDs of one millisecond in the order they were made", id, prev)
+		}
+		prev = id
+	}
+}
