@@ -57,6 +57,8 @@ type App struct {
 	// credentials), at FCMWarningAt; empty since credentials were stored.
 	FCMWarning   string
 	FCMWarningAt *time.Time
+	// FCMCredentialsAt is when the FCM credentials were stored.
+	FCMCredentialsAt *time.Time
 }
 
 // AppUserAllowed reports whether the app-user endpoints are open to the app:

@@ -16,7 +16,8 @@ type AppStore interface {
 	UpdateApp(ctx context.Context, app App) error
 	DeleteApp(ctx context.Context, id string) error
 	SetSecretHash(ctx context.Context, id string, hash []byte) error
-	// SetFCMCredentials stores the sealed service-account file; nil removes it.
+	// SetFCMCredentials stores the sealed service-account file, noting when
+	// (App.FCMCredentialsAt), and clears the FCM warning; nil removes it.
 	SetFCMCredentials(ctx context.Context, id string, sealed []byte) error
 	// SetFCMWarning records a refusal by FCM of the app's credentials, for
 	// the operator's app page. SetFCMCredentials clears it.

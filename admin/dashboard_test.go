@@ -342,7 +342,8 @@ func withScheduledApp(t *testing.T, e *dashEnv, b *browser) (appPath, first, sec
 	secret := secretShown.FindStringSubmatch(body)[1]
 	a, _ := e.db.App(context.Background(), strings.TrimPrefix(appPath, "/apps/"))
 	b.submit(appPath, appPath+"/fcm-credentials", url.Values{"serviceAccount": {string(testenv.NewServiceAccount(t).JSON)}})
-	if _, body := b.get(appPath); !strings.Contains(body, "FCM credentials saved.") || !strings.Contains(body, "A service-account file is stored") {
+	if _, body := b.get(appPath); !strings.Contains(body, "FCM credentials saved.") || !strings.Contains(body, "A service-account file is stored") ||
+		!strings.Contains(body, `id="fcm-uploaded"`) {
 		t.Fatalf("after upload: got %s, want the credentials stored", body)
 	}
 	c := client.New(e.public.URL, a.APIKey, secret, nil)

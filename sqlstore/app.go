@@ -12,17 +12,17 @@ const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, regi
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at`
 
 // appReadColumns are appColumns and those only the service writes.
-const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at`
+const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at`
 
 func scanApp(row scanner) (herald.App, error) {
 	var a herald.App
 	var created int64
-	var warned sql.NullInt64
+	var warned, stored sql.NullInt64
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
-		&a.WebhookURL, &a.WebhookSecret, &created, &a.FCMWarning, &warned)
+		&a.WebhookURL, &a.WebhookSecret, &created, &a.FCMWarning, &warned, &stored)
 	a.CreatedAt = time.UnixMilli(created).UTC()
-	a.FCMWarningAt = fromMS(warned)
+	a.FCMWarningAt, a.FCMCredentialsAt = fromMS(warned), fromMS(stored)
 	return a, err
 }
 
@@ -84,9 +84,14 @@ func (s *Store) SetSecretHash(ctx context.Context, id string, hash []byte) error
 }
 
 // SetFCMCredentials stores (or, with nil, removes) the sealed service-account
-// file.
+// file, noting when, and clears FCM's last warning about the old one.
 func (s *Store) SetFCMCredentials(ctx context.Context, id string, sealed []byte) error {
-	return s.execOne(ctx, `UPDATE apps SET fcm_credentials = ?, fcm_warning = '', fcm_warning_at = NULL WHERE id = ?`, sealed, id)
+	var at any
+	if len(sealed) > 0 {
+		at = s.Now().UnixMilli()
+	}
+	return s.execOne(ctx, `UPDATE apps SET fcm_credentials = ?, fcm_credentials_at = ?, fcm_warning = '', fcm_warning_at = NULL
+		WHERE id = ?`, sealed, at, id)
 }
 
 // SetFCMWarning records FCM's last refusal of the app's credentials.

@@ -138,13 +138,17 @@ func testSetFCMCredentials(t *testing.T, b *bundle) {
 		got.FCMWarningAt == nil || !got.FCMWarningAt.Equal(at) {
 		t.Errorf("got credentials %q, warning %q at %v; want sealed, invalid_grant at %v", got.FCMCredentials, got.FCMWarning, got.FCMWarningAt, at)
 	}
+	b.tick(time.Hour)
 	must(t, "SetFCMCredentials again", b.s.SetFCMCredentials(b.ctx, b.app.ID, []byte("fresh")))
 	if got, _ = b.s.App(b.ctx, b.app.ID); got.FCMWarning != "" || got.FCMWarningAt != nil {
 		t.Errorf("new credentials: got warning %q at %v, want it cleared", got.FCMWarning, got.FCMWarningAt)
 	}
+	if got.FCMCredentialsAt == nil || !got.FCMCredentialsAt.Equal(b.now) {
+		t.Errorf("stored at: got %v, want %v", got.FCMCredentialsAt, b.now)
+	}
 	must(t, "SetFCMCredentials nil", b.s.SetFCMCredentials(b.ctx, b.app.ID, nil))
-	if got, _ = b.s.App(b.ctx, b.app.ID); len(got.FCMCredentials) != 0 {
-		t.Errorf("nil: got credentials %q, want none", got.FCMCredentials)
+	if got, _ = b.s.App(b.ctx, b.app.ID); len(got.FCMCredentials) != 0 || got.FCMCredentialsAt != nil {
+		t.Errorf("nil: got credentials %q stored at %v, want none", got.FCMCredentials, got.FCMCredentialsAt)
 	}
 }
 
