@@ -2,9 +2,7 @@ package postgres_test
 
 import (
 	"context"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/riverqueue/river"
@@ -37,7 +35,7 @@ func openHarness(t *testing.T, base string) storetest.Harness {
 		t.Fatal(err)
 	}
 	db.Queue = q
-	clock := &clock{}
+	clock := &storetest.Clock{}
 	db.Now = clock.Now
 	return storetest.Harness{
 		Store:  db,
@@ -85,20 +83,3 @@ func withParams(t *testing.T, base string, params map[string]string) string {
 	return pgtest.WithParams(t, base, params)
 }
 
-// clock is a settable clock that concurrent readers may read.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}

@@ -3,9 +3,7 @@ package sqlite_test
 import (
 	"context"
 	"path/filepath"
-	"sync"
 	"testing"
-	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -39,7 +37,7 @@ func openHarness(t *testing.T) storetest.Harness {
 		t.Fatal(err)
 	}
 	db.Queue = q
-	clock := &clock{}
+	clock := &storetest.Clock{}
 	db.Now = clock.Now
 	return storetest.Harness{
 		Store:  db,
@@ -68,20 +66,3 @@ func jobStates(ctx context.Context, db *sqlite.DB, kind string) ([]string, error
 	return states, rows.Err()
 }
 
-// clock is a settable clock that concurrent readers may read.
-type clock struct {
-	mu  sync.Mutex
-	now time.Time
-}
-
-func (c *clock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.now
-}
-
-func (c *clock) Set(t time.Time) {
-	c.mu.Lock()
-	c.now = t
-	c.mu.Unlock()
-}

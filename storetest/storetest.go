@@ -255,3 +255,24 @@ func concurrently(n int, fn func(i int)) {
 	close(start)
 	wg.Wait()
 }
+
+// Clock is a settable clock that concurrent readers may read: a store's Now
+// and a Harness's SetNow.
+type Clock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+// Now returns the time last set.
+func (c *Clock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Set sets the time.
+func (c *Clock) Set(t time.Time) {
+	c.mu.Lock()
+	c.now = t
+	c.mu.Unlock()
+}
