@@ -4,9 +4,12 @@
 // until the emulator has every message, and compares the end-to-end rate
 // with what a bare HTTP/2 client gets from the same emulator.
 //
-// The server lives in package main, so the caller passes a function that
-// starts it; the harness itself depends only on the public API, the admin
-// API and the emulator.
+// The server runs inside the bench process (the caller passes a function
+// that starts it: it lives in package main) or as one or more `herald
+// serve` processes (StartNodes), whose own CPU time and peak RSS are
+// measured apart from the bench process's (the emulator and the client).
+// The harness itself depends only on the public API, the admin API and the
+// emulator.
 package bench
 
 import (
@@ -23,8 +26,25 @@ type Server struct {
 	PublicURL  string
 	AdminURL   string
 	AdminToken string
+	// Engine names the store: "sqlite" or "postgres".
+	Engine string
+	// PublicURLs are the public listeners of every node when the server
+	// is several processes: registrations and push requests go to each
+	// in turn. Empty means PublicURL alone.
+	PublicURLs []string
+	// Processes, when not nil, reads the usage of each server process;
+	// nil means the server runs inside the bench process.
+	Processes func() ([]ProcessUsage, error)
 	// Stop shuts the server down and removes its data.
 	Stop func() error
+}
+
+// nodes returns the public URLs requests are spread over.
+func (s Server) nodes() []string {
+	if len(s.PublicURLs) == 0 {
+		return []string{s.PublicURL}
+	}
+	return s.PublicURLs
 }
 
 // Options configures a run. Zero fields take the defaults.
@@ -109,6 +129,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	stopServer := onceErr(srv.Stop)
 	defer stopServer()
 
+	res.Engine = srv.Engine
+	if srv.Processes != nil {
+		res.Nodes = len(srv.nodes())
+	}
 	run := &runner{opts: opts, emu: emu, srv: srv, res: &res}
 	if err := run.serverPhase(ctx); err != nil {
 		return res, err
@@ -149,7 +173,7 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	}
 	r.app = app
 	fmt.Fprintf(r.opts.Progress, "bench: registering %d users (%d workers)\n", r.opts.Users, r.opts.RegisterWorkers)
-	reg, err := register(ctx, app.client, r.opts.Users, r.opts.RegisterWorkers)
+	reg, err := register(ctx, app.clients, r.opts.Users, r.opts.RegisterWorkers)
 	r.res.Register = reg
 	if err != nil {
 		return err
@@ -157,8 +181,6 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	if err := r.deliver(ctx); err != nil {
 		return err
 	}
-	r.res.PeakRSSBytes = peakRSS()
-	r.res.PeakRSSScope = rssScope
 	msgs := r.emu.Messages(tokenOf(0))
 	if len(msgs) == 0 {
 		return errors.New("bench: the emulator has no message for user 0")
@@ -168,7 +190,8 @@ func (r *runner) serverPhase(ctx context.Context) error {
 }
 
 // deliver pushes to every user and waits for the emulator to accept every
-// message, under the CPU profile when one is asked for.
+// message, under the CPU profile when one is asked for, and measures the
+// CPU time and peak RSS of the server and of the bench process.
 func (r *runner) deliver(ctx context.Context) error {
 	if r.opts.CPUProfile != nil {
 		stop, err := startCPUProfile(r.opts.CPUProfile)
@@ -177,16 +200,45 @@ func (r *runner) deliver(ctx context.Context) error {
 		}
 		defer stop()
 	}
+	server, self := r.meters()
+	if err := errors.Join(server.begin(), self.begin()); err != nil {
+		return fmt.Errorf("bench: read usage: %w", err)
+	}
 	requests := (r.opts.Users + usersPerRequest - 1) / usersPerRequest
-	fmt.Fprintf(r.opts.Progress, "bench: pushing to %d users in %d requests (%d workers)\n", r.opts.Users, requests, r.opts.PushWorkers)
-	acc, start, err := pushAll(ctx, r.app.client, r.opts.Users, r.opts.PushWorkers)
+	fmt.Fprintf(r.opts.Progress, "bench: pushing to %d users in %d requests (%d workers, %d nodes)\n",
+		r.opts.Users, requests, r.opts.PushWorkers, len(r.app.clients))
+	acc, start, err := pushAll(ctx, r.app.clients, r.opts.Users, r.opts.PushWorkers)
 	r.res.Accept = acc
 	if err != nil {
 		return err
 	}
 	d, err := awaitDeliveries(ctx, r.emu.Emulator, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
 	r.res.Delivery = d
+	if uerr := r.measure(server, self); uerr != nil {
+		return errors.Join(err, uerr)
+	}
 	return err
+}
+
+// meters returns the meters of the server's processes and of this one; in
+// process, both are this process.
+func (r *runner) meters() (server, self *usageMeter) {
+	if r.srv.Processes == nil {
+		return &usageMeter{scope: rssScope, read: readSelf}, &usageMeter{scope: rssScope, read: readSelf}
+	}
+	return &usageMeter{scope: nodesScope, read: r.srv.Processes}, &usageMeter{scope: benchScope, read: readSelf}
+}
+
+// measure records the usage of the delivery phase.
+func (r *runner) measure(server, self *usageMeter) error {
+	su, serr := server.finish(r.res.Delivery.Delivered)
+	bu, berr := self.finish(r.res.Delivery.Delivered)
+	r.res.Server, r.res.BenchProcess = su, bu
+	r.res.PeakRSSBytes, r.res.PeakRSSScope = su.PeakRSSBytes, su.Scope
+	if err := errors.Join(serr, berr); err != nil {
+		return fmt.Errorf("bench: read usage: %w", err)
+	}
+	return nil
 }
 
 // onceErr wraps f so that only its first call runs; later calls return nil.

@@ -19,11 +19,12 @@ func userOf(i int) string   { return "u" + strconv.Itoa(i) }
 func deviceOf(i int) string { return "d" + strconv.Itoa(i) }
 func tokenOf(i int) string  { return "bench-token-" + strconv.Itoa(i) }
 
-// register maps every user to one device with one token through the SDK API.
-func register(ctx context.Context, c *client.Client, users, workers int) (Register, error) {
+// register maps every user to one device with one token through the SDK
+// API, user i through node i mod len(nodes).
+func register(ctx context.Context, nodes []*client.Client, users, workers int) (Register, error) {
 	start := time.Now()
 	err := forEach(ctx, users, workers, func(ctx context.Context, i int) error {
-		_, err := c.RegisterPushToken(ctx, client.RegisterRequest{
+		_, err := nodes[i%len(nodes)].RegisterPushToken(ctx, client.RegisterRequest{
 			DeviceID: deviceOf(i), Token: tokenOf(i), Platform: "android", AppSourceVersion: "1.6.0", UserID: userOf(i),
 		})
 		if err != nil {
@@ -35,9 +36,10 @@ func register(ctx context.Context, c *client.Client, users, workers int) (Regist
 	return Register{Workers: workers, Seconds: elapsed.Seconds(), PerSecond: float64(users) / elapsed.Seconds()}, err
 }
 
-// pushAll pushes one message to every user in requests of usersPerRequest
-// and returns the accept latencies and when the first request started.
-func pushAll(ctx context.Context, c *client.Client, users, workers int) (Accept, time.Time, error) {
+// pushAll pushes one message to every user in requests of usersPerRequest,
+// request r through node r mod len(nodes), and returns the accept
+// latencies and when the first request started.
+func pushAll(ctx context.Context, nodes []*client.Client, users, workers int) (Accept, time.Time, error) {
 	requests := (users + usersPerRequest - 1) / usersPerRequest
 	latencies := make([]time.Duration, requests)
 	start := time.Now()
@@ -47,7 +49,7 @@ func pushAll(ctx context.Context, c *client.Client, users, workers int) (Accept,
 			ids = append(ids, userOf(i))
 		}
 		t := time.Now()
-		_, err := c.PushUsers(ctx, client.PushUsersRequest{UserIDs: ids, Title: "Herald bench", Content: "One message to every registered user."})
+		_, err := nodes[r%len(nodes)].PushUsers(ctx, client.PushUsersRequest{UserIDs: ids, Title: "Herald bench", Content: "One message to every registered user."})
 		latencies[r] = time.Since(t)
 		if err != nil {
 			return fmt.Errorf("bench: push request %d: %w", r, err)

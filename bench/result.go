@@ -1,14 +1,10 @@
 package bench
 
 import (
-	"bufio"
 	"bytes"
 	"fmt"
 	"io"
-	"os"
 	"runtime/pprof"
-	"strconv"
-	"strings"
 )
 
 // Result holds every figure of a run. Durations are in seconds or
@@ -18,15 +14,25 @@ type Result struct {
 	EmulatorLatencyMS float64 `json:"emulatorLatencyMs"`
 	GOMAXPROCS        int     `json:"gomaxprocs"`
 	NumCPU            int     `json:"numCpu"`
+	// Engine is the server's store ("sqlite" or "postgres"); Nodes the
+	// number of `herald serve` processes, 0 when the server ran inside
+	// the bench process.
+	Engine string `json:"engine"`
+	Nodes  int    `json:"nodes"`
 
 	Register Register `json:"register"`
 	Accept   Accept   `json:"accept"`
 	Delivery Delivery `json:"delivery"`
 
-	// PeakRSSBytes is the process's VmHWM after delivery (0 when unknown);
-	// PeakRSSScope says what it covers.
+	// PeakRSSBytes is the server's peak RSS after delivery (VmHWM, summed
+	// over its processes; 0 when unknown); PeakRSSScope says what it
+	// covers. Server has the same with its CPU time.
 	PeakRSSBytes int64  `json:"peakRssBytes"`
 	PeakRSSScope string `json:"peakRssScope"`
+	Server       Usage  `json:"server"`
+	// BenchProcess is the bench process's own usage: the FCM emulator
+	// and the client (and the server too when it runs in process).
+	BenchProcess Usage `json:"benchProcess"`
 
 	Ceiling Ceiling `json:"ceiling"`
 	// Ratio is Delivery.PerSecond / Ceiling.PerSecond.
@@ -68,19 +74,29 @@ type Ceiling struct {
 	PerSecond float64 `json:"perSecond"`
 }
 
-// rssScope says what the peak RSS covers: everything runs in one process.
-const rssScope = "whole bench process: the server, the FCM emulator (which keeps every message) and the bench client"
+// The scopes of the usage figures.
+const (
+	// rssScope: everything runs in one process.
+	rssScope = "whole bench process: the server, the FCM emulator (which keeps every message) and the bench client"
+	// nodesScope: the server's own processes.
+	nodesScope = "the herald serve processes only, summed over the nodes"
+	// benchScope: the bench process, the server apart.
+	benchScope = "the bench process: the FCM emulator (which keeps every message) and the bench client"
+)
 
 // WriteText writes the result for people.
 func (r Result) WriteText(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "herald bench: %d users, emulator latency %gms, GOMAXPROCS %d (%d CPUs)\n", r.Users, r.EmulatorLatencyMS, r.GOMAXPROCS, r.NumCPU)
+	fmt.Fprintf(&b, "herald bench: %d users, emulator latency %gms, GOMAXPROCS %d (%d CPUs), %s\n", r.Users, r.EmulatorLatencyMS, r.GOMAXPROCS, r.NumCPU, r.serverShape())
 	fmt.Fprintf(&b, "  register   %d users in %.2fs: %.0f/s (%d workers, SDK API)\n", r.Users, r.Register.Seconds, r.Register.PerSecond, r.Register.Workers)
 	fmt.Fprintf(&b, "  accept     %d requests of %d users (%d workers): p50 %.1fms  p99 %.1fms  max %.1fms\n",
 		r.Accept.Requests, r.Accept.UsersPerRequest, r.Accept.Workers, r.Accept.P50MS, r.Accept.P99MS, r.Accept.MaxMS)
 	fmt.Fprintf(&b, "  deliver    %d messages (%d rejected) in %.2fs: %.0f deliveries/s (first request to last message at the emulator)\n",
 		r.Delivery.Delivered, r.Delivery.Rejected, r.Delivery.Seconds, r.Delivery.PerSecond)
-	fmt.Fprintf(&b, "  peak RSS   %.0f MiB (%s)\n", float64(r.PeakRSSBytes)/(1<<20), r.PeakRSSScope)
+	writeUsage(&b, "server", r.Server)
+	if r.Nodes > 0 {
+		writeUsage(&b, "bench", r.BenchProcess)
+	}
 	fmt.Fprintf(&b, "  ceiling    %d messages in %.2fs: %.0f/s with %d streams\n", r.Ceiling.Sent, r.Ceiling.Seconds, r.Ceiling.PerSecond, r.Ceiling.Streams)
 	fmt.Fprintf(&b, "             (%s)\n", r.Ceiling.Client)
 	fmt.Fprintf(&b, "  ratio      %.2f (server / ceiling)\n", r.Ratio)
@@ -88,27 +104,32 @@ func (r Result) WriteText(w io.Writer) error {
 	return err
 }
 
-// peakRSS returns the process's peak resident set (VmHWM), or 0 where
-// /proc is not available.
-func peakRSS() int64 {
-	f, err := os.Open("/proc/self/status")
-	if err != nil {
-		return 0
+// serverShape describes where the server ran, for the heading.
+func (r Result) serverShape() string {
+	if r.Nodes == 0 {
+		return "server on " + r.Engine + " inside the bench process"
 	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		rest, ok := strings.CutPrefix(sc.Text(), "VmHWM:")
-		if !ok {
-			continue
-		}
-		kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
-		if err != nil {
-			return 0
-		}
-		return kb << 10
+	if r.Nodes == 1 {
+		return "server on " + r.Engine + " as one herald serve process"
 	}
-	return 0
+	return fmt.Sprintf("server on %s as %d herald serve processes", r.Engine, r.Nodes)
+}
+
+// writeUsage writes one group's peak RSS and CPU time.
+func writeUsage(b *bytes.Buffer, name string, u Usage) {
+	fmt.Fprintf(b, "  %-9s  peak RSS %.0f MiB", name, float64(u.PeakRSSBytes)/(1<<20))
+	if len(u.PeakRSSBytesPerProcess) > 1 {
+		fmt.Fprint(b, " (")
+		for i, n := range u.PeakRSSBytesPerProcess {
+			if i > 0 {
+				fmt.Fprint(b, " + ")
+			}
+			fmt.Fprintf(b, "%.0f", float64(n)/(1<<20))
+		}
+		fmt.Fprint(b, ")")
+	}
+	fmt.Fprintf(b, ", CPU %.2fs while delivering: %.3f CPU-s per 1,000 deliveries\n", u.CPUSeconds, u.CPUSecondsPer1000Deliveries)
+	fmt.Fprintf(b, "             (%s)\n", u.Scope)
 }
 
 // startCPUProfile profiles the process into w until the returned stop.

@@ -46,8 +46,8 @@ func (e *emulatorServer) stop() error {
 // benchApp is the app the run pushes through.
 type benchApp struct {
 	id      string
-	client  *client.Client
-	account []byte // its service-account file
+	clients []*client.Client // one per node
+	account []byte           // its service-account file
 }
 
 // benchProject is the FCM project of the bench app's service account.
@@ -73,11 +73,11 @@ func setUp(ctx context.Context, srv Server, emuURL string) (benchApp, error) {
 	if err := admin.do(ctx, http.MethodPut, "/admin/v1/apps/"+created.AppID+"/fcm-credentials", account, http.StatusOK, nil); err != nil {
 		return benchApp{}, err
 	}
-	return benchApp{
-		id:      created.AppID,
-		client:  client.New(srv.PublicURL, created.APIKey, created.SecretKey, nil),
-		account: account,
-	}, nil
+	app := benchApp{id: created.AppID, account: account}
+	for _, u := range srv.nodes() {
+		app.clients = append(app.clients, client.New(u, created.APIKey, created.SecretKey, nil))
+	}
+	return app, nil
 }
 
 // adminClient calls the admin API with the bearer token.

@@ -4,20 +4,22 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
 
-	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/bench"
 )
 
 // runBench is `herald bench`: flags in, bench.Run, figures out.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--json] [flags]",
+	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--database-url URL] [--nodes N] [--json] [flags]",
 		"Starts an FCM emulator and the service on loopback, registers the users (one token each), sends one push\n"+
 			"to all of them through the Server API, waits until the emulator has every message, and reports accept\n"+
-			"latency, deliveries per second, the server's peak RSS and CPU, and the emulator's own ceiling.")
+			"latency, deliveries per second, the server's peak RSS and CPU-seconds per 1,000 deliveries (apart from\n"+
+			"the bench process's), and the emulator's own ceiling. With --database-url the server runs on PostgreSQL,\n"+
+			"in a fresh schema dropped at the end; with --nodes N as N herald serve processes, requests spread over them.")
 	fs := cmd.fs
 	users := fs.Int("users", 100000, "users to register and push to, one token each")
 	latency := fs.Duration("latency", 0, "delay the emulator adds to every send")
@@ -25,14 +27,21 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	streams := fs.Int("concurrency", 500, "concurrent sends of the ceiling client (the server's: 50 per chunk × 10 workers)")
 	registerWorkers := fs.Int("register-workers", 32, "concurrent SDK registrations")
 	pushWorkers := fs.Int("push-workers", 8, "concurrent Server API push requests")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only when it runs in process)")
+	var setup benchSetup
+	fs.StringVar(&setup.databaseURL, "database-url", "", "postgres:// URL of a database to run on (a fresh schema per run, dropped after; the role needs CREATE); empty for SQLite")
+	fs.IntVar(&setup.nodes, "nodes", 0, "herald serve processes; 0 runs the server inside the bench process (default 1 with --database-url, else 0)")
+	fs.StringVar(&setup.binary, "binary", "", "the herald executable the nodes run (default this one)")
 	if _, err := cmd.parse(args, stdout); err != nil {
 		return err
+	}
+	if err := setup.resolve(cmd.fs); err != nil {
+		return cmd.explain(err)
 	}
 	opts := bench.Options{
 		Users: *users, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
-		StartServer: benchServer(stderr), Progress: stderr,
+		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
 	if *cpuProfile != "" {
 		f, err := os.Create(*cpuProfile)
@@ -51,6 +60,24 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
+// resolve fills the defaults that depend on other flags (--nodes is 1 with
+// --database-url unless given) and checks the setup.
+func (b *benchSetup) resolve(fs *flag.FlagSet) error {
+	typed := false
+	fs.Visit(func(f *flag.Flag) { typed = typed || f.Name == "nodes" })
+	if !typed && b.databaseURL != "" {
+		b.nodes = 1
+	}
+	if b.nodes > 0 && b.binary == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			return fmt.Errorf("--binary: this executable: %w", err)
+		}
+		b.binary = exe
+	}
+	return b.check()
+}
+
 func writeBench(w io.Writer, res bench.Result, asJSON bool) error {
 	if !asJSON {
 		return res.WriteText(w)
@@ -58,32 +85,4 @@ func writeBench(w io.Writer, res bench.Result, asJSON bool) error {
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
 	return enc.Encode(res)
-}
-
-// benchServer starts the service in-process on loopback, on a fresh data
-// dir that Stop removes, logging warnings and errors to logOut.
-func benchServer(logOut io.Writer) func(ctx context.Context, fcmEndpoint string) (bench.Server, error) {
-	return func(ctx context.Context, fcmEndpoint string) (bench.Server, error) {
-		dir, err := os.MkdirTemp("", "herald-bench-")
-		if err != nil {
-			return bench.Server{}, err
-		}
-		cfg := config{
-			Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: dir,
-			AdminToken:  "ha_" + herald.NewSecretKey()[3:],
-			FCMEndpoint: fcmEndpoint, FCMAllowAnyTokenURI: true, WebhookAllowPrivate: true,
-			LogLevel: "warn", LogFormat: "text",
-		}
-		if err := cfg.validate(); err != nil {
-			return bench.Server{}, errors.Join(err, os.RemoveAll(dir))
-		}
-		svc, err := startService(ctx, cfg, io.Discard, logOut)
-		if err != nil {
-			return bench.Server{}, errors.Join(fmt.Errorf("start service: %w", err), os.RemoveAll(dir))
-		}
-		return bench.Server{
-			PublicURL: svc.PublicURL, AdminURL: svc.AdminURL, AdminToken: svc.AdminToken,
-			Stop: func() error { return errors.Join(svc.shutdown(), os.RemoveAll(dir)) },
-		}, nil
-	}
 }

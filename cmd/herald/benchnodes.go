@@ -1,0 +1,183 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"net/url"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/bench"
+)
+
+// benchSetup is where the bench's server runs: engine, database and nodes.
+type benchSetup struct {
+	// databaseURL is the PostgreSQL database the run gets a fresh schema
+	// of; empty for SQLite.
+	databaseURL string
+	// nodes is the number of `herald serve` processes; 0 runs the server
+	// inside the bench process.
+	nodes int
+	// binary is the herald executable the nodes run.
+	binary string
+}
+
+// engine names the store.
+func (b benchSetup) engine() string {
+	if b.databaseURL != "" {
+		return "postgres"
+	}
+	return "sqlite"
+}
+
+// check refuses what cannot run: several nodes on SQLite, a database URL
+// that is not postgres://.
+func (b benchSetup) check() error {
+	if b.databaseURL != "" && !strings.HasPrefix(b.databaseURL, "postgres://") && !strings.HasPrefix(b.databaseURL, "postgresql://") {
+		return errors.New("--database-url: must be a postgres:// URL")
+	}
+	if b.nodes < 0 {
+		return errors.New("--nodes: must not be negative")
+	}
+	if b.nodes > 1 && b.databaseURL == "" {
+		return errors.New("--nodes: more than one node needs --database-url (the embedded SQLite store serves one process)")
+	}
+	return nil
+}
+
+// startServer returns the bench's StartServer for this setup.
+func (b benchSetup) startServer(logOut io.Writer) func(ctx context.Context, fcmEndpoint string) (bench.Server, error) {
+	return func(ctx context.Context, fcmEndpoint string) (bench.Server, error) {
+		dbURL, dropSchema := "", func() error { return nil }
+		if b.databaseURL != "" {
+			u, drop, err := benchSchema(ctx, b.databaseURL)
+			if err != nil {
+				return bench.Server{}, err
+			}
+			fmt.Fprintf(logOut, "bench: PostgreSQL schema %s (dropped at the end)\n", schemaOf(u))
+			dbURL, dropSchema = u, drop
+		}
+		srv, err := b.startOn(ctx, dbURL, fcmEndpoint, logOut)
+		if err != nil {
+			return bench.Server{}, errors.Join(err, dropSchema())
+		}
+		stop := srv.Stop
+		srv.Stop = func() error { return errors.Join(stop(), dropSchema()) }
+		return srv, nil
+	}
+}
+
+// startOn starts the server on dbURL (empty: SQLite), in process or as
+// nodes.
+func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logOut io.Writer) (bench.Server, error) {
+	adminToken := "ha_" + herald.NewSecretKey()[3:]
+	masterKey := herald.NewMasterKeyText()
+	if b.nodes == 0 {
+		return benchServer(ctx, config{DatabaseURL: dbURL, AdminToken: adminToken, MasterKey: masterKey, FCMEndpoint: fcmEndpoint}, logOut)
+	}
+	env := []string{
+		"HERALD_ADMIN_TOKEN=" + adminToken, "HERALD_MASTER_KEY=" + masterKey,
+		"HERALD_FCM_ENDPOINT=" + fcmEndpoint, "HERALD_FCM_ALLOW_ANY_TOKEN_URI=true", "HERALD_WEBHOOK_ALLOW_PRIVATE=true",
+		"HERALD_LOG_LEVEL=warn", "HERALD_LOG_FORMAT=text",
+		// The bench registers and pushes from one address, faster than
+		// any limit meant for real clients: the in-process server has
+		// none either.
+		"HERALD_RATE_LIMIT=0", "HERALD_SDK_RATE_LIMIT=0", "HERALD_SDK_CLIENT_RATE_LIMIT=0", "HERALD_AUTH_FAILURE_RATE_LIMIT=0",
+	}
+	if dbURL != "" {
+		env = append(env, "HERALD_DATABASE_URL="+dbURL)
+	}
+	fmt.Fprintf(logOut, "bench: starting %d herald serve processes (%s)\n", b.nodes, b.binary)
+	return bench.StartNodes(ctx, bench.NodesConfig{
+		Binary: b.binary, Count: b.nodes, Env: env, AdminToken: adminToken, Engine: b.engine(), Log: logOut,
+	})
+}
+
+// schemaTimeout bounds creating or dropping the run's schema.
+const schemaTimeout = time.Minute
+
+// benchSchema creates a fresh schema in the database at base and returns
+// the URL of connections that use it (search_path) and a function that
+// drops it, so that runs never see one another's data.
+func benchSchema(ctx context.Context, base string) (string, func() error, error) {
+	u, err := url.Parse(base)
+	if err != nil {
+		return "", nil, fmt.Errorf("--database-url: %w", err)
+	}
+	suffix := make([]byte, 6)
+	rand.Read(suffix)
+	schema := "herald_bench_" + hex.EncodeToString(suffix)
+	ctx, cancel := context.WithTimeout(ctx, schemaTimeout)
+	defer cancel()
+	if err := execOn(ctx, base, `CREATE SCHEMA `+schema); err != nil {
+		return "", nil, fmt.Errorf("bench: create schema: %w", err)
+	}
+	q := u.Query()
+	q.Set("search_path", schema)
+	u.RawQuery = q.Encode()
+	drop := func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), schemaTimeout)
+		defer cancel()
+		if err := execOn(ctx, base, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
+			return fmt.Errorf("bench: drop schema %s: %w", schema, err)
+		}
+		return nil
+	}
+	return u.String(), drop, nil
+}
+
+// execOn runs one statement on a connection of its own.
+func execOn(ctx context.Context, dbURL, sql string) error {
+	conn, err := pgx.Connect(ctx, dbURL)
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	_, err = conn.Exec(ctx, sql)
+	return err
+}
+
+// schemaOf returns the search_path of a URL benchSchema made.
+func schemaOf(dbURL string) string {
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		return ""
+	}
+	return u.Query().Get("search_path")
+}
+
+// benchServer starts the service in-process on loopback with cfg's
+// database, secrets and FCM endpoint, on a fresh data dir that Stop
+// removes, logging warnings and errors to logOut.
+func benchServer(ctx context.Context, cfg config, logOut io.Writer) (bench.Server, error) {
+	dir, err := os.MkdirTemp("", "herald-bench-")
+	if err != nil {
+		return bench.Server{}, err
+	}
+	cfg.Addr, cfg.AdminAddr, cfg.DataDir = "127.0.0.1:0", "127.0.0.1:0", dir
+	cfg.FCMAllowAnyTokenURI, cfg.WebhookAllowPrivate = true, true
+	cfg.LogLevel, cfg.LogFormat = "warn", "text"
+	if err := cfg.validate(); err != nil {
+		return bench.Server{}, errors.Join(err, os.RemoveAll(dir))
+	}
+	svc, err := startService(ctx, cfg, io.Discard, logOut)
+	if err != nil {
+		return bench.Server{}, errors.Join(fmt.Errorf("start service: %w", err), os.RemoveAll(dir))
+	}
+	engine := "sqlite"
+	if cfg.DatabaseURL != "" {
+		engine = "postgres"
+	}
+	return bench.Server{
+		PublicURL: svc.PublicURL, AdminURL: svc.AdminURL, AdminToken: svc.AdminToken, Engine: engine,
+		Stop: func() error { return errors.Join(svc.shutdown(), os.RemoveAll(dir)) },
+	}, nil
+}
