@@ -167,7 +167,8 @@ type DayUsage struct {
 // HistoryStore reads push history and usage.
 type HistoryStore interface {
 	// Pushes returns a page of pushes with counts, and the cursor of the
-	// next page ("" at the end). ErrInvalidRequest for a malformed cursor;
+	// next page ("" at the end). ErrInvalidRequest for a malformed cursor
+	// or a limit below 1;
 	// an app without pushes gives an empty page.
 	Pushes(ctx context.Context, appID string, f PushFilter) ([]Push, string, error)
 	// PushGroup returns the pushes sharing a requestGroupId, with counts;

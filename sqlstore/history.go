@@ -9,6 +9,9 @@ import (
 
 // Pushes returns a page of an app's pushes with their counts.
 func (s *Store) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]herald.Push, string, error) {
+	if f.Limit < 1 {
+		return nil, "", herald.Invalid(herald.Detail{Field: "limit", Reason: "must be at least 1"})
+	}
 	where, args := `app_id = ?`, []any{appID}
 	if f.RequestGroupID != "" {
 		where, args = where+` AND request_group_id = ?`, append(args, f.RequestGroupID)

@@ -157,6 +157,7 @@ func testPushesBadCursor(t *testing.T, b *bundle) {
 		"scheduled":     {Scheduled: true, Limit: 10, Cursor: "not-a-cursor"},
 		"scheduled num": {Scheduled: true, Limit: 10, Cursor: "x.push_1"},
 		"history":       {Limit: 10, Cursor: "not a cursor!"},
+		"limit zero":    {},
 	} {
 		ps, next, err := b.s.Pushes(b.ctx, b.app.ID, f)
 		wantErr(t, name, err, herald.ErrInvalidRequest)
