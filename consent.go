@@ -17,6 +17,10 @@ type Consent struct {
 type ConsentChange struct {
 	Marketing      *bool
 	MarketingNight *bool
+	// Source is who makes the change, for the consent trail: SourceSDK for
+	// the in-app switch; on a user's pair SourceServerAPI (also when
+	// empty) or SourceAdmin.
+	Source ConsentSource
 }
 
 // Shape checks the change against shapes A, B and C of spec 2.2 and returns

@@ -29,6 +29,10 @@ type User struct {
 	ConsentSet  bool
 	CreatedAt   time.Time
 	WithdrawnAt *time.Time
+	// ConsentConfirmedAt is when marketing consent was last given or
+	// confirmed for the user (see ConsentRecord.Confirms); nil when never,
+	// or since the user withdrew.
+	ConsentConfirmedAt *time.Time
 }
 
 // MaxUserIDLen bounds a userId, in characters.
@@ -98,6 +102,7 @@ func isJSONInteger(b []byte) bool {
 // set through the Server API. Its devices are removed with it.
 func (u User) Withdrawn(now time.Time) User {
 	u.State, u.Consent, u.ConsentSet, u.WithdrawnAt = UserWithdrawn, Consent{}, false, &now
+	u.ConsentConfirmedAt = nil
 	return u
 }
 

@@ -28,19 +28,21 @@ func deviceByID(ctx context.Context, c conn, appID, deviceID string) (herald.Dev
 func scanUser(row scanner) (herald.User, error) {
 	var u herald.User
 	var created int64
-	var withdrawn sql.NullInt64
-	err := row.Scan(&u.AppID, &u.ID, &u.State, &u.Consent.Marketing, &u.Consent.MarketingNight, &u.ConsentSet, &created, &withdrawn)
+	var withdrawn, confirmed sql.NullInt64
+	err := row.Scan(&u.AppID, &u.ID, &u.State, &u.Consent.Marketing, &u.Consent.MarketingNight, &u.ConsentSet, &created, &withdrawn,
+		&confirmed)
 	if errors.Is(err, herald.ErrNotFound) {
 		return u, herald.ErrUserNotFound
 	}
 	u.CreatedAt = time.UnixMilli(created).UTC()
 	u.WithdrawnAt = fromMS(withdrawn)
+	u.ConsentConfirmedAt = fromMS(confirmed)
 	return u, err
 }
 
 func userByID(ctx context.Context, c conn, appID, userID string) (herald.User, error) {
-	return scanUser(c.queryRow(ctx, `SELECT app_id, user_id, state, marketing, marketing_night, consent_set, created_at, withdrawn_at
-		FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
+	return scanUser(c.queryRow(ctx, `SELECT app_id, user_id, state, marketing, marketing_night, consent_set, created_at, withdrawn_at,
+		consent_confirmed_at FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
 }
 
 // registerUser makes sure the user exists in the registered state: a new
@@ -60,11 +62,14 @@ func registerUser(ctx context.Context, c conn, appID, userID string, now time.Ti
 // RegisterDevice upserts a device (registerPushToken). The token moves to
 // this device from any other; two registrations racing for one token are
 // serialised by the token's unique index (the loser runs again and takes
-// the token over), and a device changed meanwhile is judged again.
+// the token over), and a device changed meanwhile is judged again. A new
+// device's default pair and a pair taken from its user are recorded in the
+// consent trail.
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
 	err := s.inTxRetry(ctx, true, func(c conn) error {
 		now := s.Now()
+		trail := &consentLog{appID: appID}
 		// One token, one device: a token registered again moves.
 		if _, err := c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND token = ? AND device_id <> ?`,
 			appID, reg.Token, reg.DeviceID); err != nil {
@@ -82,10 +87,13 @@ func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.Dev
 				return err
 			}
 			d = herald.NewDevice(app, reg.DeviceID, now)
+			if rec, ok := herald.ConsentDefaulted(d.Consent, now); ok {
+				trail.add(rec, reg.UserID, d.ID)
+			}
 		}
 		d.Register(reg, now)
 		if reg.UserID != nil {
-			if err := mapDevice(ctx, c, &d, *reg.UserID, now); err != nil {
+			if err := mapDevice(ctx, c, &d, *reg.UserID, now, trail); err != nil {
 				return err
 			}
 		}
@@ -96,20 +104,35 @@ func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.Dev
 		} else {
 			err = updateDevice(ctx, c, old, d)
 		}
+		if err != nil {
+			return err
+		}
 		out = d
-		return err
+		return trail.flush(ctx, c, now)
 	})
 	return out, err
 }
 
 // mapDevice maps d to userID, registering the user (again, when withdrawn);
-// the device's consent follows herald's Device.MapTo.
-func mapDevice(ctx context.Context, c conn, d *herald.Device, userID string, now time.Time) error {
+// the device's consent follows herald's Device.MapTo. A device newly mapped
+// takes the user's pair (recorded in trail) or, keeping its own marketing
+// consent, brings its clock to the user.
+func mapDevice(ctx context.Context, c conn, d *herald.Device, userID string, now time.Time, trail *consentLog) error {
 	u, err := registerUser(ctx, c, d.AppID, userID, now)
 	if err != nil {
 		return err
 	}
+	before, already := d.Consent, d.UserID != nil && *d.UserID == u.ID
 	d.MapTo(u)
+	switch {
+	case already:
+	case u.ConsentSet:
+		if rec, ok := herald.ConsentAdopted(herald.SourceSDK, before, d.Consent, now); ok {
+			trail.add(rec, d.UserID, d.ID)
+		}
+	case d.Consent.Marketing:
+		trail.brought = &broughtClock{deviceID: d.ID, userID: u.ID}
+	}
 	return nil
 }
 
@@ -127,27 +150,34 @@ func updateDevice(ctx context.Context, c conn, old, d herald.Device) error {
 
 // SetDeviceUser maps a device to a user, or unmaps it (setUserId).
 func (s *Store) SetDeviceUser(ctx context.Context, appID, deviceID string, userID *string) (herald.Device, error) {
-	return s.changeDevice(ctx, appID, deviceID, func(c conn, d *herald.Device) error {
+	return s.changeDevice(ctx, appID, deviceID, func(c conn, d *herald.Device, trail *consentLog) error {
 		if userID == nil {
 			d.UserID = nil
 			return nil
 		}
-		return mapDevice(ctx, c, d, *userID, s.Now())
+		return mapDevice(ctx, c, d, *userID, s.Now(), trail)
 	})
 }
 
-// SetDeviceConsent applies the in-app consent switch to one device.
+// SetDeviceConsent applies the in-app consent switch to one device and
+// records it, the same pair set again included (a re-confirmation).
 func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, change herald.ConsentChange) (herald.Device, error) {
-	return s.changeDevice(ctx, appID, deviceID, func(_ conn, d *herald.Device) error {
+	return s.changeDevice(ctx, appID, deviceID, func(_ conn, d *herald.Device, trail *consentLog) error {
 		c, err := change.Apply(d.Consent, "")
+		if err != nil {
+			return err
+		}
+		trail.add(herald.ConsentDecision(herald.SourceSDK, d.Consent, c, s.Now()), d.UserID, d.ID)
 		d.Consent = c
-		return err
+		return nil
 	})
 }
 
 // changeDevice reads a device, changes it and writes it back, guarded; a
-// device changed meanwhile is read and changed again.
-func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device) error) (herald.Device, error) {
+// device changed meanwhile is read and changed again. The consent records
+// the change made are written first: they lock the user's row before the
+// device's, in the order SetUserConsent takes them.
+func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
 	var d herald.Device
 	err := s.inTxRetry(ctx, false, func(c conn) error {
 		old, err := deviceByID(ctx, c, appID, deviceID)
@@ -155,7 +185,11 @@ func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change
 			return err
 		}
 		d = old
-		if err := change(c, &d); err != nil {
+		trail := &consentLog{appID: appID}
+		if err := change(c, &d, trail); err != nil {
+			return err
+		}
+		if err := trail.flush(ctx, c, s.Now()); err != nil {
 			return err
 		}
 		return updateDevice(ctx, c, old, d)
@@ -175,9 +209,15 @@ func (s *Store) DeleteToken(ctx context.Context, appID, token string) error {
 
 // SetUserConsent applies change to the user and every device mapped to it.
 // The user's pair is written only over the pair the change was applied to,
-// so two changes at once never lose one another.
+// so two changes at once never lose one another. The user's record (the
+// same pair set again included: a re-confirmation) and those of the
+// devices whose pair changed go to the consent trail.
 func (s *Store) SetUserConsent(ctx context.Context, appID, userID string, change herald.ConsentChange) (herald.Consent, error) {
 	var next herald.Consent
+	src := change.Source
+	if src == "" {
+		src = herald.SourceServerAPI
+	}
 	err := s.inTxRetry(ctx, false, func(c conn) error {
 		u, err := registeredUser(ctx, c, appID, userID)
 		if err != nil {
@@ -193,11 +233,35 @@ func (s *Store) SetUserConsent(ctx context.Context, appID, userID string, change
 			u.Consent.Marketing, u.Consent.MarketingNight, u.ConsentSet)); err != nil {
 			return err
 		}
-		_, err = c.exec(ctx, `UPDATE devices SET marketing = ?, marketing_night = ? WHERE app_id = ? AND user_id = ?`,
-			next.Marketing, next.MarketingNight, appID, userID)
-		return err
+		now := s.Now()
+		trail := &consentLog{appID: appID}
+		trail.add(herald.ConsentDecision(src, u.Consent, next, now), &userID, "")
+		if err := s.adoptedDevices(ctx, c, trail, userID, src, next, now); err != nil {
+			return err
+		}
+		if _, err = c.exec(ctx, `UPDATE devices SET marketing = ?, marketing_night = ? WHERE app_id = ? AND user_id = ?`,
+			next.Marketing, next.MarketingNight, appID, userID); err != nil {
+			return err
+		}
+		return trail.flush(ctx, c, now)
 	})
 	return next, err
+}
+
+// adoptedDevices records the user's devices whose pair next changes.
+func (s *Store) adoptedDevices(ctx context.Context, c conn, trail *consentLog, userID string, src herald.ConsentSource, next herald.Consent, now time.Time) error {
+	return c.each(ctx, func(row scanner) error {
+		var id string
+		var was herald.Consent
+		if err := row.Scan(&id, &was.Marketing, &was.MarketingNight); err != nil {
+			return err
+		}
+		if rec, ok := herald.ConsentAdopted(src, was, next, now); ok {
+			trail.add(rec, &userID, id)
+		}
+		return nil
+	}, `SELECT device_id, marketing, marketing_night FROM devices WHERE app_id = ? AND user_id = ? ORDER BY created_at, device_id`,
+		trail.appID, userID)
 }
 
 func registeredUser(ctx context.Context, c conn, appID, userID string) (herald.User, error) {
@@ -208,8 +272,9 @@ func registeredUser(ctx context.Context, c conn, appID, userID string) (herald.U
 	return u, err
 }
 
-// WithdrawUser removes every device of the user and resets its consent.
-// The state change is guarded, so of two withdrawals at once one succeeds
+// WithdrawUser removes every device of the user and resets its consent,
+// recorded in the consent trail (which outlives the devices and keeps the
+// user id: see docs/consent.md). The state change is guarded, so of two withdrawals at once one succeeds
 // and the other answers ErrUserWithdrawn.
 func (s *Store) WithdrawUser(ctx context.Context, appID, userID string) error {
 	return s.inTx(ctx, func(c conn) error {
@@ -227,8 +292,12 @@ func (s *Store) WithdrawUser(ctx context.Context, appID, userID string) error {
 		if n == 0 {
 			return herald.ErrUserWithdrawn // withdrawn meanwhile
 		}
-		_, err = c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND user_id = ?`, appID, userID)
-		return err
+		if _, err = c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
+			return err
+		}
+		trail := &consentLog{appID: appID}
+		trail.add(herald.ConsentWithdrawn(u.Consent, *w.WithdrawnAt), &userID, "")
+		return trail.flush(ctx, c, *w.WithdrawnAt)
 	})
 }
 

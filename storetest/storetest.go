@@ -32,6 +32,7 @@ type Store interface {
 	herald.HistoryStore
 	herald.ScheduleStore
 	herald.SessionStore
+	herald.ConsentStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -61,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"HistoryStore", historyTests},
 		{"ScheduleStore", scheduleTests},
 		{"SessionStore", sessionTests},
+		{"ConsentStore", consentTests},
 		{"Concurrent", concurrentTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
