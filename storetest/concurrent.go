@@ -18,9 +18,12 @@ var concurrentTests = []test{
 	{"OneFinishPerPush/FinishPush", testConcurrentFinishPush},
 	{"OnePushPerIdempotencyKey", testConcurrentIdempotency},
 	{"OneFanoutPerPush", testConcurrentStartSending},
+	{"OneStepPerChunkCursor", testConcurrentAdvanceChunk},
+	{"OneRecoveryPerChunk", testConcurrentResumeChunk},
 	{"OneRefundPerCancel", testConcurrentCancel},
 	{"CancelOrFire", testConcurrentCancelOrFire},
 	{"ConsentUpdates", testConcurrentConsent},
+	{"ConsentNoLostUpdate", testConcurrentConsentLostUpdate},
 	{"TokenMovedBetweenDevices", testConcurrentTokenMove},
 	{"WithdrawOrRegister", testConcurrentWithdrawOrRegister},
 	{"NewUserFromManyDevices", testConcurrentNewUser},
@@ -269,6 +272,34 @@ func testConcurrentConsent(t *testing.T, b *bundle) {
 	}
 	if len(ds) != writers+1 {
 		t.Errorf("devices of u1: got %d, want %d", len(ds), writers+1)
+	}
+}
+
+// testConcurrentConsentLostUpdate races "marketing off" (shape B) against
+// "night on" (shape C) on a user whose marketing is on. Night on after
+// marketing off is refused, so when both succeed the night change came
+// first and the pair must end off/off. A write from a stale read (night on
+// over marketing on, after marketing went off) would bring marketing back.
+func testConcurrentConsentLostUpdate(t *testing.T, b *bundle) {
+	b.register("d1", "t1", "u1")
+	for round := range 20 {
+		_, err := b.s.SetUserConsent(b.ctx, b.app.ID, "u1", change(new(true), new(false)))
+		must(t, "SetUserConsent", err)
+		results := make([]error, 2)
+		concurrently(2, func(i int) {
+			c := change(new(false), nil)
+			if i == 1 {
+				c = change(nil, new(true))
+			}
+			_, results[i] = b.s.SetUserConsent(b.ctx, b.app.ID, "u1", c)
+		})
+		u, _ := b.user("u1")
+		if results[0] == nil && results[1] == nil && u.Consent != consent(false, false) {
+			t.Fatalf("round %d: both changes succeeded but the pair is %+v, want off/off (a lost update)", round, u.Consent)
+		}
+		if results[0] != nil {
+			t.Fatalf("round %d: marketing off: %v", round, results[0])
+		}
 	}
 }
 
