@@ -23,6 +23,8 @@ type Store interface {
 	// SessionStore keeps dashboard sessions, so that on several nodes a
 	// session works on all of them and signing out ends it everywhere.
 	herald.SessionStore
+	// ConsentStore keeps the consent trail and the re-confirmation clock.
+	herald.ConsentStore
 }
 
 // Config holds the admin handler's dependencies.
@@ -78,6 +80,9 @@ func (s *server) routes() []route {
 		{"PUT /admin/v1/apps/{appId}/webhook", s.putWebhook},
 		{"DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook},
 		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
+		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
+		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
+		{"GET /admin/v1/apps/{appId}/consent-due", s.getConsentDue},
 		{"GET /admin/v1/apps/{appId}/pushes", s.listPushes},
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},

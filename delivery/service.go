@@ -22,6 +22,7 @@ type Store interface {
 	herald.PushStore
 	herald.DeliveryStore
 	herald.ScheduleStore
+	herald.ConsentStore
 }
 
 // Sender delivers notifications with an app's service-account file (the
@@ -40,6 +41,8 @@ type Sender interface {
 // herald.ErrNoRetry are not retried.
 type WebhookSender interface {
 	Report(ctx context.Context, url, secret string, r herald.UndeliverableReport) error
+	// ConsentChanged posts the consent.changed event of a record.
+	ConsentChanged(ctx context.Context, url, secret string, r herald.ConsentRecord) error
 }
 
 // Config holds the service's dependencies and knobs.
@@ -95,6 +98,7 @@ func (s *Service) Workers() *river.Workers {
 	river.AddWorker(w, &sendWorker{s: s})
 	river.AddWorker(w, &finishWorker{s: s})
 	river.AddWorker(w, &webhookWorker{s: s})
+	river.AddWorker(w, &consentWorker{s: s})
 	return w
 }
 

@@ -2,6 +2,7 @@ package webhook
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -39,5 +40,41 @@ func Body(r herald.UndeliverableReport) ([]byte, error) {
 		Type:      EventUndeliverable,
 		Timestamp: r.At.UTC().Format(time.RFC3339),
 		Data:      Undeliverable{AppID: r.AppID, PushID: r.PushID, RequestGroupID: group, Users: r.Users},
+	})
+}
+
+// ConsentChanged is the data of a consent.changed event: the user's new
+// pair, who set it and when. It is sent for every decision about the
+// user's consent, a re-confirmation (the same pair set again) and a
+// withdrawal included, so the app can send the notice the law asks for.
+// A decision made on one device (source sdk) carries that device's pair.
+type ConsentChanged struct {
+	AppID          string               `json:"appId"`
+	UserID         string               `json:"userId"`
+	Marketing      bool                 `json:"marketing"`
+	MarketingNight bool                 `json:"marketingNight"`
+	Source         herald.ConsentSource `json:"source"`
+	ChangedAt      time.Time            `json:"changedAt"`
+}
+
+// consentEvent is the JSON body of a consent.changed message.
+type consentEvent struct {
+	Type      string         `json:"type"`
+	Timestamp string         `json:"timestamp"` // RFC 3339
+	Data      ConsentChanged `json:"data"`
+}
+
+// ConsentBody returns the JSON body of the consent.changed event of a
+// record (one with a user). The same record always gives the same bytes.
+func ConsentBody(r herald.ConsentRecord) ([]byte, error) {
+	if r.UserID == nil {
+		return nil, fmt.Errorf("webhook: consent record %d has no user", r.ID)
+	}
+	at := r.At.UTC()
+	return json.Marshal(consentEvent{
+		Type:      herald.EventConsentChanged,
+		Timestamp: at.Format(time.RFC3339),
+		Data: ConsentChanged{AppID: r.AppID, UserID: *r.UserID, Marketing: r.To.Marketing, MarketingNight: r.To.MarketingNight,
+			Source: r.Source, ChangedAt: at},
 	})
 }

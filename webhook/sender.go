@@ -147,6 +147,16 @@ func (s *Sender) Report(ctx context.Context, url, secret string, r herald.Undeli
 	return s.Send(ctx, url, secret, r.ID, body)
 }
 
+// ConsentChanged sends the consent.changed event of a record as one signed
+// message, under the record's own webhook-id (herald.ConsentEventID).
+func (s *Sender) ConsentChanged(ctx context.Context, url, secret string, r herald.ConsentRecord) error {
+	body, err := ConsentBody(r)
+	if err != nil {
+		return fmt.Errorf("%w (%w)", err, herald.ErrNoRetry)
+	}
+	return s.Send(ctx, url, secret, herald.ConsentEventID(r.AppID, r.ID), body)
+}
+
 // newRequest builds the signed POST.
 func (s *Sender) newRequest(ctx context.Context, url, secret, msgID string, body []byte) (*http.Request, error) {
 	ts := s.now()
