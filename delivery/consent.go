@@ -22,7 +22,9 @@ type consentWorker struct {
 }
 
 // Timeout leaves room for the 10 s request timeout.
-func (w *consentWorker) Timeout(*river.Job[herald.ConsentEventJob]) time.Duration { return 30 * time.Second }
+func (w *consentWorker) Timeout(*river.Job[herald.ConsentEventJob]) time.Duration {
+	return 30 * time.Second
+}
 
 // NextRetry follows DESIGN.md's webhook schedule: 5 s, 5 min, 30 min, 2 h,
 // 5 h, 10 h.
