@@ -4,6 +4,7 @@ import (
 	"errors"
 	"net/http"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -35,10 +36,19 @@ func consentChangesJSON(recs []herald.ConsentRecord) []consentChangeJSON {
 	return out
 }
 
-// userError turns the store's user errors into the admin API's 404.
+// userError turns the store's user errors into the admin API's: 404 for
+// a user never registered; a pair the user's cannot take names the member
+// of the admin body (the store names it as in the Server API's "state").
 func userError(err error) error {
 	if errors.Is(err, herald.ErrUserNotFound) {
 		return herald.ErrNotFound
+	}
+	if e := herald.AsError(err); e != nil && e.Code == herald.ErrInvalidRequest.Code {
+		details := make([]herald.Detail, len(e.Details))
+		for i, d := range e.Details {
+			details[i] = herald.Detail{Field: strings.TrimPrefix(d.Field, "state."), Reason: d.Reason}
+		}
+		return herald.Invalid(details...)
 	}
 	return err
 }

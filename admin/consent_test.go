@@ -48,6 +48,14 @@ func TestAdminUserConsent(t *testing.T) {
 			res := env.AdminDo(t, http.MethodPatch, base+"u1/consent", body)
 			testenv.WantError(t, res, "/admin/v1/apps/"+app.ID+"/users/u1/consent", herald.ErrInvalidRequest)
 		}
+		// Night consent for a user without marketing consent: named as in
+		// this body, not as in the Server API's state object.
+		env.RegisterToken(t, app, "d3", "t3", "u3")
+		res := env.AdminDo(t, http.MethodPatch, base+"u3/consent", map[string]any{"marketingNight": true})
+		got := testenv.WantError(t, res, "/admin/v1/apps/"+app.ID+"/users/u3/consent", herald.ErrInvalidRequest)
+		if len(got.Details) != 1 || got.Details[0].Field != "marketingNight" {
+			t.Errorf("details: got %+v, want marketingNight", got.Details)
+		}
 	})
 	t.Run("ErrNotFound", func(t *testing.T) {
 		res := env.AdminDo(t, http.MethodPatch, base+"nobody/consent", map[string]any{"marketing": true})

@@ -40,13 +40,15 @@ func newDashboard(s *server) *dashboard {
 		"plain":   plainFailure,
 		"reason":  unreachableReason,
 		"add":     func(a, b int) int { return a + b },
+		"source":  sourceWords,
+		"yesno":   yesNo,
 		"pushRows": func(a *herald.App, ps []herald.Push) pushRowsData {
 			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
 		},
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -89,6 +91,9 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelPush)},
 		{"GET /apps/{appId}/usage", in(d.usagePage)},
 		{"GET /apps/{appId}/users", in(d.userPage)},
+		{"POST /apps/{appId}/users/consent", in(d.setUserConsent)},
+		{"GET /apps/{appId}/consent", in(d.consentPage)},
+		{"GET /apps/{appId}/consent-due.csv", in(d.consentCSV)},
 	}
 }
 

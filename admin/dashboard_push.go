@@ -202,9 +202,18 @@ type userData struct {
 	UserID  string
 	User    *herald.User
 	Devices []herald.Device
+	// History is the user's consent trail, oldest first.
+	History []herald.ConsentRecord
+	// Form is the pair the consent form shows: the user's, or what was
+	// posted.
+	Form consentForm
+	// DueAt is when the user's marketing consent must be confirmed again;
+	// nil without a clock.
+	DueAt *time.Time
 }
 
-// userPage looks an app user up: state, consent and devices.
+// userPage looks an app user up: state, consent, devices and the consent
+// trail, with a form setting the pair as the operator.
 func (d *dashboard) userPage(w http.ResponseWriter, r *http.Request) {
 	a, ok := d.app(w, r)
 	if !ok {
@@ -216,7 +225,7 @@ func (d *dashboard) userPage(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusOK, "user", v)
 		return
 	}
-	u, devices, err := d.Store.User(r.Context(), a.ID, data.UserID)
+	err := d.loadUser(r, a, data)
 	if errors.Is(err, herald.ErrUserNotFound) {
 		v.Problem = &problem{Code: herald.ErrNotFound.Code, Message: "No user with this ID was ever registered in this app."}
 		d.render(w, r, http.StatusNotFound, "user", v)
@@ -226,6 +235,23 @@ func (d *dashboard) userPage(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "user", v)
 		return
 	}
-	data.User, data.Devices = &u, devices
+	data.Form = consentForm{Marketing: data.User.Consent.Marketing, MarketingNight: data.User.Consent.MarketingNight}
 	d.render(w, r, http.StatusOK, "user", v)
+}
+
+// loadUser reads the user of data.UserID, its devices and consent trail.
+func (d *dashboard) loadUser(r *http.Request, a herald.App, data *userData) error {
+	u, devices, err := d.Store.User(r.Context(), a.ID, data.UserID)
+	if err != nil {
+		return err
+	}
+	if data.History, err = d.Store.ConsentHistory(r.Context(), a.ID, data.UserID); err != nil {
+		return err
+	}
+	data.User, data.Devices = &u, devices
+	if u.ConsentConfirmedAt != nil {
+		due := herald.ConsentDueAt(*u.ConsentConfirmedAt, a.Location())
+		data.DueAt = &due
+	}
+	return nil
 }

@@ -215,7 +215,7 @@ func TestDashboardTour(t *testing.T) {
 func browserNarrow(t *testing.T, ctx context.Context, appPath, pushID string) {
 	t.Helper()
 	step(t, ctx, "phone window", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	for _, p := range []string{"/../..", "", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/secret-key"} {
+	for _, p := range []string{"/../..", "", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/consent", "/secret-key"} {
 		step(t, ctx, "open "+p, chromedp.Navigate(appPath+p), chromedp.WaitVisible(chromedp.CSS("main")))
 		if scroll, inner := pageFits(t, ctx); scroll > inner {
 			t.Errorf("%s at 390 px: the page is %d px wide, want at most %d", p, scroll, inner)

@@ -1,0 +1,93 @@
+package admin_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// TestDashboardConsent: the consent page counts the users due for
+// re-confirmation and lists them, the CSV holds every one of them, the
+// user page shows the consent trail, and its form re-confirms as the
+// operator, which takes the user off the list.
+func TestDashboardConsent(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	appPath := b.submit("/", "/apps", url.Values{"name": {"Consent"}, "tier": {"business"}, "timeZone": {"Asia/Seoul"}})
+	appID := strings.TrimPrefix(appPath, "/apps/")
+	ctx := context.Background()
+	given := e.clock.Now()
+	for _, u := range []string{"u1", "u2", "=HYPERLINK(1)", "-42"} {
+		if _, err := e.db.RegisterDevice(ctx, appID, herald.DeviceRegistration{DeviceID: "d-" + u, Token: "t-" + u,
+			Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &u}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes := true
+	for _, u := range []string{"u1", "=HYPERLINK(1)", "-42"} {
+		if _, err := e.db.SetUserConsent(ctx, appID, u, herald.ConsentChange{Marketing: &yes, MarketingNight: &yes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := e.db.SetDeviceConsent(ctx, appID, "d-u2", herald.ConsentChange{Marketing: &yes}); err != nil {
+		t.Fatal(err)
+	}
+
+	_, body := b.get(appPath + "/consent")
+	wantIn(t, "consent page, nobody due yet", body, `id="due-now">0<`, `id="due-soon">0<`, `id="nobody-due"`, `href="/apps/`+appID+`/consent"`)
+
+	due := given.AddDate(2, 0, 0)
+	e.clock.Set(due.Add(-24 * time.Hour))
+	b.login() // the session of two years ago has expired
+	_, body = b.get(appPath + "/consent")
+	wantIn(t, "consent page, a day before", body, `id="due-now">0<`, `id="due-soon">4<`, "<code>u1</code>", "<code>u2</code>")
+	e.clock.Set(due)
+	b.login()
+	_, body = b.get(appPath + "/consent?within=0d")
+	wantIn(t, "consent page, at two years", body, `id="due-now">4<`, `id="due-soon">4<`, "Due within 0d")
+
+	resp, csv := b.get(appPath + "/consent-due.csv?within=0d")
+	wantStatus(t, resp, csv, http.StatusOK)
+	if ct, cd := resp.Header.Get("Content-Type"), resp.Header.Get("Content-Disposition"); ct != "text/csv; charset=utf-8" || !strings.HasPrefix(cd, "attachment;") {
+		t.Errorf("CSV headers: got %q and %q, want text/csv as an attachment", ct, cd)
+	}
+	stamp := given.UTC().Format(time.RFC3339Nano) + "," + due.UTC().Format(time.RFC3339Nano)
+	want := "userId,marketing,marketingNight,confirmedAt,dueAt\n" +
+		"-42,true,true," + stamp + "\n" +
+		"'=HYPERLINK(1),true,true," + stamp + "\n" +
+		"u1,true,true," + stamp + "\n" +
+		"u2,true,false," + stamp + "\n"
+	if csv != want {
+		t.Errorf("CSV:\n got %q\nwant %q", csv, want)
+	}
+
+	userPage := appPath + "/users?userId=u1"
+	_, body = b.get(userPage)
+	wantIn(t, "user page", body, `id="consent-history"`, `data-source="server-api"`, "the app&#39;s server (Server API)", `id="user-due"`, `id="user-consent"`)
+	e.clock.Set(due.Add(time.Minute))
+	to := b.submit(userPage, appPath+"/users/consent", url.Values{"userId": {"u1"}, "marketing": {"true"}, "marketingNight": {"true"}})
+	_, body = b.get(to)
+	wantIn(t, "user page after the form", body, "Consent of user u1 set: marketing yes, night yes", `data-source="admin"`, "an operator (admin)")
+	_, body = b.get(appPath + "/consent?within=0d")
+	wantIn(t, "consent page after re-confirming u1", body, `id="due-now">3<`)
+	if strings.Contains(body, "<code>u1</code>") {
+		t.Errorf("consent page: u1 still listed after it was re-confirmed")
+	}
+
+	t.Run("ErrForm", func(t *testing.T) {
+		b := b.with(t)
+		resp, body := b.post(appPath+"/users/consent", url.Values{"csrf": {b.csrf(userPage)}, "userId": {"u1"}, "marketing": {"false"}, "marketingNight": {"true"}})
+		wantStatus(t, resp, body, http.StatusBadRequest)
+		wantIn(t, "refused form", body, "<code>marketingNight</code>")
+		resp, body = b.get(appPath + "/consent?within=tomorrow")
+		wantStatus(t, resp, body, http.StatusBadRequest)
+		wantIn(t, "bad window", body, "<code>within</code>")
+	})
+}
