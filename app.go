@@ -59,6 +59,13 @@ type App struct {
 	FCMWarningAt *time.Time
 	// FCMCredentialsAt is when the FCM credentials were stored.
 	FCMCredentialsAt *time.Time
+	// NoAdPrefixCheck turns off the rule that a push marked
+	// options.isMarketing must have a title starting with "(광고)" (for an
+	// app that puts the prefix in the body).
+	NoAdPrefixCheck bool
+	// Sandbox runs the app's pushes through the whole pipeline but has FCM
+	// only validate them (validate_only), and charges nothing.
+	Sandbox bool
 }
 
 // AppUserAllowed reports whether the app-user endpoints are open to the app:

@@ -92,6 +92,31 @@ func IsMarketingTitle(title string) bool {
 	return strings.HasPrefix(strings.TrimSpace(title), AdPrefix)
 }
 
+// adPrefixReason names the rule a push marked options.isMarketing breaks
+// when its title lacks the prefix.
+const adPrefixReason = "must start with " + AdPrefix + " when options.isMarketing is true (advertising pushes, " +
+	"Information and Communications Network Act art. 50(4)); an app that puts the prefix in the body can turn this check " +
+	"off with its adPrefixCheck setting"
+
+// AdPrefixProblem returns the problem of a title of a push marked
+// options.isMarketing that does not start with AdPrefix; field names the
+// title in the request. ok is false when the title has the prefix.
+func AdPrefixProblem(field, title string) (d Detail, ok bool) {
+	if IsMarketingTitle(title) {
+		return Detail{}, false
+	}
+	return Detail{Field: field, Reason: adPrefixReason}, true
+}
+
+// The rules that make a push marketing, as history names them.
+const (
+	// MarketingByOption: the request marked it options.isMarketing.
+	MarketingByOption = "isMarketing"
+	// MarketingByTitle: its title (on /messages, a message's title) starts
+	// with AdPrefix.
+	MarketingByTitle = "adPrefix"
+)
+
 // Suppression is why a device is not sent a push; the zero value means it is
 // sent.
 type Suppression int

@@ -101,6 +101,20 @@ func (p Push) MarketingFor(r Recipient) bool {
 	return IsMarketingTitle(p.Content.Title)
 }
 
+// MarketingRule names the rule that made the push marketing:
+// MarketingByOption when the request marked it so (its title may carry the
+// prefix too), MarketingByTitle when only a title did; "" when it is not
+// marketing.
+func (p Push) MarketingRule() string {
+	switch {
+	case p.IsMarketingOpt:
+		return MarketingByOption
+	case p.Marketing:
+		return MarketingByTitle
+	}
+	return ""
+}
+
 // ContentFor returns what a recipient is shown.
 func (p Push) ContentFor(r Recipient) Content {
 	if r.Content != nil {
@@ -257,6 +271,10 @@ type PushChange struct {
 	Title, Content, LinkURL, ImageURL *string
 	Badge                             *bool
 	ScheduledAt                       *time.Time
+	// AdPrefixRequired is the app's rule (App.NoAdPrefixCheck unset): a
+	// new title of a push marked options.isMarketing must start with
+	// AdPrefix.
+	AdPrefixRequired bool
 }
 
 // Problems returns what is wrong with the change's fields: a title or
@@ -296,6 +314,11 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 	}
 	if d, over := c.content(p.Content).PayloadProblem(); over {
 		return false, Invalid(d)
+	}
+	if c.AdPrefixRequired && p.IsMarketingOpt && c.Title != nil {
+		if d, bad := AdPrefixProblem("title", *c.Title); bad {
+			return false, Invalid(d)
+		}
 	}
 	changes, from := map[string]string{}, map[string]string{}
 	set := func(field string, dst *string, v *string) {

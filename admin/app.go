@@ -27,6 +27,11 @@ type appJSON struct {
 	HasFCMCredentials bool           `json:"hasFcmCredentials"`
 	WebhookURL        *string        `json:"webhookUrl"`
 	CreatedAt         time.Time      `json:"createdAt"`
+	// AdPrefixCheck refuses a push marked options.isMarketing whose title
+	// lacks "(광고)" (default true).
+	AdPrefixCheck bool `json:"adPrefixCheck"`
+	// Sandbox: pushes are only validated by FCM and not charged.
+	Sandbox bool `json:"sandbox"`
 }
 
 func toJSON(a herald.App) appJSON {
@@ -34,6 +39,7 @@ func toJSON(a herald.App) appJSON {
 		AppID: a.ID, Name: a.Name, APIKey: a.APIKey, Tier: a.Tier, AppUserEnabled: a.AppUserEnabled,
 		Registered: a.Registered, TimeZone: a.TimeZone, DefaultConsent: a.DefaultConsent,
 		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
+		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox,
 	}
 	if a.WebhookURL != "" {
 		out.WebhookURL = &a.WebhookURL
@@ -50,6 +56,8 @@ type appSettings struct {
 	Registered     *bool           `json:"registered"`
 	TimeZone       *string         `json:"timeZone"`
 	DefaultConsent *herald.Consent `json:"defaultConsent"`
+	AdPrefixCheck  *bool           `json:"adPrefixCheck"`
+	Sandbox        *bool           `json:"sandbox"`
 }
 
 // apply writes the given settings onto a and returns the problems.
@@ -87,6 +95,12 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 			d = append(d, herald.Detail{Field: "defaultConsent.marketingNight", Reason: "cannot be true when marketing is false"})
 		}
 		a.DefaultConsent = *p.DefaultConsent
+	}
+	if p.AdPrefixCheck != nil {
+		a.NoAdPrefixCheck = !*p.AdPrefixCheck
+	}
+	if p.Sandbox != nil {
+		a.Sandbox = *p.Sandbox
 	}
 	return append(d, appUserProblem(before, *a)...)
 }

@@ -47,7 +47,8 @@ func settingsFrom(f url.Values) appSettings {
 		v := vs[len(vs)-1] == "true"
 		return &v
 	}
-	p := appSettings{Name: text("name"), TimeZone: text("timeZone"), AppUserEnabled: flag("appUserEnabled"), Registered: flag("registered")}
+	p := appSettings{Name: text("name"), TimeZone: text("timeZone"), AppUserEnabled: flag("appUserEnabled"), Registered: flag("registered"),
+		AdPrefixCheck: flag("adPrefixCheck"), Sandbox: flag("sandbox")}
 	if t := text("tier"); t != nil {
 		tier := herald.Tier(*t)
 		p.Tier = &tier

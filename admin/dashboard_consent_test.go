@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/client"
 )
 
 // TestDashboardConsent: the consent page counts the users due for
@@ -90,4 +91,47 @@ func TestDashboardConsent(t *testing.T) {
 		wantStatus(t, resp, body, http.StatusBadRequest)
 		wantIn(t, "bad window", body, "<code>within</code>")
 	})
+}
+
+// TestDashboardAdPrefixAndSandbox: the settings form turns the (광고)
+// check and sandbox on and off, and a push's page says which rule made it
+// marketing.
+func TestDashboardAdPrefixAndSandbox(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	a := newDashApp(t, e, b)
+	ctx := context.Background()
+	settings := url.Values{"name": {"Scheduler"}, "tier": {"free"}, "timeZone": {"Asia/Seoul"}, "registered": {"false", "true"},
+		"appUserEnabled": {"false"}, "adPrefixCheck": {"false"}, "sandbox": {"false", "true"}}
+	b.submit(a.path, a.path+"/settings", settings)
+	got, _ := e.db.App(ctx, a.app.ID)
+	if !got.NoAdPrefixCheck || !got.Sandbox {
+		t.Fatalf("after the form: got check off %v, sandbox %v; want both", got.NoAdPrefixCheck, got.Sandbox)
+	}
+	_, body := b.get(a.path)
+	if strings.Contains(body, `name="adPrefixCheck" value="true" checked`) || !strings.Contains(body, `name="sandbox" value="true" checked`) {
+		t.Errorf("app page: want the (광고) box unchecked and the sandbox box checked")
+	}
+	settings.Set("adPrefixCheck", "true")
+	settings["sandbox"] = []string{"false"}
+	b.submit(a.path, a.path+"/settings", settings)
+	if got, _ := e.db.App(ctx, a.app.ID); got.NoAdPrefixCheck || got.Sandbox {
+		t.Errorf("after the second form: got check off %v, sandbox %v; want neither", got.NoAdPrefixCheck, got.Sandbox)
+	}
+
+	yes := true
+	res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c", Options: &client.Options{IsMarketing: &yes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body = b.get(a.path + "/pushes/" + res.PushID)
+	wantIn(t, "push page", body, `id="marketing-rule">the request marked it options.isMarketing`)
+	res, err = a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body = b.get(a.path + "/pushes/" + res.PushID)
+	wantIn(t, "push page", body, `id="marketing-rule">its title starts with (광고)`)
 }

@@ -39,7 +39,7 @@ func TestAdminUnknownMembers(t *testing.T) {
 		{"CreateTypo", http.MethodPost, "/admin/v1/apps", `{"name":"a","tierr":"business"}`, unknown("tierr")},
 		{"CreateCase", http.MethodPost, "/admin/v1/apps", `{"name":"a","Name":"b"}`, unknown("Name")},
 		{"CreateNested", http.MethodPost, "/admin/v1/apps", `{"name":"a","defaultConsent":{"marketting":true}}`, unknown("defaultConsent.marketting")},
-		{"CreateNull", http.MethodPost, "/admin/v1/apps", `{"name":"a","sandbox":null}`, unknown("sandbox")},
+		{"CreateNull", http.MethodPost, "/admin/v1/apps", `{"name":"a","sandboxMode":null}`, unknown("sandboxMode")},
 		{"CreateEmptyName", http.MethodPost, "/admin/v1/apps", `{"name":"a","":1}`, unknown(`""`)},
 		{"Patch", http.MethodPatch, appPath, `{"name":"changed","appUserEnable":true}`, unknown("appUserEnable")},
 		{"Webhook", http.MethodPut, appPath + "/webhook", `{"url":"http://127.0.0.1:9/h","secret":"whsec_mine"}`, unknown("secret")},

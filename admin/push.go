@@ -20,18 +20,22 @@ type pushJSON struct {
 	Status         herald.PushStatus `json:"status"`
 	FailureReason  string            `json:"failureReason,omitempty"`
 	Marketing      bool              `json:"marketing"`
-	ScheduledAt    *time.Time        `json:"scheduledAt"`
-	CreatedAt      time.Time         `json:"createdAt"`
-	StartedAt      *time.Time        `json:"startedAt"`
-	FinishedAt     *time.Time        `json:"finishedAt"`
-	Title          string            `json:"title"`
-	Content        string            `json:"content"`
-	LinkURL        *string           `json:"linkURL"`
-	ImageURL       *string           `json:"imageURL"`
-	IsUsingBadge   bool              `json:"isUsingBadge"`
-	ServerActions  float64           `json:"serverActions"`
-	Counts         herald.Counts     `json:"counts"`
-	Edits          []herald.Edit     `json:"edits"`
+	// MarketingRule is the rule that made the push marketing:
+	// "isMarketing" (options.isMarketing) or "adPrefix" (a title starting
+	// with "(광고)"); null when it is not.
+	MarketingRule *string       `json:"marketingRule"`
+	ScheduledAt   *time.Time    `json:"scheduledAt"`
+	CreatedAt     time.Time     `json:"createdAt"`
+	StartedAt     *time.Time    `json:"startedAt"`
+	FinishedAt    *time.Time    `json:"finishedAt"`
+	Title         string        `json:"title"`
+	Content       string        `json:"content"`
+	LinkURL       *string       `json:"linkURL"`
+	ImageURL      *string       `json:"imageURL"`
+	IsUsingBadge  bool          `json:"isUsingBadge"`
+	ServerActions float64       `json:"serverActions"`
+	Counts        herald.Counts `json:"counts"`
+	Edits         []herald.Edit `json:"edits"`
 }
 
 func orNil(s string) *string {
@@ -48,7 +52,7 @@ func pushToJSON(p herald.Push) pushJSON {
 	}
 	return pushJSON{
 		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
-		FailureReason: p.FailureReason, Marketing: p.Marketing, ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
+		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.ServerActionsHalf), Counts: p.Counts, Edits: edits,

@@ -36,14 +36,15 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge}
+	app, err := s.Store.App(r.Context(), p.AppID)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge,
+		AdPrefixRequired: !app.NoAdPrefixCheck}
 	details := c.Problems()
 	if body.ScheduleTime != nil {
-		app, err := s.Store.App(r.Context(), p.AppID)
-		if err != nil {
-			web.Error(w, r, err)
-			return
-		}
 		t, reason := herald.ParseScheduleTime(*body.ScheduleTime, app.Location(), s.Now())
 		if reason != "" {
 			details = append(details, herald.Detail{Field: "scheduleTime", Reason: reason})

@@ -87,6 +87,7 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, limit int64, sched
 	var p herald.Push
 	rs := read(o, &p)
 	o.options(&p, app, received, scheduleAllowed)
+	o.adPrefix(p, rs, app)
 	if err := o.check(); err != nil {
 		web.Error(w, r, err)
 		return
@@ -276,5 +277,26 @@ func (o object) options(p *herald.Push, app herald.App, received time.Time, sche
 			return
 		}
 		p.ScheduledAt = &t
+	}
+}
+
+// adPrefix refuses a push marked options.isMarketing whose title (each
+// message's title, on /messages) lacks the (광고) prefix, unless the app
+// turned the check off. It judges a body read without problems only, so
+// that the recipients stand at their indexes.
+func (o object) adPrefix(p herald.Push, rs []herald.Recipient, app herald.App) {
+	if !p.IsMarketingOpt || app.NoAdPrefixCheck || len(*o.details) > 0 {
+		return
+	}
+	if p.Kind != herald.KindMessages {
+		if d, bad := herald.AdPrefixProblem("title", p.Content.Title); bad {
+			o.fail(d.Field, d.Reason)
+		}
+		return
+	}
+	for i, r := range rs {
+		if d, bad := herald.AdPrefixProblem(fmt.Sprintf("messages[%d].title", i), r.Content.Title); bad {
+			o.fail(d.Field, d.Reason)
+		}
 	}
 }

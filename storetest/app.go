@@ -85,13 +85,14 @@ func testUpdateApp(t *testing.T, b *bundle) {
 	a := b.app
 	a.Name, a.Tier, a.AppUserEnabled, a.Registered = "renamed", herald.TierFree, false, false
 	a.TimeZone, a.DefaultConsent = "Europe/Paris", consent(true, false)
+	a.NoAdPrefixCheck, a.Sandbox = true, true
 	// Keys and credentials have their own methods: UpdateApp leaves them.
 	a.APIKey, a.SecretHash, a.FCMCredentials, a.WebhookURL = herald.NewAPIKey(), []byte("other"), nil, "https://x.example"
 	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, a))
 	got, err := b.s.App(b.ctx, a.ID)
 	must(t, "App", err)
 	if got.Name != "renamed" || got.Tier != herald.TierFree || got.AppUserEnabled || got.Registered ||
-		got.TimeZone != "Europe/Paris" || got.DefaultConsent != consent(true, false) {
+		got.TimeZone != "Europe/Paris" || got.DefaultConsent != consent(true, false) || !got.NoAdPrefixCheck || !got.Sandbox {
 		t.Errorf("settings: got %+v, want the new ones", got)
 	}
 	if got.APIKey != b.app.APIKey || !bytes.Equal(got.SecretHash, b.app.SecretHash) ||

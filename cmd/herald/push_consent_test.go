@@ -38,10 +38,11 @@ func zoneWithHour(t *testing.T, now time.Time, hour int) string {
 // consentApp is an app with three users of different consent: "none" (the
 // default, no marketing), "day" (marketing, not at night) and "all"
 // (marketing at any hour). The consent is set through PATCH marketing and
-// the SDK's consent switch.
+// the SDK's consent switch. The app puts the (광고) prefix in its bodies
+// (adPrefixCheck off), so options.isMarketing alone marks a plain title.
 func consentApp(t *testing.T, e *env, tz string) testApp {
 	t.Helper()
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz})
+	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz, "adPrefixCheck": false})
 	e.register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "none", "day", "all")
 	ctx := context.Background()
 	on, off := true, false
