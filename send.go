@@ -14,6 +14,9 @@ type Notification struct {
 	ImageURL string
 	LinkURL  string
 	Badge    bool
+	// ValidateOnly has the push service check the message without
+	// delivering it (FCM's validate_only): the sends of a sandbox app.
+	ValidateOnly bool
 }
 
 // SendClass says what a failed send means for the token and the push.

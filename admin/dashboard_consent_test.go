@@ -111,9 +111,16 @@ func TestDashboardAdPrefixAndSandbox(t *testing.T) {
 		t.Fatalf("after the form: got check off %v, sandbox %v; want both", got.NoAdPrefixCheck, got.Sandbox)
 	}
 	_, body := b.get(a.path)
-	if strings.Contains(body, `name="adPrefixCheck" value="true" checked`) || !strings.Contains(body, `name="sandbox" value="true" checked`) {
-		t.Errorf("app page: want the (광고) box unchecked and the sandbox box checked")
+	if strings.Contains(body, `name="adPrefixCheck" value="true" checked`) || !strings.Contains(body, `name="sandbox" value="true" checked`) ||
+		!strings.Contains(body, `id="sandbox-tag"`) {
+		t.Errorf("app page: want the (광고) box unchecked, the sandbox box checked and the app marked sandbox")
 	}
+	res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "In the sandbox", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, body = b.get(a.path + "/pushes/" + res.PushID)
+	wantIn(t, "push page of a sandbox app", body, "0.5 (the app is a sandbox: not charged)")
 	settings.Set("adPrefixCheck", "true")
 	settings["sandbox"] = []string{"false"}
 	b.submit(a.path, a.path+"/settings", settings)
@@ -122,7 +129,7 @@ func TestDashboardAdPrefixAndSandbox(t *testing.T) {
 	}
 
 	yes := true
-	res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c", Options: &client.Options{IsMarketing: &yes}})
+	res, err = a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c", Options: &client.Options{IsMarketing: &yes}})
 	if err != nil {
 		t.Fatal(err)
 	}

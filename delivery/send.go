@@ -378,6 +378,7 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	err := s.cfg.Sender.Deliver(ctx, c.app.ID, c.serviceAccount, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge,
+		ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
 	})
 	if err == nil {
 		return

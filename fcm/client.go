@@ -138,7 +138,12 @@ func (c *Client) Close() {
 // dropped and the send tried once more with a fresh one; only a refusal of
 // the fresh token is ClassAuth.
 func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error {
-	body, err := json.Marshal(sendRequest{Message: msg})
+	return c.send(ctx, cred, sendRequest{Message: msg})
+}
+
+// send posts one messages:send request; see Send.
+func (c *Client) send(ctx context.Context, cred Credentials, req sendRequest) error {
+	body, err := json.Marshal(req)
 	if err != nil {
 		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
 	}
@@ -212,7 +217,9 @@ func cacheKey(cred Credentials) string {
 
 // sendRequest is the body of messages:send.
 type sendRequest struct {
-	Message Message `json:"message"`
+	// ValidateOnly has FCM check the message without delivering it.
+	ValidateOnly bool    `json:"validate_only,omitempty"`
+	Message      Message `json:"message"`
 }
 
 // post sends one messages:send request and classifies the answer.

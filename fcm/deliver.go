@@ -8,11 +8,13 @@ import (
 )
 
 // Deliver sends one notification with an app's service-account file, cached
-// under appKey: Herald's view of Send. Errors are *herald.SendError.
+// under appKey: Herald's view of Send. With n.ValidateOnly FCM only checks
+// it (validate_only). Errors are *herald.SendError.
 func (c *Client) Deliver(ctx context.Context, appKey string, serviceAccount []byte, n herald.Notification) error {
-	err := c.Send(ctx, Credentials{Key: appKey, JSON: serviceAccount}, BuildMessage(n.Token, Notification{
-		Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
-	}))
+	err := c.send(ctx, Credentials{Key: appKey, JSON: serviceAccount}, sendRequest{ValidateOnly: n.ValidateOnly,
+		Message: BuildMessage(n.Token, Notification{
+			Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
+		})})
 	if err == nil {
 		return nil
 	}

@@ -121,9 +121,10 @@ func (s *Store) IdempotentPush(ctx context.Context, appID string, idem herald.Id
 }
 
 // charge records half Server Actions for a push, on the app's local day.
+// A sandbox app is charged nothing: its pushes only show their cost.
 func charge(ctx context.Context, c conn, appID, pushID string, half int64, at time.Time) error {
-	loc, err := location(ctx, c, appID)
-	if err != nil {
+	loc, sandbox, err := chargeTerms(ctx, c, appID)
+	if err != nil || sandbox {
 		return err
 	}
 	return insertUsage(ctx, c, herald.Charge(appID, pushID, half, at, loc))
@@ -139,14 +140,16 @@ func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error
 	return err
 }
 
-// location returns the app's time zone; an unknown app has the default.
-func location(ctx context.Context, c conn, appID string) (*time.Location, error) {
+// chargeTerms returns the app's time zone (an unknown app has the
+// default) and whether it is a sandbox.
+func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, bool, error) {
 	var tz string
-	err := c.queryRow(ctx, `SELECT time_zone FROM apps WHERE id = ?`, appID).Scan(&tz)
+	var sandbox bool
+	err := c.queryRow(ctx, `SELECT time_zone, sandbox FROM apps WHERE id = ?`, appID).Scan(&tz, &sandbox)
 	if err != nil && !errors.Is(err, herald.ErrNotFound) {
-		return nil, err
+		return nil, false, err
 	}
-	return herald.App{TimeZone: tz}.Location(), nil
+	return herald.App{TimeZone: tz}.Location(), sandbox, nil
 }
 
 func insertRecipients(ctx context.Context, c conn, pushID string, rs []herald.Recipient) error {

@@ -19,6 +19,7 @@ var appTests = []test{
 	{"SetFCMCredentials", testSetFCMCredentials},
 	{"SetWebhook", testSetWebhook},
 	{"ErrNotFound", testAppErrNotFound},
+	{"Sandbox/NotCharged", testSandboxNotCharged},
 }
 
 func testCreateAppRoundTrip(t *testing.T, b *bundle) {
@@ -178,5 +179,31 @@ func testAppErrNotFound(t *testing.T, b *bundle) {
 		"SetWebhook":        b.s.SetWebhook(b.ctx, id, "https://h.example", []byte("x")),
 	} {
 		wantErr(t, name, err, herald.ErrNotFound)
+	}
+}
+
+// testSandboxNotCharged: a sandbox app's pushes keep their cost on their
+// record but write nothing to the ledger; cancelling one refunds nothing.
+func testSandboxNotCharged(t *testing.T, b *bundle) {
+	a := b.app
+	a.Sandbox = true
+	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, a))
+	p := b.acceptUsers("u1", "u2")
+	s := b.acceptScheduled(b.now.Add(time.Hour), "u3")
+	if _, err := b.s.CancelScheduled(b.ctx, s.ID, func(herald.Push) error { return nil }); err != nil {
+		t.Fatalf("CancelScheduled: %v", err)
+	}
+	if got := b.pushOf(p.ID); got.ServerActionsHalf != 2 {
+		t.Errorf("push: got cost %d, want 2 shown", got.ServerActionsHalf)
+	}
+	us, err := b.s.Usage(b.ctx, b.app.ID, "2000-01-01", "2100-01-01")
+	if err != nil || len(us) != 0 {
+		t.Errorf("Usage: got %+v, %v, want nothing charged", us, err)
+	}
+	a.Sandbox = false
+	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, a))
+	b.acceptUsers("u1")
+	if us, _ := b.s.Usage(b.ctx, b.app.ID, "2000-01-01", "2100-01-01"); len(us) != 1 || us[0].Half != 1 {
+		t.Errorf("Usage out of the sandbox: got %+v, want one push of 0.5 charged", us)
 	}
 }
