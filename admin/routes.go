@@ -45,7 +45,7 @@ type Config struct {
 	CheckWebhookURL func(string) error
 	// NewWebhookSecret makes a signing secret (whsec_…).
 	NewWebhookSecret func() (string, error)
-	Ready            func(*http.Request) error
+	Ready            func(*http.Request) web.Readiness
 	// OpenAPI is the document served at /openapi.yaml.
 	OpenAPI []byte
 	// Metrics serves /metrics (Prometheus).

@@ -34,7 +34,7 @@ type Config struct {
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
 	// Ready reports whether the service can take traffic (/readyz).
-	Ready func(r *http.Request) error
+	Ready func(r *http.Request) web.Readiness
 	Now   func() time.Time
 	// RateLimit is the Server API requests per second each app may make on
 	// this node (bursts of twice that); zero for no limit.

@@ -13,6 +13,8 @@ import (
 	"github.com/pressly/goose/v3/lock"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 	"github.com/riverqueue/river/rivermigrate"
+
+	"github.com/heraldpush/herald/sqlstore"
 )
 
 //go:embed migrations/*.sql
@@ -113,7 +115,7 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 		return err
 	}
 	if pending {
-		return errors.New("migrations pending")
+		return sqlstore.ErrMigrationsPending
 	}
 	m, err := db.river()
 	if err != nil {
@@ -124,7 +126,7 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 		return err
 	}
 	if !res.OK {
-		return fmt.Errorf("river migrations pending: %v", res.Messages)
+		return fmt.Errorf("river: %w: %v", sqlstore.ErrMigrationsPending, res.Messages)
 	}
 	return nil
 }

@@ -17,7 +17,8 @@ const probeTimeout = 2 * time.Second
 type Unready = sqlstore.Unready
 
 // Ready reports an *Unready error unless the database answers, no migration
-// is pending and a write commits. The answer is cached for a second;
+// is pending and a write commits; the error says how far the probe got
+// (Unready.Migrations). The answer is cached for a second;
 // concurrent callers share one probe.
 func (db *DB) Ready(ctx context.Context) error {
 	return db.ready.Check(ctx, db.probe)
@@ -27,13 +28,13 @@ func (db *DB) probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
 	if err := db.Pool.Ping(ctx); err != nil {
-		return sqlstore.NewUnready("database unreachable", err)
+		return sqlstore.NewUnready("database unreachable", sqlstore.MigrationsUnknown, err)
 	}
 	if err := db.migrationsCurrent(ctx); err != nil {
-		return sqlstore.NewUnready("database migrations are not current", err)
+		return sqlstore.NewUnready("database migrations are not current", sqlstore.MigrationState(err), err)
 	}
 	if err := db.probeWrite(ctx); err != nil {
-		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), err)
+		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), sqlstore.MigrationsCurrent, err)
 	}
 	return nil
 }

@@ -132,7 +132,7 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 		return err
 	}
 	if pending {
-		return errors.New("migrations pending")
+		return sqlstore.ErrMigrationsPending
 	}
 	m, err := rivermigrate.New(riversqlite.New(db.Reader), nil)
 	if err != nil {
@@ -143,7 +143,7 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 		return err
 	}
 	if !res.OK {
-		return fmt.Errorf("river migrations pending: %v", res.Messages)
+		return fmt.Errorf("river: %w: %v", sqlstore.ErrMigrationsPending, res.Messages)
 	}
 	return nil
 }

@@ -39,7 +39,8 @@ type Unready = sqlstore.Unready
 func (db *DB) SetMinFreeBytes(n uint64) { db.ready.minFree.Store(n) }
 
 // Ready reports an *Unready error unless the database answers, no migration
-// is pending, the file system has room and a write commits. The answer is
+// is pending, the file system has room and a write commits; the error says
+// how far the probe got (Unready.Migrations). The answer is
 // cached for a second; concurrent callers share one probe.
 func (db *DB) Ready(ctx context.Context) error {
 	return db.ready.Check(ctx, db.probe)
@@ -47,13 +48,13 @@ func (db *DB) Ready(ctx context.Context) error {
 
 func (db *DB) probe(ctx context.Context) error {
 	if err := db.migrationsCurrent(ctx); err != nil {
-		return sqlstore.NewUnready("database migrations are not current", err)
+		return sqlstore.NewUnready("database migrations are not current", sqlstore.MigrationState(err), err)
 	}
 	if err := db.checkFreeSpace(); err != nil {
 		return err
 	}
 	if err := db.probeWrite(ctx); err != nil {
-		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), err)
+		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), sqlstore.MigrationsCurrent, err)
 	}
 	return nil
 }
@@ -68,7 +69,7 @@ func (db *DB) checkFreeSpace() error {
 	}
 	free, need := st.Bavail*uint64(st.Bsize), db.ready.minFree.Load()
 	if free < need {
-		return sqlstore.NewUnready("database cannot take writes: disk full",
+		return sqlstore.NewUnready("database cannot take writes: disk full", sqlstore.MigrationsCurrent,
 			fmt.Errorf("%d bytes free on the data directory's file system, need %d", free, need))
 	}
 	return nil

@@ -2,23 +2,56 @@ package sqlstore
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 )
 
+// The states of the migrations a readiness probe reports (/readyz).
+const (
+	// MigrationsCurrent: every migration of this version is applied.
+	MigrationsCurrent = "current"
+	// MigrationsPending: some are not applied yet.
+	MigrationsPending = "pending"
+	// MigrationsUnknown: the probe could not tell (the database did not
+	// answer, or the check failed).
+	MigrationsUnknown = "unknown"
+)
+
+// ErrMigrationsPending is what an engine's migration check returns, wrapped,
+// when a migration of this version is not applied.
+var ErrMigrationsPending = errors.New("migrations pending")
+
+// MigrationState is the state a failed migration check leaves: pending
+// when it found migrations to apply, unknown when it could not tell.
+func MigrationState(err error) string {
+	if errors.Is(err, ErrMigrationsPending) {
+		return MigrationsPending
+	}
+	return MigrationsUnknown
+}
+
 // Unready is why a store cannot take traffic: a short reason safe to
-// answer to anyone (web.Health does), and the cause, for the log.
+// answer to anyone (web.Health does), the state of the migrations when
+// the probe stopped, and the cause, for the log.
 type Unready struct {
-	reason string
-	err    error
+	reason     string
+	migrations string
+	err        error
 }
 
 // NewUnready returns an *Unready with reason, without paths or driver
-// text, and its cause.
-func NewUnready(reason string, err error) *Unready { return &Unready{reason: reason, err: err} }
+// text, the migration state the probe knew (MigrationsCurrent and the
+// others), and its cause.
+func NewUnready(reason, migrations string, err error) *Unready {
+	return &Unready{reason: reason, migrations: migrations, err: err}
+}
 
 // Reason is the short reason, without paths or driver text.
 func (e *Unready) Reason() string { return e.reason }
+
+// Migrations is the state of the migrations when the probe stopped.
+func (e *Unready) Migrations() string { return e.migrations }
 
 func (e *Unready) Error() string { return e.reason + ": " + e.err.Error() }
 

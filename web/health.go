@@ -9,39 +9,67 @@ import (
 var CommonRoutes = []string{"GET /healthz", "GET /readyz", "GET /openapi.yaml"}
 
 // reasoned is an error that carries a short reason safe to answer to
-// anyone (sqlite.Unready is one).
+// anyone (sqlstore.Unready is one).
 type reasoned interface {
 	error
 	Reason() string
 }
 
+// migrationStater is an error that says how far a readiness probe got
+// with the migrations (sqlstore.Unready is one).
+type migrationStater interface {
+	error
+	Migrations() string
+}
+
+// Readiness is a readiness probe's answer: the database engine, and why
+// the service cannot take traffic, if it cannot.
+type Readiness struct {
+	// Database names the engine: "sqlite" or "postgres".
+	Database string
+	// Err is nil when the database answers, its migrations are current
+	// and it takes writes.
+	Err error
+}
+
 // health is the body of /healthz and /readyz.
 type health struct {
 	Status string `json:"status"`
-	Reason string `json:"reason,omitempty"`
+	// Database and Migrations (current, pending or unknown) are
+	// /readyz's only.
+	Database   string `json:"database,omitempty"`
+	Migrations string `json:"migrations,omitempty"`
+	Reason     string `json:"reason,omitempty"`
 }
 
 // Health registers /healthz (the process is up) and /readyz (ready reports
 // no error: the database answers, its migrations are current and it takes
-// writes). A 503 answers the error's Reason when it has one, never its
-// text; the whole error is logged.
-func Health(mux *http.ServeMux, ready func(*http.Request) error) {
+// writes). /readyz names the engine and the state of the migrations; a
+// 503 answers the error's Reason when it has one, never its text; the
+// whole error is logged.
+func Health(mux *http.ServeMux, ready func(*http.Request) Readiness) {
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		JSON(w, http.StatusOK, health{Status: "ok"})
 	})
 	mux.HandleFunc("GET /readyz", func(w http.ResponseWriter, r *http.Request) {
-		if ready != nil {
-			if err := ready(r); err != nil {
-				logger(r.Context()).WarnContext(r.Context(), "not ready", "err", err)
-				body := health{Status: "unavailable", Reason: "not ready"}
-				if re, ok := errors.AsType[reasoned](err); ok {
-					body.Reason = re.Reason()
-				}
-				JSON(w, http.StatusServiceUnavailable, body)
-				return
-			}
+		if ready == nil {
+			JSON(w, http.StatusOK, health{Status: "ready"})
+			return
 		}
-		JSON(w, http.StatusOK, health{Status: "ready"})
+		state := ready(r)
+		if state.Err == nil {
+			JSON(w, http.StatusOK, health{Status: "ready", Database: state.Database, Migrations: "current"})
+			return
+		}
+		logger(r.Context()).WarnContext(r.Context(), "not ready", "err", state.Err)
+		body := health{Status: "unavailable", Database: state.Database, Migrations: "unknown", Reason: "not ready"}
+		if re, ok := errors.AsType[reasoned](state.Err); ok {
+			body.Reason = re.Reason()
+		}
+		if ms, ok := errors.AsType[migrationStater](state.Err); ok && ms.Migrations() != "" {
+			body.Migrations = ms.Migrations()
+		}
+		JSON(w, http.StatusServiceUnavailable, body)
 	})
 }
 

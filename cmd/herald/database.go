@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/web"
 )
 
 // queue is River's client on either engine, as shutdown sees it.
@@ -68,12 +69,13 @@ func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
 	return db, nil
 }
 
-// ready reports whether the store can serve: reachable, migrated, writable.
-func (s *service) ready(ctx context.Context) error {
+// ready reports whether the store can serve (reachable, migrated,
+// writable) and names its engine, for /readyz.
+func (s *service) ready(ctx context.Context) web.Readiness {
 	if s.pg != nil {
-		return s.pg.Ready(ctx)
+		return web.Readiness{Database: "postgres", Err: s.pg.Ready(ctx)}
 	}
-	return s.db.Ready(ctx)
+	return web.Readiness{Database: "sqlite", Err: s.db.Ready(ctx)}
 }
 
 // startQueue starts River on the store's database, its jobs inserted in the

@@ -22,6 +22,7 @@ import (
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/sqlite"
 	"github.com/heraldpush/herald/sqlstore"
+	"github.com/heraldpush/herald/web"
 	"github.com/heraldpush/herald/webhook"
 )
 
@@ -161,7 +162,7 @@ func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.Master
 // handlers builds the public and admin listeners' handlers.
 func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey, m *metrics.Metrics) (http.Handler, http.Handler) {
 	cfg, db := s.cfg, s.store
-	ready := func(r *http.Request) error { return s.ready(r.Context()) }
+	ready := func(r *http.Request) web.Readiness { return s.ready(r.Context()) }
 	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"),
 		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit,
 		SDKClientRateLimit: cfg.SDKClientRateLimit, AuthFailureRateLimit: cfg.AuthFailureRateLimit})
