@@ -24,7 +24,9 @@ type hookStub struct {
 	sent []int64
 }
 
-func (h *hookStub) Report(context.Context, string, string, herald.UndeliverableReport) error { return nil }
+func (h *hookStub) Report(context.Context, string, string, herald.UndeliverableReport) error {
+	return nil
+}
 
 func (h *hookStub) ConsentChanged(_ context.Context, _, _ string, r herald.ConsentRecord) error {
 	h.sent = append(h.sent, r.Seq)
