@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"errors"
 	"slices"
 	"time"
 )
@@ -70,6 +71,65 @@ type SendTarget struct {
 	DeviceID string
 	Token    string
 	Owner    *string
+}
+
+// A chunk's deliveries are kept compactly: its slots (the deliveries left
+// to send at the fan-out, in order) are stored together, with a cursor,
+// Settled, and the end of an in-flight range, Marked. Every slot before
+// Settled has an outcome: sent, unless the slot has a row of its own (rows
+// are written only for outcomes other than sent). The slots from Settled
+// up to Marked were marked in flight: a send may have reached FCM. So the
+// common case writes nothing per token, and a crash can resend only the
+// slots between the two.
+
+// ErrChunkMoved is a step of a chunk's progress written against a cursor
+// or in-flight range the chunk no longer has: another run of its job wrote
+// meanwhile, and this one must send nothing more.
+var ErrChunkMoved = errors.New("herald: the chunk's cursor moved")
+
+// ChunkWork is a chunk as a run of its send job finds it.
+type ChunkWork struct {
+	// Settled is the chunk's cursor; Pending are its slots from there on,
+	// in order: Pending[i] is at position Settled+i.
+	Settled int
+	Pending []Delivery
+	// Open are the chunk's rows without an outcome: retries, sends cut
+	// off, and slots a crash left in flight (sent again, they are
+	// recorded as resent).
+	Open []Delivery
+}
+
+// SlotTarget is a slot about to be sent: its position in its chunk, and
+// the device and token it was resolved to at send time.
+type SlotTarget struct {
+	Pos int
+	SendTarget
+}
+
+// ChunkStep is one write of a chunk's progress: the slots whose sends
+// came back are settled, and the next slots are marked in flight.
+type ChunkStep struct {
+	Chunk int
+	// Settled and Marked are the cursor and the in-flight end as last
+	// written; the step applies only while the chunk still has them.
+	Settled, Marked int
+	// Settle is the new cursor (Settled <= Settle <= Marked): every slot
+	// before it has an outcome.
+	Settle int
+	// Rows are the slots settled with an outcome other than sent, as they
+	// are recorded (state, reason, error, the device and token sent to).
+	Rows []Delivery
+	// Drop are the dead tokens found among the settled sends (DeviceID
+	// and Token of outcomes with DropDevice).
+	Drop []Outcome
+	// SentOldBadge and SentOldImage count the slots settled as sent whose
+	// app version was too old for the badge or the image.
+	SentOldBadge, SentOldImage int
+	// Mark is how many slots from Marked on are marked in flight; Targets
+	// are those of them to be sent (the others were judged final), in
+	// order of position.
+	Mark    int
+	Targets []SlotTarget
 }
 
 // CountState adds n deliveries in state to the token counters: every one

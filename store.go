@@ -72,8 +72,9 @@ type Idempotency struct {
 }
 
 // Fanout is what a push's fan-out records: its deliveries (chunk numbers
-// set) and one job per chunk. A topic or all-users push also records the
-// users found now, and its charge for them.
+// set; the pending ones become their chunks' slots, in order of seq, the
+// final ones rows) and one job per chunk. A topic or all-users push also
+// records the users found now, and its charge for them.
 type Fanout struct {
 	Deliveries []Delivery
 	Jobs       []Job
@@ -122,14 +123,27 @@ type DeliveryStore interface {
 	// of several fan-outs at once exactly one records anything;
 	// ErrNotFound for an unknown push.
 	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
-	// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
-	OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]Delivery, error)
-	// MarkInflight records that deliveries are about to be sent, each to the
-	// device and token it was resolved to now, and returns the seqs it
-	// marked: a target whose device no longer holds that token (or is no
-	// longer mapped to its Owner) is left as it was, to be judged again.
+	// ResumeChunk returns the chunk's work. Slots a run marked in flight
+	// and never settled (it died) first become open rows in flight: sent
+	// again, they are recorded as resent. A chunk that was never recorded
+	// has no work.
+	ResumeChunk(ctx context.Context, pushID string, chunk int) (ChunkWork, error)
+	// AdvanceChunk writes one step of a chunk's progress and returns where
+	// its in-flight range now ends: step.Marked+step.Mark, or the position
+	// of the first target whose device no longer holds that token (or is
+	// no longer mapped to its Owner), the slots before it marked and the
+	// rest left to be judged again. Once the push failed nothing more is
+	// marked. ErrChunkMoved, writing nothing, when the chunk's cursor or
+	// range is no longer step.Settled and step.Marked.
+	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (int, error)
+	// MarkInflight records that open rows (ChunkWork.Open) are about to be
+	// sent, each to the device and token it was resolved to now, and
+	// returns the seqs it marked: a target whose device no longer holds
+	// that token (or is no longer mapped to its Owner) is left as it was,
+	// to be judged again; one in flight already is marked resent.
 	MarkInflight(ctx context.Context, appID, pushID string, ts []SendTarget) ([]int, error)
-	// RecordOutcomes records send results and drops dead tokens.
+	// RecordOutcomes records the send results of rows and drops dead
+	// tokens.
 	RecordOutcomes(ctx context.Context, appID, pushID string, os []Outcome) error
 	// CompleteChunk marks a chunk finished and, when it was the last one,
 	// inserts finish: once, however many complete at once.

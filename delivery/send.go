@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -45,7 +44,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 			return err
 		}
 	}
-	open, err := s.cfg.Store.OpenDeliveries(ctx, id, job.Args.Chunk)
+	work, err := s.cfg.Store.ResumeChunk(ctx, id, job.Args.Chunk)
 	if err != nil {
 		return err
 	}
@@ -56,7 +55,11 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		deadline = p.StartedAt.Add(s.cfg.RetryFor)
 	}
 	c.giveUp = !s.cfg.Now().Before(deadline)
-	r := c.sendAll(ctx, open)
+	c.yieldAt = time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
+	r := c.sendRows(ctx, work.Open)
+	if r.carryOn() {
+		c.sendSlots(ctx, job.Args.Chunk, work, &r)
+	}
 	if r.warning != "" {
 		s.warn(ctx, app, p, r.warning)
 	}
@@ -104,7 +107,8 @@ type chunk struct {
 	serviceAccount []byte
 	loc            *time.Location
 	giveUp         bool
-	attempt        int // of the send job
+	attempt        int       // of the send job
+	yieldAt        time.Time // when the run stops taking on sends
 }
 
 // chunkResult sums up a chunk's sends.
@@ -122,38 +126,23 @@ type chunkResult struct {
 	err     error
 }
 
-// sendAll sends the deliveries in waves of Concurrency. Each wave is judged
-// again at send time (the push still sending; each delivery resolved to the
-// device and token its user holds now; consent and the night window now),
-// marked in flight, sent in parallel, and its outcomes committed in one
-// transaction. A crash can thus only re-send the wave that was in flight,
-// and exactly those deliveries are recorded as resent.
-func (c *chunk) sendAll(ctx context.Context, ds []herald.Delivery) chunkResult {
-	var res chunkResult
-	yieldAt := time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
-	for start := 0; start < len(ds) && res.authFailure == ""; start += c.s.cfg.Concurrency {
-		if start > 0 && time.Now().After(yieldAt) {
-			res.more = true // the rest in the job's next run
-			return res
-		}
-		if !c.authorize(ctx, &res) {
-			return res
-		}
-		wave, err := c.judge(ctx, ds[start:min(start+c.s.cfg.Concurrency, len(ds))])
-		if err != nil || wave == nil {
-			res.err, res.stopped = err, err == nil
-			return res
-		}
-		if res.err = c.markInflight(ctx, wave); res.err != nil {
-			return res
-		}
-		c.sendWave(ctx, wave, &res)
-		// Recorded even when the job is being cancelled: these were sent.
-		if res.err = c.s.cfg.Store.RecordOutcomes(context.WithoutCancel(ctx), c.app.ID, c.push.ID, outcomes(wave, &res)); res.err != nil {
-			return res
-		}
+// carryOn reports whether sending may go on after what res sums up.
+func (res *chunkResult) carryOn() bool {
+	return res.err == nil && !res.stopped && !res.more && res.authFailure == ""
+}
+
+// add sums up one send that came back.
+func (res *chunkResult) add(sd *send) {
+	res.retryIn = max(res.retryIn, sd.retryIn)
+	if sd.authFailure != "" && res.authFailure == "" {
+		res.authFailure = sd.authFailure
 	}
-	return res
+	if sd.gaveUp {
+		res.gaveUp++
+	}
+	if sd.thirdParty && res.warning == "" {
+		res.warning = "FCM could not pass messages on with the project's APNs or web-push credentials: " + sd.outcome.Error
+	}
 }
 
 // send is one delivery of a wave as judged at send time.
@@ -290,80 +279,6 @@ func (r resolver) resolve(d herald.Delivery) (herald.Device, bool) {
 		return herald.Device{}, false
 	}
 	return *moved, true
-}
-
-// markInflight marks the wave's deliveries to send in flight, each guarded
-// by its device still holding its token (and being the user's): one that
-// changed since judge is left open and judged again after a short pause.
-func (c *chunk) markInflight(ctx context.Context, wave []send) error {
-	var targets []herald.SendTarget
-	for _, sd := range wave {
-		if !sd.toSend {
-			continue
-		}
-		t := herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
-		if !c.push.Kind.Targeted() {
-			t.Owner = &sd.d.UserID
-		}
-		targets = append(targets, t)
-	}
-	if len(targets) == 0 {
-		return nil
-	}
-	marked, err := c.s.cfg.Store.MarkInflight(ctx, c.app.ID, c.push.ID, targets)
-	if err != nil {
-		return err
-	}
-	ok := make(map[int]bool, len(marked))
-	for _, seq := range marked {
-		ok[seq] = true
-	}
-	for i := range wave {
-		wave[i].marked = ok[wave[i].d.Seq]
-	}
-	return nil
-}
-
-// sendWave sends the wave's marked deliveries in parallel.
-func (c *chunk) sendWave(ctx context.Context, wave []send, res *chunkResult) {
-	var wg sync.WaitGroup
-	for i := range wave {
-		if sd := &wave[i]; sd.marked {
-			wg.Go(func() { c.sendOne(ctx, sd) })
-		}
-	}
-	wg.Wait()
-	for _, sd := range wave {
-		if !sd.marked {
-			continue
-		}
-		c.s.cfg.Observe(string(sd.outcome.State))
-		res.retryIn = max(res.retryIn, sd.retryIn)
-		if sd.authFailure != "" && res.authFailure == "" {
-			res.authFailure = sd.authFailure
-		}
-		if sd.gaveUp {
-			res.gaveUp++
-		}
-		if sd.thirdParty && res.warning == "" {
-			res.warning = "FCM could not pass messages on with the project's APNs or web-push credentials: " + sd.outcome.Error
-		}
-	}
-}
-
-// outcomes returns the outcomes to record: every delivery judged final or
-// sent. A delivery to send that the store did not mark stays open, and the
-// chunk is judged again shortly.
-func outcomes(wave []send, res *chunkResult) []herald.Outcome {
-	out := make([]herald.Outcome, 0, len(wave))
-	for _, sd := range wave {
-		if sd.toSend && !sd.marked {
-			res.retryIn = max(res.retryIn, time.Second)
-			continue
-		}
-		out = append(out, sd.outcome)
-	}
-	return out
 }
 
 // sendOne sends one delivery and classifies the answer into sd.

@@ -1,24 +1,22 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
+	"slices"
 	"time"
 
 	"github.com/heraldpush/herald"
 )
 
-// StartSending records the fan-out of a push still waiting for it.
+// StartSending records the fan-out of a push still waiting for it: each
+// chunk's slots in one row, rows only for the deliveries final already.
 func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
 	started := false
 	err := s.inTx(ctx, func(c conn) error {
 		// Claim the fan-out first: of several at once, one moves the push
 		// out of waiting; the others change nothing.
-		chunks := map[int]bool{}
-		for _, d := range f.Deliveries {
-			if !d.State.Final() {
-				chunks[d.Chunk] = true
-			}
-		}
+		chunks, final := chunkSlots(f.Deliveries)
 		now := s.Now()
 		n, err := c.exec(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?
 			WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`)`, now.UnixMilli(), len(chunks), pushID)
@@ -29,14 +27,14 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout
 			_, err := pushStatus(ctx, c, pushID) // ErrNotFound for an unknown push
 			return err
 		}
-		if err := insertDeliveries(ctx, c, pushID, f.Deliveries); err != nil {
+		if err := insertDeliveries(ctx, c, pushID, final, false); err != nil {
 			return err
 		}
 		chunkArgs := make([][]any, 0, len(chunks))
-		for chunk := range chunks {
-			chunkArgs = append(chunkArgs, []any{pushID, chunk})
+		for chunk, ds := range chunks {
+			chunkArgs = append(chunkArgs, []any{pushID, chunk, len(ds), encodeSlots(ds)})
 		}
-		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk) VALUES (?, ?)`, chunkArgs); err != nil {
+		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`, chunkArgs); err != nil {
 			return err
 		}
 		if f.Recipients != nil {
@@ -51,14 +49,37 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout
 	return started, err
 }
 
-func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.Delivery) error {
+// chunkSlots splits a fan-out's deliveries into each chunk's slots, in
+// order of seq, and the deliveries final already.
+func chunkSlots(ds []herald.Delivery) (map[int][]herald.Delivery, []herald.Delivery) {
+	chunks := map[int][]herald.Delivery{}
+	var final []herald.Delivery
+	for _, d := range ds {
+		if d.State.Final() {
+			final = append(final, d)
+		} else {
+			chunks[d.Chunk] = append(chunks[d.Chunk], d)
+		}
+	}
+	for _, slots := range chunks {
+		slices.SortFunc(slots, bySeq)
+	}
+	return chunks, final
+}
+
+func bySeq(a, b herald.Delivery) int { return cmp.Compare(a.Seq, b.Seq) }
+
+// insertDeliveries writes deliveries as rows; slot marks the outcomes of
+// chunk slots, which stand in for the slot rather than add a delivery.
+func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.Delivery, slot bool) error {
 	args := make([][]any, len(ds))
 	for i, d := range ds {
-		args[i] = []any{pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform,
-			d.AppSourceVersion, d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.OldForBadge, d.OldForImage}
+		args[i] = []any{pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform, d.AppSourceVersion,
+			d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.Reason, d.Error, d.Attempts, d.Resent, d.OldForBadge, d.OldForImage, slot}
 	}
 	_, err := c.execMany(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
-		app_source_version, token_updated_at, chunk, state, old_for_badge, old_for_image) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
+		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image, slot)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
 	return err
 }
 
@@ -77,35 +98,29 @@ func recordTargets(ctx context.Context, c conn, pushID string, f herald.Fanout, 
 }
 
 const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform, app_source_version, token_updated_at, chunk,
-	state, reason, error, attempts, resent`
+	state, reason, error, attempts, resent, old_for_badge, old_for_image`
 
-func (s *Store) deliveries(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
+// rows returns the delivery rows where holds, by seq. The order is made
+// here, not by ORDER BY, which SQLite would serve by walking the primary
+// key instead of the index that where names.
+func (s *Store) rows(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
 	var out []herald.Delivery
 	err := s.reader().each(ctx, func(row scanner) error {
 		var d herald.Delivery
 		var updated int64
 		if err := row.Scan(&d.Seq, &d.RecipientIdx, &d.UserID, &d.DeviceID, &d.Token, &d.Platform, &d.AppSourceVersion,
-			&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent); err != nil {
+			&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent, &d.OldForBadge, &d.OldForImage); err != nil {
 			return err
 		}
 		d.TokenUpdatedAt = time.UnixMilli(updated).UTC()
 		out = append(out, d)
 		return nil
-	}, `SELECT `+deliveryColumns+` FROM deliveries WHERE `+where+` ORDER BY seq`, args...)
+	}, `SELECT `+deliveryColumns+` FROM deliveries WHERE `+where, args...)
+	slices.SortFunc(out, bySeq)
 	return out, err
 }
 
-// OpenDeliveries returns the chunk's deliveries that have no outcome yet.
-func (s *Store) OpenDeliveries(ctx context.Context, pushID string, chunk int) ([]herald.Delivery, error) {
-	return s.deliveries(ctx, `push_id = ? AND chunk = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, pushID, chunk)
-}
-
-// Deliveries returns every delivery of a push.
-func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error) {
-	return s.deliveries(ctx, `push_id = ?`, pushID)
-}
-
-// MarkInflight records that deliveries are about to be sent to the devices
+// MarkInflight records that open rows are about to be sent to the devices
 // and tokens they were resolved to. Each update is guarded: the delivery is
 // still open and its device still holds the token (and, with an owner, is
 // still mapped to it), so a token moved or a device handed to another user
@@ -134,22 +149,22 @@ func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []her
 	return marked, err
 }
 
-// RecordOutcomes records send results and drops dead tokens.
+// RecordOutcomes records the send results of rows and drops dead tokens.
 func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []herald.Outcome) error {
 	return s.inTx(ctx, func(c conn) error {
-		var updates, drops [][]any
+		var updates [][]any
+		var drops []herald.Outcome
 		for _, o := range os {
 			updates = append(updates, []any{o.State, o.Reason, o.Error, pushID, o.Seq})
 			if o.DropDevice {
-				drops = append(drops, []any{appID, o.DeviceID, o.Token})
+				drops = append(drops, o)
 			}
 		}
 		if _, err := c.execMany(ctx, `UPDATE deliveries SET state = ?, reason = ?, error = ?, attempts = attempts + 1
 			WHERE push_id = ? AND seq = ?`, updates); err != nil {
 			return err
 		}
-		_, err := c.execMany(ctx, `DELETE FROM devices WHERE app_id = ? AND device_id = ? AND token = ?`, drops)
-		return err
+		return dropDevices(ctx, c, appID, drops)
 	})
 }
 
@@ -190,7 +205,7 @@ func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish hera
 			WHERE push_id = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, reason, pushID); err != nil {
 			return err
 		}
-		if _, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE WHERE push_id = ?`, pushID); err != nil {
+		if _, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE, failed = TRUE WHERE push_id = ?`, pushID); err != nil {
 			return err
 		}
 		if _, err := c.exec(ctx, `UPDATE pushes SET open_chunks = 0 WHERE id = ?`, pushID); err != nil {

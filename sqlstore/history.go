@@ -122,11 +122,21 @@ func (s *Store) UnreachableUsersOf(ctx context.Context, pushID string) ([]herald
 	return out, err
 }
 
-// Failures returns a push's failed deliveries, tokens shortened.
+// Failures returns a push's failed deliveries, tokens shortened: its rows
+// that failed, and when the push failed the slots it left unsent.
 func (s *Store) Failures(ctx context.Context, pushID string) ([]herald.Failure, error) {
-	ds, err := s.deliveries(ctx, `push_id = ? AND state IN ('failed', 'undeliverable')`, pushID)
+	ds, err := s.rows(ctx, `push_id = ? AND state IN ('failed', 'undeliverable')`, pushID)
 	if err != nil {
 		return nil, err
+	}
+	unsent, err := s.slotDeliveries(ctx, pushID, `push_id = ? AND failed = TRUE AND settled < size`, nil)
+	if err != nil {
+		return nil, err
+	}
+	for _, d := range unsent {
+		if d.State == herald.DeliveryFailed {
+			ds = append(ds, d)
+		}
 	}
 	out := make([]herald.Failure, len(ds))
 	for i, d := range ds {

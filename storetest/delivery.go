@@ -8,7 +8,7 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-var deliveryTests = []test{
+var deliveryTests = append([]test{
 	{"DevicesByID", testDevicesByID},
 	{"DevicesOfUsers", testDevicesOfUsers},
 	{"AllDevices", testAllDevices},
@@ -18,7 +18,6 @@ var deliveryTests = []test{
 	{"StartSending/NotWaiting", testStartNotWaiting},
 	{"StartSending/TargetedChargesAtFanout", testStartTargeted},
 	{"StartSending/UnknownPush", testStartUnknown},
-	{"OpenDeliveries", testOpenDeliveries},
 	{"MarkInflight/Marks", testMarkInflight},
 	{"MarkInflight/TokenMovedNotMarked", testMarkTokenMoved},
 	{"MarkInflight/OwnerChangedNotMarked", testMarkOwnerChanged},
@@ -32,7 +31,7 @@ var deliveryTests = []test{
 	{"FinishPush/Once", testFinishOnce},
 	{"FinishPush/FailedStaysFailed", testFinishFailed},
 	{"FinishPush/ErrNotFound", testFinishUnknown},
-}
+}, chunkTests...)
 
 // plan returns one pending delivery per device, size to a chunk, its
 // recipient index that of the device's user in order of appearance.
@@ -102,6 +101,30 @@ func (b *bundle) deliveries(pushID string) map[int]herald.Delivery {
 		out[d.Seq] = d
 	}
 	return out
+}
+
+// openRows marks ds (the first slots of chunk 0, which holds them all) in
+// flight and settles them as open rows in state: how retries and sends cut
+// off come to have rows of their own.
+func (b *bundle) openRows(pushID string, ds []herald.Delivery, state herald.DeliveryState) {
+	b.t.Helper()
+	b.advance(pushID, herald.ChunkStep{Mark: len(ds)}, len(ds))
+	rows := make([]herald.Delivery, len(ds))
+	for i, d := range ds {
+		d.State = state
+		rows[i] = d
+	}
+	b.advance(pushID, herald.ChunkStep{Settled: 0, Marked: len(ds), Settle: len(ds), Rows: rows}, len(ds))
+}
+
+// advance writes a step of the push's chunk and fails unless the chunk's
+// in-flight range then ends at want.
+func (b *bundle) advance(pushID string, st herald.ChunkStep, want int) {
+	b.t.Helper()
+	got, err := b.s.AdvanceChunk(b.ctx, b.app.ID, pushID, st)
+	if err != nil || got != want {
+		b.t.Fatalf("AdvanceChunk %+v: got (%d, %v), want (%d, nil)", st, got, err, want)
+	}
 }
 
 // target is the send target of delivery d as planned.
@@ -218,30 +241,9 @@ func testStartUnknown(t *testing.T, b *bundle) {
 	b.wantJobs(sendJob("push_missing", 0).Kind(), 0)
 }
 
-func testOpenDeliveries(t *testing.T, b *bundle) {
-	p, ds := b.sending(5, 3)
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
-	if err != nil || len(marked) != 3 {
-		t.Fatalf("MarkInflight: got (%v, %v), want 3 marked", marked, err)
-	}
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryRetry, Error: "UNAVAILABLE"}}))
-	open, err := b.s.OpenDeliveries(b.ctx, p.ID, 0)
-	must(t, "OpenDeliveries", err)
-	var seqs []int
-	for _, d := range open {
-		seqs = append(seqs, d.Seq)
-	}
-	if !slices.Equal(seqs, []int{1, 2}) {
-		t.Errorf("chunk 0: got seqs %v, want [1 2] (retry and inflight; sent is final)", seqs)
-	}
-	if open, _ := b.s.OpenDeliveries(b.ctx, p.ID, 1); len(open) != 2 || open[0].Seq != 3 || open[1].Seq != 4 {
-		t.Errorf("chunk 1: got %+v, want seqs 3 and 4", open)
-	}
-}
-
 func testMarkInflight(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
+	b.openRows(p.ID, ds, herald.DeliveryPending)
 	// d1 was given a new token since the fan-out: the send goes to it.
 	b.register("d1", "t1-new", "u1")
 	first := target(ds[0])
@@ -265,6 +267,7 @@ func testMarkInflight(t *testing.T, b *bundle) {
 
 func testMarkTokenMoved(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
+	b.openRows(p.ID, ds, herald.DeliveryPending)
 	b.register("d9", "t1", "u9") // t1 moved to another device
 	b.register("d2", "t2-new", "u2")
 	must(t, "DeleteDevice", b.s.DeleteDevice(b.ctx, b.app.ID, "d3"))
@@ -281,6 +284,7 @@ func testMarkTokenMoved(t *testing.T, b *bundle) {
 
 func testMarkOwnerChanged(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
+	b.openRows(p.ID, ds, herald.DeliveryPending)
 	_, err := b.s.SetDeviceUser(b.ctx, b.app.ID, "d1", new("u9"))
 	must(t, "SetDeviceUser", err)
 	_, err = b.s.SetDeviceUser(b.ctx, b.app.ID, "d2", nil)
@@ -299,6 +303,7 @@ func testMarkOwnerChanged(t *testing.T, b *bundle) {
 
 func testMarkFinal(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
+	b.openRows(p.ID, ds, herald.DeliveryRetry)
 	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
 		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryFailed, Error: "x"}}))
 	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
@@ -312,6 +317,7 @@ func testMarkFinal(t *testing.T, b *bundle) {
 
 func testMarkResent(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
+	b.openRows(p.ID, ds, herald.DeliveryPending)
 	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0])})
 	must(t, "MarkInflight", err)
 	// A crash left seq 0 in flight; the chunk's job runs again.
@@ -333,7 +339,8 @@ func testMarkResent(t *testing.T, b *bundle) {
 }
 
 func testRecordOutcomes(t *testing.T, b *bundle) {
-	p, _ := b.sending(3, 10)
+	p, ds := b.sending(3, 10)
+	b.openRows(p.ID, ds, herald.DeliveryRetry)
 	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
 		{Seq: 0, State: herald.DeliverySent},
 		{Seq: 1, State: herald.DeliveryRetry, Error: "UNAVAILABLE"},
@@ -362,6 +369,7 @@ func testRecordOutcomes(t *testing.T, b *bundle) {
 
 func testRecordDropDevice(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
+	b.openRows(p.ID, ds, herald.DeliveryRetry)
 	b.register("d2", "t2-new", "u2") // d2 refreshed its token since the send
 	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
 		{Seq: 0, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d1", Token: ds[0].Token},
@@ -386,9 +394,13 @@ func testPushCounts(t *testing.T, b *bundle) {
 	ds[4].State, ds[5].State = herald.DeliverySuppressedConsent, herald.DeliverySuppressedNight
 	ds[0].OldForBadge, ds[0].OldForImage, ds[1].OldForBadge = true, true, true
 	b.start(p.ID, fanout(p.ID, ds))
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryFailed, Error: "x"},
-		{Seq: 2, State: herald.DeliveryUndeliverable, Reason: herald.ReasonTokenExpired}}))
+	// Seq 0 sent (its device too old for both), 1 failed (too old for the
+	// badge: not counted, it was not sent), 2 dead; 3 still to send.
+	failed, dead := ds[1], ds[2]
+	failed.State, failed.Error = herald.DeliveryFailed, "x"
+	dead.State, dead.Reason = herald.DeliveryUndeliverable, herald.ReasonTokenExpired
+	b.advance(p.ID, herald.ChunkStep{Mark: 3}, 3)
+	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 3, Rows: []herald.Delivery{failed, dead}, SentOldBadge: 1, SentOldImage: 1}, 3)
 	_, err := b.s.FinishPush(b.ctx, p.ID, []herald.Unreachable{{UserID: "u3", Reason: herald.ReasonTokenExpired},
 		{UserID: "u7", Reason: herald.ReasonNoToken}}, nil)
 	must(t, "FinishPush", err)
@@ -414,10 +426,10 @@ func testCompleteChunk(t *testing.T, b *bundle) {
 }
 
 func testFailPush(t *testing.T, b *bundle) {
-	p, ds := b.sending(3, 2)
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{{Seq: 0, State: herald.DeliverySent}}))
-	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[1])})
-	must(t, "MarkInflight", err)
+	p, _ := b.sending(3, 2)
+	// Chunk 0: seq 0 sent, seq 1 in flight; chunk 1 (seq 2) not begun.
+	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 1}, 2)
 	finish := finishJob(p.ID)
 	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finish))
 	got := b.deliveries(p.ID)
@@ -439,8 +451,17 @@ func testFailPush(t *testing.T, b *bundle) {
 	if rec := b.pushOf(p.ID); rec.FailureReason != "invalid_grant" {
 		t.Errorf("reason: got %q, want the first kept", rec.FailureReason)
 	}
-	if open, _ := b.s.OpenDeliveries(b.ctx, p.ID, 1); len(open) != 0 {
-		t.Errorf("open deliveries: got %d, want none", len(open))
+	for chunk := range 2 {
+		if w, err := b.s.ResumeChunk(b.ctx, p.ID, chunk); err != nil || len(w.Pending)+len(w.Open) != 0 {
+			t.Errorf("chunk %d: got (%+v, %v), want nothing left to send", chunk, w, err)
+		}
+	}
+	if c := b.pushOf(p.ID).Counts; c.Tokens != 3 || c.Sent != 1 || c.Failed != 2 {
+		t.Errorf("counts: got %+v, want 3 tokens, 1 sent, 2 failed", c)
+	}
+	fs, err := b.s.Failures(b.ctx, p.ID)
+	if err != nil || len(fs) != 2 || fs[0].UserID != "u2" || fs[1].UserID != "u3" || fs[0].Error != "invalid_grant" {
+		t.Errorf("Failures: got (%+v, %v), want u2 and u3 failed with the reason", fs, err)
 	}
 	// A finished push is not failed.
 	done := b.acceptUsers("u1")

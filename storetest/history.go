@@ -227,12 +227,12 @@ func testFailures(t *testing.T, b *bundle) {
 	d2 := b.register("d2", "token-two-0000abcd2222", "u2")
 	d3 := b.register("d3", "token-three-abcd3333", "u3")
 	p := b.acceptUsers("u1", "u2", "u3")
-	b.start(p.ID, fanout(p.ID, plan([]herald.Device{d1, d2, d3}, 10)))
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliverySent},
-		{Seq: 1, State: herald.DeliveryFailed, Error: "QUOTA_EXCEEDED for an hour"},
-		{Seq: 2, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, Error: "UNREGISTERED"},
-	}))
+	ds := plan([]herald.Device{d1, d2, d3}, 10)
+	b.start(p.ID, fanout(p.ID, ds))
+	ds[1].State, ds[1].Error = herald.DeliveryFailed, "QUOTA_EXCEEDED for an hour"
+	ds[2].State, ds[2].Reason, ds[2].Error = herald.DeliveryUndeliverable, herald.ReasonAppDeleted, "UNREGISTERED"
+	b.advance(p.ID, herald.ChunkStep{Mark: 3}, 3)
+	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 3, Rows: ds[1:]}, 3)
 	fs, err := b.s.Failures(b.ctx, p.ID)
 	must(t, "Failures", err)
 	if len(fs) != 2 {

@@ -271,7 +271,7 @@ func testRecipientsUnknown(t *testing.T, b *bundle) {
 	if ds, err := b.s.Deliveries(b.ctx, "push_missing"); err != nil || len(ds) != 0 {
 		t.Errorf("Deliveries: got (%v, %v), want none", ds, err)
 	}
-	if ds, err := b.s.OpenDeliveries(b.ctx, "push_missing", 0); err != nil || len(ds) != 0 {
-		t.Errorf("OpenDeliveries: got (%v, %v), want none", ds, err)
+	if w, err := b.s.ResumeChunk(b.ctx, "push_missing", 0); err != nil || len(w.Pending)+len(w.Open) != 0 || w.Settled != 0 {
+		t.Errorf("ResumeChunk: got (%+v, %v), want nothing", w, err)
 	}
 }

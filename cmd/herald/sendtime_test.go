@@ -31,10 +31,11 @@ func TestSendTimeChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The emulator counts a message when it answers, after its latency: the
-	// first wave is under way once the server marked it in flight.
+	// first 50 are under way once the server marked them in flight (its
+	// chunk's in-flight range), the window of one chunk's sends.
 	waitFor(t, "the first wave", 10*time.Second, func() bool {
 		var n int
-		e.queryRow(`SELECT COUNT(*) FROM deliveries WHERE push_id = ? AND state = 'inflight'`, res.PushID).Scan(&n)
+		e.queryRow(`SELECT marked - settled FROM push_chunks WHERE push_id = ?`, res.PushID).Scan(&n)
 		return n == 50
 	})
 	if _, err := a.c.DeleteUser(context.Background(), "u55"); err != nil {

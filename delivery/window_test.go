@@ -1,0 +1,197 @@
+package delivery
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// chunkStore is the part of the store a chunk's window uses: every user
+// holds one device, dN with token tN, and AdvanceChunk keeps the chunk's
+// cursor and range as the real store does, marking at most markLimit.
+type chunkStore struct {
+	Store // nil: any other method panics
+	mu    sync.Mutex
+	steps []herald.ChunkStep
+	settled, marked,
+	markLimit int
+}
+
+func (s *chunkStore) PushStatus(context.Context, string) (herald.PushStatus, error) {
+	return herald.StatusSending, nil
+}
+
+func (s *chunkStore) DevicesOfUsers(_ context.Context, _ string, users []string) (map[string][]herald.Device, error) {
+	out := map[string][]herald.Device{}
+	for _, u := range users {
+		n := strings.TrimPrefix(u, "u")
+		out[u] = []herald.Device{{ID: "d" + n, Token: "t" + n, UserID: &u, TokenUpdatedAt: time.Now()}}
+	}
+	return out, nil
+}
+
+func (s *chunkStore) AdvanceChunk(_ context.Context, _, _ string, st herald.ChunkStep) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if st.Settled != s.settled || st.Marked != s.marked {
+		return 0, herald.ErrChunkMoved
+	}
+	s.steps = append(s.steps, st)
+	s.settled, s.marked = st.Settle, min(st.Marked+st.Mark, s.markLimit)
+	return s.marked, nil
+}
+
+// blockingSender answers every send at once, except those to tokens in
+// hold, which wait until release is closed; tokens in dead are unregistered.
+type blockingSender struct {
+	hold    map[string]bool
+	dead    map[string]bool
+	release chan struct{}
+	mu      sync.Mutex
+	sent    []string
+}
+
+func (b *blockingSender) AuthorizeApp(context.Context, string, []byte) error { return nil }
+
+func (b *blockingSender) Deliver(_ context.Context, _ string, _ []byte, n herald.Notification) error {
+	if b.hold[n.Token] {
+		<-b.release
+	}
+	b.mu.Lock()
+	b.sent = append(b.sent, n.Token)
+	b.mu.Unlock()
+	if b.dead[n.Token] {
+		return &herald.SendError{Class: herald.SendUnregistered, Err: fmt.Errorf("UNREGISTERED")}
+	}
+	return nil
+}
+
+// slots returns n pending slots of chunk 0, user uI with device dI and token tI.
+func slots(n int) []herald.Delivery {
+	ds := make([]herald.Delivery, n)
+	for i := range ds {
+		ds[i] = herald.Delivery{Seq: i, UserID: fmt.Sprint("u", i), DeviceID: fmt.Sprint("d", i), Token: fmt.Sprint("t", i),
+			State: herald.DeliveryPending}
+	}
+	return ds
+}
+
+func newChunk(store Store, sender Sender, concurrency int) *chunk {
+	s := New(Config{Store: store, Sender: sender, Concurrency: concurrency})
+	return &chunk{s: s, app: herald.App{ID: "app_1"}, push: herald.Push{ID: "push_1", Kind: herald.KindUsers},
+		loc: time.UTC, yieldAt: time.Now().Add(time.Hour)}
+}
+
+// TestWindowSlowSend holds the first send: the others go on, but never more
+// than the window past the first send without an outcome, so a crash
+// could resend no more than the window.
+func TestWindowSlowSend(t *testing.T) {
+	t.Parallel()
+	const window, n = 4, 12
+	store := &chunkStore{markLimit: n}
+	sender := &blockingSender{hold: map[string]bool{"t0": true}, release: make(chan struct{})}
+	c := newChunk(store, sender, window)
+	var res chunkResult
+	done := make(chan struct{})
+	go func() {
+		c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(n)}, &res)
+		close(done)
+	}()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sender.mu.Lock()
+		got := len(sender.sent)
+		sender.mu.Unlock()
+		if got == window-1 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("sent while the first is held: got %d, want %d", got, window-1)
+		}
+		time.Sleep(time.Millisecond) // the poll interval; the deadline above bounds the wait
+	}
+	store.mu.Lock()
+	if store.marked != window {
+		t.Errorf("marked while the first is held: got %d, want %d (the window)", store.marked, window)
+	}
+	store.mu.Unlock()
+	close(sender.release)
+	<-done
+	if res.err != nil || res.stopped || res.more {
+		t.Fatalf("result: got %+v, want done", res)
+	}
+	if store.settled != n || store.marked != n {
+		t.Errorf("chunk: got settled %d, marked %d, want %d and %d", store.settled, store.marked, n, n)
+	}
+	for _, st := range store.steps {
+		if st.Marked+st.Mark-st.Settle > window {
+			t.Errorf("step %+v: %d slots unsettled and marked, want at most %d", st, st.Marked+st.Mark-st.Settle, window)
+		}
+		if len(st.Rows) != 0 {
+			t.Errorf("step %+v: got rows, want none (every send was sent)", st)
+		}
+	}
+	if len(store.steps) > n/(window/2)+1 {
+		t.Errorf("writes: got %d steps for %d slots, want a write per batch, not per slot", len(store.steps), n)
+	}
+}
+
+// TestWindowRowsOnlyForExceptions: a dead token gets a row and is dropped;
+// the sent ones are counted by the cursor alone.
+func TestWindowRowsOnlyForExceptions(t *testing.T) {
+	t.Parallel()
+	store := &chunkStore{markLimit: 10}
+	sender := &blockingSender{dead: map[string]bool{"t3": true}}
+	var res chunkResult
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	var rows []herald.Delivery
+	var drops []herald.Outcome
+	for _, st := range store.steps {
+		rows, drops = append(rows, st.Rows...), append(drops, st.Drop...)
+	}
+	if len(rows) != 1 || rows[0].Seq != 3 || rows[0].State != herald.DeliveryUndeliverable || rows[0].Reason != herald.ReasonAppDeleted {
+		t.Errorf("rows: got %+v, want seq 3 undeliverable", rows)
+	}
+	if len(drops) != 1 || drops[0].DeviceID != "d3" || drops[0].Token != "t3" {
+		t.Errorf("drops: got %+v, want d3's t3", drops)
+	}
+	if store.settled != 10 {
+		t.Errorf("settled: got %d, want 10", store.settled)
+	}
+}
+
+// TestWindowDeviceChanged: when the store marks fewer slots than asked (a
+// device changed between judge and mark), the rest is not sent and the
+// chunk is judged again after a pause.
+func TestWindowDeviceChanged(t *testing.T) {
+	t.Parallel()
+	store := &chunkStore{markLimit: 2}
+	sender := &blockingSender{}
+	var res chunkResult
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	slices.Sort(sender.sent)
+	if !slices.Equal(sender.sent, []string{"t0", "t1"}) {
+		t.Errorf("sent: got %v, want only the two marked", sender.sent)
+	}
+	if res.retryIn < time.Second || store.settled != 2 {
+		t.Errorf("got retry in %v, settled %d; want a pause and the two settled", res.retryIn, store.settled)
+	}
+}
+
+// TestWindowMoved: another run wrote the chunk; this one sends nothing.
+func TestWindowMoved(t *testing.T) {
+	t.Parallel()
+	store := &chunkStore{markLimit: 10, settled: 5, marked: 5}
+	sender := &blockingSender{}
+	var res chunkResult
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	if len(sender.sent) != 0 || !res.stopped {
+		t.Errorf("got %d sent, stopped %v; want none sent, stopped", len(sender.sent), res.stopped)
+	}
+}
