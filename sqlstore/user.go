@@ -248,7 +248,8 @@ func (s *Store) SetUserConsent(ctx context.Context, appID, userID string, change
 	return next, err
 }
 
-// adoptedDevices records the user's devices whose pair next changes.
+// adoptedDevices records the user's devices whose pair next changes (on a
+// withdrawal, those that had any consent to lose).
 func (s *Store) adoptedDevices(ctx context.Context, c conn, trail *consentLog, userID string, src herald.ConsentSource, next herald.Consent, now time.Time) error {
 	return c.each(ctx, func(row scanner) error {
 		var id string
@@ -292,11 +293,16 @@ func (s *Store) WithdrawUser(ctx context.Context, appID, userID string) error {
 		if n == 0 {
 			return herald.ErrUserWithdrawn // withdrawn meanwhile
 		}
+		// The user's record, then one for each device that loses consent
+		// with it.
+		trail := &consentLog{appID: appID}
+		trail.add(herald.ConsentWithdrawn(u.Consent, *w.WithdrawnAt), &userID, "")
+		if err := s.adoptedDevices(ctx, c, trail, userID, herald.SourceWithdrawal, herald.Consent{}, *w.WithdrawnAt); err != nil {
+			return err
+		}
 		if _, err = c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
 			return err
 		}
-		trail := &consentLog{appID: appID}
-		trail.add(herald.ConsentWithdrawn(u.Consent, *w.WithdrawnAt), &userID, "")
 		return trail.flush(ctx, c, *w.WithdrawnAt)
 	})
 }

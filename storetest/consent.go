@@ -115,9 +115,10 @@ func testTrailEverySource(t *testing.T, b *bundle) {
 		rec{5, "", herald.SourceAdmin, none, day},
 		rec{6, "d1", herald.SourceAdmin, none, day},
 		rec{7, "", herald.SourceWithdrawal, day, none},
+		rec{8, "d1", herald.SourceWithdrawal, day, none},
 	)
 	rs, _ := b.s.ConsentHistory(b.ctx, b.app.ID, "u1")
-	for i, minutes := range []int{0, 1, 2, 2, 3, 3, 4} {
+	for i, minutes := range []int{0, 1, 2, 2, 3, 3, 4, 4} {
 		if want := epoch.Add(time.Duration(minutes) * time.Minute); i < len(rs) && !rs[i].At.Equal(want) {
 			t.Errorf("record %d at: got %v, want %v", i+1, rs[i].At, want)
 		}
@@ -126,8 +127,8 @@ func testTrailEverySource(t *testing.T, b *bundle) {
 	b.setDefaultConsent(none)
 	b.register("d2", "t2", "u1")
 	b.setUserConsent("u1", change(new(true), nil))
-	if got := b.history("u1"); len(got) != 9 || got[7].seq != 8 || got[8].seq != 9 {
-		t.Errorf("after registering again: got %v, want records 8 and 9 after the first seven", got)
+	if got := b.history("u1"); len(got) != 10 || got[8].seq != 9 || got[9].seq != 10 {
+		t.Errorf("after registering again: got %v, want records 9 and 10 after the first eight", got)
 	}
 }
 

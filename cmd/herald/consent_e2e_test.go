@@ -123,6 +123,7 @@ func TestConsentTrailAndEvents(t *testing.T) {
 		"admin user false/false→true/false",
 		"admin dev-1 false/false→true/false",
 		"withdrawal user true/false→false/false",
+		"withdrawal dev-1 true/false→false/false",
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("history:\n got %v\nwant %v", got, want)
