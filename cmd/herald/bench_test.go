@@ -183,7 +183,10 @@ func TestBenchNodes(t *testing.T) {
 	})
 	t.Run("PostgreSQL", func(t *testing.T) {
 		base := pgtest.BaseURL(t)
-		b, stderr := runBenchJSON(t, "--users", "1500", "--database-url", base, "--nodes", "3", "--binary", bin)
+		// A pool parameter in the URL reaches the nodes' pools, not the
+		// server.
+		dbURL := pgtest.WithParams(t, base, map[string]string{"pool_max_conns": "6"})
+		b, stderr := runBenchJSON(t, "--users", "1500", "--database-url", dbURL, "--nodes", "3", "--binary", bin)
 		b.checkFigures(1500, 3, 3)
 		if got := b.str("engine"); got != "postgres" {
 			t.Errorf("engine: got %q, want postgres", got)

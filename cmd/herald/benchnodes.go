@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/bench"
@@ -95,7 +96,7 @@ func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logO
 	if dbURL != "" {
 		env = append(env, "HERALD_DATABASE_URL="+dbURL)
 	}
-	fmt.Fprintf(logOut, "bench: starting %d herald serve processes (%s)\n", b.nodes, b.binary)
+	fmt.Fprintf(logOut, "bench: starting %d herald serve process(es) (%s)\n", b.nodes, b.binary)
 	return bench.StartNodes(ctx, bench.NodesConfig{
 		Binary: b.binary, Count: b.nodes, Env: env, AdminToken: adminToken, Engine: b.engine(), Log: logOut,
 	})
@@ -134,9 +135,15 @@ func benchSchema(ctx context.Context, base string) (string, func() error, error)
 	return u.String(), drop, nil
 }
 
-// execOn runs one statement on a connection of its own.
+// execOn runs one statement on a connection of its own. The URL is read
+// as the nodes' pools read it, so pool parameters (pool_max_conns) are
+// not sent to the server.
 func execOn(ctx context.Context, dbURL, sql string) error {
-	conn, err := pgx.Connect(ctx, dbURL)
+	cfg, err := pgxpool.ParseConfig(dbURL)
+	if err != nil {
+		return err
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
 	if err != nil {
 		return err
 	}
