@@ -11,6 +11,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -18,6 +19,9 @@ import (
 
 	"github.com/heraldpush/herald/sqlstore"
 )
+
+// defaultMaxConns is the pool size when the URL names none (pool_max_conns).
+const defaultMaxConns = 16
 
 // Queue is the part of River's client (on riverpgxv5) the store uses to
 // insert jobs in its own transactions.
@@ -49,6 +53,11 @@ func Open(ctx context.Context, url string) (*DB, error) {
 	}
 	if _, ok := cfg.ConnConfig.RuntimeParams["application_name"]; !ok {
 		cfg.ConnConfig.RuntimeParams["application_name"] = "herald"
+	}
+	if !strings.Contains(url, "pool_max_conns") {
+		// pgx's default (4 on a small machine) starves the 14 delivery
+		// workers, River's own connections and the API.
+		cfg.MaxConns = defaultMaxConns
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {

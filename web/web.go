@@ -6,6 +6,7 @@ package web
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 
@@ -25,7 +26,12 @@ type errorBody struct {
 // code becomes ERR-AB-SYS-00; it is logged here, once, and never sent.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	e := herald.AsError(err)
-	if e == nil {
+	switch {
+	case e == nil && r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
+		// The client went away (or the server is stopping): nothing broke.
+		logger(r.Context()).InfoContext(r.Context(), "request abandoned", "err", err)
+		e = herald.ErrInternal
+	case e == nil:
 		logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err)
 		e = herald.ErrInternal
 	}
