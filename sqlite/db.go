@@ -37,6 +37,8 @@ type DB struct {
 	Queue Queue
 	path  string
 	ready readiness
+	// readStmts and writeStmts keep the store's prepared statements.
+	readStmts, writeStmts *stmts
 }
 
 // Open opens (creating when absent) the database file at path. A new file
@@ -64,7 +66,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	db := &DB{Writer: w, Reader: r, path: path}
+	db := &DB{Writer: w, Reader: r, path: path, readStmts: newStmts(r), writeStmts: newStmts(w)}
 	db.Store = sqlstore.New(engine{db})
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil
@@ -88,7 +90,7 @@ func pathEscape(p string) string {
 
 // Close closes both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.Reader.Close(), db.Writer.Close())
+	return errors.Join(db.readStmts.close(), db.writeStmts.close(), db.Reader.Close(), db.Writer.Close())
 }
 
 // goose returns the migration provider on conn: the writer to migrate, the

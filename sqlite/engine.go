@@ -19,21 +19,37 @@ import (
 type Queue = sqlstore.Queue[*sql.Tx]
 
 // engine is the shared SQL's view of the database: reads on the reader
-// pool, transactions on the one writer.
+// pool, transactions on the one writer, statements prepared once (see
+// stmts).
 type engine struct{ db *DB }
 
-func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
+func (e engine) Reader() sqlstore.Querier {
+	st := e.db.readStmts
+	return querier{q: e.db.Reader, stmt: func(ctx context.Context, query string) *sql.Stmt {
+		kept, _ := st.prepare(ctx, query) // on an error, the query runs unprepared and reports it
+		return kept
+	}}
+}
 
+// InTx runs fn in a transaction on the writer. Statements not kept yet run
+// unprepared there, the writer's one connection being the transaction's,
+// and are prepared and kept once it has ended.
 func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
 	tx, err := e.db.Writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err
 	}
-	if err := fn(txn{querier{tx}, tx, e.db.Queue}); err != nil {
+	t := &txn{tx: tx, queue: e.db.Queue, kept: e.db.writeStmts}
+	t.querier = querier{q: tx, stmt: t.stmt}
+	if err = fn(t); err != nil {
 		tx.Rollback()
-		return err
+	} else {
+		err = tx.Commit()
 	}
-	return tx.Commit()
+	for _, query := range t.missed {
+		e.db.writeStmts.prepare(context.WithoutCancel(ctx), query) // best effort: a failure leaves it unprepared
+	}
+	return err
 }
 
 // Translate maps driver errors to the store's, in one place.
@@ -64,11 +80,21 @@ type dbtx interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// querier runs the shared SQL as it is: SQLite takes its dialect.
-type querier struct{ q dbtx }
+// querier runs the shared SQL as it is (SQLite takes its dialect),
+// through a kept statement when stmt has one.
+type querier struct {
+	q    dbtx
+	stmt func(ctx context.Context, query string) *sql.Stmt
+}
 
 func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	res, err := q.q.ExecContext(ctx, query, args...)
+	var res sql.Result
+	var err error
+	if st := q.stmt(ctx, query); st != nil {
+		res, err = st.ExecContext(ctx, args...)
+	} else {
+		res, err = q.q.ExecContext(ctx, query, args...)
+	}
 	if err != nil {
 		return 0, err
 	}
@@ -76,11 +102,20 @@ func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, er
 }
 
 func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	r, err := q.q.QueryContext(ctx, query, args...)
+	var r *sql.Rows
+	var err error
+	if st := q.stmt(ctx, query); st != nil {
+		r, err = st.QueryContext(ctx, args...)
+	} else {
+		r, err = q.q.QueryContext(ctx, query, args...)
+	}
 	return rows{r}, err
 }
 
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
+	if st := q.stmt(ctx, query); st != nil {
+		return st.QueryRowContext(ctx, args...)
+	}
 	return q.q.QueryRowContext(ctx, query, args...)
 }
 
@@ -94,13 +129,29 @@ type txn struct {
 	querier
 	tx    *sql.Tx
 	queue Queue
+	kept  *stmts
+	// missed are the statements this transaction ran that were not kept.
+	missed []string
 }
 
-// ExecMany prepares query once and runs it for each argument list.
-func (t txn) ExecMany(ctx context.Context, query string, args [][]any) ([]int64, error) {
-	stmt, err := t.tx.PrepareContext(ctx, query)
-	if err != nil {
-		return nil, err
+// stmt returns the kept statement for query, bound to the transaction,
+// or nil (noting the miss).
+func (t *txn) stmt(ctx context.Context, query string) *sql.Stmt {
+	if st := t.kept.kept(query); st != nil {
+		return t.tx.StmtContext(ctx, st)
+	}
+	t.missed = append(t.missed, query)
+	return nil
+}
+
+// ExecMany runs query for each argument list on one prepared statement.
+func (t *txn) ExecMany(ctx context.Context, query string, args [][]any) ([]int64, error) {
+	stmt := t.stmt(ctx, query)
+	if stmt == nil {
+		var err error
+		if stmt, err = t.tx.PrepareContext(ctx, query); err != nil {
+			return nil, err
+		}
 	}
 	defer stmt.Close()
 	ns := make([]int64, 0, len(args))
@@ -118,10 +169,10 @@ func (t txn) ExecMany(ctx context.Context, query string, args [][]any) ([]int64,
 	return ns, nil
 }
 
-func (t txn) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
+func (t *txn) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
 	return sqlstore.InsertJobs(ctx, t.queue, t.tx, jobs)
 }
 
-func (t txn) CancelJob(ctx context.Context, id int64) error {
+func (t *txn) CancelJob(ctx context.Context, id int64) error {
 	return sqlstore.CancelJob(ctx, t.queue, t.tx, id)
 }
