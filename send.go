@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"context"
 	"errors"
 	"time"
 )
@@ -17,6 +18,17 @@ type Notification struct {
 	// ValidateOnly has the push service check the message without
 	// delivering it (FCM's validate_only): the sends of a sandbox app.
 	ValidateOnly bool
+}
+
+// AppSender sends one app's notifications with the app's credentials (the
+// FCM client, its service account loaded once). Errors are *SendError.
+type AppSender interface {
+	// Authorize makes sure an access token is at hand: SendAuth when the
+	// credentials are refused, SendRetry when the token endpoint cannot be
+	// reached.
+	Authorize(ctx context.Context) error
+	// Deliver sends one notification.
+	Deliver(ctx context.Context, n Notification) error
 }
 
 // SendClass says what a failed send means for the token and the push.

@@ -39,6 +39,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
+	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
 	if p.Kind == herald.KindMessages {
 		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
 			return err
@@ -103,8 +104,10 @@ type chunk struct {
 	app        herald.App
 	push       herald.Push
 	recipients []herald.Recipient // per-message content, on /messages
-	// serviceAccount is the app's FCM service-account file.
+	// serviceAccount is the app's FCM service-account file; sender sends
+	// with it.
 	serviceAccount []byte
+	sender         herald.AppSender
 	loc            *time.Location
 	giveUp         bool
 	attempt        int       // of the send job
@@ -162,7 +165,7 @@ type send struct {
 // service account fails the push; an unreachable token endpoint is retried
 // with backoff within the push's hour, and then fails the push.
 func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
-	err := c.s.cfg.Sender.AuthorizeApp(ctx, c.app.ID, c.serviceAccount)
+	err := c.sender.Authorize(ctx)
 	if err == nil {
 		return true
 	}
@@ -290,7 +293,7 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	}
 	o := &sd.outcome
 	o.State = herald.DeliverySent
-	err := s.cfg.Sender.Deliver(ctx, c.app.ID, c.serviceAccount, herald.Notification{
+	err := c.sender.Deliver(ctx, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge,
 		ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated

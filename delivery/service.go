@@ -25,16 +25,13 @@ type Store interface {
 	herald.ConsentStore
 }
 
-// Sender delivers notifications with an app's service-account file (the
-// FCM client); appKey names the app, for caching its access token. Errors
-// are *herald.SendError.
+// Sender gives the sender of each app's notifications (the FCM client).
 type Sender interface {
-	// AuthorizeApp makes sure an access token is at hand: SendAuth when the
-	// credentials are refused, SendRetry when the token endpoint cannot be
-	// reached.
-	AuthorizeApp(ctx context.Context, appKey string, serviceAccount []byte) error
-	// Deliver sends one notification.
-	Deliver(ctx context.Context, appKey string, serviceAccount []byte, n herald.Notification) error
+	// ForApp returns the sender of one app's notifications with its
+	// service-account file, which it reads once: a send job's run takes
+	// one for all its sends. appKey names the app, for caching its access
+	// token.
+	ForApp(appKey string, serviceAccount []byte) herald.AppSender
 }
 
 // WebhookSender posts one signed webhook message. Errors wrapping

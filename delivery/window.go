@@ -21,9 +21,21 @@ func (c *chunk) sendSlots(ctx context.Context, chunkNo int, work herald.ChunkWor
 	if len(work.Pending) == 0 {
 		return
 	}
+	size := c.s.cfg.Concurrency
 	w := &window{c: c, chunk: chunkNo, slots: work.Pending, base: work.Settled, settled: work.Settled, marked: work.Settled,
 		sends: make([]send, len(work.Pending)), back: make([]bool, len(work.Pending)),
-		done: make(chan int, c.s.cfg.Concurrency)}
+		todo: make(chan int, size), done: make(chan int, size)}
+	// The window's senders live as long as the run: a goroutine per send
+	// would grow a fresh stack through the HTTP/2 client every time.
+	for range min(size, len(work.Pending)) {
+		go func() {
+			for i := range w.todo {
+				c.sendOne(ctx, &w.sends[i])
+				w.done <- i
+			}
+		}()
+	}
+	defer close(w.todo)
 	w.run(ctx, res)
 }
 
@@ -41,7 +53,7 @@ type window struct {
 	// next the index of the next slot to judge.
 	settled, marked, prefix, next int
 	out                           int // sends on their way
-	done                          chan int
+	todo, done                    chan int
 	stop                          bool
 }
 
@@ -116,10 +128,7 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 		}
 		w.sends[i].marked = true
 		w.out++
-		go func() {
-			c.sendOne(ctx, &w.sends[i])
-			w.done <- i
-		}()
+		w.todo <- i // never blocks: at most the window's size are out
 	}
 	w.next += k
 	w.forward()

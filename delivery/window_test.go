@@ -57,9 +57,11 @@ type blockingSender struct {
 	sent    []string
 }
 
-func (b *blockingSender) AuthorizeApp(context.Context, string, []byte) error { return nil }
+func (b *blockingSender) ForApp(string, []byte) herald.AppSender { return b }
 
-func (b *blockingSender) Deliver(_ context.Context, _ string, _ []byte, n herald.Notification) error {
+func (b *blockingSender) Authorize(context.Context) error { return nil }
+
+func (b *blockingSender) Deliver(_ context.Context, n herald.Notification) error {
 	if b.hold[n.Token] {
 		<-b.release
 	}
@@ -85,7 +87,7 @@ func slots(n int) []herald.Delivery {
 func newChunk(store Store, sender Sender, concurrency int) *chunk {
 	s := New(Config{Store: store, Sender: sender, Concurrency: concurrency})
 	return &chunk{s: s, app: herald.App{ID: "app_1"}, push: herald.Push{ID: "push_1", Kind: herald.KindUsers},
-		loc: time.UTC, yieldAt: time.Now().Add(time.Hour)}
+		loc: time.UTC, yieldAt: time.Now().Add(time.Hour), sender: sender.ForApp("app_1", nil)}
 }
 
 // TestWindowSlowSend holds the first send: the others go on, but never more

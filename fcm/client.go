@@ -11,6 +11,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -54,11 +55,14 @@ type Credentials struct {
 // Client sends messages to FCM HTTP v1. It is safe for concurrent use and
 // keeps one cached access token per Credentials.Key.
 type Client struct {
-	endpoint  string
-	timeout   time.Duration
-	allowAny  bool
-	now       func() time.Time
-	http      *http.Client
+	endpoint string
+	timeout  time.Duration
+	allowAny bool
+	now      func() time.Time
+	// transport carries the sends; they go through its RoundTrip, not an
+	// http.Client, whose redirect and cookie handling copy every request's
+	// headers (FCM answers no redirect).
+	transport *http.Transport
 	tokenHTTP *http.Client
 
 	mu       sync.Mutex
@@ -69,6 +73,7 @@ type Client struct {
 type account struct {
 	sum       [sha256.Size]byte // of the service-account file it was loaded from
 	projectID string
+	sendURL   *url.URL // the project's messages:send
 	tokens    oauth2.TokenSource
 }
 
@@ -91,7 +96,7 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 		timeout:   opts.Timeout,
 		allowAny:  opts.AllowAnyTokenURI,
 		now:       opts.Now,
-		http:      &http.Client{Transport: newTransport(strings.HasPrefix(endpoint, "http://"))},
+		transport: newTransport(strings.HasPrefix(endpoint, "http://")),
 		tokenHTTP: &http.Client{Timeout: opts.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		accounts:  make(map[string]*account),
 	}
@@ -126,7 +131,7 @@ func newTransport(cleartext bool) *http.Transport {
 
 // Close releases idle connections.
 func (c *Client) Close() {
-	c.http.CloseIdleConnections()
+	c.transport.CloseIdleConnections()
 	c.tokenHTTP.CloseIdleConnections()
 }
 
@@ -147,21 +152,27 @@ func (c *Client) send(ctx context.Context, cred Credentials, req sendRequest) er
 	if err != nil {
 		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
 	}
-	acct, tok, err := c.accessToken(ctx, cred)
+	return c.sendBody(ctx, newCredKey(cred), body)
+}
+
+// sendBody posts a messages:send body with the app's credentials, once
+// more with a fresh access token when FCM refuses the cached one.
+func (c *Client) sendBody(ctx context.Context, ck credKey, body []byte) error {
+	acct, tok, err := c.accessToken(ctx, ck)
 	if err != nil {
 		return err
 	}
-	err = c.postTimed(ctx, acct.projectID, tok, body)
+	err = c.postTimed(ctx, acct, tok, body)
 	if se, ok := err.(*SendError); !ok || se.Class != ClassUnauthenticated {
 		return err
 	}
-	c.forget(cacheKey(cred), acct)
-	if acct, tok, err = c.accessToken(ctx, cred); err != nil {
+	c.forget(ck.key, acct)
+	if acct, tok, err = c.accessToken(ctx, ck); err != nil {
 		return err
 	}
-	err = c.postTimed(ctx, acct.projectID, tok, body)
+	err = c.postTimed(ctx, acct, tok, body)
 	if se, ok := err.(*SendError); ok && se.Class == ClassUnauthenticated {
-		c.forget(cacheKey(cred), acct)
+		c.forget(ck.key, acct)
 		se.Class = ClassAuth
 		se.Message = "a fresh access token was refused: " + se.Message
 	}
@@ -173,13 +184,13 @@ func (c *Client) send(ctx context.Context, cred Credentials, req sendRequest) er
 // the credentials are refused (ClassAuth) or the token endpoint is
 // unreachable (ClassRetry), instead of learning it once per send.
 func (c *Client) Authorize(ctx context.Context, cred Credentials) error {
-	_, _, err := c.accessToken(ctx, cred)
+	_, _, err := c.accessToken(ctx, newCredKey(cred))
 	return err
 }
 
 // accessToken returns the app's account and a valid access token.
-func (c *Client) accessToken(ctx context.Context, cred Credentials) (*account, string, error) {
-	acct, err := c.account(ctx, cred)
+func (c *Client) accessToken(ctx context.Context, ck credKey) (*account, string, error) {
+	acct, err := c.account(ctx, ck)
 	if err != nil {
 		return nil, "", &SendError{Class: ClassAuth, Message: err.Error(), Err: err}
 	}
@@ -191,10 +202,10 @@ func (c *Client) accessToken(ctx context.Context, cred Credentials) (*account, s
 }
 
 // postTimed is post bounded by the client's timeout.
-func (c *Client) postTimed(ctx context.Context, projectID, accessToken string, body []byte) error {
+func (c *Client) postTimed(ctx context.Context, acct *account, accessToken string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	return c.post(ctx, projectID, accessToken, body)
+	return c.post(ctx, acct.sendURL, accessToken, body)
 }
 
 // forget drops a cached account, unless another send replaced it already.
@@ -206,13 +217,21 @@ func (c *Client) forget(key string, acct *account) {
 	}
 }
 
-func cacheKey(cred Credentials) string {
-	if cred.Key != "" {
-		return cred.Key
+// credKey is Credentials with the file's hash taken: the account cache's
+// key and the check that the cached account was loaded from this file.
+type credKey struct {
+	json []byte
+	key  string
+	sum  [sha256.Size]byte
+}
+
+func newCredKey(cred Credentials) credKey {
+	ck := credKey{json: cred.JSON, key: cred.Key, sum: sha256.Sum256(cred.JSON)}
+	if ck.key == "" {
+		// Never let apps that forgot their Key share one cache entry.
+		ck.key = "sha256:" + hex.EncodeToString(ck.sum[:])
 	}
-	// Never let apps that forgot their Key share one cache entry.
-	sum := sha256.Sum256(cred.JSON)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	return ck
 }
 
 // sendRequest is the body of messages:send.
@@ -223,15 +242,17 @@ type sendRequest struct {
 }
 
 // post sends one messages:send request and classifies the answer.
-func (c *Client) post(ctx context.Context, projectID, accessToken string, body []byte) error {
-	url := c.endpoint + "/v1/projects/" + projectID + "/messages:send"
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
-	if err != nil {
-		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Authorization", "Bearer "+accessToken)
-	resp, err := c.http.Do(req)
+func (c *Client) post(ctx context.Context, to *url.URL, accessToken string, body []byte) error {
+	// The request as http.NewRequest makes it, on the account's parsed URL
+	// rather than parsing it again for every send.
+	req := (&http.Request{
+		Method: http.MethodPost, URL: to, Host: to.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
+		Header:        http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + accessToken}},
+		Body:          io.NopCloser(bytes.NewReader(body)),
+		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
+		ContentLength: int64(len(body)),
+	}).WithContext(ctx)
+	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
 		return &SendError{Class: ClassRetry, Message: err.Error(), Err: err}
 	}
@@ -250,15 +271,15 @@ func (c *Client) post(ctx context.Context, projectID, accessToken string, body [
 // account returns the cached account for cred.Key, loading it on first use
 // and again when the service-account file changed. A load that fails is not
 // cached, so fixed credentials work at once.
-func (c *Client) account(ctx context.Context, cred Credentials) (*account, error) {
-	key, sum := cacheKey(cred), sha256.Sum256(cred.JSON)
+func (c *Client) account(ctx context.Context, ck credKey) (*account, error) {
+	key, sum := ck.key, ck.sum
 	c.mu.Lock()
 	acct, ok := c.accounts[key]
 	c.mu.Unlock()
 	if ok && acct.sum == sum {
 		return acct, nil
 	}
-	acct, err := c.loadAccount(ctx, cred.JSON)
+	acct, err := c.loadAccount(ctx, ck.json)
 	if err != nil {
 		return nil, err
 	}
@@ -288,7 +309,11 @@ func (c *Client) loadAccount(ctx context.Context, data []byte) (*account, error)
 	}
 	// creds.TokenSource caches the token until shortly before it expires
 	// and fetches again after a failure.
-	return &account{projectID: sa.ProjectID, tokens: creds.TokenSource}, nil
+	sendURL, err := url.Parse(c.endpoint + "/v1/projects/" + url.PathEscape(sa.ProjectID) + "/messages:send")
+	if err != nil {
+		return nil, err
+	}
+	return &account{projectID: sa.ProjectID, tokens: creds.TokenSource, sendURL: sendURL}, nil
 }
 
 // tokenError classifies a failed token exchange: a refusal by the token
