@@ -39,6 +39,8 @@ type DB struct {
 	ready readiness
 	// readStmts and writeStmts keep the store's prepared statements.
 	readStmts, writeStmts *stmts
+	// gate orders the store's transactions on the writer.
+	gate gate
 }
 
 // Open opens (creating when absent) the database file at path. A new file

@@ -31,10 +31,15 @@ func (e engine) Reader() sqlstore.Querier {
 	}}
 }
 
-// InTx runs fn in a transaction on the writer. Statements not kept yet run
+// InTx runs fn in a transaction on the writer, its turn given by the gate
+// (API requests before bulk delivery work). Statements not kept yet run
 // unprepared there, the writer's one connection being the transaction's,
 // and are prepared and kept once it has ended.
 func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	if err := e.db.gate.enter(ctx, sqlstore.IsBulk(ctx)); err != nil {
+		return err
+	}
+	defer e.db.gate.leave()
 	tx, err := e.db.Writer.BeginTx(ctx, nil)
 	if err != nil {
 		return err

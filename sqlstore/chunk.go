@@ -53,7 +53,7 @@ func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (hera
 			return herald.ChunkWork{}, err
 		}
 		if c.marked > c.settled && !c.failed {
-			err := s.inTx(ctx, func(tx conn) error { return recoverInflight(ctx, tx, pushID, c, slots) })
+			err := s.inBulkTx(ctx, func(tx conn) error { return recoverInflight(ctx, tx, pushID, c, slots) })
 			if errors.Is(err, errConflict) && attempt < txAttempts {
 				continue // another run moved the chunk on meanwhile: read it again
 			} else if err != nil {
@@ -98,7 +98,7 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st heral
 		return 0, fmt.Errorf("sqlstore: chunk step out of range: %d..%d settled to %d, %d marked", st.Settled, st.Marked, st.Settle, st.Mark)
 	}
 	var marked int
-	err := s.inTx(ctx, func(c conn) error {
+	err := s.inBulkTx(ctx, func(c conn) error {
 		mark, err := markable(ctx, c, appID, st)
 		if err != nil {
 			return err

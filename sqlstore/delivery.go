@@ -13,7 +13,7 @@ import (
 // chunk's slots in one row, rows only for the deliveries final already.
 func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
 	started := false
-	err := s.inTx(ctx, func(c conn) error {
+	err := s.inBulkTx(ctx, func(c conn) error {
 		// Claim the fan-out first: of several at once, one moves the push
 		// out of waiting; the others change nothing.
 		chunks, final := chunkSlots(f.Deliveries)
@@ -128,7 +128,7 @@ func (s *Store) rows(ctx context.Context, where string, args ...any) ([]herald.D
 // inflight already was sent before a crash, maybe, and is marked resent.
 func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []herald.SendTarget) ([]int, error) {
 	var marked []int
-	err := s.inTx(ctx, func(c conn) error {
+	err := s.inBulkTx(ctx, func(c conn) error {
 		marked = marked[:0]
 		args := make([][]any, len(ts))
 		for i, t := range ts {
@@ -151,7 +151,7 @@ func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []her
 
 // RecordOutcomes records the send results of rows and drops dead tokens.
 func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []herald.Outcome) error {
-	return s.inTx(ctx, func(c conn) error {
+	return s.inBulkTx(ctx, func(c conn) error {
 		var updates [][]any
 		var drops []herald.Outcome
 		for _, o := range os {
@@ -173,7 +173,7 @@ func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []h
 // push's count of open chunks is decremented with RETURNING, so exactly
 // one completion sees zero, however many run at once.
 func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error {
-	return s.inTx(ctx, func(c conn) error {
+	return s.inBulkTx(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE WHERE push_id = ? AND chunk = ? AND done = FALSE`, pushID, chunk)
 		if err != nil {
 			return err
@@ -196,7 +196,7 @@ func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int, fin
 
 // FailPush ends a push that cannot be sent.
 func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
-	return s.inTx(ctx, func(c conn) error {
+	return s.inBulkTx(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `UPDATE pushes SET status = 'failed', failure_reason = ? WHERE id = ? AND status = 'sending'`, reason, pushID)
 		if err != nil || n == 0 {
 			return err
@@ -221,7 +221,7 @@ func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish hera
 // finishes at once exactly one records anything and queues the webhooks.
 func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
 	finished := false
-	err := s.inTx(ctx, func(c conn) error {
+	err := s.inBulkTx(ctx, func(c conn) error {
 		status, err := pushStatus(ctx, c, pushID)
 		if err != nil {
 			return err

@@ -60,7 +60,8 @@ type Engine interface {
 	// Reader runs reads outside any transaction.
 	Reader() Querier
 	// InTx runs fn in a write transaction, committing when fn returns nil
-	// and rolling back otherwise.
+	// and rolling back otherwise. An engine with one writer may let
+	// transactions whose ctx is not bulk (IsBulk) go first.
 	InTx(ctx context.Context, fn func(Tx) error) error
 	// Translate maps the driver's errors to the store's: no row is
 	// herald.ErrNotFound, a unique violation wraps ErrUnique; any other

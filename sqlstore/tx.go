@@ -120,6 +120,20 @@ func (s *Store) inTx(ctx context.Context, fn func(c conn) error) error {
 	}))
 }
 
+// bulkKey marks the context of bulk delivery work.
+type bulkKey struct{}
+
+// IsBulk reports whether ctx carries bulk delivery work: the send path's
+// transitions (fan-out, chunk steps, outcomes, ends), many and small. An
+// engine with one writer lets other writes, which answer API requests,
+// go before them.
+func IsBulk(ctx context.Context) bool { return ctx.Value(bulkKey{}) != nil }
+
+// inBulkTx is inTx for bulk delivery work (see IsBulk).
+func (s *Store) inBulkTx(ctx context.Context, fn func(c conn) error) error {
+	return s.inTx(context.WithValue(ctx, bulkKey{}, true), fn)
+}
+
 // errConflict is returned inside a transaction when a guarded write found
 // its row changed by another writer since it was read: the transaction is
 // run again from the start, on the new state.
