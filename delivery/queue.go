@@ -19,13 +19,28 @@ const (
 	sendSlice   = 30 * time.Second
 )
 
+// slowPoll is how often idle workers of the scheduled and default queues
+// look for jobs at most: scheduled fan-outs are made due early and wait in
+// process anyway, and a push's finish or a webhook can wait a second.
+const slowPoll = time.Second
+
 // RiverConfig returns River's configuration for delivery's jobs: queues,
-// workers, timeouts and the rescuer. pollInterval is how often idle workers
-// look for jobs: short on SQLite, which cannot notify them; on PostgreSQL
-// LISTEN/NOTIFY wakes them and polling is only a fallback.
+// workers, timeouts and the rescuer. pollInterval is how often idle
+// fan-out and send workers look for new jobs (the other queues look at
+// most once a second, slowPoll): on SQLite, which cannot notify them, each
+// look is a write on the one writer, so it is a trade between how soon a
+// push starts and what an idle server spends; on PostgreSQL LISTEN/NOTIFY
+// wakes them and polling is only a fallback. Busy workers do not wait for
+// it: River fetches again as soon as a job ends.
 func (s *Service) RiverConfig(pollInterval time.Duration, logger *slog.Logger) *river.Config {
+	queues := Queues()
+	for _, name := range []string{QueueScheduled, river.QueueDefault} {
+		q := queues[name]
+		q.FetchPollInterval = max(pollInterval, slowPoll)
+		queues[name] = q
+	}
 	return &river.Config{
-		Queues:               Queues(),
+		Queues:               queues,
 		Workers:              s.Workers(),
 		FetchPollInterval:    pollInterval,
 		FetchCooldown:        min(pollInterval, 10*time.Millisecond),
