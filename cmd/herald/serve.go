@@ -50,6 +50,7 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
+	tuneGC(getenv)
 	if cfg.Demo {
 		stopEmulator, err := startDemoEmulator(&cfg)
 		if err != nil {
