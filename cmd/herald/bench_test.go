@@ -132,8 +132,10 @@ func (b benchJSON) checkFigures(users, requests, processes int) {
 			t.Errorf("%v: got %v, want %d figures", p, vs, processes)
 		}
 		for i, v := range vs {
-			if v <= 0 {
-				t.Errorf("%v[%d]: got %v, want > 0 (every node serves requests)", p, i, v)
+			// CPU time is counted in clock ticks (10 ms): a node that did
+			// little in a small run can read 0, never less.
+			if v < 0 || v == 0 && p[1] == "peakRssBytesPerProcess" {
+				t.Errorf("%v[%d]: got %v, want > 0 (every node is running)", p, i, v)
 			}
 		}
 	}
