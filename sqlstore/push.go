@@ -152,20 +152,6 @@ func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, boo
 	return herald.App{TimeZone: tz}.Location(), sandbox, nil
 }
 
-func insertRecipients(ctx context.Context, c conn, pushID string, rs []herald.Recipient) error {
-	args := make([][]any, len(rs))
-	for i, r := range rs {
-		var title, content, link, image any
-		if c := r.Content; c != nil {
-			title, content, link, image = c.Title, c.Content, c.LinkURL, c.ImageURL
-		}
-		args[i] = []any{pushID, i, r.UserID, title, content, link, image}
-	}
-	_, err := c.execMany(ctx, `INSERT INTO push_recipients (push_id, idx, user_id, title, content, link_url, image_url)
-		VALUES (?,?,?,?,?,?,?)`, args)
-	return err
-}
-
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits`
 
@@ -251,22 +237,4 @@ func pushStatus(ctx context.Context, c conn, id string) (herald.PushStatus, erro
 	var status herald.PushStatus
 	err := c.queryRow(ctx, `SELECT status FROM pushes WHERE id = ?`, id).Scan(&status)
 	return status, err
-}
-
-// Recipients returns a push's requested users in request order.
-func (s *Store) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
-	var out []herald.Recipient
-	err := s.reader().each(ctx, func(row scanner) error {
-		var r herald.Recipient
-		var title, content, link, image sql.NullString
-		if err := row.Scan(&r.UserID, &title, &content, &link, &image); err != nil {
-			return err
-		}
-		if title.Valid {
-			r.Content = &herald.Content{Title: title.String, Content: content.String, LinkURL: link.String, ImageURL: image.String}
-		}
-		out = append(out, r)
-		return nil
-	}, `SELECT user_id, title, content, link_url, image_url FROM push_recipients WHERE push_id = ? ORDER BY idx`, pushID)
-	return out, err
 }
