@@ -2,6 +2,7 @@ package sqlstore
 
 import (
 	"context"
+	"slices"
 	"strconv"
 
 	"github.com/heraldpush/herald"
@@ -138,6 +139,7 @@ func (s *Store) Failures(ctx context.Context, pushID string) ([]herald.Failure, 
 			ds = append(ds, d)
 		}
 	}
+	slices.SortFunc(ds, bySeq)
 	out := make([]herald.Failure, len(ds))
 	for i, d := range ds {
 		msg := d.Error
