@@ -82,4 +82,3 @@ func open(t *testing.T, url string) *postgres.DB {
 func withParams(t *testing.T, base string, params map[string]string) string {
 	return pgtest.WithParams(t, base, params)
 }
-

@@ -65,4 +65,3 @@ func jobStates(ctx context.Context, db *sqlite.DB, kind string) ([]string, error
 	}
 	return states, rows.Err()
 }
-
