@@ -131,25 +131,11 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	pending, err := p.HasPending(ctx)
-	if err != nil {
-		return err
-	}
-	if pending {
-		return sqlstore.ErrMigrationsPending
-	}
 	m, err := rivermigrate.New(riversqlite.New(db.Reader), nil)
 	if err != nil {
 		return err
 	}
-	res, err := m.Validate(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if !res.OK {
-		return fmt.Errorf("river: %w: %v", sqlstore.ErrMigrationsPending, res.Messages)
-	}
-	return nil
+	return sqlstore.CheckMigrations(ctx, p, m)
 }
 
 // ReclaimJobs makes jobs left running by a process that died available

@@ -3,6 +3,9 @@ package sqlstore
 import (
 	"context"
 	"errors"
+	"fmt"
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/rivermigrate"
 	"sync"
 	"time"
 )
@@ -82,4 +85,25 @@ func (r *Readiness) Check(ctx context.Context, probe func(context.Context) error
 		r.at = time.Now()
 	}
 	return r.err
+}
+
+// CheckMigrations returns ErrMigrationsPending (wrapped, for River's)
+// unless neither goose's provider p nor River's migrator m has a migration
+// to apply: the one check both engines make.
+func CheckMigrations[TTx any](ctx context.Context, p *goose.Provider, m *rivermigrate.Migrator[TTx]) error {
+	pending, err := p.HasPending(ctx)
+	if err != nil {
+		return err
+	}
+	if pending {
+		return ErrMigrationsPending
+	}
+	res, err := m.Validate(ctx, nil)
+	if err != nil {
+		return err
+	}
+	if !res.OK {
+		return fmt.Errorf("river: %w: %v", ErrMigrationsPending, res.Messages)
+	}
+	return nil
 }
