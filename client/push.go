@@ -23,6 +23,16 @@ type PushMessagesRequest struct {
 	Options  *Options  `json:"options,omitempty"` // ScheduleTime is refused here
 }
 
+// PushAllRequest is the body of POST /api/push/v2/all: one message to
+// every device of the app, found when the push is sent.
+type PushAllRequest struct {
+	Title    string   `json:"title"`
+	Content  string   `json:"content"`
+	LinkURL  string   `json:"linkURL,omitempty"`
+	ImageURL string   `json:"imageURL,omitempty"`
+	Options  *Options `json:"options,omitempty"`
+}
+
 // Message is one element of PushMessagesRequest.Messages.
 type Message struct {
 	UserID   any    `json:"userId"` // string or number
@@ -57,6 +67,12 @@ func (c *Client) PushUsers(ctx context.Context, req PushUsersRequest) (PushResul
 // PushMessages sends a message per user (POST /api/push/v2/messages).
 func (c *Client) PushMessages(ctx context.Context, req PushMessagesRequest) (PushResult, error) {
 	return c.push(ctx, "/api/push/v2/messages", req)
+}
+
+// PushAll sends one message to every device of the app (POST
+// /api/push/v2/all).
+func (c *Client) PushAll(ctx context.Context, req PushAllRequest) (PushResult, error) {
+	return c.push(ctx, "/api/push/v2/all", req)
 }
 
 // push posts a push request and reads the string body and push id.

@@ -1,0 +1,33 @@
+package client_test
+
+import (
+	"context"
+	"reflect"
+	"testing"
+
+	"github.com/heraldpush/herald/client"
+)
+
+// TestPushAll: POST /api/push/v2/all with both keys, the body as the
+// Server API reads it, and the answer and push id read back.
+func TestPushAll(t *testing.T) {
+	t.Parallel()
+	c, got := newServer(t, answer{status: 200, header: map[string]string{"X-Push-Id": "push_03"}, body: `"Push has been requested to be sent."`})
+	res, err := c.PushAll(context.Background(), client.PushAllRequest{
+		Title: "t", Content: "c", LinkURL: "https://l", Options: &client.Options{RequestGroupID: "g"},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := (client.PushResult{Message: "Push has been requested to be sent.", PushID: "push_03"}); res != want {
+		t.Errorf("got %+v, want %+v", res, want)
+	}
+	req := <-got
+	if req.method != "POST" || req.path != "/api/push/v2/all" {
+		t.Errorf("got %s %s, want POST /api/push/v2/all", req.method, req.path)
+	}
+	checkHeaders(t, req.header, true)
+	if want := decodeJSON(t, `{"title":"t","content":"c","linkURL":"https://l","options":{"requestGroupId":"g"}}`); !reflect.DeepEqual(req.body, want) {
+		t.Errorf("body: got %v, want %v", req.body, want)
+	}
+}
