@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"math"
 	"strings"
 	"sync"
 	"time"
@@ -66,6 +67,38 @@ type App struct {
 	// Sandbox runs the app's pushes through the whole pipeline but has FCM
 	// only validate them (validate_only), and charges nothing.
 	Sandbox bool
+	// SendRatePerMinute paces the app's FCM sends, all its pushes
+	// together (see SendRate); 0 stands for DefaultSendRatePerMinute.
+	SendRatePerMinute int
+}
+
+// Bounds of an app's send rate, in messages per minute. The default is
+// FCM's quota per project; Google raises the quota on request, so the cap
+// is well above it, yet low enough that a typo is caught.
+const (
+	DefaultSendRatePerMinute = 600_000
+	MaxSendRatePerMinute     = 10_000_000
+)
+
+// ReasonSendRate is the validation reason of a send rate out of bounds.
+const ReasonSendRate = "must be a whole number from 1 to 10000000"
+
+// SendRate returns the app's send rate in messages per minute, the default
+// when none is set.
+func (a App) SendRate() int {
+	if a.SendRatePerMinute <= 0 {
+		return DefaultSendRatePerMinute
+	}
+	return a.SendRatePerMinute
+}
+
+// SendRateOf returns v as a send rate when it is a whole number from 1 to
+// MaxSendRatePerMinute (a JSON number may be written 1.2e5).
+func SendRateOf(v float64) (int, bool) {
+	if v != math.Trunc(v) || v < 1 || v > MaxSendRatePerMinute { // NaN fails the first test
+		return 0, false
+	}
+	return int(v), true
 }
 
 // AppUserAllowed reports whether the app-user endpoints are open to the app:

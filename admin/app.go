@@ -32,6 +32,8 @@ type appJSON struct {
 	AdPrefixCheck bool `json:"adPrefixCheck"`
 	// Sandbox: pushes are only validated by FCM and not charged.
 	Sandbox bool `json:"sandbox"`
+	// SendRatePerMinute paces the app's FCM sends.
+	SendRatePerMinute int `json:"sendRatePerMinute"`
 }
 
 func toJSON(a herald.App) appJSON {
@@ -39,7 +41,7 @@ func toJSON(a herald.App) appJSON {
 		AppID: a.ID, Name: a.Name, APIKey: a.APIKey, Tier: a.Tier, AppUserEnabled: a.AppUserEnabled,
 		Registered: a.Registered, TimeZone: a.TimeZone, DefaultConsent: a.DefaultConsent,
 		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
-		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox,
+		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
 	}
 	if a.WebhookURL != "" {
 		out.WebhookURL = &a.WebhookURL
@@ -58,6 +60,9 @@ type appSettings struct {
 	DefaultConsent *herald.Consent `json:"defaultConsent"`
 	AdPrefixCheck  *bool           `json:"adPrefixCheck"`
 	Sandbox        *bool           `json:"sandbox"`
+	// SendRatePerMinute is read as any JSON number, so that a fraction is
+	// named as out of bounds rather than as not a number.
+	SendRatePerMinute *float64 `json:"sendRatePerMinute"`
 }
 
 // apply writes the given settings onto a and returns the problems.
@@ -101,6 +106,13 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 	}
 	if p.Sandbox != nil {
 		a.Sandbox = *p.Sandbox
+	}
+	if p.SendRatePerMinute != nil {
+		rate, ok := herald.SendRateOf(*p.SendRatePerMinute)
+		if !ok {
+			d = append(d, herald.Detail{Field: "sendRatePerMinute", Reason: herald.ReasonSendRate})
+		}
+		a.SendRatePerMinute = rate
 	}
 	return append(d, appUserProblem(before, *a)...)
 }

@@ -4,8 +4,10 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 
 	"github.com/heraldpush/herald"
@@ -53,7 +55,21 @@ func settingsFrom(f url.Values) appSettings {
 		tier := herald.Tier(*t)
 		p.Tier = &tier
 	}
+	if r := text("sendRatePerMinute"); r != nil {
+		p.SendRatePerMinute = formNumber(*r)
+	}
 	return p
+}
+
+// formNumber reads a number typed into a form; text that is none reads as
+// NaN, which every bound refuses, so the form names the field as the JSON
+// API does.
+func formNumber(s string) *float64 {
+	v, err := strconv.ParseFloat(strings.TrimSpace(strings.ReplaceAll(s, ",", "")), 64)
+	if err != nil {
+		v = math.NaN()
+	}
+	return &v
 }
 
 // appFormOf is the create form as posted, to show it again.

@@ -20,20 +20,22 @@ var appTests = []test{
 	{"SetWebhook", testSetWebhook},
 	{"ErrNotFound", testAppErrNotFound},
 	{"Sandbox/NotCharged", testSandboxNotCharged},
+	{"SendRate/Default", testSendRateDefault},
 }
 
 func testCreateAppRoundTrip(t *testing.T, b *bundle) {
 	a := herald.App{ID: herald.NewID("app_", b.now), Name: "full", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("x"),
 		Tier: herald.TierEnterprise, AppUserEnabled: true, Registered: false, TimeZone: "America/New_York",
 		DefaultConsent: consent(true, true), FCMCredentials: []byte("sealed"), WebhookURL: "https://h.example/x",
-		WebhookSecret: []byte("sealed-secret"), CreatedAt: b.now}
+		WebhookSecret: []byte("sealed-secret"), CreatedAt: b.now, SendRatePerMinute: 1200}
 	must(t, "CreateApp", b.s.CreateApp(b.ctx, a))
 	got, err := b.s.App(b.ctx, a.ID)
 	must(t, "App", err)
 	if got.ID != a.ID || got.Name != a.Name || got.APIKey != a.APIKey || !bytes.Equal(got.SecretHash, a.SecretHash) ||
 		got.Tier != a.Tier || got.AppUserEnabled != a.AppUserEnabled || got.Registered != a.Registered ||
 		got.TimeZone != a.TimeZone || got.DefaultConsent != a.DefaultConsent || !bytes.Equal(got.FCMCredentials, a.FCMCredentials) ||
-		got.WebhookURL != a.WebhookURL || !bytes.Equal(got.WebhookSecret, a.WebhookSecret) || !got.CreatedAt.Equal(a.CreatedAt) {
+		got.WebhookURL != a.WebhookURL || !bytes.Equal(got.WebhookSecret, a.WebhookSecret) || !got.CreatedAt.Equal(a.CreatedAt) ||
+		got.SendRatePerMinute != a.SendRatePerMinute {
 		t.Errorf("got %+v, want %+v", got, a)
 	}
 	if got.FCMWarning != "" || got.FCMWarningAt != nil {
@@ -86,14 +88,15 @@ func testUpdateApp(t *testing.T, b *bundle) {
 	a := b.app
 	a.Name, a.Tier, a.AppUserEnabled, a.Registered = "renamed", herald.TierFree, false, false
 	a.TimeZone, a.DefaultConsent = "Europe/Paris", consent(true, false)
-	a.NoAdPrefixCheck, a.Sandbox = true, true
+	a.NoAdPrefixCheck, a.Sandbox, a.SendRatePerMinute = true, true, 600
 	// Keys and credentials have their own methods: UpdateApp leaves them.
 	a.APIKey, a.SecretHash, a.FCMCredentials, a.WebhookURL = herald.NewAPIKey(), []byte("other"), nil, "https://x.example"
 	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, a))
 	got, err := b.s.App(b.ctx, a.ID)
 	must(t, "App", err)
 	if got.Name != "renamed" || got.Tier != herald.TierFree || got.AppUserEnabled || got.Registered ||
-		got.TimeZone != "Europe/Paris" || got.DefaultConsent != consent(true, false) || !got.NoAdPrefixCheck || !got.Sandbox {
+		got.TimeZone != "Europe/Paris" || got.DefaultConsent != consent(true, false) || !got.NoAdPrefixCheck || !got.Sandbox ||
+		got.SendRatePerMinute != 600 {
 		t.Errorf("settings: got %+v, want the new ones", got)
 	}
 	if got.APIKey != b.app.APIKey || !bytes.Equal(got.SecretHash, b.app.SecretHash) ||
@@ -205,5 +208,29 @@ func testSandboxNotCharged(t *testing.T, b *bundle) {
 	b.acceptUsers("u1")
 	if us, _ := b.s.Usage(b.ctx, b.app.ID, "2000-01-01", "2100-01-01"); len(us) != 1 || us[0].Half != 1 {
 		t.Errorf("Usage out of the sandbox: got %+v, want one push of 0.5 charged", us)
+	}
+}
+
+// testSendRateDefault: an app stored without a send rate has the default,
+// in every way it is read, and UpdateApp without one writes the default.
+func testSendRateDefault(t *testing.T, b *bundle) {
+	got, err := b.s.App(b.ctx, b.app.ID)
+	must(t, "App", err)
+	if got.SendRatePerMinute != herald.DefaultSendRatePerMinute {
+		t.Errorf("App: got %d, want %d", got.SendRatePerMinute, herald.DefaultSendRatePerMinute)
+	}
+	byKey, err := b.s.AppByAPIKey(b.ctx, b.app.APIKey)
+	must(t, "AppByAPIKey", err)
+	apps, err := b.s.ListApps(b.ctx)
+	must(t, "ListApps", err)
+	if byKey.SendRatePerMinute != herald.DefaultSendRatePerMinute || len(apps) != 1 || apps[0].SendRatePerMinute != herald.DefaultSendRatePerMinute {
+		t.Errorf("AppByAPIKey, ListApps: got %d, %+v; want %d", byKey.SendRatePerMinute, apps, herald.DefaultSendRatePerMinute)
+	}
+	got.SendRatePerMinute = 60
+	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, got))
+	got.SendRatePerMinute = 0
+	must(t, "UpdateApp unset", b.s.UpdateApp(b.ctx, got))
+	if got, _ = b.s.App(b.ctx, b.app.ID); got.SendRatePerMinute != herald.DefaultSendRatePerMinute {
+		t.Errorf("after UpdateApp without a rate: got %d, want %d", got.SendRatePerMinute, herald.DefaultSendRatePerMinute)
 	}
 }

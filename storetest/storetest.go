@@ -33,6 +33,7 @@ type Store interface {
 	herald.ScheduleStore
 	herald.SessionStore
 	herald.ConsentStore
+	herald.NodeStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -63,6 +64,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"ScheduleStore", scheduleTests},
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},
+		{"NodeStore", nodeTests},
 		{"Concurrent", concurrentTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {

@@ -1,0 +1,37 @@
+package sqlstore
+
+import (
+	"context"
+	"time"
+)
+
+// nodeForgetAfter is how long a node that stopped noting itself is kept in
+// the table before a live node's heartbeat removes its row.
+const nodeForgetAfter = time.Hour
+
+// Heartbeat notes that node is alive at at, and returns how many nodes were
+// seen at or after since (this one included). Rows of nodes gone for long
+// are removed on the way.
+func (s *Store) Heartbeat(ctx context.Context, node string, at, since time.Time) (int, error) {
+	var n int
+	err := s.inTx(ctx, func(c conn) error {
+		if _, err := c.exec(ctx, `DELETE FROM nodes WHERE seen_at < ?`, at.Add(-nodeForgetAfter).UnixMilli()); err != nil {
+			return err
+		}
+		if _, err := c.exec(ctx, `INSERT INTO nodes (id, seen_at) VALUES (?, ?)
+			ON CONFLICT (id) DO UPDATE SET seen_at = excluded.seen_at`, node, at.UnixMilli()); err != nil {
+			return err
+		}
+		return c.queryRow(ctx, `SELECT COUNT(*) FROM nodes WHERE seen_at >= ?`, since.UnixMilli()).Scan(&n)
+	})
+	return n, err
+}
+
+// LeaveNodes removes node's row, so that the nodes left share the send
+// rate at once rather than after the row grows stale.
+func (s *Store) LeaveNodes(ctx context.Context, node string) error {
+	return s.inTx(ctx, func(c conn) error {
+		_, err := c.exec(ctx, `DELETE FROM nodes WHERE id = ?`, node)
+		return err
+	})
+}
