@@ -32,7 +32,7 @@ func (s *server) authenticate(r *http.Request, needSecret bool) (herald.App, err
 	case !herald.ValidAPIKey(apiKey):
 		return herald.App{}, herald.ErrBadAPIKeyType
 	}
-	app, err := s.store.AppByAPIKey(r.Context(), apiKey)
+	app, err := s.appByAPIKey(r, apiKey, !needSecret)
 	if errors.Is(err, herald.ErrNotFound) {
 		return app, herald.ErrUnknownAPIKey
 	} else if err != nil {
@@ -42,6 +42,21 @@ func (s *server) authenticate(r *http.Request, needSecret bool) (herald.App, err
 		return app, herald.ErrBadSecretKey
 	}
 	return app, nil
+}
+
+// appByAPIKey reads the app with apiKey; with cached (the SDK API), from
+// the cache when it holds the key (see appCache).
+func (s *server) appByAPIKey(r *http.Request, apiKey string, cached bool) (herald.App, error) {
+	if cached {
+		if app, ok := s.apps.get(apiKey, s.now()); ok {
+			return app, nil
+		}
+	}
+	app, err := s.store.AppByAPIKey(r.Context(), apiKey)
+	if err == nil && cached {
+		s.apps.put(apiKey, app, s.now())
+	}
+	return app, err
 }
 
 // gate is step 7 of the chain: whether the endpoint is open to the app.

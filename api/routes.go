@@ -55,6 +55,8 @@ type server struct {
 	pushes Pusher
 	limits rateLimits
 	now    func() time.Time
+	// apps caches the SDK API's apps by API key.
+	apps *appCache
 }
 
 // rateLimits are the public API's limiters (nil: no limit).
@@ -106,7 +108,7 @@ func Routes() []string {
 
 // NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
-	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, limits: rateLimits{
+	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, apps: newAppCache(), limits: rateLimits{
 		server: newLimiter(cfg.RateLimit), sdk: newLimiter(cfg.SDKRateLimit), sdkClient: newLimiter(cfg.SDKClientRateLimit),
 		failedClient: newLimiter(cfg.AuthFailureRateLimit), failedApp: newLimiter(cfg.AuthFailureRateLimit),
 	}}

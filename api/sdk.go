@@ -73,7 +73,7 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 		DeviceID: deviceID, Token: token, Platform: herald.Platform(platform), AppSourceVersion: version, UserID: userID,
 	})
 	if err != nil {
-		web.Error(w, r, err)
+		web.Error(w, r, s.sdkError(r, err))
 		return
 	}
 	answerDevice(w, d)
@@ -97,7 +97,7 @@ func (s *server) setUserID(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.store.SetDeviceUser(r.Context(), appFrom(r.Context()).ID, deviceID, userID)
 	if err != nil {
-		web.Error(w, r, deviceError(err))
+		web.Error(w, r, deviceError(s.sdkError(r, err)))
 		return
 	}
 	answerDevice(w, d)
@@ -120,7 +120,7 @@ func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.store.SetDeviceConsent(r.Context(), appFrom(r.Context()).ID, deviceID, change)
 	if err != nil {
-		web.Error(w, r, deviceError(err))
+		web.Error(w, r, deviceError(s.sdkError(r, err)))
 		return
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"deviceId": d.ID, "marketing": d.Consent.Marketing, "marketingNight": d.Consent.MarketingNight})
@@ -133,7 +133,7 @@ func (s *server) deleteDevice(w http.ResponseWriter, r *http.Request) {
 		err = invalid(details)
 	}
 	if err == nil {
-		err = s.store.DeleteDevice(r.Context(), appFrom(r.Context()).ID, deviceID)
+		err = s.sdkError(r, s.store.DeleteDevice(r.Context(), appFrom(r.Context()).ID, deviceID))
 	}
 	if err != nil {
 		web.Error(w, r, deviceError(err))
@@ -148,6 +148,23 @@ var errDeviceNotFound = &herald.Error{Code: herald.ErrNotFound.Code, Status: htt
 func deviceError(err error) error {
 	if errors.Is(err, herald.ErrNotFound) {
 		return errDeviceNotFound
+	}
+	return err
+}
+
+// sdkError maps a store error of an SDK call whose app came from the
+// cache: not found may mean the app was deleted since it was cached (the
+// store writes nothing for a missing app). The key is forgotten and the
+// app read again; when it is gone, the answer is the unknown key's, as an
+// uncached read would have given.
+func (s *server) sdkError(r *http.Request, err error) error {
+	if !errors.Is(err, herald.ErrNotFound) {
+		return err
+	}
+	apiKey := r.Header.Get("x-api-key")
+	s.apps.forget(apiKey)
+	if _, lookupErr := s.store.AppByAPIKey(r.Context(), apiKey); errors.Is(lookupErr, herald.ErrNotFound) {
+		return herald.ErrUnknownAPIKey
 	}
 	return err
 }
