@@ -71,15 +71,45 @@ type Idempotency struct {
 	Hash []byte
 }
 
-// Fanout is what a push's fan-out records: its deliveries (chunk numbers
-// set; the pending ones become their chunks' slots, in order of seq, the
-// final ones rows) and one job per chunk. A topic or all-users push also
-// records the users found now, and its charge for them.
+// Fanout is one page of a push's fan-out: its deliveries (seq and chunk
+// numbers continue From's; the pending ones become their chunks' slots, in
+// order of seq, the final ones rows) and one job per chunk. A page is
+// recorded only where the fan-out still stands at From, and leaves it at
+// To; the last page (More false) ends the fan-out, and Finish is queued
+// with it when no chunk is left open. A topic or all-users push also
+// records the users it targets (To.Users in all), and its charge for this
+// page's new ones.
 type Fanout struct {
+	From, To   FanoutCursor
+	More       bool
 	Deliveries []Delivery
 	Jobs       []Job
-	Recipients []Recipient
+	Finish     Job
 	ChargeHalf int64
+}
+
+// FanoutCursor is how far a push's fan-out has gone: the devices read, and
+// the seqs, chunks and targeted users (topic and all-users pushes: each
+// user, and each device no user is mapped to) recorded so far.
+type FanoutCursor struct {
+	After      DeviceCursor
+	Seq, Chunk int
+	Users      int
+}
+
+// Start reports whether the cursor is the fan-out's start.
+func (c FanoutCursor) Start() bool {
+	return c.After == (DeviceCursor{}) && c.Seq == 0 && c.Chunk == 0
+}
+
+// DeviceCursor is a position in the order in which a topic or all-users
+// push reads an app's devices: first those no user is mapped to, by id,
+// then the mapped ones by user and id, so that a user's devices follow
+// each other. The zero cursor is before the first device.
+type DeviceCursor struct {
+	Mapped   bool
+	UserID   string
+	DeviceID string
 }
 
 // PushStore keeps pushes and their recipients: what accepting a push and
@@ -112,16 +142,23 @@ type PushStore interface {
 type DeliveryStore interface {
 	// DevicesByID returns those of the devices that still exist.
 	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]Device, error)
-	// DevicesOfTopic returns the devices subscribed to a topic.
-	DevicesOfTopic(ctx context.Context, appID, topic string) ([]Device, error)
-	// AllDevices returns every device of the app.
-	AllDevices(ctx context.Context, appID string) ([]Device, error)
+	// DevicePage returns, in DeviceCursor's order, at most limit of the
+	// app's devices after the cursor (with a topic, those subscribed to
+	// it), and the cursor after the last one returned. Fewer than limit
+	// means there are no more.
+	DevicePage(ctx context.Context, appID, topic string, after DeviceCursor, limit int) ([]Device, DeviceCursor, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
-	// StartSending records the fan-out of a push still waiting for it
-	// (AwaitingFanout). It returns false when the push was not waiting, so
-	// of several fan-outs at once exactly one records anything;
-	// ErrNotFound for an unknown push.
+	// FanoutProgress returns where a push's fan-out stands, and whether it
+	// has ended. ErrNotFound.
+	FanoutProgress(ctx context.Context, pushID string) (FanoutCursor, bool, error)
+	// StartSending records a page of a push's fan-out. The first page
+	// (From the zero cursor) starts a push still waiting for its fan-out
+	// (AwaitingFanout); the others continue a sending push whose fan-out
+	// has not ended and stands at From. It returns false when the push was
+	// not there, so of several fan-outs at once exactly one records each
+	// page; ErrNotFound for an unknown push. The push's finish is queued
+	// once its last page is recorded and every chunk completed.
 	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
 	// ResumeChunk returns the chunk's work. Slots a run marked in flight
 	// and never settled (it died) first become open rows in flight: sent
@@ -153,6 +190,11 @@ type DeliveryStore interface {
 	FailPush(ctx context.Context, pushID, reason string, finish Job) error
 	// Deliveries returns every delivery of a push.
 	Deliveries(ctx context.Context, pushID string) ([]Delivery, error)
+	// DeliveriesOf returns the deliveries of a push to the users, by seq.
+	DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]Delivery, error)
+	// UndeliverableUsers returns the users with a delivery of the push
+	// that is undeliverable, each once.
+	UndeliverableUsers(ctx context.Context, pushID string) ([]string, error)
 	// FinishPush records the unreachable users and the push's end (done,
 	// unless it already failed), with the follow-up jobs. It returns false
 	// when the push had already finished: exactly one finish records.

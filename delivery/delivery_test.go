@@ -39,15 +39,16 @@ func TestPlan(t *testing.T) {
 	}
 	yes, no := herald.Consent{Marketing: true, MarketingNight: true}, herald.Consent{}
 	dayOnly := herald.Consent{Marketing: true}
-	devices := map[string][]herald.Device{
-		"a": {dev("a1", "a", yes), dev("a2", "a", no)},
-		"b": {dev("b1", "b", dayOnly)},
-		"c": {dev("c1", "c", no)},
+	groups := []recipientDevices{
+		{r: herald.Recipient{UserID: "a"}, idx: 0, devices: []herald.Device{dev("a1", "a", yes), dev("a2", "a", no)}},
+		{r: herald.Recipient{UserID: "b"}, idx: 1, devices: []herald.Device{dev("b1", "b", dayOnly)}},
+		{r: herald.Recipient{UserID: "c"}, idx: 2, devices: []herald.Device{dev("c1", "c", no)}},
+		{r: herald.Recipient{UserID: "ghost"}, idx: 3},
 	}
-	rs := []herald.Recipient{{UserID: "a"}, {UserID: "b"}, {UserID: "c"}, {UserID: "ghost"}}
 	t.Run("MarketingAtNight", func(t *testing.T) {
 		p := herald.Push{Content: herald.Content{Title: "(광고) sale"}}
-		ds := plan(p, rs, devices, true, 1)
+		var to herald.FanoutCursor
+		ds := plan(p, groups, true, 1, &to)
 		want := []herald.DeliveryState{herald.DeliveryPending, herald.DeliverySuppressedConsent, herald.DeliverySuppressedNight, herald.DeliverySuppressedConsent}
 		if len(ds) != len(want) {
 			t.Fatalf("got %d deliveries, want %d", len(ds), len(want))
@@ -57,27 +58,74 @@ func TestPlan(t *testing.T) {
 				t.Errorf("delivery %d: got %s seq %d, want %s seq %d", i, d.State, d.Seq, want[i], i)
 			}
 		}
-		if jobs := chunkJobs("p", ds); len(jobs) != 1 || jobs[0] != (SendArgs{PushID: "p", Chunk: 0}) {
-			t.Errorf("got jobs %v, want one send job", jobs)
+		if to.Seq != 4 || to.Chunk != 1 {
+			t.Errorf("cursor: got seq %d chunk %d, want 4 and 1", to.Seq, to.Chunk)
 		}
 	})
-	t.Run("PlainChunked", func(t *testing.T) {
-		ds := plan(herald.Push{Content: herald.Content{Title: "hello"}}, rs, devices, true, 2)
-		chunks := []int{0, 0, 1, 1}
+	t.Run("ChunkedFromCursor", func(t *testing.T) {
+		to := herald.FanoutCursor{Seq: 10, Chunk: 3}
+		ds := plan(herald.Push{Content: herald.Content{Title: "hello"}}, groups, true, 2, &to)
+		chunks, idx := []int{3, 3, 4, 4}, []int{0, 0, 1, 2}
 		for i, d := range ds {
-			if d.State != herald.DeliveryPending || d.Chunk != chunks[i] {
-				t.Errorf("delivery %d: got %s chunk %d, want pending chunk %d", i, d.State, d.Chunk, chunks[i])
+			if d.State != herald.DeliveryPending || d.Seq != 10+i || d.Chunk != chunks[i] || d.RecipientIdx != idx[i] {
+				t.Errorf("delivery %d: got %s seq %d chunk %d recipient %d, want pending seq %d chunk %d recipient %d",
+					i, d.State, d.Seq, d.Chunk, d.RecipientIdx, 10+i, chunks[i], idx[i])
 			}
 		}
-		if jobs := chunkJobs("p", ds); len(jobs) != 2 {
-			t.Errorf("got %d jobs, want 2", len(jobs))
+		if to.Seq != 14 || to.Chunk != 5 {
+			t.Errorf("cursor: got seq %d chunk %d, want 14 and 5", to.Seq, to.Chunk)
 		}
 	})
 	t.Run("NothingToSend", func(t *testing.T) {
-		if jobs := chunkJobs("p", nil); len(jobs) != 1 || jobs[0] != (FinishArgs{PushID: "p"}) {
-			t.Errorf("got %v, want the finish job", jobs)
+		to := herald.FanoutCursor{Seq: 7, Chunk: 2}
+		if ds := plan(herald.Push{}, groups[3:], false, 2, &to); len(ds) != 0 || to.Seq != 7 || to.Chunk != 2 {
+			t.Errorf("got %d deliveries, cursor %+v, want none and the cursor unmoved", len(ds), to)
 		}
 	})
+}
+
+func TestGroupDevices(t *testing.T) {
+	t.Parallel()
+	dev := func(id, user string) herald.Device {
+		d := herald.Device{ID: id}
+		if user != "" {
+			d.UserID = &user
+		}
+		return d
+	}
+	describe := func(gs []recipientDevices) string {
+		var out []string
+		for _, g := range gs {
+			ids := ""
+			for _, d := range g.devices {
+				ids += d.ID
+			}
+			out = append(out, fmt.Sprintf("%s#%d:%s", g.r.UserID, g.idx, ids))
+		}
+		return fmt.Sprint(out)
+	}
+	tests := []struct {
+		name      string
+		from      herald.FanoutCursor
+		list      []herald.Device
+		want      string
+		wantUsers int
+	}{
+		{"First", herald.FanoutCursor{}, []herald.Device{dev("x", ""), dev("y", ""), dev("a", "u1"), dev("b", "u1"), dev("c", "u2")},
+			"[#0:x #1:y u1#2:ab u2#3:c]", 4},
+		// u2's devices began on the page before: u2 is not counted again.
+		{"UserAcrossPages", herald.FanoutCursor{After: herald.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "c"}, Users: 4},
+			[]herald.Device{dev("d", "u2"), dev("e", "u2"), dev("f", "u3")}, "[u2#3:de u3#4:f]", 5},
+		{"UnmappedThenMapped", herald.FanoutCursor{After: herald.DeviceCursor{DeviceID: "x"}, Users: 1},
+			[]herald.Device{dev("y", ""), dev("a", "u1")}, "[#1:y u1#2:a]", 3},
+		{"Empty", herald.FanoutCursor{Users: 9}, nil, "[]", 9},
+	}
+	for _, tt := range tests {
+		gs, users := groupDevices(tt.list, tt.from)
+		if got := describe(gs); got != tt.want || users != tt.wantUsers {
+			t.Errorf("%s: got %s and %d users, want %s and %d", tt.name, got, users, tt.want, tt.wantUsers)
+		}
+	}
 }
 
 func TestWebhookJobs(t *testing.T) {

@@ -16,16 +16,22 @@ type fanoutWorker struct {
 
 // Work resolves the push's users to their devices now, applies consent and
 // the night window, and records the deliveries with a send job per chunk.
+// A topic or all-users push reads its devices a page at a time, each page
+// recorded in its own transaction, so its sends begin with the first page
+// and a run that dies resumes after the last page recorded.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
 	s := w.s
 	p, err := s.cfg.Store.PushRecord(ctx, job.Args.PushID)
 	if err != nil {
 		return gone(err)
 	}
-	if p.StartedAt != nil || (p.Status != herald.StatusSending && p.Status != herald.StatusScheduled) {
-		return nil // sent already, or cancelled
-	}
-	if p.ScheduledAt != nil {
+	from, done, err := s.cfg.Store.FanoutProgress(ctx, p.ID)
+	switch {
+	case err != nil:
+		return gone(err)
+	case done, p.Status != herald.StatusSending && p.Status != herald.StatusScheduled:
+		return nil // fanned out already, or cancelled or failed
+	case p.StartedAt == nil && p.ScheduledAt != nil:
 		if !p.ScheduledAt.Equal(job.Args.SendAt) {
 			return nil // the push was edited; its new job sends it
 		}
@@ -37,83 +43,111 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 	if err != nil {
 		return gone(err)
 	}
-	var f herald.Fanout
-	rs, devices, err := s.recipients(ctx, p)
-	if err != nil {
-		return err
-	}
-	if p.Kind.Targeted() {
-		f.Recipients, f.ChargeHalf = rs, int64(targetedUsers(devices))
-	}
-	f.Deliveries = plan(p, rs, devices, herald.IsNight(s.cfg.Now(), app.Location()), s.cfg.ChunkSize)
-	f.Jobs = chunkJobs(p.ID, f.Deliveries)
-	started, err := s.cfg.Store.StartSending(ctx, p.ID, f)
-	if err != nil || !started {
-		return err
-	}
-	c, chunks := herald.CountDeliveries(f.Deliveries), 0
-	for _, j := range f.Jobs {
-		if _, ok := j.(SendArgs); ok {
-			chunks++
+	yieldAt := time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
+	for {
+		f, err := s.fanoutPage(ctx, p, from, herald.IsNight(s.cfg.Now(), app.Location()))
+		if err != nil {
+			return err
+		}
+		started, err := s.cfg.Store.StartSending(ctx, p.ID, f)
+		if err != nil || !started {
+			return err // on not started: another run moved the fan-out on, or the push ended
+		}
+		if !f.More {
+			s.logFanout(ctx, p, f.To)
+			return nil
+		}
+		if from = f.To; time.Now().After(yieldAt) {
+			return river.JobSnooze(0)
 		}
 	}
+}
+
+// fanoutPage plans the next page of a push's fan-out: every device of the
+// users a push names, or the next page of a topic's or the app's devices.
+func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from herald.FanoutCursor, night bool) (herald.Fanout, error) {
+	f := herald.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
+	var groups []recipientDevices
+	if p.Kind.Targeted() {
+		list, after, err := s.cfg.Store.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
+		if err != nil {
+			return f, err
+		}
+		f.To.After, f.More = after, len(list) == s.cfg.FanoutPage
+		groups, f.To.Users = groupDevices(list, from)
+		f.ChargeHalf = int64(f.To.Users - from.Users)
+	} else {
+		rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+		if err != nil {
+			return f, err
+		}
+		devices, err := s.cfg.Store.DevicesOfUsers(ctx, p.AppID, userIDs(rs))
+		if err != nil {
+			return f, err
+		}
+		for idx, r := range rs {
+			groups = append(groups, recipientDevices{r: r, idx: idx, devices: devices[r.UserID]})
+		}
+	}
+	f.Deliveries = plan(p, groups, night, s.cfg.ChunkSize, &f.To)
+	for c := from.Chunk; c < f.To.Chunk; c++ {
+		f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
+	}
+	return f, nil
+}
+
+// recipientDevices is a recipient, its index, and its devices now.
+type recipientDevices struct {
+	r       herald.Recipient
+	idx     int
+	devices []herald.Device
+}
+
+// groupDevices groups a page of a topic's or an app's devices by user (a
+// user's devices follow each other, see herald.DeviceCursor) and returns
+// the groups and the users targeted so far: each user once, even when its
+// devices began on the page before, and each device no user is mapped to.
+func groupDevices(list []herald.Device, from herald.FanoutCursor) ([]recipientDevices, int) {
+	var groups []recipientDevices
+	users := from.Users
+	last := "" // the user of the group before, "" for none or unmapped
+	if from.After.Mapped {
+		last = from.After.UserID
+	}
+	for _, d := range list {
+		switch {
+		case d.UserID == nil:
+			groups = append(groups, recipientDevices{idx: users, devices: []herald.Device{d}})
+			users, last = users+1, ""
+		case *d.UserID == last && len(groups) > 0:
+			g := &groups[len(groups)-1]
+			g.devices = append(g.devices, d)
+		case *d.UserID == last: // the user's devices began on the page before
+			groups = append(groups, recipientDevices{r: herald.Recipient{UserID: last}, idx: users - 1, devices: []herald.Device{d}})
+		default:
+			last = *d.UserID
+			groups = append(groups, recipientDevices{r: herald.Recipient{UserID: last}, idx: users, devices: []herald.Device{d}})
+			users++
+		}
+	}
+	return groups, users
+}
+
+// logFanout logs the end of a push's fan-out with its counts.
+func (s *Service) logFanout(ctx context.Context, p herald.Push, to herald.FanoutCursor) {
 	msg := "push fanned out"
 	if p.ScheduledAt != nil {
 		msg = "scheduled push fired"
 	}
-	s.cfg.Logger.Info(msg, "app", p.AppID, "push", p.ID, "kind", p.Kind, "users", len(rs), "tokens", c.Tokens,
-		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "chunks", chunks)
-	return nil
-}
-
-// recipients returns a push's users and their devices now: the users it
-// names, or for a topic or all-users push the users of the devices found.
-func (s *Service) recipients(ctx context.Context, p herald.Push) ([]herald.Recipient, map[string][]herald.Device, error) {
-	if !p.Kind.Targeted() {
-		rs, err := s.cfg.Store.Recipients(ctx, p.ID)
-		if err != nil {
-			return nil, nil, err
-		}
-		devices, err := s.cfg.Store.DevicesOfUsers(ctx, p.AppID, userIDs(rs))
-		return rs, devices, err
+	users := p.RequestedUsers
+	if p.Kind.Targeted() {
+		users = to.Users
 	}
-	var list []herald.Device
-	var err error
-	if p.Kind == herald.KindTopic {
-		list, err = s.cfg.Store.DevicesOfTopic(ctx, p.AppID, p.Topic)
-	} else {
-		list, err = s.cfg.Store.AllDevices(ctx, p.AppID)
+	attrs := []any{"app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk}
+	if done, err := s.cfg.Store.Push(ctx, p.ID); err == nil {
+		attrs = append(attrs, "suppressedConsent", done.Counts.SuppressedConsent, "suppressedNight", done.Counts.SuppressedNight)
 	}
-	if err != nil {
-		return nil, nil, err
-	}
-	var rs []herald.Recipient
-	devices := map[string][]herald.Device{}
-	for _, d := range list {
-		user := "" // devices no user is mapped to share one recipient
-		if d.UserID != nil {
-			user = *d.UserID
-		}
-		if _, seen := devices[user]; !seen {
-			rs = append(rs, herald.Recipient{UserID: user})
-		}
-		devices[user] = append(devices[user], d)
-	}
-	return rs, devices, nil
-}
-
-// targetedUsers counts what a topic or all-users push is charged for: each
-// user, and each device no user is mapped to.
-func targetedUsers(devices map[string][]herald.Device) int {
-	n := 0
-	for user, ds := range devices {
-		if user == "" {
-			n += len(ds)
-		} else {
-			n++
-		}
-	}
-	return n
+	s.cfg.Logger.Info(msg, attrs...)
 }
 
 // waitUntil blocks until the clock reads t.
@@ -146,16 +180,17 @@ func userIDs(rs []herald.Recipient) []string {
 	return out
 }
 
-// plan makes one delivery per device of each recipient: suppressed ones
-// already final, the others pending and numbered into chunks.
-func plan(p herald.Push, rs []herald.Recipient, devices map[string][]herald.Device, night bool, chunkSize int) []herald.Delivery {
+// plan makes one delivery per device of each recipient, numbered on from
+// where to stands, which it moves past them: suppressed ones already final,
+// the others pending and numbered into chunks.
+func plan(p herald.Push, groups []recipientDevices, night bool, chunkSize int, to *herald.FanoutCursor) []herald.Delivery {
 	var ds []herald.Delivery
 	open := 0
-	for idx, r := range rs {
-		marketing, image := p.MarketingFor(r), p.ContentFor(r).ImageURL != ""
-		for _, d := range devices[r.UserID] {
+	for _, g := range groups {
+		marketing, image := p.MarketingFor(g.r), p.ContentFor(g.r).ImageURL != ""
+		for _, d := range g.devices {
 			del := herald.Delivery{
-				Seq: len(ds), RecipientIdx: idx, UserID: r.UserID, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
+				Seq: to.Seq + len(ds), RecipientIdx: g.idx, UserID: g.r.UserID, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
 				AppSourceVersion: d.AppSourceVersion, TokenUpdatedAt: d.TokenUpdatedAt, State: herald.DeliveryPending,
 				OldForBadge: p.Badge && herald.VersionBelow(d.AppSourceVersion, herald.BadgeSince),
 				OldForImage: image && herald.VersionBelow(d.AppSourceVersion, herald.ImageSince),
@@ -166,30 +201,13 @@ func plan(p herald.Push, rs []herald.Recipient, devices map[string][]herald.Devi
 			case herald.SuppressedNight:
 				del.State = herald.DeliverySuppressedNight
 			default:
-				del.Chunk = open / chunkSize
+				del.Chunk = to.Chunk + open/chunkSize
 				open++
 			}
 			ds = append(ds, del)
 		}
 	}
+	to.Seq += len(ds)
+	to.Chunk += (open + chunkSize - 1) / chunkSize
 	return ds
-}
-
-// chunkJobs returns a send job per chunk, or the finish job when nothing is
-// left to send.
-func chunkJobs(pushID string, ds []herald.Delivery) []herald.Job {
-	chunks := -1
-	for _, d := range ds {
-		if d.State == herald.DeliveryPending {
-			chunks = max(chunks, d.Chunk)
-		}
-	}
-	if chunks < 0 {
-		return []herald.Job{FinishArgs{PushID: pushID}}
-	}
-	jobs := make([]herald.Job, chunks+1)
-	for c := range jobs {
-		jobs[c] = SendArgs{PushID: pushID, Chunk: c}
-	}
-	return jobs
 }

@@ -28,15 +28,15 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	if err != nil {
 		return gone(err)
 	}
-	rs, err := s.cfg.Store.Recipients(ctx, id)
+	users, err := s.trackedUsers(ctx, p)
 	if err != nil {
 		return err
 	}
-	ds, err := s.cfg.Store.Deliveries(ctx, id)
+	ds, err := s.cfg.Store.DeliveriesOf(ctx, id, users)
 	if err != nil {
 		return err
 	}
-	unreachable := herald.UnreachableUsers(userIDs(rs), ds)
+	unreachable := herald.UnreachableUsers(users, ds)
 	var follow []herald.Job
 	if app.WebhookURL != "" {
 		follow = s.webhookJobs(p, unreachable)
@@ -45,8 +45,12 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	if err != nil || !finished {
 		return err
 	}
-	c := herald.CountDeliveries(ds)
-	attrs := []any{"app", p.AppID, "push", id, "users", len(rs), "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
+	done, err := s.cfg.Store.Push(ctx, id)
+	if err != nil {
+		return err
+	}
+	c := done.Counts
+	attrs := []any{"app", p.AppID, "push", id, "users", done.RequestedUsers, "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
 		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "unreachable", len(unreachable)}
 	if p.Status == herald.StatusFailed { // FailPush set it before queueing this job
 		s.cfg.Logger.Error("push failed", append(attrs, "reason", p.FailureReason)...)
@@ -54,6 +58,17 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 		s.cfg.Logger.Info("push done", attrs...)
 	}
 	return nil
+}
+
+// trackedUsers returns the users a push may have failed to reach: those it
+// names, or for a topic or all-users push (whose users were found through
+// their devices) those with an undeliverable delivery.
+func (s *Service) trackedUsers(ctx context.Context, p herald.Push) ([]string, error) {
+	if p.Kind.Targeted() {
+		return s.cfg.Store.UndeliverableUsers(ctx, p.ID)
+	}
+	rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+	return userIDs(rs), err
 }
 
 // webhookJobs makes one webhook job per batch of at most 1,000 users.

@@ -52,6 +52,9 @@ type Config struct {
 	Now       func() time.Time
 	// ChunkSize is the number of tokens per send job (default 500).
 	ChunkSize int
+	// FanoutPage is the number of devices a topic or all-users push reads
+	// and records at a time (default 10,000).
+	FanoutPage int
 	// Concurrency is the number of sends in flight per chunk job (default 50).
 	Concurrency int
 	// RetryFor bounds how long retriable sends are retried (default 1 h).
@@ -72,6 +75,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.ChunkSize <= 0 {
 		cfg.ChunkSize = 500
+	}
+	if cfg.FanoutPage <= 0 {
+		cfg.FanoutPage = 10_000
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = 50

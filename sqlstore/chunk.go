@@ -174,7 +174,47 @@ func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Deliver
 	if err != nil {
 		return nil, err
 	}
-	slots, err := s.slotDeliveries(ctx, pushID, `push_id = ?`, rows)
+	return s.withSlots(ctx, pushID, `push_id = ?`, rows, nil)
+}
+
+// DeliveriesOf returns the deliveries of a push to the users, by seq. The
+// chunks are read one at a time, so a push of a million tokens is never
+// in memory at once.
+func (s *Store) DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]herald.Delivery, error) {
+	var rows []herald.Delivery
+	err := eachIn(ctx, s.reader(), `SELECT `+deliveryColumns+` FROM deliveries WHERE push_id = ? AND user_id IN `, pushID, userIDs,
+		func(row scanner) error {
+			d, err := scanDelivery(row)
+			rows = append(rows, d)
+			return err
+		})
+	if err != nil || len(userIDs) == 0 {
+		return nil, err
+	}
+	users := make(map[string]bool, len(userIDs))
+	for _, u := range userIDs {
+		users[u] = true
+	}
+	return s.withSlots(ctx, pushID, `push_id = ?`, rows, func(d herald.Delivery) bool { return users[d.UserID] })
+}
+
+// UndeliverableUsers returns the users with an undeliverable delivery of
+// the push, each once. Such outcomes are always rows.
+func (s *Store) UndeliverableUsers(ctx context.Context, pushID string) ([]string, error) {
+	var out []string
+	err := s.reader().each(ctx, func(row scanner) error {
+		var u string
+		err := row.Scan(&u)
+		out = append(out, u)
+		return err
+	}, `SELECT DISTINCT user_id FROM deliveries WHERE push_id = ? AND state = ? AND user_id <> '' ORDER BY user_id`, pushID, herald.DeliveryUndeliverable)
+	return out, err
+}
+
+// withSlots returns rows and the slots without a row of the push's chunks
+// where holds (those keep says to, all with keep nil), by seq.
+func (s *Store) withSlots(ctx context.Context, pushID, where string, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
+	slots, err := s.slotDeliveries(ctx, pushID, where, rows, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -184,37 +224,34 @@ func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Deliver
 }
 
 // slotDeliveries returns the slots without a row of the push's chunks
-// where holds, each in the state its position gives it: sent before the
-// cursor; failed from there on when the push failed, with its reason; in
-// flight up to the range's end; pending after it.
-func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows []herald.Delivery) ([]herald.Delivery, error) {
-	var chunks []storedChunk
-	err := s.reader().each(ctx, func(row scanner) error {
-		c, err := scanChunk(row)
-		chunks = append(chunks, c)
-		return err
-	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where, pushID)
-	if err != nil || len(chunks) == 0 {
-		return nil, err
-	}
-	reason := ""
-	if slices.ContainsFunc(chunks, func(c storedChunk) bool { return c.failed }) {
-		if err := s.reader().queryRow(ctx, `SELECT failure_reason FROM pushes WHERE id = ?`, pushID).Scan(&reason); err != nil {
-			return nil, err
+// where holds (those keep says to, all with keep nil), each in the state
+// its position gives it: sent before the cursor; failed from there on
+// when the push failed, with its reason; in flight up to the range's end;
+// pending after it. Each chunk is decoded as it is read.
+func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
+	var reason string
+	if err := s.reader().queryRow(ctx, `SELECT failure_reason FROM pushes WHERE id = ?`, pushID).Scan(&reason); err != nil {
+		if errors.Is(err, herald.ErrNotFound) {
+			return nil, nil
 		}
+		return nil, err
 	}
 	hasRow := make(map[int]bool, len(rows))
 	for _, d := range rows {
 		hasRow[d.Seq] = true
 	}
 	var out []herald.Delivery
-	for _, c := range chunks {
+	err := s.reader().each(ctx, func(row scanner) error {
+		c, err := scanChunk(row)
+		if err != nil {
+			return err
+		}
 		slots, err := c.decode()
 		if err != nil {
-			return nil, err
+			return err
 		}
 		for i, d := range slots {
-			if hasRow[d.Seq] {
+			if hasRow[d.Seq] || keep != nil && !keep(d) {
 				continue
 			}
 			switch {
@@ -227,8 +264,9 @@ func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows [
 			}
 			out = append(out, d)
 		}
-	}
-	return out, nil
+		return nil
+	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where, pushID)
+	return out, err
 }
 
 // eachIn runs query, which ends in "IN ", with the list of values, in

@@ -3,28 +3,49 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"errors"
 	"slices"
 	"time"
 
 	"github.com/heraldpush/herald"
 )
 
-// StartSending records the fan-out of a push still waiting for it: each
-// chunk's slots in one row, rows only for the deliveries final already.
+// StartSending records a page of a push's fan-out: each chunk's slots in
+// one row, rows only for the deliveries final already, the cursor moved
+// to where the page ends. The push counts the fan-out as one of its open
+// chunks until its last page, so no chunk completed meanwhile queues the
+// finish early.
 func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
 	started := false
 	err := s.inBulkTx(ctx, func(c conn) error {
-		// Claim the fan-out first: of several at once, one moves the push
-		// out of waiting; the others change nothing.
 		chunks, final := chunkSlots(f.Deliveries)
-		now := s.Now()
-		n, err := c.exec(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?
-			WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`)`, now.UnixMilli(), len(chunks), pushID)
-		if err != nil {
-			return err
+		held := 0 // the fan-out's own hold, kept while more pages follow
+		if f.More {
+			held = 1
 		}
-		if n == 0 {
+		to := f.To.After
+		cursor := []any{!f.More, to.Mapped, to.UserID, to.DeviceID, f.To.Seq, f.To.Chunk}
+		const moveCursor = `fanout_done = ?, fanout_mapped = ?, fanout_user = ?, fanout_device = ?, fanout_seq = ?, fanout_chunk = ?`
+		var open int
+		var err error
+		if f.From.Start() {
+			// Claim the fan-out first: of several at once, one moves the
+			// push out of waiting; the others change nothing.
+			err = c.queryRow(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?, `+moveCursor+`
+				WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`) RETURNING open_chunks`,
+				append(append([]any{s.Now().UnixMilli(), len(chunks) + held}, cursor...), pushID)...).Scan(&open)
+		} else {
+			from := f.From.After
+			err = c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks + ?, `+moveCursor+`
+				WHERE id = ? AND status = 'sending' AND NOT fanout_done AND fanout_mapped = ? AND fanout_user = ?
+				AND fanout_device = ? AND fanout_seq = ? AND fanout_chunk = ? RETURNING open_chunks`,
+				append(append([]any{len(chunks) + held - 1}, cursor...), pushID, from.Mapped, from.UserID, from.DeviceID,
+					f.From.Seq, f.From.Chunk)...).Scan(&open)
+		}
+		if errors.Is(err, herald.ErrNotFound) {
 			_, err := pushStatus(ctx, c, pushID) // ErrNotFound for an unknown push
+			return err
+		} else if err != nil {
 			return err
 		}
 		if err := insertDeliveries(ctx, c, pushID, final, false); err != nil {
@@ -37,16 +58,31 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout
 		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`, chunkArgs); err != nil {
 			return err
 		}
-		if f.Recipients != nil {
-			if err := recordTargets(ctx, c, pushID, f, now); err != nil {
+		if f.To.Users != f.From.Users {
+			if err := recordTargets(ctx, c, pushID, f, s.Now()); err != nil {
 				return err
 			}
 		}
 		started = true
-		_, err = c.insertJobs(ctx, f.Jobs)
+		jobs := f.Jobs
+		if open == 0 && f.Finish != nil {
+			jobs = append(slices.Clip(jobs), f.Finish)
+		}
+		_, err = c.insertJobs(ctx, jobs)
 		return err
 	})
 	return started, err
+}
+
+// FanoutProgress returns where a push's fan-out stands, and whether it has
+// ended.
+func (s *Store) FanoutProgress(ctx context.Context, pushID string) (herald.FanoutCursor, bool, error) {
+	var f herald.FanoutCursor
+	var done bool
+	err := s.reader().queryRow(ctx, `SELECT fanout_done, fanout_mapped, fanout_user, fanout_device, fanout_seq, fanout_chunk,
+		CASE WHEN kind IN ('topic', 'all') THEN requested_users ELSE 0 END FROM pushes WHERE id = ?`, pushID).Scan(
+		&done, &f.After.Mapped, &f.After.UserID, &f.After.DeviceID, &f.Seq, &f.Chunk, &f.Users)
+	return f, done, err
 }
 
 // chunkSlots splits a fan-out's deliveries into each chunk's slots, in
@@ -83,15 +119,12 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.De
 	return err
 }
 
-// recordTargets stores the users a topic or all-users push found at its
-// fan-out, and charges for them.
+// recordTargets counts the users a page of a topic or all-users push
+// targets with the push, and charges for this page's new ones.
 func recordTargets(ctx context.Context, c conn, pushID string, f herald.Fanout, now time.Time) error {
-	if err := insertRecipients(ctx, c, pushID, f.Recipients); err != nil {
-		return err
-	}
 	var appID string
-	if err := c.queryRow(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = ? WHERE id = ? RETURNING app_id`,
-		len(f.Recipients), f.ChargeHalf, pushID).Scan(&appID); err != nil {
+	if err := c.queryRow(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = server_actions_half + ?
+		WHERE id = ? RETURNING app_id`, f.To.Users, f.ChargeHalf, pushID).Scan(&appID); err != nil {
 		return err
 	}
 	return charge(ctx, c, appID, pushID, f.ChargeHalf, now)
@@ -106,18 +139,21 @@ const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform
 func (s *Store) rows(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
 	var out []herald.Delivery
 	err := s.reader().each(ctx, func(row scanner) error {
-		var d herald.Delivery
-		var updated int64
-		if err := row.Scan(&d.Seq, &d.RecipientIdx, &d.UserID, &d.DeviceID, &d.Token, &d.Platform, &d.AppSourceVersion,
-			&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent, &d.OldForBadge, &d.OldForImage); err != nil {
-			return err
-		}
-		d.TokenUpdatedAt = time.UnixMilli(updated).UTC()
+		d, err := scanDelivery(row)
 		out = append(out, d)
-		return nil
+		return err
 	}, `SELECT `+deliveryColumns+` FROM deliveries WHERE `+where, args...)
 	slices.SortFunc(out, bySeq)
 	return out, err
+}
+
+func scanDelivery(row scanner) (herald.Delivery, error) {
+	var d herald.Delivery
+	var updated int64
+	err := row.Scan(&d.Seq, &d.RecipientIdx, &d.UserID, &d.DeviceID, &d.Token, &d.Platform, &d.AppSourceVersion,
+		&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent, &d.OldForBadge, &d.OldForImage)
+	d.TokenUpdatedAt = time.UnixMilli(updated).UTC()
+	return d, err
 }
 
 // MarkInflight records that open rows are about to be sent to the devices

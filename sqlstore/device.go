@@ -21,25 +21,44 @@ func (s *Store) DevicesOfUsers(ctx context.Context, appID string, userIDs []stri
 	return out, err
 }
 
-// DevicesOfTopic returns the devices subscribed to a topic.
-func (s *Store) DevicesOfTopic(ctx context.Context, appID, topic string) ([]herald.Device, error) {
-	return s.deviceList(ctx, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d JOIN device_topics t
-		ON t.app_id = d.app_id AND t.device_id = d.device_id WHERE d.app_id = ? AND t.topic = ? ORDER BY d.created_at, d.device_id`, appID, topic)
-}
-
-// AllDevices returns every device of the app.
-func (s *Store) AllDevices(ctx context.Context, appID string) ([]herald.Device, error) {
-	return s.deviceList(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? ORDER BY created_at, device_id`, appID)
-}
-
-func (s *Store) deviceList(ctx context.Context, query string, args ...any) ([]herald.Device, error) {
+// DevicePage returns at most limit of the app's devices after the cursor,
+// with a topic those subscribed to it: the unmapped ones by id, then the
+// mapped ones by user and id (each order an index's).
+func (s *Store) DevicePage(ctx context.Context, appID, topic string, after herald.DeviceCursor, limit int) ([]herald.Device, herald.DeviceCursor, error) {
+	subscribed := ``
+	args := []any{appID}
+	if topic != "" {
+		subscribed = ` AND EXISTS (SELECT 1 FROM device_topics t WHERE t.app_id = d.app_id AND t.device_id = d.device_id AND t.topic = ?)`
+		args = append(args, topic)
+	}
 	var out []herald.Device
-	err := s.reader().each(ctx, func(row scanner) error {
+	scan := func(row scanner) error {
 		d, err := scanDevice(row)
 		out = append(out, d)
 		return err
-	}, query, args...)
-	return out, err
+	}
+	if !after.Mapped {
+		err := s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
+			WHERE d.app_id = ? AND d.user_id IS NULL`+subscribed+` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
+			append(args, after.DeviceID, limit)...)
+		if err != nil {
+			return nil, after, err
+		}
+		if len(out) == limit {
+			return out, herald.DeviceCursor{DeviceID: out[len(out)-1].ID}, nil
+		}
+		after = herald.DeviceCursor{Mapped: true}
+	}
+	err := s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
+		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+subscribed+` AND (d.user_id, d.device_id) > (?, ?)
+		ORDER BY d.user_id, d.device_id LIMIT ?`, append(args, after.UserID, after.DeviceID, limit-len(out))...)
+	if err != nil {
+		return nil, after, err
+	}
+	if n := len(out); n > 0 && out[n-1].UserID != nil {
+		after = herald.DeviceCursor{Mapped: true, UserID: *out[n-1].UserID, DeviceID: out[n-1].ID}
+	}
+	return out, after, nil
 }
 
 // prefixed qualifies each column of a list with a table alias.

@@ -116,7 +116,7 @@ func testDeleteApp(t *testing.T, b *bundle) {
 	wantErr(t, "User", err, herald.ErrUserNotFound)
 	_, err = b.s.Push(b.ctx, p.ID)
 	wantErr(t, "Push", err, herald.ErrNotFound)
-	if ds, err := b.s.AllDevices(b.ctx, b.app.ID); err != nil || len(ds) != 0 {
+	if ds, err := b.allDevices(b.app.ID); err != nil || len(ds) != 0 {
 		t.Errorf("AllDevices: got %d (%v), want none", len(ds), err)
 	}
 	if _, err := b.s.App(b.ctx, other.ID); err != nil {

@@ -320,7 +320,7 @@ func testConcurrentTokenMove(t *testing.T, b *bundle) {
 		failed.add(err)
 	})
 	failed.report(t, "RegisterDevice")
-	all, err := b.s.AllDevices(b.ctx, b.app.ID)
+	all, err := b.allDevices(b.app.ID)
 	must(t, "AllDevices", err)
 	holders := map[string][]string{}
 	for _, d := range all {

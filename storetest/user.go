@@ -89,7 +89,7 @@ func testTokenMoves(t *testing.T, b *bundle) {
 	if d.Token != "t1" {
 		t.Errorf("got token %q, want t1", d.Token)
 	}
-	all, err := b.s.AllDevices(b.ctx, b.app.ID)
+	all, err := b.allDevices(b.app.ID)
 	must(t, "AllDevices", err)
 	var holders []string
 	for _, d := range all {
@@ -147,7 +147,7 @@ func testRegisterUnknownApp(t *testing.T, b *bundle) {
 	if _, err := b.s.RegisterDevice(b.ctx, "app_missing", registration("d1", "t1", "u1")); err == nil {
 		t.Errorf("got nil, want an error")
 	}
-	if ds, _ := b.s.AllDevices(b.ctx, "app_missing"); len(ds) != 0 {
+	if ds, _ := b.allDevices("app_missing"); len(ds) != 0 {
 		t.Errorf("got %d devices stored, want none", len(ds))
 	}
 }
@@ -265,14 +265,14 @@ func testDeleteDevice(t *testing.T, b *bundle) {
 	if _, ds := b.user("u1"); !equal(deviceIDs(ds), []string{"d2"}) {
 		t.Errorf("got %v, want [d2]", deviceIDs(ds))
 	}
-	if ds, _ := b.s.DevicesOfTopic(b.ctx, b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d2"}) {
+	if ds, _ := b.topicDevices(b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d2"}) {
 		t.Errorf("topic: got %v, want [d2]", deviceIDs(ds))
 	}
 	wantErr(t, "DeleteToken of its token", b.s.DeleteToken(b.ctx, b.app.ID, "t1"), herald.ErrNotFound)
 	wantErr(t, "again", b.s.DeleteDevice(b.ctx, b.app.ID, "d1"), herald.ErrNotFound)
 	// The same device id may register again, as a new device.
 	b.register("d1", "t1", "")
-	if ds, _ := b.s.DevicesOfTopic(b.ctx, b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d2"}) {
+	if ds, _ := b.topicDevices(b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d2"}) {
 		t.Errorf("registered again: topic members %v, want [d2] (a fresh device has no topics)", deviceIDs(ds))
 	}
 }
@@ -287,7 +287,7 @@ func testDeleteToken(t *testing.T, b *bundle) {
 		t.Errorf("device d1 still exists")
 	}
 	wantErr(t, "again", b.s.DeleteToken(b.ctx, b.app.ID, "t1"), herald.ErrNotFound)
-	if ds, _ := b.s.AllDevices(b.ctx, other.ID); len(ds) != 1 {
+	if ds, _ := b.allDevices(other.ID); len(ds) != 1 {
 		t.Errorf("other app: got %d devices, want its own kept", len(ds))
 	}
 }
@@ -386,7 +386,7 @@ func testWithdrawCascade(t *testing.T, b *bundle) {
 	if m, _ := b.s.DevicesOfUsers(b.ctx, b.app.ID, []string{"u1"}); len(m["u1"]) != 0 {
 		t.Errorf("DevicesOfUsers: got %v, want none", deviceIDs(m["u1"]))
 	}
-	if topic, _ := b.s.DevicesOfTopic(b.ctx, b.app.ID, "news"); !equal(deviceIDs(topic), []string{"d3"}) {
+	if topic, _ := b.topicDevices(b.app.ID, "news"); !equal(deviceIDs(topic), []string{"d3"}) {
 		t.Errorf("topic members: got %v, want [d3]", deviceIDs(topic))
 	}
 	for _, token := range []string{"t1", "t2"} {
@@ -462,7 +462,7 @@ func testSubscribeTopic(t *testing.T, b *bundle) {
 	if err != nil || n != 3 {
 		t.Errorf("got (%d, %v), want 3 devices", n, err)
 	}
-	if ds, _ := b.s.DevicesOfTopic(b.ctx, b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d1", "d2", "d3"}) {
+	if ds, _ := b.topicDevices(b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d1", "d2", "d3"}) {
 		t.Errorf("DevicesOfTopic: got %v, want [d1 d2 d3]", deviceIDs(ds))
 	}
 	if n, err := b.s.SubscribeTopic(b.ctx, b.app.ID, "news", []string{"u1"}); err != nil || n != 0 {
@@ -477,11 +477,11 @@ func testSubscribeTopic(t *testing.T, b *bundle) {
 			t.Errorf("device %s topics: got %v, want [news sale]", d.ID, d.Topics)
 		}
 	}
-	if ds, _ := b.s.DevicesOfTopic(b.ctx, b.app.ID, "none"); len(ds) != 0 {
+	if ds, _ := b.topicDevices(b.app.ID, "none"); len(ds) != 0 {
 		t.Errorf("unknown topic: got %v, want none", deviceIDs(ds))
 	}
 	other := b.newApp("other")
-	if ds, _ := b.s.DevicesOfTopic(b.ctx, other.ID, "news"); len(ds) != 0 {
+	if ds, _ := b.topicDevices(other.ID, "news"); len(ds) != 0 {
 		t.Errorf("another app: got %v, want none", deviceIDs(ds))
 	}
 }
@@ -499,7 +499,7 @@ func testUnsubscribeTopic(t *testing.T, b *bundle) {
 	if n, err := b.s.UnsubscribeTopic(b.ctx, b.app.ID, "news", []string{"u1"}); err != nil || n != 0 {
 		t.Errorf("again: got (%d, %v), want 0", n, err)
 	}
-	if ds, _ := b.s.DevicesOfTopic(b.ctx, b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d3"}) {
+	if ds, _ := b.topicDevices(b.app.ID, "news"); !equal(deviceIDs(ds), []string{"d3"}) {
 		t.Errorf("DevicesOfTopic: got %v, want [d3]", deviceIDs(ds))
 	}
 }

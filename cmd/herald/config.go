@@ -51,6 +51,9 @@ type config struct {
 	typed map[string]bool
 	// now is the clock; only tests set it.
 	now func() time.Time
+	// fanoutPage is the number of devices a topic or all-users push reads
+	// at a time (delivery's default when zero); only tests set it.
+	fanoutPage int
 }
 
 // clock returns the configured clock, the real one by default.

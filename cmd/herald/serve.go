@@ -120,13 +120,14 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	m := metrics.New(s.jobsDB())
 	pushes := delivery.New(delivery.Config{
-		Observe:   m.Send,
-		Store:     s.store,
-		Sender:    fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
-		Webhooks:  webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
-		MasterKey: masterKey,
-		Logger:    s.log,
-		Now:       s.store.Now,
+		Observe:    m.Send,
+		Store:      s.store,
+		Sender:     fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
+		Webhooks:   webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+		MasterKey:  masterKey,
+		Logger:     s.log,
+		Now:        s.store.Now,
+		FanoutPage: cfg.fanoutPage,
 	})
 	if err := s.startQueue(ctx, pushes); err != nil {
 		return nil, s.fail(err)
