@@ -37,27 +37,23 @@ func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recip
 				return err
 			}
 		}
-		edits, _ := json.Marshal(p.Edits)
-		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
-			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
-			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
-			p.CreatedAt.UnixMilli(), string(edits)); err != nil {
-			return err
-		}
-		if err := insertRecipients(ctx, c, p.ID, rs); err != nil {
-			return err
-		}
-		if err := charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt); err != nil {
-			return err
-		}
+		// The job first, so that the push is one insert with its job and
+		// recipients: the fewer statements, the shorter the accept.
 		ids, err := c.insertJobs(ctx, []herald.Job{job})
 		if err != nil {
 			return err
 		}
-		_, err = c.exec(ctx, `UPDATE pushes SET job_id = ? WHERE id = ?`, ids[0], p.ID)
-		return err
+		edits, _ := json.Marshal(p.Edits)
+		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
+			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
+			job_id, recipients, token)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
+			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
+			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token); err != nil {
+			return err
+		}
+		return charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt)
 	})
 	return id, replayed, err
 }
@@ -153,7 +149,7 @@ func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, boo
 }
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
-	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits`
+	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -163,7 +159,7 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var edits string
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
-		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits}, extra...)...)
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token}, extra...)...)
 	if err != nil {
 		return p, err
 	}

@@ -75,11 +75,6 @@ func decodeRecipients(b []byte) ([]herald.Recipient, error) {
 	return rs, nil
 }
 
-// insertRecipients stores a push's recipients with the push.
-func insertRecipients(ctx context.Context, c conn, pushID string, rs []herald.Recipient) error {
-	return execOneIn(ctx, c, `UPDATE pushes SET recipients = ? WHERE id = ?`, encodeRecipients(rs), pushID)
-}
-
 // Recipients returns a push's requested users in request order.
 func (s *Store) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
 	var list []byte
