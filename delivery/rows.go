@@ -18,7 +18,7 @@ import (
 // those deliveries are recorded as resent.
 func (c *chunk) sendRows(ctx context.Context, ds []herald.Delivery) chunkResult {
 	var res chunkResult
-	for start := 0; start < len(ds) && res.authFailure == ""; start += c.s.cfg.Concurrency {
+	for start, step := 0, 0; start < len(ds) && res.authFailure == ""; start += step {
 		if start > 0 && time.Now().After(c.yieldAt) {
 			res.more = true // the rest in the job's next run
 			return res
@@ -26,14 +26,20 @@ func (c *chunk) sendRows(ctx context.Context, ds []herald.Delivery) chunkResult 
 		if !c.authorize(ctx, &res) {
 			return res
 		}
-		wave, err := c.judge(ctx, ds[start:min(start+c.s.cfg.Concurrency, len(ds))])
+		if step = c.paced(ctx, min(c.s.cfg.Concurrency, len(ds)-start), &res); step == 0 {
+			return res
+		}
+		wave, err := c.judge(ctx, ds[start:start+step])
 		if err != nil || wave == nil {
+			c.unpaced(step)
 			res.err, res.stopped = err, err == nil
 			return res
 		}
 		if res.err = c.markInflight(ctx, wave); res.err != nil {
+			c.unpaced(step)
 			return res
 		}
+		c.unpaced(step - markedIn(wave))
 		c.sendWave(ctx, wave, &res)
 		// Recorded even when the job is being cancelled: these were sent.
 		if res.err = c.s.cfg.Store.RecordOutcomes(context.WithoutCancel(ctx), c.app.ID, c.push.ID, outcomes(wave, &res)); res.err != nil {
@@ -105,4 +111,15 @@ func outcomes(wave []send, res *chunkResult) []herald.Outcome {
 		out = append(out, sd.outcome)
 	}
 	return out
+}
+
+// markedIn counts the deliveries of a wave marked in flight, the ones sent.
+func markedIn(wave []send) int {
+	n := 0
+	for _, sd := range wave {
+		if sd.marked {
+			n++
+		}
+	}
+	return n
 }

@@ -65,7 +65,8 @@ type Config struct {
 
 // Service accepts pushes and works their jobs.
 type Service struct {
-	cfg Config
+	cfg  Config
+	pace *pacer // each app's sends paced to its rate
 }
 
 // New returns a Service with defaults filled in.
@@ -91,7 +92,7 @@ func New(cfg Config) *Service {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
 	}
-	return &Service{cfg: cfg}
+	return &Service{cfg: cfg, pace: newPacer()}
 }
 
 // Workers returns River's workers for every job kind of delivery.

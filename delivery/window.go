@@ -91,16 +91,22 @@ func (w *window) checkStop(ctx context.Context, res *chunkResult) {
 	}
 }
 
-// dispatch judges the next n slots, marks them in flight in one write that
-// also settles what came back, and sends those to be sent.
+// dispatch judges the next n slots (fewer when the app's send rate allows
+// fewer now), marks them in flight in one write that also settles what
+// came back, and sends those to be sent.
 func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	c := w.c
 	if !c.authorize(ctx, res) {
 		w.stop = true
 		return
 	}
+	if n = c.paced(ctx, n, res); n == 0 {
+		w.stop = true
+		return
+	}
 	wave, err := c.judge(ctx, w.slots[w.next:w.next+n])
 	if err != nil || wave == nil {
+		c.unpaced(n)
 		res.err, res.stopped, w.stop = err, err == nil, true
 		return
 	}
@@ -116,9 +122,11 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 		}
 	}
 	if !w.advance(ctx, st, res) {
+		c.unpaced(n)
 		return
 	}
 	k := w.marked - (w.base + w.next)
+	c.unpaced(n - sendsIn(wave[:k]))
 	for j := range k {
 		i := w.next + j
 		w.sends[i] = wave[j]
@@ -213,4 +221,15 @@ func (w *window) forward() {
 	for w.prefix < w.next && w.back[w.prefix] {
 		w.prefix++
 	}
+}
+
+// sendsIn counts the sends of a judged wave.
+func sendsIn(wave []send) int {
+	n := 0
+	for _, sd := range wave {
+		if sd.toSend {
+			n++
+		}
+	}
+	return n
 }

@@ -35,6 +35,7 @@ type service struct {
 	pg         *postgres.DB
 	lock       *os.File
 	queue      queue
+	stopBeat   func() // ends the node heartbeat (PostgreSQL)
 	servers    []*http.Server
 	PublicURL  string
 	AdminURL   string
@@ -131,6 +132,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	})
 	if err := s.startQueue(ctx, pushes); err != nil {
 		return nil, s.fail(err)
+	}
+	if s.pg != nil { // nodes sharing the database share each app's send rate
+		s.stopBeat = pushes.StartHeartbeat(s.store, herald.NewID("node_", time.Now()))
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
@@ -260,6 +264,9 @@ func (s *service) stopAll() error {
 			errs = append(errs, s.queue.StopAndCancel(ctx))
 		}
 		stopCancel()
+	}
+	if s.stopBeat != nil {
+		s.stopBeat()
 	}
 	errs = append(errs, s.closeStore())
 	if s.lock != nil {

@@ -1,0 +1,219 @@
+package delivery
+
+import (
+	"context"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// pacer paces each app's FCM sends to its rate (herald.App.SendRate), all
+// the chunk jobs of all its pushes in this process together, with a token
+// bucket per app. On several nodes each paces to its share of the rate:
+// the rate divided by the nodes alive (see Heartbeat).
+//
+// A batch of sends reserves its tokens before it is marked in flight, so a
+// slot never sits marked while it waits. The bucket holds at most a tenth
+// of a second of sends, so that a second's sends are spread over it; a
+// reservation waits until at least the smaller of the batch and the bucket
+// is at hand, and then takes what is there up to the batch: at a low rate
+// the sends go one by one, at a high one in whole batches, so a batch's
+// one write is never split for pacing's sake.
+type pacer struct {
+	now   func() time.Time
+	sleep func(ctx context.Context, d time.Duration) error
+	nodes atomic.Int64 // the nodes sharing each rate, at least 1
+
+	mu      sync.Mutex
+	buckets map[string]*bucket // by app id
+}
+
+func newPacer() *pacer {
+	p := &pacer{now: time.Now, sleep: sleepCtx, buckets: map[string]*bucket{}}
+	p.nodes.Store(1)
+	return p
+}
+
+// sleepCtx waits for d or until ctx ends.
+func sleepCtx(ctx context.Context, d time.Duration) error {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// take reserves tokens for up to n sends of app and waits until they are
+// due. It returns how many it took (1 to n), or 0 with the wait that would
+// be needed when that wait would end after until (the caller yields and
+// comes back then), or the context's error (nothing taken).
+func (p *pacer) take(ctx context.Context, app herald.App, n int, until time.Time) (int, time.Duration, error) {
+	perSec := float64(app.SendRate()) / 60 / float64(p.nodes.Load())
+	p.mu.Lock()
+	now := p.now()
+	b := p.buckets[app.ID]
+	if b == nil {
+		b = newBucket(perSec, now)
+		p.buckets[app.ID] = b
+	}
+	b.setRate(perSec, now)
+	k, wait := b.reserve(n, now, until)
+	p.mu.Unlock()
+	if k == 0 || wait <= 0 {
+		return k, wait, nil
+	}
+	if err := p.sleep(ctx, wait); err != nil {
+		p.giveBack(app.ID, k)
+		return 0, 0, err
+	}
+	return k, 0, nil
+}
+
+// giveBack returns k tokens of app that were taken and not spent (sends
+// judged unnecessary, or a wait cut short).
+func (p *pacer) giveBack(appID string, k int) {
+	if k <= 0 {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if b := p.buckets[appID]; b != nil {
+		b.put(k)
+	}
+}
+
+// bucket is one app's token bucket. tokens goes below zero when sends
+// are reserved ahead: each reservation waits until the tokens it took
+// would have come in, so reservations are served in the order made.
+type bucket struct {
+	perSec, burst, tokens float64
+	at                    time.Time // when tokens was last brought up to date
+}
+
+func newBucket(perSec float64, now time.Time) *bucket {
+	b := &bucket{perSec: perSec, burst: burstOf(perSec), at: now}
+	b.tokens = b.burst
+	return b
+}
+
+// burstOf is the bucket's size at a rate: a tenth of a second of sends,
+// at least one.
+func burstOf(perSec float64) float64 { return max(1, perSec/10) }
+
+// refill adds the tokens that came in since the last update.
+func (b *bucket) refill(now time.Time) {
+	if now.After(b.at) {
+		b.tokens = min(b.burst, b.tokens+now.Sub(b.at).Seconds()*b.perSec)
+		b.at = now
+	}
+}
+
+// setRate changes the rate from now on; the tokens that came in so far
+// came at the old rate.
+func (b *bucket) setRate(perSec float64, now time.Time) {
+	b.refill(now)
+	if perSec != b.perSec {
+		b.perSec, b.burst = perSec, burstOf(perSec)
+		b.tokens = min(b.tokens, b.burst)
+	}
+}
+
+// reserve takes tokens for up to n sends: at once what is at hand when
+// that is at least the smaller of n and the bucket's size, else that much
+// ahead, with the wait until it is due. It takes nothing, answering the
+// wait, when the wait would end after until.
+func (b *bucket) reserve(n int, now, until time.Time) (int, time.Duration) {
+	b.refill(now)
+	want := min(n, int(b.burst))
+	if b.tokens >= float64(want) {
+		k := min(n, int(b.tokens))
+		b.tokens -= float64(k)
+		return k, 0
+	}
+	wait := time.Duration((float64(want) - b.tokens) / b.perSec * float64(time.Second))
+	if now.Add(wait).After(until) {
+		return 0, wait
+	}
+	b.tokens -= float64(want)
+	return want, wait
+}
+
+// put returns k unspent tokens.
+func (b *bucket) put(k int) { b.tokens = min(b.burst, b.tokens+float64(k)) }
+
+// paced takes tokens for up to n of the chunk's sends (see pacer.take),
+// waiting until they are due, at most until the run's yield time. It
+// returns how many sends may go; 0 when none may now, with res saying
+// why (the context ended, or when to come back).
+func (c *chunk) paced(ctx context.Context, n int, res *chunkResult) int {
+	k, wait, err := c.s.pace.take(ctx, c.app, n, c.yieldAt)
+	switch {
+	case err != nil:
+		res.err = err
+	case k == 0:
+		res.retryIn = max(res.retryIn, wait)
+	}
+	return k
+}
+
+// unpaced gives back the tokens of k sends taken and not made.
+func (c *chunk) unpaced(k int) { c.s.pace.giveBack(c.app.ID, k) }
+
+// Node heartbeat: each node notes itself every heartbeatEvery; a node not
+// seen for nodeLiveFor no longer counts.
+const (
+	heartbeatEvery = 5 * time.Second
+	nodeLiveFor    = 15 * time.Second
+)
+
+// StartHeartbeat has this process note itself alive in the store as node,
+// now and every 5 seconds, and pace each app to its rate divided by the
+// nodes seen in the last 15 seconds, so that nodes sharing a database
+// together send at about the app's rate. For a database several `herald
+// serve` processes share (PostgreSQL); with one node it changes nothing.
+// The function it returns stops the heartbeat and removes the node, so
+// that the others take up its share at their next beat.
+func (s *Service) StartHeartbeat(nodes herald.NodeStore, node string) (stop func()) {
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			s.beat(ctx, nodes, node)
+			select {
+			case <-ctx.Done():
+				leave, cancelLeave := context.WithTimeout(context.Background(), 5*time.Second)
+				defer cancelLeave()
+				if err := nodes.LeaveNodes(leave, node); err != nil {
+					s.cfg.Logger.Warn("removing this node from the nodes table", "node", node, "err", err)
+				}
+				return
+			case <-t.C:
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// beat notes the node alive and takes in how many nodes are; a failed
+// write keeps the last count.
+func (s *Service) beat(ctx context.Context, nodes herald.NodeStore, node string) {
+	now := s.pace.now()
+	n, err := nodes.Heartbeat(ctx, node, now, now.Add(-nodeLiveFor))
+	if err != nil {
+		if ctx.Err() == nil {
+			s.cfg.Logger.Warn("node heartbeat", "node", node, "err", err)
+		}
+		return
+	}
+	if old := s.pace.nodes.Swap(int64(max(1, n))); old != int64(max(1, n)) {
+		s.cfg.Logger.Info("nodes sharing the send rates", "nodes", max(1, n))
+	}
+}

@@ -1,0 +1,342 @@
+package delivery
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// paceEpoch is the start of the pacer's fake clock: after the real now, so
+// that a run's yield time set from it is not passed in real time either.
+var paceEpoch = time.Date(2100, 1, 1, 0, 0, 0, 0, time.UTC)
+
+// aboutMinute reports whether d is a minute, give or take float rounding.
+func aboutMinute(d time.Duration) bool {
+	return d > time.Minute-time.Millisecond && d < time.Minute+time.Millisecond
+}
+
+// fakeClock is the pacer's clock in tests: sleeping moves it on at once.
+type fakeClock struct {
+	mu    sync.Mutex
+	now   time.Time
+	slept time.Duration
+}
+
+func (c *fakeClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+// Sleep moves the clock to the end of the wait, if no other sleeper has
+// moved it further.
+func (c *fakeClock) Sleep(from time.Time) func(context.Context, time.Duration) error {
+	return func(ctx context.Context, d time.Duration) error {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		c.mu.Lock()
+		defer c.mu.Unlock()
+		c.slept += d
+		if end := from.Add(d); end.After(c.now) {
+			c.now = end
+		}
+		return nil
+	}
+}
+
+// fakePacer is a pacer on a fake clock: each wait ends at once, the clock
+// moved to the wait's end.
+func fakePacer() (*pacer, *fakeClock) {
+	c := &fakeClock{now: paceEpoch}
+	p := newPacer()
+	p.now = c.Now
+	p.sleep = func(ctx context.Context, d time.Duration) error { return c.Sleep(c.Now())(ctx, d) }
+	return p, c
+}
+
+func TestBucketReserve(t *testing.T) {
+	t.Parallel()
+	far := paceEpoch.Add(time.Hour)
+	t.Run("LowRateOneByOne", func(t *testing.T) {
+		b := newBucket(10, paceEpoch) // 600 a minute: the bucket holds 1
+		for i, want := range []time.Duration{0, 100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond} {
+			k, wait := b.reserve(25, paceEpoch, far)
+			if k != 1 || wait != want {
+				t.Errorf("reservation %d: got %d after %v, want 1 after %v (in the order made)", i, k, wait, want)
+			}
+		}
+	})
+	t.Run("HighRateWholeBatches", func(t *testing.T) {
+		b := newBucket(10_000, paceEpoch) // FCM's quota: the bucket holds 1,000
+		for i := range 40 {
+			if k, wait := b.reserve(25, paceEpoch, far); k != 25 || wait != 0 {
+				t.Fatalf("batch %d: got %d after %v, want 25 at once", i, k, wait)
+			}
+		}
+		if k, wait := b.reserve(25, paceEpoch, far); k != 25 || wait != 2500*time.Microsecond {
+			t.Errorf("past the bucket: got %d after %v, want 25 after 2.5ms", k, wait)
+		}
+	})
+	t.Run("TakesWhatIsThere", func(t *testing.T) {
+		b := newBucket(100, paceEpoch) // holds 10
+		if k, _ := b.reserve(4, paceEpoch, far); k != 4 {
+			t.Fatalf("got %d, want 4", k)
+		}
+		// 6 left; 0.05 s later 5 more came in (capped at 10).
+		if k, wait := b.reserve(50, paceEpoch.Add(50*time.Millisecond), far); k != 10 || wait != 0 {
+			t.Errorf("got %d after %v, want the 10 at hand at once", k, wait)
+		}
+	})
+	t.Run("NotBeforeUntil", func(t *testing.T) {
+		b := newBucket(1.0/60, paceEpoch) // 1 a minute
+		if k, _ := b.reserve(5, paceEpoch, far); k != 1 {
+			t.Fatalf("first: got %d, want 1", k)
+		}
+		until := paceEpoch.Add(30 * time.Second)
+		for range 2 { // a refused reservation takes nothing
+			if k, wait := b.reserve(5, paceEpoch, until); k != 0 || !aboutMinute(wait) {
+				t.Errorf("due after until: got %d, wait %v; want 0, 1m", k, wait)
+			}
+		}
+		if k, wait := b.reserve(5, paceEpoch.Add(time.Minute), until); k != 1 || wait != 0 {
+			t.Errorf("a minute on: got %d after %v, want 1 at once", k, wait)
+		}
+	})
+	t.Run("SetRate", func(t *testing.T) {
+		b := newBucket(10_000, paceEpoch)
+		b.setRate(10, paceEpoch)
+		if b.burst != 1 || b.tokens != 1 {
+			t.Errorf("lowered: got burst %v tokens %v, want 1 and 1", b.burst, b.tokens)
+		}
+		b.reserve(1, paceEpoch, far)
+		b.setRate(100, paceEpoch.Add(100*time.Millisecond)) // 1 came in at 10/s first
+		if b.burst != 10 || b.tokens != 1 {
+			t.Errorf("raised: got burst %v tokens %v, want 10 and 1", b.burst, b.tokens)
+		}
+	})
+	t.Run("PutCapped", func(t *testing.T) {
+		b := newBucket(100, paceEpoch)
+		b.reserve(10, paceEpoch, far)
+		b.put(4)
+		b.put(40)
+		if b.tokens != 10 {
+			t.Errorf("got %v tokens, want 10 (the bucket's size)", b.tokens)
+		}
+	})
+}
+
+// TestBucketNeverAhead: whatever the batches asked, the sends granted by
+// any moment t are at most the bucket plus t times the rate.
+func TestBucketNeverAhead(t *testing.T) {
+	t.Parallel()
+	for _, perSec := range []float64{0.5, 10, 250, 10_000} {
+		b := newBucket(perSec, paceEpoch)
+		type grant struct {
+			at time.Time
+			k  int
+		}
+		var grants []grant
+		now := paceEpoch
+		for i := range 2000 {
+			n := 1 + i*7%50 // batches of 1 to 50
+			k, wait := b.reserve(n, now, now.Add(1000*time.Hour))
+			if k < 1 || k > n {
+				t.Fatalf("rate %v: got %d of %d", perSec, k, n)
+			}
+			grants = append(grants, grant{now.Add(wait), k})
+			now = now.Add(time.Duration(i%3) * time.Millisecond) // callers at any pace
+		}
+		total := 0
+		for _, g := range grants {
+			total += g.k
+			if limit := burstOf(perSec) + g.at.Sub(paceEpoch).Seconds()*perSec; float64(total) > limit+1e-6 {
+				t.Fatalf("rate %v: %d granted by %v, want at most %.1f", perSec, total, g.at.Sub(paceEpoch), limit)
+			}
+		}
+	}
+}
+
+func TestPacerTake(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	app := herald.App{ID: "app_1", SendRatePerMinute: 600}
+	far := paceEpoch.Add(time.Hour)
+	t.Run("Paced", func(t *testing.T) {
+		p, clock := fakePacer()
+		for range 11 {
+			if k, _, err := p.take(ctx, app, 25, far); k != 1 || err != nil {
+				t.Fatalf("got (%d, %v), want 1", k, err)
+			}
+		}
+		if clock.slept != time.Second {
+			t.Errorf("11 sends at 10 a second: waited %v, want 1s", clock.slept)
+		}
+	})
+	t.Run("AppsApart", func(t *testing.T) {
+		p, clock := fakePacer()
+		other := herald.App{ID: "app_2", SendRatePerMinute: 600}
+		for _, a := range []herald.App{app, other} {
+			if k, _, _ := p.take(ctx, a, 1, far); k != 1 {
+				t.Fatalf("%s: got %d, want 1", a.ID, k)
+			}
+		}
+		if clock.slept != 0 {
+			t.Errorf("one send of each app: waited %v, want no wait", clock.slept)
+		}
+	})
+	t.Run("RateChanged", func(t *testing.T) {
+		p, clock := fakePacer()
+		p.take(ctx, app, 1, far)
+		faster := app
+		faster.SendRatePerMinute = 6000 // 100 a second
+		p.take(ctx, faster, 1, far)
+		if clock.slept != 10*time.Millisecond {
+			t.Errorf("next send at the new rate: waited %v, want 10ms", clock.slept)
+		}
+	})
+	t.Run("DefaultRate", func(t *testing.T) {
+		p, clock := fakePacer()
+		for range 40 {
+			if k, _, _ := p.take(ctx, herald.App{ID: "app_d"}, 25, far); k != 25 {
+				t.Fatalf("got %d, want 25", k)
+			}
+		}
+		if clock.slept != 0 {
+			t.Errorf("1,000 sends at FCM's quota: waited %v, want none (the bucket holds 1,000)", clock.slept)
+		}
+	})
+	t.Run("SharedByNodes", func(t *testing.T) {
+		p, clock := fakePacer()
+		p.nodes.Store(2)
+		for range 3 {
+			p.take(ctx, app, 1, far)
+		}
+		if clock.slept != 400*time.Millisecond {
+			t.Errorf("3 sends at 5 a second (half of 10): waited %v, want 400ms", clock.slept)
+		}
+	})
+	t.Run("Cancelled", func(t *testing.T) {
+		p, clock := fakePacer()
+		p.take(ctx, app, 1, far)
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		if k, _, err := p.take(cancelled, app, 1, far); k != 0 || !errors.Is(err, context.Canceled) {
+			t.Fatalf("got (%d, %v), want 0 and context.Canceled", k, err)
+		}
+		// The token given back: the next send waits for it only.
+		p.take(ctx, app, 1, far)
+		if clock.slept != 100*time.Millisecond {
+			t.Errorf("after a cancelled wait: waited %v, want 100ms", clock.slept)
+		}
+	})
+	t.Run("UntilPassed", func(t *testing.T) {
+		p, _ := fakePacer()
+		p.take(ctx, app, 1, far)
+		k, wait, err := p.take(ctx, app, 1, paceEpoch.Add(50*time.Millisecond))
+		if k != 0 || wait != 100*time.Millisecond || err != nil {
+			t.Errorf("got (%d, %v, %v), want 0 and a wait of 100ms", k, wait, err)
+		}
+	})
+}
+
+// TestWindowPaced: a chunk of an app at 600 a minute marks and sends its
+// slots one by one, a tenth of a second apart on the pacer's clock, and
+// the sends judged needless give their tokens back.
+func TestWindowPaced(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	store := &chunkStore{markLimit: n}
+	sender := &blockingSender{}
+	c := newChunk(store, sender, 4)
+	c.app.SendRatePerMinute = 600
+	p, clock := fakePacer()
+	c.s.pace = p
+	c.yieldAt = paceEpoch.Add(time.Hour)
+	var res chunkResult
+	c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(n)}, &res)
+	if res.err != nil || res.retryIn != 0 || store.settled != n || len(sender.sent) != n {
+		t.Fatalf("got %+v, settled %d, %d sent; want all %d sent", res, store.settled, len(sender.sent), n)
+	}
+	for _, st := range store.steps {
+		if st.Mark > 1 {
+			t.Errorf("step %+v: marked %d, want one at a time", st, st.Mark)
+		}
+	}
+	if clock.slept != 900*time.Millisecond {
+		t.Errorf("10 sends at 10 a second: waited %v, want 900ms", clock.slept)
+	}
+}
+
+// TestWindowPacedYields: when the next token is due after the run's yield
+// time, the run stops without marking, and says when to come back.
+func TestWindowPacedYields(t *testing.T) {
+	t.Parallel()
+	store := &chunkStore{markLimit: 10}
+	sender := &blockingSender{}
+	c := newChunk(store, sender, 4)
+	c.app.SendRatePerMinute = 1
+	p, clock := fakePacer()
+	c.s.pace = p
+	c.yieldAt = paceEpoch.Add(30 * time.Second)
+	var res chunkResult
+	c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	if len(sender.sent) != 1 || store.marked != 1 || store.settled != 1 {
+		t.Errorf("got %d sent, marked %d, settled %d; want the one the bucket held", len(sender.sent), store.marked, store.settled)
+	}
+	if res.err != nil || res.more || !aboutMinute(res.retryIn) || clock.slept != 0 {
+		t.Errorf("got %+v after waiting %v; want to come back in a minute, no wait", res, clock.slept)
+	}
+}
+
+// nodeStore counts the other nodes as given and records the calls.
+type nodeStore struct {
+	mu     sync.Mutex
+	others int
+	beats  []string
+	left   []string
+}
+
+func (s *nodeStore) Heartbeat(_ context.Context, node string, at, since time.Time) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at.Sub(since) != nodeLiveFor {
+		return 0, errors.New("since is not 15 s before at")
+	}
+	s.beats = append(s.beats, node)
+	return s.others + 1, nil
+}
+
+func (s *nodeStore) LeaveNodes(_ context.Context, node string) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.left = append(s.left, node)
+	return nil
+}
+
+// TestHeartbeat: the first beat, at start, shares the rates among the
+// nodes alive; stopping removes the node.
+func TestHeartbeat(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Logger: slog.New(slog.DiscardHandler)})
+	nodes := &nodeStore{others: 2}
+	stop := s.StartHeartbeat(nodes, "node_a")
+	deadline := time.Now().Add(10 * time.Second)
+	for s.pace.nodes.Load() != 3 {
+		if time.Now().After(deadline) {
+			t.Fatalf("nodes: got %d, want 3 after the first beat", s.pace.nodes.Load())
+		}
+		time.Sleep(time.Millisecond) // the poll interval; the deadline bounds the wait
+	}
+	stop()
+	nodes.mu.Lock()
+	defer nodes.mu.Unlock()
+	if len(nodes.beats) == 0 || nodes.beats[0] != "node_a" || len(nodes.left) != 1 || nodes.left[0] != "node_a" {
+		t.Errorf("got beats %v, left %v; want node_a beating, then leaving", nodes.beats, nodes.left)
+	}
+}
