@@ -17,12 +17,17 @@ const (
 	KindMessages PushKind = "messages"
 	KindTopic    PushKind = "topic"
 	KindAll      PushKind = "all"
+	// KindToken is a test push to one token, from the admin API.
+	KindToken PushKind = "token"
 )
 
-// Targeted reports whether the push's users are found at send time (a
-// topic's subscribers, every device) rather than named in the request; such
-// a push is charged when it fans out.
-func (k PushKind) Targeted() bool { return k == KindTopic || k == KindAll }
+// Targeted reports whether the push goes to devices found at send time (a
+// topic's subscribers, every device, the device holding a token) rather
+// than to users named in the request: each device is sent to whoever uses
+// it then, and the users reached are those found. A topic or all-users push
+// is charged per user found as it fans out; a token push (a test) is not
+// charged.
+func (k PushKind) Targeted() bool { return k == KindTopic || k == KindAll || k == KindToken }
 
 // PushStatus is where a push is in its life: scheduled pushes wait for their
 // time (or are cancelled); sending ones are being fanned out; done once every
@@ -69,7 +74,9 @@ type Push struct {
 	AppID string
 	Kind  PushKind
 	// Topic is the topic of a topic push.
-	Topic          string
+	Topic string
+	// Token is the token of a token push.
+	Token          string
 	RequestGroupID string
 	Status         PushStatus
 	FailureReason  string

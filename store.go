@@ -149,6 +149,9 @@ type DeliveryStore interface {
 	DevicePage(ctx context.Context, appID, topic string, after DeviceCursor, limit int) ([]Device, DeviceCursor, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
+	// DeviceByToken returns the app's device that holds the token now.
+	// ErrNotFound when none does.
+	DeviceByToken(ctx context.Context, appID, token string) (Device, error)
 	// FanoutProgress returns where a push's fan-out stands, and whether it
 	// has ended. ErrNotFound.
 	FanoutProgress(ctx context.Context, pushID string) (FanoutCursor, bool, error)

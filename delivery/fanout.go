@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -64,11 +65,19 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 }
 
 // fanoutPage plans the next page of a push's fan-out: every device of the
-// users a push names, or the next page of a topic's or the app's devices.
+// users a push names, the device holding a token push's token, or the next
+// page of a topic's or the app's devices.
 func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from herald.FanoutCursor, night bool) (herald.Fanout, error) {
 	f := herald.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
-	if p.Kind.Targeted() {
+	switch {
+	case p.Kind == herald.KindToken:
+		g, err := s.tokenDevice(ctx, p)
+		if err != nil {
+			return f, err
+		}
+		groups = g
+	case p.Kind.Targeted():
 		list, after, err := s.cfg.Store.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
@@ -76,7 +85,7 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from herald.Fan
 		f.To.After, f.More = after, len(list) == s.cfg.FanoutPage
 		groups, f.To.Users = groupDevices(list, from)
 		f.ChargeHalf = int64(f.To.Users - from.Users)
-	} else {
+	default:
 		rs, err := s.cfg.Store.Recipients(ctx, p.ID)
 		if err != nil {
 			return f, err
@@ -94,6 +103,25 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from herald.Fan
 		f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
 	}
 	return f, nil
+}
+
+// tokenDevice returns the one group of a token push: the device that holds
+// the token now, under its user ("" when unmapped), or none when no device
+// holds it. A test push is not charged, so the users it reaches are not
+// counted on the cursor.
+func (s *Service) tokenDevice(ctx context.Context, p herald.Push) ([]recipientDevices, error) {
+	d, err := s.cfg.Store.DeviceByToken(ctx, p.AppID, p.Token)
+	switch {
+	case errors.Is(err, herald.ErrNotFound):
+		return nil, nil
+	case err != nil:
+		return nil, err
+	}
+	var r herald.Recipient
+	if d.UserID != nil {
+		r.UserID = *d.UserID
+	}
+	return []recipientDevices{{r: r, devices: []herald.Device{d}}}, nil
 }
 
 // recipientDevices is a recipient, its index, and its devices now.
@@ -140,7 +168,7 @@ func (s *Service) logFanout(ctx context.Context, p herald.Push, to herald.Fanout
 		msg = "scheduled push fired"
 	}
 	users := p.RequestedUsers
-	if p.Kind.Targeted() {
+	if p.Kind == herald.KindTopic || p.Kind == herald.KindAll {
 		users = to.Users
 	}
 	attrs := []any{"app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk}

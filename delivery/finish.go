@@ -61,8 +61,8 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 }
 
 // trackedUsers returns the users a push may have failed to reach: those it
-// names, or for a topic or all-users push (whose users were found through
-// their devices) those with an undeliverable delivery.
+// names, or for a topic, all-users or token push (whose users were found
+// through their devices) those with an undeliverable delivery.
 func (s *Service) trackedUsers(ctx context.Context, p herald.Push) ([]string, error) {
 	if p.Kind.Targeted() {
 		return s.cfg.Store.UndeliverableUsers(ctx, p.ID)

@@ -251,8 +251,9 @@ func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, e
 // resolver finds the device a delivery planned at fan-out goes to now.
 type resolver struct {
 	// personal: the push names its users (users, messages), so a device
-	// must still be mapped to the delivery's user. A topic or all-users
-	// push goes to the device itself, whoever uses it.
+	// must still be mapped to the delivery's user. A topic, all-users or
+	// token push (herald.PushKind.Targeted) goes to the device itself,
+	// whoever uses it.
 	personal  bool
 	fannedOut time.Time
 	ofUser    map[string][]herald.Device // personal: each user's devices now

@@ -21,6 +21,12 @@ func (s *Store) DevicesOfUsers(ctx context.Context, appID string, userIDs []stri
 	return out, err
 }
 
+// DeviceByToken returns the app's device that holds the token now (the
+// unique index devices_token finds it). ErrNotFound when none does.
+func (s *Store) DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error) {
+	return scanDevice(s.reader().queryRow(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND token = ?`, appID, token))
+}
+
 // DevicePage returns at most limit of the app's devices after the cursor,
 // with a topic those subscribed to it: the unmapped ones by id, then the
 // mapped ones by user and id (each order an index's).

@@ -31,7 +31,7 @@ var deliveryTests = append([]test{
 	{"FinishPush/Once", testFinishOnce},
 	{"FinishPush/FailedStaysFailed", testFinishFailed},
 	{"FinishPush/ErrNotFound", testFinishUnknown},
-}, append(chunkTests, fanoutTests...)...)
+}, append(append(chunkTests, fanoutTests...), tokenTests...)...)
 
 // plan returns one pending delivery per device, size to a chunk, its
 // recipient index that of the device's user in order of appearance.
