@@ -140,8 +140,9 @@ type fcmAccount struct {
 	Unreadable bool
 }
 
-// testPushForm is the "send a test push" form: empty, or as posted.
-type testPushForm struct{ UserID, Title, Content string }
+// testPushForm is the "send a test push" form: empty, or as posted. It
+// names a user or a token.
+type testPushForm struct{ UserID, Token, Title, Content string }
 
 // fcmAccountOf opens the app's sealed service-account file to show which
 // project and account it is.

@@ -101,11 +101,14 @@ func (d *dashboard) dashboardTestPush(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	f := testPushForm{UserID: strings.TrimSpace(r.PostFormValue("userId")),
+	f := testPushForm{UserID: strings.TrimSpace(r.PostFormValue("userId")), Token: strings.TrimSpace(r.PostFormValue("token")),
 		Title: strings.ReplaceAll(r.PostFormValue("title"), "\r\n", "\n"), Content: strings.ReplaceAll(r.PostFormValue("content"), "\r\n", "\n")}
 	q := testPushRequest{Title: &f.Title, Content: &f.Content}
 	if f.UserID != "" {
 		q.UserID, _ = json.Marshal(f.UserID)
+	}
+	if f.Token != "" {
+		q.Token = &f.Token
 	}
 	t, details := q.problems()
 	var id string
@@ -119,6 +122,10 @@ func (d *dashboard) dashboardTestPush(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "app", d.appView(a, f))
 		return
 	}
+	to := "user " + t.UserID
+	if t.Token != "" {
+		to = "the device holding token …" + herald.TokenSuffix(t.Token)
+	}
 	d.done(w, r, appPath(a.ID, "pushes", id), flash{AppID: a.ID,
-		Notice: fmt.Sprintf("Test push sent to user %s, not charged. This page shows how it went; reload it to follow.", t.UserID)})
+		Notice: fmt.Sprintf("Test push sent to %s, not charged. This page shows how it went; reload it to follow.", to)})
 }

@@ -3,9 +3,11 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
@@ -15,6 +17,10 @@ import (
 type Pusher interface {
 	Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (id string, replayed bool, err error)
 }
+
+// maxTokenLen is the longest token a test push takes, as the SDK API's
+// registerPushToken does.
+const maxTokenLen = 4096
 
 // testPushRequest is the body of POST /admin/v1/apps/{appId}/test-push.
 type testPushRequest struct {
@@ -39,9 +45,13 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 	case q.Token != nil && hasUser:
 		d = append(d, herald.Detail{Field: "token", Reason: "give either token or userId, not both"})
 	case q.Token != nil:
+		switch {
+		case strings.TrimSpace(*q.Token) == "":
+			d = append(d, herald.Detail{Field: "token", Reason: "must be a non-empty string"})
+		case utf8.RuneCountInString(*q.Token) > maxTokenLen:
+			d = append(d, herald.Detail{Field: "token", Reason: fmt.Sprintf("must be at most %d characters", maxTokenLen)})
+		}
 		t.Token = *q.Token
-		// The store cannot yet look a device up by its token.
-		d = append(d, herald.Detail{Field: "token", Reason: "not supported yet: send the test push to a userId"})
 	case !hasUser:
 		d = append(d, herald.Detail{Field: "userId", Reason: "is required (or token)"})
 	default:
@@ -68,9 +78,11 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 	return t, d
 }
 
-// sendTestPush sends one push to one user through the whole pipeline,
-// like POST /api/push/v2/users, but charges nothing. The app must be
-// registered and have FCM credentials, as on the Server API.
+// sendTestPush sends one push through the whole pipeline, but charges
+// nothing: to one user like POST /api/push/v2/users, or to the device that
+// holds a token when it fans out (none holds it: nothing is sent, and the
+// push ends done with no tokens). The app must be registered and have FCM
+// credentials, as on the Server API.
 func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (string, error) {
 	switch {
 	case !a.Registered:
@@ -85,7 +97,11 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 		ServerActionsHalf: 0, // a test push is not charged
 	}
 	p.Marketing = herald.IsMarketingTitle(p.Content.Title)
-	id, _, err := s.Pushes.Accept(ctx, p, []herald.Recipient{{UserID: t.UserID}}, nil)
+	rs := []herald.Recipient{{UserID: t.UserID}}
+	if t.Token != "" {
+		p.Kind, p.Token, rs = herald.KindToken, t.Token, nil
+	}
+	id, _, err := s.Pushes.Accept(ctx, p, rs, nil)
 	return id, err
 }
 

@@ -50,13 +50,20 @@ func TestTestPush(t *testing.T) {
 		t.Errorf("userId as a number: got %d %s, want 200", res.Status, res.Body)
 	}
 
+	// Each bad body is refused naming the member, and nothing is sent.
+	before := len(e.pushList(a))
 	cases := []struct {
 		name  string
 		body  any
 		field string
 	}{
-		{"Token", map[string]any{"token": "test-push-token", "title": "t", "content": "c"}, "token"},
 		{"Both", map[string]any{"token": "x", "userId": "u1", "title": "t", "content": "c"}, "token"},
+		{"BothTokenEmpty", map[string]any{"token": "", "userId": "u1", "title": "t", "content": "c"}, "token"},
+		{"TokenEmpty", map[string]any{"token": "", "title": "t", "content": "c"}, "token"},
+		{"TokenBlank", map[string]any{"token": "  ", "title": "t", "content": "c"}, "token"},
+		{"TokenNumber", `{"token":123,"title":"t","content":"c"}`, "token"},
+		{"TokenTooLong", map[string]any{"token": strings.Repeat("t", 4097), "title": "t", "content": "c"}, "token"},
+		{"TokenNoTitle", map[string]any{"token": "test-push-token", "content": "c"}, "title"},
 		{"NoTarget", map[string]any{"title": "t", "content": "c"}, "userId"},
 		{"NoTitle", map[string]any{"userId": "u1", "content": "c"}, "title"},
 		{"BlankContent", map[string]any{"userId": "u1", "title": "t", "content": " "}, "content"},
@@ -71,9 +78,9 @@ func TestTestPush(t *testing.T) {
 			}
 		})
 	}
-	body := testenv.WantError(t, e.adminDo("POST", path, map[string]any{"token": "test-push-token", "title": "t", "content": "c"}), path, herald.ErrInvalidRequest)
-	if len(body.Details) != 1 || !strings.Contains(body.Details[0].Reason, "not supported yet") {
-		t.Errorf("token: got %+v, want it refused as not supported yet", body.Details)
+
+	if after := len(e.pushList(a)); after != before {
+		t.Errorf("pushes after refused test pushes: got %d, want %d", after, before)
 	}
 
 	noFCM := e.newAppWithoutFCM(nil)
@@ -83,4 +90,80 @@ func TestTestPush(t *testing.T) {
 	testenv.WantError(t, e.adminDo("POST", path, map[string]any{"userId": "u1", "title": "t", "content": "c"}), path, herald.ErrAppNotFound)
 	p3 := "/admin/v1/apps/app_missing/test-push"
 	testenv.WantError(t, e.adminDo("POST", p3, map[string]any{"userId": "u1", "title": "t", "content": "c"}), p3, herald.ErrNotFound)
+}
+
+// testPushTo sends a test push through the admin API, wants 200, and
+// returns the push once it is final.
+func (e *env) testPushTo(a testApp, body map[string]any) pushView {
+	e.t.Helper()
+	path := "/admin/v1/apps/" + a.ID + "/test-push"
+	res := e.adminDo("POST", path, body)
+	if res.Status != http.StatusOK {
+		e.t.Fatalf("test push %v: got %d %s, want 200", body, res.Status, res.Body)
+	}
+	var out struct{ PushID string }
+	res.Decode(e.t, &out)
+	return e.waitFinal(out.PushID, 20*time.Second)
+}
+
+// TestTestPushToken: a test push to a token goes to the one device that
+// holds it (mapped or not), not to its user's other devices, and is not
+// charged; a token no device holds is accepted and sends nothing; an
+// unregistered token reports its user unreachable and drops the device.
+func TestTestPushToken(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(nil)
+	e.device(a, "d1", "tp-one", "android", "1.6.0", "u1")
+	e.device(a, "d2", "tp-two", "ios", "1.6.0", "u1")
+	e.device(a, "d3", "tp-unmapped", "android", "1.6.0", nil)
+	e.device(a, "d4", "unregistered-tp", "android", "1.6.0", "u2")
+
+	p := e.testPushTo(a, map[string]any{"token": "tp-one", "title": "To one token", "content": "Only this device"})
+	if p.Status != "done" || p.Kind != "token" || p.Counts.Tokens != 1 || p.Counts.Sent != 1 || p.Counts.Unreachable != 0 ||
+		p.Counts.RequestedUsers != 1 || p.ServerActions != 0 {
+		t.Errorf("token push: got %+v, want a token push done with 1 token sent, 1 requested user, 0 Server Actions", p)
+	}
+	if got := e.sentTo(p.PushID); len(got) != 1 || got["tp-one"] != 1 {
+		t.Errorf("sent: got %v, want tp-one once and u1's other device nothing", got)
+	}
+	if got := e.received("tp-one"); len(got) != 1 || !strings.Contains(string(got[0].Message), "Only this device") {
+		t.Errorf("emulator: got %d messages for tp-one, want the test push", len(got))
+	}
+
+	// An unmapped device's token works too.
+	p = e.testPushTo(a, map[string]any{"token": "tp-unmapped", "title": "t", "content": "c"})
+	if p.Status != "done" || p.Kind != "token" || p.Counts.Sent != 1 || p.Counts.Unreachable != 0 {
+		t.Errorf("unmapped device's token: got %+v, want done with 1 sent", p)
+	}
+	if got := e.sentTo(p.PushID); len(got) != 1 || got["tp-unmapped"] != 1 {
+		t.Errorf("unmapped device's token: sent %v, want tp-unmapped once", got)
+	}
+
+	// No device holds the token: accepted, nothing to send.
+	p = e.testPushTo(a, map[string]any{"token": "tp-nobody", "title": "t", "content": "c"})
+	if p.Status != "done" || p.Kind != "token" || p.Counts.Tokens != 0 || p.Counts.Sent != 0 || p.Counts.Unreachable != 0 {
+		t.Errorf("unknown token: got %+v, want done with 0 tokens", p)
+	}
+	if got := e.sentTo(p.PushID); len(got) != 0 {
+		t.Errorf("unknown token: sent %v, want nothing", got)
+	}
+
+	// FCM answers UNREGISTERED: the device's user is unreachable and the
+	// token is dropped, as for any push.
+	p = e.testPushTo(a, map[string]any{"token": "unregistered-tp", "title": "t", "content": "c"})
+	if p.Status != "done" || p.Counts.Sent != 0 || p.Counts.Unreachable != 1 || len(p.UnreachableUsers) != 1 ||
+		p.UnreachableUsers[0].UserID != "u2" || p.UnreachableUsers[0].Reason != herald.ReasonAppDeleted {
+		t.Errorf("unregistered token: got %+v, want done with u2 unreachable (APP_DELETED)", p)
+	}
+	if u := e.user(a, "u2"); len(u.Devices) != 0 {
+		t.Errorf("u2 after UNREGISTERED: got %d devices, want none", len(u.Devices))
+	}
+
+	if u := e.usage(a); u != 0 {
+		t.Errorf("usage after token test pushes: got %v Server Actions, want 0", u)
+	}
+	if got := e.received("tp-two"); len(got) != 0 {
+		t.Errorf("u1's other device: got %d messages, want none", len(got))
+	}
 }

@@ -1,0 +1,39 @@
+package admin_test
+
+import (
+	"context"
+	"net/http"
+	"net/url"
+	"strings"
+	"testing"
+
+	"github.com/heraldpush/herald"
+)
+
+// TestDashboardTestPushToken: the app page's test push form takes a token
+// instead of a user: the push is of kind token, free, and its page says
+// which token (by its suffix); a user and a token at once are refused.
+func TestDashboardTestPushToken(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	appPath, _, _ := withScheduledApp(t, e, b)
+	_, body := b.get(appPath)
+	wantIn(t, "app page", body, `id="test-token"`, `name="token"`)
+	to := b.submit(appPath, appPath+"/test-push", url.Values{"token": {"dash-token-12345678"}, "title": {"Test"}, "content": {"To a token"}})
+	if !strings.HasPrefix(to, appPath+"/pushes/push_") {
+		t.Fatalf("test push: got redirect to %q, want the push page", to)
+	}
+	_, body = b.get(to)
+	wantIn(t, "push page", body, "Test push sent to the device holding token …12345678, not charged", "To a token")
+	p, err := e.db.Push(context.Background(), strings.TrimPrefix(to, appPath+"/pushes/"))
+	if err != nil || p.Kind != herald.KindToken || p.Token != "dash-token-12345678" || p.ServerActionsHalf != 0 || p.RequestedUsers != 1 {
+		t.Fatalf("test push: got %+v %v, want a free token push to dash-token-12345678", p, err)
+	}
+	resp, body := b.post(appPath+"/test-push", url.Values{"csrf": {b.csrf(appPath)}, "userId": {"u1"}, "token": {"dash-token-12345678"},
+		"title": {"Kept"}, "content": {"c"}})
+	wantStatus(t, resp, body, http.StatusBadRequest)
+	wantIn(t, "refused test push", body, "<code>token</code> give either token or userId, not both", `value="Kept"`,
+		`value="dash-token-12345678"`)
+}
