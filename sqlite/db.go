@@ -41,6 +41,8 @@ type DB struct {
 	readStmts, writeStmts *stmts
 	// gate orders the store's transactions on the writer.
 	gate gate
+	// batch commits the transactions that may share a commit together.
+	batch batch
 }
 
 // Open opens (creating when absent) the database file at path. A new file

@@ -35,7 +35,13 @@ func (e engine) Reader() sqlstore.Querier {
 // (API requests before bulk delivery work). Statements not kept yet run
 // unprepared there, the writer's one connection being the transaction's,
 // and are prepared and kept once it has ended.
+//
+// Transactions marked sqlstore.IsBatched (and not bulk) may share their
+// commit with others queued at the same time (see batch).
 func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
+	if sqlstore.IsBatched(ctx) && !sqlstore.IsBulk(ctx) {
+		return e.db.batch.run(ctx, e.db, fn)
+	}
 	if err := e.db.gate.enter(ctx, sqlstore.IsBulk(ctx)); err != nil {
 		return err
 	}
@@ -51,10 +57,16 @@ func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
 	} else {
 		err = tx.Commit()
 	}
-	for _, query := range t.missed {
-		e.db.writeStmts.prepare(context.WithoutCancel(ctx), query) // best effort: a failure leaves it unprepared
-	}
+	e.db.keepMissed(ctx, t)
 	return err
+}
+
+// keepMissed prepares and keeps the statements t ran unprepared, once t
+// has ended (the writer's one connection is then free).
+func (db *DB) keepMissed(ctx context.Context, t *txn) {
+	for _, query := range t.missed {
+		db.writeStmts.prepare(context.WithoutCancel(ctx), query) // best effort: a failure leaves it unprepared
+	}
 }
 
 // Translate maps driver errors to the store's, in one place.

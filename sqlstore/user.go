@@ -40,23 +40,37 @@ func scanUser(row scanner) (herald.User, error) {
 	return u, err
 }
 
+// userColumns are the columns scanUser reads.
+const userColumns = `app_id, user_id, state, marketing, marketing_night, consent_set, created_at, withdrawn_at,
+	consent_confirmed_at`
+
 func userByID(ctx context.Context, c conn, appID, userID string) (herald.User, error) {
-	return scanUser(c.queryRow(ctx, `SELECT app_id, user_id, state, marketing, marketing_night, consent_set, created_at, withdrawn_at,
-		consent_confirmed_at FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
+	return scanUser(c.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
 }
 
 // registerUser makes sure the user exists in the registered state: a new
 // user is created, a withdrawn one re-registered with its consent reset.
 // The upsert locks the user's row until the transaction ends, so a
 // concurrent withdrawal or consent change waits for the device mapped here.
+// It returns the row it wrote; a user registered already, which it leaves
+// as it is, is read.
 func registerUser(ctx context.Context, c conn, appID, userID string, now time.Time) (herald.User, error) {
-	_, err := c.exec(ctx, `INSERT INTO users (app_id, user_id, state, created_at) VALUES (?, ?, 'registered', ?)
-		ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL WHERE users.state = 'withdrawn'`,
-		appID, userID, now.UnixMilli())
-	if err != nil {
-		return herald.User{}, err
+	u, err := scanUser(c.queryRow(ctx, `INSERT INTO users (app_id, user_id, state, created_at) VALUES (?, ?, 'registered', ?)
+		ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL WHERE users.state = 'withdrawn'
+		RETURNING `+userColumns, appID, userID, now.UnixMilli()))
+	if errors.Is(err, herald.ErrUserNotFound) {
+		return userByID(ctx, c, appID, userID)
 	}
-	return userByID(ctx, c, appID, userID)
+	return u, err
+}
+
+// newDevice is a device first registered now, with its app's default
+// consent (herald.NewDevice), reading no more of the app than that.
+func newDevice(ctx context.Context, c conn, appID, deviceID string, now time.Time) (herald.Device, error) {
+	app := herald.App{ID: appID}
+	err := c.queryRow(ctx, `SELECT default_marketing, default_marketing_night FROM apps WHERE id = ?`, appID).
+		Scan(&app.DefaultConsent.Marketing, &app.DefaultConsent.MarketingNight)
+	return herald.NewDevice(app, deviceID, now), err
 }
 
 // RegisterDevice upserts a device (registerPushToken). The token moves to
@@ -64,10 +78,11 @@ func registerUser(ctx context.Context, c conn, appID, userID string, now time.Ti
 // serialised by the token's unique index (the loser runs again and takes
 // the token over), and a device changed meanwhile is judged again. A new
 // device's default pair and a pair taken from its user are recorded in the
-// consent trail.
+// consent trail. Registrations arriving together share a commit (see
+// IsBatched).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
-	err := s.inTxRetry(ctx, true, func(c conn) error {
+	err := s.inBatchedTxRetry(ctx, true, func(c conn) error {
 		now := s.Now()
 		trail := &consentLog{appID: appID}
 		// One token, one device: a token registered again moves.
@@ -82,11 +97,9 @@ func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.Dev
 		}
 		d := old
 		if isNew {
-			app, err := appByID(ctx, c, appID)
-			if err != nil {
+			if d, err = newDevice(ctx, c, appID, reg.DeviceID, now); err != nil {
 				return err
 			}
-			d = herald.NewDevice(app, reg.DeviceID, now)
 			if rec, ok := herald.ConsentDefaulted(d.Consent, now); ok {
 				trail.add(rec, reg.UserID, d.ID)
 			}
@@ -176,10 +189,11 @@ func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, ch
 // changeDevice reads a device, changes it and writes it back, guarded; a
 // device changed meanwhile is read and changed again. The consent records
 // the change made are written first: they lock the user's row before the
-// device's, in the order SetUserConsent takes them.
+// device's, in the order SetUserConsent takes them. Changes arriving
+// together share a commit (see IsBatched).
 func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
 	var d herald.Device
-	err := s.inTxRetry(ctx, false, func(c conn) error {
+	err := s.inBatchedTxRetry(ctx, false, func(c conn) error {
 		old, err := deviceByID(ctx, c, appID, deviceID)
 		if err != nil {
 			return err

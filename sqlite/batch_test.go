@@ -1,0 +1,197 @@
+package sqlite
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/sqlstore"
+)
+
+// openMigrated opens a migrated database in t's temporary directory.
+func openMigrated(t *testing.T) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return db
+}
+
+// batchQueued waits until n transactions wait in db's batch queue.
+func batchQueued(t *testing.T, db *DB, n int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		db.batch.mu.Lock()
+		got := len(db.batch.queue)
+		db.batch.mu.Unlock()
+		if got == n {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("batch queue: got %d, want %d", got, n)
+		}
+		time.Sleep(time.Millisecond) // the poll interval; the deadline bounds the wait
+	}
+}
+
+// insertMeta is a transaction writing one row named name.
+func insertMeta(name string) func(sqlstore.Tx) error {
+	return func(tx sqlstore.Tx) error {
+		_, err := tx.Exec(context.Background(), `INSERT INTO meta (name, value, updated_at) VALUES (?, x'', 0)`, name)
+		return err
+	}
+}
+
+// metaNames returns which of names have a row, as committed (the reader
+// sees only committed writes).
+func metaNames(t *testing.T, db *DB, names ...string) map[string]bool {
+	t.Helper()
+	out := map[string]bool{}
+	for _, n := range names {
+		var count int
+		if err := db.Reader.QueryRow(`SELECT count(*) FROM meta WHERE name = ?`, n).Scan(&count); err != nil {
+			t.Fatal(err)
+		}
+		out[n] = count == 1
+	}
+	return out
+}
+
+// runQueued starts each transaction as a batched InTx while the writer is
+// held, waits until all are queued, lets prepare act on the queue, frees
+// the writer and returns each transaction's result.
+func runQueued(t *testing.T, db *DB, ctxs []context.Context, fns []func(sqlstore.Tx) error, prepare func()) []error {
+	t.Helper()
+	if err := db.gate.enter(context.Background(), false); err != nil {
+		t.Fatal(err)
+	}
+	errs := make([]error, len(fns))
+	var wg sync.WaitGroup
+	for i, fn := range fns {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = engine{db}.InTx(sqlstore.Batched(ctxs[i]), fn)
+		}()
+		batchQueued(t, db, i+1) // one by one: the queue's order is the start order
+	}
+	prepare()
+	db.gate.leave()
+	wg.Wait()
+	return errs
+}
+
+// TestBatch checks the group commit: transactions queued while the writer
+// is busy commit together, one that fails or whose caller gave up is
+// rolled back alone, and one that breaks the transaction fails alone while
+// the others run again and commit.
+func TestBatch(t *testing.T) {
+	t.Parallel()
+	errBoom := errors.New("boom")
+	t.Run("OneFailsAlone", func(t *testing.T) {
+		t.Parallel()
+		db := openMigrated(t)
+		gone, cancel := context.WithCancel(context.Background())
+		bg := context.Background()
+		fns := []func(sqlstore.Tx) error{
+			insertMeta("a"),
+			func(tx sqlstore.Tx) error {
+				if err := insertMeta("b")(tx); err != nil {
+					return err
+				}
+				return errBoom
+			},
+			insertMeta("c"),
+			insertMeta("d"),
+			insertMeta("a"), // a unique violation: "a" is written before it
+		}
+		errs := runQueued(t, db, []context.Context{bg, bg, gone, bg, bg}, fns, cancel)
+		if errs[0] != nil || errs[3] != nil {
+			t.Errorf("a and d: got %v and %v, want both nil", errs[0], errs[3])
+		}
+		if !errors.Is(errs[1], errBoom) {
+			t.Errorf("b: got %v, want %v", errs[1], errBoom)
+		}
+		if !errors.Is(errs[2], context.Canceled) {
+			t.Errorf("c, given up before its turn: got %v, want %v", errs[2], context.Canceled)
+		}
+		if err := (engine{db}).Translate(errs[4]); !errors.Is(err, sqlstore.ErrUnique) {
+			t.Errorf("a again: got %v, want a unique violation", errs[4])
+		}
+		got := metaNames(t, db, "a", "b", "c", "d")
+		if want := map[string]bool{"a": true, "b": false, "c": false, "d": true}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rows committed: got %v, want %v", got, want)
+		}
+	})
+	t.Run("BrokenTransaction", func(t *testing.T) {
+		t.Parallel()
+		db := openMigrated(t)
+		bg := context.Background()
+		fns := []func(sqlstore.Tx) error{
+			insertMeta("a"),
+			func(tx sqlstore.Tx) error {
+				if err := insertMeta("b")(tx); err != nil {
+					return err
+				}
+				_, err := tx.Exec(bg, `ROLLBACK`) // as SQLite does on a disk error
+				return err
+			},
+			func(tx sqlstore.Tx) error { panic("c panics") },
+			insertMeta("d"),
+		}
+		errs := runQueued(t, db, []context.Context{bg, bg, bg, bg}, fns, func() {})
+		if errs[0] != nil || errs[3] != nil {
+			t.Errorf("a and d: got %v and %v, want both nil", errs[0], errs[3])
+		}
+		if errs[1] == nil || errs[2] == nil {
+			t.Errorf("b (broke the transaction) and c (panicked): got %v and %v, want errors", errs[1], errs[2])
+		}
+		got := metaNames(t, db, "a", "b", "d")
+		if want := map[string]bool{"a": true, "b": false, "d": true}; fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rows committed: got %v, want %v", got, want)
+		}
+		if err := (engine{db}).InTx(bg, insertMeta("e")); err != nil {
+			t.Errorf("a transaction after the batch: %v", err)
+		}
+	})
+	t.Run("AnsweredAfterCommit", func(t *testing.T) {
+		t.Parallel()
+		db := openMigrated(t)
+		const writers, each = 16, 25
+		var wg sync.WaitGroup
+		errs := make(chan error, writers*each)
+		for w := range writers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for i := range each {
+					name := fmt.Sprintf("w%d-%d", w, i)
+					if err := (engine{db}).InTx(sqlstore.Batched(context.Background()), insertMeta(name)); err != nil {
+						errs <- fmt.Errorf("%s: %w", name, err)
+						continue
+					}
+					var n int
+					if err := db.Reader.QueryRow(`SELECT count(*) FROM meta WHERE name = ?`, name).Scan(&n); err != nil || n != 1 {
+						errs <- fmt.Errorf("%s: answered, then read %d rows (%v), want 1", name, n, err)
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			t.Error(err)
+		}
+	})
+}
