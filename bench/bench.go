@@ -1,13 +1,14 @@
 // Package bench is the harness behind `herald bench` (DESIGN section 10):
 // it starts an FCM emulator and a Herald server on loopback, registers users
-// through the SDK API, pushes to all of them through the Server API, waits
-// until the emulator has every message, and compares the end-to-end rate
-// with what a bare HTTP/2 client gets from the same emulator.
+// through the SDK API, pushes to all of them through the Server API (in
+// 500-user requests, 200-message requests or one all-users push: Mode),
+// waits until the emulator has every message, and compares the end-to-end
+// rate with what a bare HTTP/2 client gets from the same emulator.
 //
-// The server runs inside the bench process (the caller passes a function
-// that starts it: it lives in package main) or as one or more `herald
-// serve` processes (StartNodes), whose own CPU time and peak RSS are
-// measured apart from the bench process's (the emulator and the client).
+// The server runs as one or more `herald serve` processes (StartNodes),
+// whose own CPU time and peak RSS are measured apart from the bench
+// process's (the emulator and the client), or inside the bench process
+// (the caller passes a function that starts it: it lives in package main).
 // The harness itself depends only on the public API, the admin API and the
 // emulator.
 package bench
@@ -51,6 +52,8 @@ func (s Server) nodes() []string {
 type Options struct {
 	// Users is the number of users registered and pushed to (default 100000).
 	Users int
+	// Mode is how the users are pushed to (default ModeUsers).
+	Mode Mode
 	// Latency is the emulator's added delay per send.
 	Latency time.Duration
 	// Streams is the number of concurrent sends of the ceiling client
@@ -71,12 +74,12 @@ type Options struct {
 	CPUProfile io.Writer
 }
 
-// usersPerRequest is the size of each push request: the API's maximum.
-const usersPerRequest = 500
-
 func (o *Options) defaults() error {
 	if o.Users == 0 {
 		o.Users = 100000
+	}
+	if o.Mode == "" {
+		o.Mode = ModeUsers
 	}
 	if o.Streams == 0 {
 		o.Streams = 500
@@ -100,7 +103,8 @@ func (o *Options) defaults() error {
 	case o.StartServer == nil:
 		return errors.New("bench: no StartServer")
 	}
-	return nil
+	_, err := ParseMode(string(o.Mode))
+	return err
 }
 
 // deliveryDeadline bounds the wait for every message: a minute, or 2 ms per
@@ -116,7 +120,10 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if err := opts.defaults(); err != nil {
 		return Result{}, err
 	}
-	res := Result{Users: opts.Users, EmulatorLatencyMS: ms(opts.Latency), GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU()}
+	res := Result{
+		Users: opts.Users, Mode: string(opts.Mode), EmulatorLatencyMS: ms(opts.Latency),
+		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), ServerProcess: InProcess,
+	}
 	emu, err := startEmulator(opts.Latency)
 	if err != nil {
 		return res, err
@@ -131,7 +138,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 
 	res.Engine = srv.Engine
 	if srv.Processes != nil {
-		res.Nodes = len(srv.nodes())
+		res.Nodes, res.ServerProcess = len(srv.nodes()), Separate
 	}
 	run := &runner{opts: opts, emu: emu, srv: srv, res: &res}
 	if err := run.serverPhase(ctx); err != nil {
@@ -181,6 +188,9 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	if err := r.deliver(ctx); err != nil {
 		return err
 	}
+	if err := checkDeliveries(r.emu.Emulator, r.opts.Mode, r.opts.Users, &r.res.Delivery); err != nil {
+		return err
+	}
 	msgs := r.emu.Messages(tokenOf(0))
 	if len(msgs) == 0 {
 		return errors.New("bench: the emulator has no message for user 0")
@@ -204,10 +214,10 @@ func (r *runner) deliver(ctx context.Context) error {
 	if err := errors.Join(server.begin(), self.begin()); err != nil {
 		return fmt.Errorf("bench: read usage: %w", err)
 	}
-	requests := (r.opts.Users + usersPerRequest - 1) / usersPerRequest
-	fmt.Fprintf(r.opts.Progress, "bench: pushing to %d users in %d requests (%d workers, %d nodes)\n",
-		r.opts.Users, requests, r.opts.PushWorkers, len(r.app.clients))
-	acc, start, err := pushAll(ctx, r.app.clients, r.opts.Users, r.opts.PushWorkers)
+	requests := r.opts.Mode.requests(r.opts.Users)
+	fmt.Fprintf(r.opts.Progress, "bench: pushing to %d users in %d request(s) to %s (%d workers, %d nodes)\n",
+		r.opts.Users, requests, r.opts.Mode.Endpoint(), min(requests, r.opts.PushWorkers), len(r.app.clients))
+	acc, start, err := pushAll(ctx, r.opts.Mode, r.app.clients, r.opts.Users, r.opts.PushWorkers)
 	r.res.Accept = acc
 	if err != nil {
 		return err

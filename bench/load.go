@@ -36,35 +36,12 @@ func register(ctx context.Context, nodes []*client.Client, users, workers int) (
 	return Register{Workers: workers, Seconds: elapsed.Seconds(), PerSecond: float64(users) / elapsed.Seconds()}, err
 }
 
-// pushAll pushes one message to every user in requests of usersPerRequest,
-// request r through node r mod len(nodes), and returns the accept
-// latencies and when the first request started.
-func pushAll(ctx context.Context, nodes []*client.Client, users, workers int) (Accept, time.Time, error) {
-	requests := (users + usersPerRequest - 1) / usersPerRequest
-	latencies := make([]time.Duration, requests)
-	start := time.Now()
-	err := forEach(ctx, requests, workers, func(ctx context.Context, r int) error {
-		ids := make([]any, 0, usersPerRequest)
-		for i := r * usersPerRequest; i < min(users, (r+1)*usersPerRequest); i++ {
-			ids = append(ids, userOf(i))
-		}
-		t := time.Now()
-		_, err := nodes[r%len(nodes)].PushUsers(ctx, client.PushUsersRequest{UserIDs: ids, Title: "Herald bench", Content: "One message to every registered user."})
-		latencies[r] = time.Since(t)
-		if err != nil {
-			return fmt.Errorf("bench: push request %d: %w", r, err)
-		}
-		return nil
-	})
-	return summarize(latencies, workers), start, err
-}
-
 // summarize computes the accept figures of the push requests.
 func summarize(latencies []time.Duration, workers int) Accept {
 	sorted := slices.Clone(latencies)
 	slices.Sort(sorted)
 	return Accept{
-		Requests: len(sorted), UsersPerRequest: usersPerRequest, Workers: workers,
+		Requests: len(sorted), Workers: workers,
 		P50MS: ms(percentile(sorted, 0.50)), P99MS: ms(percentile(sorted, 0.99)), MaxMS: ms(percentile(sorted, 1)),
 	}
 }

@@ -109,6 +109,7 @@ func startNode(ctx context.Context, cfg NodesConfig, n int, log io.Writer) (*nod
 	nd.cmd = exec.Command(cfg.Binary, "serve")
 	nd.cmd.Env = nodeEnv(cfg.Env, dir)
 	nd.cmd.Stderr = &prefixWriter{prefix: fmt.Sprintf("node %d: ", n), w: log}
+	dieWithBench(nd.cmd)
 	stdout, err := nd.cmd.StdoutPipe()
 	if err != nil {
 		return nd, err
@@ -117,6 +118,7 @@ func startNode(ctx context.Context, cfg NodesConfig, n int, log io.Writer) (*nod
 		nd.cmd = nil
 		return nd, fmt.Errorf("bench: node %d: %w", n, err)
 	}
+	fmt.Fprintf(log, "bench: node %d: pid %d, data directory %s\n", n, nd.cmd.Process.Pid, dir)
 	addrs := make(chan []string, 1)
 	go func() {
 		sc := bufio.NewScanner(stdout)

@@ -10,7 +10,9 @@ import (
 // Result holds every figure of a run. Durations are in seconds or
 // milliseconds as their names say.
 type Result struct {
-	Users             int     `json:"users"`
+	Users int `json:"users"`
+	// Mode is how the users were pushed to: "users", "messages" or "all".
+	Mode              string  `json:"mode"`
 	EmulatorLatencyMS float64 `json:"emulatorLatencyMs"`
 	GOMAXPROCS        int     `json:"gomaxprocs"`
 	NumCPU            int     `json:"numCpu"`
@@ -19,6 +21,8 @@ type Result struct {
 	// the bench process.
 	Engine string `json:"engine"`
 	Nodes  int    `json:"nodes"`
+	// ServerProcess says where the server ran: Separate or InProcess.
+	ServerProcess string `json:"serverProcess"`
 
 	Register Register `json:"register"`
 	Accept   Accept   `json:"accept"`
@@ -46,9 +50,14 @@ type Register struct {
 	PerSecond float64 `json:"perSecond"`
 }
 
-// Accept is the Server API's accept latency of the push requests.
+// Accept is the Server API's accept latency of the push requests: of
+// every request, or of the one all-users push (p50 = p99 = max then).
 type Accept struct {
-	Requests        int     `json:"requests"`
+	// Endpoint is the Server API path of the requests.
+	Endpoint string `json:"endpoint"`
+	Requests int    `json:"requests"`
+	// UsersPerRequest is the users one request reaches (the last may
+	// reach fewer): 500, 200 (one message each), or every user.
 	UsersPerRequest int     `json:"usersPerRequest"`
 	Workers         int     `json:"workers"`
 	P50MS           float64 `json:"p50Ms"`
@@ -63,6 +72,11 @@ type Delivery struct {
 	Rejected  int     `json:"rejected"`
 	Seconds   float64 `json:"seconds"`
 	PerSecond float64 `json:"perSecond"`
+	// UsersReached is the users the emulator has a message for, checked
+	// after the timing; Duplicates the messages beyond one per user
+	// (sends repeated after a failure or a crash).
+	UsersReached int `json:"usersReached"`
+	Duplicates   int `json:"duplicates"`
 }
 
 // Ceiling is the emulator's own rate with a bare client.
@@ -73,6 +87,14 @@ type Ceiling struct {
 	Seconds   float64 `json:"seconds"`
 	PerSecond float64 `json:"perSecond"`
 }
+
+// Where the server ran (Result.ServerProcess).
+const (
+	// Separate: as `herald serve` processes.
+	Separate = "separate"
+	// InProcess: inside the bench process.
+	InProcess = "in-process"
+)
 
 // The scopes of the usage figures.
 const (
@@ -87,12 +109,13 @@ const (
 // WriteText writes the result for people.
 func (r Result) WriteText(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "herald bench: %d users, emulator latency %gms, GOMAXPROCS %d (%d CPUs), %s\n", r.Users, r.EmulatorLatencyMS, r.GOMAXPROCS, r.NumCPU, r.serverShape())
+	fmt.Fprintf(&b, "herald bench: %d users, mode %s, emulator latency %gms, GOMAXPROCS %d (%d CPUs), %s\n",
+		r.Users, r.Mode, r.EmulatorLatencyMS, r.GOMAXPROCS, r.NumCPU, r.serverShape())
 	fmt.Fprintf(&b, "  register   %d users in %.2fs: %.0f/s (%d workers, SDK API)\n", r.Users, r.Register.Seconds, r.Register.PerSecond, r.Register.Workers)
-	fmt.Fprintf(&b, "  accept     %d requests of %d users (%d workers): p50 %.1fms  p99 %.1fms  max %.1fms\n",
-		r.Accept.Requests, r.Accept.UsersPerRequest, r.Accept.Workers, r.Accept.P50MS, r.Accept.P99MS, r.Accept.MaxMS)
+	r.writeAccept(&b)
 	fmt.Fprintf(&b, "  deliver    %d messages (%d rejected) in %.2fs: %.0f deliveries/s (first request to last message at the emulator)\n",
 		r.Delivery.Delivered, r.Delivery.Rejected, r.Delivery.Seconds, r.Delivery.PerSecond)
+	fmt.Fprintf(&b, "             %d users reached, %d duplicate messages\n", r.Delivery.UsersReached, r.Delivery.Duplicates)
 	writeUsage(&b, "server", r.Server)
 	if r.Nodes > 0 {
 		writeUsage(&b, "bench", r.BenchProcess)
@@ -102,6 +125,21 @@ func (r Result) WriteText(w io.Writer) error {
 	fmt.Fprintf(&b, "  ratio      %.2f (server / ceiling)\n", r.Ratio)
 	_, err := w.Write(b.Bytes())
 	return err
+}
+
+// writeAccept writes the accept latency line.
+func (r Result) writeAccept(b *bytes.Buffer) {
+	a := r.Accept
+	if r.Mode == string(ModeAll) {
+		fmt.Fprintf(b, "  accept     one all-users push (%s): %.1fms\n", a.Endpoint, a.MaxMS)
+		return
+	}
+	unit := "users"
+	if r.Mode == string(ModeMessages) {
+		unit = "messages"
+	}
+	fmt.Fprintf(b, "  accept     %d requests of %d %s to %s (%d workers): p50 %.1fms  p99 %.1fms  max %.1fms\n",
+		a.Requests, a.UsersPerRequest, unit, a.Endpoint, a.Workers, a.P50MS, a.P99MS, a.MaxMS)
 }
 
 // serverShape describes where the server ran, for the heading.

@@ -14,36 +14,46 @@ import (
 
 // runBench is `herald bench`: flags in, bench.Run, figures out.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--database-url URL] [--nodes N] [--json] [flags]",
-		"Starts an FCM emulator and the service on loopback, registers the users (one token each), sends one push\n"+
-			"to all of them through the Server API, waits until the emulator has every message, and reports accept\n"+
-			"latency, deliveries per second, the server's peak RSS and CPU-seconds per 1,000 deliveries (apart from\n"+
-			"the bench process's), and the emulator's own ceiling. With --database-url the server runs on PostgreSQL,\n"+
-			"in a fresh schema dropped at the end; with --nodes N as N herald serve processes, requests spread over them.")
+	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
+		"Starts an FCM emulator and the service on loopback, registers the users (one token each), pushes to all\n"+
+			"of them through the Server API (--mode users: requests of 500 user IDs; messages: requests of 200\n"+
+			"messages, one per user; all: one all-users push), waits until the emulator has every message, and\n"+
+			"reports accept latency, deliveries per second, the server's peak RSS and CPU-seconds per 1,000\n"+
+			"deliveries, and the emulator's own ceiling. The server runs as a herald serve process of its own on\n"+
+			"SQLite in a temporary data directory, so its CPU and memory are measured apart from the bench's;\n"+
+			"--in-process runs it inside the bench process instead (for --cpuprofile). With --database-url it\n"+
+			"runs on PostgreSQL, in a fresh schema dropped at the end; with --nodes N as N herald serve\n"+
+			"processes, requests spread over them.")
 	fs := cmd.fs
 	users := fs.Int("users", 100000, "users to register and push to, one token each")
 	latency := fs.Duration("latency", 0, "delay the emulator adds to every send")
+	mode := fs.String("mode", string(bench.ModeUsers), "how to push: users (500-user requests), messages (200-message requests), all (one all-users push)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	streams := fs.Int("concurrency", 500, "concurrent sends of the ceiling client (the server's: 50 per chunk × 10 workers)")
 	registerWorkers := fs.Int("register-workers", 32, "concurrent SDK registrations")
 	pushWorkers := fs.Int("push-workers", 8, "concurrent Server API push requests")
-	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only when it runs in process)")
+	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only with --in-process)")
 	var setup benchSetup
-	fs.StringVar(&setup.databaseURL, "database-url", "", "postgres:// URL of a database to run on (a fresh schema per run, dropped after; the role needs CREATE); empty for SQLite")
-	fs.IntVar(&setup.nodes, "nodes", 0, "herald serve processes; 0 runs the server inside the bench process (default 1 with --database-url, else 0)")
-	fs.StringVar(&setup.binary, "binary", "", "the herald executable the nodes run (default this one)")
+	setup.flags(fs)
 	if _, err := cmd.parse(args, stdout); err != nil {
 		return err
+	}
+	m, err := bench.ParseMode(*mode)
+	if err != nil {
+		return cmd.explain(fmt.Errorf("--mode: %w", err))
 	}
 	if err := setup.resolve(cmd.fs); err != nil {
 		return cmd.explain(err)
 	}
 	opts := bench.Options{
-		Users: *users, Latency: *latency, Streams: *streams,
+		Users: *users, Mode: m, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
 	if *cpuProfile != "" {
+		if setup.nodes > 0 {
+			fmt.Fprintln(stderr, "bench: --cpuprofile profiles the bench process (emulator and client); add --in-process to profile the server")
+		}
 		f, err := os.Create(*cpuProfile)
 		if err != nil {
 			return err
@@ -60,15 +70,29 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	return err
 }
 
-// resolve fills the defaults that depend on other flags (--nodes is 1 with
-// --database-url unless given) and checks the setup.
+// flags defines the flags of where the server runs.
+func (b *benchSetup) flags(fs *flag.FlagSet) {
+	fs.StringVar(&b.databaseURL, "database-url", "", "postgres:// URL of a database to run on (a fresh schema per run, dropped after; the role needs CREATE); empty for SQLite")
+	fs.IntVar(&b.nodes, "nodes", 1, "herald serve processes (more than one needs --database-url); 0 is --in-process")
+	fs.BoolVar(&b.inProcess, "in-process", false, "run the server inside the bench process (its CPU and RSS are then the bench process's)")
+	fs.StringVar(&b.binary, "binary", "", "the herald executable the server processes run (default this one)")
+}
+
+// resolve settles where the server runs: --in-process (or --nodes 0)
+// inside the bench process, else --nodes herald serve processes of
+// --binary, and checks the setup.
 func (b *benchSetup) resolve(fs *flag.FlagSet) error {
-	typed := false
-	fs.Visit(func(f *flag.Flag) { typed = typed || f.Name == "nodes" })
-	if !typed && b.databaseURL != "" {
-		b.nodes = 1
+	nodesTyped := false
+	fs.Visit(func(f *flag.Flag) { nodesTyped = nodesTyped || f.Name == "nodes" })
+	switch {
+	case b.inProcess && nodesTyped && b.nodes != 0:
+		return errors.New("--in-process: the server runs inside the bench process, not as --nodes processes")
+	case b.inProcess:
+		b.nodes = 0
+	case b.nodes == 0:
+		b.inProcess = true
 	}
-	if b.nodes > 0 && b.binary == "" {
+	if !b.inProcess && b.binary == "" {
 		exe, err := os.Executable()
 		if err != nil {
 			return fmt.Errorf("--binary: this executable: %w", err)

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"flag"
 	"os"
 	"regexp"
 	"strings"
@@ -88,15 +89,17 @@ func (b benchJSON) nums(path ...string) []float64 {
 }
 
 // checkFigures checks the figures every run has: all present and positive,
-// every message delivered, none rejected, the usage of processes processes
-// for the server. It asserts no timings.
+// every message delivered to its own user once, none rejected, requests
+// push requests, the usage of processes processes for the server. It
+// asserts no timings.
 func (b benchJSON) checkFigures(users, requests, processes int) {
 	t := b.t
 	t.Helper()
 	positive := [][]string{
 		{"users"}, {"gomaxprocs"},
 		{"register", "seconds"}, {"register", "perSecond"},
-		{"accept", "requests"}, {"accept", "p50Ms"}, {"accept", "p99Ms"}, {"accept", "maxMs"},
+		{"accept", "requests"}, {"accept", "usersPerRequest"}, {"accept", "workers"},
+		{"accept", "p50Ms"}, {"accept", "p99Ms"}, {"accept", "maxMs"},
 		{"delivery", "delivered"}, {"delivery", "seconds"}, {"delivery", "perSecond"},
 		{"peakRssBytes"},
 		{"server", "peakRssBytes"}, {"server", "cpuSeconds"}, {"server", "cpuSecondsPer1000Deliveries"},
@@ -109,7 +112,7 @@ func (b benchJSON) checkFigures(users, requests, processes int) {
 			t.Errorf("%v: got %v, want > 0", p, v)
 		}
 	}
-	for _, p := range [][]string{{"users"}, {"delivery", "delivered"}, {"ceiling", "sent"}} {
+	for _, p := range [][]string{{"users"}, {"delivery", "delivered"}, {"delivery", "usersReached"}, {"ceiling", "sent"}} {
 		if got := b.num(p...); got != float64(users) {
 			t.Errorf("%v: got %v, want %d", p, got, users)
 		}
@@ -117,11 +120,19 @@ func (b benchJSON) checkFigures(users, requests, processes int) {
 	if got := b.num("accept", "requests"); got != float64(requests) {
 		t.Errorf("accept requests: got %v, want %d", got, requests)
 	}
-	if got := b.num("delivery", "rejected"); got != 0 {
-		t.Errorf("rejected: got %v, want 0", got)
+	for _, p := range [][]string{{"delivery", "rejected"}, {"delivery", "duplicates"}} {
+		if got := b.num(p...); got != 0 {
+			t.Errorf("%v: got %v, want 0", p, got)
+		}
+	}
+	if p50, p99, most := b.num("accept", "p50Ms"), b.num("accept", "p99Ms"), b.num("accept", "maxMs"); p50 > p99 || p99 > most {
+		t.Errorf("accept: got p50 %v, p99 %v, max %v; want them in order", p50, p99, most)
 	}
 	if got, want := b.num("peakRssBytes"), b.num("server", "peakRssBytes"); got != want {
 		t.Errorf("peakRssBytes %v, want the server's %v", got, want)
+	}
+	if got, want := b.num("ratio"), b.num("delivery", "perSecond")/b.num("ceiling", "perSecond"); got != want {
+		t.Errorf("ratio: got %v, want deliveries/s over the ceiling's, %v", got, want)
 	}
 	if got := b.num("server", "processes"); got != float64(processes) {
 		t.Errorf("server processes: got %v, want %d", got, processes)
@@ -143,80 +154,156 @@ func (b benchJSON) checkFigures(users, requests, processes int) {
 	b.str("server", "scope")
 	b.str("benchProcess", "scope")
 	b.str("ceiling", "client")
+	b.str("accept", "endpoint")
 }
 
-// TestBench runs a small `herald bench --json` with the server in process
-// on SQLite, as without flags, and checks that every figure is there.
+// checkShape checks the run's mode, engine and where its server ran.
+func (b benchJSON) checkShape(mode, engine, serverProcess string, nodes int) {
+	b.t.Helper()
+	for _, c := range []struct{ key, want string }{{"mode", mode}, {"engine", engine}, {"serverProcess", serverProcess}} {
+		if got := b.str(c.key); got != c.want {
+			b.t.Errorf("%s: got %q, want %q", c.key, got, c.want)
+		}
+	}
+	if got := b.num("nodes"); got != float64(nodes) {
+		b.t.Errorf("nodes: got %v, want %d", got, nodes)
+	}
+}
+
+// TestBench runs a small `herald bench --json --in-process` on SQLite and
+// checks that every figure is there, the server's usage being the bench
+// process's.
 func TestBench(t *testing.T) {
 	if testing.Short() {
-		t.Skip("bench registers and pushes to 2000 users")
+		t.Skip("bench registers and pushes to 1000 users")
 	}
-	b, _ := runBenchJSON(t, "--users", "2000")
-	b.checkFigures(2000, 4, 1)
-	if got := b.str("engine"); got != "sqlite" {
-		t.Errorf("engine: got %q, want sqlite", got)
-	}
-	if got := b.num("nodes"); got != 0 {
-		t.Errorf("nodes: got %v, want 0 (in process)", got)
-	}
+	b, _ := runBenchJSON(t, "--users", "1000", "--in-process")
+	b.checkFigures(1000, 2, 1)
+	b.checkShape("users", "sqlite", "in-process", 0)
 	if got, want := b.num("server", "cpuSeconds"), b.num("benchProcess", "cpuSeconds"); got != want {
 		t.Errorf("in process the server's CPU is the bench process's: got %v and %v", got, want)
 	}
 }
 
-// TestBenchNodes runs `herald bench` with the server as `herald serve`
-// processes: one on SQLite, and three on a fresh PostgreSQL schema that is
-// dropped after the run. Each node's own usage is reported apart from the
-// bench process's.
+// TestBenchModes runs `herald bench` as it runs without flags, the server a
+// `herald serve` process of its own on SQLite, in each mode: 1,000 users
+// in 2 requests of 500 users, 5 of 200 messages, or one all-users push.
+// The server's CPU and RSS are its own, apart from the bench process's.
+func TestBenchModes(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs bench with a server process three times")
+	}
+	bin := buildHerald(t)
+	for _, tc := range []struct {
+		mode     string
+		requests int
+		per      int
+		endpoint string
+	}{
+		{"users", 2, 500, "/api/push/v2/users"},
+		{"messages", 5, 200, "/api/push/v2/messages"},
+		{"all", 1, 1000, "/api/push/v2/all"},
+	} {
+		t.Run(tc.mode, func(t *testing.T) {
+			b, _ := runBenchJSON(t, "--users", "1000", "--mode", tc.mode, "--binary", bin)
+			b.checkFigures(1000, tc.requests, 1)
+			b.checkShape(tc.mode, "sqlite", "separate", 1)
+			if got := b.str("accept", "endpoint"); got != tc.endpoint {
+				t.Errorf("accept endpoint: got %q, want %q", got, tc.endpoint)
+			}
+			if got := b.num("accept", "usersPerRequest"); got != float64(tc.per) {
+				t.Errorf("accept usersPerRequest: got %v, want %d", got, tc.per)
+			}
+			if tc.mode == "all" && (b.num("accept", "p50Ms") != b.num("accept", "maxMs") || b.num("accept", "p99Ms") != b.num("accept", "maxMs")) {
+				t.Errorf("all: got p50 %v, p99 %v, max %v; want the one request's latency in each",
+					b.num("accept", "p50Ms"), b.num("accept", "p99Ms"), b.num("accept", "maxMs"))
+			}
+			if got := b.str("peakRssScope"); got != b.str("server", "scope") || strings.Contains(got, "emulator") {
+				t.Errorf("peakRssScope: got %q, want the server process's alone", got)
+			}
+		})
+	}
+}
+
+// TestBenchNodes runs `herald bench` with the server as three `herald
+// serve` processes on a fresh PostgreSQL schema that is dropped after the
+// run. Each node's own usage is reported apart from the bench process's.
 func TestBenchNodes(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and runs bench with server processes")
 	}
+	base := pgtest.BaseURL(t)
 	bin := buildHerald(t)
-	t.Run("SQLite", func(t *testing.T) {
-		b, _ := runBenchJSON(t, "--users", "1500", "--nodes", "1", "--binary", bin)
-		b.checkFigures(1500, 3, 1)
-		if got := b.str("engine"); got != "sqlite" {
-			t.Errorf("engine: got %q, want sqlite", got)
-		}
-		if got := b.num("nodes"); got != 1 {
-			t.Errorf("nodes: got %v, want 1", got)
-		}
-	})
-	t.Run("PostgreSQL", func(t *testing.T) {
-		base := pgtest.BaseURL(t)
-		// A pool parameter in the URL reaches the nodes' pools, not the
-		// server.
-		dbURL := pgtest.WithParams(t, base, map[string]string{"pool_max_conns": "6"})
-		b, stderr := runBenchJSON(t, "--users", "1500", "--database-url", dbURL, "--nodes", "3", "--binary", bin)
-		b.checkFigures(1500, 3, 3)
-		if got := b.str("engine"); got != "postgres" {
-			t.Errorf("engine: got %q, want postgres", got)
-		}
-		if got := b.num("nodes"); got != 3 {
-			t.Errorf("nodes: got %v, want 3", got)
-		}
-		m := regexp.MustCompile(`PostgreSQL schema (herald_bench_[0-9a-f]+)`).FindStringSubmatch(stderr)
-		if m == nil {
-			t.Fatalf("stderr names no schema:\n%s", stderr)
-		}
-		var n int
-		if err := pgConnect(t, base).QueryRow(context.Background(), `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, m[1]).Scan(&n); err != nil {
-			t.Fatal(err)
-		}
-		if n != 0 {
-			t.Errorf("schema %s still exists after the run, want it dropped", m[1])
-		}
-	})
+	// A pool parameter in the URL reaches the nodes' pools, not the
+	// server.
+	dbURL := pgtest.WithParams(t, base, map[string]string{"pool_max_conns": "6"})
+	b, stderr := runBenchJSON(t, "--users", "1500", "--database-url", dbURL, "--nodes", "3", "--binary", bin)
+	b.checkFigures(1500, 3, 3)
+	b.checkShape("users", "postgres", "separate", 3)
+	m := regexp.MustCompile(`PostgreSQL schema (herald_bench_[0-9a-f]+)`).FindStringSubmatch(stderr)
+	if m == nil {
+		t.Fatalf("stderr names no schema:\n%s", stderr)
+	}
+	var n int
+	if err := pgConnect(t, base).QueryRow(context.Background(), `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, m[1]).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 {
+		t.Errorf("schema %s still exists after the run, want it dropped", m[1])
+	}
 }
 
-// TestBenchRefusesSeveralNodesOnSQLite: the embedded store is one process.
-func TestBenchRefusesSeveralNodesOnSQLite(t *testing.T) {
+// TestBenchSetup: the server is one herald serve process of this
+// executable unless --in-process or --nodes 0 say otherwise.
+func TestBenchSetup(t *testing.T) {
+	t.Parallel()
+	exe, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		args      []string
+		nodes     int
+		inProcess bool
+		binary    string
+	}{
+		{nil, 1, false, exe},
+		{[]string{"--binary", "/x/herald"}, 1, false, "/x/herald"},
+		{[]string{"--in-process"}, 0, true, ""},
+		{[]string{"--nodes", "0"}, 0, true, ""},
+		{[]string{"--in-process", "--nodes", "0"}, 0, true, ""},
+		{[]string{"--database-url", "postgres://h/db"}, 1, false, exe},
+		{[]string{"--database-url", "postgres://h/db", "--nodes", "3"}, 3, false, exe},
+		{[]string{"--database-url", "postgres://h/db", "--in-process"}, 0, true, ""},
+	} {
+		var b benchSetup
+		fs := flag.NewFlagSet("bench", flag.ContinueOnError)
+		b.flags(fs)
+		if err := fs.Parse(tc.args); err != nil {
+			t.Fatal(err)
+		}
+		if err := b.resolve(fs); err != nil {
+			t.Errorf("%v: %v", tc.args, err)
+			continue
+		}
+		if b.nodes != tc.nodes || b.inProcess != tc.inProcess || b.binary != tc.binary {
+			t.Errorf("%v: got %d nodes, in process %v, binary %q; want %d, %v, %q",
+				tc.args, b.nodes, b.inProcess, b.binary, tc.nodes, tc.inProcess, tc.binary)
+		}
+	}
+}
+
+// TestBenchRefuses: several nodes on SQLite (the embedded store is one
+// process), an unknown mode, and flags that contradict one another.
+func TestBenchRefuses(t *testing.T) {
 	t.Parallel()
 	for _, args := range [][]string{
 		{"--nodes", "2"},
 		{"--nodes", "-1"},
 		{"--database-url", "mysql://x"},
+		{"--mode", "topics"},
+		{"--in-process", "--nodes", "2"},
+		{"--in-process", "--binary", "/bin/true"},
 	} {
 		var stdout, stderr bytes.Buffer
 		err := run(context.Background(), append([]string{"bench"}, args...), os.Getenv, &stdout, &stderr)
@@ -224,8 +311,8 @@ func TestBenchRefusesSeveralNodesOnSQLite(t *testing.T) {
 			t.Errorf("bench %v: got no error", args)
 			continue
 		}
-		if flag := strings.TrimPrefix(args[0], "--"); !strings.Contains(err.Error(), "--"+flag) {
-			t.Errorf("bench %v: got %q, want it to name --%s", args, err, flag)
+		if flag := args[len(args)-2]; !strings.Contains(err.Error(), flag) {
+			t.Errorf("bench %v: got %q, want it to name %s", args, err, flag)
 		}
 	}
 }

@@ -25,8 +25,9 @@ type benchSetup struct {
 	// of; empty for SQLite.
 	databaseURL string
 	// nodes is the number of `herald serve` processes; 0 runs the server
-	// inside the bench process.
-	nodes int
+	// inside the bench process (inProcess).
+	nodes     int
+	inProcess bool
 	// binary is the herald executable the nodes run.
 	binary string
 }
@@ -47,6 +48,9 @@ func (b benchSetup) check() error {
 	}
 	if b.nodes < 0 {
 		return errors.New("--nodes: must not be negative")
+	}
+	if b.inProcess && b.binary != "" {
+		return errors.New("--binary: not with --in-process (no server process runs)")
 	}
 	if b.nodes > 1 && b.databaseURL == "" {
 		return errors.New("--nodes: more than one node needs --database-url (the embedded SQLite store serves one process)")
@@ -76,8 +80,8 @@ func (b benchSetup) startServer(logOut io.Writer) func(ctx context.Context, fcmE
 	}
 }
 
-// startOn starts the server on dbURL (empty: SQLite), in process or as
-// nodes.
+// startOn starts the server on dbURL (empty: SQLite), as nodes or in
+// process.
 func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logOut io.Writer) (bench.Server, error) {
 	adminToken := "ha_" + herald.NewSecretKey()[3:]
 	masterKey := herald.NewMasterKeyText()

@@ -1,0 +1,128 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+
+	"github.com/heraldpush/herald/client"
+)
+
+// Mode is how the run pushes to its users through the Server API.
+type Mode string
+
+// The modes of a run.
+const (
+	// ModeUsers sends one message to every user in requests of 500 user
+	// IDs (POST /api/push/v2/users).
+	ModeUsers Mode = "users"
+	// ModeMessages sends a message of its own to every user, title and
+	// content naming the user, in requests of 200 messages (POST
+	// /api/push/v2/messages).
+	ModeMessages Mode = "messages"
+	// ModeAll sends one all-users push (POST /api/push/v2/all): the server
+	// finds the devices itself.
+	ModeAll Mode = "all"
+)
+
+// ParseMode reads a mode's name.
+func ParseMode(s string) (Mode, error) {
+	switch m := Mode(s); m {
+	case ModeUsers, ModeMessages, ModeAll:
+		return m, nil
+	}
+	return "", fmt.Errorf("bench: mode %q: must be users, messages or all", s)
+}
+
+// Request sizes: the API's maximum of each endpoint.
+const (
+	usersPerRequest    = 500
+	messagesPerRequest = 200
+)
+
+// Endpoint returns the Server API path the mode pushes through.
+func (m Mode) Endpoint() string {
+	switch m {
+	case ModeMessages:
+		return "/api/push/v2/messages"
+	case ModeAll:
+		return "/api/push/v2/all"
+	}
+	return "/api/push/v2/users"
+}
+
+// perRequest returns how many users one request of the mode reaches.
+func (m Mode) perRequest(users int) int {
+	switch m {
+	case ModeMessages:
+		return messagesPerRequest
+	case ModeAll:
+		return users
+	}
+	return usersPerRequest
+}
+
+// requests returns the number of push requests for users.
+func (m Mode) requests(users int) int {
+	per := m.perRequest(users)
+	return (users + per - 1) / per
+}
+
+// The message of every push, and of each user in messages mode.
+const (
+	benchTitle   = "Herald bench"
+	benchContent = "One message to every registered user."
+)
+
+// titleOf and contentOf are user i's message in messages mode.
+func titleOf(i int) string   { return benchTitle + " " + userOf(i) }
+func contentOf(i int) string { return "A message of its own for user " + strconv.Itoa(i) + "." }
+
+// pushAll pushes one message to every user in the mode's requests,
+// request r through node r mod len(nodes), and returns the accept
+// latencies and when the first request started.
+func pushAll(ctx context.Context, mode Mode, nodes []*client.Client, users, workers int) (Accept, time.Time, error) {
+	per := mode.perRequest(users)
+	requests := mode.requests(users)
+	latencies := make([]time.Duration, requests)
+	start := time.Now()
+	err := forEach(ctx, requests, workers, func(ctx context.Context, r int) error {
+		from, to := r*per, min(users, (r+1)*per)
+		t := time.Now()
+		err := pushRange(ctx, mode, nodes[r%len(nodes)], from, to)
+		latencies[r] = time.Since(t)
+		if err != nil {
+			return fmt.Errorf("bench: push request %d (%s): %w", r, mode.Endpoint(), err)
+		}
+		return nil
+	})
+	acc := summarize(latencies, min(workers, requests))
+	acc.UsersPerRequest, acc.Endpoint = per, mode.Endpoint()
+	return acc, start, err
+}
+
+// pushRange sends the one request of mode that reaches users from to to
+// (every user in all mode).
+func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int) error {
+	var err error
+	switch mode {
+	case ModeUsers:
+		ids := make([]any, 0, to-from)
+		for i := from; i < to; i++ {
+			ids = append(ids, userOf(i))
+		}
+		_, err = c.PushUsers(ctx, client.PushUsersRequest{UserIDs: ids, Title: benchTitle, Content: benchContent})
+	case ModeMessages:
+		msgs := make([]client.Message, 0, to-from)
+		for i := from; i < to; i++ {
+			msgs = append(msgs, client.Message{UserID: userOf(i), Title: titleOf(i), Content: contentOf(i)})
+		}
+		_, err = c.PushMessages(ctx, client.PushMessagesRequest{Messages: msgs})
+	case ModeAll:
+		_, err = c.PushAll(ctx, client.PushAllRequest{Title: benchTitle, Content: benchContent})
+	default:
+		err = fmt.Errorf("bench: unknown mode %q", mode)
+	}
+	return err
+}

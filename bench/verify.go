@@ -1,0 +1,60 @@
+package bench
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+
+	"github.com/heraldpush/herald/fcm/emulator"
+)
+
+// checkDeliveries counts into d the users the emulator has a message for
+// and the messages beyond one per user, and checks that each user's first
+// message is the one the mode sent it: the run's message, or in messages
+// mode the user's own title and content. It runs after the timing.
+func checkDeliveries(emu *emulator.Emulator, mode Mode, users int, d *Delivery) error {
+	var wrong []error
+	for i := range users {
+		msgs := emu.Messages(tokenOf(i))
+		if len(msgs) == 0 {
+			continue
+		}
+		d.UsersReached++
+		d.Duplicates += len(msgs) - 1
+		if len(wrong) < 3 {
+			if err := checkMessage(msgs[0].Message, mode, i); err != nil {
+				wrong = append(wrong, err)
+			}
+		}
+	}
+	if err := errors.Join(wrong...); err != nil {
+		return fmt.Errorf("bench: wrong message at the emulator: %w", err)
+	}
+	if d.UsersReached != users {
+		return fmt.Errorf("bench: the emulator has messages for %d of %d users", d.UsersReached, users)
+	}
+	return nil
+}
+
+// checkMessage checks the FCM message user i got.
+func checkMessage(raw []byte, mode Mode, i int) error {
+	var m struct {
+		Token        string `json:"token"`
+		Notification struct {
+			Title string `json:"title"`
+			Body  string `json:"body"`
+		} `json:"notification"`
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		return fmt.Errorf("user %d: %w", i, err)
+	}
+	title, content := benchTitle, benchContent
+	if mode == ModeMessages {
+		title, content = titleOf(i), contentOf(i)
+	}
+	if m.Token != tokenOf(i) || m.Notification.Title != title || m.Notification.Body != content {
+		return fmt.Errorf("user %d: got token %q, %q / %q, want %q, %q / %q",
+			i, m.Token, m.Notification.Title, m.Notification.Body, tokenOf(i), title, content)
+	}
+	return nil
+}
