@@ -20,6 +20,8 @@ import (
 	"io"
 	"runtime"
 	"time"
+
+	"github.com/heraldpush/herald"
 )
 
 // Server is a running Herald server the harness talks to.
@@ -54,6 +56,10 @@ type Options struct {
 	Users int
 	// Mode is how the users are pushed to (default ModeUsers).
 	Mode Mode
+	// SendRatePerMinute is the bench app's send rate (default
+	// herald.MaxSendRatePerMinute, so that the run measures Herald and not
+	// the pacing to FCM's quota, an app's default of 10,000 a second).
+	SendRatePerMinute int
 	// Latency is the emulator's added delay per send.
 	Latency time.Duration
 	// Streams is the number of concurrent sends of the ceiling client
@@ -80,6 +86,9 @@ func (o *Options) defaults() error {
 	}
 	if o.Mode == "" {
 		o.Mode = ModeUsers
+	}
+	if o.SendRatePerMinute == 0 {
+		o.SendRatePerMinute = herald.MaxSendRatePerMinute
 	}
 	if o.Streams == 0 {
 		o.Streams = 500
@@ -174,11 +183,11 @@ type runner struct {
 // serverPhase sets up the app, registers the users, pushes to them and
 // waits for the emulator to have every message.
 func (r *runner) serverPhase(ctx context.Context) error {
-	app, err := setUp(ctx, r.srv, r.emu.url)
+	app, err := setUp(ctx, r.srv, r.emu.url, r.opts.SendRatePerMinute)
 	if err != nil {
 		return err
 	}
-	r.app = app
+	r.app, r.res.SendRatePerMinute = app, app.sendRate
 	fmt.Fprintf(r.opts.Progress, "bench: registering %d users (%d workers)\n", r.opts.Users, r.opts.RegisterWorkers)
 	reg, err := register(ctx, app.clients, r.opts.Users, r.opts.RegisterWorkers)
 	r.res.Register = reg

@@ -14,8 +14,11 @@ type Result struct {
 	// Mode is how the users were pushed to: "users", "messages" or "all".
 	Mode              string  `json:"mode"`
 	EmulatorLatencyMS float64 `json:"emulatorLatencyMs"`
-	GOMAXPROCS        int     `json:"gomaxprocs"`
-	NumCPU            int     `json:"numCpu"`
+	// SendRatePerMinute is the bench app's send rate as the server
+	// answered it when the app was made.
+	SendRatePerMinute int `json:"sendRatePerMinute"`
+	GOMAXPROCS        int `json:"gomaxprocs"`
+	NumCPU            int `json:"numCpu"`
 	// Engine is the server's store ("sqlite" or "postgres"); Nodes the
 	// number of `herald serve` processes, 0 when the server ran inside
 	// the bench process.
@@ -109,8 +112,8 @@ const (
 // WriteText writes the result for people.
 func (r Result) WriteText(w io.Writer) error {
 	var b bytes.Buffer
-	fmt.Fprintf(&b, "herald bench: %d users, mode %s, emulator latency %gms, GOMAXPROCS %d (%d CPUs), %s\n",
-		r.Users, r.Mode, r.EmulatorLatencyMS, r.GOMAXPROCS, r.NumCPU, r.serverShape())
+	fmt.Fprintf(&b, "herald bench: %d users, mode %s, emulator latency %gms, app send rate %d/min, GOMAXPROCS %d (%d CPUs), %s\n",
+		r.Users, r.Mode, r.EmulatorLatencyMS, r.SendRatePerMinute, r.GOMAXPROCS, r.NumCPU, r.serverShape())
 	fmt.Fprintf(&b, "  register   %d users in %.2fs: %.0f/s (%d workers, SDK API)\n", r.Users, r.Register.Seconds, r.Register.PerSecond, r.Register.Workers)
 	r.writeAccept(&b)
 	fmt.Fprintf(&b, "  deliver    %d messages (%d rejected) in %.2fs: %.0f deliveries/s (first request to last message at the emulator)\n",

@@ -11,7 +11,6 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 )
@@ -49,23 +48,25 @@ type benchApp struct {
 	id      string
 	clients []*client.Client // one per node
 	account []byte           // its service-account file
+	// sendRate is its send rate per minute as the server answered it.
+	sendRate int
 }
 
 // benchProject is the FCM project of the bench app's service account.
 const benchProject = "herald-bench"
 
-// setUp creates a business-tier app through the admin API and gives it a
-// service account whose token endpoint is the emulator's.
-func setUp(ctx context.Context, srv Server, emuURL string) (benchApp, error) {
+// setUp creates a business-tier app with sendRate (per minute) through the
+// admin API and gives it a service account whose token endpoint is the
+// emulator's.
+func setUp(ctx context.Context, srv Server, emuURL string, sendRate int) (benchApp, error) {
 	admin := adminClient{base: srv.AdminURL, token: srv.AdminToken, hc: &http.Client{Timeout: 30 * time.Second}}
 	var created struct {
 		AppID     string `json:"appId"`
 		APIKey    string `json:"apiKey"`
 		SecretKey string `json:"secretKey"`
+		SendRate  int    `json:"sendRatePerMinute"`
 	}
-	// The highest send rate, so that the bench measures Herald, not the
-	// pacing to FCM's quota (the default rate, 10,000 a second).
-	body, _ := json.Marshal(map[string]any{"name": "bench", "tier": "business", "sendRatePerMinute": herald.MaxSendRatePerMinute})
+	body, _ := json.Marshal(map[string]any{"name": "bench", "tier": "business", "sendRatePerMinute": sendRate})
 	if err := admin.do(ctx, http.MethodPost, "/admin/v1/apps", body, http.StatusCreated, &created); err != nil {
 		return benchApp{}, err
 	}
@@ -76,7 +77,7 @@ func setUp(ctx context.Context, srv Server, emuURL string) (benchApp, error) {
 	if err := admin.do(ctx, http.MethodPut, "/admin/v1/apps/"+created.AppID+"/fcm-credentials", account, http.StatusOK, nil); err != nil {
 		return benchApp{}, err
 	}
-	app := benchApp{id: created.AppID, account: account}
+	app := benchApp{id: created.AppID, account: account, sendRate: created.SendRate}
 	for _, u := range srv.nodes() {
 		app.clients = append(app.clients, client.New(u, created.APIKey, created.SecretKey, nil))
 	}

@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 
+	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/bench"
 )
 
@@ -28,6 +29,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	users := fs.Int("users", 100000, "users to register and push to, one token each")
 	latency := fs.Duration("latency", 0, "delay the emulator adds to every send")
 	mode := fs.String("mode", string(bench.ModeUsers), "how to push: users (500-user requests), messages (200-message requests), all (one all-users push)")
+	sendRate := fs.Int("send-rate", herald.MaxSendRatePerMinute, "the bench app's send rate per minute (default the most an app may have, so that pacing to FCM's quota does not limit the run; an app's default is 600000)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	streams := fs.Int("concurrency", 500, "concurrent sends of the ceiling client (the server's: 50 per chunk × 10 workers)")
 	registerWorkers := fs.Int("register-workers", 32, "concurrent SDK registrations")
@@ -46,7 +48,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		return cmd.explain(err)
 	}
 	opts := bench.Options{
-		Users: *users, Mode: m, Latency: *latency, Streams: *streams,
+		Users: *users, Mode: m, SendRatePerMinute: *sendRate, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
@@ -155,6 +156,9 @@ func (b benchJSON) checkFigures(users, requests, processes int) {
 	b.str("benchProcess", "scope")
 	b.str("ceiling", "client")
 	b.str("accept", "endpoint")
+	if got := b.num("sendRatePerMinute"); got != herald.MaxSendRatePerMinute {
+		t.Errorf("sendRatePerMinute: got %v, want the most an app may have, %d", got, herald.MaxSendRatePerMinute)
+	}
 }
 
 // checkShape checks the run's mode, engine and where its server ran.
