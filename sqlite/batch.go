@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 
 	"github.com/heraldpush/herald"
@@ -76,6 +77,14 @@ func (b *batch) leadOne(db *DB) {
 	// The writer is waited for whatever the leader's caller does: others
 	// wait on this leader. The wait is bounded by the transactions ahead.
 	_ = db.gate.enter(ctx, false) // fails only when ctx ends, and it never does
+	if b.alone() {
+		// Requests already running on this process (read, about to
+		// queue) join the batch if let run first: after a batch's
+		// answers, the first request back would otherwise commit alone
+		// while the rest wait for the next. With nothing else to run,
+		// this returns at once.
+		runtime.Gosched()
+	}
 	b.mu.Lock()
 	n := min(len(b.queue), maxBatch)
 	ops := append([]*batchOp(nil), b.queue[:n]...)
@@ -92,6 +101,13 @@ func (b *batch) leadOne(db *DB) {
 	} else {
 		b.leading = false
 	}
+}
+
+// alone reports whether the leader's transaction is the only one queued.
+func (b *batch) alone() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return len(b.queue) == 1
 }
 
 // commitBatch runs ops in one transaction on the writer (whose turn the
