@@ -29,7 +29,7 @@ func (c *chunk) sendRows(ctx context.Context, ds []herald.Delivery) chunkResult 
 		if step = c.paced(ctx, min(c.s.cfg.Concurrency, len(ds)-start), &res); step == 0 {
 			return res
 		}
-		wave, err := c.judge(ctx, ds[start:start+step])
+		wave, err := c.judge(ctx, ds[start:start+step], true)
 		if err != nil || wave == nil {
 			c.unpaced(step)
 			res.err, res.stopped = err, err == nil

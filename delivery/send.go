@@ -190,23 +190,37 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 // the user's is not sent (NO_TOKEN); consent and the night window are
 // judged on the device now. It returns nil when the push is no longer
 // sending.
-func (c *chunk) judge(ctx context.Context, ds []herald.Delivery) ([]send, error) {
+//
+// Unless verify is set, a wave without advertising is judged as planned,
+// without reading the devices: consent does not apply to it, and the
+// write that marks it in flight checks every target's device against its
+// token and owner (see herald.DeliveryStore.AdvanceChunk), so a device
+// that changed is never sent to; the caller judges what the check refused
+// again with verify set, which resolves it (refresh, reinstall, NO_TOKEN).
+func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([]send, error) {
 	status, err := c.s.cfg.Store.PushStatus(ctx, c.push.ID)
 	if err != nil || status != herald.StatusSending {
 		return nil, err
 	}
-	r, err := c.resolver(ctx, ds)
-	if err != nil {
-		return nil, err
+	marketing := make([]bool, len(ds))
+	for i, d := range ds {
+		marketing[i] = c.push.Marketing
+		if c.recipients != nil {
+			marketing[i] = c.push.MarketingFor(c.recipients[d.RecipientIdx])
+		}
+		verify = verify || marketing[i]
+	}
+	r := resolver{asPlanned: !verify}
+	if verify {
+		if r, err = c.resolver(ctx, ds); err != nil {
+			return nil, err
+		}
 	}
 	night := herald.IsNight(c.s.cfg.Now(), c.loc)
 	wave := make([]send, len(ds))
 	for i, d := range ds {
 		o := herald.Outcome{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token}
-		marketing := c.push.Marketing
-		if c.recipients != nil {
-			marketing = c.push.MarketingFor(c.recipients[d.RecipientIdx])
-		}
+		marketing := marketing[i]
 		dev, ok := r.resolve(d)
 		switch {
 		case !ok:
@@ -250,6 +264,9 @@ func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, e
 
 // resolver finds the device a delivery planned at fan-out goes to now.
 type resolver struct {
+	// asPlanned: each delivery goes to the device and token it was
+	// planned with, as the guarded write will check (see judge).
+	asPlanned bool
 	// personal: the push names its users (users, messages), so a device
 	// must still be mapped to the delivery's user. A topic, all-users or
 	// token push (herald.PushKind.Targeted) goes to the device itself,
@@ -266,6 +283,9 @@ type resolver struct {
 // app reinstalled: same token, new device id). No other delivery of the
 // push can be going to such a device, so nothing is sent twice.
 func (r resolver) resolve(d herald.Delivery) (herald.Device, bool) {
+	if r.asPlanned {
+		return herald.Device{ID: d.DeviceID, Token: d.Token, TokenUpdatedAt: d.TokenUpdatedAt}, true
+	}
 	if !r.personal {
 		dev, ok := r.byID[d.DeviceID]
 		return dev, ok

@@ -55,6 +55,8 @@ type window struct {
 	out                           int // sends on their way
 	todo, done                    chan int
 	stop                          bool
+	// verify: judge on the devices read now, not as planned (see judge).
+	verify bool
 }
 
 func (w *window) run(ctx context.Context, res *chunkResult) {
@@ -104,7 +106,7 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 		w.stop = true
 		return
 	}
-	wave, err := c.judge(ctx, w.slots[w.next:w.next+n])
+	wave, err := c.judge(ctx, w.slots[w.next:w.next+n], w.verify)
 	if err != nil || wave == nil {
 		c.unpaced(n)
 		res.err, res.stopped, w.stop = err, err == nil, true
@@ -140,7 +142,13 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	}
 	w.next += k
 	w.forward()
-	if k < n {
+	switch {
+	case k == n:
+	case !w.verify:
+		// A device changed since the fan-out: the rest of the run judges
+		// on the devices as they are now.
+		w.verify = true
+	default:
 		// A device changed between judge and mark: the rest is judged
 		// again after a short pause.
 		res.retryIn, w.stop = max(res.retryIn, time.Second), true

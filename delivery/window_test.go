@@ -21,6 +21,7 @@ type chunkStore struct {
 	steps []herald.ChunkStep
 	settled, marked,
 	markLimit int
+	reads int // of devices
 }
 
 func (s *chunkStore) PushStatus(context.Context, string) (herald.PushStatus, error) {
@@ -28,6 +29,9 @@ func (s *chunkStore) PushStatus(context.Context, string) (herald.PushStatus, err
 }
 
 func (s *chunkStore) DevicesOfUsers(_ context.Context, _ string, users []string) (map[string][]herald.Device, error) {
+	s.mu.Lock()
+	s.reads++
+	s.mu.Unlock()
 	out := map[string][]herald.Device{}
 	for _, u := range users {
 		n := strings.TrimPrefix(u, "u")
@@ -79,7 +83,7 @@ func slots(n int) []herald.Delivery {
 	ds := make([]herald.Delivery, n)
 	for i := range ds {
 		ds[i] = herald.Delivery{Seq: i, UserID: fmt.Sprint("u", i), DeviceID: fmt.Sprint("d", i), Token: fmt.Sprint("t", i),
-			State: herald.DeliveryPending}
+			TokenUpdatedAt: time.Now(), State: herald.DeliveryPending}
 	}
 	return ds
 }
@@ -183,6 +187,37 @@ func TestWindowDeviceChanged(t *testing.T) {
 	}
 	if res.retryIn < time.Second || store.settled != 2 {
 		t.Errorf("got retry in %v, settled %d; want a pause and the two settled", res.retryIn, store.settled)
+	}
+}
+
+// TestWindowJudgedAsPlanned: a push without advertising is judged as
+// planned, its devices not read, until the guarded write refuses a target;
+// from then on the run reads them. Advertising is always judged on the
+// devices now (consent).
+func TestWindowJudgedAsPlanned(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name      string
+		title     string
+		markLimit int
+		wantReads bool
+	}{
+		{"Plain", "hello", 10, false},
+		{"PlainDeviceChanged", "hello", 4, true},
+		{"Advertising", "(광고) sale", 10, true},
+	} {
+		store := &chunkStore{markLimit: tt.markLimit}
+		c := newChunk(store, &blockingSender{}, 4)
+		c.push.Content.Title = tt.title
+		c.push.Marketing = herald.IsMarketingTitle(tt.title)
+		var res chunkResult
+		c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+		if got := store.reads > 0; got != tt.wantReads {
+			t.Errorf("%s: got %d reads of devices, want any: %v", tt.name, store.reads, tt.wantReads)
+		}
+		if store.marked != tt.markLimit {
+			t.Errorf("%s: marked %d, want %d", tt.name, store.marked, tt.markLimit)
+		}
 	}
 }
 
