@@ -91,3 +91,26 @@ func BenchmarkPatchMarketing(b *testing.B) {
 	b.ReportMetric(pct(0.50), "p50-ms")
 	b.ReportMetric(pct(0.99), "p99-ms")
 }
+
+// BenchmarkPushMessagesAccept measures what accepting a 200-message
+// request costs the Server API itself (reading, checking and decoding the
+// body), the store a fake.
+func BenchmarkPushMessagesAccept(b *testing.B) {
+	a := newFakeAPI()
+	var body bytes.Buffer
+	body.WriteString(`{"messages":[`)
+	for i := range 200 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `{"userId":"user-%d","title":"Hello user %d","content":"Your order %d has shipped and is on its way."}`, i, i, i)
+	}
+	body.WriteString(`]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := a.do("POST", "/api/push/v2/messages", body.String()); res.Status != http.StatusOK {
+			b.Fatalf("got %d %s", res.Status, res.Body)
+		}
+		a.take()
+	}
+}

@@ -51,7 +51,14 @@ type object struct {
 	// all lists every object of the body, for check; nil when unknown
 	// members are ignored (the SDK API: apps in the field outlive server
 	// versions).
-	all *[]object
+	all *objects
+}
+
+// objects are the objects of a body, in the order they were read, and
+// each one's index by prefix.
+type objects struct {
+	list []object
+	at   map[string]int
 }
 
 // parseObject decodes body as one JSON object whose unknown members are
@@ -59,7 +66,7 @@ type object struct {
 func parseObject(body []byte) (object, *[]herald.Detail) {
 	o, details := parseLenient(body)
 	if o.members != nil {
-		o.all = &[]object{o}
+		o.all = &objects{list: []object{o}, at: map[string]int{"": 0}}
 	}
 	return o, details
 }
@@ -88,16 +95,16 @@ func parseLenient(body []byte) (object, *[]herald.Detail) {
 
 // nested makes the object m found at field, read under the same rules as o.
 func (o object) nested(field string, m map[string]json.RawMessage) object {
+	prefix := field + "."
 	if o.all != nil {
-		for _, n := range *o.all {
-			if n.prefix == field+"." {
-				return n // read twice: one record of what was read
-			}
+		if i, ok := o.all.at[prefix]; ok {
+			return o.all.list[i] // read twice: one record of what was read
 		}
 	}
-	n := object{prefix: field + ".", members: m, read: map[string]bool{}, details: o.details, all: o.all}
+	n := object{prefix: prefix, members: m, read: map[string]bool{}, details: o.details, all: o.all}
 	if o.all != nil {
-		*o.all = append(*o.all, n)
+		o.all.at[prefix] = len(o.all.list)
+		o.all.list = append(o.all.list, n)
 	}
 	return n
 }
@@ -117,7 +124,7 @@ func (o object) element(field string, raw json.RawMessage) (object, bool) {
 // returns the 400 for all recorded problems, or nil when there are none.
 func (o object) check() error {
 	if o.all != nil {
-		for _, n := range *o.all {
+		for _, n := range o.all.list {
 			for _, name := range slices.Sorted(maps.Keys(n.members)) {
 				if !n.read[name] {
 					n.fail(name, "unknown field")
@@ -187,8 +194,8 @@ func (o object) str(name string, required bool, maxLen int) (string, bool) {
 		}
 		return "", false
 	}
-	var s string
-	if bytes.TrimSpace(v)[0] != '"' || json.Unmarshal(v, &s) != nil {
+	s, ok := jsonString(v)
+	if !ok {
 		o.fail(name, "must be a string")
 		return "", false
 	}
@@ -201,6 +208,22 @@ func (o object) str(name string, required bool, maxLen int) (string, bool) {
 		return "", false
 	}
 	return s, true
+}
+
+// jsonString decodes the JSON value v, a member of a body already decoded
+// (so valid JSON, its text checked by herald.TextProblems), when it is a
+// string. One without escapes is its bytes between the quotes, taken
+// without decoding it again.
+func jsonString(v json.RawMessage) (string, bool) {
+	t := bytes.TrimSpace(v)
+	if len(t) < 2 || t[0] != '"' {
+		return "", false
+	}
+	if bytes.IndexByte(t, '\\') < 0 {
+		return string(t[1 : len(t)-1]), true
+	}
+	var s string
+	return s, json.Unmarshal(t, &s) == nil
 }
 
 // userID reads a required userId given as a string or an integer.
