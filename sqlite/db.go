@@ -52,7 +52,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	w, err := sql.Open("sqlite", "file:"+pathEscape(path)+"?"+common+"&_txlock=immediate")
+	w, err := openKeeping("file:" + pathEscape(path) + "?" + common + "&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}
@@ -63,7 +63,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		w.Close()
 		return nil, fmt.Errorf("open %s: %w", path, err)
 	}
-	r, err := sql.Open("sqlite", "file:"+pathEscape(path)+"?"+common+"&_pragma=query_only(1)")
+	r, err := openKeeping("file:" + pathEscape(path) + "?" + common + "&_pragma=query_only(1)")
 	if err != nil {
 		w.Close()
 		return nil, err

@@ -1,0 +1,113 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+	"path/filepath"
+	"testing"
+)
+
+// keptOn returns the statements the pool's one connection keeps.
+func keptOn(t *testing.T, db *sql.DB) map[string]*keptStmt {
+	t.Helper()
+	c, err := db.Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var kept map[string]*keptStmt
+	if err := c.Raw(func(dc any) error { kept = dc.(*keepingConn).kept; return nil }); err != nil {
+		t.Fatal(err)
+	}
+	return kept
+}
+
+func TestKeepingConn(t *testing.T) {
+	ctx := context.Background()
+	db, err := openKeeping("file:" + pathEscape(filepath.Join(t.TempDir(), "k.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b')`); err != nil {
+		t.Fatal(err)
+	}
+	if n := len(keptOn(t, db)); n != 0 {
+		t.Errorf("after a script: %d kept, want none (only queries returning rows are kept)", n)
+	}
+	const q = `SELECT v FROM t WHERE id >= ? ORDER BY id`
+	read := func(from int) []string {
+		t.Helper()
+		rows, err := db.QueryContext(ctx, q, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		var out []string
+		for rows.Next() {
+			var v string
+			rows.Scan(&v)
+			out = append(out, v)
+		}
+		return out
+	}
+	for range 3 {
+		if got := fmt.Sprint(read(1)); got != "[a b]" {
+			t.Fatalf("got %s, want [a b]", got)
+		}
+	}
+	if kept := keptOn(t, db); len(kept) != 1 || kept[q] == nil || kept[q].busy {
+		t.Errorf("kept %v, want the query once, not busy", kept)
+	}
+
+	t.Run("SameQueryWhileItsRowsAreOpen", func(t *testing.T) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		outer, err := tx.QueryContext(ctx, q, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for outer.Next() {
+			var v, inner string
+			outer.Scan(&v)
+			if err := tx.QueryRowContext(ctx, q, 2).Scan(&inner); err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, v+inner)
+		}
+		outer.Close()
+		if fmt.Sprint(got) != "[ab bb]" {
+			t.Errorf("got %v, want [ab bb]", got)
+		}
+	})
+
+	t.Run("SchemaChanged", func(t *testing.T) {
+		if _, err := db.ExecContext(ctx, `ALTER TABLE t ADD COLUMN w TEXT NOT NULL DEFAULT 'x'`); err != nil {
+			t.Fatal(err)
+		}
+		if got := fmt.Sprint(read(2)); got != "[b]" {
+			t.Errorf("after ALTER: got %s, want [b]", got)
+		}
+	})
+
+	t.Run("MoreQueriesThanKept", func(t *testing.T) {
+		for i := range maxKeptPerConn + 10 {
+			var n int
+			if err := db.QueryRowContext(ctx, fmt.Sprintf(`SELECT %d + count(*) FROM t`, i)).Scan(&n); err != nil || n != i+2 {
+				t.Fatalf("query %d: got (%d, %v), want %d", i, n, err, i+2)
+			}
+		}
+		if n := len(keptOn(t, db)); n > maxKeptPerConn {
+			t.Errorf("%d kept, want at most %d", n, maxKeptPerConn)
+		}
+		if got := fmt.Sprint(read(1)); got != "[a b]" {
+			t.Errorf("got %s, want [a b]", got)
+		}
+	})
+}
