@@ -1,11 +1,18 @@
 // Package metrics exposes Herald's Prometheus metrics: HTTP requests per
-// listener and route, FCM send outcomes, and River's jobs by kind and state.
+// listener and route, FCM send outcomes, the build, and River's jobs by
+// kind and state.
+//
+// Counters are present at zero from the start, so a rate() over them is
+// defined before the first event. The job metrics are read from the
+// database every node shares: they are cluster-wide, the same on every
+// node, and an alert takes their max over nodes, never their sum.
 package metrics
 
 import (
 	"context"
 	"database/sql"
 	"net/http"
+	"runtime"
 	"strconv"
 	"time"
 
@@ -22,9 +29,14 @@ type Metrics struct {
 	sends    *prometheus.CounterVec
 }
 
-// New registers Herald's collectors; jobsDB, when not nil, is queried at
-// scrape time for River's job counts.
-func New(jobsDB *sql.DB) *Metrics {
+// sendOutcomes are the outcomes herald_fcm_sends_total counts, each
+// present at zero from the start.
+var sendOutcomes = []string{"sent", "retry", "failed", "undeliverable"}
+
+// New registers Herald's collectors; version and revision name the build
+// in herald_build_info; jobsDB, when not nil, is queried at scrape time for
+// River's job counts.
+func New(jobsDB *sql.DB, version, revision string) *Metrics {
 	m := &Metrics{
 		registry: prometheus.NewRegistry(),
 		requests: prometheus.NewHistogramVec(prometheus.HistogramOpts{
@@ -37,10 +49,24 @@ func New(jobsDB *sql.DB) *Metrics {
 			Help: "FCM sends by outcome (sent, retry, failed, undeliverable).",
 		}, []string{"outcome"}),
 	}
-	m.registry.MustRegister(m.requests, m.sends, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, o := range sendOutcomes {
+		m.sends.WithLabelValues(o)
+	}
+	build := prometheus.NewGauge(prometheus.GaugeOpts{
+		Name:        "herald_build_info",
+		Help:        "Always 1; the labels name the running build.",
+		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
+	})
+	build.Set(1)
+	m.registry.MustRegister(m.requests, m.sends, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if jobsDB != nil {
-		m.registry.MustRegister(&jobCollector{db: jobsDB, desc: prometheus.NewDesc("herald_jobs",
-			"River jobs by kind and state.", []string{"kind", "state"}, nil)})
+		m.registry.MustRegister(&jobCollector{db: jobsDB,
+			jobs: prometheus.NewDesc("herald_jobs",
+				"River jobs by kind and state, in the whole cluster (the same on every node: take the max over nodes).",
+				[]string{"kind", "state"}, nil),
+			backlog: prometheus.NewDesc("herald_job_backlog",
+				"Jobs ready to run and not yet taken, in the whole cluster (the same on every node: take the max over nodes).",
+				nil, nil)})
 	}
 	return m
 }
@@ -63,28 +89,41 @@ func (m *Metrics) Observer(listener string) func(method, route string, status in
 
 // jobCollector counts River's jobs at scrape time.
 type jobCollector struct {
-	db   *sql.DB
-	desc *prometheus.Desc
+	db            *sql.DB
+	jobs, backlog *prometheus.Desc
 }
 
-func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.desc }
+func (c *jobCollector) Describe(ch chan<- *prometheus.Desc) { ch <- c.jobs; ch <- c.backlog }
 
+// Collect reads the counts in one query. The backlog is the jobs in state
+// available: River moves a scheduled or retryable job there when it is
+// due, so it counts work waiting for a worker, not work waiting for its time.
 func (c *jobCollector) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	rows, err := c.db.QueryContext(ctx, `SELECT kind, state, COUNT(*) FROM river_job GROUP BY kind, state`)
 	if err != nil {
-		ch <- prometheus.NewInvalidMetric(c.desc, err)
+		ch <- prometheus.NewInvalidMetric(c.jobs, err)
+		ch <- prometheus.NewInvalidMetric(c.backlog, err)
 		return
 	}
 	defer rows.Close()
+	var backlog float64
 	for rows.Next() {
 		var kind, state string
 		var n float64
 		if err := rows.Scan(&kind, &state, &n); err != nil {
-			ch <- prometheus.NewInvalidMetric(c.desc, err)
+			ch <- prometheus.NewInvalidMetric(c.jobs, err)
 			return
 		}
-		ch <- prometheus.MustNewConstMetric(c.desc, prometheus.GaugeValue, n, kind, state)
+		if state == "available" {
+			backlog += n
+		}
+		ch <- prometheus.MustNewConstMetric(c.jobs, prometheus.GaugeValue, n, kind, state)
 	}
+	if err := rows.Err(); err != nil {
+		ch <- prometheus.NewInvalidMetric(c.backlog, err)
+		return
+	}
+	ch <- prometheus.MustNewConstMetric(c.backlog, prometheus.GaugeValue, backlog)
 }

@@ -11,7 +11,7 @@ import (
 
 // requestInfo is filled in while a request is handled, so the log line
 // written after it can name the app the request authenticated as.
-type requestInfo struct{ appID, route string }
+type requestInfo struct{ appID, route, code string }
 
 type infoKey struct{}
 
@@ -19,6 +19,14 @@ type infoKey struct{}
 func SetAppID(ctx context.Context, appID string) {
 	if ri, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
 		ri.appID = appID
+	}
+}
+
+// setCode records the error code a request was answered with, for its
+// log line.
+func setCode(ctx context.Context, code string) {
+	if ri, ok := ctx.Value(infoKey{}).(*requestInfo); ok {
+		ri.code = code
 	}
 }
 
@@ -52,7 +60,7 @@ func setRoute(ctx context.Context, route string) {
 }
 
 // Logged writes one log line per request: request id, method, path, app id,
-// status and latency, and tells observe (when not nil). Headers and bodies,
+// status, latency and, for an error answer, its code, and tells observe (when not nil). Headers and bodies,
 // which carry keys and secrets, are never logged.
 func Logged(l *slog.Logger, observe Observer, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -79,9 +87,12 @@ func Logged(l *slog.Logger, observe Observer, next http.Handler) http.Handler {
 			}
 			observe(r.Method, route, rec.status, time.Since(start))
 		}
-		rl.LogAttrs(ctx, slog.LevelInfo, "request",
-			slog.String("method", r.Method), slog.String("path", r.URL.Path),
+		attrs := []slog.Attr{slog.String("method", r.Method), slog.String("path", r.URL.Path),
 			slog.String("appId", ri.appID), slog.Int("status", rec.status),
-			slog.Duration("latency", time.Since(start)))
+			slog.Duration("latency", time.Since(start))}
+		if ri.code != "" {
+			attrs = append(attrs, slog.String("code", ri.code))
+		}
+		rl.LogAttrs(ctx, slog.LevelInfo, "request", attrs...)
 	})
 }

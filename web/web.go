@@ -35,6 +35,7 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		logger(r.Context()).ErrorContext(r.Context(), "internal error", "err", err)
 		e = herald.ErrInternal
 	}
+	setCode(r.Context(), e.Code)
 	JSON(w, e.Status, errorBody{StatusCode: e.Status, Path: r.URL.Path, Code: e.Code, Message: e.Message, Details: e.Details})
 }
 

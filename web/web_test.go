@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -44,6 +45,41 @@ func TestErrorLogging(t *testing.T) {
 			}
 			if !strings.Contains(logs.String(), tt.wantLevel) {
 				t.Errorf("log: got %q, want %s", logs.String(), tt.wantLevel)
+			}
+		})
+	}
+}
+
+// TestRequestLogNamesErrorCode: the request log line of an error answer
+// carries its code; a success's line has none.
+func TestRequestLogNamesErrorCode(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name     string
+		handler  http.HandlerFunc
+		wantCode string
+	}{
+		{"ClientError", func(w http.ResponseWriter, r *http.Request) { web.Error(w, r, herald.ErrBadSecretKey) }, "code=ERR-AB-SGK-13"},
+		{"NotFound", nil, "code=ERR-AB-NTF-00"},
+		{"OK", func(w http.ResponseWriter, r *http.Request) { web.JSON(w, http.StatusOK, "fine") }, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var logs bytes.Buffer
+			mux := http.NewServeMux()
+			if tt.handler != nil {
+				mux.Handle("/x", tt.handler)
+			}
+			h := web.Logged(slog.New(slog.NewTextHandler(&logs, nil)), nil, web.Mux(mux))
+			h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/x", nil))
+			line := logs.String()
+			if !strings.Contains(line, "msg=request") {
+				t.Fatalf("log: got %q, want a request line", line)
+			}
+			if tt.wantCode == "" && strings.Contains(line, "code=") {
+				t.Errorf("log: got %q, want no code on a success", line)
+			}
+			if tt.wantCode != "" && !strings.Contains(line, tt.wantCode) {
+				t.Errorf("log: got %q, want %s", line, tt.wantCode)
 			}
 		})
 	}

@@ -254,9 +254,32 @@ func (c *config) loggerAt(w io.Writer, level slog.Level) *slog.Logger {
 	}
 	opts := &slog.HandlerOptions{Level: level}
 	if c.LogFormat == "json" {
+		opts.ReplaceAttr = durationsInMilliseconds
 		return slog.New(slog.NewJSONHandler(w, opts))
 	}
 	return slog.New(slog.NewTextHandler(w, opts))
+}
+
+// durationsInMilliseconds writes a duration in JSON logs as a number of
+// milliseconds (fractions kept), the unit docs/operations.md gives, instead
+// of slog's integer nanoseconds.
+func durationsInMilliseconds(_ []string, a slog.Attr) slog.Attr {
+	if a.Value.Kind() == slog.KindDuration {
+		return slog.Float64(a.Key, float64(a.Value.Duration())/float64(time.Millisecond))
+	}
+	return a
+}
+
+// announce prints a line of the service's start (its listeners, a
+// generated admin token) on stdout: as text, or with --log-format json as
+// one JSON object like the log lines, so that a log collector reading
+// stdout parses every line.
+func (c *config) announce(stdout io.Writer, text, msg string, attrs ...any) {
+	if c.LogFormat != "json" {
+		fmt.Fprintln(stdout, text)
+		return
+	}
+	slog.New(slog.NewJSONHandler(stdout, nil)).Info(msg, attrs...)
 }
 
 // secretFile returns the content of name in the data dir, creating it with

@@ -63,7 +63,8 @@ func runServe(ctx context.Context, args []string, getenv func(string) string, st
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "herald: public API on %s, admin on %s\n", svc.PublicURL, svc.AdminURL)
+	cfg.announce(stdout, fmt.Sprintf("herald: public API on %s, admin on %s", svc.PublicURL, svc.AdminURL),
+		"listening", "public", svc.PublicURL, "admin", svc.AdminURL)
 	if cfg.Demo {
 		if err := setUpDemo(ctx, svc, stdout); err != nil {
 			return errors.Join(fmt.Errorf("demo: %w", err), svc.shutdown())
@@ -119,7 +120,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	if err != nil {
 		return nil, s.fail(err)
 	}
-	m := metrics.New(s.jobsDB())
+	v, commit, _ := buildInfo()
+	m := metrics.New(s.jobsDB(), v, commit)
 	pushes := delivery.New(delivery.Config{
 		Observe:    m.Send,
 		Store:      s.store,
@@ -159,7 +161,9 @@ func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.Master
 		return nil, err
 	}
 	if created {
-		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(s.cfg.DataDir, "admin-token"), token)
+		file := filepath.Join(s.cfg.DataDir, "admin-token")
+		s.cfg.announce(stdout, fmt.Sprintf("herald: generated admin token (saved in %s, shown once): %s", file, token),
+			"generated admin token (shown once)", "file", file, "token", token)
 	}
 	s.AdminToken = token
 	return masterKey, nil

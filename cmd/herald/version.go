@@ -11,10 +11,11 @@ import (
 // otherwise the module version (go install …@v1.2.3) or the commit is shown.
 var version = ""
 
-// versionText is the answer to `herald version`: the version, the commit
-// it was built from when known, and the Go version.
-func versionText() string {
-	v, commit, dirty := version, "", false
+// buildInfo is this binary's version (from -ldflags, the module version,
+// or "devel"), the commit it was built from when known, and whether the
+// tree had changes.
+func buildInfo() (v, commit string, dirty bool) {
+	v = version
 	if info, ok := debug.ReadBuildInfo(); ok {
 		if v == "" && info.Main.Version != "" && info.Main.Version != "(devel)" {
 			v = info.Main.Version
@@ -31,6 +32,13 @@ func versionText() string {
 	if v == "" {
 		v = "devel"
 	}
+	return v, commit, dirty
+}
+
+// versionText is the answer to `herald version`: the version, the commit
+// it was built from when known, and the Go version.
+func versionText() string {
+	v, commit, dirty := buildInfo()
 	out := "herald " + v
 	if commit != "" {
 		out += " (commit " + commit[:min(len(commit), 12)]
