@@ -5,48 +5,55 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
 )
 
 // appUsage is the answer to `herald app --help`.
-const appUsage = `usage: herald app <create|list|show> [flags]
+const appUsage = `usage: herald app <create|list|show|update|credentials|webhook> [flags]
 
 Operator commands that call the admin API of a running herald serve.
 
 commands:
-  app create   create an app and print its keys (the secret key is shown once)
-  app list     list the apps
-  app show     show one app
+  app create        create an app and print its keys (the secret key is shown once)
+  app list          list the apps
+  app show          show one app
+  app update        change an app's settings (tier, features, time zone, send rate, ad settings)
+  app credentials   upload (or --delete) an app's FCM service-account file
+  app webhook       set (or --delete) an app's webhook URL and print its signing secret
 
 Run ` + "`herald app <command> --help`" + ` for the flags of one command.
 `
 
-// runApp is `herald app create|list|show`: operator commands that call the
-// admin API.
+// appVerbs are the app commands.
+var appVerbs = []string{"create", "list", "show", "update", "credentials", "webhook"}
+
+// runApp is `herald app <verb>`: operator commands that call the admin API.
 func runApp(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
 		fmt.Fprint(stderr, appUsage)
-		return errors.New("app: no command given (create, list or show)")
+		return fmt.Errorf("app: no command given (%s)", strings.Join(appVerbs, ", "))
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, appUsage)
 		return nil
-	case "create", "list", "show":
-	default:
-		fmt.Fprint(stderr, appUsage)
-		return fmt.Errorf("app: unknown command %q (create, list or show)", args[0])
 	}
 	verb := args[0]
-	cmd, create := appCommand(verb)
+	if !slices.Contains(appVerbs, verb) {
+		fmt.Fprint(stderr, appUsage)
+		return fmt.Errorf("app: unknown command %q (%s)", verb, strings.Join(appVerbs, ", "))
+	}
+	cmd, build := appCommand(verb)
 	server := cmd.fs.String("server", "", "admin API base `URL` (default http://$HERALD_ADMIN_ADDR, else http://127.0.0.1:8081)")
 	token := cmd.fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN, else the admin-token file of $HERALD_DATA_DIR or ./herald-data)")
 	asJSON := cmd.fs.Bool("json", false, "print the admin API's JSON answer")
@@ -54,75 +61,202 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return err
 	}
-	method, path, body := appRequest(verb, positional, *create)
+	req, err := build(positional, setFlags(cmd))
+	if err != nil {
+		return cmd.explain(err)
+	}
 	c := adminClient{base: *server, token: *token}
 	if err := c.defaults(getenv); err != nil {
 		return err
 	}
-	raw, err := c.do(ctx, method, path, body)
+	raw, err := c.do(ctx, req.method, req.path, req.body)
 	if err != nil {
-		return namedAsFlags(err, appCreateFlags)
+		return namedAsFlags(err, appSettingFlags)
 	}
-	if *asJSON {
+	if *asJSON || req.print == nil {
 		_, err := stdout.Write(raw)
 		return err
 	}
-	return printApps(stdout, verb, raw)
+	return req.print(stdout, raw)
 }
 
-// appCommand is the help and flags of one app command; create's settings
-// are read into the returned appFlags.
-func appCommand(verb string) (*command, *appFlags) {
-	var f appFlags
+// setFlags is the set of flags given on the command line (not defaulted).
+func setFlags(cmd *command) map[string]bool {
+	set := map[string]bool{}
+	cmd.fs.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	return set
+}
+
+// adminCall is the admin API call an app command makes and how its answer
+// is printed (nil: as the JSON it is). body is marshalled as JSON, or sent
+// as it is when it is a []byte.
+type adminCall struct {
+	method, path string
+	body         any
+	print        func(io.Writer, []byte) error
+}
+
+// buildCall turns a command's positional arguments and the flags given
+// into its admin API call, or a usage error.
+type buildCall func(positional []string, set map[string]bool) (adminCall, error)
+
+// appCommand is the help and flags of one app command, and how it builds
+// its call from them.
+func appCommand(verb string) (*command, buildCall) {
 	switch verb {
 	case "create":
-		cmd := newCommand("app create", "herald app create --name NAME [--tier free] [--app-user] [--time-zone Asia/Seoul] [flags]",
-			"Creates an app through the admin API and prints its id, API key and secret key; the secret key is\n"+
-				"shown only now. A new app's time zone is Asia/Seoul unless --time-zone says otherwise: it decides\n"+
-				"when the night window (21:00-08:00) of marketing pushes is.")
-		cmd.fs.StringVar(&f.name, "name", "", "app name (required)")
-		cmd.fs.StringVar(&f.tier, "tier", "", "free|basic|business|enterprise (default free)")
-		cmd.fs.BoolVar(&f.appUser, "app-user", false, "enable the app-user feature (business or enterprise tier only)")
-		cmd.fs.StringVar(&f.timeZone, "time-zone", "", "IANA time zone of the app (default Asia/Seoul)")
-		return cmd, &f
+		return createCommand()
 	case "show":
-		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key.", "appId"), &f
+		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key.", "appId"),
+			func(pos []string, _ map[string]bool) (adminCall, error) {
+				return adminCall{method: http.MethodGet, path: appPath(pos[0]), print: printApp}, nil
+			}
+	case "update":
+		return updateCommand()
+	case "credentials":
+		return credentialsCommand()
+	case "webhook":
+		return webhookCommand()
 	}
-	return newCommand("app list", "herald app list [flags]", "Lists the apps: id, name, tier, features, FCM credentials, time zone and API key."), &f
+	return newCommand("app list", "herald app list [flags]", "Lists the apps: id, name, tier, features, FCM credentials, time zone and API key."),
+		func([]string, map[string]bool) (adminCall, error) {
+			return adminCall{method: http.MethodGet, path: "/admin/v1/apps", print: printAppList}, nil
+		}
 }
 
-// appFlags are the settings `app create` takes.
-type appFlags struct {
-	name, tier, timeZone string
-	appUser              bool
-}
+// appPath is the admin API path of one app.
+func appPath(appID string) string { return "/admin/v1/apps/" + url.PathEscape(appID) }
 
-// appCreateFlags names the admin API's fields by the flags that set them,
+// appSettingFlags names the admin API's fields by the flags that set them,
 // so that a refusal speaks of what the user typed.
-var appCreateFlags = map[string]string{"name": "--name", "tier": "--tier", "appUserEnabled": "--app-user", "timeZone": "--time-zone"}
+var appSettingFlags = map[string]string{
+	"name": "--name", "tier": "--tier", "appUserEnabled": "--app-user", "timeZone": "--time-zone",
+	"registered": "--registered", "sendRatePerMinute": "--send-rate", "sandbox": "--sandbox",
+	"adPrefixCheck": "--ad-prefix-check", "adSender": "--ad-sender-name/--ad-sender-contact",
+	"adSender.name": "--ad-sender-name", "adSender.contact": "--ad-sender-contact", "adOptOut": "--ad-opt-out",
+	"url": "--url",
+}
 
-// appRequest is the admin API call an app command makes.
-func appRequest(verb string, positional []string, create appFlags) (method, path string, body any) {
-	switch verb {
-	case "create":
+// createCommand is `app create`.
+func createCommand() (*command, buildCall) {
+	cmd := newCommand("app create", "herald app create --name NAME [--tier free] [--app-user] [--time-zone Asia/Seoul] [flags]",
+		"Creates an app through the admin API and prints its id, API key and secret key; the secret key is\n"+
+			"shown only now. A new app's time zone is Asia/Seoul unless --time-zone says otherwise: it decides\n"+
+			"when the night window (21:00-08:00) of marketing pushes is.")
+	name := cmd.fs.String("name", "", "app name (required)")
+	tier := cmd.fs.String("tier", "", "free|basic|business|enterprise (default free)")
+	appUser := cmd.fs.Bool("app-user", false, "enable the app-user feature (business or enterprise tier only)")
+	timeZone := cmd.fs.String("time-zone", "", "IANA time zone of the app (default Asia/Seoul)")
+	return cmd, func(_ []string, set map[string]bool) (adminCall, error) {
 		req := map[string]any{}
-		if create.name != "" {
-			req["name"] = create.name
+		if *name != "" {
+			req["name"] = *name
 		}
-		if create.tier != "" {
-			req["tier"] = create.tier
+		if *tier != "" {
+			req["tier"] = *tier
 		}
-		if create.appUser {
+		if *appUser {
 			req["appUserEnabled"] = true
 		}
-		if create.timeZone != "" {
-			req["timeZone"] = create.timeZone
+		if *timeZone != "" {
+			req["timeZone"] = *timeZone
 		}
-		return http.MethodPost, "/admin/v1/apps", req
-	case "show":
-		return http.MethodGet, "/admin/v1/apps/" + url.PathEscape(positional[0]), nil
+		return adminCall{method: http.MethodPost, path: "/admin/v1/apps", body: req, print: printApp}, nil
 	}
-	return http.MethodGet, "/admin/v1/apps", nil
+}
+
+// updateCommand is `app update`: a PATCH of the settings whose flags are
+// given, and only those.
+func updateCommand() (*command, buildCall) {
+	cmd := newCommand("app update", "herald app update <appId> [--tier business] [--app-user] [--time-zone Z] [--send-rate N] [--ad-sender-name N --ad-sender-contact C] [--ad-opt-out TEXT] [flags]",
+		"Changes the settings of an app whose flags are given; the others keep their values. Boolean\n"+
+			"settings take =false to turn them off (--app-user=false). --ad-sender-name and --ad-sender-contact\n"+
+			"go together: the sender named in the footer of every ad (Network Act art. 50(4)).", "appId")
+	name := cmd.fs.String("name", "", "app name")
+	tier := cmd.fs.String("tier", "", "free|basic|business|enterprise")
+	appUser := cmd.fs.Bool("app-user", false, "the app-user feature (business or enterprise tier only)")
+	registered := cmd.fs.Bool("registered", false, "the mobile app is registered with the platform")
+	timeZone := cmd.fs.String("time-zone", "", "IANA time zone of the app")
+	sendRate := cmd.fs.Int("send-rate", 0, "FCM sends a minute for the app (1 to 10000000)")
+	sandbox := cmd.fs.Bool("sandbox", false, "sandbox: FCM validate_only, nothing charged")
+	adCheck := cmd.fs.Bool("ad-prefix-check", false, "the (광고) rule and the ad footer (apps under Korean law)")
+	senderName := cmd.fs.String("ad-sender-name", "", "the ad sender's name in the footer of every ad")
+	senderContact := cmd.fs.String("ad-sender-contact", "", "the ad sender's contact in the footer of every ad")
+	optOut := cmd.fs.String("ad-opt-out", "", "how to refuse ads, in the footer of every ad (e.g. \"수신거부: 마이 > 설정 > 알림\")")
+	return cmd, func(pos []string, set map[string]bool) (adminCall, error) {
+		req := map[string]any{}
+		for flagName, v := range map[string]any{"name": name, "tier": tier, "app-user": appUser, "registered": registered,
+			"time-zone": timeZone, "send-rate": sendRate, "sandbox": sandbox, "ad-prefix-check": adCheck, "ad-opt-out": optOut} {
+			if set[flagName] {
+				req[appSettingFlagField(flagName)] = v
+			}
+		}
+		if set["ad-sender-name"] != set["ad-sender-contact"] {
+			return adminCall{}, errors.New("--ad-sender-name and --ad-sender-contact go together")
+		}
+		if set["ad-sender-name"] {
+			req["adSender"] = map[string]string{"name": *senderName, "contact": *senderContact}
+		}
+		if len(req) == 0 {
+			return adminCall{}, errors.New("no setting given: name at least one flag to change")
+		}
+		return adminCall{method: http.MethodPatch, path: appPath(pos[0]), body: req, print: printApp}, nil
+	}
+}
+
+// appSettingFlagField is the admin API field a flag of app update sets.
+func appSettingFlagField(flagName string) string {
+	for field, f := range appSettingFlags {
+		if f == "--"+flagName {
+			return field
+		}
+	}
+	return flagName
+}
+
+// credentialsCommand is `app credentials`: the FCM service-account file
+// uploaded as it is, or removed.
+func credentialsCommand() (*command, buildCall) {
+	cmd := newCommand("app credentials", "herald app credentials <appId> (--file service-account.json | --delete) [flags]",
+		"Uploads the app's FCM service-account file (from the Firebase console: Project settings >\n"+
+			"Service accounts > Generate new private key), or removes it with --delete. The file is checked\n"+
+			"and stored encrypted; pushes of an app without one are refused.", "appId")
+	file := cmd.fs.String("file", "", "the service-account JSON `file`")
+	del := cmd.fs.Bool("delete", false, "remove the app's FCM credentials")
+	return cmd, func(pos []string, set map[string]bool) (adminCall, error) {
+		path := appPath(pos[0]) + "/fcm-credentials"
+		switch {
+		case set["file"] == *del:
+			return adminCall{}, errors.New("give --file FILE or --delete")
+		case *del:
+			return adminCall{method: http.MethodDelete, path: path, print: printDone("FCM credentials removed")}, nil
+		}
+		b, err := os.ReadFile(*file)
+		if err != nil {
+			return adminCall{}, fmt.Errorf("--file: %w", err)
+		}
+		return adminCall{method: http.MethodPut, path: path, body: b, print: printApp}, nil
+	}
+}
+
+// webhookCommand is `app webhook`: the app's webhook URL set (printing
+// its signing secret) or removed.
+func webhookCommand() (*command, buildCall) {
+	cmd := newCommand("app webhook", "herald app webhook <appId> (--url URL | --delete) [flags]",
+		"Sets the URL Herald posts the app's unreachable users and consent changes to, signed per\n"+
+			"Standard Webhooks, and prints the signing secret (whsec_…); --delete removes it.", "appId")
+	u := cmd.fs.String("url", "", "the webhook `URL` (https, a public address)")
+	del := cmd.fs.Bool("delete", false, "remove the app's webhook")
+	return cmd, func(pos []string, set map[string]bool) (adminCall, error) {
+		path := appPath(pos[0]) + "/webhook"
+		switch {
+		case set["url"] == *del:
+			return adminCall{}, errors.New("give --url URL or --delete")
+		case *del:
+			return adminCall{method: http.MethodDelete, path: path, print: printDone("webhook removed")}, nil
+		}
+		return adminCall{method: http.MethodPut, path: path, body: map[string]string{"url": *u}, print: printFields("url", "secret")}, nil
+	}
 }
 
 type adminClient struct{ base, token string }
@@ -154,12 +288,16 @@ func (c *adminClient) defaults(getenv func(string) string) error {
 
 func (c *adminClient) do(ctx context.Context, method, path string, body any) ([]byte, error) {
 	var rd io.Reader
-	if body != nil {
-		b, err := json.Marshal(body)
+	switch b := body.(type) {
+	case nil:
+	case []byte:
+		rd = bytes.NewReader(b)
+	default:
+		j, err := json.Marshal(body)
 		if err != nil {
 			return nil, err
 		}
-		rd = bytes.NewReader(b)
+		rd = bytes.NewReader(j)
 	}
 	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
@@ -247,21 +385,26 @@ func (a appView) appUser() string {
 	return "on"
 }
 
-func printApps(w io.Writer, verb string, raw []byte) error {
-	var apps []appView
-	if verb == "list" {
-		var l struct{ Apps []appView }
-		if err := json.Unmarshal(raw, &l); err != nil {
-			return err
-		}
-		apps = l.Apps
-	} else {
-		var a appView
-		if err := json.Unmarshal(raw, &a); err != nil {
-			return err
-		}
-		apps = []appView{a}
+// printAppList prints the apps of a list answer as a table.
+func printAppList(w io.Writer, raw []byte) error {
+	var l struct{ Apps []appView }
+	if err := json.Unmarshal(raw, &l); err != nil {
+		return err
 	}
+	return printApps(w, l.Apps)
+}
+
+// printApp prints one app's answer as a table, and its secret key when the
+// answer has it (create).
+func printApp(w io.Writer, raw []byte) error {
+	var a appView
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return err
+	}
+	return printApps(w, []appView{a})
+}
+
+func printApps(w io.Writer, apps []appView) error {
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "APP ID\tNAME\tTIER\tAPP-USER\tFCM\tTIME ZONE\tAPI KEY")
 	for _, a := range apps {
@@ -274,4 +417,26 @@ func printApps(w io.Writer, verb string, raw []byte) error {
 		fmt.Fprintf(w, "secret key (shown once): %s\n", apps[0].SecretKey)
 	}
 	return nil
+}
+
+// printFields prints the named string members of a JSON answer, one a line.
+func printFields(names ...string) func(io.Writer, []byte) error {
+	return func(w io.Writer, raw []byte) error {
+		var m map[string]any
+		if err := json.Unmarshal(raw, &m); err != nil {
+			return err
+		}
+		for _, n := range names {
+			fmt.Fprintf(w, "%s: %v\n", n, m[n])
+		}
+		return nil
+	}
+}
+
+// printDone prints msg for an answer with nothing to show.
+func printDone(msg string) func(io.Writer, []byte) error {
+	return func(w io.Writer, _ []byte) error {
+		_, err := fmt.Fprintln(w, msg)
+		return err
+	}
 }

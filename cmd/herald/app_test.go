@@ -4,8 +4,12 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/heraldpush/herald/fcm/fcmtest"
 )
 
 func TestAppCommands(t *testing.T) {
@@ -40,5 +44,98 @@ func TestAppCommands(t *testing.T) {
 	err := run(context.Background(), []string{"app", "show", "app_missing", "--server", e.svc.AdminURL, "--token", e.adminTok}, getenv, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "404") {
 		t.Fatalf("show of a missing app: got %v, want a 404 error", err)
+	}
+}
+
+// TestAppUpdateCredentialsWebhook: app update changes only the settings
+// whose flags are given, refusals name the flag, and app credentials and
+// app webhook upload, set and remove through the admin API.
+func TestAppUpdateCredentialsWebhook(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	getenv := func(string) string { return "" }
+	herald := func(args ...string) (string, error) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		args = append(args, "--server", e.svc.AdminURL, "--token", e.adminTok)
+		err := run(context.Background(), args, getenv, &out, &errOut)
+		return out.String(), err
+	}
+	must := func(args ...string) string {
+		t.Helper()
+		out, err := herald(args...)
+		if err != nil {
+			t.Fatalf("herald %v: %v", args, err)
+		}
+		return out
+	}
+	a := e.newAppWithoutFCM(map[string]any{"name": "Shop"})
+
+	must("app", "update", a.ID, "--tier", "business", "--app-user", "--time-zone", "Europe/Berlin", "--send-rate", "1200")
+	var got struct {
+		Name, Tier, TimeZone string
+		AppUserEnabled       bool
+		SendRatePerMinute    int
+	}
+	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
+	if got.Name != "Shop" || got.Tier != "business" || !got.AppUserEnabled || got.TimeZone != "Europe/Berlin" || got.SendRatePerMinute != 1200 {
+		t.Fatalf("after app update: got %+v, want the name kept and the four settings changed", got)
+	}
+	must("app", "update", a.ID, "--app-user=false")
+	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
+	if got.AppUserEnabled || got.Tier != "business" {
+		t.Fatalf("after --app-user=false: got %+v, want the feature off and the tier kept", got)
+	}
+
+	for _, tt := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"app", "update", a.ID, "--tier", "gold"}, "--tier:"},
+		{[]string{"app", "update", a.ID, "--send-rate", "0"}, "--send-rate:"},
+		{[]string{"app", "update", a.ID}, "no setting given"},
+		{[]string{"app", "update", a.ID, "--ad-sender-name", "Shop"}, "--ad-sender-name and --ad-sender-contact go together"},
+		{[]string{"app", "credentials", a.ID}, "give --file FILE or --delete"},
+		{[]string{"app", "credentials", a.ID, "--file", filepath.Join(t.TempDir(), "missing.json")}, "--file:"},
+		{[]string{"app", "webhook", a.ID, "--url", "http://x", "--delete"}, "give --url URL or --delete"},
+		{[]string{"app", "webhook", a.ID, "--url", "ftp://example.com/hook"}, "--url:"},
+	} {
+		if _, err := herald(tt.args...); err == nil || !strings.Contains(err.Error(), tt.want) {
+			t.Errorf("herald %v: got %v, want an error with %q", tt.args, err, tt.want)
+		}
+	}
+	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
+	if got.Tier != "business" || got.SendRatePerMinute != 1200 {
+		t.Fatalf("after refused updates: got %+v, want nothing changed", got)
+	}
+
+	file := filepath.Join(t.TempDir(), "service-account.json")
+	if err := os.WriteFile(file, fcmtest.ServiceAccountJSON(t, "shop-project", e.emuURL+"/token"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out := must("app", "credentials", a.ID, "--file", file); !strings.Contains(out, "true") {
+		t.Errorf("app credentials: got %q, want the app with FCM credentials", out)
+	}
+	var creds struct{ HasFcmCredentials bool }
+	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &creds); !creds.HasFcmCredentials {
+		t.Fatal("after app credentials --file: the app has no FCM credentials")
+	}
+	must("app", "credentials", a.ID, "--delete")
+	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &creds); creds.HasFcmCredentials {
+		t.Fatal("after app credentials --delete: the app still has FCM credentials")
+	}
+
+	out := must("app", "webhook", a.ID, "--url", "http://127.0.0.1:9/hook")
+	if !strings.Contains(out, "url: http://127.0.0.1:9/hook") || !strings.Contains(out, "secret: whsec_") {
+		t.Errorf("app webhook: got %q, want the url and its whsec_ secret", out)
+	}
+	var hook struct{ WebhookURL *string }
+	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL == nil || *hook.WebhookURL != "http://127.0.0.1:9/hook" {
+		t.Fatalf("after app webhook: got %v, want the url", hook.WebhookURL)
+	}
+	must("app", "webhook", a.ID, "--delete")
+	hook.WebhookURL = nil
+	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL != nil {
+		t.Fatalf("after app webhook --delete: got %v, want none", *hook.WebhookURL)
 	}
 }

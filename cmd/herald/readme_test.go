@@ -5,6 +5,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -102,10 +103,19 @@ func TestReadmeNewApp(t *testing.T) {
 	urls := serve.waitOutput(listening)
 
 	moved := strings.NewReplacer("http://127.0.0.1:8080", urls[1], "http://127.0.0.1:8081", urls[2], "http://127.0.0.1:9099", emuURL)
-	values := runSteps(t, dir, shellCommands(moved.Replace(steps)))
-
 	e := &env{t: t, svc: &service{PublicURL: urls[1], AdminURL: urls[2]}, adminTok: readAdminToken(t, filepath.Join(dir, "herald-data"))}
-	p := e.waitFinal(values["PUSH_ID"], 20*time.Second)
+	var p pushView
+	// A reader runs step 8 after reading step 7's answer: by then the push
+	// is done, which the test waits for rather than racing the send.
+	waitForPush := func(cmd string, values map[string]string) {
+		if p.PushID == "" && strings.Contains(cmd, "/api/app-user/v2/marketing") {
+			p = e.waitFinal(values["PUSH_ID"], 20*time.Second)
+		}
+	}
+	values, outputs := runSteps(t, dir, shellCommands(moved.Replace(steps)), waitForPush)
+	if p.PushID == "" {
+		t.Fatal("README: no consent call after the push (step 8)")
+	}
 	if p.Status != "done" || p.Counts.Sent != 1 {
 		t.Fatalf("the README's push: got status %s, %d sent, want done with 1 sent", p.Status, p.Counts.Sent)
 	}
@@ -114,13 +124,25 @@ func TestReadmeNewApp(t *testing.T) {
 	if len(got) != 1 || !strings.Contains(string(got[0].Message), "Your order has shipped") {
 		t.Fatalf("emulator: got %d messages for the README's token, want the README's push", len(got))
 	}
+	// Step 8: the consent answer, the withdrawal, and the user it leaves.
+	for _, want := range []string{`{"marketing":true,"marketingNight":true}`, `{"message":"The withdrawal process has been executed."}`} {
+		if !slices.ContainsFunc(outputs, func(o string) bool { return strings.Contains(o, want) }) {
+			t.Errorf("README step 8: no answer %s in\n%s", want, strings.Join(outputs, "\n"))
+		}
+	}
+	u := e.user(testApp{ID: values["APP_ID"]}, "user-1")
+	if u.State != "withdrawn" || len(u.Devices) != 0 || u.Marketing {
+		t.Fatalf("README step 8: got user %+v, want user-1 withdrawn with no device and no consent", u)
+	}
 }
 
 // runSteps runs the commands in bash in dir, in order, with the variables
 // set so far; a `VAR=prefix…` line takes the value from the previous
-// command's output. It returns the variables.
-func runSteps(t *testing.T, dir string, cmds []string) map[string]string {
+// command's output; before, when not nil, is called before each command is
+// run. It returns the variables and each command's output.
+func runSteps(t *testing.T, dir string, cmds []string, before func(cmd string, values map[string]string)) (map[string]string, []string) {
 	t.Helper()
+	var outputs []string
 	var preamble strings.Builder
 	values := map[string]string{}
 	var last string
@@ -140,6 +162,9 @@ func runSteps(t *testing.T, dir string, cmds []string) map[string]string {
 			preamble.WriteString(c + "\n")
 			continue
 		}
+		if before != nil {
+			before(c, values)
+		}
 		cmd := exec.Command("bash", "-c", "set -euo pipefail\n"+preamble.String()+c)
 		cmd.Dir = dir
 		out, err := cmd.CombinedOutput()
@@ -147,6 +172,7 @@ func runSteps(t *testing.T, dir string, cmds []string) map[string]string {
 			t.Fatalf("README step %q: got %v\n%s", c, err, out)
 		}
 		last = string(out)
+		outputs = append(outputs, last)
 	}
-	return values
+	return values, outputs
 }
