@@ -19,6 +19,10 @@ var commands = []struct{ name, summary string }{
 	{"app create", "create an app through the admin API and print its keys (the secret is shown once)"},
 	{"app list", "list the apps"},
 	{"app show", "show one app"},
+	{"app update", "change an app's settings"},
+	{"app credentials", "upload or remove an app's FCM service-account file"},
+	{"app webhook", "set or remove an app's webhook"},
+	{"healthcheck", "exit 0 when the local service answers /readyz with 200 (a container's health check)"},
 	{"version", "print the version of this binary"},
 	{"help", "print this list, or `herald help <command>` for a command's flags"},
 }
