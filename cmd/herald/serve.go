@@ -36,6 +36,7 @@ type service struct {
 	lock       *os.File
 	queue      queue
 	stopBeat   func() // ends the node heartbeat (PostgreSQL)
+	stopWatch  func() // ends the schedule watch (PostgreSQL)
 	servers    []*http.Server
 	PublicURL  string
 	AdminURL   string
@@ -135,6 +136,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	if s.pg != nil { // nodes sharing the database share each app's send rate
 		s.stopBeat = pushes.StartHeartbeat(s.store, herald.NewID("node_", time.Now()))
+		// every node fires scheduled pushes at their time, so one that dies
+		// holding their River jobs delays none of them
+		s.stopWatch = pushes.StartScheduleWatch(s.store)
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
@@ -264,6 +268,9 @@ func (s *service) stopAll() error {
 			errs = append(errs, s.queue.StopAndCancel(ctx))
 		}
 		stopCancel()
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
 	}
 	if s.stopBeat != nil {
 		s.stopBeat()
