@@ -92,12 +92,20 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		}
 	}
 	err = s.openStore(ctx)
+	var newer string
+	if err == nil {
+		newer = s.newerSchema(ctx)
+	}
 	err = errors.Join(err, s.closeStore())
 	if s.lock != nil {
 		err = errors.Join(err, s.lock.Close())
 	}
 	if err != nil {
 		return err
+	}
+	if newer != "" {
+		fmt.Fprintln(stdout, "herald: nothing applied: "+newer)
+		return nil
 	}
 	fmt.Fprintln(stdout, "herald: migrations applied")
 	return nil
@@ -116,6 +124,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	s.store.Now = cfg.clock()
 	s.log.Info("store open", "engine", s.describe())
+	if newer := s.newerSchema(ctx); newer != "" {
+		s.log.Warn(newer)
+	}
 	masterKey, err := s.secrets(ctx, stdout)
 	if err != nil {
 		return nil, s.fail(err)
