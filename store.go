@@ -253,6 +253,15 @@ type ScheduleStore interface {
 	// CancelScheduled cancels the push after check passes and refunds its
 	// charge. ErrNotFound, or check's error.
 	CancelScheduled(ctx context.Context, pushID string, check func(p Push) error) (Push, error)
+	// DueScheduled lists the scheduled pushes not yet fanned out whose
+	// time is at most until, soonest first, at most limit of them.
+	DueScheduled(ctx context.Context, until time.Time, limit int) ([]ScheduledPush, error)
+}
+
+// ScheduledPush is a scheduled push's id and time.
+type ScheduledPush struct {
+	PushID string
+	At     time.Time
 }
 
 // SessionStore keeps the dashboard's sessions, so that a session made on

@@ -4,9 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"strings"
+	"syscall"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sqlstore"
@@ -16,12 +21,139 @@ import (
 // write transactions at READ COMMITTED.
 type engine struct{ db *DB }
 
-func (e engine) Reader() sqlstore.Querier { return querier{e.db.Pool, &e.db.rb} }
+// Reader reads on any connection of the pool; a read whose connection
+// turns out broken is run again once (see brokenConn).
+func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool}, &e.db.rb} }
 
+// InTx runs fn in a transaction at READ COMMITTED. When the connection
+// breaks before the commit was sent (brokenConn), nothing was written, and
+// the transaction is run again once on a fresh connection: the pool hands
+// out connections used within the last second without a ping, so after
+// the database ended its sessions (a restart, a failover,
+// pg_terminate_backend) the first transaction of each would fail. A
+// broken commit is not run again: it may have been applied.
 func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
-	return pgx.BeginTxFunc(ctx, e.db.Pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
-		return fn(txn{querier{tx, &e.db.rb}, tx, e.db.Queue})
-	})
+	var committing bool
+	run := func() error {
+		committing = false
+		return pgx.BeginTxFunc(ctx, e.db.Pool, pgx.TxOptions{IsoLevel: pgx.ReadCommitted}, func(tx pgx.Tx) error {
+			if err := fn(txn{querier{tx, &e.db.rb}, tx, e.db.Queue}); err != nil {
+				return err
+			}
+			committing = true
+			return nil
+		})
+	}
+	err := run()
+	if err != nil && !committing && brokenConn(err) && ctx.Err() == nil {
+		e.db.Pool.Reset()
+		err = run()
+	}
+	return err
+}
+
+// brokenConn reports whether err says the connection failed rather than
+// the statement: the server ended the session (SQLSTATE class 57P:
+// administrator command, crash, not accepting connections yet), the
+// connection was reset or closed, or pgx knows nothing was sent.
+func brokenConn(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		return strings.HasPrefix(pe.Code, "57P")
+	}
+	return pgconn.SafeToRetry(err) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) || errors.Is(err, net.ErrClosed)
+}
+
+// retryOnce runs a read on the pool again once when its connection was
+// broken: reads change nothing, so running one twice is safe. A query's
+// rows are run again only when the first row never came. Before the second
+// run the pool drops every connection it holds (Reset): the database ends
+// all sessions at once (a restart, a failover), and the next idle
+// connection would be as dead as the first.
+type retryOnce struct{ pool *pgxpool.Pool }
+
+func (r retryOnce) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
+	tag, err := r.pool.Exec(ctx, sql, args...)
+	if err != nil && brokenConn(err) && ctx.Err() == nil {
+		r.pool.Reset()
+		tag, err = r.pool.Exec(ctx, sql, args...)
+	}
+	return tag, err
+}
+
+func (r retryOnce) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	again := func() (pgx.Rows, error) {
+		r.pool.Reset()
+		return r.pool.Query(ctx, sql, args...)
+	}
+	rows, err := r.pool.Query(ctx, sql, args...)
+	if err != nil && brokenConn(err) && ctx.Err() == nil {
+		return again()
+	}
+	if err != nil {
+		return nil, err
+	}
+	return &retryRows{Rows: rows, again: again}, nil
+}
+
+func (r retryOnce) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	again := func() pgx.Row {
+		r.pool.Reset()
+		return r.pool.QueryRow(ctx, sql, args...)
+	}
+	return retryRow{first: r.pool.QueryRow(ctx, sql, args...), again: again, ctx: ctx}
+}
+
+// retryRow is a row whose Scan runs the query again once on a broken
+// connection.
+type retryRow struct {
+	first pgx.Row
+	again func() pgx.Row
+	ctx   context.Context
+}
+
+func (r retryRow) Scan(dest ...any) error {
+	err := r.first.Scan(dest...)
+	if err != nil && brokenConn(err) && r.ctx.Err() == nil {
+		err = r.again().Scan(dest...)
+	}
+	return err
+}
+
+// retryRows are rows that, when the connection broke before the first row
+// came, are the rows of the query run again.
+type retryRows struct {
+	pgx.Rows
+	again func() (pgx.Rows, error)
+	seen  bool // a row came, or the query was run again
+	err   error
+}
+
+func (r *retryRows) Next() bool {
+	if r.Rows.Next() {
+		r.seen = true
+		return true
+	}
+	if r.seen || !brokenConn(r.Rows.Err()) {
+		return false
+	}
+	r.seen = true
+	r.Rows.Close()
+	rows, err := r.again()
+	if err != nil {
+		r.err = err
+		return false
+	}
+	r.Rows = rows
+	return r.Rows.Next()
+}
+
+func (r *retryRows) Err() error {
+	if r.err != nil {
+		return r.err
+	}
+	return r.Rows.Err()
 }
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a unique index refusing a

@@ -116,3 +116,12 @@ func (db *DB) migrationsCurrent(ctx context.Context) error {
 	}
 	return sqlstore.CheckMigrations(ctx, p, m)
 }
+
+// SchemaVersion is the database's schema version and this binary's newest.
+func (db *DB) SchemaVersion(ctx context.Context) (sqlstore.SchemaVersion, error) {
+	p, err := db.goose(false)
+	if err != nil {
+		return sqlstore.SchemaVersion{}, err
+	}
+	return sqlstore.SchemaVersionOf(ctx, p)
+}

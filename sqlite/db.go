@@ -153,3 +153,12 @@ func (db *DB) ReclaimJobs(ctx context.Context) (int64, error) {
 	}
 	return res.RowsAffected()
 }
+
+// SchemaVersion is the database's schema version and this binary's newest.
+func (db *DB) SchemaVersion(ctx context.Context) (sqlstore.SchemaVersion, error) {
+	p, err := db.goose(db.Reader)
+	if err != nil {
+		return sqlstore.SchemaVersion{}, err
+	}
+	return sqlstore.SchemaVersionOf(ctx, p)
+}

@@ -107,3 +107,25 @@ func CheckMigrations[TTx any](ctx context.Context, p *goose.Provider, m *rivermi
 	}
 	return nil
 }
+
+// SchemaVersion is the version of Herald's schema in the database and the
+// newest migration this binary holds.
+type SchemaVersion struct{ Database, Binary int64 }
+
+// Newer reports whether a newer binary migrated the database: this one
+// may not work with the schema it finds (a rolling upgrade's old nodes).
+func (v SchemaVersion) Newer() bool { return v.Database > v.Binary }
+
+// SchemaVersionOf reads goose's provider p for the two versions.
+func SchemaVersionOf(ctx context.Context, p *goose.Provider) (SchemaVersion, error) {
+	db, err := p.GetDBVersion(ctx)
+	if err != nil {
+		return SchemaVersion{}, err
+	}
+	sources := p.ListSources()
+	v := SchemaVersion{Database: db}
+	if len(sources) > 0 {
+		v.Binary = sources[len(sources)-1].Version
+	}
+	return v, nil
+}

@@ -133,3 +133,22 @@ func usageOf(ctx context.Context, c conn, pushID string) ([]herald.UsageEntry, e
 	}, `SELECT app_id, push_id, day, half_units, created_at FROM usage WHERE push_id = ? ORDER BY id`, pushID)
 	return out, err
 }
+
+// DueScheduled lists the scheduled pushes not yet fanned out whose time is
+// at most until, soonest first (the partial index of scheduled pushes).
+func (s *Store) DueScheduled(ctx context.Context, until time.Time, limit int) ([]herald.ScheduledPush, error) {
+	var out []herald.ScheduledPush
+	err := s.reader().each(ctx, func(r scanner) error {
+		var p herald.ScheduledPush
+		var at sql.NullInt64
+		if err := r.Scan(&p.PushID, &at); err != nil {
+			return err
+		}
+		p.At = *fromMS(at)
+		out = append(out, p)
+		return nil
+	}, `SELECT id, scheduled_at FROM pushes
+		WHERE status = 'scheduled' AND started_at IS NULL AND scheduled_at IS NOT NULL AND scheduled_at <= ?
+		ORDER BY scheduled_at LIMIT ?`, until.UnixMilli(), limit)
+	return out, err
+}

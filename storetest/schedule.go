@@ -2,6 +2,7 @@ package storetest
 
 import (
 	"errors"
+	"slices"
 	"testing"
 	"time"
 
@@ -19,6 +20,7 @@ var scheduleTests = []test{
 	{"CancelScheduled/OnceRefundedOnce", testCancelTwice},
 	{"CancelScheduled/RefundNextDay", testCancelNextDay},
 	{"CancelScheduled/ErrNotFound", testCancelNotFound},
+	{"DueScheduled/SoonestFirst", testDueScheduled},
 }
 
 // editWith is the edit the delivery service makes: c applied at now, a new
@@ -199,4 +201,38 @@ func testCancelNextDay(t *testing.T, b *bundle) {
 func testCancelNotFound(t *testing.T, b *bundle) {
 	_, err := b.s.CancelScheduled(b.ctx, "push_missing", func(herald.Push) error { return nil })
 	wantErr(t, "unknown push", err, herald.ErrNotFound)
+}
+
+func testDueScheduled(t *testing.T, b *bundle) {
+	later := b.acceptScheduled(sendAt.Add(2*time.Minute), "u1")
+	first := b.acceptScheduled(sendAt, "u2")
+	second := b.acceptScheduled(sendAt.Add(time.Minute), "u3")
+	cancelled := b.acceptScheduled(sendAt, "u4")
+	if _, err := b.s.CancelScheduled(b.ctx, cancelled.ID, checkAt(b.now)); err != nil {
+		t.Fatal(err)
+	}
+	b.accept(b.newPush("u5")) // immediate: never listed
+	ids := func(ps []herald.ScheduledPush) []string {
+		var out []string
+		for _, p := range ps {
+			out = append(out, p.PushID)
+		}
+		return out
+	}
+	got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Minute), 10)
+	if want := []string{first.ID, second.ID}; err != nil || !slices.Equal(ids(got), want) {
+		t.Fatalf("due by %v: got %v, %v; want %v, soonest first", sendAt.Add(time.Minute), ids(got), err, want)
+	}
+	if !got[0].At.Equal(sendAt) {
+		t.Errorf("time: got %v, want %v", got[0].At, sendAt)
+	}
+	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Hour), 1); err != nil || !slices.Equal(ids(got), []string{first.ID}) {
+		t.Errorf("limit 1: got %v, %v; want %v", ids(got), err, first.ID)
+	}
+	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(-time.Second), 10); err != nil || len(got) != 0 {
+		t.Errorf("due before the first: got %v, %v; want none", ids(got), err)
+	}
+	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Hour), 10); err != nil || !slices.Equal(ids(got), []string{first.ID, second.ID, later.ID}) {
+		t.Errorf("due within the hour: got %v, %v; want all three scheduled, soonest first", ids(got), err)
+	}
 }

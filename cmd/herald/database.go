@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -145,4 +146,22 @@ func (s *service) describe() string {
 		return fmt.Sprintf("PostgreSQL (schema %s)", s.pg.Schema())
 	}
 	return "SQLite in " + s.cfg.DataDir
+}
+
+// schemaVersion is the engine's schema version and this binary's newest.
+func (s *service) schemaVersion(ctx context.Context) (sqlstore.SchemaVersion, error) {
+	if s.pg != nil {
+		return s.pg.SchemaVersion(ctx)
+	}
+	return s.db.SchemaVersion(ctx)
+}
+
+// newerSchema describes a database a newer herald migrated, for the
+// warning serve and migrate give: "" when the schema is this binary's.
+func (s *service) newerSchema(ctx context.Context) string {
+	v, err := s.schemaVersion(ctx)
+	if err != nil || !v.Newer() {
+		return ""
+	}
+	return fmt.Sprintf("the database schema is at version %d, newer than this binary's %d: a newer herald migrated it, and this one may not work with it (finish the upgrade, see docs/operations.md)", v.Database, v.Binary)
 }

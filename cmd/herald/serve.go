@@ -36,6 +36,7 @@ type service struct {
 	lock       *os.File
 	queue      queue
 	stopBeat   func() // ends the node heartbeat (PostgreSQL)
+	stopWatch  func() // ends the schedule watch (PostgreSQL)
 	servers    []*http.Server
 	PublicURL  string
 	AdminURL   string
@@ -92,12 +93,20 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		}
 	}
 	err = s.openStore(ctx)
+	var newer string
+	if err == nil {
+		newer = s.newerSchema(ctx)
+	}
 	err = errors.Join(err, s.closeStore())
 	if s.lock != nil {
 		err = errors.Join(err, s.lock.Close())
 	}
 	if err != nil {
 		return err
+	}
+	if newer != "" {
+		fmt.Fprintln(stdout, "herald: nothing applied: "+newer)
+		return nil
 	}
 	fmt.Fprintln(stdout, "herald: migrations applied")
 	return nil
@@ -116,6 +125,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	s.store.Now = cfg.clock()
 	s.log.Info("store open", "engine", s.describe())
+	if newer := s.newerSchema(ctx); newer != "" {
+		s.log.Warn(newer)
+	}
 	masterKey, err := s.secrets(ctx, stdout)
 	if err != nil {
 		return nil, s.fail(err)
@@ -137,6 +149,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	if s.pg != nil { // nodes sharing the database share each app's send rate
 		s.stopBeat = pushes.StartHeartbeat(s.store, herald.NewID("node_", time.Now()))
+		// every node fires scheduled pushes at their time, so one that dies
+		// holding their River jobs delays none of them
+		s.stopWatch = pushes.StartScheduleWatch(s.store)
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
@@ -268,6 +283,9 @@ func (s *service) stopAll() error {
 			errs = append(errs, s.queue.StopAndCancel(ctx))
 		}
 		stopCancel()
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
 	}
 	if s.stopBeat != nil {
 		s.stopBeat()
