@@ -246,7 +246,7 @@ type HistoryStore interface {
 	// none for an unknown app.
 	Usage(ctx context.Context, appID, from, to string) ([]DayUsage, error)
 	// PushTotals sums the app's pushes created from from (inclusive) to to
-	// (exclusive); zero totals for an unknown app.
+	// (inclusive); zero totals for an unknown app.
 	PushTotals(ctx context.Context, appID string, from, to time.Time) (PushTotals, error)
 }
 

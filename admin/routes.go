@@ -3,6 +3,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
@@ -25,6 +26,9 @@ type Store interface {
 	herald.SessionStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
+	// DeviceByToken finds the device a test push to a token goes to.
+	// ErrNotFound when none holds it.
+	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
 }
 
 // Config holds the admin handler's dependencies.
@@ -79,6 +83,7 @@ func (s *server) routes() []route {
 		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", s.deleteFCMCredentials},
 		{"PUT /admin/v1/apps/{appId}/webhook", s.putWebhook},
 		{"DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook},
+		{"GET /admin/v1/apps/{appId}/users", s.listUsers},
 		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
@@ -87,6 +92,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},
 		{"GET /admin/v1/apps/{appId}/usage", s.getUsage},
+		{"GET /admin/v1/apps/{appId}/overview", s.getOverview},
 		{"POST /admin/v1/apps/{appId}/test-push", s.testPushHandler},
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},

@@ -167,7 +167,7 @@ func (s *Store) Usage(ctx context.Context, appID, from, to string) ([]herald.Day
 
 // windowPushes selects, as a condition on push_id, the pushes an app
 // created in a window: its arguments are the app id, from and to.
-const windowPushes = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at < ?)`
+const windowPushes = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?)`
 
 // PushTotals sums the pushes an app created from from to to: their
 // number and requested users from the pushes, their counts as one push's
@@ -177,7 +177,7 @@ func (s *Store) PushTotals(ctx context.Context, appID string, from, to time.Time
 	t := herald.PushTotals{From: from, To: to}
 	r, args := s.reader(), []any{appID, from.UnixMilli(), to.UnixMilli()}
 	err := r.queryRow(ctx, `SELECT COUNT(*), CAST(COALESCE(SUM(requested_users), 0) AS BIGINT)
-		FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at < ?`, args...).Scan(&t.Pushes, &t.Counts.RequestedUsers)
+		FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?`, args...).Scan(&t.Pushes, &t.Counts.RequestedUsers)
 	if err != nil {
 		return t, err
 	}
