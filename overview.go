@@ -32,3 +32,9 @@ func OverviewWindow(days int, now time.Time) (from, to time.Time, ok bool) {
 	}
 	return time.Time{}, time.Time{}, false
 }
+
+// HalfPerUser is what a push is charged for each user it goes to, in half
+// Server Actions (0.5): on /users and /messages for each requested user when
+// accepted, on a topic or all-users push for each user (or device without
+// a user) found as it fans out. The compose page shows it before sending.
+const HalfPerUser = 1

@@ -63,6 +63,10 @@ type UserStore interface {
 	// the cursor of the next page ("" at the end). ErrInvalidRequest for a
 	// malformed cursor or a limit below 1.
 	Users(ctx context.Context, appID string, f UserFilter) ([]UserSummary, string, error)
+	// CountTargets counts whom a topic push (all-users with topic "")
+	// would reach now: the distinct users of the devices, and the devices
+	// no user is mapped to.
+	CountTargets(ctx context.Context, appID, topic string) (users, unmapped int, err error)
 }
 
 // Job is a unit of durable work, stored in the same transaction as the data

@@ -66,3 +66,18 @@ func prefixEnd(prefix string) (string, bool) {
 	}
 	return "", false
 }
+
+// CountTargets counts the devices a topic or all-users push would reach
+// now, as its fan-out groups them: the distinct users they are mapped to,
+// and those mapped to none.
+func (s *Store) CountTargets(ctx context.Context, appID, topic string) (users, unmapped int, err error) {
+	where, args := `d.app_id = ?`, []any{appID}
+	if topic != "" {
+		where = where + ` AND EXISTS (SELECT 1 FROM device_topics t WHERE t.app_id = d.app_id AND t.device_id = d.device_id AND t.topic = ?)`
+		args = append(args, topic)
+	}
+	err = s.reader().queryRow(ctx, `SELECT COUNT(DISTINCT d.user_id),
+		CAST(COALESCE(SUM(CASE WHEN d.user_id IS NULL THEN 1 ELSE 0 END), 0) AS BIGINT) FROM devices d WHERE `+where, args...).
+		Scan(&users, &unmapped)
+	return users, unmapped, err
+}

@@ -14,6 +14,7 @@ var userListTests = []test{
 	{"Users/Prefix", testUsersPrefix},
 	{"Users/UpdatedAt", testUsersUpdatedAt},
 	{"Users/ErrInvalidRequest", testUsersInvalid},
+	{"CountTargets", testCountTargets},
 }
 
 // userPages reads every page of f and returns the user ids page by page,
@@ -131,5 +132,27 @@ func testUsersInvalid(t *testing.T, b *bundle) {
 	}
 	if us, next, err := b.s.Users(b.ctx, "app_missing", herald.UserFilter{Limit: 10}); err != nil || len(us) != 0 || next != "" {
 		t.Errorf("unknown app: got (%v, %q, %v), want an empty page", us, next, err)
+	}
+}
+
+func testCountTargets(t *testing.T, b *bundle) {
+	b.register("d1", "t1", "u1")
+	b.register("d2", "t2", "u1")
+	b.register("d3", "t3", "u2")
+	b.register("d4", "t4", "")
+	b.register("d5", "t5", "")
+	_, err := b.s.SubscribeTopic(b.ctx, b.app.ID, "news", []string{"u1"})
+	must(t, "SubscribeTopic", err)
+	other := b.newApp("other")
+	_, err = b.s.RegisterDevice(b.ctx, other.ID, registration("d9", "t9", "u9"))
+	must(t, "RegisterDevice other app", err)
+	for _, tc := range []struct {
+		topic           string
+		users, unmapped int
+	}{{"", 2, 2}, {"news", 1, 0}, {"none", 0, 0}} {
+		users, unmapped, err := b.s.CountTargets(b.ctx, b.app.ID, tc.topic)
+		if err != nil || users != tc.users || unmapped != tc.unmapped {
+			t.Errorf("topic %q: got (%d, %d, %v), want (%d, %d)", tc.topic, users, unmapped, err, tc.users, tc.unmapped)
+		}
 	}
 }
