@@ -35,7 +35,8 @@ type Store interface {
 type Config struct {
 	Store     Store
 	Schedules Scheduler
-	// Pushes accepts test pushes (delivery.Service, as on the Server API).
+	// Pushes accepts test and composed pushes (delivery.Service, as on the
+	// Server API).
 	Pushes    Pusher
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
@@ -55,6 +56,10 @@ type Config struct {
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
+	// ReadPush judges a push as the Server API endpoint making pushes of
+	// kind judges its body (api.ReadPush): the dashboard's compose page
+	// sends through it.
+	ReadPush func(app herald.App, kind herald.PushKind, body []byte, now time.Time) (herald.Push, []herald.Recipient, error)
 	// TrustProxy trusts X-Forwarded-Proto (the session cookie is Secure
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
