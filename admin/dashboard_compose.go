@@ -149,6 +149,9 @@ func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusOK, "compose", v)
 		return
 	}
+	if data.Form.Key == "" { // a confirmed post always carries the review's key; one made by hand gets its own
+		data.Form.Key = newComposeKey()
+	}
 	h := sha256.Sum256(append([]byte("dashboard compose\n"), body...))
 	id, _, err := d.Pushes.Accept(r.Context(), p, rs, &herald.Idempotency{Key: "dashboard-" + data.Form.Key, Hash: h[:]})
 	if err != nil {

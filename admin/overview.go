@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"time"
 
@@ -37,10 +38,7 @@ func overviewDays(q url.Values) (int, error) {
 		return herald.DefaultOverviewDays, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < 0 {
-		n = 0
-	}
-	if _, _, ok := herald.OverviewWindow(n, time.Time{}); !ok {
+	if err != nil || !slices.Contains(herald.OverviewDays, n) {
 		return 0, herald.Invalid(herald.Detail{Field: "days", Reason: "must be 1, 7 or 30"})
 	}
 	return n, nil
