@@ -13,7 +13,8 @@ type Error struct {
 	Code    string
 	Status  int
 	Message string
-	// Details names each problem of an invalid request (ERR-AB-VAL-00 only).
+	// Details names each problem of an invalid request (ERR-AB-VAL-00), or
+	// what a test push found no device for (ERR-AB-VAL-02).
 	Details []Detail
 }
 
@@ -72,7 +73,17 @@ var (
 	ErrMethodNotAllowed = newError("ERR-AB-MTH-00", http.StatusMethodNotAllowed, "Method not allowed.")
 	ErrUnauthorized     = newError("ERR-AB-ADM-01", http.StatusUnauthorized, "Admin token missing or invalid.")
 	ErrNotFound         = newError("ERR-AB-NTF-01", http.StatusNotFound, "Not found.")
+	// ErrNoDevice refuses a test push that no device would receive.
+	ErrNoDevice = newError("ERR-AB-VAL-02", http.StatusNotFound, "No device to send to.")
 )
+
+// NoDevice returns ErrNoDevice naming the member (token or userId) that
+// found no device, and why.
+func NoDevice(field, reason string) *Error {
+	e := *ErrNoDevice
+	e.Details = []Detail{{Field: field, Reason: reason}}
+	return &e
+}
 
 // Invalid returns ErrInvalidRequest carrying the given problems.
 func Invalid(details ...Detail) *Error {

@@ -59,6 +59,14 @@ type UserStore interface {
 	// User returns a user and its devices. ErrUserNotFound when the user was
 	// never registered.
 	User(ctx context.Context, appID, userID string) (User, []Device, error)
+	// Users returns a page of the app's users, withdrawn ones included, and
+	// the cursor of the next page ("" at the end). ErrInvalidRequest for a
+	// malformed cursor or a limit below 1.
+	Users(ctx context.Context, appID string, f UserFilter) ([]UserSummary, string, error)
+	// CountTargets counts whom a topic push (all-users with topic "")
+	// would reach now: the distinct users of the devices, and the devices
+	// no user is mapped to.
+	CountTargets(ctx context.Context, appID, topic string) (users, unmapped int, err error)
 }
 
 // Job is a unit of durable work, stored in the same transaction as the data
@@ -241,6 +249,9 @@ type HistoryStore interface {
 	// Usage returns the days from..to (YYYY-MM-DD, inclusive) with charges;
 	// none for an unknown app.
 	Usage(ctx context.Context, appID, from, to string) ([]DayUsage, error)
+	// PushTotals sums the app's pushes created from from (inclusive) to to
+	// (inclusive); zero totals for an unknown app.
+	PushTotals(ctx context.Context, appID string, from, to time.Time) (PushTotals, error)
 }
 
 // ScheduleStore changes scheduled pushes. Both methods run check (and edit)

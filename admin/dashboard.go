@@ -48,7 +48,7 @@ func newDashboard(s *server) *dashboard {
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -89,6 +89,9 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/scheduled/{pushId}", in(d.editPush)},
 		{"GET /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelConfirmPage)},
 		{"POST /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelPush)},
+		{"GET /apps/{appId}/overview", in(d.overviewPage)},
+		{"GET /apps/{appId}/compose", in(d.composePage)},
+		{"POST /apps/{appId}/compose", in(d.compose)},
 		{"GET /apps/{appId}/usage", in(d.usagePage)},
 		{"GET /apps/{appId}/users", in(d.userPage)},
 		{"POST /apps/{appId}/users/consent", in(d.setUserConsent)},

@@ -117,6 +117,7 @@ func TestDashboardTestPush(t *testing.T) {
 	b := e.browser(t)
 	b.login()
 	appPath, _, _ := withScheduledApp(t, e, b)
+	e.register(t, appPath, "d1", "dash-token-u1", "u1")
 	to := b.submit(appPath, appPath+"/test-push", url.Values{"userId": {"u1"}, "title": {"Test"}, "content": {"From the dashboard"}})
 	if !strings.HasPrefix(to, appPath+"/pushes/push_") {
 		t.Fatalf("test push: got redirect to %q, want the push page", to)
@@ -130,6 +131,10 @@ func TestDashboardTestPush(t *testing.T) {
 	resp, body := b.post(appPath+"/test-push", url.Values{"csrf": {b.csrf(appPath)}, "userId": {""}, "title": {"Kept"}, "content": {""}})
 	wantStatus(t, resp, body, http.StatusBadRequest)
 	wantIn(t, "refused test push", body, "<code>userId</code> is required", "<code>content</code> must be a non-empty string", `value="Kept"`)
+	resp, body = b.post(appPath+"/test-push", url.Values{"csrf": {b.csrf(appPath)}, "userId": {"u-nobody"}, "title": {"Kept"}, "content": {"c"}})
+	wantStatus(t, resp, body, http.StatusNotFound)
+	wantIn(t, "test push to a user without a device", body, "No device to send to.", "ERR-AB-VAL-02",
+		"<code>userId</code> no user with this ID was ever registered in this app", `value="u-nobody"`)
 }
 
 // TestDashboardHistory: the history shows the outcome columns, a request

@@ -222,7 +222,7 @@ func (d *dashboard) userPage(w http.ResponseWriter, r *http.Request) {
 	data := &userData{UserID: strings.TrimSpace(r.URL.Query().Get("userId"))}
 	v := viewOf("Users", a, data)
 	if data.UserID == "" {
-		d.render(w, r, http.StatusOK, "user", v)
+		d.usersPage(w, r, a)
 		return
 	}
 	err := d.loadUser(r, a, data)

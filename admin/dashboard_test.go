@@ -95,6 +95,7 @@ func newDashEnv(t *testing.T, tweak ...func(*admin.Config)) *dashEnv {
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, false) },
 		NewWebhookSecret:    webhook.NewSecret,
+		ReadPush:            api.ReadPush,
 	}
 	for _, f := range tweak {
 		f(&cfg)

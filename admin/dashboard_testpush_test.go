@@ -21,6 +21,11 @@ func TestDashboardTestPushToken(t *testing.T) {
 	appPath, _, _ := withScheduledApp(t, e, b)
 	_, body := b.get(appPath)
 	wantIn(t, "app page", body, `id="test-token"`, `name="token"`)
+	resp, body := b.post(appPath+"/test-push", url.Values{"csrf": {b.csrf(appPath)}, "token": {"dash-token-12345678"}, "title": {"T"}, "content": {"c"}})
+	wantStatus(t, resp, body, http.StatusNotFound)
+	wantIn(t, "test push to a token no device holds", body, "No device to send to.", "ERR-AB-VAL-02",
+		"<code>token</code> no device of this app holds this token", `value="dash-token-12345678"`)
+	e.register(t, appPath, "d1", "dash-token-12345678", "")
 	to := b.submit(appPath, appPath+"/test-push", url.Values{"token": {"dash-token-12345678"}, "title": {"Test"}, "content": {"To a token"}})
 	if !strings.HasPrefix(to, appPath+"/pushes/push_") {
 		t.Fatalf("test push: got redirect to %q, want the push page", to)
@@ -31,9 +36,22 @@ func TestDashboardTestPushToken(t *testing.T) {
 	if err != nil || p.Kind != herald.KindToken || p.Token != "dash-token-12345678" || p.ServerActionsHalf != 0 || p.RequestedUsers != 1 {
 		t.Fatalf("test push: got %+v %v, want a free token push to dash-token-12345678", p, err)
 	}
-	resp, body := b.post(appPath+"/test-push", url.Values{"csrf": {b.csrf(appPath)}, "userId": {"u1"}, "token": {"dash-token-12345678"},
+	resp, body = b.post(appPath+"/test-push", url.Values{"csrf": {b.csrf(appPath)}, "userId": {"u1"}, "token": {"dash-token-12345678"},
 		"title": {"Kept"}, "content": {"c"}})
 	wantStatus(t, resp, body, http.StatusBadRequest)
 	wantIn(t, "refused test push", body, "<code>token</code> give either token or userId, not both", `value="Kept"`,
 		`value="dash-token-12345678"`)
+}
+
+// register registers a device on the app of appPath ("/apps/{appId}"),
+// mapped to user when it is not "".
+func (e *dashEnv) register(t *testing.T, appPath, device, token, user string) {
+	t.Helper()
+	reg := herald.DeviceRegistration{DeviceID: device, Token: token, Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0"}
+	if user != "" {
+		reg.UserID = &user
+	}
+	if _, err := e.db.RegisterDevice(context.Background(), strings.TrimPrefix(appPath, "/apps/"), reg); err != nil {
+		t.Fatalf("register %s: %v", device, err)
+	}
 }

@@ -3,6 +3,7 @@
 package admin
 
 import (
+	"context"
 	"crypto/sha256"
 	"crypto/subtle"
 	"log/slog"
@@ -25,13 +26,17 @@ type Store interface {
 	herald.SessionStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
+	// DeviceByToken finds the device a test push to a token goes to.
+	// ErrNotFound when none holds it.
+	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
 }
 
 // Config holds the admin handler's dependencies.
 type Config struct {
 	Store     Store
 	Schedules Scheduler
-	// Pushes accepts test pushes (delivery.Service, as on the Server API).
+	// Pushes accepts test and composed pushes (delivery.Service, as on the
+	// Server API).
 	Pushes    Pusher
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
@@ -51,6 +56,10 @@ type Config struct {
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
+	// ReadPush judges a push as the Server API endpoint making pushes of
+	// kind judges its body (api.ReadPush): the dashboard's compose page
+	// sends through it.
+	ReadPush func(app herald.App, kind herald.PushKind, body []byte, now time.Time) (herald.Push, []herald.Recipient, error)
 	// TrustProxy trusts X-Forwarded-Proto (the session cookie is Secure
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
@@ -79,6 +88,7 @@ func (s *server) routes() []route {
 		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", s.deleteFCMCredentials},
 		{"PUT /admin/v1/apps/{appId}/webhook", s.putWebhook},
 		{"DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook},
+		{"GET /admin/v1/apps/{appId}/users", s.listUsers},
 		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
@@ -87,6 +97,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},
 		{"GET /admin/v1/apps/{appId}/usage", s.getUsage},
+		{"GET /admin/v1/apps/{appId}/overview", s.getOverview},
 		{"POST /admin/v1/apps/{appId}/test-push", s.testPushHandler},
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},

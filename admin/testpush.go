@@ -3,6 +3,7 @@ package admin
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"strings"
@@ -80,15 +81,18 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 
 // sendTestPush sends one push through the whole pipeline, but charges
 // nothing: to one user like POST /api/push/v2/users, or to the device that
-// holds a token when it fans out (none holds it: nothing is sent, and the
-// push ends done with no tokens). The app must be registered and have FCM
-// credentials, as on the Server API.
+// holds a token when it fans out. The app must be registered and have FCM
+// credentials, as on the Server API, and a device must be there to send
+// to (ErrNoDevice): a test with nowhere to go would pass in silence.
 func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (string, error) {
 	switch {
 	case !a.Registered:
 		return "", herald.ErrAppNotFound
 	case len(a.FCMCredentials) == 0:
 		return "", herald.ErrNoFCM
+	}
+	if err := s.testPushReaches(ctx, a.ID, t); err != nil {
+		return "", err
 	}
 	now := s.Now()
 	p := herald.Push{
@@ -103,6 +107,29 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 	}
 	id, _, err := s.Pushes.Accept(ctx, p, rs, nil)
 	return id, err
+}
+
+// testPushReaches returns ErrNoDevice, naming the member, when no device
+// holds the token, or the user (never registered, withdrawn, or with every
+// device gone) has none.
+func (s *server) testPushReaches(ctx context.Context, appID string, t testPush) error {
+	if t.Token != "" {
+		_, err := s.Store.DeviceByToken(ctx, appID, t.Token)
+		if errors.Is(err, herald.ErrNotFound) {
+			return herald.NoDevice("token", "no device of this app holds this token")
+		}
+		return err
+	}
+	_, devices, err := s.Store.User(ctx, appID, t.UserID)
+	switch {
+	case errors.Is(err, herald.ErrUserNotFound):
+		return herald.NoDevice("userId", "no user with this ID was ever registered in this app")
+	case err != nil:
+		return err
+	case len(devices) == 0:
+		return herald.NoDevice("userId", "the user has no device (withdrawn, or every device removed)")
+	}
+	return nil
 }
 
 // testPushHandler is POST /admin/v1/apps/{appId}/test-push.

@@ -30,9 +30,17 @@ const (
 // send time).
 type pushRequest func(o object, p *herald.Push) []herald.Recipient
 
-// pushUsers is POST /api/push/v2/users (spec 4.4).
-func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
-	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+// pushEndpoint is how one push endpoint reads its body.
+type pushEndpoint struct {
+	limit           int64
+	scheduleAllowed bool
+	read            pushRequest
+}
+
+// pushEndpoints are the push endpoints by the kind of push they make.
+var pushEndpoints = map[herald.PushKind]pushEndpoint{
+	// POST /api/push/v2/users (spec 4.4).
+	herald.KindUsers: {defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
 		ids := o.userIDs("userIds")
 		p.Kind, p.Content = herald.KindUsers, o.sendableContent()
 		rs := make([]herald.Recipient, len(ids))
@@ -40,41 +48,39 @@ func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) {
 			rs[i] = herald.Recipient{UserID: id}
 		}
 		return rs
-	})
-}
-
-// pushMessages is POST /api/push/v2/messages (spec 4.3).
-func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
-	s.push(w, r, herald.MaxMessagesBody, false, func(o object, p *herald.Push) []herald.Recipient {
+	}},
+	// POST /api/push/v2/messages (spec 4.3).
+	herald.KindMessages: {herald.MaxMessagesBody, false, func(o object, p *herald.Push) []herald.Recipient {
 		p.Kind = herald.KindMessages
 		return o.messages("messages")
-	})
-}
-
-// pushTopic is POST /api/push/v2/topics (spec 4.5): to the devices
-// subscribed to a topic when it is sent.
-func (s *server) pushTopic(w http.ResponseWriter, r *http.Request) {
-	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+	}},
+	// POST /api/push/v2/topics (spec 4.5): to the devices subscribed to a
+	// topic when it is sent.
+	herald.KindTopic: {defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
 		p.Kind, p.Topic, p.Content = herald.KindTopic, o.topic("topic"), o.sendableContent()
 		return nil
-	})
-}
-
-// pushAll is POST /api/push/v2/all (spec 4.5): to every device of the app
-// when it is sent.
-func (s *server) pushAll(w http.ResponseWriter, r *http.Request) {
-	s.push(w, r, defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+	}},
+	// POST /api/push/v2/all (spec 4.5): to every device of the app when it
+	// is sent.
+	herald.KindAll: {defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
 		p.Kind, p.Content = herald.KindAll, o.sendableContent()
 		return nil
-	})
+	}},
 }
+
+func (s *server) pushUsers(w http.ResponseWriter, r *http.Request) { s.push(w, r, herald.KindUsers) }
+func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
+	s.push(w, r, herald.KindMessages)
+}
+func (s *server) pushTopic(w http.ResponseWriter, r *http.Request) { s.push(w, r, herald.KindTopic) }
+func (s *server) pushAll(w http.ResponseWriter, r *http.Request)   { s.push(w, r, herald.KindAll) }
 
 // push runs a push endpoint: body read within limit, an idempotent repeat
 // replayed, the request read and judged, the push accepted.
-func (s *server) push(w http.ResponseWriter, r *http.Request, limit int64, scheduleAllowed bool, read pushRequest) {
+func (s *server) push(w http.ResponseWriter, r *http.Request, kind herald.PushKind) {
 	received := s.now()
 	app := appFrom(r.Context())
-	body, err := readBody(r, limit)
+	body, err := readBody(r, pushEndpoints[kind].limit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -83,20 +89,66 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, limit int64, sched
 	if done {
 		return
 	}
-	o, _ := parseObject(body)
-	var p herald.Push
-	rs := read(o, &p)
-	o.options(&p, app, received, scheduleAllowed)
-	o.adPrefix(p, rs, app)
-	if err := o.check(); err != nil {
+	p, rs, err := judgePush(app, kind, body, received)
+	if err != nil {
 		web.Error(w, r, err)
 		return
+	}
+	id, _, err := s.pushes.Accept(r.Context(), p, rs, idem)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	answer(w, id, p.ScheduledAt != nil)
+}
+
+// ReadPush judges a push as the Server API endpoint making pushes of kind
+// (users, messages, topic or all) does, for app, received at received: the
+// endpoint's gate (a registered app with FCM credentials), then the body's
+// size, validation, limits and rules ((광고) included). It returns the push
+// ready to be accepted (its id, status, marketing flag and charge) with its
+// recipients, or the error the endpoint answers. The dashboard's compose
+// page sends through it, so that it sends exactly what the Server API would.
+func ReadPush(app herald.App, kind herald.PushKind, body []byte, received time.Time) (herald.Push, []herald.Recipient, error) {
+	e, ok := pushEndpoints[kind]
+	if !ok {
+		return herald.Push{}, nil, fmt.Errorf("api: no push endpoint makes %q pushes", kind)
+	}
+	if err := pushGate(app); err != nil {
+		return herald.Push{}, nil, err
+	}
+	if int64(len(body)) > e.limit {
+		return herald.Push{}, nil, herald.Invalid(herald.Detail{Field: "body", Reason: fmt.Sprintf("must be at most %d bytes", e.limit)})
+	}
+	return judgePush(app, kind, body, received)
+}
+
+// judgePush reads and judges the body of a push endpoint and makes the
+// push it asks for (see ReadPush; the gate ran before).
+func judgePush(app herald.App, kind herald.PushKind, body []byte, received time.Time) (herald.Push, []herald.Recipient, error) {
+	e := pushEndpoints[kind]
+	o, _ := parseObject(body)
+	var p herald.Push
+	rs := e.read(o, &p)
+	o.options(&p, app, received, e.scheduleAllowed)
+	o.adPrefix(p, rs, app)
+	if err := o.check(); err != nil {
+		return p, nil, err
 	}
 	p.Marketing = p.IsMarketingOpt || herald.IsMarketingTitle(p.Content.Title)
 	for _, rc := range rs {
 		p.Marketing = p.Marketing || p.MarketingFor(rc)
 	}
-	s.accept(w, r, app, p, rs, idem, received)
+	p.ID = herald.NewID("push_", received)
+	p.AppID = app.ID
+	p.CreatedAt = received.UTC().Truncate(time.Millisecond)
+	p.Status = herald.StatusSending
+	if p.ScheduledAt != nil {
+		p.Status = herald.StatusScheduled
+	}
+	p.RequestedUsers = len(rs)
+	p.ServerActionsHalf = int64(len(rs)) * herald.HalfPerUser
+	return p, rs, nil
 }
 
 // replay answers a repeated Idempotency-Key with the first answer (done is
@@ -134,25 +186,6 @@ func answer(w http.ResponseWriter, pushID string, scheduled bool) {
 		return
 	}
 	web.JSON(w, http.StatusOK, answerRequested)
-}
-
-// accept stores the push and answers the spec's JSON string with X-Push-Id.
-func (s *server) accept(w http.ResponseWriter, r *http.Request, app herald.App, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, received time.Time) {
-	p.ID = herald.NewID("push_", received)
-	p.AppID = app.ID
-	p.CreatedAt = received.UTC().Truncate(time.Millisecond)
-	p.Status = herald.StatusSending
-	if p.ScheduledAt != nil {
-		p.Status = herald.StatusScheduled
-	}
-	p.RequestedUsers = len(rs)
-	p.ServerActionsHalf = int64(len(rs))
-	id, _, err := s.pushes.Accept(r.Context(), p, rs, idem)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	answer(w, id, p.ScheduledAt != nil)
 }
 
 // array reads a required array member with between 1 and max elements.

@@ -104,8 +104,11 @@ func writeRecord(ctx context.Context, c conn, app consentApp, rec herald.Consent
 	var job herald.ConsentEventJob
 	event := herald.EventNone
 	if rec.UserID != nil {
-		if err := c.queryRow(ctx, `UPDATE users SET consent_seq = consent_seq + 1 WHERE app_id = ? AND user_id = ? RETURNING consent_seq`,
-			rec.AppID, *rec.UserID).Scan(&rec.Seq); err != nil {
+		at := rec.At.UnixMilli()
+		if err := c.queryRow(ctx, `UPDATE users SET consent_seq = consent_seq + 1,
+			updated_at = CASE WHEN updated_at < CAST(? AS BIGINT) THEN CAST(? AS BIGINT) ELSE updated_at END
+			WHERE app_id = ? AND user_id = ? RETURNING consent_seq`,
+			at, at, rec.AppID, *rec.UserID).Scan(&rec.Seq); err != nil {
 			return job, err
 		}
 		if rec.Notify && app.webhook {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -162,4 +163,28 @@ func (s *Store) Usage(ctx context.Context, appID, from, to string) ([]herald.Day
 	}, `SELECT day, CAST(SUM(half_units) AS BIGINT) FROM usage WHERE app_id = ? AND day BETWEEN ? AND ?
 		GROUP BY day ORDER BY day`, appID, from, to)
 	return out, err
+}
+
+// windowPushes selects, as a condition on push_id, the pushes an app
+// created in a window: its arguments are the app id, from and to.
+const windowPushes = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?)`
+
+// PushTotals sums the pushes an app created from from to to: their
+// number and requested users from the pushes, their counts as one push's
+// are counted (sumCounts), their charge from the usage kept for them,
+// refunds deducted.
+func (s *Store) PushTotals(ctx context.Context, appID string, from, to time.Time) (herald.PushTotals, error) {
+	t := herald.PushTotals{From: from, To: to}
+	r, args := s.reader(), []any{appID, from.UnixMilli(), to.UnixMilli()}
+	err := r.queryRow(ctx, `SELECT COUNT(*), CAST(COALESCE(SUM(requested_users), 0) AS BIGINT)
+		FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?`, args...).Scan(&t.Pushes, &t.Counts.RequestedUsers)
+	if err != nil {
+		return t, err
+	}
+	if err := sumCounts(ctx, r, &t.Counts, windowPushes, args...); err != nil {
+		return t, err
+	}
+	err = r.queryRow(ctx, `SELECT CAST(COALESCE(SUM(half_units), 0) AS BIGINT) FROM usage WHERE app_id = ? AND `+windowPushes,
+		append([]any{appID}, args...)...).Scan(&t.ServerActionsHalf)
+	return t, err
 }

@@ -183,20 +183,28 @@ func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) 
 	return scanPush(s.reader().queryRow(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
 }
 
-// fillCounts sets the counts a push's chunks, delivery rows and
-// unreachable users make: a chunk's slots before its cursor were sent, the
-// rest failed with a failed push or are still open; a row of a slot's
-// outcome stands in for one of those sent, any other row counts as well.
+// fillCounts sets the counts of one push (sumCounts).
 func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
-	counts := &p.Counts
-	var size, settled, unsent int
+	return sumCounts(ctx, c, &p.Counts, `push_id = ?`, p.ID)
+}
+
+// sumCounts adds to counts those that the chunks, delivery rows and
+// unreachable users of the pushes the condition on push_id selects make: a
+// chunk's slots before its cursor were sent, the rest failed with a failed
+// push or are still open; a row of a slot's outcome stands in for one of
+// those sent, any other row counts as well. One push's counts and an app's
+// totals (PushTotals) are counted alike.
+func sumCounts(ctx context.Context, c conn, counts *herald.Counts, pushes string, args ...any) error {
+	var size, settled, unsent, oldBadge, oldImage int
 	err := c.queryRow(ctx, `SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), CAST(COALESCE(SUM(settled), 0) AS BIGINT),
 		CAST(COALESCE(SUM(CASE WHEN failed THEN size - settled ELSE 0 END), 0) AS BIGINT),
 		CAST(COALESCE(SUM(sent_old_badge), 0) AS BIGINT), CAST(COALESCE(SUM(sent_old_image), 0) AS BIGINT)
-		FROM push_chunks WHERE push_id = ?`, p.ID).Scan(&size, &settled, &unsent, &counts.BadgeUnsupported, &counts.ImageUnsupported)
+		FROM push_chunks WHERE `+pushes, args...).Scan(&size, &settled, &unsent, &oldBadge, &oldImage)
 	if err != nil {
 		return err
 	}
+	counts.BadgeUnsupported += oldBadge
+	counts.ImageUnsupported += oldImage
 	counts.CountState(herald.DeliverySent, settled)
 	counts.CountState(herald.DeliveryFailed, unsent)
 	counts.CountState(herald.DeliveryPending, size-settled-unsent)
@@ -217,11 +225,14 @@ func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
 		}
 		return nil
 	}, `SELECT state, slot, COUNT(*), SUM(CASE WHEN old_for_badge THEN 1 ELSE 0 END), SUM(CASE WHEN old_for_image THEN 1 ELSE 0 END)
-		FROM deliveries WHERE push_id = ? GROUP BY state, slot`, p.ID)
+		FROM deliveries WHERE `+pushes+` GROUP BY state, slot`, args...)
 	if err != nil {
 		return err
 	}
-	return c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&counts.Unreachable)
+	var unreachable int
+	err = c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE `+pushes, args...).Scan(&unreachable)
+	counts.Unreachable += unreachable
+	return err
 }
 
 // PushStatus returns only a push's status.

@@ -55,9 +55,10 @@ func userByID(ctx context.Context, c conn, appID, userID string) (herald.User, e
 // It returns the row it wrote; a user registered already, which it leaves
 // as it is, is read.
 func registerUser(ctx context.Context, c conn, appID, userID string, now time.Time) (herald.User, error) {
-	u, err := scanUser(c.queryRow(ctx, `INSERT INTO users (app_id, user_id, state, created_at) VALUES (?, ?, 'registered', ?)
-		ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL WHERE users.state = 'withdrawn'
-		RETURNING `+userColumns, appID, userID, now.UnixMilli()))
+	u, err := scanUser(c.queryRow(ctx, `INSERT INTO users (app_id, user_id, state, created_at, updated_at) VALUES (?, ?, 'registered', ?, ?)
+		ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL, updated_at = excluded.updated_at
+		WHERE users.state = 'withdrawn'
+		RETURNING `+userColumns, appID, userID, now.UnixMilli(), now.UnixMilli()))
 	if errors.Is(err, herald.ErrUserNotFound) {
 		return userByID(ctx, c, appID, userID)
 	}

@@ -57,10 +57,10 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		tests []test
 	}{
 		{"AppStore", appTests},
-		{"UserStore", userTests},
+		{"UserStore", append(userTests, userListTests...)},
 		{"PushStore", pushTests},
 		{"DeliveryStore", deliveryTests},
-		{"HistoryStore", historyTests},
+		{"HistoryStore", append(historyTests, overviewTests...)},
 		{"ScheduleStore", scheduleTests},
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},

@@ -133,11 +133,12 @@ func screenshot(t *testing.T, ctx context.Context, name string) {
 
 // TestDashboardTour drives the dashboard over a seeded app: the history
 // and its grouped view, the usage chart, a test push that reaches the
-// emulator, the copy buttons, and every page at 390 px; it takes the
-// README's screenshots on the way.
+// emulator, the copy buttons, the overview, the users page, a composed push
+// confirmed and delivered, and every page at 390 px; it takes the README's
+// screenshots on the way.
 func TestDashboardTour(t *testing.T) {
 	t.Parallel()
-	ctx := headless(t, 90*time.Second)
+	ctx := headless(t, 150*time.Second)
 	e := start(t)
 	base := e.svc.AdminURL
 	step(t, ctx, "desktop window", chromedp.EmulateViewport(1280, 900))
@@ -207,6 +208,7 @@ func TestDashboardTour(t *testing.T) {
 	}
 	screenshot(t, ctx, "dashboard-app.png")
 
+	browserOverviewUsersCompose(t, ctx, e, a, appPath)
 	browserNarrow(t, ctx, appPath, testID)
 }
 
@@ -215,7 +217,7 @@ func TestDashboardTour(t *testing.T) {
 func browserNarrow(t *testing.T, ctx context.Context, appPath, pushID string) {
 	t.Helper()
 	step(t, ctx, "phone window", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	for _, p := range []string{"/../..", "", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/consent", "/secret-key"} {
+	for _, p := range []string{"/../..", "", "/overview", "/users", "/compose", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/consent", "/secret-key"} {
 		step(t, ctx, "open "+p, chromedp.Navigate(appPath+p), chromedp.WaitVisible(chromedp.CSS("main")))
 		if scroll, inner := pageFits(t, ctx); scroll > inner {
 			t.Errorf("%s at 390 px: the page is %d px wide, want at most %d", p, scroll, inner)

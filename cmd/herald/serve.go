@@ -198,6 +198,7 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
 		NewWebhookSecret:    webhook.NewSecret,
 		OpenAPI:             api.OpenAPI,
+		ReadPush:            api.ReadPush,
 		Metrics:             m.Handler(),
 		TrustProxy:          cfg.TrustProxy,
 	})

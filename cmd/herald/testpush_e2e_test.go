@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"slices"
 	"strings"
@@ -108,12 +109,13 @@ func (e *env) testPushTo(a testApp, body map[string]any) pushView {
 
 // TestTestPushToken: a test push to a token goes to the one device that
 // holds it (mapped or not), not to its user's other devices, and is not
-// charged; a token no device holds is accepted and sends nothing; an
-// unregistered token reports its user unreachable and drops the device.
+// charged; a token no device holds, or a user without a device, is refused
+// 404 ERR-AB-VAL-02; an unregistered token reports its user unreachable and
+// drops the device.
 func TestTestPushToken(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
+	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true}) // to withdraw a user
 	e.device(a, "d1", "tp-one", "android", "1.6.0", "u1")
 	e.device(a, "d2", "tp-two", "ios", "1.6.0", "u1")
 	e.device(a, "d3", "tp-unmapped", "android", "1.6.0", nil)
@@ -140,15 +142,38 @@ func TestTestPushToken(t *testing.T) {
 		t.Errorf("unmapped device's token: sent %v, want tp-unmapped once", got)
 	}
 
-	// No device holds the token: accepted, nothing to send.
-	p = e.testPushTo(a, map[string]any{"token": "tp-nobody", "title": "t", "content": "c"})
-	if p.Status != "done" || p.Kind != "token" || p.Counts.Tokens != 0 || p.Counts.Sent != 0 || p.Counts.Unreachable != 0 {
-		t.Errorf("unknown token: got %+v, want done with 0 tokens", p)
+	// No device holds the token, or the user has none (never registered,
+	// withdrawn, every device gone): 404 naming the member, nothing made.
+	path := "/admin/v1/apps/" + a.ID + "/test-push"
+	e.device(a, "d5", "tp-gone", "android", "1.6.0", "u5")
+	e.device(a, "d6", "tp-withdrawn", "android", "1.6.0", "u6")
+	e.device(a, "d6b", "tp-withdrawn-2", "android", "1.6.0", "u6")
+	if err := a.c.DeletePushToken(context.Background(), "d5"); err != nil {
+		t.Fatalf("delete u5's only device: %v", err)
 	}
-	if got := e.sentTo(p.PushID); len(got) != 0 {
-		t.Errorf("unknown token: sent %v, want nothing", got)
+	if _, err := a.c.DeleteUser(context.Background(), "u6"); err != nil {
+		t.Fatalf("withdraw u6: %v", err)
 	}
-
+	before := len(e.pushList(a))
+	for _, c := range []struct {
+		name  string
+		body  map[string]any
+		field string
+	}{
+		{"TokenNobodyHolds", map[string]any{"token": "tp-nobody", "title": "t", "content": "c"}, "token"},
+		{"UserNeverRegistered", map[string]any{"userId": "u-never", "title": "t", "content": "c"}, "userId"},
+		{"UserWithdrawn", map[string]any{"userId": "u6", "title": "t", "content": "c"}, "userId"},
+		{"UserDevicesGone", map[string]any{"userId": "u5", "title": "t", "content": "c"}, "userId"},
+		{"TokenOfRemovedDevice", map[string]any{"token": "tp-gone", "title": "t", "content": "c"}, "token"},
+	} {
+		body := testenv.WantError(t, e.adminDo("POST", path, c.body), path, herald.ErrNoDevice)
+		if len(body.Details) != 1 || body.Details[0].Field != c.field || body.Message != "No device to send to." {
+			t.Errorf("%s: got %+v, want 404 No device to send to. naming %s", c.name, body, c.field)
+		}
+	}
+	if after := len(e.pushList(a)); after != before {
+		t.Errorf("pushes after refused test pushes: got %d, want %d", after, before)
+	}
 	// FCM answers UNREGISTERED: the device's user is unreachable and the
 	// token is dropped, as for any push.
 	p = e.testPushTo(a, map[string]any{"token": "unregistered-tp", "title": "t", "content": "c"})

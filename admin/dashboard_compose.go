@@ -1,0 +1,202 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/url"
+	"strings"
+
+	"github.com/heraldpush/herald"
+)
+
+// The compose page sends a real push in two steps: the form posts to a
+// review that shows whom it reaches and what it costs, whose form posts it
+// again with confirmed=yes to send it. Both steps judge the push with
+// Config.ReadPush, the Server API's own reading of the endpoint's body, so
+// the dashboard sends exactly what the Server API would accept (gate,
+// limits, (광고) and charge) and nothing else.
+
+// composeForm is the compose form as shown or posted.
+type composeForm struct {
+	// Target is "users", "topic" or "all".
+	Target                            string
+	UserIDs, Topic, Title, Content    string
+	LinkURL, ImageURL, RequestGroupID string
+	IsMarketing, IsUsingBadge         bool
+	// ScheduleTime is the send time in the app's zone, "YYYY-MM-DDTHH:MM"
+	// (a datetime-local input's value, the Server API's format); "" sends
+	// at once.
+	ScheduleTime string
+	// Key makes the confirmed post idempotent: sent twice (a double click),
+	// it makes one push.
+	Key string
+}
+
+// composeTargets are the form's targets and the kinds of push they make.
+var composeTargets = map[string]herald.PushKind{"users": herald.KindUsers, "topic": herald.KindTopic, "all": herald.KindAll}
+
+func composeFormOf(f url.Values) composeForm {
+	text := func(k string) string { return strings.ReplaceAll(f.Get(k), "\r\n", "\n") }
+	return composeForm{Target: f.Get("target"), UserIDs: text("userIds"), Topic: strings.TrimSpace(f.Get("topic")),
+		Title: text("title"), Content: text("content"), LinkURL: strings.TrimSpace(f.Get("linkURL")),
+		ImageURL: strings.TrimSpace(f.Get("imageURL")), RequestGroupID: strings.TrimSpace(f.Get("requestGroupId")),
+		IsMarketing: f.Get("isMarketing") == "true", IsUsingBadge: f.Get("isUsingBadge") == "true",
+		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), Key: f.Get("key")}
+}
+
+// userIDList splits the user IDs typed one per line (or separated by
+// commas), blank entries dropped.
+func userIDList(s string) []string {
+	ids := []string{}
+	for _, id := range strings.FieldsFunc(s, func(r rune) bool { return r == '\n' || r == ',' }) {
+		if id = strings.TrimSpace(id); id != "" {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// request writes the form as the body of the Server API endpoint of its
+// target: members left empty are left out, as a client would.
+func (f composeForm) request() (herald.PushKind, []byte, error) {
+	kind, ok := composeTargets[f.Target]
+	if !ok {
+		return "", nil, herald.Invalid(herald.Detail{Field: "target", Reason: "must be users, topic or all"})
+	}
+	body := map[string]any{"title": f.Title, "content": f.Content}
+	switch kind {
+	case herald.KindUsers:
+		body["userIds"] = userIDList(f.UserIDs)
+	case herald.KindTopic:
+		body["topic"] = f.Topic
+	}
+	opts := map[string]any{}
+	for _, m := range []struct {
+		dst   map[string]any
+		name  string
+		value string
+	}{{body, "linkURL", f.LinkURL}, {body, "imageURL", f.ImageURL}, {opts, "requestGroupId", f.RequestGroupID}, {opts, "scheduleTime", f.ScheduleTime}} {
+		if m.value != "" {
+			m.dst[m.name] = m.value
+		}
+	}
+	if f.IsMarketing {
+		opts["isMarketing"] = true
+	}
+	if f.IsUsingBadge {
+		opts["isUsingBadge"] = true
+	}
+	if len(opts) > 0 {
+		body["options"] = opts
+	}
+	b, err := json.Marshal(body)
+	return kind, b, err
+}
+
+// composeData is what the compose page shows: the form, or its review.
+type composeData struct {
+	Form   composeForm
+	Review *composeReview
+}
+
+// composeReview is the confirmation page of a composed push.
+type composeReview struct {
+	Push herald.Push
+	// Users is whom the push goes to: the requested users, or those a topic
+	// or all-users push would reach now (Unmapped of them devices without
+	// a user); CostHalf what that costs.
+	Users, Unmapped int
+	CostHalf        int64
+	Sandbox         bool
+}
+
+func (d *dashboard) composePage(w http.ResponseWriter, r *http.Request) {
+	if a, ok := d.app(w, r); ok {
+		d.render(w, r, http.StatusOK, "compose", viewOf("Compose a push", a, &composeData{Form: composeForm{Target: "users"}}))
+	}
+}
+
+// compose reviews a posted push or, confirmed, sends it.
+func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	data := &composeData{Form: composeFormOf(r.PostForm)}
+	v := viewOf("Compose a push", a, data)
+	if r.PostFormValue("edit") == "yes" { // back from the review to the form
+		d.render(w, r, http.StatusOK, "compose", v)
+		return
+	}
+	p, rs, body, err := d.readComposed(a, data.Form)
+	if err == nil && !confirmed(r) {
+		data.Review, err = d.review(r.Context(), a, p)
+		if data.Form.Key == "" {
+			data.Form.Key = newComposeKey()
+		}
+	}
+	if err != nil {
+		d.failOn(w, r, err, "compose", v)
+		return
+	}
+	if data.Review != nil {
+		v.Title = "Send this push?"
+		d.render(w, r, http.StatusOK, "compose", v)
+		return
+	}
+	if data.Form.Key == "" { // a confirmed post always carries the review's key; one made by hand gets its own
+		data.Form.Key = newComposeKey()
+	}
+	h := sha256.Sum256(append([]byte("dashboard compose\n"), body...))
+	id, _, err := d.Pushes.Accept(r.Context(), p, rs, &herald.Idempotency{Key: "dashboard-" + data.Form.Key, Hash: h[:]})
+	if err != nil {
+		d.failOn(w, r, err, "compose", v)
+		return
+	}
+	notice := "Push sent. This page shows how it goes; reload it to follow."
+	if p.ScheduledAt != nil {
+		notice = "Push scheduled for " + when(a.Location(), p.ScheduledAt) + "."
+	}
+	d.done(w, r, appPath(a.ID, "pushes", id), flash{AppID: a.ID, Notice: notice})
+}
+
+// readComposed judges the form as the Server API judges its body.
+func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []herald.Recipient, []byte, error) {
+	kind, body, err := f.request()
+	if err != nil {
+		return herald.Push{}, nil, nil, err
+	}
+	if d.ReadPush == nil {
+		return herald.Push{}, nil, nil, fmt.Errorf("admin: no ReadPush configured")
+	}
+	p, rs, err := d.ReadPush(a, kind, body, d.Now())
+	return p, rs, body, err
+}
+
+// review counts whom p reaches and what it costs: its charge for requested
+// users; for a topic or all-users push, charged per user found as it fans
+// out, the users it would reach now.
+func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*composeReview, error) {
+	rv := &composeReview{Push: p, Users: p.RequestedUsers, CostHalf: p.ServerActionsHalf, Sandbox: a.Sandbox}
+	if p.Kind.Targeted() {
+		users, unmapped, err := d.Store.CountTargets(ctx, a.ID, p.Topic)
+		if err != nil {
+			return nil, err
+		}
+		rv.Users, rv.Unmapped = users+unmapped, unmapped
+		rv.CostHalf = int64(rv.Users) * herald.HalfPerUser
+	}
+	return rv, nil
+}
+
+// newComposeKey makes the idempotency key of one reviewed push.
+func newComposeKey() string {
+	b := make([]byte, 16)
+	rand.Read(b)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
