@@ -309,6 +309,9 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 		"ERR-AB-IDM-01": "Idempotency key reused with a different request.",
 		"ERR-AB-SYS-00": "Internal server error.",
 		"ERR-AB-SCH-01": "Scheduled push can no longer be changed.",
+		"ERR-AB-SYS-01": "Service temporarily unavailable.",
+		"ERR-AB-VAL-02": "No device to send to.",
+		"ERR-AB-CFG-01": "Feature not enabled for this app.",
 	}
 	// Each code has an example whose body carries "code: X" then
 	// "message: M" on the next line.
