@@ -181,6 +181,9 @@ type liveEnv struct {
 	// the business app.
 	liveApps             [2]testenv.App
 	immediate, scheduled string
+	// adSettings: the app answers adSender and its siblings (DESIGN.md
+	// section 7), so the test sets and checks them.
+	adSettings bool
 }
 
 func newLiveEnv(t *testing.T) *liveEnv {
@@ -260,6 +263,7 @@ func TestOpenAPILiveAnswers(t *testing.T) {
 	e.appUsers()
 	groupID := e.pushes()
 	e.history(groupID)
+	e.pending()
 	e.teardown()
 
 	for _, pattern := range append(api.Routes(), admin.Routes()...) {
@@ -301,6 +305,15 @@ func (e *liveEnv) appUsers() {
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", testenv.NewServiceAccount(e.t).JSON, http.StatusOK)
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/webhook", map[string]any{"url": "http://127.0.0.1:9/hook"}, http.StatusOK)
 	e.liveApps = [2]testenv.App{free, biz}
+	var got map[string]any
+	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID, nil, http.StatusOK).Decode(e.t, &got)
+	if _, e.adSettings = got["adSender"]; e.adSettings {
+		// Marketing pushes need the ad footer's settings (DESIGN.md section 6).
+		e.admin(http.MethodPatch, "/admin/v1/apps/"+biz.ID, map[string]any{
+			"adSender": map[string]any{"name": "Shop", "contact": "080-000-0000"}, "adOptOut": "수신거부: 마이 > 설정 > 알림",
+			"consentNotice": map[string]any{"enabled": false}, "reconfirmation": map[string]any{"enabled": false, "leadDays": 30},
+		}, http.StatusOK)
+	}
 
 	device := func(id, token string, user any) map[string]any {
 		b := map[string]any{"deviceId": id, "token": token, "platform": "android", "appSourceVersion": "1.6.0"}
@@ -388,6 +401,49 @@ func (e *liveEnv) history(group string) {
 	e.admin(http.MethodGet, app+"/push-groups/no-such-group", nil, http.StatusNotFound)
 	e.admin(http.MethodGet, app+"/usage", nil, http.StatusOK)
 	e.admin(http.MethodGet, app+"/usage?from=2026-13-01", nil, http.StatusBadRequest)
+}
+
+// registered reports whether a route pattern ("METHOD /path") is served.
+func registered(pattern string) bool {
+	return slices.Contains(api.Routes(), pattern) || slices.Contains(admin.Routes(), pattern)
+}
+
+// pending calls the interfaces of DESIGN.md sections 6 and 7 that other
+// branches build, once their routes (or, for the app settings, the app's
+// answer) show they have landed; until then it calls nothing.
+func (e *liveEnv) pending() {
+	biz := e.liveApps[1]
+	app := "/admin/v1/apps/" + biz.ID
+	if e.adSettings {
+		e.admin(http.MethodPatch, app, map[string]any{"reconfirmation": map[string]any{"leadDay": 3}}, http.StatusBadRequest)
+	}
+	if registered("POST /api/sdk/v2/events") {
+		e.call(e.pub, http.MethodOptions, "/api/sdk/v2/events", map[string]string{"Origin": "https://app.example"}, nil, http.StatusNoContent)
+		e.sdk(biz, http.MethodPost, "/api/sdk/v2/events", map[string]any{"deviceId": "device-1",
+			"events": []any{map[string]any{"pushId": e.immediate, "type": "opened"}}}, http.StatusOK)
+		e.sdk(biz, http.MethodPost, "/api/sdk/v2/events", map[string]any{"deviceId": "device-1", "events": []any{}}, http.StatusBadRequest)
+	}
+	if registered("GET /admin/v1/apps/{appId}/overview") {
+		e.admin(http.MethodGet, app+"/overview?days=30", nil, http.StatusOK)
+		e.admin(http.MethodGet, app+"/overview?days=5", nil, http.StatusBadRequest)
+	}
+	if registered("GET /admin/v1/apps/{appId}/users") {
+		e.admin(http.MethodGet, app+"/users?q=user-&limit=1", nil, http.StatusOK)
+		e.admin(http.MethodGet, app+"/users?limit=0", nil, http.StatusBadRequest)
+	}
+	if registered("POST /admin/v1/apps/{appId}/reconfirmation/run") {
+		e.admin(http.MethodPatch, app, map[string]any{"reconfirmation": map[string]any{"enabled": false}}, http.StatusOK)
+		e.admin(http.MethodPost, app+"/reconfirmation/run", nil, http.StatusConflict)
+		e.admin(http.MethodPatch, app, map[string]any{"reconfirmation": map[string]any{"enabled": true}}, http.StatusOK)
+		e.admin(http.MethodPost, app+"/reconfirmation/run", nil, http.StatusOK)
+	}
+	if registered("POST /admin/v1/apps/{appId}/consent-import") {
+		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{
+			map[string]any{"userId": "user-1", "marketing": true, "marketingNight": false, "at": "2025-01-02T03:04:05Z"},
+			map[string]any{"userId": "nobody", "marketing": true, "marketingNight": false, "at": "2025-01-02T03:04:05Z"},
+		}}, http.StatusOK)
+		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{map[string]any{"userId": "user-1"}}}, http.StatusBadRequest)
+	}
 }
 
 // teardown covers the removals, last.
