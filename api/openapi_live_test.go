@@ -174,8 +174,11 @@ func (v *validator) RoundTrip(req *http.Request) (*http.Response, error) {
 type liveEnv struct {
 	t        *testing.T
 	pub, adm string
-	hc       *http.Client
-	v        *validator
+	// limited is a public listener whose rate limits answer 429 to a
+	// second request.
+	limited string
+	hc      *http.Client
+	v       *validator
 	// liveApps are the free app and the business app with the app-user
 	// feature and FCM credentials; immediate and scheduled are pushes of
 	// the business app.
@@ -210,6 +213,9 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger})
 	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger}))
 	t.Cleanup(pub.Close)
+	// One request a 1,000 seconds, in bursts of one: a second request is 429.
+	limited := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger, RateLimit: 0.001, SDKClientRateLimit: 0.001}))
+	t.Cleanup(limited.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{
 		Store: db, Schedules: svc, Pushes: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, OpenAPI: api.OpenAPI,
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
@@ -218,7 +224,7 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	}))
 	t.Cleanup(adm.Close)
 	v := newValidator(t)
-	return &liveEnv{t: t, pub: pub.URL, adm: adm.URL, hc: &http.Client{Transport: v}, v: v}
+	return &liveEnv{t: t, pub: pub.URL, adm: adm.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}
 }
 
 // call sends one request through the validator and fails the test unless
@@ -333,6 +339,9 @@ func (e *liveEnv) appUsers() {
 	e.sdk(biz, http.MethodPost, "/api/sdk/v2/user", map[string]any{"deviceId": "device-9", "userId": "user-2"}, http.StatusNotFound)
 	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1", "marketing": true}, http.StatusOK)
 	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1"}, http.StatusBadRequest)
+	sdkKey := map[string]string{"x-api-key": biz.APIKey}
+	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusOK)
+	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusTooManyRequests)
 
 	state := func(user any, s map[string]any) map[string]any { return map[string]any{"userId": user, "state": s} }
 	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true, "marketingNight": true}), http.StatusOK)
@@ -343,6 +352,9 @@ func (e *liveEnv) appUsers() {
 	wrong := testenv.App{APIKey: biz.APIKey, SecretKey: "hs_" + strings.Repeat("1", 40)}
 	e.server(wrong, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true}), http.StatusUnauthorized)
 	e.call(e.pub, http.MethodPatch, "/api/app-user/v2/marketing", map[string]string{"x-api-key": biz.APIKey}, state("user-1", nil), http.StatusBadRequest)
+	keys := map[string]string{"x-api-key": biz.APIKey, "x-secret-key": biz.SecretKey}
+	e.call(e.limited, http.MethodPatch, "/api/app-user/v2/marketing", keys, state("user-1", map[string]any{"marketing": true}), http.StatusOK)
+	e.call(e.limited, http.MethodPatch, "/api/app-user/v2/marketing", keys, state("user-1", map[string]any{"marketing": true}), http.StatusTooManyRequests)
 
 	users := "/admin/v1/apps/" + biz.ID + "/users/"
 	e.admin(http.MethodGet, users+"user-1", nil, http.StatusOK)
