@@ -266,7 +266,9 @@ func (e *liveEnv) createApp(settings map[string]any) testenv.App {
 func TestOpenAPILiveAnswers(t *testing.T) {
 	e := newLiveEnv(t)
 	e.operations()
-	e.appUsers()
+	e.apps()
+	e.devices()
+	e.consent()
 	groupID := e.pushes()
 	e.history(groupID)
 	e.pending()
@@ -294,8 +296,8 @@ func (e *liveEnv) operations() {
 	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/anything", preflight, nil, http.StatusNoContent)
 }
 
-// appUsers covers apps, devices, consent and withdrawal.
-func (e *liveEnv) appUsers() {
+// apps covers the admin API's apps.
+func (e *liveEnv) apps() {
 	e.admin(http.MethodPost, "/admin/v1/apps", map[string]any{"name": "Shop", "tier": "gold"}, http.StatusBadRequest)
 	e.call(e.adm, http.MethodGet, "/admin/v1/apps", nil, nil, http.StatusUnauthorized)
 	free := e.createApp(map[string]any{"name": "Shop"})
@@ -311,16 +313,26 @@ func (e *liveEnv) appUsers() {
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", testenv.NewServiceAccount(e.t).JSON, http.StatusOK)
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/webhook", map[string]any{"url": "http://127.0.0.1:9/hook"}, http.StatusOK)
 	e.liveApps = [2]testenv.App{free, biz}
+	e.adSettingsIfServed()
+}
+
+// adSettingsIfServed sets the ad footer's settings, which marketing pushes
+// need (DESIGN.md section 6), when the app's answer shows they are served.
+func (e *liveEnv) adSettingsIfServed() {
+	biz := e.liveApps[1]
 	var got map[string]any
 	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID, nil, http.StatusOK).Decode(e.t, &got)
 	if _, e.adSettings = got["adSender"]; e.adSettings {
-		// Marketing pushes need the ad footer's settings (DESIGN.md section 6).
 		e.admin(http.MethodPatch, "/admin/v1/apps/"+biz.ID, map[string]any{
 			"adSender": map[string]any{"name": "Shop", "contact": "080-000-0000"}, "adOptOut": "수신거부: 마이 > 설정 > 알림",
 			"consentNotice": map[string]any{"enabled": false}, "reconfirmation": map[string]any{"enabled": false, "leadDays": 30},
 		}, http.StatusOK)
 	}
+}
 
+// devices covers the SDK API.
+func (e *liveEnv) devices() {
+	biz := e.liveApps[1]
 	device := func(id, token string, user any) map[string]any {
 		b := map[string]any{"deviceId": id, "token": token, "platform": "android", "appSourceVersion": "1.6.0"}
 		if user != nil {
@@ -342,6 +354,11 @@ func (e *liveEnv) appUsers() {
 	sdkKey := map[string]string{"x-api-key": biz.APIKey}
 	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusOK)
 	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusTooManyRequests)
+}
+
+// consent covers the Server API's consent and the admin API's user views.
+func (e *liveEnv) consent() {
+	free, biz := e.liveApps[0], e.liveApps[1]
 
 	state := func(user any, s map[string]any) map[string]any { return map[string]any{"userId": user, "state": s} }
 	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true, "marketingNight": true}), http.StatusOK)
