@@ -33,6 +33,23 @@ var (
 // any other route.
 var optionalRoutes = []string{"GET /metrics"}
 
+// pendingRoutes are fixed by DESIGN.md sections 6 and 7 and documented
+// before their handlers land (other branches build them): a documented
+// route here need not be registered yet. Once it is, it is checked like
+// any other; empty this list when they have all landed.
+var pendingRoutes = []string{
+	"POST /api/sdk/v2/events",
+	"GET /admin/v1/apps/{appId}/overview",
+	"GET /admin/v1/apps/{appId}/users",
+	"POST /admin/v1/apps/{appId}/reconfirmation/run",
+	"POST /admin/v1/apps/{appId}/consent-import",
+}
+
+// sdkPreflight is the prefix route that answers every CORS preflight of
+// the SDK API; the document repeats it on each SDK path, as a validator
+// matches a request to the concrete path before a templated one.
+const sdkPreflight = "OPTIONS /api/sdk/v2/{path}"
+
 func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 	documented, problems := documentedOperations(api.OpenAPI)
 	for _, p := range problems {
@@ -51,7 +68,10 @@ func TestOpenAPIDocumentsEveryRoute(t *testing.T) {
 		}
 	}
 	for r := range documented {
-		if !registered[r] && !slices.Contains(optionalRoutes, r) {
+		if strings.HasPrefix(r, "OPTIONS /api/sdk/v2/") && registered[sdkPreflight] {
+			continue
+		}
+		if !registered[r] && !slices.Contains(optionalRoutes, r) && !slices.Contains(pendingRoutes, r) {
 			unknown = append(unknown, r)
 		}
 	}
@@ -289,6 +309,9 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 		"ERR-AB-IDM-01": "Idempotency key reused with a different request.",
 		"ERR-AB-SYS-00": "Internal server error.",
 		"ERR-AB-SCH-01": "Scheduled push can no longer be changed.",
+		"ERR-AB-SYS-01": "Service temporarily unavailable.",
+		"ERR-AB-VAL-02": "No device to send to.",
+		"ERR-AB-CFG-01": "Feature not enabled for this app.",
 	}
 	// Each code has an example whose body carries "code: X" then
 	// "message: M" on the next line.

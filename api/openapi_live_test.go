@@ -1,0 +1,502 @@
+package api_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"io"
+	"log/slog"
+	"maps"
+	"net/http"
+	"net/http/httptest"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/getkin/kin-openapi/openapi3"
+	"github.com/getkin/kin-openapi/openapi3filter"
+	"github.com/getkin/kin-openapi/routers"
+	"github.com/getkin/kin-openapi/routers/legacy"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/delivery"
+	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/webhook"
+)
+
+// unexercised are registered operations TestOpenAPILiveAnswers does not
+// call, each with the reason.
+var unexercised = map[string]string{
+	"GET /metrics": "served by cmd/herald's metrics handler, not by admin.NewHandler",
+}
+
+// validator is an http.RoundTripper that checks every answer against
+// api/openapi.yaml: the operation is documented, its status is one the
+// operation lists, and its headers and body are what that response
+// describes (kin-openapi, JSON Schema 2020-12 as OpenAPI 3.1 has it).
+type validator struct {
+	t      *testing.T
+	router routers.Router
+	mu     sync.Mutex
+	called map[string]bool // "METHOD /documented/path" answered and checked
+}
+
+func newValidator(t *testing.T) *validator {
+	t.Helper()
+	loader := openapi3.NewLoader()
+	doc, err := loader.LoadFromData(api.OpenAPI)
+	if err != nil {
+		t.Fatalf("load api/openapi.yaml: %v", err)
+	}
+	// Route by path alone: the test servers listen on ports of their own.
+	doc.Servers = nil
+	for _, item := range doc.Paths.Map() {
+		item.Servers = nil
+	}
+	closeObjects(doc)
+	router, err := legacy.NewRouter(doc) // validates the document, examples included
+	if err != nil {
+		t.Fatalf("api/openapi.yaml: %v", err)
+	}
+	return &validator{t: t, router: router, called: map[string]bool{}}
+}
+
+// closeObjects makes the loaded document strict for this test: every
+// object schema that lists properties and says nothing of others refuses
+// members it does not list, so an answer's undocumented member (such as a
+// push's topic) fails the check; the document itself stays open to
+// additions. An allOf of object schemas is first merged into one object,
+// because a member closed on its own would refuse the other members'
+// properties.
+func closeObjects(doc *openapi3.T) {
+	seen := map[*openapi3.Schema]bool{}
+	var visit func(ref *openapi3.SchemaRef)
+	visit = func(ref *openapi3.SchemaRef) {
+		if ref == nil || ref.Value == nil || seen[ref.Value] {
+			return
+		}
+		s := ref.Value
+		seen[s] = true
+		for _, sub := range slices.Concat(s.AllOf, s.OneOf, s.AnyOf, []*openapi3.SchemaRef{s.Items}) {
+			visit(sub)
+		}
+		for _, prop := range s.Properties {
+			visit(prop)
+		}
+		if len(s.AllOf) > 0 && len(s.Properties) == 0 {
+			mergeAllOf(s)
+		}
+		if len(s.Properties) > 0 && s.AdditionalProperties.Has == nil && s.AdditionalProperties.Schema == nil {
+			closed := false
+			s.AdditionalProperties.Has = &closed
+		}
+	}
+	for _, ref := range doc.Components.Schemas {
+		visit(ref)
+	}
+	for _, item := range doc.Paths.Map() {
+		for _, op := range item.Operations() {
+			for _, res := range op.Responses.Map() {
+				if res.Value == nil {
+					continue
+				}
+				for _, mt := range res.Value.Content {
+					visit(mt.Schema)
+				}
+			}
+		}
+	}
+}
+
+// mergeAllOf turns s, an allOf of object schemas (visited, so possibly
+// closed already), into one object schema with their properties and
+// required members.
+func mergeAllOf(s *openapi3.Schema) {
+	props := openapi3.Schemas{}
+	var required []string
+	for _, member := range s.AllOf {
+		m := member.Value
+		if m == nil || len(m.AllOf) > 0 || len(m.OneOf) > 0 || len(m.AnyOf) > 0 {
+			return // not a plain object: leave the allOf as it is
+		}
+		maps.Copy(props, m.Properties)
+		required = append(required, m.Required...)
+	}
+	s.AllOf, s.Properties, s.Required = nil, props, required
+	s.Type = &openapi3.Types{openapi3.TypeObject}
+}
+
+func (v *validator) RoundTrip(req *http.Request) (*http.Response, error) {
+	res, err := http.DefaultTransport.RoundTrip(req)
+	if err != nil {
+		return nil, err
+	}
+	body, err := io.ReadAll(res.Body)
+	res.Body.Close()
+	if err != nil {
+		return nil, err
+	}
+	res.Body = io.NopCloser(bytes.NewReader(body))
+	what := fmt.Sprintf("%s %s answered %d %s", req.Method, req.URL.Path, res.StatusCode, body)
+	route, params, err := v.router.FindRoute(req)
+	if err != nil {
+		v.t.Errorf("%s: no operation of the document matches: %v", what, err)
+		return res, nil
+	}
+	in := &openapi3filter.ResponseValidationInput{
+		RequestValidationInput: &openapi3filter.RequestValidationInput{Request: req, PathParams: params, Route: route},
+		Status:                 res.StatusCode,
+		Header:                 res.Header,
+		Options:                &openapi3filter.Options{IncludeResponseStatus: true, MultiError: true},
+	}
+	in.SetBodyBytes(body)
+	if err := openapi3filter.ValidateResponse(req.Context(), in); err != nil {
+		v.t.Errorf("%s: not as the document describes: %v", what, err)
+	}
+	v.mu.Lock()
+	v.called[route.Method+" "+route.Path] = true
+	v.mu.Unlock()
+	return res, nil
+}
+
+// liveEnv is Herald's two real handlers on a real SQLite database, pushes
+// accepted by the real delivery service (its jobs inserted, not worked),
+// called through the validator.
+type liveEnv struct {
+	t        *testing.T
+	pub, adm string
+	// limited is a public listener whose rate limits answer 429 to a
+	// second request.
+	limited string
+	hc      *http.Client
+	v       *validator
+	// liveApps are the free app and the business app with the app-user
+	// feature and FCM credentials; immediate and scheduled are pushes of
+	// the business app.
+	liveApps             [2]testenv.App
+	immediate, scheduled string
+	// adSettings: the app answers adSender and its siblings (DESIGN.md
+	// section 7), so the test sets and checks them.
+	adSettings bool
+}
+
+func newLiveEnv(t *testing.T) *liveEnv {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	queue, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.Queue = queue
+	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger})
+	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger}))
+	t.Cleanup(pub.Close)
+	// One request a 1,000 seconds, in bursts of one: a second request is 429.
+	limited := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger, RateLimit: 0.001, SDKClientRateLimit: 0.001}))
+	t.Cleanup(limited.Close)
+	adm := httptest.NewServer(admin.NewHandler(admin.Config{
+		Store: db, Schedules: svc, Pushes: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, OpenAPI: api.OpenAPI,
+		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
+		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, true) },
+		NewWebhookSecret:    webhook.NewSecret,
+	}))
+	t.Cleanup(adm.Close)
+	v := newValidator(t)
+	return &liveEnv{t: t, pub: pub.URL, adm: adm.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}
+}
+
+// call sends one request through the validator and fails the test unless
+// the status is want: each call is meant to draw one documented answer.
+func (e *liveEnv) call(base, method, path string, header map[string]string, body any, want int) testenv.Response {
+	e.t.Helper()
+	res := testenv.Send(e.t, e.hc, base, testenv.Request{Method: method, URL: path, Header: header, Body: body})
+	if res.Status != want {
+		e.t.Fatalf("%s %s: got %d %s, want %d", method, path, res.Status, res.Body, want)
+	}
+	return res
+}
+
+func (e *liveEnv) admin(method, path string, body any, want int) testenv.Response {
+	e.t.Helper()
+	return e.call(e.adm, method, path, map[string]string{"Authorization": "Bearer " + testenv.AdminToken}, body, want)
+}
+
+func (e *liveEnv) server(app testenv.App, method, path string, body any, want int) testenv.Response {
+	e.t.Helper()
+	return e.call(e.pub, method, path, map[string]string{"x-api-key": app.APIKey, "x-secret-key": app.SecretKey}, body, want)
+}
+
+func (e *liveEnv) sdk(app testenv.App, method, path string, body any, want int) testenv.Response {
+	e.t.Helper()
+	return e.call(e.pub, method, path, map[string]string{"x-api-key": app.APIKey}, body, want)
+}
+
+func (e *liveEnv) createApp(settings map[string]any) testenv.App {
+	e.t.Helper()
+	var out struct{ AppID, APIKey, SecretKey string }
+	e.admin(http.MethodPost, "/admin/v1/apps", settings, http.StatusCreated).Decode(e.t, &out)
+	return testenv.App{ID: out.AppID, APIKey: out.APIKey, SecretKey: out.SecretKey}
+}
+
+// TestOpenAPILiveAnswers drives every registered operation of both
+// listeners through the real handlers, drawing their success answers and
+// their main errors, and checks each answer against api/openapi.yaml.
+func TestOpenAPILiveAnswers(t *testing.T) {
+	e := newLiveEnv(t)
+	e.operations()
+	e.apps()
+	e.devices()
+	e.consent()
+	groupID := e.pushes()
+	e.history(groupID)
+	e.pending()
+	e.teardown()
+
+	for _, pattern := range append(api.Routes(), admin.Routes()...) {
+		op := openAPIRoute(pattern)
+		if e.v.called[op] || unexercised[op] != "" {
+			continue
+		}
+		t.Errorf("%s is registered but TestOpenAPILiveAnswers never calls it: add a call whose answer the document describes", op)
+	}
+}
+
+func (e *liveEnv) operations() {
+	for _, base := range []string{e.pub, e.adm} {
+		e.call(base, http.MethodGet, "/healthz", nil, nil, http.StatusOK)
+		e.call(base, http.MethodGet, "/readyz", nil, nil, http.StatusOK)
+		e.call(base, http.MethodGet, "/openapi.yaml", nil, nil, http.StatusOK)
+	}
+	preflight := map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
+	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/push-token", preflight, nil, http.StatusNoContent)
+	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/user", preflight, nil, http.StatusNoContent)
+	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/consent", preflight, nil, http.StatusNoContent)
+	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/anything", preflight, nil, http.StatusNoContent)
+}
+
+// apps covers the admin API's apps.
+func (e *liveEnv) apps() {
+	e.admin(http.MethodPost, "/admin/v1/apps", map[string]any{"name": "Shop", "tier": "gold"}, http.StatusBadRequest)
+	e.call(e.adm, http.MethodGet, "/admin/v1/apps", nil, nil, http.StatusUnauthorized)
+	free := e.createApp(map[string]any{"name": "Shop"})
+	biz := e.createApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true})
+	e.admin(http.MethodGet, "/admin/v1/apps", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID, nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/apps/app_0Nq3bA9xYzAbCdEfGhIjKl", nil, http.StatusNotFound)
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+biz.ID, map[string]any{"defaultConsent": map[string]any{"marketing": true, "marketingNight": false}}, http.StatusOK)
+	var secret struct{ SecretKey string }
+	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/secret-key", nil, http.StatusOK).Decode(e.t, &secret)
+	biz.SecretKey = secret.SecretKey
+	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", map[string]any{"type": "service_account"}, http.StatusBadRequest)
+	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", testenv.NewServiceAccount(e.t).JSON, http.StatusOK)
+	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/webhook", map[string]any{"url": "http://127.0.0.1:9/hook"}, http.StatusOK)
+	e.liveApps = [2]testenv.App{free, biz}
+	e.adSettingsIfServed()
+}
+
+// adSettingsIfServed sets the ad footer's settings, which marketing pushes
+// need (DESIGN.md section 6), when the app's answer shows they are served.
+func (e *liveEnv) adSettingsIfServed() {
+	biz := e.liveApps[1]
+	var got map[string]any
+	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID, nil, http.StatusOK).Decode(e.t, &got)
+	if _, e.adSettings = got["adSender"]; e.adSettings {
+		e.admin(http.MethodPatch, "/admin/v1/apps/"+biz.ID, map[string]any{
+			"adSender": map[string]any{"name": "Shop", "contact": "080-000-0000"}, "adOptOut": "수신거부: 마이 > 설정 > 알림",
+			"consentNotice": map[string]any{"enabled": false}, "reconfirmation": map[string]any{"enabled": false, "leadDays": 30},
+		}, http.StatusOK)
+	}
+}
+
+// devices covers the SDK API.
+func (e *liveEnv) devices() {
+	biz := e.liveApps[1]
+	device := func(id, token string, user any) map[string]any {
+		b := map[string]any{"deviceId": id, "token": token, "platform": "android", "appSourceVersion": "1.6.0"}
+		if user != nil {
+			b["userId"] = user
+		}
+		return b
+	}
+	e.sdk(biz, http.MethodPost, "/api/sdk/v2/push-token", device("device-1", "fcm-token-1", "user-1"), http.StatusOK)
+	e.sdk(biz, http.MethodPost, "/api/sdk/v2/push-token", device("device-2", "fcm-token-2", nil), http.StatusOK)
+	e.sdk(biz, http.MethodPost, "/api/sdk/v2/push-token", device("device-3", "fcm-token-3", 42), http.StatusOK)
+	e.sdk(biz, http.MethodPost, "/api/sdk/v2/push-token", map[string]any{"deviceId": "device-4"}, http.StatusBadRequest)
+	e.call(e.pub, http.MethodPost, "/api/sdk/v2/push-token", nil, device("device-4", "t", nil), http.StatusBadRequest)
+	unknown := testenv.App{APIKey: "hk_" + strings.Repeat("0", 32), SecretKey: "hs_" + strings.Repeat("0", 40)}
+	e.sdk(unknown, http.MethodPost, "/api/sdk/v2/push-token", device("device-4", "t", nil), http.StatusNotFound)
+	e.sdk(biz, http.MethodPost, "/api/sdk/v2/user", map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusOK)
+	e.sdk(biz, http.MethodPost, "/api/sdk/v2/user", map[string]any{"deviceId": "device-9", "userId": "user-2"}, http.StatusNotFound)
+	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1", "marketing": true}, http.StatusOK)
+	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1"}, http.StatusBadRequest)
+	sdkKey := map[string]string{"x-api-key": biz.APIKey}
+	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusOK)
+	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusTooManyRequests)
+}
+
+// consent covers the Server API's consent and the admin API's user views.
+func (e *liveEnv) consent() {
+	free, biz := e.liveApps[0], e.liveApps[1]
+
+	state := func(user any, s map[string]any) map[string]any { return map[string]any{"userId": user, "state": s} }
+	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true, "marketingNight": true}), http.StatusOK)
+	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", state(42, map[string]any{"marketing": false}), http.StatusOK)
+	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{}), http.StatusBadRequest)
+	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", state("nobody", map[string]any{"marketing": true}), http.StatusNotFound)
+	e.server(free, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true}), http.StatusForbidden)
+	wrong := testenv.App{APIKey: biz.APIKey, SecretKey: "hs_" + strings.Repeat("1", 40)}
+	e.server(wrong, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true}), http.StatusUnauthorized)
+	e.call(e.pub, http.MethodPatch, "/api/app-user/v2/marketing", map[string]string{"x-api-key": biz.APIKey}, state("user-1", nil), http.StatusBadRequest)
+	keys := map[string]string{"x-api-key": biz.APIKey, "x-secret-key": biz.SecretKey}
+	e.call(e.limited, http.MethodPatch, "/api/app-user/v2/marketing", keys, state("user-1", map[string]any{"marketing": true}), http.StatusOK)
+	e.call(e.limited, http.MethodPatch, "/api/app-user/v2/marketing", keys, state("user-1", map[string]any{"marketing": true}), http.StatusTooManyRequests)
+
+	users := "/admin/v1/apps/" + biz.ID + "/users/"
+	e.admin(http.MethodGet, users+"user-1", nil, http.StatusOK)
+	e.admin(http.MethodGet, users+"nobody", nil, http.StatusNotFound)
+	e.admin(http.MethodGet, users+"user-1/consent-history", nil, http.StatusOK)
+	e.admin(http.MethodPatch, users+"user-1/consent", map[string]any{"marketing": true}, http.StatusOK)
+	e.admin(http.MethodPatch, users+"user-1/consent", map[string]any{"marketing": "yes"}, http.StatusBadRequest)
+	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID+"/consent-due?within=30d", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID+"/consent-due?within=30", nil, http.StatusBadRequest)
+}
+
+// pushes covers the push endpoints; it answers the request group used.
+func (e *liveEnv) pushes() string {
+	free, biz := e.liveApps[0], e.liveApps[1]
+	const group = "order-ship"
+	msg := map[string]any{"userIds": []any{"user-1", 42}, "title": "Your order has shipped", "content": "It arrives tomorrow.",
+		"linkURL": "https://example.com/o/1", "options": map[string]any{"isUsingBadge": true, "requestGroupId": group}}
+	res := e.server(biz, http.MethodPost, "/api/push/v2/users", msg, http.StatusOK)
+	e.immediate = res.Header.Get("X-Push-Id")
+	at := time.Now().In(seoulZone(e.t)).Add(48 * time.Hour).Format("2006-01-02T15:04")
+	scheduled := map[string]any{"userIds": []any{"user-1"}, "title": "(광고) Weekend sale", "content": "20% off",
+		"options": map[string]any{"scheduleTime": at, "requestGroupId": group}}
+	res = e.server(biz, http.MethodPost, "/api/push/v2/users", scheduled, http.StatusOK)
+	e.scheduled = res.Header.Get("X-Push-Id")
+	e.server(biz, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{}, "title": "t", "content": "c"}, http.StatusBadRequest)
+	e.server(free, http.MethodPost, "/api/push/v2/users", msg, http.StatusNotFound)
+	idem := map[string]string{"x-api-key": biz.APIKey, "x-secret-key": biz.SecretKey, "Idempotency-Key": "order-1"}
+	e.call(e.pub, http.MethodPost, "/api/push/v2/users", idem, msg, http.StatusOK)
+	e.call(e.pub, http.MethodPost, "/api/push/v2/users", idem, scheduled, http.StatusConflict)
+	e.server(biz, http.MethodPost, "/api/push/v2/messages", map[string]any{"messages": []any{
+		map[string]any{"userId": "user-1", "title": "Hello Ann", "content": "Your table is ready."},
+		map[string]any{"userId": 42, "title": "Hello Bo", "content": "Soon.", "imageURL": "https://example.com/t.png"},
+	}, "options": map[string]any{"requestGroupId": "tables-01"}}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/topic/v2/subscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/push/v2/topics", map[string]any{"topic": "news", "title": "News", "content": "Today"}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/topic/v2/unsubscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/push/v2/all", map[string]any{"title": "To all", "content": "Hello"}, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/test-push", map[string]any{"userId": "user-1", "title": "Test", "content": "Hi"}, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/test-push", map[string]any{"title": "Test"}, http.StatusBadRequest)
+	return group
+}
+
+// history covers the admin views of pushes and usage.
+func (e *liveEnv) history(group string) {
+	biz := e.liveApps[1]
+	app := "/admin/v1/apps/" + biz.ID
+	e.admin(http.MethodGet, app+"/pushes", nil, http.StatusOK)
+	e.admin(http.MethodGet, app+"/pushes?status=bogus", nil, http.StatusBadRequest)
+	e.admin(http.MethodGet, app+"/scheduled-pushes", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/pushes/"+e.immediate, nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/pushes/push_0Nq3bA9xYzAbCdEfGhIjKl", nil, http.StatusNotFound)
+	e.admin(http.MethodPatch, "/admin/v1/pushes/"+e.scheduled, map[string]any{"title": "(광고) Weekend sale, extended"}, http.StatusOK)
+	e.admin(http.MethodPatch, "/admin/v1/pushes/"+e.immediate, map[string]any{"title": "Too late"}, http.StatusConflict)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+e.scheduled+"/cancel", nil, http.StatusOK)
+	e.admin(http.MethodGet, app+"/push-groups/"+group, nil, http.StatusOK)
+	e.admin(http.MethodGet, app+"/push-groups/no-such-group", nil, http.StatusNotFound)
+	e.admin(http.MethodGet, app+"/usage", nil, http.StatusOK)
+	e.admin(http.MethodGet, app+"/usage?from=2026-13-01", nil, http.StatusBadRequest)
+}
+
+// registered reports whether a route pattern ("METHOD /path") is served.
+func registered(pattern string) bool {
+	return slices.Contains(api.Routes(), pattern) || slices.Contains(admin.Routes(), pattern)
+}
+
+// pending calls the interfaces of DESIGN.md sections 6 and 7 that other
+// branches build, once their routes (or, for the app settings, the app's
+// answer) show they have landed; until then it calls nothing.
+func (e *liveEnv) pending() {
+	biz := e.liveApps[1]
+	app := "/admin/v1/apps/" + biz.ID
+	if e.adSettings {
+		e.admin(http.MethodPatch, app, map[string]any{"reconfirmation": map[string]any{"leadDay": 3}}, http.StatusBadRequest)
+	}
+	if registered("POST /api/sdk/v2/events") {
+		e.call(e.pub, http.MethodOptions, "/api/sdk/v2/events", map[string]string{"Origin": "https://app.example"}, nil, http.StatusNoContent)
+		e.sdk(biz, http.MethodPost, "/api/sdk/v2/events", map[string]any{"deviceId": "device-1",
+			"events": []any{map[string]any{"pushId": e.immediate, "type": "opened"}}}, http.StatusOK)
+		e.sdk(biz, http.MethodPost, "/api/sdk/v2/events", map[string]any{"deviceId": "device-1", "events": []any{}}, http.StatusBadRequest)
+	}
+	if registered("GET /admin/v1/apps/{appId}/overview") {
+		e.admin(http.MethodGet, app+"/overview?days=30", nil, http.StatusOK)
+		e.admin(http.MethodGet, app+"/overview?days=5", nil, http.StatusBadRequest)
+	}
+	if registered("GET /admin/v1/apps/{appId}/users") {
+		e.admin(http.MethodGet, app+"/users?q=user-&limit=1", nil, http.StatusOK)
+		e.admin(http.MethodGet, app+"/users?limit=0", nil, http.StatusBadRequest)
+	}
+	if registered("POST /admin/v1/apps/{appId}/reconfirmation/run") {
+		e.admin(http.MethodPatch, app, map[string]any{"reconfirmation": map[string]any{"enabled": false}}, http.StatusOK)
+		e.admin(http.MethodPost, app+"/reconfirmation/run", nil, http.StatusConflict)
+		e.admin(http.MethodPatch, app, map[string]any{"reconfirmation": map[string]any{"enabled": true}}, http.StatusOK)
+		e.admin(http.MethodPost, app+"/reconfirmation/run", nil, http.StatusOK)
+	}
+	if registered("POST /admin/v1/apps/{appId}/consent-import") {
+		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{
+			map[string]any{"userId": "user-1", "marketing": true, "marketingNight": false, "at": "2025-01-02T03:04:05Z"},
+			map[string]any{"userId": "nobody", "marketing": true, "marketingNight": false, "at": "2025-01-02T03:04:05Z"},
+		}}, http.StatusOK)
+		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{map[string]any{"userId": "user-1"}}}, http.StatusBadRequest)
+	}
+}
+
+// teardown covers the removals, last.
+func (e *liveEnv) teardown() {
+	free, biz := e.liveApps[0], e.liveApps[1]
+	e.server(biz, http.MethodDelete, "/api/app-user/v2", map[string]any{"userId": "user-2"}, http.StatusOK)
+	e.server(biz, http.MethodDelete, "/api/app-user/v2", map[string]any{"userId": "user-2"}, http.StatusGone)
+	e.server(biz, http.MethodDelete, "/api/app-user/v2", map[string]any{"userId": "nobody"}, http.StatusNotFound)
+	e.server(biz, http.MethodPatch, "/api/app-user/v2/marketing", map[string]any{"userId": "user-2", "state": map[string]any{"marketing": true}}, http.StatusGone)
+	e.server(free, http.MethodDelete, "/api/app-user/v2", map[string]any{"userId": "user-2"}, http.StatusForbidden)
+	e.server(biz, http.MethodDelete, "/api/push-token/v2", map[string]any{"token": "fcm-token-3"}, http.StatusOK)
+	e.server(biz, http.MethodDelete, "/api/push-token/v2", map[string]any{"token": "fcm-token-3"}, http.StatusNotFound)
+	e.sdk(biz, http.MethodDelete, "/api/sdk/v2/push-token", map[string]any{"deviceId": "device-1"}, http.StatusOK)
+	e.sdk(biz, http.MethodDelete, "/api/sdk/v2/push-token", map[string]any{"deviceId": "device-1"}, http.StatusNotFound)
+	e.admin(http.MethodDelete, "/admin/v1/apps/"+biz.ID+"/webhook", nil, http.StatusNoContent)
+	e.admin(http.MethodDelete, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", nil, http.StatusNoContent)
+	e.admin(http.MethodDelete, "/admin/v1/apps/"+free.ID, nil, http.StatusNoContent)
+}
+
+func seoulZone(t *testing.T) *time.Location {
+	t.Helper()
+	loc, err := time.LoadLocation("Asia/Seoul")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
+}
