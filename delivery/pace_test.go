@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // paceEpoch is the start of the pacer's fake clock: after the real now, so
@@ -259,7 +260,7 @@ func TestWindowPaced(t *testing.T) {
 	c.s.pace = p
 	c.yieldAt = paceEpoch.Add(time.Hour)
 	var res chunkResult
-	c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(n)}, &res)
+	c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(n)}, &res)
 	if res.err != nil || res.retryIn != 0 || store.settled != n || len(sender.sent) != n {
 		t.Fatalf("got %+v, settled %d, %d sent; want all %d sent", res, store.settled, len(sender.sent), n)
 	}
@@ -285,7 +286,7 @@ func TestWindowPacedYields(t *testing.T) {
 	c.s.pace = p
 	c.yieldAt = paceEpoch.Add(30 * time.Second)
 	var res chunkResult
-	c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(10)}, &res)
 	if len(sender.sent) != 1 || store.marked != 1 || store.settled != 1 {
 		t.Errorf("got %d sent, marked %d, settled %d; want the one the bucket held", len(sender.sent), store.marked, store.settled)
 	}

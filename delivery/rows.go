@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // sendRows sends a chunk's open rows (retries, sends cut off, slots a
@@ -53,12 +54,12 @@ func (c *chunk) sendRows(ctx context.Context, ds []herald.Delivery) chunkResult 
 // by its device still holding its token (and being the user's): one that
 // changed since judge is left open and judged again after a short pause.
 func (c *chunk) markInflight(ctx context.Context, wave []send) error {
-	var targets []herald.SendTarget
+	var targets []sendstore.SendTarget
 	for _, sd := range wave {
 		if !sd.toSend {
 			continue
 		}
-		t := herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
+		t := sendstore.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
 		if !c.push.Kind.Targeted() {
 			t.Owner = &sd.d.UserID
 		}
@@ -101,8 +102,8 @@ func (c *chunk) sendWave(ctx context.Context, wave []send, res *chunkResult) {
 // outcomes returns the outcomes to record: every delivery judged final or
 // sent. A delivery to send that the store did not mark stays open, and the
 // chunk is judged again shortly.
-func outcomes(wave []send, res *chunkResult) []herald.Outcome {
-	out := make([]herald.Outcome, 0, len(wave))
+func outcomes(wave []send, res *chunkResult) []sendstore.Outcome {
+	out := make([]sendstore.Outcome, 0, len(wave))
 	for _, sd := range wave {
 		if sd.toSend && !sd.marked {
 			res.retryIn = max(res.retryIn, time.Second)

@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 type sendWorker struct {
@@ -151,7 +152,7 @@ func (res *chunkResult) add(sd *send) {
 // send is one delivery of a wave as judged at send time.
 type send struct {
 	d       herald.Delivery // with the device and token it goes to now
-	outcome herald.Outcome
+	outcome sendstore.Outcome
 	// toSend marks a delivery to be sent; marked, one the store marked in
 	// flight (its device was unchanged when marked).
 	toSend, marked bool
@@ -194,7 +195,7 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 // Unless verify is set, a wave without advertising is judged as planned,
 // without reading the devices: consent does not apply to it, and the
 // write that marks it in flight checks every target's device against its
-// token and owner (see herald.DeliveryStore.AdvanceChunk), so a device
+// token and owner (see sendstore.Store.AdvanceChunk), so a device
 // that changed is never sent to; the caller judges what the check refused
 // again with verify set, which resolves it (refresh, reinstall, NO_TOKEN).
 func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([]send, error) {
@@ -219,7 +220,7 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 	night := herald.IsNight(c.s.cfg.Now(), c.loc)
 	wave := make([]send, len(ds))
 	for i, d := range ds {
-		o := herald.Outcome{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token}
+		o := sendstore.Outcome{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token}
 		marketing := marketing[i]
 		dev, ok := r.resolve(d)
 		switch {

@@ -14,13 +14,14 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // Store is what delivery needs of storage.
 type Store interface {
 	herald.AppStore
 	herald.PushStore
-	herald.DeliveryStore
+	sendstore.Store
 	herald.ScheduleStore
 	herald.ConsentStore
 }

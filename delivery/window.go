@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // sendSlots sends the chunk's pending slots through a sliding window: at
@@ -17,7 +18,7 @@ import (
 // Only outcomes other than sent are written as rows. A crash can thus
 // resend only the window (the slots marked and not yet settled), and
 // those are recorded as resent.
-func (c *chunk) sendSlots(ctx context.Context, chunkNo int, work herald.ChunkWork, res *chunkResult) {
+func (c *chunk) sendSlots(ctx context.Context, chunkNo int, work sendstore.ChunkWork, res *chunkResult) {
 	if len(work.Pending) == 0 {
 		return
 	}
@@ -116,7 +117,7 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	st.Mark = n
 	for j, sd := range wave {
 		if sd.toSend {
-			t := herald.SlotTarget{Pos: w.base + w.next + j, SendTarget: herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}}
+			t := sendstore.SlotTarget{Pos: w.base + w.next + j, SendTarget: sendstore.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}}
 			if !c.push.Kind.Targeted() {
 				t.Owner = &wave[j].d.UserID
 			}
@@ -156,10 +157,10 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 }
 
 // advance writes a step and takes in where the chunk now stands.
-func (w *window) advance(ctx context.Context, st herald.ChunkStep, res *chunkResult) bool {
+func (w *window) advance(ctx context.Context, st sendstore.ChunkStep, res *chunkResult) bool {
 	marked, err := w.c.s.cfg.Store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
 	switch {
-	case errors.Is(err, herald.ErrChunkMoved):
+	case errors.Is(err, sendstore.ErrChunkMoved):
 		res.stopped, w.stop = true, true // another run has the chunk
 		return false
 	case err != nil:
@@ -175,8 +176,8 @@ func (w *window) advance(ctx context.Context, st herald.ChunkStep, res *chunkRes
 
 // step settles the slots from the last written cursor up to prefix: rows
 // for the outcomes other than sent, counts for those sent.
-func (w *window) step() herald.ChunkStep {
-	st := herald.ChunkStep{Chunk: w.chunk, Settled: w.settled, Marked: w.marked, Settle: w.base + w.prefix}
+func (w *window) step() sendstore.ChunkStep {
+	st := sendstore.ChunkStep{Chunk: w.chunk, Settled: w.settled, Marked: w.marked, Settle: w.base + w.prefix}
 	for i := w.settled - w.base; i < w.prefix; i++ {
 		sd := &w.sends[i]
 		o := sd.outcome

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // chunkStore is the part of the store a chunk's window uses: every user
@@ -18,7 +19,7 @@ import (
 type chunkStore struct {
 	Store // nil: any other method panics
 	mu    sync.Mutex
-	steps []herald.ChunkStep
+	steps []sendstore.ChunkStep
 	settled, marked,
 	markLimit int
 	reads int // of devices
@@ -40,11 +41,11 @@ func (s *chunkStore) DevicesOfUsers(_ context.Context, _ string, users []string)
 	return out, nil
 }
 
-func (s *chunkStore) AdvanceChunk(_ context.Context, _, _ string, st herald.ChunkStep) (int, error) {
+func (s *chunkStore) AdvanceChunk(_ context.Context, _, _ string, st sendstore.ChunkStep) (int, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if st.Settled != s.settled || st.Marked != s.marked {
-		return 0, herald.ErrChunkMoved
+		return 0, sendstore.ErrChunkMoved
 	}
 	s.steps = append(s.steps, st)
 	s.settled, s.marked = st.Settle, min(st.Marked+st.Mark, s.markLimit)
@@ -106,7 +107,7 @@ func TestWindowSlowSend(t *testing.T) {
 	var res chunkResult
 	done := make(chan struct{})
 	go func() {
-		c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(n)}, &res)
+		c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(n)}, &res)
 		close(done)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
@@ -155,9 +156,9 @@ func TestWindowRowsOnlyForExceptions(t *testing.T) {
 	store := &chunkStore{markLimit: 10}
 	sender := &blockingSender{dead: map[string]bool{"t3": true}}
 	var res chunkResult
-	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(10)}, &res)
 	var rows []herald.Delivery
-	var drops []herald.Outcome
+	var drops []sendstore.Outcome
 	for _, st := range store.steps {
 		rows, drops = append(rows, st.Rows...), append(drops, st.Drop...)
 	}
@@ -180,7 +181,7 @@ func TestWindowDeviceChanged(t *testing.T) {
 	store := &chunkStore{markLimit: 2}
 	sender := &blockingSender{}
 	var res chunkResult
-	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(10)}, &res)
 	slices.Sort(sender.sent)
 	if !slices.Equal(sender.sent, []string{"t0", "t1"}) {
 		t.Errorf("sent: got %v, want only the two marked", sender.sent)
@@ -211,7 +212,7 @@ func TestWindowJudgedAsPlanned(t *testing.T) {
 		c.push.Content.Title = tt.title
 		c.push.Marketing = herald.IsMarketingTitle(tt.title)
 		var res chunkResult
-		c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+		c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(10)}, &res)
 		if got := store.reads > 0; got != tt.wantReads {
 			t.Errorf("%s: got %d reads of devices, want any: %v", tt.name, store.reads, tt.wantReads)
 		}
@@ -227,7 +228,7 @@ func TestWindowMoved(t *testing.T) {
 	store := &chunkStore{markLimit: 10, settled: 5, marked: 5}
 	sender := &blockingSender{}
 	var res chunkResult
-	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, sendstore.ChunkWork{Pending: slots(10)}, &res)
 	if len(sender.sent) != 0 || !res.stopped {
 		t.Errorf("got %d sent, stopped %v; want none sent, stopped", len(sender.sent), res.stopped)
 	}

@@ -7,10 +7,11 @@ import (
 	"slices"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // storedChunk is a row of push_chunks: a chunk's slots and where its
-// sends stand (see herald.ChunkWork).
+// sends stand (see sendstore.ChunkWork).
 type storedChunk struct {
 	chunk, size, settled, marked int
 	failed                       bool
@@ -39,33 +40,33 @@ func (c storedChunk) decode() ([]herald.Delivery, error) {
 
 // ResumeChunk returns the chunk's work, first turning the slots a run left
 // in flight into open rows (see recoverInflight).
-func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (herald.ChunkWork, error) {
+func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error) {
 	for attempt := 1; ; attempt++ {
 		c, err := scanChunk(s.reader().queryRow(ctx, `SELECT `+chunkColumns+` FROM push_chunks WHERE push_id = ? AND chunk = ?`,
 			pushID, chunk))
 		if errors.Is(err, herald.ErrNotFound) {
-			return herald.ChunkWork{}, nil
+			return sendstore.ChunkWork{}, nil
 		} else if err != nil {
-			return herald.ChunkWork{}, err
+			return sendstore.ChunkWork{}, err
 		}
 		slots, err := c.decode()
 		if err != nil {
-			return herald.ChunkWork{}, err
+			return sendstore.ChunkWork{}, err
 		}
 		if c.marked > c.settled && !c.failed {
 			err := s.inBulkTx(ctx, func(tx conn) error { return recoverInflight(ctx, tx, pushID, c, slots) })
 			if errors.Is(err, errConflict) && attempt < txAttempts {
 				continue // another run moved the chunk on meanwhile: read it again
 			} else if err != nil {
-				return herald.ChunkWork{}, err
+				return sendstore.ChunkWork{}, err
 			}
 			c.settled = c.marked
 		}
 		open, err := s.rows(ctx, `push_id = ? AND chunk = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, pushID, chunk)
 		if err != nil {
-			return herald.ChunkWork{}, err
+			return sendstore.ChunkWork{}, err
 		}
-		w := herald.ChunkWork{Settled: c.settled, Open: open}
+		w := sendstore.ChunkWork{Settled: c.settled, Open: open}
 		if !c.failed {
 			w.Pending = slots[c.settled:]
 		}
@@ -93,7 +94,7 @@ func recoverInflight(ctx context.Context, c conn, pushID string, ch storedChunk,
 // are checked in the same transaction (the guard MarkInflight puts on each
 // row), then the cursor and the in-flight end move together in one guarded
 // write, and only the outcomes other than sent are written as rows.
-func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st herald.ChunkStep) (int, error) {
+func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sendstore.ChunkStep) (int, error) {
 	if st.Settle < st.Settled || st.Settle > st.Marked || st.Mark < 0 || len(st.Targets) > st.Mark {
 		return 0, fmt.Errorf("sqlstore: chunk step out of range: %d..%d settled to %d, %d marked", st.Settled, st.Marked, st.Settle, st.Mark)
 	}
@@ -108,7 +109,7 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st heral
 			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked`,
 			st.Settle, st.Marked+mark, st.SentOldBadge, st.SentOldImage, pushID, st.Chunk, st.Settled, st.Marked).Scan(&marked)
 		if errors.Is(err, herald.ErrNotFound) {
-			return herald.ErrChunkMoved
+			return sendstore.ErrChunkMoved
 		} else if err != nil {
 			return err
 		}
@@ -123,7 +124,7 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st heral
 // markable returns how many of a step's slots may be marked: all, or those
 // before the first target whose device no longer holds its token (or is no
 // longer mapped to its owner).
-func markable(ctx context.Context, c conn, appID string, st herald.ChunkStep) (int, error) {
+func markable(ctx context.Context, c conn, appID string, st sendstore.ChunkStep) (int, error) {
 	if len(st.Targets) == 0 {
 		return st.Mark, nil
 	}
@@ -158,7 +159,7 @@ func markable(ctx context.Context, c conn, appID string, st herald.ChunkStep) (i
 
 // dropDevices deletes the devices of dead tokens, each only while it still
 // holds the token found dead.
-func dropDevices(ctx context.Context, c conn, appID string, os []herald.Outcome) error {
+func dropDevices(ctx context.Context, c conn, appID string, os []sendstore.Outcome) error {
 	args := make([][]any, len(os))
 	for i, o := range os {
 		args[i] = []any{appID, o.DeviceID, o.Token}

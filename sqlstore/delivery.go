@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // StartSending records a page of a push's fan-out: each chunk's slots in
@@ -15,7 +16,7 @@ import (
 // to where the page ends. The push counts the fan-out as one of its open
 // chunks until its last page, so no chunk completed meanwhile queues the
 // finish early.
-func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
+func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fanout) (bool, error) {
 	started := false
 	err := s.inBulkTx(ctx, func(c conn) error {
 		chunks, final := chunkSlots(f.Deliveries)
@@ -76,8 +77,8 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout
 
 // FanoutProgress returns where a push's fan-out stands, and whether it has
 // ended.
-func (s *Store) FanoutProgress(ctx context.Context, pushID string) (herald.FanoutCursor, bool, error) {
-	var f herald.FanoutCursor
+func (s *Store) FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error) {
+	var f sendstore.FanoutCursor
 	var done bool
 	err := s.reader().queryRow(ctx, `SELECT fanout_done, fanout_mapped, fanout_user, fanout_device, fanout_seq, fanout_chunk,
 		CASE WHEN kind IN ('topic', 'all') THEN requested_users ELSE 0 END FROM pushes WHERE id = ?`, pushID).Scan(
@@ -121,7 +122,7 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.De
 
 // recordTargets counts the users a page of a topic or all-users push
 // targets with the push, and charges for this page's new ones.
-func recordTargets(ctx context.Context, c conn, pushID string, f herald.Fanout, now time.Time) error {
+func recordTargets(ctx context.Context, c conn, pushID string, f sendstore.Fanout, now time.Time) error {
 	var appID string
 	if err := c.queryRow(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = server_actions_half + ?
 		WHERE id = ? RETURNING app_id`, f.To.Users, f.ChargeHalf, pushID).Scan(&appID); err != nil {
@@ -162,7 +163,7 @@ func scanDelivery(row scanner) (herald.Delivery, error) {
 // still mapped to it), so a token moved or a device handed to another user
 // since the resolution is never marked, and so never sent. One found
 // inflight already was sent before a crash, maybe, and is marked resent.
-func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []herald.SendTarget) ([]int, error) {
+func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []sendstore.SendTarget) ([]int, error) {
 	var marked []int
 	err := s.inBulkTx(ctx, func(c conn) error {
 		marked = marked[:0]
@@ -186,10 +187,10 @@ func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []her
 }
 
 // RecordOutcomes records the send results of rows and drops dead tokens.
-func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []herald.Outcome) error {
+func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []sendstore.Outcome) error {
 	return s.inBulkTx(ctx, func(c conn) error {
 		var updates [][]any
-		var drops []herald.Outcome
+		var drops []sendstore.Outcome
 		for _, o := range os {
 			updates = append(updates, []any{o.State, o.Reason, o.Error, pushID, o.Seq})
 			if o.DropDevice {

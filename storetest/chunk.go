@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // The chunk subtests: a chunk's slots, its cursor and in-flight range.
@@ -23,10 +24,10 @@ var chunkTests = []test{
 }
 
 // slotTargets returns the send targets of ds at positions from on.
-func slotTargets(from int, ds ...herald.Delivery) []herald.SlotTarget {
-	ts := make([]herald.SlotTarget, len(ds))
+func slotTargets(from int, ds ...herald.Delivery) []sendstore.SlotTarget {
+	ts := make([]sendstore.SlotTarget, len(ds))
 	for i, d := range ds {
-		ts[i] = herald.SlotTarget{Pos: from + i, SendTarget: target(d)}
+		ts[i] = sendstore.SlotTarget{Pos: from + i, SendTarget: target(d)}
 	}
 	return ts
 }
@@ -60,8 +61,8 @@ func testResumePending(t *testing.T, b *bundle) {
 			t.Errorf("slot %d: got %+v, want %+v", i, g, want)
 		}
 	}
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 2}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 2, Settle: 2}, 2)
 	if w, _ := b.s.ResumeChunk(b.ctx, p.ID, 0); w.Settled != 2 || len(w.Pending) != 1 || w.Pending[0].Seq != 2 {
 		t.Errorf("chunk 0 after two settled: got %+v, want the third slot pending from 2", w)
 	}
@@ -73,7 +74,7 @@ func testResumePending(t *testing.T, b *bundle) {
 func testResumeInflight(t *testing.T, b *bundle) {
 	p, ds := b.sending(4, 10)
 	// A run marked three slots and died before settling any.
-	b.advance(p.ID, herald.ChunkStep{Mark: 3, Targets: slotTargets(0, ds[:3]...)}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 3, Targets: slotTargets(0, ds[:3]...)}, 3)
 	w, err := b.s.ResumeChunk(b.ctx, p.ID, 0)
 	must(t, "ResumeChunk", err)
 	var open []int
@@ -90,11 +91,11 @@ func testResumeInflight(t *testing.T, b *bundle) {
 		t.Errorf("again: got %+v, want the same three open rows, made once", again)
 	}
 	// Sent again, each is recorded as resent.
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
 	if err != nil || len(marked) != 3 {
 		t.Fatalf("MarkInflight: got (%v, %v), want 3 marked", marked, err)
 	}
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []sendstore.Outcome{
 		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliverySent}, {Seq: 2, State: herald.DeliveryFailed, Error: "x"}}))
 	got := b.deliveries(p.ID)
 	for seq := range 3 {
@@ -112,7 +113,7 @@ func testResumeInflight(t *testing.T, b *bundle) {
 
 func testAdvanceSettles(t *testing.T, b *bundle) {
 	p, ds := b.sending(5, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 3, Targets: slotTargets(0, ds[:3]...)}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 3, Targets: slotTargets(0, ds[:3]...)}, 3)
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "inflight", "pending", "pending"}) {
 		t.Errorf("after marking 3: got %v", got)
 	}
@@ -120,14 +121,14 @@ func testAdvanceSettles(t *testing.T, b *bundle) {
 	// write. Seq 2 stays in flight: 1 settles only up to the first gap.
 	failed := ds[1]
 	failed.State, failed.Error, failed.Attempts = herald.DeliveryFailed, "INTERNAL", 1
-	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 2, Rows: []herald.Delivery{failed}, Mark: 2,
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 3, Settle: 2, Rows: []herald.Delivery{failed}, Mark: 2,
 		Targets: slotTargets(3, ds[3:]...)}, 5)
 	got := b.deliveries(p.ID)
 	if got[0].State != herald.DeliverySent || got[1].State != herald.DeliveryFailed || got[1].Error != "INTERNAL" ||
 		got[2].State != herald.DeliveryInflight || got[3].State != herald.DeliveryInflight {
 		t.Errorf("got %v, want sent, failed, then in flight", b.states(p.ID))
 	}
-	b.advance(p.ID, herald.ChunkStep{Settled: 2, Marked: 5, Settle: 5}, 5)
+	b.advance(p.ID, sendstore.ChunkStep{Settled: 2, Marked: 5, Settle: 5}, 5)
 	if c := b.pushOf(p.ID).Counts; c.Tokens != 5 || c.Sent != 4 || c.Failed != 1 {
 		t.Errorf("counts: got %+v, want 5 tokens, 4 sent, 1 failed", c)
 	}
@@ -138,17 +139,17 @@ func testAdvanceSettles(t *testing.T, b *bundle) {
 
 func testAdvanceMoved(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 2}, 2)
 	dead := ds[0]
 	dead.State, dead.Reason = herald.DeliveryUndeliverable, herald.ReasonAppDeleted
-	for name, st := range map[string]herald.ChunkStep{
+	for name, st := range map[string]sendstore.ChunkStep{
 		"stale range":  {Settled: 0, Marked: 0, Mark: 1},
 		"stale cursor": {Settled: 1, Marked: 2, Settle: 2},
 	} {
 		st.Rows = []herald.Delivery{dead}
-		st.Drop = []herald.Outcome{{DropDevice: true, DeviceID: "d1", Token: "t1"}}
+		st.Drop = []sendstore.Outcome{{DropDevice: true, DeviceID: "d1", Token: "t1"}}
 		_, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st)
-		wantErr(t, name, err, herald.ErrChunkMoved)
+		wantErr(t, name, err, sendstore.ErrChunkMoved)
 	}
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "pending"}) {
 		t.Errorf("got %v, want nothing written", got)
@@ -165,36 +166,36 @@ func testAdvanceTokenMoved(t *testing.T, b *bundle) {
 	// marked, 2 and 3 left to be judged again.
 	ts := slotTargets(0, ds[0])
 	ts = append(ts, slotTargets(2, ds[2], ds[3])...)
-	b.advance(p.ID, herald.ChunkStep{Mark: 4, Targets: ts}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 4, Targets: ts}, 2)
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "pending", "pending"}) {
 		t.Errorf("got %v, want the two before the moved token marked", got)
 	}
 	// Judged again, slot 2 goes nowhere; the rest is marked.
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Mark: 2, Targets: slotTargets(3, ds[3])}, 4)
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 2, Mark: 2, Targets: slotTargets(3, ds[3])}, 4)
 }
 
 func testAdvanceOwnerChanged(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
 	_, err := b.s.SetDeviceUser(b.ctx, b.app.ID, "d2", new("u9"))
 	must(t, "SetDeviceUser", err)
-	b.advance(p.ID, herald.ChunkStep{Mark: 3, Targets: slotTargets(0, ds...)}, 1)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 3, Targets: slotTargets(0, ds...)}, 1)
 	// A topic push's target has no owner: only the token must still hold.
 	unowned := slotTargets(1, ds[1:]...)
 	for i := range unowned {
 		unowned[i].Owner = nil
 	}
-	b.advance(p.ID, herald.ChunkStep{Marked: 1, Mark: 2, Targets: unowned}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 1, Mark: 2, Targets: unowned}, 3)
 }
 
 func testAdvanceDrops(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
 	b.register("d2", "t2-new", "u2") // d2 refreshed its token since the send
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 2}, 2)
 	dead := []herald.Delivery{ds[0], ds[1]}
 	for i := range dead {
 		dead[i].State, dead[i].Reason = herald.DeliveryUndeliverable, herald.ReasonAppDeleted
 	}
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 2, Rows: dead, Drop: []herald.Outcome{
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 2, Settle: 2, Rows: dead, Drop: []sendstore.Outcome{
 		{DropDevice: true, DeviceID: "d1", Token: "t1"}, {DropDevice: true, DeviceID: "d2", Token: "t2"}}}, 2)
 	if _, ok := b.device("d1"); ok {
 		t.Errorf("d1 kept, want dropped with its dead token")
@@ -209,10 +210,10 @@ func testAdvanceDrops(t *testing.T, b *bundle) {
 
 func testAdvanceFailed(t *testing.T, b *bundle) {
 	p, _ := b.sending(3, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 1}, 1)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 1}, 1)
 	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finishJob(p.ID)))
 	// The send in flight came back: it is settled; nothing more is marked.
-	b.advance(p.ID, herald.ChunkStep{Marked: 1, Settle: 1, Mark: 2}, 1)
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 1, Settle: 1, Mark: 2}, 1)
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"sent", "failed", "failed"}) {
 		t.Errorf("got %v, want the one settled sent, the rest failed", got)
 	}
@@ -220,12 +221,12 @@ func testAdvanceFailed(t *testing.T, b *bundle) {
 
 func testAdvanceOutOfRange(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
-	for name, st := range map[string]herald.ChunkStep{
+	for name, st := range map[string]sendstore.ChunkStep{
 		"settle past the range": {Settle: 1},
 		"cursor back":           {Settled: 1, Marked: 1, Settle: 0},
 		"more targets than":     {Mark: 1, Targets: slotTargets(0, ds...)},
 	} {
-		if _, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st); err == nil || errors.Is(err, herald.ErrChunkMoved) {
+		if _, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st); err == nil || errors.Is(err, sendstore.ErrChunkMoved) {
 			t.Errorf("%s: got %v, want an error", name, err)
 		}
 	}
@@ -238,7 +239,7 @@ func testConcurrentAdvanceChunk(t *testing.T, b *bundle) {
 	var won, moved atomic.Int32
 	var failed errs
 	concurrently(writers, func(i int) {
-		st := herald.ChunkStep{Mark: 1, Targets: slotTargets(0, ds[0])}
+		st := sendstore.ChunkStep{Mark: 1, Targets: slotTargets(0, ds[0])}
 		if i%2 == 1 {
 			st.Mark, st.Targets = 2, slotTargets(0, ds[0], ds[1])
 		}
@@ -246,7 +247,7 @@ func testConcurrentAdvanceChunk(t *testing.T, b *bundle) {
 		switch {
 		case err == nil:
 			won.Add(1)
-		case errors.Is(err, herald.ErrChunkMoved):
+		case errors.Is(err, sendstore.ErrChunkMoved):
 			moved.Add(1)
 		default:
 			failed.add(err)
@@ -262,7 +263,7 @@ func testConcurrentAdvanceChunk(t *testing.T, b *bundle) {
 // several runs at once: its slots become open rows once.
 func testConcurrentResumeChunk(t *testing.T, b *bundle) {
 	p, _ := b.sending(3, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 2}, 2)
 	var failed errs
 	concurrently(writers, func(int) {
 		w, err := b.s.ResumeChunk(b.ctx, p.ID, 0)

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var deliveryTests = append([]test{
@@ -51,8 +52,8 @@ func plan(devices []herald.Device, size int) []herald.Delivery {
 }
 
 // fanout is the fan-out of ds: a send job per chunk with an open delivery.
-func fanout(pushID string, ds []herald.Delivery) herald.Fanout {
-	f := herald.Fanout{Deliveries: ds}
+func fanout(pushID string, ds []herald.Delivery) sendstore.Fanout {
+	f := sendstore.Fanout{Deliveries: ds}
 	seen := map[int]bool{}
 	for _, d := range ds {
 		if !d.State.Final() && !seen[d.Chunk] {
@@ -81,7 +82,7 @@ func (b *bundle) sending(users int, size int) (herald.Push, []herald.Delivery) {
 }
 
 // start records a fan-out that must start the push.
-func (b *bundle) start(pushID string, f herald.Fanout) {
+func (b *bundle) start(pushID string, f sendstore.Fanout) {
 	b.t.Helper()
 	started, err := b.s.StartSending(b.ctx, pushID, f)
 	if err != nil || !started {
@@ -108,18 +109,18 @@ func (b *bundle) deliveries(pushID string) map[int]herald.Delivery {
 // off come to have rows of their own.
 func (b *bundle) openRows(pushID string, ds []herald.Delivery, state herald.DeliveryState) {
 	b.t.Helper()
-	b.advance(pushID, herald.ChunkStep{Mark: len(ds)}, len(ds))
+	b.advance(pushID, sendstore.ChunkStep{Mark: len(ds)}, len(ds))
 	rows := make([]herald.Delivery, len(ds))
 	for i, d := range ds {
 		d.State = state
 		rows[i] = d
 	}
-	b.advance(pushID, herald.ChunkStep{Settled: 0, Marked: len(ds), Settle: len(ds), Rows: rows}, len(ds))
+	b.advance(pushID, sendstore.ChunkStep{Settled: 0, Marked: len(ds), Settle: len(ds), Rows: rows}, len(ds))
 }
 
 // advance writes a step of the push's chunk and fails unless the chunk's
 // in-flight range then ends at want.
-func (b *bundle) advance(pushID string, st herald.ChunkStep, want int) {
+func (b *bundle) advance(pushID string, st sendstore.ChunkStep, want int) {
 	b.t.Helper()
 	got, err := b.s.AdvanceChunk(b.ctx, b.app.ID, pushID, st)
 	if err != nil || got != want {
@@ -128,8 +129,8 @@ func (b *bundle) advance(pushID string, st herald.ChunkStep, want int) {
 }
 
 // target is the send target of delivery d as planned.
-func target(d herald.Delivery) herald.SendTarget {
-	return herald.SendTarget{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token, Owner: &d.UserID}
+func target(d herald.Delivery) sendstore.SendTarget {
+	return sendstore.SendTarget{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token, Owner: &d.UserID}
 }
 
 func testStartRecords(t *testing.T, b *bundle) {
@@ -229,7 +230,7 @@ func testStartTargeted(t *testing.T, b *bundle) {
 }
 
 func testStartUnknown(t *testing.T, b *bundle) {
-	started, err := b.s.StartSending(b.ctx, "push_missing", herald.Fanout{Jobs: []herald.Job{sendJob("push_missing", 0)}})
+	started, err := b.s.StartSending(b.ctx, "push_missing", sendstore.Fanout{Jobs: []herald.Job{sendJob("push_missing", 0)}})
 	wantErr(t, "unknown push", err, herald.ErrNotFound)
 	if started {
 		t.Errorf("got started, want not")
@@ -244,7 +245,7 @@ func testMarkInflight(t *testing.T, b *bundle) {
 	b.register("d1", "t1-new", "u1")
 	first := target(ds[0])
 	first.Token = "t1-new"
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{first, target(ds[1])})
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{first, target(ds[1])})
 	if err != nil || !slices.Equal(marked, []int{0, 1}) {
 		t.Fatalf("got (%v, %v), want [0 1]", marked, err)
 	}
@@ -256,7 +257,7 @@ func testMarkInflight(t *testing.T, b *bundle) {
 		t.Errorf("delivery 1: got %+v, want inflight to t2", got[1])
 	}
 	// Owner nil: an unmapped recipient's device need only hold the token.
-	if marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{{Seq: 1, DeviceID: "d2", Token: "t2"}}); err != nil || len(marked) != 1 {
+	if marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{{Seq: 1, DeviceID: "d2", Token: "t2"}}); err != nil || len(marked) != 1 {
 		t.Errorf("no owner: got (%v, %v), want [1]", marked, err)
 	}
 }
@@ -267,7 +268,7 @@ func testMarkTokenMoved(t *testing.T, b *bundle) {
 	b.register("d9", "t1", "u9") // t1 moved to another device
 	b.register("d2", "t2-new", "u2")
 	must(t, "DeleteDevice", b.s.DeleteDevice(b.ctx, b.app.ID, "d3"))
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
 	if err != nil || len(marked) != 0 {
 		t.Errorf("got (%v, %v), want none marked", marked, err)
 	}
@@ -286,7 +287,7 @@ func testMarkOwnerChanged(t *testing.T, b *bundle) {
 	_, err = b.s.SetDeviceUser(b.ctx, b.app.ID, "d2", nil)
 	must(t, "SetDeviceUser", err)
 	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u3"))
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
 	if err != nil || len(marked) != 0 {
 		t.Errorf("got (%v, %v), want none marked (mapped elsewhere, unmapped, withdrawn)", marked, err)
 	}
@@ -300,9 +301,9 @@ func testMarkOwnerChanged(t *testing.T, b *bundle) {
 func testMarkFinal(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
 	b.openRows(p.ID, ds, herald.DeliveryRetry)
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []sendstore.Outcome{
 		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryFailed, Error: "x"}}))
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{target(ds[0]), target(ds[1])})
 	if err != nil || len(marked) != 0 {
 		t.Errorf("got (%v, %v), want none marked", marked, err)
 	}
@@ -314,10 +315,10 @@ func testMarkFinal(t *testing.T, b *bundle) {
 func testMarkResent(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
 	b.openRows(p.ID, ds, herald.DeliveryPending)
-	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0])})
+	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{target(ds[0])})
 	must(t, "MarkInflight", err)
 	// A crash left seq 0 in flight; the chunk's job runs again.
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
+	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []sendstore.SendTarget{target(ds[0]), target(ds[1])})
 	if err != nil || !slices.Equal(marked, []int{0, 1}) {
 		t.Fatalf("again: got (%v, %v), want [0 1]", marked, err)
 	}
@@ -325,7 +326,7 @@ func testMarkResent(t *testing.T, b *bundle) {
 	if !got[0].Resent || got[1].Resent {
 		t.Errorf("resent: got %v and %v, want true for the one in flight before, false for the other", got[0].Resent, got[1].Resent)
 	}
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{{Seq: 0, State: herald.DeliverySent}}))
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []sendstore.Outcome{{Seq: 0, State: herald.DeliverySent}}))
 	if got := b.deliveries(p.ID); got[0].State != herald.DeliverySent || !got[0].Resent {
 		t.Errorf("after its outcome: got %s resent %v, want sent, still resent", got[0].State, got[0].Resent)
 	}
@@ -337,12 +338,12 @@ func testMarkResent(t *testing.T, b *bundle) {
 func testRecordOutcomes(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
 	b.openRows(p.ID, ds, herald.DeliveryRetry)
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []sendstore.Outcome{
 		{Seq: 0, State: herald.DeliverySent},
 		{Seq: 1, State: herald.DeliveryRetry, Error: "UNAVAILABLE"},
 		{Seq: 2, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, Error: "UNREGISTERED"},
 	}))
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []sendstore.Outcome{
 		{Seq: 1, State: herald.DeliverySent}}))
 	got := b.deliveries(p.ID)
 	for seq, want := range map[int]herald.Delivery{
@@ -367,7 +368,7 @@ func testRecordDropDevice(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
 	b.openRows(p.ID, ds, herald.DeliveryRetry)
 	b.register("d2", "t2-new", "u2") // d2 refreshed its token since the send
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
+	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []sendstore.Outcome{
 		{Seq: 0, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d1", Token: ds[0].Token},
 		{Seq: 1, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d2", Token: ds[1].Token},
 	}))
@@ -395,8 +396,8 @@ func testPushCounts(t *testing.T, b *bundle) {
 	failed, dead := ds[1], ds[2]
 	failed.State, failed.Error = herald.DeliveryFailed, "x"
 	dead.State, dead.Reason = herald.DeliveryUndeliverable, herald.ReasonTokenExpired
-	b.advance(p.ID, herald.ChunkStep{Mark: 3}, 3)
-	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 3, Rows: []herald.Delivery{failed, dead}, SentOldBadge: 1, SentOldImage: 1}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 3}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 3, Settle: 3, Rows: []herald.Delivery{failed, dead}, SentOldBadge: 1, SentOldImage: 1}, 3)
 	_, err := b.s.FinishPush(b.ctx, p.ID, []herald.Unreachable{{UserID: "u3", Reason: herald.ReasonTokenExpired},
 		{UserID: "u7", Reason: herald.ReasonNoToken}}, nil)
 	must(t, "FinishPush", err)
@@ -424,8 +425,8 @@ func testCompleteChunk(t *testing.T, b *bundle) {
 func testFailPush(t *testing.T, b *bundle) {
 	p, _ := b.sending(3, 2)
 	// Chunk 0: seq 0 sent, seq 1 in flight; chunk 1 (seq 2) not begun.
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 1}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Marked: 2, Settle: 1}, 2)
 	finish := finishJob(p.ID)
 	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finish))
 	got := b.deliveries(p.ID)
