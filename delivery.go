@@ -8,9 +8,8 @@ import (
 // DeliveryState is where one token's delivery of a push stands.
 type DeliveryState string
 
-// The delivery states. Pending, inflight and retry are open; the rest final.
-// Inflight marks a send whose answer was not yet recorded: met again after a
-// crash, the token is sent again and the delivery marked resent.
+// The delivery states. Pending, inflight and retry are open (a slot not yet
+// settled, marked in flight, or to be sent again); the rest final.
 const (
 	DeliveryPending           DeliveryState = "pending"
 	DeliveryInflight          DeliveryState = "inflight"

@@ -78,7 +78,7 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.
 			return f, err
 		}
 		groups = g
-	case p.Kind.Targeted():
+	case p.Kind.Rule().Targeted:
 		list, after, err := s.cfg.Store.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
@@ -169,7 +169,7 @@ func (s *Service) logFanout(ctx context.Context, p herald.Push, to sendstore.Fan
 		msg = "scheduled push fired"
 	}
 	users := p.RequestedUsers
-	if p.Kind == herald.KindTopic || p.Kind == herald.KindAll {
+	if p.Kind.Rule().CountsUsers {
 		users = to.Users
 	}
 	attrs := []any{"app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk}

@@ -81,33 +81,29 @@ type Store interface {
 	// page; ErrNotFound for an unknown push. The push's finish is queued
 	// once its last page is recorded and every chunk completed.
 	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
-	// ResumeChunk returns the chunk's work. Slots a run marked in flight
-	// and never settled (it died) first become open rows in flight: sent
-	// again, they are recorded as resent. A chunk that was never recorded
-	// has no work.
+	// ResumeChunk returns the chunk's work: its range, and its slots from
+	// the cursor on (none once the push failed). A chunk that was never
+	// recorded has no work.
 	ResumeChunk(ctx context.Context, pushID string, chunk int) (ChunkWork, error)
-	// AdvanceChunk writes one step of a chunk's progress and returns where
-	// its in-flight range now ends: step.Marked+step.Mark, or the position
-	// of the first target whose device no longer holds that token (or is
-	// no longer mapped to its Owner), the slots before it marked and the
-	// rest left to be judged again. Once the push failed nothing more is
-	// marked. ErrChunkMoved, writing nothing, when the chunk's cursor or
-	// range is no longer step.Settled and step.Marked.
-	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (int, error)
-	// MarkInflight records that open rows (ChunkWork.Open) are about to be
-	// sent, each to the device and token it was resolved to now, and
-	// returns the seqs it marked: a target whose device no longer holds
-	// that token (or is no longer mapped to its Owner) is left as it was,
-	// to be judged again; one in flight already is marked resent.
-	MarkInflight(ctx context.Context, appID, pushID string, ts []SendTarget) ([]int, error)
-	// RecordOutcomes records the send results of rows and drops dead
-	// tokens.
-	RecordOutcomes(ctx context.Context, appID, pushID string, os []Outcome) error
+	// AdvanceChunk writes one step of a chunk's progress in one
+	// transaction: the range moves from step.Old to step.New, the rows are
+	// written, the dead tokens dropped, and step.Retry becomes a retry
+	// chunk (a new chunk of the push, numbered below every other, with its
+	// job). Before marking, the device of each target is checked: the
+	// range then ends at the first target whose device no longer holds
+	// that token (or is no longer mapped to its Owner), the slots before
+	// it marked and the rest left to be judged again. It returns where the
+	// range now ends, and stopped when the push failed: then nothing more
+	// is marked, and the retry chunk's slots are recorded failed instead.
+	// ErrChunkMoved, writing nothing, when the chunk's range is no longer
+	// step.Old.
+	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (marked int, stopped bool, err error)
 	// CompleteChunk marks a chunk finished and, when it was the last one,
 	// inserts finish: once, however many complete at once.
 	CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error
-	// FailPush ends a push that cannot be sent: its open deliveries fail
-	// with the reason, and finish is inserted.
+	// FailPush ends a push that cannot be sent: its chunks stop, every
+	// slot not yet settled failing with the reason, and finish is
+	// inserted.
 	FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error
 	// Deliveries returns every delivery of a push.
 	Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error)
@@ -122,84 +118,84 @@ type Store interface {
 	FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error)
 }
 
-// SendTarget is a delivery about to be sent, to the device and token it
-// was resolved to at send time. Owner, when set, is the user the device
-// must still be mapped to as the send is marked in flight.
-type SendTarget struct {
-	Seq      int
-	DeviceID string
-	Token    string
-	Owner    *string
-}
-
-// A chunk's deliveries are kept compactly: its slots (the deliveries left
-// to send at the fan-out, in order) are stored together, with a cursor,
-// Settled, and the end of an in-flight range, Marked. Every slot before
-// Settled has an outcome: sent, unless the slot has a row of its own (rows
-// are written only for outcomes other than sent). The slots from Settled
-// up to Marked were marked in flight: a send may have reached FCM. So the
-// common case writes nothing per token, and a crash can resend only the
-// slots between the two.
-
-// ErrChunkMoved is a step of a chunk's progress written against a cursor
-// or in-flight range the chunk no longer has: another run of its job wrote
-// meanwhile, and this one must send nothing more.
+// ErrChunkMoved is a step of a chunk's progress written against a range
+// the chunk no longer has: another run of its job wrote meanwhile, and
+// this one must send nothing more.
 var ErrChunkMoved = errors.New("herald: the chunk's cursor moved")
+
+// Range is where a chunk's sends stand: every slot before Settled (the
+// cursor) is settled; those from Settled up to Marked are in flight.
+type Range struct {
+	Settled, Marked int
+}
 
 // ChunkWork is a chunk as a run of its send job finds it.
 type ChunkWork struct {
-	// Settled is the chunk's cursor; Pending are its slots from there on,
-	// in order: Pending[i] is at position Settled+i.
-	Settled int
-	Pending []herald.Delivery
-	// Open are the chunk's rows without an outcome: retries, sends cut
-	// off, and slots a crash left in flight (sent again, they are
-	// recorded as resent).
-	Open []herald.Delivery
+	Range
+	// Slots are the chunk's slots from Settled on, in order: Slots[i] is
+	// at position Settled+i. Those before Marked were in flight when a run
+	// stopped: a send of each may have reached FCM.
+	Slots []herald.Delivery
+	// Stopped: the push failed; nothing of the chunk is to be sent.
+	Stopped bool
 }
 
 // SlotTarget is a slot about to be sent: its position in its chunk, and
-// the device and token it was resolved to at send time.
+// the device and token it was resolved to at send time. Owner, when set,
+// is the user the device must still be mapped to as it is marked.
 type SlotTarget struct {
-	Pos int
-	SendTarget
+	Pos      int
+	DeviceID string
+	Token    string
+	Owner    *string
 }
 
 // ChunkStep is one write of a chunk's progress: the slots whose sends
 // came back are settled, and the next slots are marked in flight.
 type ChunkStep struct {
 	Chunk int
-	// Settled and Marked are the cursor and the in-flight end as last
-	// written; the step applies only while the chunk still has them.
-	Settled, Marked int
-	// Settle is the new cursor (Settled <= Settle <= Marked): every slot
-	// before it has an outcome.
-	Settle int
-	// Rows are the slots settled with an outcome other than sent, as they
-	// are recorded (state, reason, error, the device and token sent to).
+	// Old is the chunk's range as last written; the step applies only
+	// while the chunk still has it.
+	Old Range
+	// New is the range the step writes: New.Settled, from Old.Settled up
+	// to Old.Marked, is the new cursor; New.Marked, from Old.Marked on,
+	// the in-flight end asked for (the store may end it sooner, see
+	// Store.AdvanceChunk).
+	New Range
+	// Rows are the settled slots whose outcome is not a first send: any
+	// outcome but sent, or a send of a slot that may have been sent
+	// before (Resent), as they are recorded (state, reason, error, the
+	// device and token sent to).
 	Rows []herald.Delivery
-	// Drop are the dead tokens found among the settled sends (DeviceID
-	// and Token of outcomes with DropDevice).
-	Drop []Outcome
-	// SentOldBadge and SentOldImage count the slots settled as sent whose
-	// app version was too old for the badge or the image.
+	// Retry are the settled slots to be sent again, as a retry chunk.
+	Retry *RetryChunk
+	// Drop are the dead tokens found among the settled sends.
+	Drop []DeadToken
+	// SentOldBadge and SentOldImage count the slots settled as sent
+	// without a row whose app version was too old for the badge or the
+	// image.
 	SentOldBadge, SentOldImage int
-	// Mark is how many slots from Marked on are marked in flight; Targets
-	// are those of them to be sent (the others were judged final), in
-	// order of position.
-	Mark    int
+	// Targets are the slots from Old.Marked up to New.Marked that are to
+	// be sent (the others were judged final), in order of position.
 	Targets []SlotTarget
 }
 
-// Outcome is the result of one send, to be recorded.
-type Outcome struct {
-	Seq    int
-	State  herald.DeliveryState
-	Reason string
-	Error  string
-	// DropDevice deletes the device (its token is dead); Token guards against
-	// deleting a device that registered a new token meanwhile.
-	DropDevice bool
-	DeviceID   string
-	Token      string
+// RetryChunk is the part of a step's settled slots that is sent again
+// later, in a chunk of its own: retriable failures, and sends cut off or
+// interrupted by a crash.
+type RetryChunk struct {
+	// Slots are as they will be sent: with the device and token last
+	// resolved, Attempts (the failed attempts so far), Resent when a send
+	// of it may have reached FCM, and Error, the last failure (recorded
+	// when the push failed meanwhile and nothing is sent again).
+	Slots []herald.Delivery
+	// Job returns the send job of the new chunk numbered chunk, due when
+	// its slots are to be sent.
+	Job func(chunk int) herald.Job
+}
+
+// DeadToken is a token a send found dead: its device is deleted, but only
+// while it still holds that token.
+type DeadToken struct {
+	DeviceID, Token string
 }

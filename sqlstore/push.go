@@ -184,40 +184,38 @@ func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) 
 }
 
 // fillCounts sets the counts a push's chunks, delivery rows and
-// unreachable users make: a chunk's slots before its cursor were sent, the
-// rest failed with a failed push or are still open; a row of a slot's
-// outcome stands in for one of those sent, any other row counts as well.
+// unreachable users make. Each delivery is counted once: as a chunk's
+// slot settled as sent (sent), as a slot not settled (failed with a failed
+// push, else still to send), or as a row. A slot settled into a retry
+// chunk is counted there.
 func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
 	counts := &p.Counts
-	var size, settled, unsent int
-	err := c.queryRow(ctx, `SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), CAST(COALESCE(SUM(settled), 0) AS BIGINT),
+	var sent, unsent, open int
+	err := c.queryRow(ctx, `SELECT CAST(COALESCE(SUM(sent), 0) AS BIGINT),
 		CAST(COALESCE(SUM(CASE WHEN failed THEN size - settled ELSE 0 END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN failed THEN 0 ELSE size - settled END), 0) AS BIGINT),
 		CAST(COALESCE(SUM(sent_old_badge), 0) AS BIGINT), CAST(COALESCE(SUM(sent_old_image), 0) AS BIGINT)
-		FROM push_chunks WHERE push_id = ?`, p.ID).Scan(&size, &settled, &unsent, &counts.BadgeUnsupported, &counts.ImageUnsupported)
+		FROM push_chunks WHERE push_id = ?`, p.ID).Scan(&sent, &unsent, &open, &counts.BadgeUnsupported, &counts.ImageUnsupported)
 	if err != nil {
 		return err
 	}
-	counts.CountState(herald.DeliverySent, settled)
+	counts.CountState(herald.DeliverySent, sent)
 	counts.CountState(herald.DeliveryFailed, unsent)
-	counts.CountState(herald.DeliveryPending, size-settled-unsent)
+	counts.CountState(herald.DeliveryPending, open)
 	err = c.each(ctx, func(row scanner) error {
 		var state herald.DeliveryState
-		var slot bool
 		var n, oldBadge, oldImage int
-		if err := row.Scan(&state, &slot, &n, &oldBadge, &oldImage); err != nil {
+		if err := row.Scan(&state, &n, &oldBadge, &oldImage); err != nil {
 			return err
 		}
 		counts.CountState(state, n)
-		if slot {
-			counts.CountState(herald.DeliverySent, -n)
-		}
 		if state == herald.DeliverySent {
 			counts.BadgeUnsupported += oldBadge
 			counts.ImageUnsupported += oldImage
 		}
 		return nil
-	}, `SELECT state, slot, COUNT(*), SUM(CASE WHEN old_for_badge THEN 1 ELSE 0 END), SUM(CASE WHEN old_for_image THEN 1 ELSE 0 END)
-		FROM deliveries WHERE push_id = ? GROUP BY state, slot`, p.ID)
+	}, `SELECT state, COUNT(*), SUM(CASE WHEN old_for_badge THEN 1 ELSE 0 END), SUM(CASE WHEN old_for_image THEN 1 ELSE 0 END)
+		FROM deliveries WHERE push_id = ? GROUP BY state`, p.ID)
 	if err != nil {
 		return err
 	}

@@ -206,13 +206,14 @@ func testDeliveriesOf(t *testing.T, b *bundle) {
 		t.Errorf("UndeliverableUsers before: got (%v, %v), want none", us, err)
 	}
 	// d1 and d2 (both u1's) and d3 (u2's) marked, then settled undeliverable.
-	b.advance(p.ID, sendstore.ChunkStep{Mark: 2}, 2)
-	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, Mark: 1}, 1)
-	for _, st := range []sendstore.ChunkStep{{Marked: 2, Settle: 2, Rows: first.Deliveries[:2]}, {Chunk: 1, Marked: 1, Settle: 1, Rows: first.Deliveries[2:3]}} {
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, New: rng(0, 1)}, 1)
+	for _, st := range []sendstore.ChunkStep{{Old: rng(0, 2), New: rng(2, 2), Rows: first.Deliveries[:2]},
+		{Chunk: 1, Old: rng(0, 1), New: rng(1, 1), Rows: first.Deliveries[2:3]}} {
 		for i := range st.Rows {
 			st.Rows[i].State, st.Rows[i].Reason = herald.DeliveryUndeliverable, herald.ReasonNoToken
 		}
-		b.advance(p.ID, st, st.Marked)
+		b.advance(p.ID, st, st.New.Marked)
 	}
 	if us, err := b.s.UndeliverableUsers(b.ctx, p.ID); err != nil || !equal(us, []string{"u1", "u2"}) {
 		t.Errorf("UndeliverableUsers: got (%v, %v), want [u1 u2]", us, err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var pushTests = []test{
@@ -271,7 +272,7 @@ func testRecipientsUnknown(t *testing.T, b *bundle) {
 	if ds, err := b.s.Deliveries(b.ctx, "push_missing"); err != nil || len(ds) != 0 {
 		t.Errorf("Deliveries: got (%v, %v), want none", ds, err)
 	}
-	if w, err := b.s.ResumeChunk(b.ctx, "push_missing", 0); err != nil || len(w.Pending)+len(w.Open) != 0 || w.Settled != 0 {
+	if w, err := b.s.ResumeChunk(b.ctx, "push_missing", 0); err != nil || len(w.Slots) != 0 || w.Range != (sendstore.Range{}) {
 		t.Errorf("ResumeChunk: got (%+v, %v), want nothing", w, err)
 	}
 }
