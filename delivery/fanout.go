@@ -56,7 +56,7 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 			return err // on not started: another run moved the fan-out on, or the push ended
 		}
 		if !f.More {
-			s.logFanout(ctx, p, f.To)
+			s.logFanout(p, f.To)
 			return nil
 		}
 		if from = f.To; time.Now().After(yieldAt) {
@@ -162,8 +162,9 @@ func groupDevices(list []herald.Device, from sendstore.FanoutCursor) ([]recipien
 	return groups, users
 }
 
-// logFanout logs the end of a push's fan-out with its counts.
-func (s *Service) logFanout(ctx context.Context, p herald.Push, to sendstore.FanoutCursor) {
+// logFanout logs the end of a push's fan-out with the counts its cursor
+// holds; the push's end logs the rest.
+func (s *Service) logFanout(p herald.Push, to sendstore.FanoutCursor) {
 	msg := "push fanned out"
 	if p.ScheduledAt != nil {
 		msg = "scheduled push fired"
@@ -172,11 +173,7 @@ func (s *Service) logFanout(ctx context.Context, p herald.Push, to sendstore.Fan
 	if p.Kind.Rule().CountsUsers {
 		users = to.Users
 	}
-	attrs := []any{"app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk}
-	if done, err := s.cfg.Store.Push(ctx, p.ID); err == nil {
-		attrs = append(attrs, "suppressedConsent", done.Counts.SuppressedConsent, "suppressedNight", done.Counts.SuppressedNight)
-	}
-	s.cfg.Logger.Info(msg, attrs...)
+	s.cfg.Logger.Info(msg, "app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk)
 }
 
 // waitUntil blocks until the clock reads t.
