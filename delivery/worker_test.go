@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -85,7 +86,9 @@ func (h *reportHook) Report(_ context.Context, _, _ string, r herald.Undeliverab
 	return h.err
 }
 
-func (h *reportHook) ConsentChanged(context.Context, string, string, herald.ConsentRecord) error { return nil }
+func (h *reportHook) ConsentChanged(context.Context, string, string, herald.ConsentRecord) error {
+	return nil
+}
 
 func newWorkBundle(t *testing.T, users int) *workBundle {
 	t.Helper()
@@ -111,7 +114,7 @@ func newWorkBundle(t *testing.T, users int) *workBundle {
 	must(t, db.SetFCMCredentials(ctx, app.ID, mk.Seal([]byte(`{"type":"service_account"}`))))
 	must(t, db.SetWebhook(ctx, app.ID, "https://hooks.example.com/h", mk.Seal([]byte("whsec_c2VjcmV0"))))
 	for i := 1; i <= users; i++ {
-		user, n := "u"+itoa(i), itoa(i)
+		user, n := "u"+strconv.Itoa(i), strconv.Itoa(i)
 		if _, err := db.RegisterDevice(ctx, app.ID, herald.DeviceRegistration{DeviceID: "d" + n, Token: "t" + n,
 			Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &user}); err != nil {
 			t.Fatal(err)
@@ -132,8 +135,6 @@ func must(t *testing.T, err error) {
 		t.Fatal(err)
 	}
 }
-
-func itoa(i int) string { return string(rune('0' + i)) }
 
 // accept stores an immediate push to users and returns its id.
 func (b *workBundle) accept(users ...string) string {
