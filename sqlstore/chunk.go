@@ -82,6 +82,14 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		if err != nil {
 			return err
 		}
+		// A retry chunk's number is taken first: the push's row is locked
+		// before its chunk's, in the order FailPush locks them.
+		retryChunk := 0
+		if st.Retry != nil {
+			if retryChunk, err = nextRetryChunk(ctx, c, pushID); err != nil {
+				return err
+			}
+		}
 		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = CASE WHEN failed THEN marked ELSE ? END, sent = sent + ?,
 			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?
 			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked, failed`,
@@ -92,10 +100,12 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 			return err
 		}
 		rows := st.Rows
-		if st.Retry != nil && stopped {
-			rows = append(slices.Clip(rows), failedSlots(st.Retry.Slots)...)
-		} else if st.Retry != nil {
-			if err := insertRetryChunk(ctx, c, pushID, st.Retry); err != nil {
+		switch {
+		case st.Retry == nil:
+		case stopped || retryChunk == 0:
+			stopped, rows = true, append(slices.Clip(rows), failedSlots(st.Retry.Slots)...)
+		default:
+			if err := insertRetryChunk(ctx, c, pushID, retryChunk, st.Retry); err != nil {
 				return err
 			}
 		}
@@ -107,16 +117,22 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 	return marked, stopped, err
 }
 
-// insertRetryChunk records a retry chunk: the next number below the
-// push's other chunks, its slots, its job, and one more chunk the push
-// waits for before its finish.
-func insertRetryChunk(ctx context.Context, c conn, pushID string, r *sendstore.RetryChunk) error {
+// nextRetryChunk takes the number of a push's next retry chunk, counting
+// down from -1 below the fan-out's chunks, and counts it among the chunks
+// the push waits for before its finish; 0 when the push is no longer
+// sending (it failed).
+func nextRetryChunk(ctx context.Context, c conn, pushID string) (int, error) {
 	var n int
-	if err := c.queryRow(ctx, `UPDATE pushes SET retry_chunks = retry_chunks + 1, open_chunks = open_chunks + 1
-		WHERE id = ? RETURNING retry_chunks`, pushID).Scan(&n); err != nil {
-		return err
+	err := c.queryRow(ctx, `UPDATE pushes SET retry_chunks = retry_chunks + 1, open_chunks = open_chunks + 1
+		WHERE id = ? AND status = 'sending' RETURNING retry_chunks`, pushID).Scan(&n)
+	if errors.Is(err, herald.ErrNotFound) {
+		return 0, nil
 	}
-	chunk := -n
+	return -n, err
+}
+
+// insertRetryChunk records retry chunk number chunk: its slots and its job.
+func insertRetryChunk(ctx context.Context, c conn, pushID string, chunk int, r *sendstore.RetryChunk) error {
 	slots := slices.Clone(r.Slots)
 	for i := range slots {
 		slots[i].Chunk = chunk
