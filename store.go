@@ -88,8 +88,6 @@ type PushStore interface {
 	// PushRecord returns a push without its counts, which cost a pass over
 	// its deliveries. ErrNotFound.
 	PushRecord(ctx context.Context, id string) (Push, error)
-	// PushStatus returns only a push's status. ErrNotFound.
-	PushStatus(ctx context.Context, id string) (PushStatus, error)
 	// Recipients returns a push's requested users in request order; none
 	// for an unknown push.
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)

@@ -222,11 +222,6 @@ func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
 	return c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&counts.Unreachable)
 }
 
-// PushStatus returns only a push's status.
-func (s *Store) PushStatus(ctx context.Context, id string) (herald.PushStatus, error) {
-	return pushStatus(ctx, s.reader(), id)
-}
-
 func pushStatus(ctx context.Context, c conn, id string) (herald.PushStatus, error) {
 	var status herald.PushStatus
 	err := c.queryRow(ctx, `SELECT status FROM pushes WHERE id = ?`, id).Scan(&status)

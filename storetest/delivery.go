@@ -179,7 +179,7 @@ func testStartNotWaiting(t *testing.T, b *bundle) {
 		}
 		b.wantJobs(sendJob(id, 0).Kind(), 0)
 	}
-	if st, _ := b.s.PushStatus(b.ctx, cancelled.ID); st != herald.StatusCancelled {
+	if st := b.pushOf(cancelled.ID).Status; st != herald.StatusCancelled {
 		t.Errorf("cancelled push: got %s, want cancelled", st)
 	}
 }
@@ -297,7 +297,7 @@ func testFailPush(t *testing.T, b *bundle) {
 	_, err = b.s.FinishPush(b.ctx, done.ID, nil, nil)
 	must(t, "FinishPush", err)
 	must(t, "FailPush done", b.s.FailPush(b.ctx, done.ID, "late", finishJob(done.ID)))
-	if st, _ := b.s.PushStatus(b.ctx, done.ID); st != herald.StatusDone {
+	if st := b.pushOf(done.ID).Status; st != herald.StatusDone {
 		t.Errorf("finished push: got %s, want done", st)
 	}
 	b.wantJobs(finishJob(done.ID).Kind(), 0)

@@ -116,9 +116,6 @@ func testAcceptStores(t *testing.T, b *bundle) {
 	if rec, err := b.s.PushRecord(b.ctx, p.ID); err != nil || rec.ID != p.ID || rec.Content != p.Content {
 		t.Errorf("PushRecord: got (%+v, %v), want the push", rec, err)
 	}
-	if st, err := b.s.PushStatus(b.ctx, p.ID); err != nil || st != herald.StatusSending {
-		t.Errorf("PushStatus: got (%s, %v), want sending", st, err)
-	}
 	gotRs, err := b.s.Recipients(b.ctx, p.ID)
 	must(t, "Recipients", err)
 	if len(gotRs) != 3 {
@@ -261,8 +258,6 @@ func testPushNotFound(t *testing.T, b *bundle) {
 	wantErr(t, "Push", err, herald.ErrNotFound)
 	_, err = b.s.PushRecord(b.ctx, "push_missing")
 	wantErr(t, "PushRecord", err, herald.ErrNotFound)
-	_, err = b.s.PushStatus(b.ctx, "push_missing")
-	wantErr(t, "PushStatus", err, herald.ErrNotFound)
 }
 
 func testRecipientsUnknown(t *testing.T, b *bundle) {
