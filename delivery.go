@@ -51,10 +51,15 @@ type Delivery struct {
 	Chunk            int
 	State            DeliveryState
 	// Reason is the unreachable reason of an undeliverable token.
-	Reason   string
-	Error    string
+	Reason string
+	Error  string
+	// Attempts counts its sends that were answered: of a slot still to
+	// send, the failed ones its backoff grows with; of an outcome, those
+	// and the last.
 	Attempts int
-	Resent   bool
+	// Resent: a send of it may have reached FCM before (a run died or was
+	// cut off with it in flight), so the token may have had it twice.
+	Resent bool
 	// OldForBadge and OldForImage mark a device whose app version cannot
 	// show the badge or image the message carries; it is sent anyway.
 	OldForBadge bool
@@ -76,15 +81,6 @@ func (c *Counts) CountState(state DeliveryState, n int) {
 	case DeliverySuppressedNight:
 		c.SuppressedNight += n
 	}
-}
-
-// CountDeliveries derives a push's token counters from its deliveries.
-func CountDeliveries(ds []Delivery) Counts {
-	var c Counts
-	for _, d := range ds {
-		c.CountState(d.State, 1)
-	}
-	return c
 }
 
 // Unreachable is a user a push could not reach, and why.
