@@ -21,13 +21,40 @@ const (
 	KindToken PushKind = "token"
 )
 
-// Targeted reports whether the push goes to devices found at send time (a
-// topic's subscribers, every device, the device holding a token) rather
-// than to users named in the request: each device is sent to whoever uses
-// it then, and the users reached are those found. A topic or all-users push
-// is charged per user found as it fans out; a token push (a test) is not
-// charged.
-func (k PushKind) Targeted() bool { return k == KindTopic || k == KindAll || k == KindToken }
+// KindRule is how a push of one kind finds its recipients and counts
+// them: the rule fan-out, sending, the finish and the store all apply.
+type KindRule struct {
+	// Targeted: the push goes to devices found at send time (a topic's
+	// subscribers, every device, the device holding a token) rather than
+	// to users named in the request; the users it may fail to reach are
+	// those found with an undeliverable token.
+	Targeted bool
+	// Personal: each delivery is for a user the push names, so a device
+	// is sent to only while it is still mapped to that user. A targeted
+	// push goes to the device itself, whoever uses it then.
+	Personal bool
+	// CountsUsers: the users its fan-out finds are counted as its
+	// requested users and charged for as it fans out (topic, all users);
+	// a token push (a test) is not charged.
+	CountsUsers bool
+}
+
+// kindRules holds each kind's rule; a new kind is one line here.
+var kindRules = map[PushKind]KindRule{
+	KindUsers:    {Personal: true},
+	KindMessages: {Personal: true},
+	KindTopic:    {Targeted: true, CountsUsers: true},
+	KindAll:      {Targeted: true, CountsUsers: true},
+	KindToken:    {Targeted: true},
+}
+
+// Rule returns the kind's rule; an unknown kind is treated as personal.
+func (k PushKind) Rule() KindRule {
+	if r, ok := kindRules[k]; ok {
+		return r
+	}
+	return KindRule{Personal: true}
+}
 
 // PushStatus is where a push is in its life: scheduled pushes wait for their
 // time (or are cancelled); sending ones are being fanned out; done once every

@@ -232,3 +232,22 @@ func TestPushIDLen(t *testing.T) {
 		}
 	}
 }
+
+// TestKindRule holds each push kind to its rule: who it goes to, whose
+// devices must still be the user's, and which kinds count (and charge)
+// the users their fan-out finds.
+func TestKindRule(t *testing.T) {
+	t.Parallel()
+	for kind, want := range map[PushKind]KindRule{
+		KindUsers:           {Personal: true},
+		KindMessages:        {Personal: true},
+		KindTopic:           {Targeted: true, CountsUsers: true},
+		KindAll:             {Targeted: true, CountsUsers: true},
+		KindToken:           {Targeted: true},
+		PushKind("unknown"): {Personal: true},
+	} {
+		if got := kind.Rule(); got != want {
+			t.Errorf("%s: got %+v, want %+v", kind, got, want)
+		}
+	}
+}

@@ -3,6 +3,8 @@ package herald
 import (
 	"context"
 	"errors"
+	"fmt"
+	"strings"
 	"time"
 )
 
@@ -52,15 +54,42 @@ const (
 	SendRejected SendClass = "rejected"
 )
 
-// SendError is a failed send, classified.
+// SendError is a failed send, classified: the one error type of the send
+// path, which the FCM client returns and delivery maps to outcomes.
 type SendError struct {
 	Class SendClass
+	// Status is the HTTP status of the push service's (or its token
+	// endpoint's) answer, 0 when none arrived.
+	Status int
+	// Code is the push service's error code (FCM's errorCode such as
+	// UNREGISTERED, else the error status, else the OAuth2 error).
+	Code    string
+	Message string
 	// RetryAfter is the wait the push service asked for (SendRetry).
 	RetryAfter time.Duration
-	Err        error
+	// Err is the underlying error of network and token failures.
+	Err error
 }
 
-func (e *SendError) Error() string { return string(e.Class) + ": " + e.Err.Error() }
+// Error says what failed: the class, status and code, and the message.
+func (e *SendError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "send failed (%s", e.Class)
+	if e.Status != 0 {
+		fmt.Fprintf(&b, ", status %d", e.Status)
+	}
+	if e.Code != "" {
+		fmt.Fprintf(&b, ", %s", e.Code)
+	}
+	b.WriteString(")")
+	switch {
+	case e.Message != "":
+		b.WriteString(": " + e.Message)
+	case e.Err != nil:
+		b.WriteString(": " + e.Err.Error())
+	}
+	return b.String()
+}
 
 // Unwrap returns the underlying error.
 func (e *SendError) Unwrap() error { return e.Err }

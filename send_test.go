@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"errors"
 	"testing"
 	"time"
 )
@@ -25,5 +26,21 @@ func TestWebhookRetryDelay(t *testing.T) {
 	}
 	if WebhookAttempts != len(webhookRetryDelays)+1 {
 		t.Errorf("WebhookAttempts: got %d, want the first attempt and %d retries", WebhookAttempts, len(webhookRetryDelays))
+	}
+}
+
+func TestSendErrorMessage(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		err  *SendError
+		want string
+	}{
+		{&SendError{Class: SendUnregistered, Status: 404, Code: "UNREGISTERED", Message: "Requested entity was not found."},
+			"send failed (unregistered, status 404, UNREGISTERED): Requested entity was not found."},
+		{&SendError{Class: SendRetry, Err: errors.New("connection refused")}, "send failed (retry): connection refused"},
+	} {
+		if got := tt.err.Error(); got != tt.want {
+			t.Errorf("Error(): got %q, want %q", got, tt.want)
+		}
 	}
 }

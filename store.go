@@ -79,47 +79,6 @@ type Idempotency struct {
 	Hash []byte
 }
 
-// Fanout is one page of a push's fan-out: its deliveries (seq and chunk
-// numbers continue From's; the pending ones become their chunks' slots, in
-// order of seq, the final ones rows) and one job per chunk. A page is
-// recorded only where the fan-out still stands at From, and leaves it at
-// To; the last page (More false) ends the fan-out, and Finish is queued
-// with it when no chunk is left open. A topic or all-users push also
-// records the users it targets (To.Users in all), and its charge for this
-// page's new ones.
-type Fanout struct {
-	From, To   FanoutCursor
-	More       bool
-	Deliveries []Delivery
-	Jobs       []Job
-	Finish     Job
-	ChargeHalf int64
-}
-
-// FanoutCursor is how far a push's fan-out has gone: the devices read, and
-// the seqs, chunks and targeted users (topic and all-users pushes: each
-// user, and each device no user is mapped to) recorded so far.
-type FanoutCursor struct {
-	After      DeviceCursor
-	Seq, Chunk int
-	Users      int
-}
-
-// Start reports whether the cursor is the fan-out's start.
-func (c FanoutCursor) Start() bool {
-	return c.After == (DeviceCursor{}) && c.Seq == 0 && c.Chunk == 0
-}
-
-// DeviceCursor is a position in the order in which a topic or all-users
-// push reads an app's devices: first those no user is mapped to, by id,
-// then the mapped ones by user and id, so that a user's devices follow
-// each other. The zero cursor is before the first device.
-type DeviceCursor struct {
-	Mapped   bool
-	UserID   string
-	DeviceID string
-}
-
 // PushStore keeps pushes and their recipients: what accepting a push and
 // reading one need. Every method that takes jobs inserts them in the same
 // transaction as its writes.
@@ -137,79 +96,9 @@ type PushStore interface {
 	// PushRecord returns a push without its counts, which cost a pass over
 	// its deliveries. ErrNotFound.
 	PushRecord(ctx context.Context, id string) (Push, error)
-	// PushStatus returns only a push's status. ErrNotFound.
-	PushStatus(ctx context.Context, id string) (PushStatus, error)
 	// Recipients returns a push's requested users in request order; none
 	// for an unknown push.
 	Recipients(ctx context.Context, pushID string) ([]Recipient, error)
-}
-
-// DeliveryStore is what the send path needs: the devices a push goes to,
-// and every transition of its fan-out, chunks, deliveries and end. Each
-// transition is a guarded write, correct with several writers at once.
-type DeliveryStore interface {
-	// DevicesByID returns those of the devices that still exist.
-	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]Device, error)
-	// DevicePage returns, in DeviceCursor's order, at most limit of the
-	// app's devices after the cursor (with a topic, those subscribed to
-	// it), and the cursor after the last one returned. Fewer than limit
-	// means there are no more.
-	DevicePage(ctx context.Context, appID, topic string, after DeviceCursor, limit int) ([]Device, DeviceCursor, error)
-	// DevicesOfUsers returns the devices mapped to each of the users.
-	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]Device, error)
-	// DeviceByToken returns the app's device that holds the token now.
-	// ErrNotFound when none does.
-	DeviceByToken(ctx context.Context, appID, token string) (Device, error)
-	// FanoutProgress returns where a push's fan-out stands, and whether it
-	// has ended. ErrNotFound.
-	FanoutProgress(ctx context.Context, pushID string) (FanoutCursor, bool, error)
-	// StartSending records a page of a push's fan-out. The first page
-	// (From the zero cursor) starts a push still waiting for its fan-out
-	// (AwaitingFanout); the others continue a sending push whose fan-out
-	// has not ended and stands at From. It returns false when the push was
-	// not there, so of several fan-outs at once exactly one records each
-	// page; ErrNotFound for an unknown push. The push's finish is queued
-	// once its last page is recorded and every chunk completed.
-	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
-	// ResumeChunk returns the chunk's work. Slots a run marked in flight
-	// and never settled (it died) first become open rows in flight: sent
-	// again, they are recorded as resent. A chunk that was never recorded
-	// has no work.
-	ResumeChunk(ctx context.Context, pushID string, chunk int) (ChunkWork, error)
-	// AdvanceChunk writes one step of a chunk's progress and returns where
-	// its in-flight range now ends: step.Marked+step.Mark, or the position
-	// of the first target whose device no longer holds that token (or is
-	// no longer mapped to its Owner), the slots before it marked and the
-	// rest left to be judged again. Once the push failed nothing more is
-	// marked. ErrChunkMoved, writing nothing, when the chunk's cursor or
-	// range is no longer step.Settled and step.Marked.
-	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (int, error)
-	// MarkInflight records that open rows (ChunkWork.Open) are about to be
-	// sent, each to the device and token it was resolved to now, and
-	// returns the seqs it marked: a target whose device no longer holds
-	// that token (or is no longer mapped to its Owner) is left as it was,
-	// to be judged again; one in flight already is marked resent.
-	MarkInflight(ctx context.Context, appID, pushID string, ts []SendTarget) ([]int, error)
-	// RecordOutcomes records the send results of rows and drops dead
-	// tokens.
-	RecordOutcomes(ctx context.Context, appID, pushID string, os []Outcome) error
-	// CompleteChunk marks a chunk finished and, when it was the last one,
-	// inserts finish: once, however many complete at once.
-	CompleteChunk(ctx context.Context, pushID string, chunk int, finish Job) error
-	// FailPush ends a push that cannot be sent: its open deliveries fail
-	// with the reason, and finish is inserted.
-	FailPush(ctx context.Context, pushID, reason string, finish Job) error
-	// Deliveries returns every delivery of a push.
-	Deliveries(ctx context.Context, pushID string) ([]Delivery, error)
-	// DeliveriesOf returns the deliveries of a push to the users, by seq.
-	DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]Delivery, error)
-	// UndeliverableUsers returns the users with a delivery of the push
-	// that is undeliverable, each once.
-	UndeliverableUsers(ctx context.Context, pushID string) ([]string, error)
-	// FinishPush records the unreachable users and the push's end (done,
-	// unless it already failed), with the follow-up jobs. It returns false
-	// when the push had already finished: exactly one finish records.
-	FinishPush(ctx context.Context, pushID string, unreachable []Unreachable, follow []Job) (bool, error)
 }
 
 // PushFilter selects a page of an app's pushes.

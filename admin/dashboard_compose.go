@@ -183,7 +183,7 @@ func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []he
 // out, the users it would reach now.
 func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*composeReview, error) {
 	rv := &composeReview{Push: p, Users: p.RequestedUsers, CostHalf: p.ServerActionsHalf, Sandbox: a.Sandbox}
-	if p.Kind.Targeted() {
+	if p.Kind.Rule().CountsUsers {
 		users, unmapped, err := d.Store.CountTargets(ctx, a.ID, p.Topic)
 		if err != nil {
 			return nil, err

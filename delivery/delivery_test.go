@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 func TestBackoff(t *testing.T) {
@@ -47,7 +48,7 @@ func TestPlan(t *testing.T) {
 	}
 	t.Run("MarketingAtNight", func(t *testing.T) {
 		p := herald.Push{Content: herald.Content{Title: "(광고) sale"}}
-		var to herald.FanoutCursor
+		var to sendstore.FanoutCursor
 		ds := plan(p, groups, true, 1, &to)
 		want := []herald.DeliveryState{herald.DeliveryPending, herald.DeliverySuppressedConsent, herald.DeliverySuppressedNight, herald.DeliverySuppressedConsent}
 		if len(ds) != len(want) {
@@ -63,7 +64,7 @@ func TestPlan(t *testing.T) {
 		}
 	})
 	t.Run("ChunkedFromCursor", func(t *testing.T) {
-		to := herald.FanoutCursor{Seq: 10, Chunk: 3}
+		to := sendstore.FanoutCursor{Seq: 10, Chunk: 3}
 		ds := plan(herald.Push{Content: herald.Content{Title: "hello"}}, groups, true, 2, &to)
 		chunks, idx := []int{3, 3, 4, 4}, []int{0, 0, 1, 2}
 		for i, d := range ds {
@@ -77,7 +78,7 @@ func TestPlan(t *testing.T) {
 		}
 	})
 	t.Run("NothingToSend", func(t *testing.T) {
-		to := herald.FanoutCursor{Seq: 7, Chunk: 2}
+		to := sendstore.FanoutCursor{Seq: 7, Chunk: 2}
 		if ds := plan(herald.Push{}, groups[3:], false, 2, &to); len(ds) != 0 || to.Seq != 7 || to.Chunk != 2 {
 			t.Errorf("got %d deliveries, cursor %+v, want none and the cursor unmoved", len(ds), to)
 		}
@@ -106,19 +107,19 @@ func TestGroupDevices(t *testing.T) {
 	}
 	tests := []struct {
 		name      string
-		from      herald.FanoutCursor
+		from      sendstore.FanoutCursor
 		list      []herald.Device
 		want      string
 		wantUsers int
 	}{
-		{"First", herald.FanoutCursor{}, []herald.Device{dev("x", ""), dev("y", ""), dev("a", "u1"), dev("b", "u1"), dev("c", "u2")},
+		{"First", sendstore.FanoutCursor{}, []herald.Device{dev("x", ""), dev("y", ""), dev("a", "u1"), dev("b", "u1"), dev("c", "u2")},
 			"[#0:x #1:y u1#2:ab u2#3:c]", 4},
 		// u2's devices began on the page before: u2 is not counted again.
-		{"UserAcrossPages", herald.FanoutCursor{After: herald.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "c"}, Users: 4},
+		{"UserAcrossPages", sendstore.FanoutCursor{After: sendstore.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "c"}, Users: 4},
 			[]herald.Device{dev("d", "u2"), dev("e", "u2"), dev("f", "u3")}, "[u2#3:de u3#4:f]", 5},
-		{"UnmappedThenMapped", herald.FanoutCursor{After: herald.DeviceCursor{DeviceID: "x"}, Users: 1},
+		{"UnmappedThenMapped", sendstore.FanoutCursor{After: sendstore.DeviceCursor{DeviceID: "x"}, Users: 1},
 			[]herald.Device{dev("y", ""), dev("a", "u1")}, "[#1:y u1#2:a]", 3},
-		{"Empty", herald.FanoutCursor{Users: 9}, nil, "[]", 9},
+		{"Empty", sendstore.FanoutCursor{Users: 9}, nil, "[]", 9},
 	}
 	for _, tt := range tests {
 		gs, users := groupDevices(tt.list, tt.from)

@@ -8,6 +8,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 type fanoutWorker struct {
@@ -55,7 +56,7 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 			return err // on not started: another run moved the fan-out on, or the push ended
 		}
 		if !f.More {
-			s.logFanout(ctx, p, f.To)
+			s.logFanout(p, f.To)
 			return nil
 		}
 		if from = f.To; time.Now().After(yieldAt) {
@@ -67,8 +68,8 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 // fanoutPage plans the next page of a push's fan-out: every device of the
 // users a push names, the device holding a token push's token, or the next
 // page of a topic's or the app's devices.
-func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from herald.FanoutCursor, night bool) (herald.Fanout, error) {
-	f := herald.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
+func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.FanoutCursor, night bool) (sendstore.Fanout, error) {
+	f := sendstore.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
 	switch {
 	case p.Kind == herald.KindToken:
@@ -77,7 +78,7 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from herald.Fan
 			return f, err
 		}
 		groups = g
-	case p.Kind.Targeted():
+	case p.Kind.Rule().Targeted:
 		list, after, err := s.cfg.Store.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
@@ -132,10 +133,10 @@ type recipientDevices struct {
 }
 
 // groupDevices groups a page of a topic's or an app's devices by user (a
-// user's devices follow each other, see herald.DeviceCursor) and returns
+// user's devices follow each other, see sendstore.DeviceCursor) and returns
 // the groups and the users targeted so far: each user once, even when its
 // devices began on the page before, and each device no user is mapped to.
-func groupDevices(list []herald.Device, from herald.FanoutCursor) ([]recipientDevices, int) {
+func groupDevices(list []herald.Device, from sendstore.FanoutCursor) ([]recipientDevices, int) {
 	var groups []recipientDevices
 	users := from.Users
 	last := "" // the user of the group before, "" for none or unmapped
@@ -161,21 +162,18 @@ func groupDevices(list []herald.Device, from herald.FanoutCursor) ([]recipientDe
 	return groups, users
 }
 
-// logFanout logs the end of a push's fan-out with its counts.
-func (s *Service) logFanout(ctx context.Context, p herald.Push, to herald.FanoutCursor) {
+// logFanout logs the end of a push's fan-out with the counts its cursor
+// holds; the push's end logs the rest.
+func (s *Service) logFanout(p herald.Push, to sendstore.FanoutCursor) {
 	msg := "push fanned out"
 	if p.ScheduledAt != nil {
 		msg = "scheduled push fired"
 	}
 	users := p.RequestedUsers
-	if p.Kind == herald.KindTopic || p.Kind == herald.KindAll {
+	if p.Kind.Rule().CountsUsers {
 		users = to.Users
 	}
-	attrs := []any{"app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk}
-	if done, err := s.cfg.Store.Push(ctx, p.ID); err == nil {
-		attrs = append(attrs, "suppressedConsent", done.Counts.SuppressedConsent, "suppressedNight", done.Counts.SuppressedNight)
-	}
-	s.cfg.Logger.Info(msg, attrs...)
+	s.cfg.Logger.Info(msg, "app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk)
 }
 
 // waitUntil blocks until the clock reads t.
@@ -211,7 +209,7 @@ func userIDs(rs []herald.Recipient) []string {
 // plan makes one delivery per device of each recipient, numbered on from
 // where to stands, which it moves past them: suppressed ones already final,
 // the others pending and numbered into chunks.
-func plan(p herald.Push, groups []recipientDevices, night bool, chunkSize int, to *herald.FanoutCursor) []herald.Delivery {
+func plan(p herald.Push, groups []recipientDevices, night bool, chunkSize int, to *sendstore.FanoutCursor) []herald.Delivery {
 	var ds []herald.Delivery
 	open := 0
 	for _, g := range groups {

@@ -54,17 +54,23 @@ func (a FanoutArgs) InsertOpts() river.InsertOpts {
 	return river.InsertOpts{Queue: QueueScheduled, ScheduledAt: a.RunAt.Add(-schedulerSlack)}
 }
 
-// SendArgs sends one chunk of a push's tokens.
+// SendArgs sends one chunk of a push's tokens: one of the fan-out's, at
+// once, or a retry chunk at its backoff (At).
 type SendArgs struct {
 	PushID string `json:"pushId"`
 	Chunk  int    `json:"chunk"`
+	// At is when the chunk is due, on River's clock (the real one); zero
+	// for at once.
+	At time.Time `json:"at,omitzero"`
 }
 
 // Kind names the job.
 func (SendArgs) Kind() string { return "herald.send" }
 
-// InsertOpts puts sends on their own queue.
-func (SendArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSend} }
+// InsertOpts puts sends on their own queue, due at At.
+func (a SendArgs) InsertOpts() river.InsertOpts {
+	return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.At}
+}
 
 // FinishArgs ends a push whose chunks are all done.
 type FinishArgs struct {

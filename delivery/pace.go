@@ -156,7 +156,7 @@ func (c *chunk) paced(ctx context.Context, n int, res *chunkResult) int {
 	case err != nil:
 		res.err = err
 	case k == 0:
-		res.retryIn = max(res.retryIn, wait)
+		res.comeBack(wait)
 	}
 	return k
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // paceEpoch is the start of the pacer's fake clock: after the real now, so
@@ -258,14 +259,13 @@ func TestWindowPaced(t *testing.T) {
 	p, clock := fakePacer()
 	c.s.pace = p
 	c.yieldAt = paceEpoch.Add(time.Hour)
-	var res chunkResult
-	c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(n)}, &res)
-	if res.err != nil || res.retryIn != 0 || store.settled != n || len(sender.sent) != n {
+	res := c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(n)})
+	if res.err != nil || res.again || store.settled != n || len(sender.sent) != n {
 		t.Fatalf("got %+v, settled %d, %d sent; want all %d sent", res, store.settled, len(sender.sent), n)
 	}
 	for _, st := range store.steps {
-		if st.Mark > 1 {
-			t.Errorf("step %+v: marked %d, want one at a time", st, st.Mark)
+		if st.New.Marked-st.Old.Marked > 1 {
+			t.Errorf("step %+v: marked %d, want one at a time", st, st.New.Marked-st.Old.Marked)
 		}
 	}
 	if clock.slept != 900*time.Millisecond {
@@ -284,12 +284,11 @@ func TestWindowPacedYields(t *testing.T) {
 	p, clock := fakePacer()
 	c.s.pace = p
 	c.yieldAt = paceEpoch.Add(30 * time.Second)
-	var res chunkResult
-	c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	res := c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(10)})
 	if len(sender.sent) != 1 || store.marked != 1 || store.settled != 1 {
 		t.Errorf("got %d sent, marked %d, settled %d; want the one the bucket held", len(sender.sent), store.marked, store.settled)
 	}
-	if res.err != nil || res.more || !aboutMinute(res.retryIn) || clock.slept != 0 {
+	if res.err != nil || !res.again || !aboutMinute(res.wait) || clock.slept != 0 {
 		t.Errorf("got %+v after waiting %v; want to come back in a minute, no wait", res, clock.slept)
 	}
 }

@@ -16,9 +16,9 @@ type sendWorker struct {
 	s *Service
 }
 
-// Work sends the chunk's open deliveries, records each outcome, and then
-// either snoozes until the retriable ones are due, fails the push (the app's
-// credentials are refused), or completes the chunk.
+// Work sends the chunk's slots (see sendSlots), then completes the chunk,
+// fails the push (the app's credentials are refused), or comes back later
+// for the rest (the run yielded, or could not send yet).
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	s, id := w.s, job.Args.PushID
 	p, err := s.cfg.Store.PushRecord(ctx, id)
@@ -46,21 +46,18 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		}
 	}
 	work, err := s.cfg.Store.ResumeChunk(ctx, id, job.Args.Chunk)
-	if err != nil {
-		return err
+	if err != nil || work.Stopped {
+		return err // on stopped: the push failed meanwhile
 	}
 	// Retriable failures are retried for at most RetryFor from the push's
 	// start; the last try happens at that deadline.
-	deadline := p.CreatedAt.Add(s.cfg.RetryFor)
+	c.deadline = p.CreatedAt.Add(s.cfg.RetryFor)
 	if p.StartedAt != nil {
-		deadline = p.StartedAt.Add(s.cfg.RetryFor)
+		c.deadline = p.StartedAt.Add(s.cfg.RetryFor)
 	}
-	c.giveUp = !s.cfg.Now().Before(deadline)
+	c.giveUp = !s.cfg.Now().Before(c.deadline)
 	c.yieldAt = time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
-	r := c.sendRows(ctx, work.Open)
-	if r.carryOn() {
-		c.sendSlots(ctx, job.Args.Chunk, work, &r)
-	}
+	r := c.sendSlots(ctx, job.Args.Chunk, work)
 	if r.warning != "" {
 		s.warn(ctx, app, p, r.warning)
 	}
@@ -72,14 +69,12 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	case r.err != nil:
 		return r.err
 	case r.stopped:
-		return nil // the push failed meanwhile
+		return nil // the push failed, or another run has the chunk
 	case r.authFailure != "":
 		s.warn(ctx, app, p, r.authFailure)
 		return s.fail(ctx, p, r.authFailure)
-	case r.more:
-		return river.JobSnooze(0)
-	case r.retryIn > 0:
-		return river.JobSnooze(min(r.retryIn, max(time.Second, deadline.Sub(s.cfg.Now()))))
+	case r.again:
+		return river.JobSnooze(c.bounded(r.wait))
 	}
 	return s.cfg.Store.CompleteChunk(ctx, id, job.Args.Chunk, FinishArgs{PushID: id})
 }
@@ -109,56 +104,91 @@ type chunk struct {
 	serviceAccount []byte
 	sender         herald.AppSender
 	loc            *time.Location
-	giveUp         bool
-	attempt        int       // of the send job
-	yieldAt        time.Time // when the run stops taking on sends
+	// deadline ends the push's retries; giveUp: it has passed, so a
+	// retriable failure is final.
+	deadline time.Time
+	giveUp   bool
+	attempt  int       // of the send job
+	yieldAt  time.Time // when the run stops taking on sends
 }
 
-// chunkResult sums up a chunk's sends.
+// bounded caps a wait at the push's retry deadline (at least a second
+// ahead), so the last try happens at it.
+func (c *chunk) bounded(wait time.Duration) time.Duration {
+	return min(wait, max(time.Second, c.deadline.Sub(c.s.cfg.Now())))
+}
+
+// retryJob returns the job of a retry chunk, due after wait (bounded).
+func (c *chunk) retryJob(wait time.Duration) func(chunk int) herald.Job {
+	at := time.Now().Add(c.bounded(wait)) // River's clock, the real one
+	return func(chunk int) herald.Job { return SendArgs{PushID: c.push.ID, Chunk: chunk, At: at} }
+}
+
+// chunkResult is how a run over a chunk ended.
 type chunkResult struct {
-	retryIn     time.Duration
+	err error
+	// stopped: the push failed, or another run has the chunk; this run
+	// has nothing more to do.
+	stopped bool
+	// authFailure: the app's credentials were refused; the push fails
+	// with it as the reason.
 	authFailure string
+	// again: the chunk has slots left for a later run, after wait.
+	again bool
+	wait  time.Duration
 	// warning is a refusal of the project's APNs or web-push credentials,
 	// which failed some deliveries but not the push.
 	warning string
 	// gaveUp counts deliveries failed because their retries ran out.
 	gaveUp int
-	// more: the chunk yielded before its last wave, to keep its run short.
-	more    bool
-	stopped bool
-	err     error
 }
 
-// carryOn reports whether sending may go on after what res sums up.
-func (res *chunkResult) carryOn() bool {
-	return res.err == nil && !res.stopped && !res.more && res.authFailure == ""
+// comeBack ends the run with the rest of the chunk for a run after wait.
+func (res *chunkResult) comeBack(wait time.Duration) {
+	res.again, res.wait = true, max(res.wait, wait)
 }
 
 // add sums up one send that came back.
-func (res *chunkResult) add(sd *send) {
-	res.retryIn = max(res.retryIn, sd.retryIn)
-	if sd.authFailure != "" && res.authFailure == "" {
-		res.authFailure = sd.authFailure
+func (res *chunkResult) add(o outcome) {
+	if o.AuthFailure && res.authFailure == "" {
+		res.authFailure = o.Error
 	}
-	if sd.gaveUp {
+	if o.GaveUp {
 		res.gaveUp++
 	}
-	if sd.thirdParty && res.warning == "" {
-		res.warning = "FCM could not pass messages on with the project's APNs or web-push credentials: " + sd.outcome.Error
+	if o.ThirdParty && res.warning == "" {
+		res.warning = "FCM could not pass messages on with the project's APNs or web-push credentials: " + o.Error
 	}
 }
 
-// send is one delivery of a wave as judged at send time.
+// send is one slot as judged at send time.
 type send struct {
-	d       herald.Delivery // with the device and token it goes to now
-	outcome herald.Outcome
-	// toSend marks a delivery to be sent; marked, one the store marked in
-	// flight (its device was unchanged when marked).
-	toSend, marked bool
-	retryIn        time.Duration
-	authFailure    string
-	thirdParty     bool
-	gaveUp         bool
+	d herald.Delivery // with the device and token it goes to now
+	// toSend marks a slot to be sent; the others were judged final, and
+	// out says how.
+	toSend bool
+	out    outcome
+}
+
+// outcome is what became of one slot.
+type outcome struct {
+	State  herald.DeliveryState
+	Reason string
+	Error  string
+	// Drop: the token is dead, and its device is deleted.
+	Drop bool
+	// RetryIn is how long a retriable failure (State retry) waits at least.
+	RetryIn time.Duration
+	// CutOff: the send was cut off and may have reached FCM; it is sent
+	// again, as resent.
+	CutOff bool
+	// AuthFailure: the app's credentials were refused (State failed, the
+	// reason in Error); the push fails.
+	AuthFailure bool
+	// ThirdParty: the project's APNs or web-push credentials were refused.
+	ThirdParty bool
+	// GaveUp: a retriable failure past the push's retry deadline.
+	GaveUp bool
 }
 
 // authorize makes sure an access token is at hand before a wave. A refused
@@ -179,7 +209,7 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 		res.authFailure = fmt.Sprintf("gave up after %s without an FCM access token: %s", c.s.cfg.RetryFor, err)
 	default:
 		c.s.cfg.Logger.Warn("FCM access token unavailable; will retry", "app", c.app.ID, "push", c.push.ID, "err", err)
-		res.retryIn = Backoff(c.attempt, 0)
+		res.comeBack(Backoff(c.attempt, 0))
 	}
 	return false
 }
@@ -188,20 +218,16 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 // user holds now (the same device with its current token, or the device a
 // reinstall moved the token to); one whose device is gone or is no longer
 // the user's is not sent (NO_TOKEN); consent and the night window are
-// judged on the device now. It returns nil when the push is no longer
-// sending.
+// judged on the device now. Whether the push is still sending is told by
+// the write that marks the wave (see window.advance).
 //
 // Unless verify is set, a wave without advertising is judged as planned,
 // without reading the devices: consent does not apply to it, and the
 // write that marks it in flight checks every target's device against its
-// token and owner (see herald.DeliveryStore.AdvanceChunk), so a device
-// that changed is never sent to; the caller judges what the check refused
+// token and owner (see sendstore.Store.AdvanceChunk), so a device that
+// changed is never sent to; the caller judges what the check refused
 // again with verify set, which resolves it (refresh, reinstall, NO_TOKEN).
 func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([]send, error) {
-	status, err := c.s.cfg.Store.PushStatus(ctx, c.push.ID)
-	if err != nil || status != herald.StatusSending {
-		return nil, err
-	}
 	marketing := make([]bool, len(ds))
 	for i, d := range ds {
 		marketing[i] = c.push.Marketing
@@ -212,6 +238,7 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 	}
 	r := resolver{asPlanned: !verify}
 	if verify {
+		var err error
 		if r, err = c.resolver(ctx, ds); err != nil {
 			return nil, err
 		}
@@ -219,29 +246,27 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 	night := herald.IsNight(c.s.cfg.Now(), c.loc)
 	wave := make([]send, len(ds))
 	for i, d := range ds {
-		o := herald.Outcome{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token}
-		marketing := marketing[i]
 		dev, ok := r.resolve(d)
 		switch {
 		case !ok:
-			o.State, o.Reason, o.Error = herald.DeliveryUndeliverable, herald.ReasonNoToken, "the device no longer holds a token of the user"
-		case herald.Suppress(marketing, dev.Consent, night) == herald.SuppressedConsent:
-			o.State = herald.DeliverySuppressedConsent
-		case herald.Suppress(marketing, dev.Consent, night) == herald.SuppressedNight:
-			o.State = herald.DeliverySuppressedNight
+			wave[i].out = outcome{State: herald.DeliveryUndeliverable, Reason: herald.ReasonNoToken,
+				Error: "the device no longer holds a token of the user"}
+		case herald.Suppress(marketing[i], dev.Consent, night) == herald.SuppressedConsent:
+			wave[i].out.State = herald.DeliverySuppressedConsent
+		case herald.Suppress(marketing[i], dev.Consent, night) == herald.SuppressedNight:
+			wave[i].out.State = herald.DeliverySuppressedNight
 		default:
 			d.DeviceID, d.Token, d.TokenUpdatedAt = dev.ID, dev.Token, dev.TokenUpdatedAt
-			o.DeviceID, o.Token = dev.ID, dev.Token
 			wave[i].toSend = true
 		}
-		wave[i].d, wave[i].outcome = d, o
+		wave[i].d = d
 	}
 	return wave, nil
 }
 
 // resolver loads the devices a wave's deliveries may go to now.
 func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, error) {
-	r := resolver{personal: !c.push.Kind.Targeted()}
+	r := resolver{personal: c.push.Kind.Rule().Personal}
 	if c.push.StartedAt != nil {
 		r.fannedOut = *c.push.StartedAt
 	}
@@ -305,29 +330,32 @@ func (r resolver) resolve(d herald.Delivery) (herald.Device, bool) {
 	return *moved, true
 }
 
-// sendOne sends one delivery and classifies the answer into sd.
+// sendOne sends one slot and records what became of it in sd.out.
 func (c *chunk) sendOne(ctx context.Context, sd *send) {
-	s, p, d := c.s, c.push, sd.d
+	p, d := c.push, sd.d
 	content := p.Content
 	if c.recipients != nil {
 		content = p.ContentFor(c.recipients[d.RecipientIdx])
 	}
-	o := &sd.outcome
-	o.State = herald.DeliverySent
 	err := c.sender.Deliver(ctx, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge,
 		ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
 	})
+	sd.out = c.outcomeOf(err, ctx.Err() != nil, d)
+}
+
+// outcomeOf maps the answer to a send of d to its outcome. cut reports
+// that the send's context ended: an error then means the send was cut off
+// mid-request, and FCM may have the message.
+func (c *chunk) outcomeOf(err error, cut bool, d herald.Delivery) outcome {
 	if err == nil {
-		return
+		return outcome{State: herald.DeliverySent}
 	}
-	o.Error = err.Error()
-	if ctx.Err() != nil {
-		// Cut off mid-request: FCM may have the message. It stays in flight,
-		// so the next attempt sends it again and records it as resent.
-		o.State = herald.DeliveryInflight
-		return
+	o := outcome{Error: err.Error()}
+	if cut {
+		o.State, o.CutOff = herald.DeliveryRetry, true
+		return o
 	}
 	var se *herald.SendError
 	if !errors.As(err, &se) {
@@ -335,27 +363,27 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	}
 	switch se.Class {
 	case herald.SendUnregistered:
-		o.State, o.DropDevice, o.Reason = herald.DeliveryUndeliverable, true, herald.ReasonAppDeleted
-		if s.cfg.Now().Sub(d.TokenUpdatedAt) > herald.TokenExpiryAge {
+		o.State, o.Drop, o.Reason = herald.DeliveryUndeliverable, true, herald.ReasonAppDeleted
+		if c.s.cfg.Now().Sub(d.TokenUpdatedAt) > herald.TokenExpiryAge {
 			o.Reason = herald.ReasonTokenExpired
 		}
 	case herald.SendInvalidToken:
-		o.State, o.DropDevice, o.Reason = herald.DeliveryUndeliverable, true, herald.ReasonTokenExpired
+		o.State, o.Drop, o.Reason = herald.DeliveryUndeliverable, true, herald.ReasonTokenExpired
 	case herald.SendRetry:
 		if c.giveUp {
-			o.State, o.Error = herald.DeliveryFailed, fmt.Sprintf("gave up retrying after %s: %s", s.cfg.RetryFor, o.Error)
-			sd.gaveUp = true
-			return
+			o.State, o.GaveUp = herald.DeliveryFailed, true
+			o.Error = fmt.Sprintf("gave up retrying after %s: %s", c.s.cfg.RetryFor, o.Error)
+			return o
 		}
-		o.State = herald.DeliveryRetry
-		sd.retryIn = Backoff(d.Attempts+1, se.RetryAfter)
+		o.State, o.RetryIn = herald.DeliveryRetry, Backoff(d.Attempts+1, se.RetryAfter)
 	case herald.SendAuth:
-		// Back to pending: the push fails as a whole, with the reason.
-		o.State = herald.DeliveryPending
-		sd.authFailure = "FCM refused the app's credentials: " + o.Error
+		// The push fails as a whole, with the reason.
+		o.State, o.AuthFailure = herald.DeliveryFailed, true
+		o.Error = "FCM refused the app's credentials: " + o.Error
 	case herald.SendThirdPartyAuth:
-		o.State, sd.thirdParty = herald.DeliveryFailed, true
+		o.State, o.ThirdParty = herald.DeliveryFailed, true
 	default:
 		o.State = herald.DeliveryFailed
 	}
+	return o
 }

@@ -3,6 +3,30 @@
 // sends in chunks with retries, the end of each push, and the webhook for
 // unreachable users. All of it runs as River jobs, so it survives restarts
 // and is shared among nodes.
+//
+// Every send goes one way, and these words name its parts:
+//
+//   - A chunk is a run of a push's deliveries sent by one send job: the
+//     fan-out makes one per ChunkSize tokens, stored as one value.
+//   - A slot is one delivery in a chunk, at a position. Its state is
+//     where the position lies against the chunk's range.
+//   - Settled: every slot before the chunk's cursor has its outcome. A
+//     first send that reached FCM is counted, not written; any other
+//     outcome (failure, dead token, suppression, a resent send) is a
+//     delivery row, written once.
+//   - In flight: the slots from the cursor up to the range's end were
+//     marked as about to be sent; a send of each may have reached FCM.
+//     Only these can be sent twice after a crash.
+//   - The window is the slots one run has in flight: at most Concurrency,
+//     moved on as sends come back, each move one write (a step) that
+//     settles what came back and marks what goes next. The write checks
+//     that each device still holds its token (and user), so a device that
+//     changed hands is never sent to.
+//   - A retry chunk is a new chunk of the push made by a step from the
+//     slots it settles that are to be sent again: retriable failures, due
+//     at their backoff, and sends cut off or left in flight by a run that
+//     died, due at once and marked resent. Its send job runs like any
+//     other; the push finishes once every chunk has.
 package delivery
 
 import (
@@ -14,13 +38,14 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // Store is what delivery needs of storage.
 type Store interface {
 	herald.AppStore
 	herald.PushStore
-	herald.DeliveryStore
+	sendstore.Store
 	herald.ScheduleStore
 	herald.ConsentStore
 }

@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // tokenStore holds devices by token and by id, for a token push's fan-out
@@ -56,7 +57,7 @@ func TestTokenFanout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
 			p := herald.Push{ID: "push_1", AppID: "app_1", Kind: herald.KindToken, Token: tt.token, RequestedUsers: 1}
-			f, err := s.fanoutPage(context.Background(), p, herald.FanoutCursor{}, false)
+			f, err := s.fanoutPage(context.Background(), p, sendstore.FanoutCursor{}, false)
 			if err != nil {
 				t.Fatalf("fanoutPage: %v", err)
 			}

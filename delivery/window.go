@@ -6,28 +6,47 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
-// sendSlots sends the chunk's pending slots through a sliding window: at
-// most Concurrency slots lie between the first one whose send has not come
-// back and the last one marked in flight. Slots are judged and marked in
+// sendSlots sends a chunk's slots through a sliding window: at most
+// Concurrency slots lie between the first one whose send has not come back
+// and the last one marked in flight. Slots are judged and marked in
 // batches as the window makes room, each batch one write that also
 // settles the sends that came back since the last, in order; sends go out
 // as soon as they are marked, so none waits for the slowest of a wave.
-// Only outcomes other than sent are written as rows. A crash can thus
-// resend only the window (the slots marked and not yet settled), and
-// those are recorded as resent.
-func (c *chunk) sendSlots(ctx context.Context, chunkNo int, work herald.ChunkWork, res *chunkResult) {
-	if len(work.Pending) == 0 {
-		return
+//
+// Slots a run left in flight (it died, or was cut off) are first settled
+// into a retry chunk due at once, each marked resent: a send of it may
+// have reached FCM.
+func (c *chunk) sendSlots(ctx context.Context, chunkNo int, work sendstore.ChunkWork) chunkResult {
+	var res chunkResult
+	w := &window{c: c, chunk: chunkNo, settled: work.Settled, marked: work.Marked}
+	slots := work.Slots
+	if inFlight := work.Marked - work.Settled; inFlight > 0 {
+		retry := make([]herald.Delivery, inFlight)
+		for i, d := range slots[:inFlight] {
+			d.Resent = true
+			retry[i] = d
+		}
+		st := w.newStep()
+		st.New.Settled = work.Marked
+		st.Retry = &sendstore.RetryChunk{Slots: retry, Job: c.retryJob(0)}
+		if w.advance(ctx, st, &res); w.stop {
+			return res
+		}
+		slots = slots[inFlight:]
+	}
+	if len(slots) == 0 {
+		return res
 	}
 	size := c.s.cfg.Concurrency
-	w := &window{c: c, chunk: chunkNo, slots: work.Pending, base: work.Settled, settled: work.Settled, marked: work.Settled,
-		sends: make([]send, len(work.Pending)), back: make([]bool, len(work.Pending)),
-		todo: make(chan int, size), done: make(chan int, size)}
+	w.slots, w.base = slots, w.marked
+	w.sends, w.back = make([]send, len(slots)), make([]bool, len(slots))
+	w.todo, w.done = make(chan int, size), make(chan int, size)
 	// The window's senders live as long as the run: a goroutine per send
 	// would grow a fresh stack through the HTTP/2 client every time.
-	for range min(size, len(work.Pending)) {
+	for range min(size, len(slots)) {
 		go func() {
 			for i := range w.todo {
 				c.sendOne(ctx, &w.sends[i])
@@ -36,7 +55,8 @@ func (c *chunk) sendSlots(ctx context.Context, chunkNo int, work herald.ChunkWor
 		}()
 	}
 	defer close(w.todo)
-	w.run(ctx, res)
+	w.run(ctx, &res)
+	return res
 }
 
 // window is one run's pass over a chunk's slots. Indexes are into slots;
@@ -48,13 +68,13 @@ type window struct {
 	base  int
 	sends []send
 	back  []bool // the slot's outcome is known
-	// settled and marked are the chunk's cursor and in-flight end as last
-	// written; prefix is the index before which every outcome is known;
-	// next the index of the next slot to judge.
+	// settled and marked are the chunk's range as last written; prefix is
+	// the index before which every outcome is known; next the index of
+	// the next slot to judge.
 	settled, marked, prefix, next int
 	out                           int // sends on their way
 	todo, done                    chan int
-	stop                          bool
+	stop                          bool // take on no more slots
 	// verify: judge on the devices read now, not as planned (see judge).
 	verify bool
 }
@@ -74,7 +94,7 @@ func (w *window) run(ctx context.Context, res *chunkResult) {
 		default:
 			// Recorded even when the job is being cancelled: these were sent.
 			if w.base+w.prefix > w.settled {
-				w.advance(context.WithoutCancel(ctx), w.step(), res)
+				w.advance(context.WithoutCancel(ctx), w.settle(), res)
 			}
 			return
 		}
@@ -89,7 +109,8 @@ func (w *window) checkStop(ctx context.Context, res *chunkResult) {
 	case ctx.Err() != nil:
 		w.stop, res.err = true, ctx.Err()
 	case w.next > 0 && time.Now().After(w.c.yieldAt):
-		w.stop, res.more = true, true
+		w.stop = true
+		res.comeBack(0)
 	}
 }
 
@@ -107,27 +128,24 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 		return
 	}
 	wave, err := c.judge(ctx, w.slots[w.next:w.next+n], w.verify)
-	if err != nil || wave == nil {
+	if err != nil {
 		c.unpaced(n)
-		res.err, res.stopped, w.stop = err, err == nil, true
+		res.err, w.stop = err, true
 		return
 	}
-	st := w.step()
-	st.Mark = n
+	st := w.settle()
+	st.New.Marked = w.marked + n
 	for j, sd := range wave {
 		if sd.toSend {
-			t := herald.SlotTarget{Pos: w.base + w.next + j, SendTarget: herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}}
-			if !c.push.Kind.Targeted() {
+			t := sendstore.SlotTarget{Pos: w.base + w.next + j, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
+			if c.push.Kind.Rule().Personal {
 				t.Owner = &wave[j].d.UserID
 			}
 			st.Targets = append(st.Targets, t)
 		}
 	}
-	if !w.advance(ctx, st, res) {
-		c.unpaced(n)
-		return
-	}
-	k := w.marked - (w.base + w.next)
+	w.advance(ctx, st, res)
+	k := max(0, w.marked-(w.base+w.next))
 	c.unpaced(n - sendsIn(wave[:k]))
 	for j := range k {
 		i := w.next + j
@@ -136,14 +154,13 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 			w.back[i] = true // judged final: nothing to send
 			continue
 		}
-		w.sends[i].marked = true
 		w.out++
 		w.todo <- i // never blocks: at most the window's size are out
 	}
 	w.next += k
 	w.forward()
 	switch {
-	case k == n:
+	case k == n || w.stop:
 	case !w.verify:
 		// A device changed since the fan-out: the rest of the run judges
 		// on the devices as they are now.
@@ -151,50 +168,73 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	default:
 		// A device changed between judge and mark: the rest is judged
 		// again after a short pause.
-		res.retryIn, w.stop = max(res.retryIn, time.Second), true
+		w.stop = true
+		res.comeBack(time.Second)
 	}
 }
 
 // advance writes a step and takes in where the chunk now stands.
-func (w *window) advance(ctx context.Context, st herald.ChunkStep, res *chunkResult) bool {
-	marked, err := w.c.s.cfg.Store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
+func (w *window) advance(ctx context.Context, st sendstore.ChunkStep, res *chunkResult) {
+	marked, stopped, err := w.c.s.cfg.Store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
 	switch {
-	case errors.Is(err, herald.ErrChunkMoved):
+	case errors.Is(err, sendstore.ErrChunkMoved):
 		res.stopped, w.stop = true, true // another run has the chunk
-		return false
+		return
 	case err != nil:
 		if res.err == nil {
 			res.err = err
 		}
 		w.stop = true
-		return false
+		return
 	}
-	w.settled, w.marked = st.Settle, marked
-	return true
+	w.settled, w.marked = st.New.Settled, marked
+	if stopped {
+		res.stopped, w.stop = true, true // the push failed
+	}
 }
 
-// step settles the slots from the last written cursor up to prefix: rows
-// for the outcomes other than sent, counts for those sent.
-func (w *window) step() herald.ChunkStep {
-	st := herald.ChunkStep{Chunk: w.chunk, Settled: w.settled, Marked: w.marked, Settle: w.base + w.prefix}
+// newStep is a step from the chunk's range as last written, moving nothing.
+func (w *window) newStep() sendstore.ChunkStep {
+	r := sendstore.Range{Settled: w.settled, Marked: w.marked}
+	return sendstore.ChunkStep{Chunk: w.chunk, Old: r, New: r}
+}
+
+// settle is a step that settles the slots from the last written cursor up
+// to prefix: a row for each outcome that is not a first send, counts for
+// those that are, and a retry chunk for those to be sent again.
+func (w *window) settle() sendstore.ChunkStep {
+	st := w.newStep()
+	st.New.Settled = w.base + w.prefix
+	var retry []herald.Delivery
+	var wait time.Duration
 	for i := w.settled - w.base; i < w.prefix; i++ {
 		sd := &w.sends[i]
-		o := sd.outcome
-		if o.State == herald.DeliverySent {
-			if sd.d.OldForBadge {
+		d, o := sd.d, sd.out
+		switch {
+		case o.State == herald.DeliverySent && !d.Resent:
+			if d.OldForBadge {
 				st.SentOldBadge++
 			}
-			if sd.d.OldForImage {
+			if d.OldForImage {
 				st.SentOldImage++
 			}
 			continue
+		case o.State == herald.DeliveryRetry:
+			d.Error, d.Resent = o.Error, d.Resent || o.CutOff
+			if !o.CutOff {
+				d.Attempts++
+			}
+			retry, wait = append(retry, d), max(wait, o.RetryIn)
+			continue
 		}
-		d := sd.d
-		d.DeviceID, d.Token, d.State, d.Reason, d.Error, d.Attempts = o.DeviceID, o.Token, o.State, o.Reason, o.Error, 1
+		d.State, d.Reason, d.Error, d.Attempts = o.State, o.Reason, o.Error, d.Attempts+1
 		st.Rows = append(st.Rows, d)
-		if o.DropDevice {
-			st.Drop = append(st.Drop, o)
+		if o.Drop {
+			st.Drop = append(st.Drop, sendstore.DeadToken{DeviceID: d.DeviceID, Token: d.Token})
 		}
+	}
+	if len(retry) > 0 {
+		st.Retry = &sendstore.RetryChunk{Slots: retry, Job: w.c.retryJob(wait)}
 	}
 	return st
 }
@@ -216,9 +256,9 @@ func (w *window) collect(res *chunkResult, block bool) {
 		w.out--
 		w.back[i] = true
 		sd := &w.sends[i]
-		w.c.s.cfg.Observe(string(sd.outcome.State))
-		res.add(sd)
-		if sd.authFailure != "" {
+		w.c.s.cfg.Observe(string(sd.out.State))
+		res.add(sd.out)
+		if sd.out.AuthFailure {
 			w.stop = true
 		}
 	}

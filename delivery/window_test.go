@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // chunkStore is the part of the store a chunk's window uses: every user
@@ -18,14 +19,10 @@ import (
 type chunkStore struct {
 	Store // nil: any other method panics
 	mu    sync.Mutex
-	steps []herald.ChunkStep
+	steps []sendstore.ChunkStep
 	settled, marked,
 	markLimit int
 	reads int // of devices
-}
-
-func (s *chunkStore) PushStatus(context.Context, string) (herald.PushStatus, error) {
-	return herald.StatusSending, nil
 }
 
 func (s *chunkStore) DevicesOfUsers(_ context.Context, _ string, users []string) (map[string][]herald.Device, error) {
@@ -40,15 +37,26 @@ func (s *chunkStore) DevicesOfUsers(_ context.Context, _ string, users []string)
 	return out, nil
 }
 
-func (s *chunkStore) AdvanceChunk(_ context.Context, _, _ string, st herald.ChunkStep) (int, error) {
+func (s *chunkStore) AdvanceChunk(_ context.Context, _, _ string, st sendstore.ChunkStep) (int, bool, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if st.Settled != s.settled || st.Marked != s.marked {
-		return 0, herald.ErrChunkMoved
+	if st.Old.Settled != s.settled || st.Old.Marked != s.marked {
+		return 0, false, sendstore.ErrChunkMoved
 	}
 	s.steps = append(s.steps, st)
-	s.settled, s.marked = st.Settle, min(st.Marked+st.Mark, s.markLimit)
-	return s.marked, nil
+	s.settled, s.marked = st.New.Settled, min(st.New.Marked, s.markLimit)
+	return s.marked, false, nil
+}
+
+// retries returns the slots the steps settled into retry chunks.
+func (s *chunkStore) retries() []herald.Delivery {
+	var out []herald.Delivery
+	for _, st := range s.steps {
+		if st.Retry != nil {
+			out = append(out, st.Retry.Slots...)
+		}
+	}
+	return out
 }
 
 // blockingSender answers every send at once, except those to tokens in
@@ -106,7 +114,7 @@ func TestWindowSlowSend(t *testing.T) {
 	var res chunkResult
 	done := make(chan struct{})
 	go func() {
-		c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(n)}, &res)
+		res = c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(n)})
 		close(done)
 	}()
 	deadline := time.Now().Add(10 * time.Second)
@@ -129,15 +137,15 @@ func TestWindowSlowSend(t *testing.T) {
 	store.mu.Unlock()
 	close(sender.release)
 	<-done
-	if res.err != nil || res.stopped || res.more {
+	if res.err != nil || res.stopped || res.again {
 		t.Fatalf("result: got %+v, want done", res)
 	}
 	if store.settled != n || store.marked != n {
 		t.Errorf("chunk: got settled %d, marked %d, want %d and %d", store.settled, store.marked, n, n)
 	}
 	for _, st := range store.steps {
-		if st.Marked+st.Mark-st.Settle > window {
-			t.Errorf("step %+v: %d slots unsettled and marked, want at most %d", st, st.Marked+st.Mark-st.Settle, window)
+		if st.New.Marked-st.New.Settled > window {
+			t.Errorf("step %+v: %d slots unsettled and marked, want at most %d", st, st.New.Marked-st.New.Settled, window)
 		}
 		if len(st.Rows) != 0 {
 			t.Errorf("step %+v: got rows, want none (every send was sent)", st)
@@ -154,10 +162,9 @@ func TestWindowRowsOnlyForExceptions(t *testing.T) {
 	t.Parallel()
 	store := &chunkStore{markLimit: 10}
 	sender := &blockingSender{dead: map[string]bool{"t3": true}}
-	var res chunkResult
-	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	newChunk(store, sender, 4).sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(10)})
 	var rows []herald.Delivery
-	var drops []herald.Outcome
+	var drops []sendstore.DeadToken
 	for _, st := range store.steps {
 		rows, drops = append(rows, st.Rows...), append(drops, st.Drop...)
 	}
@@ -179,14 +186,13 @@ func TestWindowDeviceChanged(t *testing.T) {
 	t.Parallel()
 	store := &chunkStore{markLimit: 2}
 	sender := &blockingSender{}
-	var res chunkResult
-	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	res := newChunk(store, sender, 4).sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(10)})
 	slices.Sort(sender.sent)
 	if !slices.Equal(sender.sent, []string{"t0", "t1"}) {
 		t.Errorf("sent: got %v, want only the two marked", sender.sent)
 	}
-	if res.retryIn < time.Second || store.settled != 2 {
-		t.Errorf("got retry in %v, settled %d; want a pause and the two settled", res.retryIn, store.settled)
+	if !res.again || res.wait < time.Second || store.settled != 2 {
+		t.Errorf("got %+v, settled %d; want to come back after a pause, the two settled", res, store.settled)
 	}
 }
 
@@ -210,8 +216,7 @@ func TestWindowJudgedAsPlanned(t *testing.T) {
 		c := newChunk(store, &blockingSender{}, 4)
 		c.push.Content.Title = tt.title
 		c.push.Marketing = herald.IsMarketingTitle(tt.title)
-		var res chunkResult
-		c.sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+		c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(10)})
 		if got := store.reads > 0; got != tt.wantReads {
 			t.Errorf("%s: got %d reads of devices, want any: %v", tt.name, store.reads, tt.wantReads)
 		}
@@ -226,8 +231,7 @@ func TestWindowMoved(t *testing.T) {
 	t.Parallel()
 	store := &chunkStore{markLimit: 10, settled: 5, marked: 5}
 	sender := &blockingSender{}
-	var res chunkResult
-	newChunk(store, sender, 4).sendSlots(context.Background(), 0, herald.ChunkWork{Pending: slots(10)}, &res)
+	res := newChunk(store, sender, 4).sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(10)})
 	if len(sender.sent) != 0 || !res.stopped {
 		t.Errorf("got %d sent, stopped %v; want none sent, stopped", len(sender.sent), res.stopped)
 	}

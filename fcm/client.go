@@ -18,6 +18,8 @@ import (
 
 	"golang.org/x/oauth2"
 	"golang.org/x/oauth2/google"
+
+	"github.com/heraldpush/herald"
 )
 
 // DefaultEndpoint is the base URL of FCM.
@@ -136,12 +138,12 @@ func (c *Client) Close() {
 }
 
 // Send sends msg with the app's credentials. It returns nil when FCM accepted
-// the message and a *SendError otherwise: ClassAuth when the credentials are
-// refused, ClassRetry for network errors, timeouts and outages (of FCM or of
+// the message and a *herald.SendError otherwise: herald.SendAuth when the credentials are
+// refused, herald.SendRetry for network errors, timeouts and outages (of FCM or of
 // the token endpoint), and FCM's answer classified otherwise. An access token
 // FCM refuses (revoked, or stale after a restart of FCM's front end) is
 // dropped and the send tried once more with a fresh one; only a refusal of
-// the fresh token is ClassAuth.
+// the fresh token is herald.SendAuth.
 func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error {
 	return c.send(ctx, cred, sendRequest{Message: msg})
 }
@@ -150,7 +152,7 @@ func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error 
 func (c *Client) send(ctx context.Context, cred Credentials, req sendRequest) error {
 	body, err := json.Marshal(req)
 	if err != nil {
-		return &SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err}
+		return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
 	}
 	return c.sendBody(ctx, newCredKey(cred), body)
 }
@@ -163,7 +165,7 @@ func (c *Client) sendBody(ctx context.Context, ck credKey, body []byte) error {
 		return err
 	}
 	err = c.postTimed(ctx, acct, tok, body)
-	if se, ok := err.(*SendError); !ok || se.Class != ClassUnauthenticated {
+	if unauthenticated(err) == nil {
 		return err
 	}
 	c.forget(ck.key, acct)
@@ -171,9 +173,8 @@ func (c *Client) sendBody(ctx context.Context, ck credKey, body []byte) error {
 		return err
 	}
 	err = c.postTimed(ctx, acct, tok, body)
-	if se, ok := err.(*SendError); ok && se.Class == ClassUnauthenticated {
+	if se := unauthenticated(err); se != nil {
 		c.forget(ck.key, acct)
-		se.Class = ClassAuth
 		se.Message = "a fresh access token was refused: " + se.Message
 	}
 	return err
@@ -181,8 +182,8 @@ func (c *Client) sendBody(ctx context.Context, ck credKey, body []byte) error {
 
 // Authorize makes sure an access token for cred is at hand, fetching one
 // when none is cached, so a caller can learn before a batch of sends that
-// the credentials are refused (ClassAuth) or the token endpoint is
-// unreachable (ClassRetry), instead of learning it once per send.
+// the credentials are refused (herald.SendAuth) or the token endpoint is
+// unreachable (herald.SendRetry), instead of learning it once per send.
 func (c *Client) Authorize(ctx context.Context, cred Credentials) error {
 	_, _, err := c.accessToken(ctx, newCredKey(cred))
 	return err
@@ -192,7 +193,7 @@ func (c *Client) Authorize(ctx context.Context, cred Credentials) error {
 func (c *Client) accessToken(ctx context.Context, ck credKey) (*account, string, error) {
 	acct, err := c.account(ctx, ck)
 	if err != nil {
-		return nil, "", &SendError{Class: ClassAuth, Message: err.Error(), Err: err}
+		return nil, "", &herald.SendError{Class: herald.SendAuth, Message: err.Error(), Err: err}
 	}
 	tok, err := acct.tokens.Token()
 	if err != nil {
@@ -254,7 +255,7 @@ func (c *Client) post(ctx context.Context, to *url.URL, accessToken string, body
 	}).WithContext(ctx)
 	resp, err := c.transport.RoundTrip(req)
 	if err != nil {
-		return &SendError{Class: ClassRetry, Message: err.Error(), Err: err}
+		return &herald.SendError{Class: herald.SendRetry, Message: err.Error(), Err: err}
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
@@ -263,7 +264,7 @@ func (c *Client) post(ctx context.Context, to *url.URL, accessToken string, body
 	}
 	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
 	if err != nil {
-		return &SendError{Class: ClassRetry, Status: resp.StatusCode, Message: err.Error(), Err: err}
+		return &herald.SendError{Class: herald.SendRetry, Status: resp.StatusCode, Message: err.Error(), Err: err}
 	}
 	return classify(resp.StatusCode, resp.Header.Get("Retry-After"), respBody, c.now())
 }
@@ -317,10 +318,10 @@ func (c *Client) loadAccount(ctx context.Context, data []byte) (*account, error)
 }
 
 // tokenError classifies a failed token exchange: a refusal by the token
-// endpoint (a 4xx answer such as invalid_grant) is ClassAuth, anything else
-// (network error, timeout, 5xx, 429) is ClassRetry.
-func tokenError(err error) *SendError {
-	e := &SendError{Class: ClassRetry, Message: "access token: " + err.Error(), Err: err}
+// endpoint (a 4xx answer such as invalid_grant) is herald.SendAuth, anything else
+// (network error, timeout, 5xx, 429) is herald.SendRetry.
+func tokenError(err error) *herald.SendError {
+	e := &herald.SendError{Class: herald.SendRetry, Message: "access token: " + err.Error(), Err: err}
 	var re *oauth2.RetrieveError
 	if !errors.As(err, &re) {
 		return e
@@ -329,7 +330,7 @@ func tokenError(err error) *SendError {
 		e.Status = re.Response.StatusCode
 	}
 	if e.Status >= 400 && e.Status < 500 && e.Status != http.StatusTooManyRequests && e.Status != http.StatusRequestTimeout {
-		e.Class = ClassAuth
+		e.Class = herald.SendAuth
 	}
 	// The JWT flow leaves the OAuth2 error in the body unparsed.
 	var body struct {
@@ -337,7 +338,7 @@ func tokenError(err error) *SendError {
 		Description string `json:"error_description"`
 	}
 	_ = json.Unmarshal(re.Body, &body)
-	e.ErrorCode = cmp.Or(re.ErrorCode, body.Error)
+	e.Code = cmp.Or(re.ErrorCode, body.Error)
 	if desc := cmp.Or(re.ErrorDescription, body.Description); desc != "" {
 		e.Message = "access token: " + desc
 	}

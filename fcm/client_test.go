@@ -12,6 +12,8 @@ import (
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+
+	"github.com/heraldpush/herald"
 )
 
 // bundle is what a client test works with.
@@ -40,14 +42,14 @@ func message(token string) fcm.Message {
 }
 
 // classOf returns the class of a Send error, or "" for nil.
-func classOf(t *testing.T, err error) fcm.Class {
+func classOf(t *testing.T, err error) herald.SendClass {
 	t.Helper()
 	if err == nil {
 		return ""
 	}
-	var se *fcm.SendError
+	var se *herald.SendError
 	if !errors.As(err, &se) {
-		t.Fatalf("got error %T %v, want *fcm.SendError", err, err)
+		t.Fatalf("got error %T %v, want *herald.SendError", err, err)
 	}
 	return se.Class
 }
@@ -57,15 +59,15 @@ func TestSendByTokenPrefix(t *testing.T) {
 	b := setup(t, "proj-prefix", emulator.Options{}, fcm.ClientOptions{})
 	tests := []struct {
 		token string
-		want  []fcm.Class // one per attempt; "" is success
+		want  []herald.SendClass // one per attempt; "" is success
 	}{
-		{"ok-1", []fcm.Class{""}},
-		{"unregistered-1", []fcm.Class{fcm.ClassUnregistered, fcm.ClassUnregistered}},
-		{"invalid-1", []fcm.Class{fcm.ClassInvalidToken}},
-		{"mismatch-1", []fcm.Class{fcm.ClassSenderMismatch}},
-		{"quota-1", []fcm.Class{fcm.ClassRetry, ""}},
-		{"unavailable-1", []fcm.Class{fcm.ClassRetry, ""}},
-		{"auth-1", []fcm.Class{fcm.ClassThirdPartyAuth, fcm.ClassThirdPartyAuth}},
+		{"ok-1", []herald.SendClass{""}},
+		{"unregistered-1", []herald.SendClass{herald.SendUnregistered, herald.SendUnregistered}},
+		{"invalid-1", []herald.SendClass{herald.SendInvalidToken}},
+		{"mismatch-1", []herald.SendClass{herald.SendInvalidToken}},
+		{"quota-1", []herald.SendClass{herald.SendRetry, ""}},
+		{"unavailable-1", []herald.SendClass{herald.SendRetry, ""}},
+		{"auth-1", []herald.SendClass{herald.SendThirdPartyAuth, herald.SendThirdPartyAuth}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
@@ -97,12 +99,12 @@ func TestSendQuotaRetryAfter(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "proj-quota", emulator.Options{}, fcm.ClientOptions{})
 	err := b.client.Send(t.Context(), b.cred, message("quota-x"))
-	var se *fcm.SendError
+	var se *herald.SendError
 	if !errors.As(err, &se) {
-		t.Fatalf("got %v, want *fcm.SendError", err)
+		t.Fatalf("got %v, want *herald.SendError", err)
 	}
-	if se.Status != 429 || se.ErrorCode != "QUOTA_EXCEEDED" || se.RetryAfter != time.Second {
-		t.Errorf("got status %d code %q retry after %v, want 429 QUOTA_EXCEEDED 1s", se.Status, se.ErrorCode, se.RetryAfter)
+	if se.Status != 429 || se.Code != "QUOTA_EXCEEDED" || se.RetryAfter != time.Second {
+		t.Errorf("got status %d code %q retry after %v, want 429 QUOTA_EXCEEDED 1s", se.Status, se.Code, se.RetryAfter)
 	}
 }
 
@@ -135,13 +137,13 @@ func TestSendDeniedTokenGrant(t *testing.T) {
 	b := setup(t, "denied-proj", emulator.Options{}, fcm.ClientOptions{})
 	for attempt := 1; attempt <= 2; attempt++ {
 		err := b.client.Send(t.Context(), b.cred, message("ok-1"))
-		var se *fcm.SendError
+		var se *herald.SendError
 		if !errors.As(err, &se) {
-			t.Fatalf("attempt %d: got %v, want *fcm.SendError", attempt, err)
+			t.Fatalf("attempt %d: got %v, want *herald.SendError", attempt, err)
 		}
-		if se.Class != fcm.ClassAuth || se.Status != 400 || se.ErrorCode != "invalid_grant" {
+		if se.Class != herald.SendAuth || se.Status != 400 || se.Code != "invalid_grant" {
 			t.Errorf("attempt %d: got class %q status %d code %q, want auth 400 invalid_grant",
-				attempt, se.Class, se.Status, se.ErrorCode)
+				attempt, se.Class, se.Status, se.Code)
 		}
 	}
 	if got := b.emu.Stats().Received; got != 0 {
@@ -156,7 +158,7 @@ func TestSendRejectsForeignTokenURI(t *testing.T) {
 	t.Cleanup(strict.Close)
 	err := strict.Send(t.Context(), b.cred, message("ok-1"))
 	var invalid *fcm.InvalidServiceAccountError
-	if got := classOf(t, err); got != fcm.ClassAuth || !errors.As(err, &invalid) || invalid.Field != "token_uri" {
+	if got := classOf(t, err); got != herald.SendAuth || !errors.As(err, &invalid) || invalid.Field != "token_uri" {
 		t.Errorf("got class %q error %v, want auth wrapping an invalid token_uri", got, err)
 	}
 	if got := b.emu.TokenGrants(); got != 0 {
@@ -182,7 +184,7 @@ func TestSendTimeout(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "proj-slow", emulator.Options{Latency: time.Hour}, fcm.ClientOptions{Timeout: 100 * time.Millisecond})
 	err := b.client.Send(t.Context(), b.cred, message("ok-1"))
-	if got := classOf(t, err); got != fcm.ClassRetry || !errors.Is(err, context.DeadlineExceeded) {
+	if got := classOf(t, err); got != herald.SendRetry || !errors.Is(err, context.DeadlineExceeded) {
 		t.Errorf("got class %q error %v, want retry wrapping context.DeadlineExceeded", got, err)
 	}
 }
@@ -193,7 +195,7 @@ func TestSendNetworkError(t *testing.T) {
 	down := fcm.NewClient("http://"+closedAddr(t), fcm.ClientOptions{AllowAnyTokenURI: true})
 	t.Cleanup(down.Close)
 	err := down.Send(t.Context(), b.cred, message("ok-1"))
-	if got := classOf(t, err); got != fcm.ClassRetry {
+	if got := classOf(t, err); got != herald.SendRetry {
 		t.Errorf("got class %q (%v), want retry", got, err)
 	}
 }
@@ -240,8 +242,8 @@ func TestSendRefreshesCachedToken(t *testing.T) {
 	}
 	// A THIRD_PARTY_AUTH_ERROR is about APNs or web push: the access
 	// token stays cached.
-	if got := classOf(t, b.client.Send(ctx, b.cred, message("auth-1"))); got != fcm.ClassThirdPartyAuth {
-		t.Fatalf("got %s, want %s", got, fcm.ClassThirdPartyAuth)
+	if got := classOf(t, b.client.Send(ctx, b.cred, message("auth-1"))); got != herald.SendThirdPartyAuth {
+		t.Fatalf("got %s, want %s", got, herald.SendThirdPartyAuth)
 	}
 	if got := b.emu.TokenGrants(); got != 1 {
 		t.Fatalf("token grants after a third-party auth error: got %d, want 1", got)
@@ -300,9 +302,9 @@ func TestSendFreshTokenRefused(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "revoked-proj", emulator.Options{}, fcm.ClientOptions{})
 	err := b.client.Send(t.Context(), b.cred, message("ok-1"))
-	var se *fcm.SendError
-	if !errors.As(err, &se) || se.Class != fcm.ClassAuth || se.Status != 401 {
-		t.Fatalf("got %v, want ClassAuth with status 401", err)
+	var se *herald.SendError
+	if !errors.As(err, &se) || se.Class != herald.SendAuth || se.Status != 401 {
+		t.Fatalf("got %v, want herald.SendAuth with status 401", err)
 	}
 	if got, s := b.emu.TokenGrants(), b.emu.Stats(); got != 2 || s.Received != 2 {
 		t.Errorf("got %d grants and %d requests, want 2 and 2 (one retry on a fresh token)", got, s.Received)
@@ -314,9 +316,9 @@ func TestTokenEndpointOutage(t *testing.T) {
 	b := setup(t, "proj-outage", emulator.Options{}, fcm.ClientOptions{})
 	b.emu.SetTokenEndpointStatus(503)
 	err := b.client.Send(t.Context(), b.cred, message("ok-1"))
-	var se *fcm.SendError
-	if !errors.As(err, &se) || se.Class != fcm.ClassRetry || se.Status != 503 {
-		t.Fatalf("token endpoint 503: got %v, want ClassRetry with status 503", err)
+	var se *herald.SendError
+	if !errors.As(err, &se) || se.Class != herald.SendRetry || se.Status != 503 {
+		t.Fatalf("token endpoint 503: got %v, want herald.SendRetry with status 503", err)
 	}
 	b.emu.SetTokenEndpointStatus(0)
 	if err := b.client.Send(t.Context(), b.cred, message("ok-1")); err != nil {
@@ -331,7 +333,7 @@ func TestTokenEndpointOutage(t *testing.T) {
 	closed := "http://" + ln.Addr().String() + "/token"
 	ln.Close()
 	cred := fcm.Credentials{Key: "down", JSON: fcmtest.ServiceAccountJSON(t, "proj-down", closed)}
-	if got := classOf(t, b.client.Authorize(t.Context(), cred)); got != fcm.ClassRetry {
-		t.Fatalf("refused connection: got %s, want %s", got, fcm.ClassRetry)
+	if got := classOf(t, b.client.Authorize(t.Context(), cred)); got != herald.SendRetry {
+		t.Fatalf("refused connection: got %s, want %s", got, herald.SendRetry)
 	}
 }

@@ -34,23 +34,18 @@ func (a *App) Deliver(ctx context.Context, n herald.Notification) error {
 	if content := withoutToken(n); t == nil || t.content != content {
 		var err error
 		if t, err = newTemplate(content); err != nil {
-			return heraldError(&SendError{Class: ClassInvalidMessage, Message: err.Error(), Err: err})
+			return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
 		}
 		a.last.Store(t)
 	}
-	if err := a.c.sendBody(ctx, a.ck, t.body(n.Token)); err != nil {
-		return heraldError(err)
-	}
-	return nil
+	return a.c.sendBody(ctx, a.ck, t.body(n.Token))
 }
 
 // Authorize makes sure an access token for the app is at hand: Herald's
 // view of Client.Authorize. Errors are *herald.SendError.
 func (a *App) Authorize(ctx context.Context) error {
-	if _, _, err := a.c.accessToken(ctx, a.ck); err != nil {
-		return heraldError(err)
-	}
-	return nil
+	_, _, err := a.c.accessToken(ctx, a.ck)
+	return err
 }
 
 // Deliver sends one notification with an app's service-account file,
@@ -118,29 +113,4 @@ func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
 	b = append(b, s...)
 	return append(b, '"')
-}
-
-// heraldError classifies a failed send for delivery.
-func heraldError(err error) error {
-	var se *SendError
-	if !errors.As(err, &se) {
-		return &herald.SendError{Class: herald.SendRetry, Err: err}
-	}
-	return &herald.SendError{Class: sendClass(se.Class), RetryAfter: se.RetryAfter, Err: err}
-}
-
-func sendClass(c Class) herald.SendClass {
-	switch c {
-	case ClassUnregistered:
-		return herald.SendUnregistered
-	case ClassInvalidToken, ClassSenderMismatch:
-		return herald.SendInvalidToken
-	case ClassRetry:
-		return herald.SendRetry
-	case ClassAuth:
-		return herald.SendAuth
-	case ClassThirdPartyAuth:
-		return herald.SendThirdPartyAuth
-	}
-	return herald.SendRejected
 }

@@ -2,80 +2,16 @@ package fcm
 
 import (
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"strconv"
 	"strings"
 	"time"
-)
 
-// Class tells delivery what to do about a failed send.
-type Class string
-
-// The classes of a failed send.
-const (
-	// ClassUnregistered: the token is no longer registered; delete it.
-	ClassUnregistered Class = "unregistered"
-	// ClassInvalidToken: FCM rejected the token itself; delete it.
-	ClassInvalidToken Class = "invalid_token"
-	// ClassSenderMismatch: the token belongs to another sender; delete it.
-	ClassSenderMismatch Class = "sender_mismatch"
-	// ClassRetry: a transient failure; retry with backoff, waiting at least
-	// RetryAfter.
-	ClassRetry Class = "retry"
-	// ClassAuth: the app's credentials do not work (the token endpoint or
-	// FCM refused them, even with a fresh access token); the whole push
-	// fails.
-	ClassAuth Class = "auth"
-	// ClassUnauthenticated: FCM refused the access token (revoked, or stale
-	// after a restart of FCM's front end). Send fetches a fresh one and
-	// tries again once, so callers only see it turned into ClassAuth.
-	ClassUnauthenticated Class = "unauthenticated"
-	// ClassThirdPartyAuth: FCM could not pass the message on because the
-	// project's APNs or web-push credentials were refused. Only this
-	// delivery fails; other platforms may still work.
-	ClassThirdPartyAuth Class = "third_party_auth"
-	// ClassInvalidMessage: FCM rejected the message; retrying will not help.
-	ClassInvalidMessage Class = "invalid_message"
+	"github.com/heraldpush/herald"
 )
 
 // quotaWait is how long to wait after a 429 without Retry-After, as FCM asks.
 const quotaWait = 60 * time.Second
-
-// SendError is the error Send returns for every failure.
-type SendError struct {
-	Class Class
-	// Status is the HTTP status of FCM's (or the token endpoint's) answer,
-	// 0 when none arrived.
-	Status int
-	// ErrorCode is FCM's errorCode (e.g. UNREGISTERED), else the error
-	// status (e.g. UNAUTHENTICATED), else the OAuth2 error.
-	ErrorCode  string
-	Message    string
-	RetryAfter time.Duration
-	// Err is the underlying error for network and token failures.
-	Err error
-}
-
-// Error implements error.
-func (e *SendError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "fcm: send failed (%s", e.Class)
-	if e.Status != 0 {
-		fmt.Fprintf(&b, ", status %d", e.Status)
-	}
-	if e.ErrorCode != "" {
-		fmt.Fprintf(&b, ", %s", e.ErrorCode)
-	}
-	b.WriteString(")")
-	if e.Message != "" {
-		b.WriteString(": " + e.Message)
-	}
-	return b.String()
-}
-
-// Unwrap returns the underlying error, if any.
-func (e *SendError) Unwrap() error { return e.Err }
 
 const (
 	fcmErrorType        = "type.googleapis.com/google.firebase.fcm.v1.FcmError"
@@ -124,19 +60,19 @@ func (g googleError) aboutToken() bool {
 	return false
 }
 
-// classify turns a non-2xx FCM answer into a SendError. It is pure: now is
+// classify turns a non-2xx FCM answer into a send error. It is pure: now is
 // only used to turn an HTTP-date Retry-After into a duration.
-func classify(status int, retryAfter string, body []byte, now time.Time) *SendError {
+func classify(status int, retryAfter string, body []byte, now time.Time) *herald.SendError {
 	var g googleError
 	_ = json.Unmarshal(body, &g) // a body that is not Google's leaves g empty
-	e := &SendError{Status: status, ErrorCode: g.errorCode(), Message: g.Error.Message}
+	e := &herald.SendError{Status: status, Code: g.errorCode(), Message: g.Error.Message}
 	if e.Message == "" {
 		e.Message = http.StatusText(status)
 	}
-	e.Class = classOf(status, e.ErrorCode, g)
-	if e.Class == ClassRetry {
+	e.Class = classOf(status, e.Code, g)
+	if e.Class == herald.SendRetry {
 		e.RetryAfter = parseRetryAfter(retryAfter, now)
-		if e.RetryAfter == 0 && (status == http.StatusTooManyRequests || e.ErrorCode == "QUOTA_EXCEEDED") {
+		if e.RetryAfter == 0 && (status == http.StatusTooManyRequests || e.Code == "QUOTA_EXCEEDED") {
 			e.RetryAfter = quotaWait
 		}
 	}
@@ -144,31 +80,34 @@ func classify(status int, retryAfter string, body []byte, now time.Time) *SendEr
 }
 
 // classOf decides the class of a failed send from its status and error code.
-func classOf(status int, code string, g googleError) Class {
+func classOf(status int, code string, g googleError) herald.SendClass {
 	switch {
 	case code == "UNREGISTERED":
 		// Only FCM's own verdict deletes a token: a bare 404 (a wrong
 		// project or endpoint) must not wipe an app's tokens.
-		return ClassUnregistered
+		return herald.SendUnregistered
 	case code == "SENDER_ID_MISMATCH":
-		return ClassSenderMismatch
+		return herald.SendInvalidToken
 	case code == "THIRD_PARTY_AUTH_ERROR":
 		// Answered with 401 too, but about APNs or web push, not our token.
-		return ClassThirdPartyAuth
+		return herald.SendThirdPartyAuth
 	case code == "UNAUTHENTICATED" || status == http.StatusUnauthorized:
-		return ClassUnauthenticated
+		// FCM refused the access token (revoked, or stale after a restart
+		// of FCM's front end): Send tries once more with a fresh one (see
+		// unauthenticated), so only a refused fresh token reaches delivery.
+		return herald.SendAuth
 	case code == "PERMISSION_DENIED":
 		// The project refuses this service account (API disabled, role
 		// missing): no token of the app can be sent, like an auth failure.
-		return ClassAuth
+		return herald.SendAuth
 	case code == "QUOTA_EXCEEDED" || code == "UNAVAILABLE" || code == "INTERNAL":
-		return ClassRetry
+		return herald.SendRetry
 	case status == http.StatusTooManyRequests || status == http.StatusRequestTimeout || status >= 500:
-		return ClassRetry
+		return herald.SendRetry
 	case code == "INVALID_ARGUMENT" && g.aboutToken():
-		return ClassInvalidToken
+		return herald.SendInvalidToken
 	}
-	return ClassInvalidMessage
+	return herald.SendRejected
 }
 
 // parseRetryAfter reads a Retry-After value in seconds or as an HTTP-date;
@@ -189,4 +128,14 @@ func parseRetryAfter(v string, now time.Time) time.Duration {
 		return 0
 	}
 	return t.Sub(now)
+}
+
+// unauthenticated returns the send error of an access token FCM refused,
+// which a fresh token may mend; nil for any other error.
+func unauthenticated(err error) *herald.SendError {
+	se, ok := err.(*herald.SendError)
+	if !ok || se.Class != herald.SendAuth || se.Code != "UNAUTHENTICATED" && se.Status != http.StatusUnauthorized {
+		return nil
+	}
+	return se
 }

@@ -4,6 +4,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald"
 )
 
 func TestClassify(t *testing.T) {
@@ -14,45 +16,45 @@ func TestClassify(t *testing.T) {
 		status     int
 		retryAfter string
 		body       string
-		wantClass  Class
+		wantClass  herald.SendClass
 		wantCode   string
 		wantRetry  time.Duration
 	}{
 		{"Unregistered", 404, "", fcmBody(404, "NOT_FOUND", "UNREGISTERED", "Requested entity was not found."),
-			ClassUnregistered, "UNREGISTERED", 0},
+			herald.SendUnregistered, "UNREGISTERED", 0},
 		// Without FCM's UNREGISTERED code a 404 does not delete the token.
 		{"NotFoundWithoutDetails", 404, "", googleBody(404, "NOT_FOUND", "Requested entity was not found.", ""),
-			ClassInvalidMessage, "NOT_FOUND", 0},
-		{"BareNotFound", 404, "", "404 page not found", ClassInvalidMessage, "", 0},
+			herald.SendRejected, "NOT_FOUND", 0},
+		{"BareNotFound", 404, "", "404 page not found", herald.SendRejected, "", 0},
 		{"InvalidTokenByMessage", 400, "", fcmBody(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT",
-			"The registration token is not a valid FCM registration token"), ClassInvalidToken, "INVALID_ARGUMENT", 0},
+			"The registration token is not a valid FCM registration token"), herald.SendInvalidToken, "INVALID_ARGUMENT", 0},
 		{"InvalidTokenByField", 400, "", googleBody(400, "INVALID_ARGUMENT", "Request contains an invalid argument.",
 			`,"details":[{"@type":"type.googleapis.com/google.rpc.BadRequest","fieldViolations":[{"field":"message.token","description":"bad"}]}]`),
-			ClassInvalidToken, "INVALID_ARGUMENT", 0},
+			herald.SendInvalidToken, "INVALID_ARGUMENT", 0},
 		{"InvalidMessage", 400, "", fcmBody(400, "INVALID_ARGUMENT", "INVALID_ARGUMENT",
-			"Invalid value at 'message.data[0].value' (TYPE_STRING), 1"), ClassInvalidMessage, "INVALID_ARGUMENT", 0},
+			"Invalid value at 'message.data[0].value' (TYPE_STRING), 1"), herald.SendRejected, "INVALID_ARGUMENT", 0},
 		{"SenderMismatch", 403, "", fcmBody(403, "PERMISSION_DENIED", "SENDER_ID_MISMATCH", "SenderId mismatch"),
-			ClassSenderMismatch, "SENDER_ID_MISMATCH", 0},
+			herald.SendInvalidToken, "SENDER_ID_MISMATCH", 0},
 		{"PermissionDenied", 403, "", googleBody(403, "PERMISSION_DENIED", "Permission denied.", ""),
-			ClassAuth, "PERMISSION_DENIED", 0},
+			herald.SendAuth, "PERMISSION_DENIED", 0},
 		{"ThirdPartyAuth", 401, "", fcmBody(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", "Auth error"),
-			ClassThirdPartyAuth, "THIRD_PARTY_AUTH_ERROR", 0},
+			herald.SendThirdPartyAuth, "THIRD_PARTY_AUTH_ERROR", 0},
 		{"Unauthenticated", 401, "", googleBody(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", ""),
-			ClassUnauthenticated, "UNAUTHENTICATED", 0},
+			herald.SendAuth, "UNAUTHENTICATED", 0},
 		{"QuotaWithSeconds", 429, "7", fcmBody(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded."),
-			ClassRetry, "QUOTA_EXCEEDED", 7 * time.Second},
+			herald.SendRetry, "QUOTA_EXCEEDED", 7 * time.Second},
 		{"QuotaWithDate", 429, "Thu, 02 Jan 2025 03:05:05 GMT", fcmBody(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded."),
-			ClassRetry, "QUOTA_EXCEEDED", time.Minute},
+			herald.SendRetry, "QUOTA_EXCEEDED", time.Minute},
 		{"QuotaWithoutRetryAfter", 429, "", fcmBody(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded."),
-			ClassRetry, "QUOTA_EXCEEDED", 60 * time.Second},
-		{"QuotaWithPastDate", 429, "Thu, 02 Jan 2025 03:00:00 GMT", "", ClassRetry, "", 60 * time.Second},
+			herald.SendRetry, "QUOTA_EXCEEDED", 60 * time.Second},
+		{"QuotaWithPastDate", 429, "Thu, 02 Jan 2025 03:00:00 GMT", "", herald.SendRetry, "", 60 * time.Second},
 		{"Unavailable", 503, "", fcmBody(503, "UNAVAILABLE", "UNAVAILABLE", "The service is currently unavailable."),
-			ClassRetry, "UNAVAILABLE", 0},
-		{"UnavailableWithRetryAfter", 503, "3", "", ClassRetry, "", 3 * time.Second},
-		{"Internal", 500, "", fcmBody(500, "INTERNAL", "INTERNAL", "Internal error."), ClassRetry, "INTERNAL", 0},
-		{"BadGateway", 502, "", "<html>bad gateway</html>", ClassRetry, "", 0},
-		{"RequestTimeout", 408, "", "", ClassRetry, "", 0},
-		{"OtherClientError", 413, "", "", ClassInvalidMessage, "", 0},
+			herald.SendRetry, "UNAVAILABLE", 0},
+		{"UnavailableWithRetryAfter", 503, "3", "", herald.SendRetry, "", 3 * time.Second},
+		{"Internal", 500, "", fcmBody(500, "INTERNAL", "INTERNAL", "Internal error."), herald.SendRetry, "INTERNAL", 0},
+		{"BadGateway", 502, "", "<html>bad gateway</html>", herald.SendRetry, "", 0},
+		{"RequestTimeout", 408, "", "", herald.SendRetry, "", 0},
+		{"OtherClientError", 413, "", "", herald.SendRejected, "", 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -61,8 +63,8 @@ func TestClassify(t *testing.T) {
 			if got.Class != tt.wantClass {
 				t.Errorf("class: got %q, want %q", got.Class, tt.wantClass)
 			}
-			if got.ErrorCode != tt.wantCode {
-				t.Errorf("error code: got %q, want %q", got.ErrorCode, tt.wantCode)
+			if got.Code != tt.wantCode {
+				t.Errorf("error code: got %q, want %q", got.Code, tt.wantCode)
 			}
 			if got.RetryAfter != tt.wantRetry {
 				t.Errorf("retry after: got %v, want %v", got.RetryAfter, tt.wantRetry)
@@ -95,15 +97,6 @@ func TestParseRetryAfter(t *testing.T) {
 		if got := parseRetryAfter(tt.in, now); got != tt.want {
 			t.Errorf("parseRetryAfter(%q): got %v, want %v", tt.in, got, tt.want)
 		}
-	}
-}
-
-func TestSendErrorMessage(t *testing.T) {
-	t.Parallel()
-	e := &SendError{Class: ClassUnregistered, Status: 404, ErrorCode: "UNREGISTERED", Message: "Requested entity was not found."}
-	want := "fcm: send failed (unregistered, status 404, UNREGISTERED): Requested entity was not found."
-	if got := e.Error(); got != want {
-		t.Errorf("Error(): got %q, want %q", got, want)
 	}
 }
 

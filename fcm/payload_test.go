@@ -54,10 +54,10 @@ func TestSendOversized(t *testing.T) {
 	tests := []struct {
 		name, token string
 		content     herald.Content
-		want        fcm.Class
+		want        herald.SendClass
 	}{
 		{"AtLimit", "size-at", herald.Content{Title: strings.Repeat("a", 3996), Content: "b"}, ""},
-		{"OverLimit", "size-over", herald.Content{Title: strings.Repeat("a", 3997), Content: "b"}, fcm.ClassInvalidMessage},
+		{"OverLimit", "size-over", herald.Content{Title: strings.Repeat("a", 3997), Content: "b"}, herald.SendRejected},
 	}
 	for _, tt := range tests {
 		if size := tt.content.FCMPayloadSize(); (size > herald.MaxFCMPayload) != (tt.want != "") {

@@ -7,10 +7,11 @@ import (
 	"slices"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // storedChunk is a row of push_chunks: a chunk's slots and where its
-// sends stand (see herald.ChunkWork).
+// sends stand (see sendstore.ChunkWork).
 type storedChunk struct {
 	chunk, size, settled, marked int
 	failed                       bool
@@ -37,95 +38,130 @@ func (c storedChunk) decode() ([]herald.Delivery, error) {
 	return ds, nil
 }
 
-// ResumeChunk returns the chunk's work, first turning the slots a run left
-// in flight into open rows (see recoverInflight).
-func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (herald.ChunkWork, error) {
-	for attempt := 1; ; attempt++ {
-		c, err := scanChunk(s.reader().queryRow(ctx, `SELECT `+chunkColumns+` FROM push_chunks WHERE push_id = ? AND chunk = ?`,
-			pushID, chunk))
-		if errors.Is(err, herald.ErrNotFound) {
-			return herald.ChunkWork{}, nil
-		} else if err != nil {
-			return herald.ChunkWork{}, err
-		}
-		slots, err := c.decode()
-		if err != nil {
-			return herald.ChunkWork{}, err
-		}
-		if c.marked > c.settled && !c.failed {
-			err := s.inBulkTx(ctx, func(tx conn) error { return recoverInflight(ctx, tx, pushID, c, slots) })
-			if errors.Is(err, errConflict) && attempt < txAttempts {
-				continue // another run moved the chunk on meanwhile: read it again
-			} else if err != nil {
-				return herald.ChunkWork{}, err
-			}
-			c.settled = c.marked
-		}
-		open, err := s.rows(ctx, `push_id = ? AND chunk = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, pushID, chunk)
-		if err != nil {
-			return herald.ChunkWork{}, err
-		}
-		w := herald.ChunkWork{Settled: c.settled, Open: open}
-		if !c.failed {
-			w.Pending = slots[c.settled:]
-		}
-		return w, nil
+// ResumeChunk returns the chunk's work. It writes nothing: a run that
+// finds slots in flight settles them into a retry chunk with its first
+// step, guarded like any other.
+func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error) {
+	c, err := scanChunk(s.reader().queryRow(ctx, `SELECT `+chunkColumns+` FROM push_chunks WHERE push_id = ? AND chunk = ?`,
+		pushID, chunk))
+	if errors.Is(err, herald.ErrNotFound) {
+		return sendstore.ChunkWork{}, nil
+	} else if err != nil {
+		return sendstore.ChunkWork{}, err
 	}
-}
-
-// recoverInflight settles the slots a run marked in flight and never
-// settled (it died, or another run took the chunk over) as open rows in
-// flight: the next send of each marks it resent. The cursor moves past
-// them only if it is still where it was read.
-func recoverInflight(ctx context.Context, c conn, pushID string, ch storedChunk, slots []herald.Delivery) error {
-	if err := guard(c.exec(ctx, `UPDATE push_chunks SET settled = marked WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ?`,
-		pushID, ch.chunk, ch.settled, ch.marked)); err != nil {
-		return err
+	slots, err := c.decode()
+	if err != nil {
+		return sendstore.ChunkWork{}, err
 	}
-	inflight := slices.Clone(slots[ch.settled:ch.marked])
-	for i := range inflight {
-		inflight[i].State = herald.DeliveryInflight
+	w := sendstore.ChunkWork{Range: sendstore.Range{Settled: c.settled, Marked: c.marked}, Stopped: c.failed}
+	if !c.failed {
+		w.Slots = slots[c.settled:]
 	}
-	return insertDeliveries(ctx, c, pushID, inflight, true)
+	return w, nil
 }
 
 // AdvanceChunk writes one step of a chunk's progress: the targets' devices
-// are checked in the same transaction (the guard MarkInflight puts on each
-// row), then the cursor and the in-flight end move together in one guarded
-// write, and only the outcomes other than sent are written as rows.
-func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st herald.ChunkStep) (int, error) {
-	if st.Settle < st.Settled || st.Settle > st.Marked || st.Mark < 0 || len(st.Targets) > st.Mark {
-		return 0, fmt.Errorf("sqlstore: chunk step out of range: %d..%d settled to %d, %d marked", st.Settled, st.Marked, st.Settle, st.Mark)
+// are checked in the same transaction, then the cursor and the in-flight
+// end move together in one guarded write, the rows are written (only
+// outcomes that are not a first send) and the retry chunk is made.
+func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sendstore.ChunkStep) (int, bool, error) {
+	retry := 0
+	if st.Retry != nil {
+		retry = len(st.Retry.Slots)
+	}
+	sent := st.New.Settled - st.Old.Settled - len(st.Rows) - retry
+	if st.New.Settled < st.Old.Settled || st.New.Settled > st.Old.Marked || st.New.Marked < st.Old.Marked || sent < 0 ||
+		len(st.Targets) > st.New.Marked-st.Old.Marked {
+		return 0, false, fmt.Errorf("sqlstore: chunk step out of range: %+v to %+v, %d rows, %d retried, %d targets",
+			st.Old, st.New, len(st.Rows), retry, len(st.Targets))
 	}
 	var marked int
+	var stopped bool
 	err := s.inBulkTx(ctx, func(c conn) error {
-		mark, err := markable(ctx, c, appID, st)
+		end, err := markable(ctx, c, appID, st)
 		if err != nil {
 			return err
 		}
-		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = CASE WHEN failed THEN marked ELSE ? END,
+		// A retry chunk's number is taken first: the push's row is locked
+		// before its chunk's, in the order FailPush locks them.
+		retryChunk := 0
+		if st.Retry != nil {
+			if retryChunk, err = nextRetryChunk(ctx, c, pushID); err != nil {
+				return err
+			}
+		}
+		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = CASE WHEN failed THEN marked ELSE ? END, sent = sent + ?,
 			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?
-			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked`,
-			st.Settle, st.Marked+mark, st.SentOldBadge, st.SentOldImage, pushID, st.Chunk, st.Settled, st.Marked).Scan(&marked)
+			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked, failed`,
+			st.New.Settled, end, sent, st.SentOldBadge, st.SentOldImage, pushID, st.Chunk, st.Old.Settled, st.Old.Marked).Scan(&marked, &stopped)
 		if errors.Is(err, herald.ErrNotFound) {
-			return herald.ErrChunkMoved
+			return sendstore.ErrChunkMoved
 		} else if err != nil {
 			return err
 		}
-		if err := insertDeliveries(ctx, c, pushID, st.Rows, true); err != nil {
+		rows := st.Rows
+		switch {
+		case st.Retry == nil:
+		case stopped || retryChunk == 0:
+			stopped, rows = true, append(slices.Clip(rows), failedSlots(st.Retry.Slots)...)
+		default:
+			if err := insertRetryChunk(ctx, c, pushID, retryChunk, st.Retry); err != nil {
+				return err
+			}
+		}
+		if err := insertDeliveries(ctx, c, pushID, rows); err != nil {
 			return err
 		}
 		return dropDevices(ctx, c, appID, st.Drop)
 	})
-	return marked, err
+	return marked, stopped, err
 }
 
-// markable returns how many of a step's slots may be marked: all, or those
-// before the first target whose device no longer holds its token (or is no
-// longer mapped to its owner).
-func markable(ctx context.Context, c conn, appID string, st herald.ChunkStep) (int, error) {
+// nextRetryChunk takes the number of a push's next retry chunk, counting
+// down from -1 below the fan-out's chunks, and counts it among the chunks
+// the push waits for before its finish; 0 when the push is no longer
+// sending (it failed).
+func nextRetryChunk(ctx context.Context, c conn, pushID string) (int, error) {
+	var n int
+	err := c.queryRow(ctx, `UPDATE pushes SET retry_chunks = retry_chunks + 1, open_chunks = open_chunks + 1
+		WHERE id = ? AND status = 'sending' RETURNING retry_chunks`, pushID).Scan(&n)
+	if errors.Is(err, herald.ErrNotFound) {
+		return 0, nil
+	}
+	return -n, err
+}
+
+// insertRetryChunk records retry chunk number chunk: its slots and its job.
+func insertRetryChunk(ctx context.Context, c conn, pushID string, chunk int, r *sendstore.RetryChunk) error {
+	slots := slices.Clone(r.Slots)
+	for i := range slots {
+		slots[i].Chunk = chunk
+	}
+	if _, err := c.exec(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`,
+		pushID, chunk, len(slots), encodeSlots(slots)); err != nil {
+		return err
+	}
+	_, err := c.insertJobs(ctx, []herald.Job{r.Job(chunk)})
+	return err
+}
+
+// failedSlots are the slots of a retry chunk whose push failed meanwhile,
+// recorded failed with their last error instead of sent again.
+func failedSlots(ds []herald.Delivery) []herald.Delivery {
+	out := slices.Clone(ds)
+	for i := range out {
+		out[i].State = herald.DeliveryFailed
+	}
+	return out
+}
+
+// markable returns where a step's in-flight range may end: at
+// st.New.Marked, or at the first target whose device no longer holds its
+// token (or is no longer mapped to its owner). This is the one guard that
+// a device is sent only the token it holds, for the user it belongs to.
+func markable(ctx context.Context, c conn, appID string, st sendstore.ChunkStep) (int, error) {
 	if len(st.Targets) == 0 {
-		return st.Mark, nil
+		return st.New.Marked, nil
 	}
 	ids := make([]string, 0, len(st.Targets))
 	for _, t := range st.Targets {
@@ -150,17 +186,17 @@ func markable(ctx context.Context, c conn, appID string, st herald.ChunkStep) (i
 	for _, t := range st.Targets {
 		h, ok := now[t.DeviceID]
 		if !ok || h.token != t.Token || t.Owner != nil && (h.user == nil || *h.user != *t.Owner) {
-			return t.Pos - st.Marked, nil
+			return t.Pos, nil
 		}
 	}
-	return st.Mark, nil
+	return st.New.Marked, nil
 }
 
 // dropDevices deletes the devices of dead tokens, each only while it still
 // holds the token found dead.
-func dropDevices(ctx context.Context, c conn, appID string, os []herald.Outcome) error {
-	args := make([][]any, len(os))
-	for i, o := range os {
+func dropDevices(ctx context.Context, c conn, appID string, dead []sendstore.DeadToken) error {
+	args := make([][]any, len(dead))
+	for i, o := range dead {
 		args[i] = []any{appID, o.DeviceID, o.Token}
 	}
 	_, err := c.execMany(ctx, `DELETE FROM devices WHERE app_id = ? AND device_id = ? AND token = ?`, args)
@@ -227,7 +263,10 @@ func (s *Store) withSlots(ctx context.Context, pushID, where string, rows []hera
 // where holds (those keep says to, all with keep nil), each in the state
 // its position gives it: sent before the cursor; failed from there on
 // when the push failed, with its reason; in flight up to the range's end;
-// pending after it. Each chunk is decoded as it is read.
+// pending after it. A slot settled into a retry chunk is that chunk's:
+// retry chunks are read first, newest (lowest number) first, and a slot
+// met again in an older chunk is skipped. Each chunk is decoded as it is
+// read.
 func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
 	var reason string
 	if err := s.reader().queryRow(ctx, `SELECT failure_reason FROM pushes WHERE id = ?`, pushID).Scan(&reason); err != nil {
@@ -236,9 +275,9 @@ func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows [
 		}
 		return nil, err
 	}
-	hasRow := make(map[int]bool, len(rows))
+	seen := make(map[int]bool, len(rows)) // rows, and the slots of retry chunks
 	for _, d := range rows {
-		hasRow[d.Seq] = true
+		seen[d.Seq] = true
 	}
 	var out []herald.Delivery
 	err := s.reader().each(ctx, func(row scanner) error {
@@ -251,12 +290,18 @@ func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows [
 			return err
 		}
 		for i, d := range slots {
-			if hasRow[d.Seq] || keep != nil && !keep(d) {
+			if seen[d.Seq] {
+				continue
+			}
+			if c.chunk < 0 {
+				seen[d.Seq] = true
+			}
+			if keep != nil && !keep(d) {
 				continue
 			}
 			switch {
 			case i < c.settled:
-				d.State, d.Attempts = herald.DeliverySent, 1
+				d.State, d.Attempts = herald.DeliverySent, d.Attempts+1
 			case c.failed:
 				d.State, d.Error = herald.DeliveryFailed, reason
 			case i < c.marked:
@@ -265,7 +310,7 @@ func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows [
 			out = append(out, d)
 		}
 		return nil
-	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where, pushID)
+	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where+` ORDER BY chunk`, pushID)
 	return out, err
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // StartSending records a page of a push's fan-out: each chunk's slots in
@@ -15,7 +16,7 @@ import (
 // to where the page ends. The push counts the fan-out as one of its open
 // chunks until its last page, so no chunk completed meanwhile queues the
 // finish early.
-func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout) (bool, error) {
+func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fanout) (bool, error) {
 	started := false
 	err := s.inBulkTx(ctx, func(c conn) error {
 		chunks, final := chunkSlots(f.Deliveries)
@@ -48,7 +49,7 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout
 		} else if err != nil {
 			return err
 		}
-		if err := insertDeliveries(ctx, c, pushID, final, false); err != nil {
+		if err := insertDeliveries(ctx, c, pushID, final); err != nil {
 			return err
 		}
 		chunkArgs := make([][]any, 0, len(chunks))
@@ -75,13 +76,19 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f herald.Fanout
 }
 
 // FanoutProgress returns where a push's fan-out stands, and whether it has
-// ended.
-func (s *Store) FanoutProgress(ctx context.Context, pushID string) (herald.FanoutCursor, bool, error) {
-	var f herald.FanoutCursor
+// ended. The users targeted so far are the push's requested users when
+// its kind counts the users its fan-out finds (herald.KindRule).
+func (s *Store) FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error) {
+	var f sendstore.FanoutCursor
 	var done bool
+	var kind herald.PushKind
+	var users int
 	err := s.reader().queryRow(ctx, `SELECT fanout_done, fanout_mapped, fanout_user, fanout_device, fanout_seq, fanout_chunk,
-		CASE WHEN kind IN ('topic', 'all') THEN requested_users ELSE 0 END FROM pushes WHERE id = ?`, pushID).Scan(
-		&done, &f.After.Mapped, &f.After.UserID, &f.After.DeviceID, &f.Seq, &f.Chunk, &f.Users)
+		kind, requested_users FROM pushes WHERE id = ?`, pushID).Scan(
+		&done, &f.After.Mapped, &f.After.UserID, &f.After.DeviceID, &f.Seq, &f.Chunk, &kind, &users)
+	if kind.Rule().CountsUsers {
+		f.Users = users
+	}
 	return f, done, err
 }
 
@@ -105,23 +112,23 @@ func chunkSlots(ds []herald.Delivery) (map[int][]herald.Delivery, []herald.Deliv
 
 func bySeq(a, b herald.Delivery) int { return cmp.Compare(a.Seq, b.Seq) }
 
-// insertDeliveries writes deliveries as rows; slot marks the outcomes of
-// chunk slots, which stand in for the slot rather than add a delivery.
-func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.Delivery, slot bool) error {
+// insertDeliveries writes deliveries as rows, each once: a final outcome
+// that is not a first send.
+func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.Delivery) error {
 	args := make([][]any, len(ds))
 	for i, d := range ds {
 		args[i] = []any{pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform, d.AppSourceVersion,
-			d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.Reason, d.Error, d.Attempts, d.Resent, d.OldForBadge, d.OldForImage, slot}
+			d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.Reason, d.Error, d.Attempts, d.Resent, d.OldForBadge, d.OldForImage}
 	}
 	_, err := c.execMany(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
-		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image, slot)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
+		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
 	return err
 }
 
 // recordTargets counts the users a page of a topic or all-users push
 // targets with the push, and charges for this page's new ones.
-func recordTargets(ctx context.Context, c conn, pushID string, f herald.Fanout, now time.Time) error {
+func recordTargets(ctx context.Context, c conn, pushID string, f sendstore.Fanout, now time.Time) error {
 	var appID string
 	if err := c.queryRow(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = server_actions_half + ?
 		WHERE id = ? RETURNING app_id`, f.To.Users, f.ChargeHalf, pushID).Scan(&appID); err != nil {
@@ -156,54 +163,6 @@ func scanDelivery(row scanner) (herald.Delivery, error) {
 	return d, err
 }
 
-// MarkInflight records that open rows are about to be sent to the devices
-// and tokens they were resolved to. Each update is guarded: the delivery is
-// still open and its device still holds the token (and, with an owner, is
-// still mapped to it), so a token moved or a device handed to another user
-// since the resolution is never marked, and so never sent. One found
-// inflight already was sent before a crash, maybe, and is marked resent.
-func (s *Store) MarkInflight(ctx context.Context, appID, pushID string, ts []herald.SendTarget) ([]int, error) {
-	var marked []int
-	err := s.inBulkTx(ctx, func(c conn) error {
-		marked = marked[:0]
-		args := make([][]any, len(ts))
-		for i, t := range ts {
-			args[i] = []any{t.DeviceID, t.Token, pushID, t.Seq, appID, t.Owner}
-		}
-		ns, err := c.execMany(ctx, `UPDATE deliveries SET resent = resent OR state = 'inflight', state = 'inflight',
-			device_id = ?1, token = ?2
-			WHERE push_id = ?3 AND seq = ?4 AND state IN (`+inList(herald.OpenDeliveryStates)+`)
-			AND EXISTS (SELECT 1 FROM devices WHERE app_id = ?5 AND device_id = ?1 AND token = ?2
-				AND (CAST(?6 AS TEXT) IS NULL OR user_id = ?6))`, args)
-		for i, n := range ns {
-			if n == 1 {
-				marked = append(marked, ts[i].Seq)
-			}
-		}
-		return err
-	})
-	return marked, err
-}
-
-// RecordOutcomes records the send results of rows and drops dead tokens.
-func (s *Store) RecordOutcomes(ctx context.Context, appID, pushID string, os []herald.Outcome) error {
-	return s.inBulkTx(ctx, func(c conn) error {
-		var updates [][]any
-		var drops []herald.Outcome
-		for _, o := range os {
-			updates = append(updates, []any{o.State, o.Reason, o.Error, pushID, o.Seq})
-			if o.DropDevice {
-				drops = append(drops, o)
-			}
-		}
-		if _, err := c.execMany(ctx, `UPDATE deliveries SET state = ?, reason = ?, error = ?, attempts = attempts + 1
-			WHERE push_id = ? AND seq = ?`, updates); err != nil {
-			return err
-		}
-		return dropDevices(ctx, c, appID, drops)
-	})
-}
-
 // CompleteChunk marks a chunk finished and inserts finish after the last.
 // Each chunk is completed once (guarded on done being false), and the
 // push's count of open chunks is decremented with RETURNING, so exactly
@@ -235,10 +194,6 @@ func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish hera
 	return s.inBulkTx(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `UPDATE pushes SET status = 'failed', failure_reason = ? WHERE id = ? AND status = 'sending'`, reason, pushID)
 		if err != nil || n == 0 {
-			return err
-		}
-		if _, err := c.exec(ctx, `UPDATE deliveries SET state = 'failed', error = ?
-			WHERE push_id = ? AND state IN (`+inList(herald.OpenDeliveryStates)+`)`, reason, pushID); err != nil {
 			return err
 		}
 		if _, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE, failed = TRUE WHERE push_id = ?`, pushID); err != nil {

@@ -5,6 +5,7 @@ import (
 	"strings"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // DevicesByID returns those of the devices that still exist.
@@ -30,7 +31,7 @@ func (s *Store) DeviceByToken(ctx context.Context, appID, token string) (herald.
 // DevicePage returns at most limit of the app's devices after the cursor,
 // with a topic those subscribed to it: the unmapped ones by id, then the
 // mapped ones by user and id (each order an index's).
-func (s *Store) DevicePage(ctx context.Context, appID, topic string, after herald.DeviceCursor, limit int) ([]herald.Device, herald.DeviceCursor, error) {
+func (s *Store) DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
 	subscribed := ``
 	args := []any{appID}
 	if topic != "" {
@@ -51,9 +52,9 @@ func (s *Store) DevicePage(ctx context.Context, appID, topic string, after heral
 			return nil, after, err
 		}
 		if len(out) == limit {
-			return out, herald.DeviceCursor{DeviceID: out[len(out)-1].ID}, nil
+			return out, sendstore.DeviceCursor{DeviceID: out[len(out)-1].ID}, nil
 		}
-		after = herald.DeviceCursor{Mapped: true}
+		after = sendstore.DeviceCursor{Mapped: true}
 	}
 	err := s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
 		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+subscribed+` AND (d.user_id, d.device_id) > (?, ?)
@@ -62,7 +63,7 @@ func (s *Store) DevicePage(ctx context.Context, appID, topic string, after heral
 		return nil, after, err
 	}
 	if n := len(out); n > 0 && out[n-1].UserID != nil {
-		after = herald.DeviceCursor{Mapped: true, UserID: *out[n-1].UserID, DeviceID: out[n-1].ID}
+		after = sendstore.DeviceCursor{Mapped: true, UserID: *out[n-1].UserID, DeviceID: out[n-1].ID}
 	}
 	return out, after, nil
 }

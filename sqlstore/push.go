@@ -189,43 +189,40 @@ func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
 }
 
 // sumCounts adds to counts those that the chunks, delivery rows and
-// unreachable users of the pushes the condition on push_id selects make: a
-// chunk's slots before its cursor were sent, the rest failed with a failed
-// push or are still open; a row of a slot's outcome stands in for one of
-// those sent, any other row counts as well. One push's counts and an app's
-// totals (PushTotals) are counted alike.
+// unreachable users of the pushes the condition on push_id selects make.
+// Each delivery is counted once: as a chunk's slot settled as sent (sent),
+// as a slot not settled (failed with a failed push, else still to send),
+// or as a row. A slot settled into a retry chunk is counted there. One
+// push's counts and an app's totals (PushTotals) are counted alike.
 func sumCounts(ctx context.Context, c conn, counts *herald.Counts, pushes string, args ...any) error {
-	var size, settled, unsent, oldBadge, oldImage int
-	err := c.queryRow(ctx, `SELECT CAST(COALESCE(SUM(size), 0) AS BIGINT), CAST(COALESCE(SUM(settled), 0) AS BIGINT),
+	var sent, unsent, open, oldBadge, oldImage int
+	err := c.queryRow(ctx, `SELECT CAST(COALESCE(SUM(sent), 0) AS BIGINT),
 		CAST(COALESCE(SUM(CASE WHEN failed THEN size - settled ELSE 0 END), 0) AS BIGINT),
+		CAST(COALESCE(SUM(CASE WHEN failed THEN 0 ELSE size - settled END), 0) AS BIGINT),
 		CAST(COALESCE(SUM(sent_old_badge), 0) AS BIGINT), CAST(COALESCE(SUM(sent_old_image), 0) AS BIGINT)
-		FROM push_chunks WHERE `+pushes, args...).Scan(&size, &settled, &unsent, &oldBadge, &oldImage)
+		FROM push_chunks WHERE `+pushes, args...).Scan(&sent, &unsent, &open, &oldBadge, &oldImage)
 	if err != nil {
 		return err
 	}
 	counts.BadgeUnsupported += oldBadge
 	counts.ImageUnsupported += oldImage
-	counts.CountState(herald.DeliverySent, settled)
+	counts.CountState(herald.DeliverySent, sent)
 	counts.CountState(herald.DeliveryFailed, unsent)
-	counts.CountState(herald.DeliveryPending, size-settled-unsent)
+	counts.CountState(herald.DeliveryPending, open)
 	err = c.each(ctx, func(row scanner) error {
 		var state herald.DeliveryState
-		var slot bool
 		var n, oldBadge, oldImage int
-		if err := row.Scan(&state, &slot, &n, &oldBadge, &oldImage); err != nil {
+		if err := row.Scan(&state, &n, &oldBadge, &oldImage); err != nil {
 			return err
 		}
 		counts.CountState(state, n)
-		if slot {
-			counts.CountState(herald.DeliverySent, -n)
-		}
 		if state == herald.DeliverySent {
 			counts.BadgeUnsupported += oldBadge
 			counts.ImageUnsupported += oldImage
 		}
 		return nil
-	}, `SELECT state, slot, COUNT(*), SUM(CASE WHEN old_for_badge THEN 1 ELSE 0 END), SUM(CASE WHEN old_for_image THEN 1 ELSE 0 END)
-		FROM deliveries WHERE `+pushes+` GROUP BY state, slot`, args...)
+	}, `SELECT state, COUNT(*), SUM(CASE WHEN old_for_badge THEN 1 ELSE 0 END), SUM(CASE WHEN old_for_image THEN 1 ELSE 0 END)
+		FROM deliveries WHERE `+pushes+` GROUP BY state`, args...)
 	if err != nil {
 		return err
 	}
@@ -233,11 +230,6 @@ func sumCounts(ctx context.Context, c conn, counts *herald.Counts, pushes string
 	err = c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE `+pushes, args...).Scan(&unreachable)
 	counts.Unreachable += unreachable
 	return err
-}
-
-// PushStatus returns only a push's status.
-func (s *Store) PushStatus(ctx context.Context, id string) (herald.PushStatus, error) {
-	return pushStatus(ctx, s.reader(), id)
 }
 
 func pushStatus(ctx context.Context, c conn, id string) (herald.PushStatus, error) {

@@ -10,14 +10,16 @@ import (
 
 // A chunk's slots are stored as one value: a version byte, the number of
 // slots, then per slot its seq, recipient index, user, device, token,
-// platform, app version, token refresh time (ms) and a flags byte (old for
-// the badge, old for the image). Numbers are varints, strings length
-// prefixed. Engine-neutral: a BLOB on SQLite, a BYTEA on PostgreSQL.
-const slotsVersion = 1
+// platform, app version, token refresh time (ms), a flags byte (old for
+// the badge, old for the image, resent) and, from version 2, its failed
+// attempts. Numbers are varints, strings length prefixed. Engine-neutral:
+// a BLOB on SQLite, a BYTEA on PostgreSQL.
+const slotsVersion = 2
 
 const (
 	slotOldForBadge = 1 << iota
 	slotOldForImage
+	slotResent
 )
 
 // errSlots is a stored chunk whose slots cannot be read.
@@ -47,7 +49,11 @@ func encodeSlots(ds []herald.Delivery) []byte {
 		if d.OldForImage {
 			flags |= slotOldForImage
 		}
+		if d.Resent {
+			flags |= slotResent
+		}
 		b = append(b, flags)
+		b = binary.AppendUvarint(b, uint64(d.Attempts))
 	}
 	return b
 }
@@ -57,7 +63,8 @@ func decodeSlots(b []byte, chunk int) ([]herald.Delivery, error) {
 	if len(b) == 0 {
 		return nil, nil
 	}
-	if b[0] != slotsVersion {
+	version := b[0]
+	if version != 1 && version != slotsVersion {
 		return nil, errSlots
 	}
 	r := slotReader{b: b[1:]}
@@ -73,7 +80,10 @@ func decodeSlots(b []byte, chunk int) ([]herald.Delivery, error) {
 		d.Platform, d.AppSourceVersion = herald.Platform(r.string()), r.string()
 		d.TokenUpdatedAt = time.UnixMilli(r.varint()).UTC()
 		flags := r.byte()
-		d.OldForBadge, d.OldForImage = flags&slotOldForBadge != 0, flags&slotOldForImage != 0
+		d.OldForBadge, d.OldForImage, d.Resent = flags&slotOldForBadge != 0, flags&slotOldForImage != 0, flags&slotResent != 0
+		if version >= 2 {
+			d.Attempts = int(r.uvarint())
+		}
 		d.Chunk, d.State = chunk, herald.DeliveryPending
 	}
 	if r.err != nil {

@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // Querier runs statements of the shared dialect.
@@ -89,7 +90,7 @@ var (
 	_ herald.AppStore       = (*Store)(nil)
 	_ herald.UserStore      = (*Store)(nil)
 	_ herald.PushStore      = (*Store)(nil)
-	_ herald.DeliveryStore  = (*Store)(nil)
+	_ sendstore.Store       = (*Store)(nil)
 	_ herald.HistoryStore   = (*Store)(nil)
 	_ herald.ScheduleStore  = (*Store)(nil)
 	_ herald.MasterKeyStore = (*Store)(nil)

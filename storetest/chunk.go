@@ -7,12 +7,13 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
-// The chunk subtests: a chunk's slots, its cursor and in-flight range.
+// The chunk subtests: a chunk's slots, its range, and retry chunks.
 var chunkTests = []test{
 	{"ResumeChunk/Pending", testResumePending},
-	{"ResumeChunk/InflightBecomeRows", testResumeInflight},
+	{"ResumeChunk/InFlightReportedNotWritten", testResumeInflight},
 	{"AdvanceChunk/SettlesAndMarks", testAdvanceSettles},
 	{"AdvanceChunk/Moved", testAdvanceMoved},
 	{"AdvanceChunk/TokenMovedStopsMark", testAdvanceTokenMoved},
@@ -20,15 +21,38 @@ var chunkTests = []test{
 	{"AdvanceChunk/DropsDeadTokens", testAdvanceDrops},
 	{"AdvanceChunk/FailedPushMarksNothing", testAdvanceFailed},
 	{"AdvanceChunk/OutOfRange", testAdvanceOutOfRange},
+	{"AdvanceChunk/RetryChunk", testAdvanceRetry},
+	{"AdvanceChunk/RetryChunkOfFailedPush", testAdvanceRetryFailed},
+	{"AdvanceChunk/InFlightResentOnce", testAdvanceResent},
+}
+
+// rng is a chunk's range: its cursor and in-flight end.
+func rng(settled, marked int) sendstore.Range {
+	return sendstore.Range{Settled: settled, Marked: marked}
+}
+
+// step is a step of chunk 0 from one range to another.
+func step(from, to sendstore.Range) sendstore.ChunkStep {
+	return sendstore.ChunkStep{Old: from, New: to}
+}
+
+// target is the send target of slot d at position pos, as planned.
+func target(pos int, d herald.Delivery) sendstore.SlotTarget {
+	return sendstore.SlotTarget{Pos: pos, DeviceID: d.DeviceID, Token: d.Token, Owner: &d.UserID}
 }
 
 // slotTargets returns the send targets of ds at positions from on.
-func slotTargets(from int, ds ...herald.Delivery) []herald.SlotTarget {
-	ts := make([]herald.SlotTarget, len(ds))
+func slotTargets(from int, ds ...herald.Delivery) []sendstore.SlotTarget {
+	ts := make([]sendstore.SlotTarget, len(ds))
 	for i, d := range ds {
-		ts[i] = herald.SlotTarget{Pos: from + i, SendTarget: target(d)}
+		ts[i] = target(from+i, d)
 	}
 	return ts
+}
+
+// retryChunk is a retry chunk of ds whose job is sendJob.
+func retryChunk(pushID string, ds ...herald.Delivery) *sendstore.RetryChunk {
+	return &sendstore.RetryChunk{Slots: ds, Job: func(chunk int) herald.Job { return sendJob(pushID, chunk) }}
 }
 
 // states returns the states of a push's deliveries in order of seq.
@@ -45,14 +69,23 @@ func (b *bundle) states(pushID string) []herald.DeliveryState {
 	return out
 }
 
+// resume returns a chunk's work, failing the test on an error.
+func (b *bundle) resume(pushID string, chunk int) sendstore.ChunkWork {
+	b.t.Helper()
+	w, err := b.s.ResumeChunk(b.ctx, pushID, chunk)
+	if err != nil {
+		b.t.Fatalf("ResumeChunk %d: %v", chunk, err)
+	}
+	return w
+}
+
 func testResumePending(t *testing.T, b *bundle) {
 	p, ds := b.sending(5, 3)
-	w, err := b.s.ResumeChunk(b.ctx, p.ID, 1)
-	must(t, "ResumeChunk", err)
-	if w.Settled != 0 || len(w.Open) != 0 || len(w.Pending) != 2 {
+	w := b.resume(p.ID, 1)
+	if w.Range != rng(0, 0) || w.Stopped || len(w.Slots) != 2 {
 		t.Fatalf("chunk 1: got %+v, want its two slots pending", w)
 	}
-	for i, g := range w.Pending {
+	for i, g := range w.Slots {
 		want := ds[3+i]
 		if g.Seq != want.Seq || g.RecipientIdx != want.RecipientIdx || g.UserID != want.UserID || g.DeviceID != want.DeviceID ||
 			g.Token != want.Token || g.Platform != want.Platform || g.AppSourceVersion != want.AppSourceVersion ||
@@ -60,59 +93,35 @@ func testResumePending(t *testing.T, b *bundle) {
 			t.Errorf("slot %d: got %+v, want %+v", i, g, want)
 		}
 	}
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 2}, 2)
-	if w, _ := b.s.ResumeChunk(b.ctx, p.ID, 0); w.Settled != 2 || len(w.Pending) != 1 || w.Pending[0].Seq != 2 {
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
+	b.advance(p.ID, step(rng(0, 2), rng(2, 2)), 2)
+	if w := b.resume(p.ID, 0); w.Range != rng(2, 2) || len(w.Slots) != 1 || w.Slots[0].Seq != 2 {
 		t.Errorf("chunk 0 after two settled: got %+v, want the third slot pending from 2", w)
 	}
-	if w, err := b.s.ResumeChunk(b.ctx, p.ID, 7); err != nil || len(w.Pending)+len(w.Open) != 0 {
-		t.Errorf("unknown chunk: got (%+v, %v), want nothing", w, err)
+	if w := b.resume(p.ID, 7); len(w.Slots) != 0 {
+		t.Errorf("unknown chunk: got %+v, want nothing", w)
 	}
 }
 
+// testResumeInflight: a run marked three slots and died. The next run is
+// told which slots were in flight; reading the chunk writes nothing.
 func testResumeInflight(t *testing.T, b *bundle) {
 	p, ds := b.sending(4, 10)
-	// A run marked three slots and died before settling any.
-	b.advance(p.ID, herald.ChunkStep{Mark: 3, Targets: slotTargets(0, ds[:3]...)}, 3)
-	w, err := b.s.ResumeChunk(b.ctx, p.ID, 0)
-	must(t, "ResumeChunk", err)
-	var open []int
-	for _, d := range w.Open {
-		open = append(open, d.Seq)
-		if d.State != herald.DeliveryInflight || d.Token != ds[d.Seq].Token || d.UserID != ds[d.Seq].UserID {
-			t.Errorf("open %d: got %+v, want in flight to its token", d.Seq, d)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 3), Targets: slotTargets(0, ds[:3]...)}, 3)
+	for range 2 {
+		w := b.resume(p.ID, 0)
+		if w.Range != rng(0, 3) || len(w.Slots) != 4 || w.Slots[0].Seq != 0 {
+			t.Fatalf("got %+v, want 3 of 4 slots in flight from 0", w)
 		}
 	}
-	if w.Settled != 3 || !slices.Equal(open, []int{0, 1, 2}) || len(w.Pending) != 1 || w.Pending[0].Seq != 3 {
-		t.Fatalf("got settled %d, open %v, %d pending; want 3, [0 1 2], the last slot", w.Settled, open, len(w.Pending))
-	}
-	if again, _ := b.s.ResumeChunk(b.ctx, p.ID, 0); again.Settled != 3 || len(again.Open) != 3 {
-		t.Errorf("again: got %+v, want the same three open rows, made once", again)
-	}
-	// Sent again, each is recorded as resent.
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
-	if err != nil || len(marked) != 3 {
-		t.Fatalf("MarkInflight: got (%v, %v), want 3 marked", marked, err)
-	}
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliverySent}, {Seq: 2, State: herald.DeliveryFailed, Error: "x"}}))
-	got := b.deliveries(p.ID)
-	for seq := range 3 {
-		if !got[seq].Resent {
-			t.Errorf("delivery %d: got not resent, want resent", seq)
-		}
-	}
-	if got[3].Resent || got[3].State != herald.DeliveryPending {
-		t.Errorf("delivery 3: got %s resent %v, want pending, not resent", got[3].State, got[3].Resent)
-	}
-	if c := b.pushOf(p.ID).Counts; c.Tokens != 4 || c.Sent != 2 || c.Failed != 1 {
-		t.Errorf("counts: got %+v, want 4 tokens, 2 sent, 1 failed", c)
+	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "inflight", "pending"}) {
+		t.Errorf("got %v, want the three still in flight", got)
 	}
 }
 
 func testAdvanceSettles(t *testing.T, b *bundle) {
 	p, ds := b.sending(5, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 3, Targets: slotTargets(0, ds[:3]...)}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 3), Targets: slotTargets(0, ds[:3]...)}, 3)
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "inflight", "pending", "pending"}) {
 		t.Errorf("after marking 3: got %v", got)
 	}
@@ -120,35 +129,36 @@ func testAdvanceSettles(t *testing.T, b *bundle) {
 	// write. Seq 2 stays in flight: 1 settles only up to the first gap.
 	failed := ds[1]
 	failed.State, failed.Error, failed.Attempts = herald.DeliveryFailed, "INTERNAL", 1
-	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 2, Rows: []herald.Delivery{failed}, Mark: 2,
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 3), New: rng(2, 5), Rows: []herald.Delivery{failed},
 		Targets: slotTargets(3, ds[3:]...)}, 5)
 	got := b.deliveries(p.ID)
 	if got[0].State != herald.DeliverySent || got[1].State != herald.DeliveryFailed || got[1].Error != "INTERNAL" ||
 		got[2].State != herald.DeliveryInflight || got[3].State != herald.DeliveryInflight {
 		t.Errorf("got %v, want sent, failed, then in flight", b.states(p.ID))
 	}
-	b.advance(p.ID, herald.ChunkStep{Settled: 2, Marked: 5, Settle: 5}, 5)
+	b.advance(p.ID, step(rng(2, 5), rng(5, 5)), 5)
 	if c := b.pushOf(p.ID).Counts; c.Tokens != 5 || c.Sent != 4 || c.Failed != 1 {
 		t.Errorf("counts: got %+v, want 5 tokens, 4 sent, 1 failed", c)
 	}
-	if w, _ := b.s.ResumeChunk(b.ctx, p.ID, 0); w.Settled != 5 || len(w.Pending)+len(w.Open) != 0 {
+	if w := b.resume(p.ID, 0); w.Range != rng(5, 5) || len(w.Slots) != 0 {
 		t.Errorf("ResumeChunk: got %+v, want nothing left", w)
 	}
 }
 
 func testAdvanceMoved(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
 	dead := ds[0]
 	dead.State, dead.Reason = herald.DeliveryUndeliverable, herald.ReasonAppDeleted
-	for name, st := range map[string]herald.ChunkStep{
-		"stale range":  {Settled: 0, Marked: 0, Mark: 1},
-		"stale cursor": {Settled: 1, Marked: 2, Settle: 2},
+	for name, st := range map[string]sendstore.ChunkStep{
+		"stale range":  step(rng(0, 1), rng(1, 1)),
+		"stale cursor": step(rng(1, 2), rng(2, 2)),
 	} {
 		st.Rows = []herald.Delivery{dead}
-		st.Drop = []herald.Outcome{{DropDevice: true, DeviceID: "d1", Token: "t1"}}
-		_, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st)
-		wantErr(t, name, err, herald.ErrChunkMoved)
+		st.Drop = []sendstore.DeadToken{{DeviceID: "d1", Token: "t1"}}
+		st.Retry = retryChunk(p.ID)
+		_, _, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st)
+		wantErr(t, name, err, sendstore.ErrChunkMoved)
 	}
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "pending"}) {
 		t.Errorf("got %v, want nothing written", got)
@@ -156,6 +166,7 @@ func testAdvanceMoved(t *testing.T, b *bundle) {
 	if _, ok := b.device("d1"); !ok {
 		t.Errorf("d1 dropped by a step that did not apply")
 	}
+	b.wantJobs(sendJob(p.ID, -1).Kind(), 0)
 }
 
 func testAdvanceTokenMoved(t *testing.T, b *bundle) {
@@ -165,37 +176,37 @@ func testAdvanceTokenMoved(t *testing.T, b *bundle) {
 	// marked, 2 and 3 left to be judged again.
 	ts := slotTargets(0, ds[0])
 	ts = append(ts, slotTargets(2, ds[2], ds[3])...)
-	b.advance(p.ID, herald.ChunkStep{Mark: 4, Targets: ts}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 4), Targets: ts}, 2)
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"inflight", "inflight", "pending", "pending"}) {
 		t.Errorf("got %v, want the two before the moved token marked", got)
 	}
 	// Judged again, slot 2 goes nowhere; the rest is marked.
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Mark: 2, Targets: slotTargets(3, ds[3])}, 4)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 2), New: rng(0, 4), Targets: slotTargets(3, ds[3])}, 4)
 }
 
 func testAdvanceOwnerChanged(t *testing.T, b *bundle) {
 	p, ds := b.sending(3, 10)
 	_, err := b.s.SetDeviceUser(b.ctx, b.app.ID, "d2", new("u9"))
 	must(t, "SetDeviceUser", err)
-	b.advance(p.ID, herald.ChunkStep{Mark: 3, Targets: slotTargets(0, ds...)}, 1)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 3), Targets: slotTargets(0, ds...)}, 1)
 	// A topic push's target has no owner: only the token must still hold.
 	unowned := slotTargets(1, ds[1:]...)
 	for i := range unowned {
 		unowned[i].Owner = nil
 	}
-	b.advance(p.ID, herald.ChunkStep{Marked: 1, Mark: 2, Targets: unowned}, 3)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 1), New: rng(0, 3), Targets: unowned}, 3)
 }
 
 func testAdvanceDrops(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
 	b.register("d2", "t2-new", "u2") // d2 refreshed its token since the send
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
 	dead := []herald.Delivery{ds[0], ds[1]}
 	for i := range dead {
 		dead[i].State, dead[i].Reason = herald.DeliveryUndeliverable, herald.ReasonAppDeleted
 	}
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 2, Rows: dead, Drop: []herald.Outcome{
-		{DropDevice: true, DeviceID: "d1", Token: "t1"}, {DropDevice: true, DeviceID: "d2", Token: "t2"}}}, 2)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 2), New: rng(2, 2), Rows: dead, Drop: []sendstore.DeadToken{
+		{DeviceID: "d1", Token: "t1"}, {DeviceID: "d2", Token: "t2"}}}, 2)
 	if _, ok := b.device("d1"); ok {
 		t.Errorf("d1 kept, want dropped with its dead token")
 	}
@@ -209,25 +220,136 @@ func testAdvanceDrops(t *testing.T, b *bundle) {
 
 func testAdvanceFailed(t *testing.T, b *bundle) {
 	p, _ := b.sending(3, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 1}, 1)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 1)), 1)
 	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finishJob(p.ID)))
-	// The send in flight came back: it is settled; nothing more is marked.
-	b.advance(p.ID, herald.ChunkStep{Marked: 1, Settle: 1, Mark: 2}, 1)
+	// The send in flight came back: it is settled; nothing more is marked,
+	// and the step says the push stopped.
+	marked, stopped, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, step(rng(0, 1), rng(1, 3)))
+	if err != nil || marked != 1 || !stopped {
+		t.Errorf("AdvanceChunk: got (%d, %v, %v), want (1, true, nil)", marked, stopped, err)
+	}
 	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"sent", "failed", "failed"}) {
 		t.Errorf("got %v, want the one settled sent, the rest failed", got)
+	}
+	if w := b.resume(p.ID, 0); !w.Stopped || len(w.Slots) != 0 {
+		t.Errorf("ResumeChunk: got %+v, want stopped, nothing to send", w)
 	}
 }
 
 func testAdvanceOutOfRange(t *testing.T, b *bundle) {
 	p, ds := b.sending(2, 10)
-	for name, st := range map[string]herald.ChunkStep{
-		"settle past the range": {Settle: 1},
-		"cursor back":           {Settled: 1, Marked: 1, Settle: 0},
-		"more targets than":     {Mark: 1, Targets: slotTargets(0, ds...)},
+	for name, st := range map[string]sendstore.ChunkStep{
+		"settle past the range": step(rng(0, 0), rng(1, 1)),
+		"cursor back":           step(rng(1, 1), rng(0, 1)),
+		"range back":            step(rng(0, 2), rng(0, 1)),
+		"more targets than":     {New: rng(0, 1), Targets: slotTargets(0, ds...)},
+		"more rows than":        {Old: rng(0, 1), New: rng(1, 1), Rows: ds},
 	} {
-		if _, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st); err == nil || errors.Is(err, herald.ErrChunkMoved) {
+		if _, _, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st); err == nil || errors.Is(err, sendstore.ErrChunkMoved) {
 			t.Errorf("%s: got %v, want an error", name, err)
 		}
+	}
+}
+
+// testAdvanceRetry: a step settles one slot sent, one failed and one to
+// retry: the last becomes a retry chunk, numbered below the fan-out's, with
+// its job; the push waits for it before its finish.
+func testAdvanceRetry(t *testing.T, b *bundle) {
+	p, ds := b.sending(4, 10)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 3), Targets: slotTargets(0, ds[:3]...)}, 3)
+	b.register("d3", "t3-now", "u3") // refreshed since the fan-out
+	failed, retry := ds[1], ds[2]
+	failed.State, failed.Error = herald.DeliveryFailed, "INVALID_ARGUMENT"
+	retry.Token, retry.Attempts, retry.Error = "t3-now", 1, "UNAVAILABLE"
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 3), New: rng(3, 3), Rows: []herald.Delivery{failed},
+		Retry: retryChunk(p.ID, retry)}, 3)
+	b.wantJobs(sendJob(p.ID, -1).Kind(), 1)
+	w := b.resume(p.ID, -1)
+	if len(w.Slots) != 1 || w.Slots[0].Seq != 2 || w.Slots[0].Token != "t3-now" || w.Slots[0].Attempts != 1 || w.Slots[0].Chunk != -1 {
+		t.Fatalf("retry chunk: got %+v, want seq 2 to t3-now after 1 attempt", w)
+	}
+	if got := b.states(p.ID); !slices.Equal(got, []herald.DeliveryState{"sent", "failed", "pending", "pending"}) {
+		t.Errorf("got %v, want sent, failed, the retry pending, the last pending", got)
+	}
+	if c := b.pushOf(p.ID).Counts; c.Tokens != 4 || c.Sent != 1 || c.Failed != 1 {
+		t.Errorf("counts: got %+v, want 4 tokens (each once), 1 sent, 1 failed", c)
+	}
+	finish := finishJob(p.ID)
+	b.advance(p.ID, step(rng(3, 3), rng(3, 4)), 4)
+	b.advance(p.ID, step(rng(3, 4), rng(4, 4)), 4)
+	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 0, finish))
+	b.wantJobs(finish.Kind(), 0)
+	// The retry is sent.
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: -1, New: rng(0, 1), Targets: slotTargets(0, w.Slots[0])}, 1)
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: -1, Old: rng(0, 1), New: rng(1, 1)}, 1)
+	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, -1, finish))
+	b.wantJobs(finish.Kind(), 1)
+	got := b.deliveries(p.ID)
+	if got[2].State != herald.DeliverySent || got[2].Token != "t3-now" || got[2].Attempts != 2 || got[2].Resent {
+		t.Errorf("delivery 2: got %+v, want sent to t3-now at the second attempt, not resent", got[2])
+	}
+	if c := b.pushOf(p.ID).Counts; c.Tokens != 4 || c.Sent != 3 || c.Failed != 1 {
+		t.Errorf("counts: got %+v, want 4 tokens, 3 sent, 1 failed", c)
+	}
+}
+
+// testAdvanceRetryFailed: the push failed before the step: its retries are
+// recorded failed with their last error, and no retry chunk is made.
+func testAdvanceRetryFailed(t *testing.T, b *bundle) {
+	p, ds := b.sending(2, 10)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
+	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finishJob(p.ID)))
+	retry := ds[0]
+	retry.Error = "UNAVAILABLE"
+	_, stopped, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, sendstore.ChunkStep{Old: rng(0, 2), New: rng(1, 2),
+		Retry: retryChunk(p.ID, retry)})
+	if err != nil || !stopped {
+		t.Fatalf("AdvanceChunk: got (%v, %v), want stopped", stopped, err)
+	}
+	b.wantJobs(sendJob(p.ID, -1).Kind(), 0)
+	got := b.deliveries(p.ID)
+	if got[0].State != herald.DeliveryFailed || got[0].Error != "UNAVAILABLE" || got[1].Error != "invalid_grant" {
+		t.Errorf("got %+v, want the retry failed with its error, the other with the push's reason", got)
+	}
+	if c := b.pushOf(p.ID).Counts; c.Tokens != 2 || c.Failed != 2 {
+		t.Errorf("counts: got %+v, want 2 tokens, 2 failed", c)
+	}
+}
+
+// testAdvanceResent: a run died with three slots in flight. The next run
+// settles them into a retry chunk, resent; sent again, each is recorded as
+// resent, and counted once.
+func testAdvanceResent(t *testing.T, b *bundle) {
+	p, ds := b.sending(4, 10)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 3), Targets: slotTargets(0, ds[:3]...)}, 3)
+	w := b.resume(p.ID, 0)
+	resent := slices.Clone(w.Slots[:3])
+	for i := range resent {
+		resent[i].Resent = true
+	}
+	b.advance(p.ID, sendstore.ChunkStep{Old: w.Range, New: rng(3, 3), Retry: retryChunk(p.ID, resent...)}, 3)
+	r := b.resume(p.ID, -1)
+	if len(r.Slots) != 3 || !r.Slots[0].Resent || r.Slots[0].Attempts != 0 {
+		t.Fatalf("retry chunk: got %+v, want the three, resent, no attempt failed", r)
+	}
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: -1, New: rng(0, 3), Targets: slotTargets(0, r.Slots...)}, 3)
+	rows := slices.Clone(r.Slots)
+	rows[0].State, rows[1].State, rows[2].State, rows[2].Error = herald.DeliverySent, herald.DeliverySent, herald.DeliveryFailed, "x"
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: -1, Old: rng(0, 3), New: rng(3, 3), Rows: rows}, 3)
+	got := b.deliveries(p.ID)
+	for seq := range 3 {
+		if !got[seq].Resent {
+			t.Errorf("delivery %d: got not resent, want resent", seq)
+		}
+	}
+	if got[0].State != herald.DeliverySent || got[2].State != herald.DeliveryFailed {
+		t.Errorf("got %v, want sent, sent, failed, pending", b.states(p.ID))
+	}
+	if got[3].Resent || got[3].State != herald.DeliveryPending {
+		t.Errorf("delivery 3: got %s resent %v, want pending, not resent", got[3].State, got[3].Resent)
+	}
+	if c := b.pushOf(p.ID).Counts; c.Tokens != 4 || c.Sent != 2 || c.Failed != 1 {
+		t.Errorf("counts: got %+v, want 4 tokens, 2 sent, 1 failed", c)
 	}
 }
 
@@ -238,15 +360,15 @@ func testConcurrentAdvanceChunk(t *testing.T, b *bundle) {
 	var won, moved atomic.Int32
 	var failed errs
 	concurrently(writers, func(i int) {
-		st := herald.ChunkStep{Mark: 1, Targets: slotTargets(0, ds[0])}
+		st := sendstore.ChunkStep{New: rng(0, 1), Targets: slotTargets(0, ds[0])}
 		if i%2 == 1 {
-			st.Mark, st.Targets = 2, slotTargets(0, ds[0], ds[1])
+			st.New, st.Targets = rng(0, 2), slotTargets(0, ds[0], ds[1])
 		}
-		_, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st)
+		_, _, err := b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, st)
 		switch {
 		case err == nil:
 			won.Add(1)
-		case errors.Is(err, herald.ErrChunkMoved):
+		case errors.Is(err, sendstore.ErrChunkMoved):
 			moved.Add(1)
 		default:
 			failed.add(err)
@@ -259,19 +381,38 @@ func testConcurrentAdvanceChunk(t *testing.T, b *bundle) {
 }
 
 // testConcurrentResumeChunk resumes a chunk a crash left in flight from
-// several runs at once: its slots become open rows once.
+// several runs at once, each settling the slots in flight into a retry
+// chunk: exactly one does, and each slot is counted once.
 func testConcurrentResumeChunk(t *testing.T, b *bundle) {
 	p, _ := b.sending(3, 10)
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
+	var won atomic.Int32
 	var failed errs
 	concurrently(writers, func(int) {
 		w, err := b.s.ResumeChunk(b.ctx, p.ID, 0)
-		if err == nil && (w.Settled != 2 || len(w.Open) != 2 || len(w.Pending) != 1) {
-			err = errors.New("got another chunk than 2 settled, 2 open, 1 pending")
+		switch {
+		case err != nil:
+		case w.Range == rng(2, 2) && len(w.Slots) == 1:
+			return // another run recovered them before this one read the chunk
+		case w.Range != rng(0, 2) || len(w.Slots) != 3:
+			err = errors.New("got another chunk than 2 of 3 slots in flight")
 		}
-		failed.add(err)
+		if err == nil {
+			_, _, err = b.s.AdvanceChunk(b.ctx, b.app.ID, p.ID, sendstore.ChunkStep{Old: w.Range, New: rng(2, 2),
+				Retry: retryChunk(p.ID, w.Slots[:2]...)})
+		}
+		switch {
+		case err == nil:
+			won.Add(1)
+		case !errors.Is(err, sendstore.ErrChunkMoved):
+			failed.add(err)
+		}
 	})
 	failed.report(t, "ResumeChunk")
+	if won.Load() != 1 {
+		t.Errorf("recoveries: got %d, want 1", won.Load())
+	}
+	b.wantJobs(sendJob(p.ID, -1).Kind(), 1)
 	if c := b.pushOf(p.ID).Counts; c.Tokens != 3 {
 		t.Errorf("tokens: got %d, want 3 (each slot once)", c.Tokens)
 	}

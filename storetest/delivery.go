@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var deliveryTests = append([]test{
@@ -18,13 +19,6 @@ var deliveryTests = append([]test{
 	{"StartSending/NotWaiting", testStartNotWaiting},
 	{"StartSending/TargetedChargesAtFanout", testStartTargeted},
 	{"StartSending/UnknownPush", testStartUnknown},
-	{"MarkInflight/Marks", testMarkInflight},
-	{"MarkInflight/TokenMovedNotMarked", testMarkTokenMoved},
-	{"MarkInflight/OwnerChangedNotMarked", testMarkOwnerChanged},
-	{"MarkInflight/FinalNotMarked", testMarkFinal},
-	{"MarkInflight/AgainIsResent", testMarkResent},
-	{"RecordOutcomes", testRecordOutcomes},
-	{"RecordOutcomes/DropDeviceGuardedByToken", testRecordDropDevice},
 	{"Push/Counts", testPushCounts},
 	{"CompleteChunk/FinishAfterLast", testCompleteChunk},
 	{"FailPush", testFailPush},
@@ -51,8 +45,8 @@ func plan(devices []herald.Device, size int) []herald.Delivery {
 }
 
 // fanout is the fan-out of ds: a send job per chunk with an open delivery.
-func fanout(pushID string, ds []herald.Delivery) herald.Fanout {
-	f := herald.Fanout{Deliveries: ds}
+func fanout(pushID string, ds []herald.Delivery) sendstore.Fanout {
+	f := sendstore.Fanout{Deliveries: ds}
 	seen := map[int]bool{}
 	for _, d := range ds {
 		if !d.State.Final() && !seen[d.Chunk] {
@@ -81,7 +75,7 @@ func (b *bundle) sending(users int, size int) (herald.Push, []herald.Delivery) {
 }
 
 // start records a fan-out that must start the push.
-func (b *bundle) start(pushID string, f herald.Fanout) {
+func (b *bundle) start(pushID string, f sendstore.Fanout) {
 	b.t.Helper()
 	started, err := b.s.StartSending(b.ctx, pushID, f)
 	if err != nil || !started {
@@ -103,33 +97,14 @@ func (b *bundle) deliveries(pushID string) map[int]herald.Delivery {
 	return out
 }
 
-// openRows marks ds (the first slots of chunk 0, which holds them all) in
-// flight and settles them as open rows in state: how retries and sends cut
-// off come to have rows of their own.
-func (b *bundle) openRows(pushID string, ds []herald.Delivery, state herald.DeliveryState) {
-	b.t.Helper()
-	b.advance(pushID, herald.ChunkStep{Mark: len(ds)}, len(ds))
-	rows := make([]herald.Delivery, len(ds))
-	for i, d := range ds {
-		d.State = state
-		rows[i] = d
-	}
-	b.advance(pushID, herald.ChunkStep{Settled: 0, Marked: len(ds), Settle: len(ds), Rows: rows}, len(ds))
-}
-
 // advance writes a step of the push's chunk and fails unless the chunk's
-// in-flight range then ends at want.
-func (b *bundle) advance(pushID string, st herald.ChunkStep, want int) {
+// in-flight range then ends at want, the push still sending.
+func (b *bundle) advance(pushID string, st sendstore.ChunkStep, want int) {
 	b.t.Helper()
-	got, err := b.s.AdvanceChunk(b.ctx, b.app.ID, pushID, st)
-	if err != nil || got != want {
-		b.t.Fatalf("AdvanceChunk %+v: got (%d, %v), want (%d, nil)", st, got, err, want)
+	got, stopped, err := b.s.AdvanceChunk(b.ctx, b.app.ID, pushID, st)
+	if err != nil || got != want || stopped {
+		b.t.Fatalf("AdvanceChunk %+v: got (%d, %v, %v), want (%d, false, nil)", st, got, stopped, err, want)
 	}
-}
-
-// target is the send target of delivery d as planned.
-func target(d herald.Delivery) herald.SendTarget {
-	return herald.SendTarget{Seq: d.Seq, DeviceID: d.DeviceID, Token: d.Token, Owner: &d.UserID}
 }
 
 func testStartRecords(t *testing.T, b *bundle) {
@@ -204,7 +179,7 @@ func testStartNotWaiting(t *testing.T, b *bundle) {
 		}
 		b.wantJobs(sendJob(id, 0).Kind(), 0)
 	}
-	if st, _ := b.s.PushStatus(b.ctx, cancelled.ID); st != herald.StatusCancelled {
+	if st := b.pushOf(cancelled.ID).Status; st != herald.StatusCancelled {
 		t.Errorf("cancelled push: got %s, want cancelled", st)
 	}
 }
@@ -229,154 +204,12 @@ func testStartTargeted(t *testing.T, b *bundle) {
 }
 
 func testStartUnknown(t *testing.T, b *bundle) {
-	started, err := b.s.StartSending(b.ctx, "push_missing", herald.Fanout{Jobs: []herald.Job{sendJob("push_missing", 0)}})
+	started, err := b.s.StartSending(b.ctx, "push_missing", sendstore.Fanout{Jobs: []herald.Job{sendJob("push_missing", 0)}})
 	wantErr(t, "unknown push", err, herald.ErrNotFound)
 	if started {
 		t.Errorf("got started, want not")
 	}
 	b.wantJobs(sendJob("push_missing", 0).Kind(), 0)
-}
-
-func testMarkInflight(t *testing.T, b *bundle) {
-	p, ds := b.sending(2, 10)
-	b.openRows(p.ID, ds, herald.DeliveryPending)
-	// d1 was given a new token since the fan-out: the send goes to it.
-	b.register("d1", "t1-new", "u1")
-	first := target(ds[0])
-	first.Token = "t1-new"
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{first, target(ds[1])})
-	if err != nil || !slices.Equal(marked, []int{0, 1}) {
-		t.Fatalf("got (%v, %v), want [0 1]", marked, err)
-	}
-	got := b.deliveries(p.ID)
-	if got[0].State != herald.DeliveryInflight || got[0].Token != "t1-new" || got[0].DeviceID != "d1" || got[0].Resent {
-		t.Errorf("delivery 0: got %+v, want inflight to t1-new, not resent", got[0])
-	}
-	if got[1].State != herald.DeliveryInflight || got[1].Token != "t2" {
-		t.Errorf("delivery 1: got %+v, want inflight to t2", got[1])
-	}
-	// Owner nil: an unmapped recipient's device need only hold the token.
-	if marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{{Seq: 1, DeviceID: "d2", Token: "t2"}}); err != nil || len(marked) != 1 {
-		t.Errorf("no owner: got (%v, %v), want [1]", marked, err)
-	}
-}
-
-func testMarkTokenMoved(t *testing.T, b *bundle) {
-	p, ds := b.sending(3, 10)
-	b.openRows(p.ID, ds, herald.DeliveryPending)
-	b.register("d9", "t1", "u9") // t1 moved to another device
-	b.register("d2", "t2-new", "u2")
-	must(t, "DeleteDevice", b.s.DeleteDevice(b.ctx, b.app.ID, "d3"))
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
-	if err != nil || len(marked) != 0 {
-		t.Errorf("got (%v, %v), want none marked", marked, err)
-	}
-	for seq, d := range b.deliveries(p.ID) {
-		if d.State != herald.DeliveryPending || d.Token != ds[seq].Token {
-			t.Errorf("delivery %d: got %s to %s, want pending to %s, left as it was", seq, d.State, d.Token, ds[seq].Token)
-		}
-	}
-}
-
-func testMarkOwnerChanged(t *testing.T, b *bundle) {
-	p, ds := b.sending(3, 10)
-	b.openRows(p.ID, ds, herald.DeliveryPending)
-	_, err := b.s.SetDeviceUser(b.ctx, b.app.ID, "d1", new("u9"))
-	must(t, "SetDeviceUser", err)
-	_, err = b.s.SetDeviceUser(b.ctx, b.app.ID, "d2", nil)
-	must(t, "SetDeviceUser", err)
-	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u3"))
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1]), target(ds[2])})
-	if err != nil || len(marked) != 0 {
-		t.Errorf("got (%v, %v), want none marked (mapped elsewhere, unmapped, withdrawn)", marked, err)
-	}
-	for seq, d := range b.deliveries(p.ID) {
-		if d.State != herald.DeliveryPending {
-			t.Errorf("delivery %d: got %s, want pending", seq, d.State)
-		}
-	}
-}
-
-func testMarkFinal(t *testing.T, b *bundle) {
-	p, ds := b.sending(2, 10)
-	b.openRows(p.ID, ds, herald.DeliveryRetry)
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliverySent}, {Seq: 1, State: herald.DeliveryFailed, Error: "x"}}))
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
-	if err != nil || len(marked) != 0 {
-		t.Errorf("got (%v, %v), want none marked", marked, err)
-	}
-	if got := b.deliveries(p.ID); got[0].State != herald.DeliverySent || got[1].State != herald.DeliveryFailed {
-		t.Errorf("got %s and %s, want sent and failed kept", got[0].State, got[1].State)
-	}
-}
-
-func testMarkResent(t *testing.T, b *bundle) {
-	p, ds := b.sending(2, 10)
-	b.openRows(p.ID, ds, herald.DeliveryPending)
-	_, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0])})
-	must(t, "MarkInflight", err)
-	// A crash left seq 0 in flight; the chunk's job runs again.
-	marked, err := b.s.MarkInflight(b.ctx, b.app.ID, p.ID, []herald.SendTarget{target(ds[0]), target(ds[1])})
-	if err != nil || !slices.Equal(marked, []int{0, 1}) {
-		t.Fatalf("again: got (%v, %v), want [0 1]", marked, err)
-	}
-	got := b.deliveries(p.ID)
-	if !got[0].Resent || got[1].Resent {
-		t.Errorf("resent: got %v and %v, want true for the one in flight before, false for the other", got[0].Resent, got[1].Resent)
-	}
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{{Seq: 0, State: herald.DeliverySent}}))
-	if got := b.deliveries(p.ID); got[0].State != herald.DeliverySent || !got[0].Resent {
-		t.Errorf("after its outcome: got %s resent %v, want sent, still resent", got[0].State, got[0].Resent)
-	}
-	if c := b.pushOf(p.ID).Counts; c.Sent != 1 {
-		t.Errorf("counts: got %d sent, want 1 (a resent delivery counts as sent)", c.Sent)
-	}
-}
-
-func testRecordOutcomes(t *testing.T, b *bundle) {
-	p, ds := b.sending(3, 10)
-	b.openRows(p.ID, ds, herald.DeliveryRetry)
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliverySent},
-		{Seq: 1, State: herald.DeliveryRetry, Error: "UNAVAILABLE"},
-		{Seq: 2, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, Error: "UNREGISTERED"},
-	}))
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 1, State: herald.DeliverySent}}))
-	got := b.deliveries(p.ID)
-	for seq, want := range map[int]herald.Delivery{
-		0: {State: herald.DeliverySent, Attempts: 1},
-		1: {State: herald.DeliverySent, Attempts: 2},
-		2: {State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, Error: "UNREGISTERED", Attempts: 1},
-	} {
-		g := got[seq]
-		if g.State != want.State || g.Reason != want.Reason || g.Attempts != want.Attempts || want.Error != "" && g.Error != want.Error {
-			t.Errorf("delivery %d: got %s %q %q after %d attempts, want %s %q %q after %d", seq, g.State, g.Reason, g.Error,
-				g.Attempts, want.State, want.Reason, want.Error, want.Attempts)
-		}
-	}
-	for _, id := range []string{"d1", "d2", "d3"} {
-		if _, ok := b.device(id); !ok {
-			t.Errorf("device %s dropped without DropDevice", id)
-		}
-	}
-}
-
-func testRecordDropDevice(t *testing.T, b *bundle) {
-	p, ds := b.sending(2, 10)
-	b.openRows(p.ID, ds, herald.DeliveryRetry)
-	b.register("d2", "t2-new", "u2") // d2 refreshed its token since the send
-	must(t, "RecordOutcomes", b.s.RecordOutcomes(b.ctx, b.app.ID, p.ID, []herald.Outcome{
-		{Seq: 0, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d1", Token: ds[0].Token},
-		{Seq: 1, State: herald.DeliveryUndeliverable, Reason: herald.ReasonAppDeleted, DropDevice: true, DeviceID: "d2", Token: ds[1].Token},
-	}))
-	if _, ok := b.device("d1"); ok {
-		t.Errorf("d1 kept, want dropped with its dead token")
-	}
-	if d, ok := b.device("d2"); !ok || d.Token != "t2-new" {
-		t.Errorf("d2: got %+v (found %v), want kept with its new token", d, ok)
-	}
 }
 
 func testPushCounts(t *testing.T, b *bundle) {
@@ -395,8 +228,8 @@ func testPushCounts(t *testing.T, b *bundle) {
 	failed, dead := ds[1], ds[2]
 	failed.State, failed.Error = herald.DeliveryFailed, "x"
 	dead.State, dead.Reason = herald.DeliveryUndeliverable, herald.ReasonTokenExpired
-	b.advance(p.ID, herald.ChunkStep{Mark: 3}, 3)
-	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 3, Rows: []herald.Delivery{failed, dead}, SentOldBadge: 1, SentOldImage: 1}, 3)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 3)), 3)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 3), New: rng(3, 3), Rows: []herald.Delivery{failed, dead}, SentOldBadge: 1, SentOldImage: 1}, 3)
 	_, err := b.s.FinishPush(b.ctx, p.ID, []herald.Unreachable{{UserID: "u3", Reason: herald.ReasonTokenExpired},
 		{UserID: "u7", Reason: herald.ReasonNoToken}}, nil)
 	must(t, "FinishPush", err)
@@ -424,8 +257,8 @@ func testCompleteChunk(t *testing.T, b *bundle) {
 func testFailPush(t *testing.T, b *bundle) {
 	p, _ := b.sending(3, 2)
 	// Chunk 0: seq 0 sent, seq 1 in flight; chunk 1 (seq 2) not begun.
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
-	b.advance(p.ID, herald.ChunkStep{Marked: 2, Settle: 1}, 2)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
+	b.advance(p.ID, step(rng(0, 2), rng(1, 2)), 2)
 	finish := finishJob(p.ID)
 	must(t, "FailPush", b.s.FailPush(b.ctx, p.ID, "invalid_grant", finish))
 	got := b.deliveries(p.ID)
@@ -448,7 +281,7 @@ func testFailPush(t *testing.T, b *bundle) {
 		t.Errorf("reason: got %q, want the first kept", rec.FailureReason)
 	}
 	for chunk := range 2 {
-		if w, err := b.s.ResumeChunk(b.ctx, p.ID, chunk); err != nil || len(w.Pending)+len(w.Open) != 0 {
+		if w, err := b.s.ResumeChunk(b.ctx, p.ID, chunk); err != nil || len(w.Slots) != 0 || !w.Stopped {
 			t.Errorf("chunk %d: got (%+v, %v), want nothing left to send", chunk, w, err)
 		}
 	}
@@ -464,7 +297,7 @@ func testFailPush(t *testing.T, b *bundle) {
 	_, err = b.s.FinishPush(b.ctx, done.ID, nil, nil)
 	must(t, "FinishPush", err)
 	must(t, "FailPush done", b.s.FailPush(b.ctx, done.ID, "late", finishJob(done.ID)))
-	if st, _ := b.s.PushStatus(b.ctx, done.ID); st != herald.StatusDone {
+	if st := b.pushOf(done.ID).Status; st != herald.StatusDone {
 		t.Errorf("finished push: got %s, want done", st)
 	}
 	b.wantJobs(finishJob(done.ID).Kind(), 0)

@@ -4,6 +4,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var fanoutTests = []test{
@@ -19,7 +20,7 @@ var fanoutTests = []test{
 // in pages of size, checking that every page but the last is full.
 func (b *bundle) pageAll(appID, topic string, size int) ([]herald.Device, error) {
 	var all []herald.Device
-	var after herald.DeviceCursor
+	var after sendstore.DeviceCursor
 	for {
 		page, next, err := b.s.DevicePage(b.ctx, appID, topic, after, size)
 		if err != nil {
@@ -69,15 +70,15 @@ func testDevicePageOrder(t *testing.T, b *bundle) {
 		}
 	}
 	// A cursor within a user's devices continues with the user's next.
-	page, after, err := b.s.DevicePage(b.ctx, b.app.ID, "", herald.DeviceCursor{}, 4)
+	page, after, err := b.s.DevicePage(b.ctx, b.app.ID, "", sendstore.DeviceCursor{}, 4)
 	must(t, "DevicePage", err)
-	if !equal(idsInOrder(page), want[:4]) || after != (herald.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "d1"}) {
+	if !equal(idsInOrder(page), want[:4]) || after != (sendstore.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "d1"}) {
 		t.Errorf("first 4: got %v then %+v, want %v then u2/d1", idsInOrder(page), after, want[:4])
 	}
 	if page, _, _ := b.s.DevicePage(b.ctx, b.app.ID, "", after, 4); !equal(idsInOrder(page), want[4:]) {
 		t.Errorf("after u2/d1: got %v, want %v", idsInOrder(page), want[4:])
 	}
-	if page, _, err := b.s.DevicePage(b.ctx, "app_missing", "", herald.DeviceCursor{}, 4); err != nil || len(page) != 0 {
+	if page, _, err := b.s.DevicePage(b.ctx, "app_missing", "", sendstore.DeviceCursor{}, 4); err != nil || len(page) != 0 {
 		t.Errorf("unknown app: got (%v, %v), want none", idsInOrder(page), err)
 	}
 }
@@ -99,19 +100,19 @@ func testDevicePageTopic(t *testing.T, b *bundle) {
 
 // pagedTopicPush accepts a topic push and returns it with its fan-out in
 // two pages: u1's and u2's devices, then u3's.
-func (b *bundle) pagedTopicPush() (herald.Push, herald.Fanout, herald.Fanout) {
+func (b *bundle) pagedTopicPush() (herald.Push, sendstore.Fanout, sendstore.Fanout) {
 	devices := []herald.Device{b.register("d1", "t1", "u1"), b.register("d2", "t2", "u1"), b.register("d3", "t3", "u2"),
 		b.register("d4", "t4", "u3")}
 	p, _ := b.newPush()
 	p.Kind, p.Topic, p.RequestedUsers, p.ServerActionsHalf = herald.KindAll, "", 0, 0
 	b.accept(p, nil)
 	ds := plan(devices, 2) // chunks 0 and 1
-	first := herald.Fanout{More: true, Deliveries: ds[:3], Jobs: []herald.Job{sendJob(p.ID, 0), sendJob(p.ID, 1)},
+	first := sendstore.Fanout{More: true, Deliveries: ds[:3], Jobs: []herald.Job{sendJob(p.ID, 0), sendJob(p.ID, 1)},
 		Finish: finishJob(p.ID), ChargeHalf: 2}
-	first.To = herald.FanoutCursor{After: herald.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "d3"}, Seq: 3, Chunk: 2, Users: 2}
+	first.To = sendstore.FanoutCursor{After: sendstore.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "d3"}, Seq: 3, Chunk: 2, Users: 2}
 	ds[3].Chunk = 2
-	last := herald.Fanout{From: first.To, Deliveries: ds[3:], Jobs: []herald.Job{sendJob(p.ID, 2)}, Finish: finishJob(p.ID), ChargeHalf: 1}
-	last.To = herald.FanoutCursor{After: herald.DeviceCursor{Mapped: true, UserID: "u3", DeviceID: "d4"}, Seq: 4, Chunk: 3, Users: 3}
+	last := sendstore.Fanout{From: first.To, Deliveries: ds[3:], Jobs: []herald.Job{sendJob(p.ID, 2)}, Finish: finishJob(p.ID), ChargeHalf: 1}
+	last.To = sendstore.FanoutCursor{After: sendstore.DeviceCursor{Mapped: true, UserID: "u3", DeviceID: "d4"}, Seq: 4, Chunk: 3, Users: 3}
 	return p, first, last
 }
 
@@ -179,7 +180,7 @@ func testStartLastPageFinishes(t *testing.T, b *bundle) {
 	}
 	// The last page finds no more devices: nothing is open, so it queues
 	// the finish itself.
-	empty := herald.Fanout{From: first.To, To: first.To, Finish: finishJob(p.ID)}
+	empty := sendstore.Fanout{From: first.To, To: first.To, Finish: finishJob(p.ID)}
 	b.start(p.ID, empty)
 	b.wantJobs(finishJob(p.ID).Kind(), 1)
 }
@@ -205,13 +206,14 @@ func testDeliveriesOf(t *testing.T, b *bundle) {
 		t.Errorf("UndeliverableUsers before: got (%v, %v), want none", us, err)
 	}
 	// d1 and d2 (both u1's) and d3 (u2's) marked, then settled undeliverable.
-	b.advance(p.ID, herald.ChunkStep{Mark: 2}, 2)
-	b.advance(p.ID, herald.ChunkStep{Chunk: 1, Mark: 1}, 1)
-	for _, st := range []herald.ChunkStep{{Marked: 2, Settle: 2, Rows: first.Deliveries[:2]}, {Chunk: 1, Marked: 1, Settle: 1, Rows: first.Deliveries[2:3]}} {
+	b.advance(p.ID, step(rng(0, 0), rng(0, 2)), 2)
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, New: rng(0, 1)}, 1)
+	for _, st := range []sendstore.ChunkStep{{Old: rng(0, 2), New: rng(2, 2), Rows: first.Deliveries[:2]},
+		{Chunk: 1, Old: rng(0, 1), New: rng(1, 1), Rows: first.Deliveries[2:3]}} {
 		for i := range st.Rows {
 			st.Rows[i].State, st.Rows[i].Reason = herald.DeliveryUndeliverable, herald.ReasonNoToken
 		}
-		b.advance(p.ID, st, st.Marked)
+		b.advance(p.ID, st, st.New.Marked)
 	}
 	if us, err := b.s.UndeliverableUsers(b.ctx, p.ID); err != nil || !equal(us, []string{"u1", "u2"}) {
 		t.Errorf("UndeliverableUsers: got (%v, %v), want [u1 u2]", us, err)

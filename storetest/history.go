@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var historyTests = []test{
@@ -231,8 +232,8 @@ func testFailures(t *testing.T, b *bundle) {
 	b.start(p.ID, fanout(p.ID, ds))
 	ds[1].State, ds[1].Error = herald.DeliveryFailed, "QUOTA_EXCEEDED for an hour"
 	ds[2].State, ds[2].Reason, ds[2].Error = herald.DeliveryUndeliverable, herald.ReasonAppDeleted, "UNREGISTERED"
-	b.advance(p.ID, herald.ChunkStep{Mark: 3}, 3)
-	b.advance(p.ID, herald.ChunkStep{Marked: 3, Settle: 3, Rows: ds[1:]}, 3)
+	b.advance(p.ID, step(rng(0, 0), rng(0, 3)), 3)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 3), New: rng(3, 3), Rows: ds[1:]}, 3)
 	fs, err := b.s.Failures(b.ctx, p.ID)
 	must(t, "Failures", err)
 	if len(fs) != 2 {

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // overviewTests are the HistoryStore cases of the overview's totals.
@@ -36,8 +37,8 @@ func testPushTotalsWindow(t *testing.T, b *bundle) {
 	b.start(sent.ID, fanout(sent.ID, ds))
 	ds[1].State, ds[1].Error = herald.DeliveryFailed, "INTERNAL"
 	ds[2].State, ds[2].Reason, ds[2].Error = herald.DeliveryUndeliverable, herald.ReasonAppDeleted, "UNREGISTERED"
-	b.advance(sent.ID, herald.ChunkStep{Mark: 3}, 3)
-	b.advance(sent.ID, herald.ChunkStep{Marked: 3, Settle: 3, Rows: ds[1:]}, 3)
+	b.advance(sent.ID, sendstore.ChunkStep{New: rng(0, 3), Targets: slotTargets(0, ds...)}, 3)
+	b.advance(sent.ID, sendstore.ChunkStep{Old: rng(0, 3), New: rng(3, 3), Rows: ds[1:]}, 3)
 	finished, err := b.s.FinishPush(b.ctx, sent.ID, []herald.Unreachable{{UserID: "ghost", Reason: herald.ReasonNoToken}}, nil)
 	if err != nil || !finished {
 		t.Fatalf("FinishPush: got (%v, %v), want (true, nil)", finished, err)

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var pushTests = []test{
@@ -114,9 +115,6 @@ func testAcceptStores(t *testing.T, b *bundle) {
 	}
 	if rec, err := b.s.PushRecord(b.ctx, p.ID); err != nil || rec.ID != p.ID || rec.Content != p.Content {
 		t.Errorf("PushRecord: got (%+v, %v), want the push", rec, err)
-	}
-	if st, err := b.s.PushStatus(b.ctx, p.ID); err != nil || st != herald.StatusSending {
-		t.Errorf("PushStatus: got (%s, %v), want sending", st, err)
 	}
 	gotRs, err := b.s.Recipients(b.ctx, p.ID)
 	must(t, "Recipients", err)
@@ -260,8 +258,6 @@ func testPushNotFound(t *testing.T, b *bundle) {
 	wantErr(t, "Push", err, herald.ErrNotFound)
 	_, err = b.s.PushRecord(b.ctx, "push_missing")
 	wantErr(t, "PushRecord", err, herald.ErrNotFound)
-	_, err = b.s.PushStatus(b.ctx, "push_missing")
-	wantErr(t, "PushStatus", err, herald.ErrNotFound)
 }
 
 func testRecipientsUnknown(t *testing.T, b *bundle) {
@@ -271,7 +267,7 @@ func testRecipientsUnknown(t *testing.T, b *bundle) {
 	if ds, err := b.s.Deliveries(b.ctx, "push_missing"); err != nil || len(ds) != 0 {
 		t.Errorf("Deliveries: got (%v, %v), want none", ds, err)
 	}
-	if w, err := b.s.ResumeChunk(b.ctx, "push_missing", 0); err != nil || len(w.Pending)+len(w.Open) != 0 || w.Settled != 0 {
+	if w, err := b.s.ResumeChunk(b.ctx, "push_missing", 0); err != nil || len(w.Slots) != 0 || w.Range != (sendstore.Range{}) {
 		t.Errorf("ResumeChunk: got (%+v, %v), want nothing", w, err)
 	}
 }

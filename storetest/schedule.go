@@ -177,7 +177,7 @@ func testCancelTwice(t *testing.T, b *bundle) {
 	now := b.acceptUsers("u1")
 	_, err = b.s.CancelScheduled(b.ctx, now.ID, checkAt(b.now))
 	wantErr(t, "immediate push", err, herald.ErrScheduleLocked)
-	if st, _ := b.s.PushStatus(b.ctx, now.ID); st != herald.StatusSending {
+	if st := b.pushOf(now.ID).Status; st != herald.StatusSending {
 		t.Errorf("immediate push: got %s, want sending", st)
 	}
 }

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // Store is what a conforming store implements.
@@ -28,7 +29,7 @@ type Store interface {
 	herald.AppStore
 	herald.UserStore
 	herald.PushStore
-	herald.DeliveryStore
+	sendstore.Store
 	herald.HistoryStore
 	herald.ScheduleStore
 	herald.SessionStore

@@ -1,0 +1,386 @@
+package delivery
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
+	"github.com/heraldpush/herald/sqlite"
+)
+
+// tokenSender answers each token's sends with the errors queued for it,
+// one per send, then success; it notes every token sent.
+type tokenSender struct {
+	mu      sync.Mutex
+	answers map[string][]error
+	authErr error
+	sent    []string
+}
+
+func (f *tokenSender) ForApp(string, []byte) herald.AppSender { return f }
+
+func (f *tokenSender) Authorize(context.Context) error { return f.authErr }
+
+func (f *tokenSender) Deliver(_ context.Context, n herald.Notification) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.sent = append(f.sent, n.Token)
+	if q := f.answers[n.Token]; len(q) > 0 {
+		f.answers[n.Token] = q[1:]
+		return q[0]
+	}
+	return nil
+}
+
+// times counts the sends to token.
+func (f *tokenSender) times(token string) int {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	n := 0
+	for _, t := range f.sent {
+		if t == token {
+			n++
+		}
+	}
+	return n
+}
+
+// workBundle is a delivery service on a real SQLite store, with an app that
+// has FCM credentials and a webhook, and users u1..uN each with one device
+// (dI, token tI).
+type workBundle struct {
+	t      *testing.T
+	ctx    context.Context
+	db     *sqlite.DB
+	s      *Service
+	sender *tokenSender
+	hooks  *reportHook
+	app    herald.App
+}
+
+// reportHook records the undeliverable reports it is given and answers err.
+type reportHook struct {
+	mu      sync.Mutex
+	err     error
+	reports []herald.UndeliverableReport
+}
+
+func (h *reportHook) Report(_ context.Context, _, _ string, r herald.UndeliverableReport) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.reports = append(h.reports, r)
+	return h.err
+}
+
+func (h *reportHook) ConsentChanged(context.Context, string, string, herald.ConsentRecord) error {
+	return nil
+}
+
+func newWorkBundle(t *testing.T, users int) *workBundle {
+	t.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if db.Queue, err = river.NewClient(riversqlite.New(db.Writer), &river.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
+	if err != nil {
+		t.Fatal(err)
+	}
+	app := herald.App{ID: "app_work", Name: "a", APIKey: herald.NewAPIKey(), SecretHash: []byte("h"), Tier: herald.TierBusiness,
+		Registered: true, TimeZone: herald.DefaultTimeZone}
+	must(t, db.CreateApp(ctx, app))
+	must(t, db.SetFCMCredentials(ctx, app.ID, mk.Seal([]byte(`{"type":"service_account"}`))))
+	must(t, db.SetWebhook(ctx, app.ID, "https://hooks.example.com/h", mk.Seal([]byte("whsec_c2VjcmV0"))))
+	for i := 1; i <= users; i++ {
+		user, n := "u"+strconv.Itoa(i), strconv.Itoa(i)
+		if _, err := db.RegisterDevice(ctx, app.ID, herald.DeviceRegistration{DeviceID: "d" + n, Token: "t" + n,
+			Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &user}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := &workBundle{t: t, ctx: ctx, db: db, sender: &tokenSender{answers: map[string][]error{}}, hooks: &reportHook{}}
+	b.s = New(Config{Store: db, Sender: b.sender, Webhooks: b.hooks, MasterKey: mk, ChunkSize: 2, Concurrency: 2,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if b.app, err = db.App(ctx, app.ID); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func must(t *testing.T, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
+// accept stores an immediate push to users and returns its id.
+func (b *workBundle) accept(users ...string) string {
+	b.t.Helper()
+	now := time.Now()
+	p := herald.Push{ID: herald.NewID("push_", now), AppID: b.app.ID, Kind: herald.KindUsers, Status: herald.StatusSending,
+		Content: herald.Content{Title: "title", Content: "content"}, RequestedUsers: len(users),
+		ServerActionsHalf: int64(len(users)), CreatedAt: now}
+	rs := make([]herald.Recipient, len(users))
+	for i, u := range users {
+		rs[i] = herald.Recipient{UserID: u}
+	}
+	id, _, err := b.s.Accept(b.ctx, p, rs, nil)
+	must(b.t, err)
+	return id
+}
+
+// sendJobs returns the chunks of the push's queued send jobs, in order.
+func (b *workBundle) sendJobs(pushID string) []SendArgs {
+	b.t.Helper()
+	rows, err := b.db.Reader.Query(`SELECT json(args) FROM river_job WHERE kind = ? ORDER BY id`, SendArgs{}.Kind())
+	must(b.t, err)
+	defer rows.Close()
+	var out []SendArgs
+	for rows.Next() {
+		var raw []byte
+		must(b.t, rows.Scan(&raw))
+		var a SendArgs
+		must(b.t, json.Unmarshal(raw, &a))
+		if a.PushID == pushID {
+			out = append(out, a)
+		}
+	}
+	must(b.t, rows.Err())
+	return out
+}
+
+// jobs counts the queued jobs of a kind.
+func (b *workBundle) jobs(kind string) int {
+	b.t.Helper()
+	var n int
+	must(b.t, b.db.Reader.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = ?`, kind).Scan(&n))
+	return n
+}
+
+func (b *workBundle) fanout(pushID string) error {
+	return (&fanoutWorker{s: b.s}).Work(b.ctx, &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{Attempt: 1}, Args: FanoutArgs{PushID: pushID}})
+}
+
+func (b *workBundle) send(pushID string, chunk int) error {
+	return (&sendWorker{s: b.s}).Work(b.ctx, &river.Job[SendArgs]{JobRow: &rivertype.JobRow{Attempt: 1},
+		Args: SendArgs{PushID: pushID, Chunk: chunk}})
+}
+
+func (b *workBundle) finish(pushID string) error {
+	return (&finishWorker{s: b.s}).Work(b.ctx, &river.Job[FinishArgs]{JobRow: &rivertype.JobRow{Attempt: 1}, Args: FinishArgs{PushID: pushID}})
+}
+
+func (b *workBundle) push(id string) herald.Push {
+	b.t.Helper()
+	p, err := b.db.Push(b.ctx, id)
+	must(b.t, err)
+	return p
+}
+
+// TestFanoutWork: the fan-out records a push's deliveries in chunks, one
+// send job each, and a second run finds it done and records nothing.
+func TestFanoutWork(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 3)
+	id := b.accept("u1", "u2", "u3", "ghost")
+	must(t, b.fanout(id))
+	if got := b.sendJobs(id); len(got) != 2 || got[0].Chunk != 0 || got[1].Chunk != 1 {
+		t.Fatalf("send jobs: got %+v, want chunks 0 and 1", got)
+	}
+	if p := b.push(id); p.Status != herald.StatusSending || p.Counts.Tokens != 3 {
+		t.Errorf("push: got %s with %d tokens, want sending with 3", p.Status, p.Counts.Tokens)
+	}
+	must(t, b.fanout(id))
+	if got := b.sendJobs(id); len(got) != 2 {
+		t.Errorf("after a second run: got %d send jobs, want 2", len(got))
+	}
+}
+
+// TestSendWork sends a chunk: a dead token is recorded and its device
+// dropped, a retriable failure becomes a retry chunk with a job due at its
+// backoff, and the chunk completes; the retry chunk's run sends it, and
+// the push's finish is queued after it.
+func TestSendWork(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 4)
+	id := b.accept("u1", "u2", "u3", "u4")
+	must(t, b.fanout(id))
+	b.sender.answers["t1"] = []error{&herald.SendError{Class: herald.SendUnregistered, Code: "UNREGISTERED"}}
+	b.sender.answers["t2"] = []error{&herald.SendError{Class: herald.SendRetry, Code: "QUOTA_EXCEEDED", RetryAfter: time.Minute}}
+	must(t, b.send(id, 0))
+	jobs := b.sendJobs(id)
+	if len(jobs) != 3 || jobs[2].Chunk != -1 || time.Until(jobs[2].At) < 50*time.Second {
+		t.Fatalf("send jobs: got %+v, want a retry chunk -1 due in about a minute", jobs)
+	}
+	if _, _, err := b.db.User(b.ctx, b.app.ID, "u1"); err != nil {
+		t.Fatal(err)
+	}
+	if _, devs, _ := b.db.User(b.ctx, b.app.ID, "u1"); len(devs) != 0 {
+		t.Errorf("u1's dead token: got %d devices, want it dropped", len(devs))
+	}
+	must(t, b.send(id, 1))
+	if n := b.jobs(FinishArgs{}.Kind()); n != 0 {
+		t.Errorf("finish jobs before the retry: got %d, want 0", n)
+	}
+	must(t, b.send(id, -1))
+	if n := b.jobs(FinishArgs{}.Kind()); n != 1 {
+		t.Errorf("finish jobs after the retry: got %d, want 1", n)
+	}
+	if got := b.sender.times("t2"); got != 2 {
+		t.Errorf("sends to t2: got %d, want 2 (the 429 and its retry)", got)
+	}
+	c := b.push(id).Counts
+	if c.Tokens != 4 || c.Sent != 3 || c.Failed != 1 {
+		t.Errorf("counts: got %+v, want 4 tokens, 3 sent, 1 failed", c)
+	}
+	must(t, b.finish(id))
+	p := b.push(id)
+	if p.Status != herald.StatusDone || p.Counts.Unreachable != 1 {
+		t.Errorf("push: got %s with %d unreachable, want done with u1 unreachable", p.Status, p.Counts.Unreachable)
+	}
+	if n := b.jobs(WebhookArgs{}.Kind()); n != 1 {
+		t.Errorf("webhook jobs: got %d, want 1 (u1 unreachable)", n)
+	}
+}
+
+// TestSendWorkResumesInFlight: a run died with slots in flight. The next
+// run settles them into a retry chunk due at once and marked resent; sent
+// again, they are recorded as resent, and each token is counted once.
+func TestSendWorkResumesInFlight(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 2)
+	id := b.accept("u1", "u2")
+	must(t, b.fanout(id))
+	if _, _, err := b.db.AdvanceChunk(b.ctx, b.app.ID, id, sendstore.ChunkStep{New: sendstore.Range{Marked: 2}}); err != nil {
+		t.Fatal(err)
+	}
+	must(t, b.send(id, 0))
+	if len(b.sender.sent) != 0 {
+		t.Fatalf("sent: got %v, want nothing before the retry chunk's run", b.sender.sent)
+	}
+	jobs := b.sendJobs(id)
+	if len(jobs) != 2 || jobs[1].Chunk != -1 || time.Until(jobs[1].At) > time.Second {
+		t.Fatalf("send jobs: got %+v, want a retry chunk due at once", jobs)
+	}
+	must(t, b.send(id, -1))
+	ds, err := b.db.Deliveries(b.ctx, id)
+	must(t, err)
+	for _, d := range ds {
+		if d.State != herald.DeliverySent || !d.Resent {
+			t.Errorf("delivery %d: got %s resent %v, want sent, resent", d.Seq, d.State, d.Resent)
+		}
+	}
+	if c := b.push(id).Counts; c.Tokens != 2 || c.Sent != 2 {
+		t.Errorf("counts: got %+v, want 2 tokens, both sent", c)
+	}
+	if n := b.jobs(FinishArgs{}.Kind()); n != 1 {
+		t.Errorf("finish jobs: got %d, want 1", n)
+	}
+}
+
+// TestSendWorkCredentialsRefused: the app's credentials are refused: the
+// push fails with the reason, the app's page warns, and a later run of
+// another chunk sends nothing.
+func TestSendWorkCredentialsRefused(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 3)
+	id := b.accept("u1", "u2", "u3")
+	must(t, b.fanout(id))
+	b.sender.authErr = &herald.SendError{Class: herald.SendAuth, Code: "invalid_grant", Message: "Invalid JWT Signature."}
+	must(t, b.send(id, 0))
+	p := b.push(id)
+	if p.Status != herald.StatusFailed || p.FailureReason == "" || p.Counts.Failed != 3 {
+		t.Errorf("push: got %s %q with %+v, want failed with the reason, every token failed", p.Status, p.FailureReason, p.Counts)
+	}
+	if app, _ := b.db.App(b.ctx, b.app.ID); app.FCMWarning == "" {
+		t.Errorf("app: got no FCM warning, want the refusal")
+	}
+	b.sender.authErr = nil
+	must(t, b.send(id, 1))
+	if len(b.sender.sent) != 0 {
+		t.Errorf("sent: got %v, want nothing for a failed push", b.sender.sent)
+	}
+}
+
+// TestSendWorkTokenEndpointDown: the token endpoint cannot be reached: the
+// chunk's job comes back after a backoff, nothing sent or settled.
+func TestSendWorkTokenEndpointDown(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 1)
+	id := b.accept("u1")
+	must(t, b.fanout(id))
+	b.sender.authErr = &herald.SendError{Class: herald.SendRetry, Status: 503}
+	err := b.send(id, 0)
+	var snooze *river.JobSnoozeError
+	if !errors.As(err, &snooze) || snooze.Duration <= 0 {
+		t.Fatalf("got %v, want the job snoozed for a backoff", err)
+	}
+	if w, _ := b.db.ResumeChunk(b.ctx, id, 0); w.Range != (sendstore.Range{}) || len(b.sender.sent) != 0 {
+		t.Errorf("got %+v and %v sent, want nothing moved", w.Range, b.sender.sent)
+	}
+}
+
+// TestFinishWork: the finish records the unreachable users once and queues
+// a webhook message for them; a second run does nothing.
+func TestFinishWork(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 1)
+	id := b.accept("u1", "ghost")
+	must(t, b.fanout(id))
+	must(t, b.send(id, 0))
+	must(t, b.finish(id))
+	must(t, b.finish(id))
+	p := b.push(id)
+	if p.Status != herald.StatusDone || p.Counts.Sent != 1 || p.Counts.Unreachable != 1 {
+		t.Errorf("push: got %s %+v, want done, 1 sent, ghost unreachable", p.Status, p.Counts)
+	}
+	if n := b.jobs(WebhookArgs{}.Kind()); n != 1 {
+		t.Errorf("webhook jobs: got %d, want 1", n)
+	}
+}
+
+// TestWebhookWork: a report is posted; a failure is retried, one that
+// cannot be mended is cancelled.
+func TestWebhookWork(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 0)
+	w := &webhookWorker{s: b.s}
+	job := &river.Job[WebhookArgs]{JobRow: &rivertype.JobRow{Attempt: 1, MaxAttempts: herald.WebhookAttempts},
+		Args: WebhookArgs{Report: herald.UndeliverableReport{ID: "msg_1", AppID: b.app.ID, PushID: "push_1",
+			Users: []herald.Unreachable{{UserID: "u1", Reason: herald.ReasonNoToken}}}}}
+	must(t, w.Work(b.ctx, job))
+	b.hooks.err = errors.New("503")
+	if err := w.Work(b.ctx, job); err == nil || isCancel(err) {
+		t.Errorf("failed post: got %v, want an error to retry", err)
+	}
+	b.hooks.err = herald.ErrNoRetry
+	if err := w.Work(b.ctx, job); !isCancel(err) {
+		t.Errorf("post not to retry: got %v, want the job cancelled", err)
+	}
+	if got := len(b.hooks.reports); got != 3 || !slices.Equal(b.hooks.reports[0].Users, job.Args.Report.Users) {
+		t.Errorf("reports: got %d (%+v), want the report posted 3 times", got, b.hooks.reports)
+	}
+}

@@ -1,0 +1,201 @@
+// Package sendstore is the protocol between delivery and the store it
+// sends through (as River's riverdriver is between River and its
+// engines): the pages of a push's fan-out, its chunks of slots and the
+// steps that settle them, and Store, the guarded writes behind them. The
+// words (chunk, slot, window, settled, in flight, retry chunk) are
+// delivery's; see its package documentation.
+package sendstore
+
+import (
+	"context"
+	"errors"
+
+	"github.com/heraldpush/herald"
+)
+
+// Fanout is one page of a push's fan-out: its deliveries (seq and chunk
+// numbers continue From's; the pending ones become their chunks' slots, in
+// order of seq, the final ones rows) and one job per chunk. A page is
+// recorded only where the fan-out still stands at From, and leaves it at
+// To; the last page (More false) ends the fan-out, and Finish is queued
+// with it when no chunk is left open. A topic or all-users push also
+// records the users it targets (To.Users in all), and its charge for this
+// page's new ones.
+type Fanout struct {
+	From, To   FanoutCursor
+	More       bool
+	Deliveries []herald.Delivery
+	Jobs       []herald.Job
+	Finish     herald.Job
+	ChargeHalf int64
+}
+
+// FanoutCursor is how far a push's fan-out has gone: the devices read, and
+// the seqs, chunks and targeted users (topic and all-users pushes: each
+// user, and each device no user is mapped to) recorded so far.
+type FanoutCursor struct {
+	After      DeviceCursor
+	Seq, Chunk int
+	Users      int
+}
+
+// Start reports whether the cursor is the fan-out's start.
+func (c FanoutCursor) Start() bool {
+	return c.After == (DeviceCursor{}) && c.Seq == 0 && c.Chunk == 0
+}
+
+// DeviceCursor is a position in the order in which a topic or all-users
+// push reads an app's devices: first those no user is mapped to, by id,
+// then the mapped ones by user and id, so that a user's devices follow
+// each other. The zero cursor is before the first device.
+type DeviceCursor struct {
+	Mapped   bool
+	UserID   string
+	DeviceID string
+}
+
+// Store is what the send path needs: the devices a push goes to,
+// and every transition of its fan-out, chunks, deliveries and end. Each
+// transition is a guarded write, correct with several writers at once.
+type Store interface {
+	// DevicesByID returns those of the devices that still exist.
+	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error)
+	// DevicePage returns, in DeviceCursor's order, at most limit of the
+	// app's devices after the cursor (with a topic, those subscribed to
+	// it), and the cursor after the last one returned. Fewer than limit
+	// means there are no more.
+	DevicePage(ctx context.Context, appID, topic string, after DeviceCursor, limit int) ([]herald.Device, DeviceCursor, error)
+	// DevicesOfUsers returns the devices mapped to each of the users.
+	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
+	// DeviceByToken returns the app's device that holds the token now.
+	// ErrNotFound when none does.
+	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
+	// FanoutProgress returns where a push's fan-out stands, and whether it
+	// has ended. ErrNotFound.
+	FanoutProgress(ctx context.Context, pushID string) (FanoutCursor, bool, error)
+	// StartSending records a page of a push's fan-out. The first page
+	// (From the zero cursor) starts a push still waiting for its fan-out
+	// (AwaitingFanout); the others continue a sending push whose fan-out
+	// has not ended and stands at From. It returns false when the push was
+	// not there, so of several fan-outs at once exactly one records each
+	// page; ErrNotFound for an unknown push. The push's finish is queued
+	// once its last page is recorded and every chunk completed.
+	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
+	// ResumeChunk returns the chunk's work: its range, and its slots from
+	// the cursor on (none once the push failed). A chunk that was never
+	// recorded has no work.
+	ResumeChunk(ctx context.Context, pushID string, chunk int) (ChunkWork, error)
+	// AdvanceChunk writes one step of a chunk's progress in one
+	// transaction: the range moves from step.Old to step.New, the rows are
+	// written, the dead tokens dropped, and step.Retry becomes a retry
+	// chunk (a new chunk of the push, numbered below every other, with its
+	// job). Before marking, the device of each target is checked: the
+	// range then ends at the first target whose device no longer holds
+	// that token (or is no longer mapped to its Owner), the slots before
+	// it marked and the rest left to be judged again. It returns where the
+	// range now ends, and stopped when the push failed: then nothing more
+	// is marked, and the retry chunk's slots are recorded failed instead.
+	// ErrChunkMoved, writing nothing, when the chunk's range is no longer
+	// step.Old.
+	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (marked int, stopped bool, err error)
+	// CompleteChunk marks a chunk finished and, when it was the last one,
+	// inserts finish: once, however many complete at once.
+	CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error
+	// FailPush ends a push that cannot be sent: its chunks stop, every
+	// slot not yet settled failing with the reason, and finish is
+	// inserted.
+	FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error
+	// Deliveries returns every delivery of a push.
+	Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error)
+	// DeliveriesOf returns the deliveries of a push to the users, by seq.
+	DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]herald.Delivery, error)
+	// UndeliverableUsers returns the users with a delivery of the push
+	// that is undeliverable, each once.
+	UndeliverableUsers(ctx context.Context, pushID string) ([]string, error)
+	// FinishPush records the unreachable users and the push's end (done,
+	// unless it already failed), with the follow-up jobs. It returns false
+	// when the push had already finished: exactly one finish records.
+	FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error)
+}
+
+// ErrChunkMoved is a step of a chunk's progress written against a range
+// the chunk no longer has: another run of its job wrote meanwhile, and
+// this one must send nothing more.
+var ErrChunkMoved = errors.New("herald: the chunk's cursor moved")
+
+// Range is where a chunk's sends stand: every slot before Settled (the
+// cursor) is settled; those from Settled up to Marked are in flight.
+type Range struct {
+	Settled, Marked int
+}
+
+// ChunkWork is a chunk as a run of its send job finds it.
+type ChunkWork struct {
+	Range
+	// Slots are the chunk's slots from Settled on, in order: Slots[i] is
+	// at position Settled+i. Those before Marked were in flight when a run
+	// stopped: a send of each may have reached FCM.
+	Slots []herald.Delivery
+	// Stopped: the push failed; nothing of the chunk is to be sent.
+	Stopped bool
+}
+
+// SlotTarget is a slot about to be sent: its position in its chunk, and
+// the device and token it was resolved to at send time. Owner, when set,
+// is the user the device must still be mapped to as it is marked.
+type SlotTarget struct {
+	Pos      int
+	DeviceID string
+	Token    string
+	Owner    *string
+}
+
+// ChunkStep is one write of a chunk's progress: the slots whose sends
+// came back are settled, and the next slots are marked in flight.
+type ChunkStep struct {
+	Chunk int
+	// Old is the chunk's range as last written; the step applies only
+	// while the chunk still has it.
+	Old Range
+	// New is the range the step writes: New.Settled, from Old.Settled up
+	// to Old.Marked, is the new cursor; New.Marked, from Old.Marked on,
+	// the in-flight end asked for (the store may end it sooner, see
+	// Store.AdvanceChunk).
+	New Range
+	// Rows are the settled slots whose outcome is not a first send: any
+	// outcome but sent, or a send of a slot that may have been sent
+	// before (Resent), as they are recorded (state, reason, error, the
+	// device and token sent to).
+	Rows []herald.Delivery
+	// Retry are the settled slots to be sent again, as a retry chunk.
+	Retry *RetryChunk
+	// Drop are the dead tokens found among the settled sends.
+	Drop []DeadToken
+	// SentOldBadge and SentOldImage count the slots settled as sent
+	// without a row whose app version was too old for the badge or the
+	// image.
+	SentOldBadge, SentOldImage int
+	// Targets are the slots from Old.Marked up to New.Marked that are to
+	// be sent (the others were judged final), in order of position.
+	Targets []SlotTarget
+}
+
+// RetryChunk is the part of a step's settled slots that is sent again
+// later, in a chunk of its own: retriable failures, and sends cut off or
+// interrupted by a crash.
+type RetryChunk struct {
+	// Slots are as they will be sent: with the device and token last
+	// resolved, Attempts (the failed attempts so far), Resent when a send
+	// of it may have reached FCM, and Error, the last failure (recorded
+	// when the push failed meanwhile and nothing is sent again).
+	Slots []herald.Delivery
+	// Job returns the send job of the new chunk numbered chunk, due when
+	// its slots are to be sent.
+	Job func(chunk int) herald.Job
+}
+
+// DeadToken is a token a send found dead: its device is deleted, but only
+// while it still holds that token.
+type DeadToken struct {
+	DeviceID, Token string
+}
