@@ -86,6 +86,9 @@ type Fanout struct {
 	Jobs       []Job
 	Finish     Job
 	ChargeHalf int64
+	// Deferred are the page's chunks that wait for the morning (see
+	// NightDefer); their jobs are among Jobs.
+	Deferred []DeferredChunk
 }
 
 // FanoutCursor is how far a push's fan-out has gone: the devices read, and
@@ -253,6 +256,12 @@ type ScheduleStore interface {
 	// CancelScheduled cancels the push after check passes and refunds its
 	// charge. ErrNotFound, or check's error.
 	CancelScheduled(ctx context.Context, pushID string, check func(p Push) error) (Push, error)
+	// CancelDeferred cancels the deferred part of a sending push (see
+	// NightDefer) after check passes on its time: its deliveries become
+	// suppressed by the night, their users are refunded, and finish is
+	// queued when nothing else is open. ErrScheduleLocked when there is no
+	// deferred part left that has not begun; check's error.
+	CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish Job) (Push, error)
 }
 
 // SessionStore keeps the dashboard's sessions, so that a session made on

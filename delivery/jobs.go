@@ -58,13 +58,24 @@ func (a FanoutArgs) InsertOpts() river.InsertOpts {
 type SendArgs struct {
 	PushID string `json:"pushId"`
 	Chunk  int    `json:"chunk"`
+	// At is when a deferred chunk is sent (the next 08:00, see
+	// herald.NightDefer); zero for a chunk sent at once. RunAt is At on
+	// River's clock, as FanoutArgs has it.
+	At    time.Time `json:"at,omitzero"`
+	RunAt time.Time `json:"runAt,omitzero"`
 }
 
 // Kind names the job.
 func (SendArgs) Kind() string { return "herald.send" }
 
-// InsertOpts puts sends on their own queue.
-func (SendArgs) InsertOpts() river.InsertOpts { return river.InsertOpts{Queue: QueueSend} }
+// InsertOpts puts sends on their own queue; a deferred chunk's is made due
+// just before its time, as a scheduled push's fan-out is.
+func (a SendArgs) InsertOpts() river.InsertOpts {
+	if a.RunAt.IsZero() {
+		return river.InsertOpts{Queue: QueueSend}
+	}
+	return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.RunAt.Add(-schedulerSlack)}
+}
 
 // FinishArgs ends a push whose chunks are all done.
 type FinishArgs struct {

@@ -28,6 +28,9 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if p.Status != herald.StatusSending {
 		return nil // failed or finished meanwhile
 	}
+	if err := s.untilMorning(ctx, job.Args); err != nil {
+		return err // a deferred chunk, before its time
+	}
 	app, err := s.cfg.Store.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
@@ -54,6 +57,9 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	deadline := p.CreatedAt.Add(s.cfg.RetryFor)
 	if p.StartedAt != nil {
 		deadline = p.StartedAt.Add(s.cfg.RetryFor)
+	}
+	if !job.Args.At.IsZero() {
+		deadline = job.Args.At.Add(s.cfg.RetryFor) // a deferred chunk's hour starts in the morning
 	}
 	c.giveUp = !s.cfg.Now().Before(deadline)
 	c.yieldAt = time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
