@@ -62,6 +62,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"DeliveryStore", deliveryTests},
 		{"HistoryStore", historyTests},
 		{"ScheduleStore", scheduleTests},
+		{"NightDeferral", nightTests},
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},
 		{"NodeStore", nodeTests},
