@@ -7,7 +7,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/fcm/fcmtest"
 )
 
 // The night deferral end to end (options.nightPolicy "defer"): the service
@@ -240,4 +243,78 @@ func TestNightDeferralCancel(t *testing.T) {
 		t.Errorf("after the refused cancel: got %+v, usage %v; want still deferred, 1.5 on the push, 2.5 in the ledger", v, e.usage(a))
 	}
 	wantDelivered(t, e, a, id, "all")
+}
+
+// TestNightDeferralSurvivesKill runs the real binary (SQLite) in a zone
+// where it is 22:00 now: a deferred push's part for the morning outlives
+// a SIGKILL of the process, is shown the same after the restart, and is
+// cancelled there with its refund. (The firing after a restart is
+// TestNightDeferralRestart's, on an injected clock.)
+func TestNightDeferralSurvivesKill(t *testing.T) {
+	sqliteOnly(t, "a crash of the one process on the embedded store; TestNightDeferralNodes covers PostgreSQL")
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	const adminToken = "ha_nightTestAdminToken0123456789abcdefghij"
+	bin := buildHerald(t)
+	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
+	dataDir := t.TempDir()
+	proc := startProcess(t, bin, dataDir, adminToken, emuURL)
+	app := proc.newApp(adminToken, "night", emuURL)
+	zone := zoneWithHour(t, time.Now(), 22)
+	loc, _ := time.LoadLocation(zone)
+	settings := []byte(`{"tier":"business","appUserEnabled":true,"adPrefixCheck":false,"timeZone":"` + zone + `"}`)
+	if code := proc.adminJSON(adminToken, "PATCH", "/admin/v1/apps/"+app.AppID, settings, nil); code != http.StatusOK {
+		t.Fatalf("patch app: got %d", code)
+	}
+	c := client.New(proc.publicURL, app.APIKey, app.SecretKey, nil)
+	ctx := context.Background()
+	on := true
+	for _, u := range []string{"all", "day"} {
+		if _, err := c.RegisterPushToken(ctx, client.RegisterRequest{DeviceID: "dev-" + u, Token: "tok-" + u, Platform: "android",
+			AppSourceVersion: "1.6.0", UserID: u}); err != nil {
+			t.Fatal(err)
+		}
+		state := client.MarketingState{Marketing: &on}
+		if u == "all" {
+			state.MarketingNight = &on
+		}
+		if _, err := c.SetMarketing(ctx, u, state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"all", "day"}, Title: "Night sale", Content: "c",
+		Options: &client.Options{IsMarketing: &on, NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(emu.Messages("tok-all")) == 1 })
+	morning := herald.NextMorning(time.Now(), loc)
+	read := func(p *process) nightView {
+		var v nightView
+		if code := p.adminJSON(adminToken, "GET", "/admin/v1/pushes/"+res.PushID, nil, &v); code != http.StatusOK {
+			t.Fatalf("get push: got %d", code)
+		}
+		return v
+	}
+	wantWaiting := func(when string, v nightView) {
+		if v.Status != "sending" || v.Counts.DeferredNight != 1 || v.DeferredUntil == nil || !v.DeferredUntil.Equal(morning) || v.ServerActions != 1 {
+			t.Fatalf("%s: got %+v (until %v), want sending, 1 deferred until %v, 1 Server Action", when, v, v.DeferredUntil, morning)
+		}
+	}
+	wantWaiting("before the kill", read(proc))
+	proc.kill()
+	proc = startProcess(t, bin, dataDir, adminToken, emuURL)
+	wantWaiting("after the restart", read(proc))
+	var answer nightView
+	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/pushes/"+res.PushID+"/cancel", nil, &answer); code != http.StatusOK {
+		t.Fatalf("cancel: got %d, want 200", code)
+	}
+	waitFor(t, "the push to end", 20*time.Second, func() bool { return read(proc).Status == "done" })
+	if v := read(proc); v.Counts.Sent != 1 || v.Counts.SuppressedNight != 1 || v.Counts.DeferredNight != 0 || v.ServerActions != 0.5 {
+		t.Errorf("after the cancel: got %+v, want 1 sent, 1 suppressed by the night, 0.5 Server Actions", v)
+	}
+	if n := len(emu.Messages("tok-day")); n != 0 {
+		t.Errorf("day: got %d messages, want none", n)
+	}
 }
