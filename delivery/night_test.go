@@ -23,9 +23,9 @@ func TestPlanDefer(t *testing.T) {
 	}
 	all, day, none := herald.Consent{Marketing: true, MarketingNight: true}, herald.Consent{Marketing: true}, herald.Consent{}
 	groups := []recipientDevices{
-		{r: herald.Recipient{UserID: "a"}, idx: 0, devices: []herald.Device{dev("a1", "a", all), dev("a2", "a", day)}}, // one now, one deferred: no refund
-		{r: herald.Recipient{UserID: "b"}, idx: 1, devices: []herald.Device{dev("b1", "b", day), dev("b2", "b", day)}}, // both deferred: refund 1
-		{r: herald.Recipient{UserID: "c"}, idx: 2, devices: []herald.Device{dev("c1", "c", none)}},                     // suppressed by consent
+		{r: herald.Recipient{UserID: "a"}, idx: 0, devices: []herald.Device{dev("a1", "a", all), dev("a2", "a", day)}},  // one now, one deferred: no refund
+		{r: herald.Recipient{UserID: "b"}, idx: 1, devices: []herald.Device{dev("b1", "b", day), dev("b2", "b", day)}},  // both deferred: refund 1
+		{r: herald.Recipient{UserID: "c"}, idx: 2, devices: []herald.Device{dev("c1", "c", none)}},                      // suppressed by consent
 		{r: herald.Recipient{UserID: "d"}, idx: 3, devices: []herald.Device{dev("d1", "d", day), dev("d2", "d", none)}}, // deferred and suppressed: refund 1
 		{r: herald.Recipient{UserID: "e"}, idx: 4, devices: []herald.Device{dev("e1", "e", all)}},
 	}
