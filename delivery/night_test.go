@@ -146,3 +146,37 @@ func TestUntilMorning(t *testing.T) {
 		t.Errorf("near, job cancelled while waiting: got %v, want a snooze", err)
 	}
 }
+
+// TestNightRuleFor: the rule of a fan-out page is judged at the service's
+// time, so a scheduled push whose time falls in the night defers as an
+// immediate one does; a topic page refunds only users new on it.
+func TestNightRuleFor(t *testing.T) {
+	t.Parallel()
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+	app := herald.App{TimeZone: "Asia/Seoul"}
+	for _, tc := range []struct {
+		at      time.Time
+		night   bool
+		morning time.Time
+	}{
+		{time.Date(2027, 1, 5, 23, 30, 0, 0, seoul), true, time.Date(2027, 1, 6, 8, 0, 0, 0, seoul)},
+		{time.Date(2027, 1, 6, 7, 59, 0, 0, seoul), true, time.Date(2027, 1, 6, 8, 0, 0, 0, seoul)},
+		{time.Date(2027, 1, 6, 12, 0, 0, 0, seoul), false, time.Date(2027, 1, 7, 8, 0, 0, 0, seoul)},
+	} {
+		s := New(Config{Now: func() time.Time { return tc.at }})
+		sendAt := tc.at
+		p := herald.Push{Kind: herald.KindUsers, ScheduledAt: &sendAt, NightPolicy: herald.NightDefer}
+		r := s.nightRuleFor(p, app, herald.FanoutCursor{Users: 7})
+		if r.night != tc.night || !r.morning.Equal(tc.morning) || !r.charged || r.newFrom != 0 {
+			t.Errorf("%v: got %+v, want night %v, morning %v, charged, all users new", tc.at, r, tc.night, tc.morning)
+		}
+		p.Kind = herald.KindTopic
+		if r := s.nightRuleFor(p, app, herald.FanoutCursor{Users: 7}); r.newFrom != 7 {
+			t.Errorf("topic page: got newFrom %d, want 7", r.newFrom)
+		}
+		p.Kind = herald.KindToken
+		if r := s.nightRuleFor(p, app, herald.FanoutCursor{}); r.charged {
+			t.Errorf("token push: got charged, want not")
+		}
+	}
+}
