@@ -318,3 +318,43 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 		t.Errorf("day: got %d messages, want none", n)
 	}
 }
+
+// TestNightDeferralAllAndMessages: deferral on /all (charged per user as
+// it fans out) and on a mixed /messages request (each message marketing
+// by its own title), each cancelled at 07:50 with its refund.
+func TestNightDeferralAllAndMessages(t *testing.T) {
+	t.Parallel()
+	clk := &testClock{}
+	morning := time.Date(2026, 12, 6, 8, 0, 0, 0, seoul)
+	clk.Run(morning.Add(-10 * time.Minute))
+	e := startClocked(t, clk)
+	a := consentApp(t, e, "Asia/Seoul")
+	yes, ctx := true, context.Background()
+	all, err := a.c.PushAll(ctx, client.PushAllRequest{Title: "Night sale", Content: "c",
+		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := a.c.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
+		{UserID: "none", Title: "(광고) for none", Content: "c"}, {UserID: "day", Title: "(광고) for day", Content: "c"},
+		{UserID: "all", Title: "Your receipt", Content: "not an ad"}}, Options: &client.Options{NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{all.PushID, msgs.PushID} {
+		if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 {
+			t.Fatalf("push %s: got %v Server Actions, want 1.5", id, v.ServerActions)
+		}
+		var answer nightView
+		if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
+			t.Fatalf("cancel %s: got %d, want 200", id, code)
+		}
+		e.waitFinal(id, 20*time.Second)
+		if v := e.nightPush(id); v.Status != "done" || v.Counts.SuppressedNight != 1 || v.Counts.Sent != 1 || v.ServerActions != 1 {
+			t.Errorf("push %s after the cancel: got %+v, want done, 1 sent, 1 suppressed by the night, 1 Server Action", id, v)
+		}
+	}
+	if got := e.usage(a); got != 2 {
+		t.Errorf("usage: got %v, want 3 charged less 1 refunded", got)
+	}
+}
