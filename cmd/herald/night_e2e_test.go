@@ -120,16 +120,17 @@ func wantMorning(t *testing.T, e *env, clk *testClock, a testApp, id string, mor
 }
 
 // TestNightDeferralAtEight: a marketing push with nightPolicy defer at
-// 07:59:45 in Seoul goes at once to the device with night consent, counts
+// 07:59:48 in Seoul goes at once to the device with night consent, counts
 // the day-only ones as deferred until 08:00, and sends them at 08:00 of the
 // injected clock, their consent judged again then.
 func TestNightDeferralAtEight(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
 	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-15 * time.Second))
+	clk.Run(morning.Add(-time.Hour))
 	e := startClocked(t, clk)
 	a := nightApp(t, e)
+	clk.Run(morning.Add(-12 * time.Second)) // the app is set up: the morning comes soon after the push
 	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
 	wantDeferredPush(t, e, a, id, morning, 3)
 	morningChanges(t, clk, a, morning)
@@ -146,9 +147,10 @@ func TestNightDeferralRestart(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
 	morning := time.Date(2026, 12, 3, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-15 * time.Second))
+	clk.Run(morning.Add(-time.Hour))
 	e := startClocked(t, clk)
 	a := nightApp(t, e)
+	clk.Run(morning.Add(-12 * time.Second)) // the app is set up: the morning comes soon after the push
 	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
 	wantDeferredPush(t, e, a, id, morning, 3)
 	morningChanges(t, clk, a, morning)
@@ -173,7 +175,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
 	morning := time.Date(2026, 12, 4, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-20 * time.Second))
+	clk.Run(morning.Add(-time.Hour))
 	e := startClocked(t, clk)
 	other, err := startService(context.Background(), e.config(func(c *config) { c.now = clk.Now }), io.Discard, e.logs)
 	if err != nil {
@@ -181,6 +183,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	}
 	t.Cleanup(func() { other.shutdown() })
 	a := nightApp(t, e)
+	clk.Run(morning.Add(-12 * time.Second))
 	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
 	wantDeferredPush(t, e, a, id, morning, 3)
 	morningChanges(t, clk, a, morning)
