@@ -122,6 +122,11 @@ type Push struct {
 	RequestedUsers    int
 	Counts            Counts
 	Edits             []Edit
+	// NightPolicy is options.nightPolicy ("" is NightSkip).
+	NightPolicy NightPolicy
+	// DeferredUntil is when the push's deferred part (see NightDefer) is
+	// sent: set, with Counts.DeferredNight, while one waits.
+	DeferredUntil *time.Time
 }
 
 // MarketingFor reports whether a recipient's message is marketing.
@@ -165,7 +170,10 @@ type Counts struct {
 	Failed            int `json:"failed"`
 	SuppressedConsent int `json:"suppressedConsent"`
 	SuppressedNight   int `json:"suppressedNight"`
-	Unreachable       int `json:"unreachable"`
+	// DeferredNight counts the tokens of a push with options.nightPolicy
+	// "defer" that wait for the morning (see NightDefer).
+	DeferredNight int `json:"deferredNight"`
+	Unreachable   int `json:"unreachable"`
 	// BadgeUnsupported and ImageUnsupported count messages sent to devices
 	// whose app version is too old to show the badge (below 1.5.0) or the
 	// image (below 1.6.0).
@@ -181,6 +189,7 @@ func (c *Counts) Add(o Counts) {
 	c.Failed += o.Failed
 	c.SuppressedConsent += o.SuppressedConsent
 	c.SuppressedNight += o.SuppressedNight
+	c.DeferredNight += o.DeferredNight
 	c.Unreachable += o.Unreachable
 	c.BadgeUnsupported += o.BadgeUnsupported
 	c.ImageUnsupported += o.ImageUnsupported

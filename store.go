@@ -153,6 +153,12 @@ type ScheduleStore interface {
 	// CancelScheduled cancels the push after check passes and refunds its
 	// charge. ErrNotFound, or check's error.
 	CancelScheduled(ctx context.Context, pushID string, check func(p Push) error) (Push, error)
+	// CancelDeferred cancels the deferred part of a sending push (see
+	// NightDefer) after check passes on its time: its deliveries become
+	// suppressed by the night, their users are refunded, and finish is
+	// queued when nothing else is open. ErrScheduleLocked when there is no
+	// deferred part left that has not begun; check's error.
+	CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish Job) (Push, error)
 	// DueScheduled lists the scheduled pushes not yet fanned out whose
 	// time is at most until, soonest first, at most limit of them.
 	DueScheduled(ctx context.Context, until time.Time, limit int) ([]ScheduledPush, error)

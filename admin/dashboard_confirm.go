@@ -82,6 +82,10 @@ func (d *dashboard) cancelConfirmPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if deferring(p) {
+		d.deferCancelConfirm(w, r, a, p)
+		return
+	}
 	c := confirmData{
 		Question: "Cancel this scheduled push?",
 		Consequence: fmt.Sprintf("%q, due %s, is not sent, and its %s Server Actions are refunded. This cannot be undone.",

@@ -160,6 +160,10 @@ func (d *dashboard) cancelPush(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
+	if deferring(p) {
+		d.cancelDeferred(w, r, a, p)
+		return
+	}
 	if _, err := d.Schedules.CancelScheduled(r.Context(), p.ID); err != nil {
 		v, lerr := d.scheduledView(r, a)
 		if lerr != nil {

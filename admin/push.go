@@ -36,6 +36,11 @@ type pushJSON struct {
 	ServerActions float64       `json:"serverActions"`
 	Counts        herald.Counts `json:"counts"`
 	Edits         []herald.Edit `json:"edits"`
+	// NightPolicy is options.nightPolicy ("skip" or "defer").
+	NightPolicy herald.NightPolicy `json:"nightPolicy"`
+	// DeferredUntil is when the push's deferred part is sent, while
+	// counts.deferredNight tokens wait for it; null otherwise.
+	DeferredUntil *time.Time `json:"deferredUntil"`
 }
 
 func orNil(s string) *string {
@@ -50,13 +55,18 @@ func pushToJSON(p herald.Push) pushJSON {
 	if edits == nil {
 		edits = []herald.Edit{}
 	}
-	return pushJSON{
+	out := pushJSON{
 		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
 		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.ServerActionsHalf), Counts: p.Counts, Edits: edits,
+		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
 	}
+	if out.NightPolicy == "" {
+		out.NightPolicy = herald.NightSkip
+	}
+	return out
 }
 
 func (s *server) listPushes(w http.ResponseWriter, r *http.Request) {

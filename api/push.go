@@ -293,6 +293,13 @@ func (o object) options(p *herald.Push, app herald.App, received time.Time, sche
 	if b := opt.boolean("isMarketing"); b != nil {
 		p.IsMarketingOpt = *b
 	}
+	if v, ok := opt.str("nightPolicy", false, 0); ok {
+		policy, valid := herald.ParseNightPolicy(v)
+		if !valid {
+			opt.fail("nightPolicy", herald.NightPolicyReason)
+		}
+		p.NightPolicy = policy
+	}
 	if g, ok := opt.str("requestGroupId", false, 0); ok {
 		if reason := herald.RequestGroupIDProblem(g); reason != "" {
 			opt.fail("requestGroupId", reason)

@@ -49,6 +49,9 @@ type Options struct {
 	RequestGroupID string `json:"requestGroupId,omitempty"`
 	ScheduleTime   string `json:"scheduleTime,omitempty"` // "YYYY-MM-DDTHH:MM" in the app's time zone
 	IsMarketing    *bool  `json:"isMarketing,omitempty"`
+	// NightPolicy is "skip" (the default) or "defer": a marketing push
+	// sent at night goes to devices without night consent at 08:00.
+	NightPolicy string `json:"nightPolicy,omitempty"`
 }
 
 // PushResult is the answer to an accepted push.

@@ -47,7 +47,7 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 	}
 	yieldAt := time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
 	for {
-		f, err := s.fanoutPage(ctx, p, from, herald.IsNight(s.cfg.Now(), app.Location()))
+		f, err := s.fanoutPage(ctx, p, from, s.nightRuleFor(p, app, from))
 		if err != nil {
 			return err
 		}
@@ -68,7 +68,7 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 // fanoutPage plans the next page of a push's fan-out: every device of the
 // users a push names, the device holding a token push's token, or the next
 // page of a topic's or the app's devices.
-func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.FanoutCursor, night bool) (sendstore.Fanout, error) {
+func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.FanoutCursor, rule nightRule) (sendstore.Fanout, error) {
 	f := sendstore.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
 	switch {
@@ -99,10 +99,11 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.
 			groups = append(groups, recipientDevices{r: r, idx: idx, devices: devices[r.UserID]})
 		}
 	}
-	f.Deliveries = plan(p, groups, night, s.cfg.ChunkSize, &f.To)
+	f.Deliveries, f.Deferred = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
 	for c := from.Chunk; c < f.To.Chunk; c++ {
 		f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
 	}
+	s.deferJobs(&f)
 	return f, nil
 }
 
@@ -208,12 +209,15 @@ func userIDs(rs []herald.Recipient) []string {
 
 // plan makes one delivery per device of each recipient, numbered on from
 // where to stands, which it moves past them: suppressed ones already final,
-// the others pending and numbered into chunks.
-func plan(p herald.Push, groups []recipientDevices, night bool, chunkSize int, to *sendstore.FanoutCursor) []herald.Delivery {
+// the others pending and numbered into chunks, those deferred to the
+// morning (herald.NightDefer) in chunks of their own after the others.
+func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []herald.DeferredChunk) {
 	var ds []herald.Delivery
+	var later deferral
 	open := 0
 	for _, g := range groups {
 		marketing, image := p.MarketingFor(g.r), p.ContentFor(g.r).ImageURL != ""
+		sentNow, deferred := 0, 0
 		for _, d := range g.devices {
 			del := herald.Delivery{
 				Seq: to.Seq + len(ds), RecipientIdx: g.idx, UserID: g.r.UserID, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
@@ -221,19 +225,24 @@ func plan(p herald.Push, groups []recipientDevices, night bool, chunkSize int, t
 				OldForBadge: p.Badge && herald.VersionBelow(d.AppSourceVersion, herald.BadgeSince),
 				OldForImage: image && herald.VersionBelow(d.AppSourceVersion, herald.ImageSince),
 			}
-			switch herald.Suppress(marketing, d.Consent, night) {
-			case herald.SuppressedConsent:
+			switch herald.JudgeNight(marketing, d.Consent, rule.night, p.NightPolicy) {
+			case herald.SuppressConsent:
 				del.State = herald.DeliverySuppressedConsent
-			case herald.SuppressedNight:
+			case herald.SuppressNight:
 				del.State = herald.DeliverySuppressedNight
+			case herald.DeferToMorning:
+				later.at = append(later.at, len(ds))
+				deferred++
 			default:
 				del.Chunk = to.Chunk + open/chunkSize
 				open++
+				sentNow++
 			}
 			ds = append(ds, del)
 		}
+		later.group(rule, g, sentNow, deferred)
 	}
 	to.Seq += len(ds)
 	to.Chunk += (open + chunkSize - 1) / chunkSize
-	return ds
+	return ds, later.number(ds, rule, chunkSize, to)
 }

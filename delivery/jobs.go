@@ -59,17 +59,30 @@ func (a FanoutArgs) InsertOpts() river.InsertOpts {
 type SendArgs struct {
 	PushID string `json:"pushId"`
 	Chunk  int    `json:"chunk"`
-	// At is when the chunk is due, on River's clock (the real one); zero
-	// for at once.
-	At time.Time `json:"at,omitzero"`
+	// Due is when a retry chunk is due, on River's clock (the real one);
+	// zero for at once.
+	Due time.Time `json:"due,omitzero"`
+	// Morning is when a deferred chunk is sent (the next 08:00, see
+	// herald.NightDefer), on the service's clock; its retry chunks keep it,
+	// as their hour of retries runs from it. Zero for a chunk sent at
+	// once. RunAt is Morning on River's clock, as FanoutArgs has it.
+	Morning time.Time `json:"morning,omitzero"`
+	RunAt   time.Time `json:"runAt,omitzero"`
 }
 
 // Kind names the job.
 func (SendArgs) Kind() string { return "herald.send" }
 
-// InsertOpts puts sends on their own queue, due at At.
+// InsertOpts puts sends on their own queue: a retry chunk's due at Due, a
+// deferred chunk's just before its morning, as a scheduled push's fan-out.
 func (a SendArgs) InsertOpts() river.InsertOpts {
-	return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.At}
+	switch {
+	case !a.Due.IsZero():
+		return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.Due}
+	case !a.RunAt.IsZero():
+		return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.RunAt.Add(-schedulerSlack)}
+	}
+	return river.InsertOpts{Queue: QueueSend}
 }
 
 // FinishArgs ends a push whose chunks are all done.

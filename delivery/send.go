@@ -28,6 +28,9 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if p.Status != herald.StatusSending {
 		return nil // failed or finished meanwhile
 	}
+	if err := s.untilMorning(ctx, job.Args); err != nil {
+		return err // a deferred chunk, before its time
+	}
 	app, err := s.cfg.Store.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
@@ -35,7 +38,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if len(app.FCMCredentials) == 0 {
 		return s.fail(ctx, p, "FCM credentials were removed")
 	}
-	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: job.Attempt}
+	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: job.Attempt, args: job.Args}
 	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
@@ -54,6 +57,9 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	c.deadline = p.CreatedAt.Add(s.cfg.RetryFor)
 	if p.StartedAt != nil {
 		c.deadline = p.StartedAt.Add(s.cfg.RetryFor)
+	}
+	if !job.Args.Morning.IsZero() {
+		c.deadline = job.Args.Morning.Add(s.cfg.RetryFor) // a deferred chunk's hour starts in the morning
 	}
 	c.giveUp = !s.cfg.Now().Before(c.deadline)
 	c.yieldAt = time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
@@ -109,6 +115,7 @@ type chunk struct {
 	deadline time.Time
 	giveUp   bool
 	attempt  int       // of the send job
+	args     SendArgs  // of the send job
 	yieldAt  time.Time // when the run stops taking on sends
 }
 
@@ -118,10 +125,14 @@ func (c *chunk) bounded(wait time.Duration) time.Duration {
 	return min(wait, max(time.Second, c.deadline.Sub(c.s.cfg.Now())))
 }
 
-// retryJob returns the job of a retry chunk, due after wait (bounded).
+// retryJob returns the job of a retry chunk, due after wait (bounded). A
+// deferred chunk's retry chunks keep its morning, from which their hour of
+// retries runs.
 func (c *chunk) retryJob(wait time.Duration) func(chunk int) herald.Job {
-	at := time.Now().Add(c.bounded(wait)) // River's clock, the real one
-	return func(chunk int) herald.Job { return SendArgs{PushID: c.push.ID, Chunk: chunk, At: at} }
+	due := time.Now().Add(c.bounded(wait)) // River's clock, the real one
+	return func(chunk int) herald.Job {
+		return SendArgs{PushID: c.push.ID, Chunk: chunk, Due: due, Morning: c.args.Morning}
+	}
 }
 
 // chunkResult is how a run over a chunk ended.

@@ -173,7 +173,12 @@ func (s *Service) EditScheduled(ctx context.Context, pushID string, c herald.Pus
 	})
 }
 
-// CancelScheduled cancels a scheduled push and refunds its charge.
+// CancelScheduled cancels a scheduled push and refunds its charge, or the
+// deferred part of a sending push (herald.NightDefer) and refunds its
+// users.
 func (s *Service) CancelScheduled(ctx context.Context, pushID string) (herald.Push, error) {
+	if p, err := s.cfg.Store.PushRecord(ctx, pushID); err == nil && p.Status == herald.StatusSending && p.NightPolicy == herald.NightDefer {
+		return s.cancelDeferred(ctx, pushID)
+	}
 	return s.cfg.Store.CancelScheduled(ctx, pushID, func(p herald.Push) error { return p.CheckEditable(s.cfg.Now()) })
 }

@@ -57,7 +57,7 @@ func TestTokenFanout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
 			p := herald.Push{ID: "push_1", AppID: "app_1", Kind: herald.KindToken, Token: tt.token, RequestedUsers: 1}
-			f, err := s.fanoutPage(context.Background(), p, sendstore.FanoutCursor{}, false)
+			f, err := s.fanoutPage(context.Background(), p, sendstore.FanoutCursor{}, nightRule{})
 			if err != nil {
 				t.Fatalf("fanoutPage: %v", err)
 			}

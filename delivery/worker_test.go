@@ -232,7 +232,7 @@ func TestSendWork(t *testing.T) {
 	b.sender.answers["t2"] = []error{&herald.SendError{Class: herald.SendRetry, Code: "QUOTA_EXCEEDED", RetryAfter: time.Minute}}
 	must(t, b.send(id, 0))
 	jobs := b.sendJobs(id)
-	if len(jobs) != 3 || jobs[2].Chunk != -1 || time.Until(jobs[2].At) < 50*time.Second {
+	if len(jobs) != 3 || jobs[2].Chunk != -1 || time.Until(jobs[2].Due) < 50*time.Second {
 		t.Fatalf("send jobs: got %+v, want a retry chunk -1 due in about a minute", jobs)
 	}
 	if _, _, err := b.db.User(b.ctx, b.app.ID, "u1"); err != nil {
@@ -282,7 +282,7 @@ func TestSendWorkResumesInFlight(t *testing.T) {
 		t.Fatalf("sent: got %v, want nothing before the retry chunk's run", b.sender.sent)
 	}
 	jobs := b.sendJobs(id)
-	if len(jobs) != 2 || jobs[1].Chunk != -1 || time.Until(jobs[1].At) > time.Second {
+	if len(jobs) != 2 || jobs[1].Chunk != -1 || time.Until(jobs[1].Due) > time.Second {
 		t.Fatalf("send jobs: got %+v, want a retry chunk due at once", jobs)
 	}
 	must(t, b.send(id, -1))

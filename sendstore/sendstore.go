@@ -28,6 +28,9 @@ type Fanout struct {
 	Jobs       []herald.Job
 	Finish     herald.Job
 	ChargeHalf int64
+	// Deferred are the page's chunks that wait for the morning (see
+	// herald.NightDefer); their jobs are among Jobs.
+	Deferred []herald.DeferredChunk
 }
 
 // FanoutCursor is how far a push's fan-out has gone: the devices read, and

@@ -59,6 +59,9 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`, chunkArgs); err != nil {
 			return err
 		}
+		if err := recordDeferred(ctx, c, pushID, f.Deferred); err != nil {
+			return err
+		}
 		if f.To.Users != f.From.Users {
 			if err := recordTargets(ctx, c, pushID, f, s.Now()); err != nil {
 				return err

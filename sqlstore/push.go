@@ -46,11 +46,12 @@ func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recip
 		edits, _ := json.Marshal(p.Edits)
 		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-			job_id, recipients, token)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			job_id, recipients, token, night_defer)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
 			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
-			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token); err != nil {
+			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token,
+			p.NightPolicy == herald.NightDefer); err != nil {
 			return err
 		}
 		return charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt)
@@ -149,7 +150,8 @@ func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, boo
 }
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
-	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token`
+	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token,
+	night_defer`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -157,11 +159,15 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var scheduled, started, finished sql.NullInt64
 	var created int64
 	var edits string
+	var nightDefer bool
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
-		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token}, extra...)...)
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer}, extra...)...)
 	if err != nil {
 		return p, err
+	}
+	if nightDefer {
+		p.NightPolicy = herald.NightDefer
 	}
 	p.ScheduledAt, p.StartedAt, p.FinishedAt = fromMS(scheduled), fromMS(started), fromMS(finished)
 	p.CreatedAt = time.UnixMilli(created).UTC()
@@ -183,9 +189,13 @@ func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) 
 	return scanPush(s.reader().queryRow(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
 }
 
-// fillCounts sets the counts of one push (sumCounts).
+// fillCounts sets the counts of one push (sumCounts), and its deferred
+// part (fillDeferred).
 func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
-	return sumCounts(ctx, c, &p.Counts, `push_id = ?`, p.ID)
+	if err := sumCounts(ctx, c, &p.Counts, `push_id = ?`, p.ID); err != nil {
+		return err
+	}
+	return fillDeferred(ctx, c, p)
 }
 
 // sumCounts adds to counts those that the chunks, delivery rows and

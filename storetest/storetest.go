@@ -63,6 +63,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"DeliveryStore", deliveryTests},
 		{"HistoryStore", append(historyTests, overviewTests...)},
 		{"ScheduleStore", scheduleTests},
+		{"NightDeferral", nightTests},
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},
 		{"NodeStore", nodeTests},

@@ -1,0 +1,363 @@
+package main
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/fcm/fcmtest"
+)
+
+// The night deferral end to end (options.nightPolicy "defer"): the service
+// runs on an injected clock set shortly before 08:00 in Seoul, so the
+// morning comes within seconds; the emulator keeps the real clock.
+
+// nightView is the admin record of a push as these tests read it.
+type nightView struct {
+	Status        string
+	NightPolicy   string
+	DeferredUntil *time.Time
+	ServerActions float64
+	Counts        struct {
+		Tokens, Sent, SuppressedConsent, SuppressedNight, DeferredNight int
+	}
+}
+
+func (e *env) nightPush(id string) nightView {
+	e.t.Helper()
+	var v nightView
+	if code := e.admin("GET", "/admin/v1/pushes/"+id, nil, &v); code != http.StatusOK {
+		e.t.Fatalf("get push %s: got %d", id, code)
+	}
+	return v
+}
+
+// nightApp is consentApp in Seoul ("none", "day", "all") with two more
+// users of marketing consent by day only: "late", who gives night consent
+// before the morning, and "quit", who withdraws marketing consent by then.
+func nightApp(t *testing.T, e *env) testApp {
+	t.Helper()
+	a := consentApp(t, e, "Asia/Seoul")
+	e.register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "late", "quit")
+	on := true
+	for _, u := range []string{"late", "quit"} {
+		if _, err := a.c.SetMarketing(context.Background(), u, client.MarketingState{Marketing: &on}); err != nil {
+			t.Fatalf("consent of %s: %v", u, err)
+		}
+	}
+	return a
+}
+
+// pushDefer sends a marketing push with nightPolicy defer to users.
+func pushDefer(t *testing.T, a testApp, users ...any) string {
+	t.Helper()
+	yes := true
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "Night sale", Content: "50% off",
+		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatalf("push: %v", err)
+	}
+	return res.PushID
+}
+
+// wantDeferred waits for the push's night-consent device ("all") and
+// checks that n tokens wait for the morning.
+func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.Time, n int) nightView {
+	t.Helper()
+	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(e.sentTo(id)) == 1 })
+	wantDelivered(t, e, a, id, "all")
+	v := e.nightPush(id)
+	if v.Status != "sending" || v.NightPolicy != "defer" || v.Counts.DeferredNight != n || v.DeferredUntil == nil ||
+		!v.DeferredUntil.Equal(morning) || v.Counts.SuppressedConsent != 1 || v.Counts.SuppressedNight != 0 {
+		t.Fatalf("before the morning: got %+v (until %v), want sending, %d deferred until %v, 1 suppressed by consent", v,
+			v.DeferredUntil, n, morning)
+	}
+	return v
+}
+
+// morningChanges makes "late" give night consent and "quit" withdraw
+// marketing consent, and fails unless that happened before the morning.
+func morningChanges(t *testing.T, clk *testClock, a testApp, morning time.Time) {
+	t.Helper()
+	on, off := true, false
+	if _, err := a.c.SetMarketing(context.Background(), "late", client.MarketingState{Marketing: &on, MarketingNight: &on}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := a.c.SetMarketing(context.Background(), "quit", client.MarketingState{Marketing: &off}); err != nil {
+		t.Fatal(err)
+	}
+	if !clk.Now().Before(morning) {
+		t.Fatalf("the consent changes came after the morning (%v): the machine is too slow for this test", clk.Now())
+	}
+}
+
+// wantMorning checks the push after its morning: "all" sent at once,
+// "day" and "late" at 08:00 each once, "quit" suppressed, the charge kept.
+func wantMorning(t *testing.T, e *env, clk *testClock, a testApp, id string, morning time.Time) {
+	t.Helper()
+	p := e.waitFinal(id, 60*time.Second)
+	wantDelivered(t, e, a, id, "all", "day", "late")
+	v := e.nightPush(id)
+	if v.Status != "done" || v.Counts.Tokens != 5 || v.Counts.Sent != 3 || v.Counts.SuppressedConsent != 2 ||
+		v.Counts.SuppressedNight != 0 || v.Counts.DeferredNight != 0 || v.DeferredUntil != nil || v.ServerActions != 2.5 {
+		t.Errorf("after the morning: got %s %+v (until %v), want done, 5 tokens, 3 sent, 2 suppressed by consent, 2.5 Server Actions",
+			p.Status, v, v.DeferredUntil)
+	}
+	for _, u := range []string{"day", "late"} {
+		msgs := e.received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
+		if len(msgs) != 1 {
+			t.Fatalf("%s: got %d messages, want 1", u, len(msgs))
+		}
+		if at := clk.Fake(msgs[0].ReceivedAt); at.Before(morning) {
+			t.Errorf("%s: sent at %v, before the morning %v", u, at, morning)
+		}
+	}
+}
+
+// TestNightDeferralAtEight: a marketing push with nightPolicy defer at
+// 07:59:48 in Seoul goes at once to the device with night consent, counts
+// the day-only ones as deferred until 08:00, and sends them at 08:00 of the
+// injected clock, their consent judged again then.
+func TestNightDeferralAtEight(t *testing.T) {
+	t.Parallel()
+	clk := &testClock{}
+	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
+	clk.Run(morning.Add(-time.Hour))
+	e := startClocked(t, clk)
+	a := nightApp(t, e)
+	clk.Run(morning.Add(-12 * time.Second)) // the app is set up: the morning comes soon after the push
+	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
+	wantDeferredPush(t, e, a, id, morning, 3)
+	morningChanges(t, clk, a, morning)
+	wantMorning(t, e, clk, a, id, morning)
+	if got := e.usage(a); got != 2.5 {
+		t.Errorf("usage: got %v Server Actions, want 2.5 (charged once)", got)
+	}
+}
+
+// TestNightDeferralRestart: the service stops while a push is deferred
+// and starts again after 08:00 on the same data; the deferred part is
+// sent then, each device once.
+func TestNightDeferralRestart(t *testing.T) {
+	t.Parallel()
+	clk := &testClock{}
+	morning := time.Date(2026, 12, 3, 8, 0, 0, 0, seoul)
+	clk.Run(morning.Add(-time.Hour))
+	e := startClocked(t, clk)
+	a := nightApp(t, e)
+	clk.Run(morning.Add(-12 * time.Second)) // the app is set up: the morning comes soon after the push
+	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
+	wantDeferredPush(t, e, a, id, morning, 3)
+	morningChanges(t, clk, a, morning)
+	if err := e.svc.shutdown(); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the morning to pass while the service is down", 30*time.Second, func() bool {
+		return clk.Now().After(morning.Add(time.Second))
+	})
+	wantDelivered(t, e, a, id, "all")
+	e.startService(func(c *config) { c.now = clk.Now })
+	wantMorning(t, e, clk, a, id, morning)
+}
+
+// TestNightDeferralNodes (PostgreSQL): two nodes on one schema; the node
+// that accepted the push stops while it is deferred and a third starts;
+// at 08:00 the two live nodes send the deferred part once.
+func TestNightDeferralNodes(t *testing.T) {
+	if testEngine() != "postgres" {
+		t.Skip("several nodes need PostgreSQL: set HERALD_TEST_DATABASE_URL")
+	}
+	t.Parallel()
+	clk := &testClock{}
+	morning := time.Date(2026, 12, 4, 8, 0, 0, 0, seoul)
+	clk.Run(morning.Add(-time.Hour))
+	e := startClocked(t, clk)
+	other, err := startService(context.Background(), e.config(func(c *config) { c.now = clk.Now }), io.Discard, e.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.shutdown() })
+	a := nightApp(t, e)
+	clk.Run(morning.Add(-12 * time.Second))
+	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
+	wantDeferredPush(t, e, a, id, morning, 3)
+	morningChanges(t, clk, a, morning)
+	if err := e.svc.shutdown(); err != nil { // the accepting node goes away
+		t.Fatal(err)
+	}
+	e.startService(func(c *config) { c.now = clk.Now })
+	wantMorning(t, e, clk, a, id, morning)
+	var workers int
+	if err := e.queryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'at' IS NOT NULL`,
+		id).Scan(&workers); err != nil || workers != 1 {
+		t.Errorf("deferred send jobs: got %d %v, want 1", workers, err)
+	}
+}
+
+// TestNightDeferralCancel: the operator cancels the deferred part at
+// 07:50: its users count as suppressed by the night, are refunded in the
+// ledger and the push's Server Actions, and the push ends done; within 5
+// minutes of 08:00 the cancel is refused 409 and nothing changes.
+func TestNightDeferralCancel(t *testing.T) {
+	t.Parallel()
+	clk := &testClock{}
+	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, seoul)
+	clk.Run(morning.Add(-10 * time.Minute))
+	e := startClocked(t, clk)
+	a := consentApp(t, e, "Asia/Seoul")
+	id := pushDefer(t, a, "none", "day", "all")
+	if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 || e.usage(a) != 1.5 {
+		t.Fatalf("charge: got %v on the push, %v in the ledger, want 1.5", v.ServerActions, e.usage(a))
+	}
+	var answer nightView
+	if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
+		t.Fatalf("cancel at 07:50: got %d, want 200", code)
+	}
+	if answer.Counts.SuppressedNight != 1 || answer.Counts.DeferredNight != 0 || answer.ServerActions != 1 {
+		t.Errorf("cancel answer: got %+v, want 1 suppressed by the night, none deferred, 1 Server Action", answer)
+	}
+	e.waitFinal(id, 20*time.Second)
+	v := e.nightPush(id)
+	if v.Status != "done" || v.Counts.Sent != 1 || v.Counts.SuppressedNight != 1 || v.Counts.SuppressedConsent != 1 || v.ServerActions != 1 {
+		t.Errorf("after the cancel: got %+v, want done, 1 sent, 1 suppressed each way, 1 Server Action", v)
+	}
+	if got := e.usage(a); got != 1 {
+		t.Errorf("usage: got %v, want 1.5 charged less 0.5 refunded", got)
+	}
+	var refused struct{ Code string }
+	if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &refused); code != http.StatusConflict || refused.Code != "ERR-AB-SCH-01" {
+		t.Errorf("cancel again: got %d %s, want 409 ERR-AB-SCH-01", code, refused.Code)
+	}
+
+	// A second push, cancelled at 07:55:01: too late.
+	late := pushDefer(t, a, "none", "day", "all")
+	wantDeferredPush(t, e, a, late, morning, 1)
+	clk.Run(morning.Add(-5*time.Minute + time.Second))
+	refused.Code = ""
+	if code := e.admin("POST", "/admin/v1/pushes/"+late+"/cancel", nil, &refused); code != http.StatusConflict || refused.Code != "ERR-AB-SCH-01" {
+		t.Errorf("cancel at 07:55:01: got %d %s, want 409 ERR-AB-SCH-01", code, refused.Code)
+	}
+	if v := e.nightPush(late); v.Status != "sending" || v.Counts.DeferredNight != 1 || v.ServerActions != 1.5 || e.usage(a) != 2.5 {
+		t.Errorf("after the refused cancel: got %+v, usage %v; want still deferred, 1.5 on the push, 2.5 in the ledger", v, e.usage(a))
+	}
+	wantDelivered(t, e, a, id, "all")
+}
+
+// TestNightDeferralSurvivesKill runs the real binary (SQLite) in a zone
+// where it is 22:00 now: a deferred push's part for the morning outlives
+// a SIGKILL of the process, is shown the same after the restart, and is
+// cancelled there with its refund. (The firing after a restart is
+// TestNightDeferralRestart's, on an injected clock.)
+func TestNightDeferralSurvivesKill(t *testing.T) {
+	sqliteOnly(t, "a crash of the one process on the embedded store; TestNightDeferralNodes covers PostgreSQL")
+	if testing.Short() {
+		t.Skip("builds the binary")
+	}
+	const adminToken = "ha_nightTestAdminToken0123456789abcdefghij"
+	bin := buildHerald(t)
+	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
+	dataDir := t.TempDir()
+	proc := startProcess(t, bin, dataDir, adminToken, emuURL)
+	app := proc.newApp(adminToken, "night", emuURL)
+	zone := zoneWithHour(t, time.Now(), 22)
+	loc, _ := time.LoadLocation(zone)
+	settings := []byte(`{"tier":"business","appUserEnabled":true,"adPrefixCheck":false,"timeZone":"` + zone + `"}`)
+	if code := proc.adminJSON(adminToken, "PATCH", "/admin/v1/apps/"+app.AppID, settings, nil); code != http.StatusOK {
+		t.Fatalf("patch app: got %d", code)
+	}
+	c := client.New(proc.publicURL, app.APIKey, app.SecretKey, nil)
+	ctx := context.Background()
+	on := true
+	for _, u := range []string{"all", "day"} {
+		if _, err := c.RegisterPushToken(ctx, client.RegisterRequest{DeviceID: "dev-" + u, Token: "tok-" + u, Platform: "android",
+			AppSourceVersion: "1.6.0", UserID: u}); err != nil {
+			t.Fatal(err)
+		}
+		state := client.MarketingState{Marketing: &on}
+		if u == "all" {
+			state.MarketingNight = &on
+		}
+		if _, err := c.SetMarketing(ctx, u, state); err != nil {
+			t.Fatal(err)
+		}
+	}
+	res, err := c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"all", "day"}, Title: "Night sale", Content: "c",
+		Options: &client.Options{IsMarketing: &on, NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(emu.Messages("tok-all")) == 1 })
+	morning := herald.NextMorning(time.Now(), loc)
+	read := func(p *process) nightView {
+		var v nightView
+		if code := p.adminJSON(adminToken, "GET", "/admin/v1/pushes/"+res.PushID, nil, &v); code != http.StatusOK {
+			t.Fatalf("get push: got %d", code)
+		}
+		return v
+	}
+	wantWaiting := func(when string, v nightView) {
+		if v.Status != "sending" || v.Counts.DeferredNight != 1 || v.DeferredUntil == nil || !v.DeferredUntil.Equal(morning) || v.ServerActions != 1 {
+			t.Fatalf("%s: got %+v (until %v), want sending, 1 deferred until %v, 1 Server Action", when, v, v.DeferredUntil, morning)
+		}
+	}
+	wantWaiting("before the kill", read(proc))
+	proc.kill()
+	proc = startProcess(t, bin, dataDir, adminToken, emuURL)
+	wantWaiting("after the restart", read(proc))
+	var answer nightView
+	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/pushes/"+res.PushID+"/cancel", nil, &answer); code != http.StatusOK {
+		t.Fatalf("cancel: got %d, want 200", code)
+	}
+	waitFor(t, "the push to end", 20*time.Second, func() bool { return read(proc).Status == "done" })
+	if v := read(proc); v.Counts.Sent != 1 || v.Counts.SuppressedNight != 1 || v.Counts.DeferredNight != 0 || v.ServerActions != 0.5 {
+		t.Errorf("after the cancel: got %+v, want 1 sent, 1 suppressed by the night, 0.5 Server Actions", v)
+	}
+	if n := len(emu.Messages("tok-day")); n != 0 {
+		t.Errorf("day: got %d messages, want none", n)
+	}
+}
+
+// TestNightDeferralAllAndMessages: deferral on /all (charged per user as
+// it fans out) and on a mixed /messages request (each message marketing
+// by its own title), each cancelled at 07:50 with its refund.
+func TestNightDeferralAllAndMessages(t *testing.T) {
+	t.Parallel()
+	clk := &testClock{}
+	morning := time.Date(2026, 12, 6, 8, 0, 0, 0, seoul)
+	clk.Run(morning.Add(-10 * time.Minute))
+	e := startClocked(t, clk)
+	a := consentApp(t, e, "Asia/Seoul")
+	yes, ctx := true, context.Background()
+	all, err := a.c.PushAll(ctx, client.PushAllRequest{Title: "Night sale", Content: "c",
+		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs, err := a.c.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
+		{UserID: "none", Title: "(광고) for none", Content: "c"}, {UserID: "day", Title: "(광고) for day", Content: "c"},
+		{UserID: "all", Title: "Your receipt", Content: "not an ad"}}, Options: &client.Options{NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{all.PushID, msgs.PushID} {
+		if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 {
+			t.Fatalf("push %s: got %v Server Actions, want 1.5", id, v.ServerActions)
+		}
+		var answer nightView
+		if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
+			t.Fatalf("cancel %s: got %d, want 200", id, code)
+		}
+		e.waitFinal(id, 20*time.Second)
+		if v := e.nightPush(id); v.Status != "done" || v.Counts.SuppressedNight != 1 || v.Counts.Sent != 1 || v.ServerActions != 1 {
+			t.Errorf("push %s after the cancel: got %+v, want done, 1 sent, 1 suppressed by the night, 1 Server Action", id, v)
+		}
+	}
+	if got := e.usage(a); got != 2 {
+		t.Errorf("usage: got %v, want 3 charged less 1 refunded", got)
+	}
+}

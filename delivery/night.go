@@ -1,0 +1,107 @@
+package delivery
+
+import (
+	"context"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
+)
+
+// nightRule is how a fan-out page treats consent and the night window.
+type nightRule struct {
+	night bool // the page is fanned out in the night window
+	// morning is the next 08:00 in the app's zone: when deferred
+	// deliveries are sent (herald.NightDefer).
+	morning time.Time
+	// charged: the push is charged per user (all but token pushes);
+	// newFrom is the index of the page's first user not charged on an
+	// earlier page (a user whose devices began there is not refunded
+	// here, see deferral).
+	charged bool
+	newFrom int
+}
+
+// nightRuleFor is the rule of a page of p's fan-out from the cursor, at
+// the service's time.
+func (s *Service) nightRuleFor(p herald.Push, app herald.App, from sendstore.FanoutCursor) nightRule {
+	now, loc := s.cfg.Now(), app.Location()
+	r := nightRule{night: herald.IsNight(now, loc), morning: herald.NextMorning(now, loc), charged: p.Kind != herald.KindToken}
+	if p.Kind.Rule().CountsUsers {
+		r.newFrom = from.Users
+	}
+	return r
+}
+
+// deferral collects a page's deliveries deferred to the morning: their
+// indexes in the page, and at which of them a user is refunded should the
+// deferred part be cancelled (one whose devices were all deferred or
+// suppressed, so that nothing was sent to it).
+type deferral struct {
+	at     []int // indexes into the page's deliveries, in order
+	refund []int // indexes into at: the first deferred delivery of a refundable user
+}
+
+// group ends a recipient's devices: sentNow and deferred counted in it.
+func (d *deferral) group(r nightRule, g recipientDevices, sentNow, deferred int) {
+	if deferred > 0 && sentNow == 0 && r.charged && g.idx >= r.newFrom {
+		d.refund = append(d.refund, len(d.at)-deferred)
+	}
+}
+
+// number puts the deferred deliveries of ds into chunks of their own after
+// the page's other chunks, moves to past them, and returns them.
+func (d *deferral) number(ds []herald.Delivery, r nightRule, chunkSize int, to *sendstore.FanoutCursor) []herald.DeferredChunk {
+	if len(d.at) == 0 {
+		return nil
+	}
+	chunks := make([]herald.DeferredChunk, (len(d.at)+chunkSize-1)/chunkSize)
+	for i := range chunks {
+		chunks[i] = herald.DeferredChunk{Chunk: to.Chunk + i, Until: r.morning}
+	}
+	for k, i := range d.at {
+		ds[i].Chunk = to.Chunk + k/chunkSize
+	}
+	for _, k := range d.refund {
+		chunks[k/chunkSize].RefundHalf++
+	}
+	to.Chunk += len(chunks)
+	return chunks
+}
+
+// deferJobs makes the send jobs of a page's deferred chunks wait for their
+// morning.
+func (s *Service) deferJobs(f *sendstore.Fanout) {
+	for _, dc := range f.Deferred {
+		for i, j := range f.Jobs {
+			if a, ok := j.(SendArgs); ok && a.Chunk == dc.Chunk {
+				a.Morning, a.RunAt = dc.Until, time.Now().Add(dc.Until.Sub(s.cfg.Now()))
+				f.Jobs[i] = a
+			}
+		}
+	}
+}
+
+// untilMorning holds a deferred chunk's send job until its time on the
+// service's clock: it waits when the time is near, else snoozes the job
+// until shortly before it.
+func (s *Service) untilMorning(ctx context.Context, a SendArgs) error {
+	d := a.Morning.Sub(s.cfg.Now())
+	switch {
+	case a.Morning.IsZero() || d <= 0:
+		return nil
+	case d > 2*schedulerSlack:
+		return river.JobSnooze(d - schedulerSlack)
+	}
+	return s.waitUntil(ctx, a.Morning)
+}
+
+// cancelDeferred cancels a push's deferred part until 5 minutes before its
+// morning.
+func (s *Service) cancelDeferred(ctx context.Context, pushID string) (herald.Push, error) {
+	return s.cfg.Store.CancelDeferred(ctx, pushID, func(until time.Time) error {
+		return herald.CheckDeferCancel(until, s.cfg.Now())
+	}, FinishArgs{PushID: pushID})
+}

@@ -1,0 +1,114 @@
+package herald
+
+import "time"
+
+// NightPolicy is what a marketing push sent in the night window does with
+// the devices that have marketing consent but no night consent
+// (options.nightPolicy, DESIGN.md section 6 "Night deferral").
+type NightPolicy string
+
+// The night policies.
+const (
+	// NightSkip suppresses them (suppressedNight): the default.
+	NightSkip NightPolicy = "skip"
+	// NightDefer sends them at the next 08:00 in the app's time zone,
+	// their consent judged again then.
+	NightDefer NightPolicy = "defer"
+)
+
+// ParseNightPolicy reads options.nightPolicy; ok is false for any other
+// value.
+func ParseNightPolicy(s string) (NightPolicy, bool) {
+	switch p := NightPolicy(s); p {
+	case NightSkip, NightDefer:
+		return p, true
+	}
+	return "", false
+}
+
+// NightPolicyReason is why a value of options.nightPolicy is refused.
+const NightPolicyReason = `must be "skip" or "defer"`
+
+// Night is the outcome of the consent and night rules for one device at
+// fan-out: sent now, suppressed, or deferred to the morning.
+type Night int
+
+// The night outcomes.
+const (
+	SendNow Night = iota
+	SuppressConsent
+	SuppressNight
+	DeferToMorning
+)
+
+// JudgeNight decides a device's outcome for a push at fan-out: Suppress's
+// rule, except that with NightDefer a device it would suppress for the
+// night is deferred to the morning instead.
+func JudgeNight(marketing bool, c Consent, night bool, policy NightPolicy) Night {
+	switch Suppress(marketing, c, night) {
+	case SuppressedConsent:
+		return SuppressConsent
+	case SuppressedNight:
+		if policy == NightDefer {
+			return DeferToMorning
+		}
+		return SuppressNight
+	}
+	return SendNow
+}
+
+// NextMorning returns the first 08:00 in loc after t (t itself when it is
+// 08:00 sharp): when the night window that t falls in ends. A day whose
+// 08:00 a time-zone change skips ends at the instant time.Date normalizes
+// it to.
+func NextMorning(t time.Time, loc *time.Location) time.Time {
+	l := t.In(loc)
+	m := time.Date(l.Year(), l.Month(), l.Day(), nightEndHour, 0, 0, 0, loc)
+	if m.Before(t) {
+		m = time.Date(l.Year(), l.Month(), l.Day()+1, nightEndHour, 0, 0, 0, loc)
+	}
+	return m
+}
+
+// DeferCancelDeadline is how long before its morning a deferred part may
+// still be cancelled, as a scheduled push may (EditDeadline).
+const DeferCancelDeadline = EditDeadline
+
+// CheckDeferCancel tells whether the deferred part of a push, due at until,
+// may still be cancelled at now: until 5 minutes before (exactly 5 minutes
+// before is still allowed); ErrScheduleLocked after.
+func CheckDeferCancel(until, now time.Time) error {
+	if until.Sub(now) < DeferCancelDeadline {
+		return ErrScheduleLocked
+	}
+	return nil
+}
+
+// DeferredChunk is a chunk of a fan-out page whose slots wait for the
+// morning: its send job runs at Until (the next 08:00 in the app's time
+// zone), and cancelling it refunds RefundHalf (its users who were sent
+// nothing else, 0.5 each).
+type DeferredChunk struct {
+	Chunk      int
+	Until      time.Time
+	RefundHalf int64
+}
+
+// DeferRefund returns the ledger entries that refund half units of a
+// push's charges at at: taken from its charges in order, each on the day
+// it was charged, never more than was charged.
+func DeferRefund(charges []UsageEntry, half int64, at time.Time) []UsageEntry {
+	var out []UsageEntry
+	for _, c := range charges {
+		if half <= 0 {
+			break
+		}
+		if c.Half <= 0 {
+			continue
+		}
+		n := min(c.Half, half)
+		out = append(out, UsageEntry{AppID: c.AppID, PushID: c.PushID, Day: c.Day, Half: -n, At: at})
+		half -= n
+	}
+	return out
+}
