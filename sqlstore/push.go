@@ -221,7 +221,10 @@ func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
 	if err != nil {
 		return err
 	}
-	return c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&counts.Unreachable)
+	if err := c.queryRow(ctx, `SELECT COUNT(*) FROM unreachable WHERE push_id = ?`, p.ID).Scan(&counts.Unreachable); err != nil {
+		return err
+	}
+	return fillEventCounts(ctx, c, p)
 }
 
 // PushStatus returns only a push's status.
