@@ -40,7 +40,11 @@ func newTargets() *targets {
 
 // pushTargets is one push's known devices.
 type pushTargets struct {
-	appID string
+	// loaded is closed once the first read ended, with err when it
+	// failed; appID is "" for an unknown push.
+	loaded chan struct{}
+	err    error
+	appID  string
 	mu    sync.RWMutex
 	// sets are sorted runs of device hashes, one per read.
 	sets [][]uint64
@@ -63,19 +67,10 @@ func (p *pushTargets) has(h uint64) bool {
 // sentTo reports whether the app's push was sent to the device: false for
 // an unknown push or another app's.
 func (s *Store) sentTo(ctx context.Context, appID, pushID, deviceID string) (bool, error) {
-	t := s.targets
-	h := maphash.String(t.seed, deviceID)
-	t.mu.Lock()
-	p := t.pushes[pushID]
-	t.mu.Unlock()
-	if p == nil {
-		var err error
-		if p, err = s.loadTargets(ctx, pushID); p == nil || err != nil {
-			return false, err
-		}
-	}
-	if p.appID != appID {
-		return false, nil
+	h := maphash.String(s.targets.seed, deviceID)
+	p, err := s.pushTargets(ctx, pushID)
+	if p == nil || err != nil || p.appID != appID {
+		return false, err
 	}
 	p.mu.RLock()
 	found, ended := p.has(h), p.ended
@@ -92,26 +87,55 @@ func (s *Store) sentTo(ctx context.Context, appID, pushID, deviceID string) (boo
 	return p.has(h), nil
 }
 
-// loadTargets reads a push's targets and keeps them; nil for an unknown
-// push.
-func (s *Store) loadTargets(ctx context.Context, pushID string) (*pushTargets, error) {
-	p := &pushTargets{}
-	err := s.reader().queryRow(ctx, `SELECT app_id FROM pushes WHERE id = ?`, pushID).Scan(&p.appID)
-	if errors.Is(err, herald.ErrNotFound) {
-		return nil, nil
-	} else if err != nil {
-		return nil, err
-	}
-	if err := s.readChunks(ctx, pushID, p); err != nil {
-		return nil, err
-	}
+// pushTargets returns a push's targets, read once however many requests
+// ask at the same time; nil for an unknown push (not kept: it may be
+// stored later).
+func (s *Store) pushTargets(ctx context.Context, pushID string) (*pushTargets, error) {
 	t := s.targets
 	t.mu.Lock()
-	defer t.mu.Unlock()
-	if kept := t.pushes[pushID]; kept != nil {
-		return kept, nil // read at the same time by another request
+	p := t.pushes[pushID]
+	if p == nil {
+		p = &pushTargets{loaded: make(chan struct{})}
+		t.pushes[pushID] = p
+		t.mu.Unlock()
+		// Others wait on this read: the first asker's end does not cut it.
+		loadCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), eventWriteTimeout)
+		s.loadTargets(loadCtx, pushID, p)
+		cancel()
+	} else {
+		t.mu.Unlock()
 	}
-	t.pushes[pushID], t.order = p, append(t.order, pushID)
+	select {
+	case <-p.loaded:
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+	if p.err != nil || p.appID == "" {
+		return nil, p.err
+	}
+	return p, nil
+}
+
+// loadTargets reads a push's targets into p, which waiters share; a push
+// that is unknown, or could not be read, is forgotten again.
+func (s *Store) loadTargets(ctx context.Context, pushID string, p *pushTargets) {
+	defer close(p.loaded)
+	t := s.targets
+	err := s.reader().queryRow(ctx, `SELECT app_id FROM pushes WHERE id = ?`, pushID).Scan(&p.appID)
+	if err == nil {
+		err = s.readChunks(ctx, pushID, p)
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if err != nil || p.appID == "" {
+		if !errors.Is(err, herald.ErrNotFound) {
+			p.err = err
+		}
+		p.appID = ""
+		delete(t.pushes, pushID)
+		return
+	}
+	t.order = append(t.order, pushID)
 	t.size += p.n
 	for t.size > maxTargets && len(t.order) > 1 {
 		old := t.pushes[t.order[0]]
@@ -119,7 +143,6 @@ func (s *Store) loadTargets(ctx context.Context, pushID string) (*pushTargets, e
 		delete(t.pushes, t.order[0])
 		t.order = t.order[1:]
 	}
-	return p, nil
 }
 
 // readChunks adds the devices of the push's chunks not read yet (and of
