@@ -45,7 +45,7 @@ type pushTargets struct {
 	loaded chan struct{}
 	err    error
 	appID  string
-	mu    sync.RWMutex
+	mu     sync.RWMutex
 	// sets are sorted runs of device hashes, one per read.
 	sets [][]uint64
 	n    int
