@@ -187,3 +187,14 @@ func TestReportEventsRefusedAsksNothing(t *testing.T) {
 		t.Errorf("preflight: got %d %v, want 204 with CORS", rec.Code, rec.Header())
 	}
 }
+
+// TestReportEventsRateLimited: event reports share the SDK API's limit
+// per app with its other calls.
+func TestReportEventsRateLimited(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t, testenv.Options{SDKRateLimit: 0.01})
+	app := env.CreateApp(t, nil)
+	env.RegisterToken(t, app, "d1", "token-0001", nil)
+	res := env.SDK(t, app, http.MethodPost, eventsPath, `{"deviceId":"d1","events":[{"pushId":"p","type":"received"}]}`)
+	wantTooMany(t, res, eventsPath)
+}
