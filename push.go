@@ -179,6 +179,20 @@ type Counts struct {
 	// image (below 1.6.0).
 	BadgeUnsupported int `json:"badgeUnsupported"`
 	ImageUnsupported int `json:"imageUnsupported"`
+
+	// Received and Opened count the devices that reported the push
+	// received or opened (POST /api/sdk/v2/events); an opened push counts
+	// as received too.
+	Received int `json:"received"`
+	Opened   int `json:"opened"`
+}
+
+// OpenRate is Opened / Sent, and false when nothing was sent.
+func (c Counts) OpenRate() (float64, bool) {
+	if c.Sent == 0 {
+		return 0, false
+	}
+	return float64(c.Opened) / float64(c.Sent), true
 }
 
 // Add sums counters, for a merged history entry.
@@ -193,6 +207,8 @@ func (c *Counts) Add(o Counts) {
 	c.Unreachable += o.Unreachable
 	c.BadgeUnsupported += o.BadgeUnsupported
 	c.ImageUnsupported += o.ImageUnsupported
+	c.Received += o.Received
+	c.Opened += o.Opened
 }
 
 // Edit is one entry of a scheduled push's edit trail.

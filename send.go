@@ -17,6 +17,9 @@ type Notification struct {
 	ImageURL string
 	LinkURL  string
 	Badge    bool
+	// RequestGroupID is the push's requestGroupId; the push service may
+	// label the message with it for its own reports.
+	RequestGroupID string
 	// ValidateOnly has the push service check the message without
 	// delivering it (FCM's validate_only): the sends of a sandbox app.
 	ValidateOnly bool

@@ -34,6 +34,7 @@ func newDashboard(s *server) *dashboard {
 		"when":    when,
 		"brief":   brief,
 		"actions": formatActions,
+		"rate":    openRate,
 		"suffix":  herald.TokenSuffix,
 		"short":   shortID,
 		"ref":     ref,
@@ -243,6 +244,16 @@ func (d *dashboard) asset(name, contentType string) http.HandlerFunc {
 // formatActions writes half Server Actions as Server Actions: 3 → "1.5".
 func formatActions(half int64) string {
 	return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64)
+}
+
+// openRate formats a push's open rate (opened / sent) as a percentage;
+// "—" when nothing was sent.
+func openRate(c herald.Counts) string {
+	r, ok := c.OpenRate()
+	if !ok {
+		return "—"
+	}
+	return strconv.FormatFloat(100*r, 'f', 1, 64) + "%"
 }
 
 // brief formats a time to the minute in loc, for the columns of a list

@@ -22,13 +22,22 @@ type overviewJSON struct {
 	Sent           int       `json:"sent"`
 	Failed         int       `json:"failed"`
 	Unreachable    int       `json:"unreachable"`
-	ServerActions  float64   `json:"serverActions"`
+	Received       int       `json:"received"`
+	Opened         int       `json:"opened"`
+	// OpenRate is opened / sent, null when nothing was sent.
+	OpenRate      *float64 `json:"openRate"`
+	ServerActions float64  `json:"serverActions"`
 }
 
 func overviewToJSON(appID string, t herald.PushTotals) overviewJSON {
 	c := t.Counts
-	return overviewJSON{AppID: appID, From: t.From, To: t.To, Pushes: t.Pushes, RequestedUsers: c.RequestedUsers,
-		Sent: c.Sent, Failed: c.Failed, Unreachable: c.Unreachable, ServerActions: herald.ServerActions(t.ServerActionsHalf)}
+	o := overviewJSON{AppID: appID, From: t.From, To: t.To, Pushes: t.Pushes, RequestedUsers: c.RequestedUsers,
+		Sent: c.Sent, Failed: c.Failed, Unreachable: c.Unreachable, Received: c.Received, Opened: c.Opened,
+		ServerActions: herald.ServerActions(t.ServerActionsHalf)}
+	if rate, ok := c.OpenRate(); ok {
+		o.OpenRate = &rate
+	}
+	return o
 }
 
 // overviewDays reads the days parameter: 1, 7 or 30, 7 when absent.

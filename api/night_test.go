@@ -9,7 +9,8 @@ import (
 )
 
 // TestNightPolicy: options.nightPolicy on every push endpoint is "skip" or
-// "defer"; any other value or type is refused naming it, with nothing
+// "defer" (null is absent, skip); any other value or type is refused
+// naming it, with nothing
 // asked of the next layer.
 func TestNightPolicy(t *testing.T) {
 	t.Parallel()
@@ -26,14 +27,15 @@ func TestNightPolicy(t *testing.T) {
 			for _, tc := range []struct {
 				option string
 				want   herald.NightPolicy
-			}{{`"nightPolicy":"defer"`, herald.NightDefer}, {`"nightPolicy":"skip"`, herald.NightSkip}, {`"isUsingBadge":true`, ""}} {
+			}{{`"nightPolicy":"defer"`, herald.NightDefer}, {`"nightPolicy":"skip"`, herald.NightSkip}, {`"isUsingBadge":true`, ""},
+				{`"nightPolicy":null`, ""}} { // null is absent, as for every option
 				res := a.do(http.MethodPost, ep.path, strings.Replace(ep.body, "%s", tc.option, 1))
 				calls := a.take()
 				if res.Status != http.StatusOK || len(calls) != 1 || calls[0].Push.NightPolicy != tc.want {
 					t.Errorf("%s: got %d %s, calls %+v; want 200 and policy %q", tc.option, res.Status, res.Body, calls, tc.want)
 				}
 			}
-			for _, bad := range []string{`"later"`, `"DEFER"`, `""`, `true`, `1`, `null`, `["defer"]`, `{"policy":"defer"}`} {
+			for _, bad := range []string{`"later"`, `"DEFER"`, `""`, `true`, `1`, `["defer"]`, `{"policy":"defer"}`} {
 				res := a.do(http.MethodPost, ep.path, strings.Replace(ep.body, "%s", `"nightPolicy":`+bad, 1))
 				if res.Status != http.StatusBadRequest || res.Err.Code != herald.ErrInvalidRequest.Code ||
 					len(res.Err.Details) != 1 || res.Err.Details[0].Field != "options.nightPolicy" {

@@ -211,10 +211,10 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger})
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger}))
+	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Pushes: svc, Logger: logger}))
 	t.Cleanup(pub.Close)
 	// One request a 1,000 seconds, in bursts of one: a second request is 429.
-	limited := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger, RateLimit: 0.001, SDKClientRateLimit: 0.001}))
+	limited := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Pushes: svc, Logger: logger, RateLimit: 0.001, SDKClientRateLimit: 0.001}))
 	t.Cleanup(limited.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{
 		Store: db, Schedules: svc, Pushes: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, OpenAPI: api.OpenAPI,

@@ -286,7 +286,7 @@ func (o object) options(p *herald.Push, app herald.App, received time.Time, sche
 	if !ok {
 		return
 	}
-	opt.dropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime")
+	opt.dropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy")
 	if b := opt.boolean("isUsingBadge"); b != nil {
 		p.Badge = *b
 	}

@@ -33,6 +33,11 @@ type Config struct {
 	Logger *slog.Logger
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
+	// Events records what devices report about pushes (the events
+	// endpoint); CountEvent, when set, is told of each event reported,
+	// by type, and whether it was accepted (metrics).
+	Events     herald.EventStore
+	CountEvent func(typ herald.EventType, accepted bool)
 	// Ready reports whether the service can take traffic (/readyz).
 	Ready func(r *http.Request) web.Readiness
 	Now   func() time.Time
@@ -55,6 +60,9 @@ type server struct {
 	pushes Pusher
 	limits rateLimits
 	now    func() time.Time
+	// events records event reports; countEvent counts them (may be nil).
+	events     herald.EventStore
+	countEvent func(herald.EventType, bool)
 	// apps caches the SDK API's apps by API key.
 	apps *appCache
 }
@@ -92,6 +100,7 @@ func (s *server) routes() []route {
 		{"DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deleteDevice)},
 		{"POST /api/sdk/v2/user", s.sdkAPI(s.setUserID)},
 		{"PATCH /api/sdk/v2/consent", s.sdkAPI(s.setDeviceConsent)},
+		{"POST /api/sdk/v2/events", s.sdkAPI(s.reportEvents)},
 		{"OPTIONS /api/sdk/v2/", preflight},
 	}
 }
@@ -108,10 +117,11 @@ func Routes() []string {
 
 // NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
-	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, apps: newAppCache(), limits: rateLimits{
-		server: newLimiter(cfg.RateLimit), sdk: newLimiter(cfg.SDKRateLimit), sdkClient: newLimiter(cfg.SDKClientRateLimit),
-		failedClient: newLimiter(cfg.AuthFailureRateLimit), failedApp: newLimiter(cfg.AuthFailureRateLimit),
-	}}
+	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, events: cfg.Events, countEvent: cfg.CountEvent,
+		apps: newAppCache(), limits: rateLimits{
+			server: newLimiter(cfg.RateLimit), sdk: newLimiter(cfg.SDKRateLimit), sdkClient: newLimiter(cfg.SDKClientRateLimit),
+			failedClient: newLimiter(cfg.AuthFailureRateLimit), failedApp: newLimiter(cfg.AuthFailureRateLimit),
+		}}
 	if s.now == nil {
 		s.now = time.Now
 	}

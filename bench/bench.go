@@ -70,6 +70,12 @@ type Options struct {
 	// PushWorkers is the number of concurrent Server API push requests
 	// (default 8).
 	PushWorkers int
+	// Events adds the events phase after delivery (see Events): every
+	// device reports received, and a fraction OpenRate (0 to 1) opened
+	// too, with EventWorkers concurrent requests (default 64).
+	Events       bool
+	OpenRate     float64
+	EventWorkers int
 	// StartServer starts a server on loopback whose FCM endpoint is
 	// fcmEndpoint, with any token_uri allowed.
 	StartServer func(ctx context.Context, fcmEndpoint string) (Server, error)
@@ -99,16 +105,21 @@ func (o *Options) defaults() error {
 	if o.PushWorkers == 0 {
 		o.PushWorkers = 8
 	}
+	if o.EventWorkers == 0 {
+		o.EventWorkers = 64
+	}
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
 	switch {
 	case o.Users < 1:
 		return errors.New("bench: users must be at least 1")
-	case o.Streams < 1 || o.RegisterWorkers < 1 || o.PushWorkers < 1:
+	case o.Streams < 1 || o.RegisterWorkers < 1 || o.PushWorkers < 1 || o.EventWorkers < 1:
 		return errors.New("bench: concurrency must be at least 1")
 	case o.Latency < 0:
 		return errors.New("bench: latency must not be negative")
+	case o.Events && !(o.OpenRate >= 0 && o.OpenRate <= 1):
+		return errors.New("bench: open rate must be from 0 to 1")
 	case o.StartServer == nil:
 		return errors.New("bench: no StartServer")
 	}
@@ -205,7 +216,12 @@ func (r *runner) serverPhase(ctx context.Context) error {
 		return errors.New("bench: the emulator has no message for user 0")
 	}
 	r.template = msgs[0].Message
-	return nil
+	if !r.opts.Events {
+		return nil
+	}
+	ev, err := r.reportEvents(ctx)
+	r.res.Events = &ev
+	return err
 }
 
 // deliver pushes to every user and waits for the emulator to accept every

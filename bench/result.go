@@ -41,6 +41,9 @@ type Result struct {
 	// and the client (and the server too when it runs in process).
 	BenchProcess Usage `json:"benchProcess"`
 
+	// Events is the events phase, when the run had one (Options.Events).
+	Events *Events `json:"events,omitempty"`
+
 	Ceiling Ceiling `json:"ceiling"`
 	// Ratio is Delivery.PerSecond / Ceiling.PerSecond.
 	Ratio float64 `json:"ratio"`
@@ -122,6 +125,12 @@ func (r Result) WriteText(w io.Writer) error {
 	writeUsage(&b, "server", r.Server)
 	if r.Nodes > 0 {
 		writeUsage(&b, "bench", r.BenchProcess)
+	}
+	if e := r.Events; e != nil {
+		fmt.Fprintf(&b, "  events     %d events in %d requests (open rate %g, %d workers, SDK API) in %.2fs: %.0f events/s  p50 %.1fms  p99 %.1fms  max %.1fms\n",
+			e.Events, e.Requests, e.OpenRate, e.Workers, e.Seconds, e.PerSecond, e.P50MS, e.P99MS, e.MaxMS)
+		fmt.Fprintf(&b, "             %d accepted, %d ignored; pushes count %d received, %d opened; server CPU %.2fs: %.3f CPU-s per 1,000 events\n",
+			e.Accepted, e.Ignored, e.Received, e.Opened, e.ServerCPUSeconds, e.ServerCPUSecondsPer1000Events)
 	}
 	fmt.Fprintf(&b, "  ceiling    %d messages in %.2fs: %.0f/s with %d streams\n", r.Ceiling.Sent, r.Ceiling.Seconds, r.Ceiling.PerSecond, r.Ceiling.Streams)
 	fmt.Fprintf(&b, "             (%s)\n", r.Ceiling.Client)

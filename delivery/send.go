@@ -350,7 +350,7 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	}
 	err := c.sender.Deliver(ctx, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
-		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge,
+		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge, RequestGroupID: p.RequestGroupID,
 		ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
 	})
 	sd.out = c.outcomeOf(err, ctx.Err() != nil, d)

@@ -80,6 +80,7 @@ const tokenMark = "\x00herald-token\x00"
 func newTemplate(n herald.Notification) (*template, error) {
 	body, err := json.Marshal(sendRequest{ValidateOnly: n.ValidateOnly, Message: BuildMessage(tokenMark, Notification{
 		Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
+		RequestGroupID: n.RequestGroupID,
 	})})
 	if err != nil {
 		return nil, err

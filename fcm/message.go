@@ -4,7 +4,10 @@
 // delivery knows whether to retry, drop the token or fail the push.
 package fcm
 
-import "net/url"
+import (
+	"net/url"
+	"regexp"
+)
 
 // Notification is the content of one push as Herald knows it, before it is
 // shaped into an FCM message.
@@ -15,6 +18,9 @@ type Notification struct {
 	LinkURL  string
 	PushID   string
 	Badge    bool
+	// RequestGroupID becomes the message's analytics label when FCM
+	// accepts it as one (see AnalyticsLabel).
+	RequestGroupID string
 }
 
 // Message is the FCM HTTP v1 message object, limited to the parts Herald
@@ -26,6 +32,26 @@ type Message struct {
 	Android      *AndroidConfig       `json:"android,omitempty"`
 	APNS         *APNSConfig          `json:"apns,omitempty"`
 	Webpush      *WebpushConfig       `json:"webpush,omitempty"`
+	FCMOptions   *FCMOptions          `json:"fcm_options,omitempty"`
+}
+
+// FCMOptions are FCM's options for every platform.
+type FCMOptions struct {
+	AnalyticsLabel string `json:"analytics_label,omitempty"`
+}
+
+// analyticsLabel is FCM's rule for an analytics label.
+var analyticsLabel = regexp.MustCompile(`^[a-zA-Z0-9\-_.~%]{1,50}$`)
+
+// AnalyticsLabel returns the analytics label of a push with the
+// requestGroupId: the id itself when FCM accepts it as a label (1 to 50 of
+// letters, digits and - _ . ~ %), so that Firebase's own reports group
+// messages as Herald's history does; "" (no label) otherwise.
+func AnalyticsLabel(requestGroupID string) string {
+	if analyticsLabel.MatchString(requestGroupID) {
+		return requestGroupID
+	}
+	return ""
 }
 
 // MessageNotification is the platform-independent notification of a Message.
@@ -88,6 +114,9 @@ func BuildMessage(token string, n Notification) Message {
 		m.Android = &AndroidConfig{Notification: &AndroidNotification{Image: n.ImageURL}}
 	}
 	m.APNS = buildAPNS(n)
+	if label := AnalyticsLabel(n.RequestGroupID); label != "" {
+		m.FCMOptions = &FCMOptions{AnalyticsLabel: label}
+	}
 	if isHTTPS(n.LinkURL) {
 		// FCM rejects a web-push link that is not https, so other links
 		// travel in data only.

@@ -64,6 +64,16 @@ func TestBuildMessage(t *testing.T) {
 			n:    Notification{},
 			want: `{"token":"tok"}`,
 		},
+		{
+			name: "AnalyticsLabel",
+			n:    Notification{Title: "Hi", RequestGroupID: "spring-sale_2025.v1~%20"},
+			want: `{"token":"tok","notification":{"title":"Hi"},"fcm_options":{"analytics_label":"spring-sale_2025.v1~%20"}}`,
+		},
+		{
+			name: "RequestGroupIDNotALabel",
+			n:    Notification{Title: "Hi", RequestGroupID: "sale#2025!"},
+			want: `{"token":"tok","notification":{"title":"Hi"}}`,
+		},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -76,5 +86,29 @@ func TestBuildMessage(t *testing.T) {
 				t.Errorf("BuildMessage(%+v)\n got %s\nwant %s", tt.n, got, tt.want)
 			}
 		})
+	}
+}
+
+func TestAnalyticsLabel(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		id, want string
+	}{
+		{"group-1", "group-1"},
+		{"A.b_c~d%e-9", "A.b_c~d%e-9"},
+		{"", ""},
+		{"has space", ""},
+		{"sale#2025", ""},
+		{"quote'd", ""},
+		{"slash/x", ""},
+		{"plus+x", ""},
+		{"colon:x", ""},
+		{"한글라벨", ""},
+		{"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwx", "abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwx"},
+		{"abcdefghijklmnopqrstuvwxyzabcdefghijklmnopqrstuvwxy", ""},
+	} {
+		if got := AnalyticsLabel(tt.id); got != tt.want {
+			t.Errorf("AnalyticsLabel(%q): got %q, want %q", tt.id, got, tt.want)
+		}
 	}
 }

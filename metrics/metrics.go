@@ -19,6 +19,8 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/heraldpush/herald"
 )
 
 // Metrics holds the collectors, registered on its own registry (no
@@ -27,6 +29,7 @@ type Metrics struct {
 	registry *prometheus.Registry
 	requests *prometheus.HistogramVec
 	sends    *prometheus.CounterVec
+	events   *prometheus.CounterVec
 }
 
 // sendOutcomes are the outcomes herald_fcm_sends_total counts, each
@@ -48,6 +51,10 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 			Name: "herald_fcm_sends_total",
 			Help: "FCM sends by outcome (sent, retry, failed, undeliverable).",
 		}, []string{"outcome"}),
+		events: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_sdk_events_total",
+			Help: "Events devices reported (POST /api/sdk/v2/events) by type (received, opened) and outcome (accepted, ignored).",
+		}, []string{"type", "outcome"}),
 	}
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)
@@ -58,7 +65,14 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	m.registry.MustRegister(m.requests, m.sends, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry.MustRegister(m.requests, m.sends, m.events, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	// Every series starts at zero, so a rate is defined from the first
+	// scrape.
+	for _, typ := range herald.EventTypes {
+		for _, outcome := range []string{"accepted", "ignored"} {
+			m.events.WithLabelValues(string(typ), outcome)
+		}
+	}
 	if jobsDB != nil {
 		m.registry.MustRegister(&jobCollector{db: jobsDB,
 			jobs: prometheus.NewDesc("herald_jobs",
@@ -78,6 +92,16 @@ func (m *Metrics) Handler() http.Handler {
 
 // Send counts one FCM send outcome.
 func (m *Metrics) Send(outcome string) { m.sends.WithLabelValues(outcome).Inc() }
+
+// Event counts one event a device reported, by type, accepted or
+// ignored.
+func (m *Metrics) Event(typ herald.EventType, accepted bool) {
+	outcome := "ignored"
+	if accepted {
+		outcome = "accepted"
+	}
+	m.events.WithLabelValues(string(typ), outcome).Inc()
+}
 
 // Observer returns the function a listener calls after each request; the
 // route is the mux pattern, so paths with ids do not explode the labels.

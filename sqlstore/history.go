@@ -176,8 +176,10 @@ const windowPushes = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND cre
 func (s *Store) PushTotals(ctx context.Context, appID string, from, to time.Time) (herald.PushTotals, error) {
 	t := herald.PushTotals{From: from, To: to}
 	r, args := s.reader(), []any{appID, from.UnixMilli(), to.UnixMilli()}
-	err := r.queryRow(ctx, `SELECT COUNT(*), CAST(COALESCE(SUM(requested_users), 0) AS BIGINT)
-		FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?`, args...).Scan(&t.Pushes, &t.Counts.RequestedUsers)
+	err := r.queryRow(ctx, `SELECT COUNT(*), CAST(COALESCE(SUM(requested_users), 0) AS BIGINT),
+		CAST(COALESCE(SUM(events_received), 0) AS BIGINT), CAST(COALESCE(SUM(events_opened), 0) AS BIGINT)
+		FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?`, args...).
+		Scan(&t.Pushes, &t.Counts.RequestedUsers, &t.Counts.Received, &t.Counts.Opened)
 	if err != nil {
 		return t, err
 	}

@@ -189,10 +189,13 @@ func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) 
 	return scanPush(s.reader().queryRow(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
 }
 
-// fillCounts sets the counts of one push (sumCounts), and its deferred
-// part (fillDeferred).
+// fillCounts sets the counts of one push (sumCounts), what its devices
+// reported (fillEventCounts) and its deferred part (fillDeferred).
 func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
 	if err := sumCounts(ctx, c, &p.Counts, `push_id = ?`, p.ID); err != nil {
+		return err
+	}
+	if err := fillEventCounts(ctx, c, p); err != nil {
 		return err
 	}
 	return fillDeferred(ctx, c, p)

@@ -79,11 +79,15 @@ type Store struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 	e   Engine
+	// events batches the rows of event reports; targets knows which
+	// devices each push was sent to.
+	events  eventQueue
+	targets *targets
 }
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
-	return &Store{Now: time.Now, e: e}
+	return &Store{Now: time.Now, e: e, targets: newTargets()}
 }
 
 var (
@@ -95,4 +99,5 @@ var (
 	_ herald.ScheduleStore  = (*Store)(nil)
 	_ herald.MasterKeyStore = (*Store)(nil)
 	_ herald.SessionStore   = (*Store)(nil)
+	_ herald.EventStore     = (*Store)(nil)
 )

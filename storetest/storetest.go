@@ -35,6 +35,7 @@ type Store interface {
 	herald.SessionStore
 	herald.ConsentStore
 	herald.NodeStore
+	herald.EventStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -67,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},
 		{"NodeStore", nodeTests},
+		{"EventStore", eventTests},
 		{"Concurrent", concurrentTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {

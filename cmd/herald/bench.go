@@ -15,12 +15,14 @@ import (
 
 // runBench is `herald bench`: flags in, bench.Run, figures out.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
+	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all] [--open-rate F] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
 		"Starts an FCM emulator and the service on loopback, registers the users (one token each), pushes to all\n"+
 			"of them through the Server API (--mode users: requests of 500 user IDs; messages: requests of 200\n"+
 			"messages, one per user; all: one all-users push), waits until the emulator has every message, and\n"+
 			"reports accept latency, deliveries per second, the server's peak RSS and CPU-seconds per 1,000\n"+
-			"deliveries, and the emulator's own ceiling. The server runs as a herald serve process of its own on\n"+
+			"deliveries, and the emulator's own ceiling. With --open-rate F every device then reports the push it got\n"+
+			"as received (and a fraction F as opened too, in the same request) and the events per second are reported.\n"+
+			"The server runs as a herald serve process of its own on\n"+
 			"SQLite in a temporary data directory, so its CPU and memory are measured apart from the bench's;\n"+
 			"--in-process runs it inside the bench process instead (for --cpuprofile). With --database-url it\n"+
 			"runs on PostgreSQL, in a fresh schema dropped at the end; with --nodes N as N herald serve\n"+
@@ -34,6 +36,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	streams := fs.Int("concurrency", 500, "concurrent sends of the ceiling client (the server's: 50 per chunk × 10 workers)")
 	registerWorkers := fs.Int("register-workers", 32, "concurrent SDK registrations")
 	pushWorkers := fs.Int("push-workers", 8, "concurrent Server API push requests")
+	openRate := fs.Float64("open-rate", -1, "after delivery, every device reports received through the SDK API (POST /api/sdk/v2/events), and this fraction (0 to 1) opened too, in the same request; the events per second are reported (default: no events phase)")
+	eventWorkers := fs.Int("event-workers", 64, "concurrent SDK event reports (with --open-rate)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only with --in-process)")
 	var setup benchSetup
 	setup.flags(fs)
@@ -50,6 +54,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := bench.Options{
 		Users: *users, Mode: m, SendRatePerMinute: *sendRate, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
+		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
 	if *cpuProfile != "" {

@@ -320,3 +320,28 @@ func TestBenchRefuses(t *testing.T) {
 		}
 	}
 }
+
+// TestBenchEvents: with --open-rate every device reports the push it got
+// through the SDK API, a fraction of them opened too; every event counts
+// and the pushes' counts (read through the admin API) hold them all.
+func TestBenchEvents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench registers, pushes to and reports events of 1000 users")
+	}
+	b, _ := runBenchJSON(t, "--users", "1000", "--mode", "messages", "--open-rate", "0.3", "--in-process")
+	b.checkFigures(1000, 5, 1)
+	for _, c := range []struct {
+		key  string
+		want float64
+	}{
+		{"openRate", 0.3}, {"requests", 1000}, {"events", 1300}, {"accepted", 1300}, {"ignored", 0},
+		{"received", 1000}, {"opened", 300},
+	} {
+		if got := b.num("events", c.key); got != c.want {
+			t.Errorf("events.%s: got %v, want %v", c.key, got, c.want)
+		}
+	}
+	if b.num("events", "perSecond") <= 0 || b.num("events", "p99Ms") <= 0 {
+		t.Errorf("events: got %v events/s, p99 %vms, want both measured", b.num("events", "perSecond"), b.num("events", "p99Ms"))
+	}
+}

@@ -189,6 +189,7 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 	cfg, db := s.cfg, s.store
 	ready := func(r *http.Request) web.Readiness { return s.ready(r.Context()) }
 	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"),
+		Events: db, CountEvent: m.Event,
 		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit,
 		SDKClientRateLimit: cfg.SDKClientRateLimit, AuthFailureRateLimit: cfg.AuthFailureRateLimit})
 	adminHandler := admin.NewHandler(admin.Config{

@@ -229,6 +229,12 @@ func TestSendValidation(t *testing.T) {
 		{"ValidateOnlyNotBool", `{"validate_only":"yes","message":{"token":"t1"}}`, 400, "INVALID_ARGUMENT"},
 		{"WebpushLinkNotHTTPS", `{"message":{"token":"t1","webpush":{"fcm_options":{"link":"http://l"}}}}`, 400, "INVALID_ARGUMENT"},
 		{"APNSPayloadNotObject", `{"message":{"token":"t1","apns":{"payload":"x"}}}`, 400, "INVALID_ARGUMENT"},
+		{"AnalyticsLabel", `{"message":{"token":"t1","fcm_options":{"analytics_label":"spring-sale_2025.v1~%20"}}}`, 200, ""},
+		{"AnalyticsLabelCamel", `{"message":{"token":"t1","fcmOptions":{"analyticsLabel":"group-1"}}}`, 200, ""},
+		{"AnalyticsLabelBadCharacter", `{"message":{"token":"t1","fcm_options":{"analytics_label":"sale#2025"}}}`, 400, "INVALID_ARGUMENT"},
+		{"AnalyticsLabelTooLong", `{"message":{"token":"t1","fcm_options":{"analytics_label":"` + strings.Repeat("a", 51) + `"}}}`, 400, "INVALID_ARGUMENT"},
+		{"AnalyticsLabelNotString", `{"message":{"token":"t1","fcm_options":{"analytics_label":5}}}`, 400, "INVALID_ARGUMENT"},
+		{"FCMOptionsUnknownField", `{"message":{"token":"t1","fcm_options":{"label":"x"}}}`, 400, "INVALID_ARGUMENT"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

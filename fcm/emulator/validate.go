@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/url"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -92,7 +93,7 @@ func validateMessage(raw json.RawMessage) (string, *fcmError) {
 	if ferr != nil {
 		return "", ferr
 	}
-	checks := []func(object) *fcmError{validateNotification, validateData, validateAndroid, validateAPNS, validateWebpush, validateSize}
+	checks := []func(object) *fcmError{validateNotification, validateData, validateAndroid, validateAPNS, validateWebpush, validateFCMOptions, validateSize}
 	for _, check := range checks {
 		if ferr := check(msg); ferr != nil {
 			return "", ferr
@@ -221,6 +222,32 @@ func validateWebpush(msg object) *fcmError {
 	}
 	if u, err := url.Parse(link); err != nil || !strings.EqualFold(u.Scheme, "https") || u.Host == "" {
 		return errInvalidArgument("Invalid value at 'message.webpush.fcm_options.link': HTTPS is required.", path+".link")
+	}
+	return nil
+}
+
+// analyticsLabel is FCM's pattern for fcm_options.analytics_label.
+var analyticsLabel = regexp.MustCompile(`^[a-zA-Z0-9\-_.~%]{1,50}$`)
+
+// validateFCMOptions checks the message's own fcm_options: only an
+// analytics label, of FCM's pattern.
+func validateFCMOptions(msg object) *fcmError {
+	const path = "message.fcm_options"
+	opts, ferr := decodeObject(msg.either("fcm_options", "fcmOptions"), path, func(k string) bool {
+		return k == "analytics_label" || k == "analyticsLabel"
+	})
+	if ferr != nil {
+		return ferr
+	}
+	var label string
+	if raw := opts.either("analytics_label", "analyticsLabel"); !isNull(raw) {
+		if label, ferr = (object{"analytics_label": raw}).stringField("analytics_label", path); ferr != nil {
+			return ferr
+		}
+		if !analyticsLabel.MatchString(label) {
+			return errInvalidArgument(fmt.Sprintf("Invalid value at '%s.analytics_label' (%q): must match %s", path, label, analyticsLabel),
+				path+".analytics_label")
+		}
 	}
 	return nil
 }

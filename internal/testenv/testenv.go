@@ -101,7 +101,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		level = slog.LevelWarn
 	}
 	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: level}))
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Logger: logger, RateLimit: o.RateLimit,
+	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Logger: logger, RateLimit: o.RateLimit,
 		SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit, AuthFailureRateLimit: o.AuthFailureRateLimit}))
 	t.Cleanup(pub.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{

@@ -1,0 +1,86 @@
+package api
+
+import (
+	"fmt"
+	"net/http"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// eventsAnswer is the answer to an events report: every event is counted
+// in one of the two.
+type eventsAnswer struct {
+	Accepted int `json:"accepted"`
+	Ignored  int `json:"ignored"`
+}
+
+// reportEvents is POST /api/sdk/v2/events: a device reports pushes it
+// received or opened. What cannot count (an unknown push, another app's,
+// one not sent to the device, an unknown device, a repeat, a time out of
+// range) is ignored, never refused: apps retry blindly, and the answer
+// tells nothing of other apps.
+func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
+	o, details, deviceID, err := sdkObject(r)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	now := s.now()
+	events := o.events("events", now)
+	if err := invalid(details); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	plan := herald.PlanEvents(events, now)
+	recorded, err := s.events.RecordEvents(r.Context(), appFrom(r.Context()).ID, deviceID, plan.Marks)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var answer eventsAnswer
+	for i, ok := range plan.Accepted(recorded) {
+		if ok {
+			answer.Accepted++
+		} else {
+			answer.Ignored++
+		}
+		if s.countEvent != nil {
+			s.countEvent(events[i].Type, ok)
+		}
+	}
+	web.JSON(w, http.StatusOK, answer)
+}
+
+// events reads the events array: 1 to herald.MaxEvents objects, each with
+// pushId, type (received or opened) and an optional RFC 3339 at (now when
+// absent or null).
+func (o object) events(name string, now time.Time) []herald.Event {
+	items := o.array(name, herald.MaxEvents)
+	events := make([]herald.Event, 0, len(items))
+	for i, raw := range items {
+		e, ok := o.element(fmt.Sprintf("%s[%d]", name, i), raw)
+		if !ok {
+			continue
+		}
+		ev := herald.Event{At: now}
+		ev.PushID, _ = e.str("pushId", true, 255)
+		typ, ok := e.str("type", true, 0)
+		if ok && !herald.EventType(typ).Valid() {
+			e.fail("type", "must be received or opened")
+		}
+		ev.Type = herald.EventType(typ)
+		e.dropNulls("at")
+		if v, present := e.raw("at"); present {
+			text, isString := jsonString(v)
+			at, err := time.Parse(time.RFC3339, text)
+			if !isString || err != nil {
+				e.fail("at", "must be an RFC 3339 time such as 2025-06-11T13:04:30Z")
+			}
+			ev.At = at
+		}
+		events = append(events, ev)
+	}
+	return events
+}

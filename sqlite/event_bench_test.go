@@ -1,0 +1,85 @@
+package sqlite_test
+
+import (
+	"context"
+	"path/filepath"
+	"strconv"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
+	"github.com/heraldpush/herald/sqlite"
+)
+
+// benchJob is the fan-out job of the benchmark's push (never run).
+type benchJob struct{}
+
+func (benchJob) Kind() string { return "bench.fanout" }
+
+// BenchmarkRecordEvents measures the store's event reports alone (no
+// HTTP), as herald bench --open-rate 1 makes them: each device of a
+// 20,000-device push reports received and opened in one call, 64 callers
+// at once (they share commits). It reports events per second.
+func BenchmarkRecordEvents(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.Queue = q
+	now := time.Date(2025, 6, 11, 22, 4, 30, 0, time.UTC)
+	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
+		Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
+	if err := db.CreateApp(ctx, app); err != nil {
+		b.Fatal(err)
+	}
+	const devices = 20000
+	p := herald.Push{ID: herald.NewID("push_", now), AppID: app.ID, Kind: herald.KindAll, Status: herald.StatusSending,
+		Content: herald.Content{Title: "t", Content: "c"}, CreatedAt: now}
+	if _, _, err := db.AcceptPush(ctx, p, nil, nil, benchJob{}); err != nil {
+		b.Fatal(err)
+	}
+	ds := make([]herald.Delivery, devices)
+	for i := range ds {
+		n := strconv.Itoa(i)
+		ds[i] = herald.Delivery{Seq: i, DeviceID: "d" + n, Token: "bench-token-" + n, Platform: herald.PlatformAndroid,
+			AppSourceVersion: "1.6.0", Chunk: i / 500, State: herald.DeliveryPending, TokenUpdatedAt: now}
+	}
+	if ok, err := db.StartSending(ctx, p.ID, sendstore.Fanout{Deliveries: ds}); err != nil || !ok {
+		b.Fatalf("StartSending: (%v, %v)", ok, err)
+	}
+	marks := []herald.EventMark{{PushID: p.ID, Type: herald.EventReceived, At: now}, {PushID: p.ID, Type: herald.EventOpened, At: now}}
+	var next, failed atomic.Int64
+	b.SetParallelism(32)
+	b.ReportAllocs()
+	b.ResetTimer()
+	start := time.Now()
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			// Past the push's devices the reports are repeats: ignored,
+			// still written (and found there).
+			i := next.Add(1) % devices
+			got, err := db.RecordEvents(ctx, app.ID, "d"+strconv.FormatInt(i, 10), marks)
+			if err != nil || len(got) != 2 {
+				failed.Add(1)
+			}
+		}
+	})
+	b.ReportMetric(float64(2*b.N)/time.Since(start).Seconds(), "events/s")
+	if n := failed.Load(); n > 0 {
+		b.Fatalf("%d of %d reports failed, want none", n, b.N)
+	}
+}
