@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // TestDashboardEventCounts: what devices reported about a push (received,

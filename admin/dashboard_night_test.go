@@ -8,8 +8,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // TestDashboardDeferredPush: a push whose part waits for the morning shows

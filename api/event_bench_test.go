@@ -15,8 +15,8 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // benchFanout is the fan-out job of the benchmark's push (never run).

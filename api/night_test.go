@@ -10,8 +10,7 @@ import (
 
 // TestNightPolicy: options.nightPolicy on every push endpoint is "skip" or
 // "defer" (null is absent, skip); any other value or type is refused
-// naming it, with nothing
-// asked of the next layer.
+// naming it, with nothing asked of the next layer.
 func TestNightPolicy(t *testing.T) {
 	t.Parallel()
 	endpoints := []struct{ path, body string }{
