@@ -17,10 +17,12 @@ type finishWorker struct {
 }
 
 // Work records the push's unreachable users and end, and queues the webhook
-// messages reporting them, in batches of at most 1,000 users.
+// messages reporting them, in batches of at most 1,000 users. The push is
+// read with its counts, final by now (every chunk is complete, or the push
+// failed), for the log line of its end.
 func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
 	s, id := w.s, job.Args.PushID
-	p, err := s.cfg.Store.PushRecord(ctx, id)
+	p, err := s.cfg.Store.Push(ctx, id)
 	if err != nil || p.FinishedAt != nil {
 		return gone(err)
 	}
@@ -45,12 +47,8 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	if err != nil || !finished {
 		return err
 	}
-	done, err := s.cfg.Store.Push(ctx, id)
-	if err != nil {
-		return err
-	}
-	c := done.Counts
-	attrs := []any{"app", p.AppID, "push", id, "users", done.RequestedUsers, "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
+	c := p.Counts
+	attrs := []any{"app", p.AppID, "push", id, "users", p.RequestedUsers, "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
 		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "unreachable", len(unreachable)}
 	if p.Status == herald.StatusFailed { // FailPush set it before queueing this job
 		s.cfg.Logger.Error("push failed", append(attrs, "reason", p.FailureReason)...)

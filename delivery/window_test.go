@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -235,4 +236,66 @@ func TestWindowMoved(t *testing.T) {
 	if len(sender.sent) != 0 || !res.stopped {
 		t.Errorf("got %d sent, stopped %v; want none sent, stopped", len(sender.sent), res.stopped)
 	}
+}
+
+// cutSender holds the sends to token cut until their context ends, and
+// answers them with its error; the others are sent at once.
+type cutSender struct {
+	blockingSender
+	cut string
+}
+
+func (s *cutSender) ForApp(string, []byte) herald.AppSender { return s }
+
+func (s *cutSender) Deliver(ctx context.Context, n herald.Notification) error {
+	if n.Token == s.cut {
+		<-ctx.Done()
+		return ctx.Err()
+	}
+	return s.blockingSender.Deliver(ctx, n)
+}
+
+// TestWindowCutOff: a send cut off by the end of the job's context may
+// have reached FCM: it is settled into a retry chunk due at once, marked
+// resent, its failed attempts unchanged; the sends that came back are
+// settled as they are.
+func TestWindowCutOff(t *testing.T) {
+	t.Parallel()
+	store := &chunkStore{markLimit: 4}
+	sender := &cutSender{cut: "t1"}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan chunkResult)
+	go func() { done <- newChunk(store, sender, 4).sendSlots(ctx, 0, sendstore.ChunkWork{Slots: slots(4)}) }()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		sender.mu.Lock()
+		got := len(sender.sent)
+		sender.mu.Unlock()
+		if got == 3 || time.Now().After(deadline) {
+			break
+		}
+		time.Sleep(time.Millisecond) // the poll interval; the deadline above bounds the wait
+	}
+	cancel()
+	res := <-done
+	if !errors.Is(res.err, context.Canceled) {
+		t.Errorf("result: got %+v, want the context's end", res)
+	}
+	retry := store.retries()
+	if len(retry) != 1 || retry[0].Seq != 1 || !retry[0].Resent || retry[0].Attempts != 0 {
+		t.Fatalf("retries: got %+v, want seq 1, resent, no failed attempt", retry)
+	}
+	last := store.steps[len(store.steps)-1]
+	if store.settled != 4 || time.Until(retryAt(t, last)) > time.Second {
+		t.Errorf("got settled %d, retry due %v; want all 4 settled, the retry due at once", store.settled, retryAt(t, last))
+	}
+}
+
+// retryAt returns when the retry chunk of a step is due.
+func retryAt(t *testing.T, st sendstore.ChunkStep) time.Time {
+	t.Helper()
+	if st.Retry == nil {
+		t.Fatalf("step %+v: no retry chunk", st)
+	}
+	return st.Retry.Job(-1).(SendArgs).At
 }
