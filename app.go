@@ -70,6 +70,12 @@ type App struct {
 	// SendRatePerMinute paces the app's FCM sends, all its pushes
 	// together (see SendRate); 0 stands for DefaultSendRatePerMinute.
 	SendRatePerMinute int
+	// AdSenderName, AdSenderContact and AdOptOut are the ad footer's
+	// settings (see AdFooter): who sends the app's advertising, how to
+	// reach them, and how to refuse it. "" when unset.
+	AdSenderName    string
+	AdSenderContact string
+	AdOptOut        string
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is

@@ -46,11 +46,11 @@ func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recip
 		edits, _ := json.Marshal(p.Edits)
 		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-			job_id, recipients, token)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			job_id, recipients, token, ad_footer)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
 			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
-			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token); err != nil {
+			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token, p.AdFooter); err != nil {
 			return err
 		}
 		return charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt)
@@ -149,7 +149,7 @@ func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, boo
 }
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
-	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token`
+	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token, ad_footer`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -159,7 +159,7 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var edits string
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
-		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token}, extra...)...)
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &p.AdFooter}, extra...)...)
 	if err != nil {
 		return p, err
 	}
