@@ -32,9 +32,8 @@ func AdSettingProblem(v string, max int) string {
 }
 
 // adFooterReason is the reason given for each unset footer setting.
-const adFooterReason = "must be set in the app's settings before it sends advertising: every advertising message states " +
-	"the sender's name and contact and how to refuse (Information and Communications Network Act art. 50(4)), " +
-	"and Herald appends them to its body"
+const adFooterReason = "must be set before the app sends advertising: every ad states the sender's name and contact " +
+	"and how to refuse (Information and Communications Network Act art. 50(4)); Herald appends them to the body"
 
 // AdFooter returns the text appended to the body of each of the app's
 // marketing messages (DESIGN section 6, "The ad footer"): "\n", the

@@ -36,6 +36,9 @@ type pushJSON struct {
 	ServerActions float64       `json:"serverActions"`
 	Counts        herald.Counts `json:"counts"`
 	Edits         []herald.Edit `json:"edits"`
+	// AdFooter is the text appended to the body of each marketing message
+	// (content stays as sent); null when none.
+	AdFooter *string `json:"adFooter"`
 }
 
 func orNil(s string) *string {
@@ -56,6 +59,7 @@ func pushToJSON(p herald.Push) pushJSON {
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.ServerActionsHalf), Counts: p.Counts, Edits: edits,
+		AdFooter: p.AdFooterShown(),
 	}
 }
 

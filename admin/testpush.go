@@ -97,6 +97,9 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 		ServerActionsHalf: 0, // a test push is not charged
 	}
 	p.Marketing = herald.IsMarketingTitle(p.Content.Title)
+	if err := p.FixAdFooter(a, nil); err != nil {
+		return "", err // an ad, as the Server API refuses it
+	}
 	rs := []herald.Recipient{{UserID: t.UserID}}
 	if t.Token != "" {
 		p.Kind, p.Token, rs = herald.KindToken, t.Token, nil

@@ -96,6 +96,12 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, limit int64, sched
 	for _, rc := range rs {
 		p.Marketing = p.Marketing || p.MarketingFor(rc)
 	}
+	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
+	// a setting, counted in each marketing message's payload.
+	if err := p.FixAdFooter(app, rs); err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	s.accept(w, r, app, p, rs, idem, received)
 }
 

@@ -308,10 +308,11 @@ func (r resolver) resolve(d herald.Delivery) (herald.Device, bool) {
 // sendOne sends one delivery and classifies the answer into sd.
 func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	s, p, d := c.s, c.push, sd.d
-	content := p.Content
+	var rc herald.Recipient // the zero one stands for the push's own content
 	if c.recipients != nil {
-		content = p.ContentFor(c.recipients[d.RecipientIdx])
+		rc = c.recipients[d.RecipientIdx]
 	}
+	content := p.Sent(rc) // a marketing message with its ad footer
 	o := &sd.outcome
 	o.State = herald.DeliverySent
 	err := c.sender.Deliver(ctx, herald.Notification{
