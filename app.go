@@ -86,6 +86,11 @@ const (
 	MaxSendRatePerMinute     = 10_000_000
 )
 
+// DefaultFCMProjectRate is the sends a minute of all apps whose service
+// accounts name one FCM project, together (HERALD_FCM_PROJECT_RATE): FCM's
+// quota is per project. It is bounded as an app's rate is.
+const DefaultFCMProjectRate = 600_000
+
 // ReasonSendRate is the validation reason of a send rate out of bounds.
 const ReasonSendRate = "must be a whole number from 1 to 10000000"
 
