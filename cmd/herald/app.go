@@ -79,11 +79,16 @@ func appCommand(verb string) (*command, *appFlags) {
 		cmd := newCommand("app create", "herald app create --name NAME [--tier free] [--app-user] [--time-zone Asia/Seoul] [flags]",
 			"Creates an app through the admin API and prints its id, API key and secret key; the secret key is\n"+
 				"shown only now. A new app's time zone is Asia/Seoul unless --time-zone says otherwise: it decides\n"+
-				"when the night window (21:00-08:00) of marketing pushes is.")
+				"when the night window (21:00-08:00) of marketing pushes is. Advertising pushes are refused until\n"+
+				"the footer's settings (--ad-sender-name, --ad-sender-contact, --ad-opt-out) are set: every ad\n"+
+				"states who sends it, how to reach them and how to refuse (Network Act art. 50(4)).")
 		cmd.fs.StringVar(&f.name, "name", "", "app name (required)")
 		cmd.fs.StringVar(&f.tier, "tier", "", "free|basic|business|enterprise (default free)")
 		cmd.fs.BoolVar(&f.appUser, "app-user", false, "enable the app-user feature (business or enterprise tier only)")
 		cmd.fs.StringVar(&f.timeZone, "time-zone", "", "IANA time zone of the app (default Asia/Seoul)")
+		cmd.fs.StringVar(&f.adSenderName, "ad-sender-name", "", "who sends the app's ads, in their footer (at most 100 characters; with --ad-sender-contact)")
+		cmd.fs.StringVar(&f.adSenderContact, "ad-sender-contact", "", "how to reach the sender, in the ads' footer (at most 100 characters; with --ad-sender-name)")
+		cmd.fs.StringVar(&f.adOptOut, "ad-opt-out", "", "how to refuse ads, the footer's last line, e.g. \"수신거부: 마이 > 설정 > 알림\" (at most 200 characters)")
 		return cmd, &f
 	case "show":
 		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key.", "appId"), &f
@@ -93,13 +98,15 @@ func appCommand(verb string) (*command, *appFlags) {
 
 // appFlags are the settings `app create` takes.
 type appFlags struct {
-	name, tier, timeZone string
-	appUser              bool
+	name, tier, timeZone                    string
+	appUser                                 bool
+	adSenderName, adSenderContact, adOptOut string
 }
 
 // appCreateFlags names the admin API's fields by the flags that set them,
 // so that a refusal speaks of what the user typed.
-var appCreateFlags = map[string]string{"name": "--name", "tier": "--tier", "appUserEnabled": "--app-user", "timeZone": "--time-zone"}
+var appCreateFlags = map[string]string{"name": "--name", "tier": "--tier", "appUserEnabled": "--app-user", "timeZone": "--time-zone",
+	"adSender.name": "--ad-sender-name", "adSender.contact": "--ad-sender-contact", "adOptOut": "--ad-opt-out"}
 
 // appRequest is the admin API call an app command makes.
 func appRequest(verb string, positional []string, create appFlags) (method, path string, body any) {
@@ -118,11 +125,31 @@ func appRequest(verb string, positional []string, create appFlags) (method, path
 		if create.timeZone != "" {
 			req["timeZone"] = create.timeZone
 		}
+		create.addAd(req)
 		return http.MethodPost, "/admin/v1/apps", req
 	case "show":
 		return http.MethodGet, "/admin/v1/apps/" + url.PathEscape(positional[0]), nil
 	}
 	return http.MethodGet, "/admin/v1/apps", nil
+}
+
+// addAd puts the ad footer's flags into a create or update body: the
+// sender given whole when either of its flags is (the admin API names the
+// one missing), the opt-out text on its own.
+func (f appFlags) addAd(req map[string]any) {
+	if f.adSenderName != "" || f.adSenderContact != "" {
+		sender := map[string]any{}
+		if f.adSenderName != "" {
+			sender["name"] = f.adSenderName
+		}
+		if f.adSenderContact != "" {
+			sender["contact"] = f.adSenderContact
+		}
+		req["adSender"] = sender
+	}
+	if f.adOptOut != "" {
+		req["adOptOut"] = f.adOptOut
+	}
 }
 
 type adminClient struct{ base, token string }
@@ -233,6 +260,22 @@ func namedAsFlags(err error, flags map[string]string) error {
 type appView struct {
 	AppID, Name, Tier, TimeZone, APIKey, SecretKey string
 	AppUserEnabled, HasFcmCredentials              bool
+	AdPrefixCheck                                  bool
+	AdSender                                       *struct{ Name, Contact string }
+	AdOptOut                                       *string
+}
+
+// printAdFooter shows the ad footer's settings of one app, and what an ad
+// of the app meets without them.
+func (a appView) printAdFooter(w io.Writer) {
+	switch {
+	case !a.AdPrefixCheck:
+		fmt.Fprintln(w, "ad footer: off (adPrefixCheck is off: no (광고) rule, no footer)")
+	case a.AdSender == nil || a.AdOptOut == nil:
+		fmt.Fprintln(w, "ad footer: not set: advertising pushes are refused until --ad-sender-name, --ad-sender-contact and --ad-opt-out are set")
+	default:
+		fmt.Fprintf(w, "ad footer: %q (appended to the body of every advertising message)\n", "\n"+a.AdSender.Name+" "+a.AdSender.Contact+"\n"+*a.AdOptOut)
+	}
 }
 
 // appUser shows the app-user feature: on, off, or inactive when an app
@@ -272,6 +315,9 @@ func printApps(w io.Writer, verb string, raw []byte) error {
 	}
 	if len(apps) == 1 && apps[0].SecretKey != "" {
 		fmt.Fprintf(w, "secret key (shown once): %s\n", apps[0].SecretKey)
+	}
+	if verb == "show" {
+		apps[0].printAdFooter(w)
 	}
 	return nil
 }

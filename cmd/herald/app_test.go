@@ -36,6 +36,22 @@ func TestAppCommands(t *testing.T) {
 	if shown.AppID != created.AppID || shown.SecretKey != "" {
 		t.Fatalf("app show: got %+v, want the app without its secret", shown)
 	}
+	if out := herald("app", "show", created.AppID); !strings.Contains(out, "ad footer: not set: advertising pushes are refused") {
+		t.Errorf("app show without the footer's settings: got %q, want it to say ads are refused", out)
+	}
+	var ad struct {
+		AppID    string
+		AdSender struct{ Name, Contact string }
+		AdOptOut string
+	}
+	json.Unmarshal([]byte(herald("app", "create", "--name", "Ads", "--ad-sender-name", "(주)헤럴드", "--ad-sender-contact", "080-123-4567",
+		"--ad-opt-out", "수신거부: 마이 > 설정", "--json")), &ad)
+	if ad.AdSender.Name != "(주)헤럴드" || ad.AdSender.Contact != "080-123-4567" || ad.AdOptOut != "수신거부: 마이 > 설정" {
+		t.Errorf("app create with the footer's flags: got %+v", ad)
+	}
+	if out := herald("app", "show", ad.AppID); !strings.Contains(out, `ad footer: "\n(주)헤럴드 080-123-4567\n수신거부: 마이 > 설정"`) {
+		t.Errorf("app show: got %q, want the footer", out)
+	}
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"app", "show", "app_missing", "--server", e.svc.AdminURL, "--token", e.adminTok}, getenv, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "404") {
