@@ -198,14 +198,16 @@ func TestAdFooterSent(t *testing.T) {
 
 // TestAdFooterFixedAtAccept: a scheduled ad is sent with the footer of the
 // app's settings when it was accepted, though they change before it is
-// sent (docs/consent.md). It waits for a real send time, about a minute.
+// sent (docs/consent.md). It waits for a real send time, about 75 s.
 func TestAdFooterFixedAtAccept(t *testing.T) {
 	if testing.Short() {
 		t.Skip("waits for a real send time (about a minute)")
 	}
 	t.Parallel()
 	clk := &testClock{}
-	_, slot := nextSlot(clk)
+	// 75 s ahead: room for a start on PostgreSQL before the 60 s lead.
+	slot := "2026-12-01T23:00"
+	clk.Run(time.Date(2026, 12, 1, 23, 0, 0, 0, seoul).Add(-75 * time.Second))
 	e := startClocked(t, clk)
 	a := e.newApp(optedIn())
 	e.register(a, "fixed-", "u1")
