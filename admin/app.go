@@ -30,7 +30,8 @@ type appJSON struct {
 	WebhookURL        *string        `json:"webhookUrl"`
 	CreatedAt         time.Time      `json:"createdAt"`
 	// AdPrefixCheck refuses a push marked options.isMarketing whose title
-	// lacks "(광고)" (default true).
+	// lacks "(광고)", and puts the ad footer on every marketing message
+	// (default true).
 	AdPrefixCheck bool `json:"adPrefixCheck"`
 	// Sandbox: pushes are only validated by FCM and not charged.
 	Sandbox bool `json:"sandbox"`
