@@ -3,6 +3,7 @@ package herald
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestAppAdFooter(t *testing.T) {
@@ -99,5 +100,41 @@ func TestFixAdFooter(t *testing.T) {
 	plain := Push{Kind: KindAll, Content: Content{Title: "t", Content: "c"}}
 	if err := plain.FixAdFooter(App{}, nil); err != nil || plain.AdFooter != "" {
 		t.Errorf("plain: got (%q, %v), want no footer and no error", plain.AdFooter, err)
+	}
+}
+
+// TestPushChangeAdFooter: an edit that makes a scheduled push an ad takes
+// the app's footer, refused (push unchanged) while a setting is unset or
+// when the footer takes it over FCM's limit; an ad keeps the footer it was
+// accepted with.
+func TestPushChangeAdFooter(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2025, 6, 11, 12, 0, 0, 0, time.UTC)
+	at := now.Add(time.Hour)
+	plain := func() *Push {
+		return &Push{Kind: KindUsers, Status: StatusScheduled, ScheduledAt: &at, Content: Content{Title: "hi", Content: "c"}}
+	}
+	ad, unset := "(광고) sale", App{}
+	app := App{AdSenderName: "Co", AdSenderContact: "080", AdOptOut: "off"}
+
+	p := plain()
+	if _, err := (PushChange{Title: &ad, App: &unset}).Apply(p, now); err == nil || p.Content.Title != "hi" || p.AdFooter != "" {
+		t.Errorf("made an ad without settings: got %v, %+v; want refused, unchanged", err, p)
+	}
+	if _, err := (PushChange{Title: &ad, App: &app}).Apply(p, now); err != nil || p.AdFooter != "\nCo 080\noff" || !p.Marketing {
+		t.Errorf("made an ad: got %v, footer %q", err, p.AdFooter)
+	}
+	other := App{AdSenderName: "New", AdSenderContact: "1", AdOptOut: "x"}
+	body := "new body"
+	if _, err := (PushChange{Content: &body, App: &other}).Apply(p, now); err != nil || p.AdFooter != "\nCo 080\noff" {
+		t.Errorf("edited ad: got %v, footer %q; want the one it had", err, p.AdFooter)
+	}
+	long := strings.Repeat("y", MaxFCMPayload-(Content{Title: ad, Content: ""}).FCMPayloadSize()-2)
+	if _, err := (PushChange{Content: &long, App: &app}).Apply(p, now); err == nil || p.Content.Content != body {
+		t.Errorf("a body that fits only without the footer: got %v, content %d bytes; want refused", err, len(p.Content.Content))
+	}
+	title := "hello"
+	if _, err := (PushChange{Title: &title, App: &app}).Apply(p, now); err != nil || p.AdFooter != "" || p.Marketing {
+		t.Errorf("made plain: got %v, footer %q", err, p.AdFooter)
 	}
 }
