@@ -222,8 +222,12 @@ func (c *config) validate() error {
 }
 
 // fcmProjectRate returns the FCM project rate: a whole number from 1 to
-// 10,000,000 sends a minute, as an app's rate is bounded.
+// 10,000,000 sends a minute, as an app's rate is bounded; the default when
+// unset (a configuration built in code).
 func (c *config) fcmProjectRate() (int, error) {
+	if c.FCMProjectRate == "" {
+		return herald.DefaultFCMProjectRate, nil
+	}
 	n, err := strconv.Atoi(strings.TrimSpace(c.FCMProjectRate))
 	if err != nil || n < 1 || n > herald.MaxSendRatePerMinute {
 		return 0, fmt.Errorf("%s: %q is not a whole number from 1 to %d (sends a minute per FCM project)",

@@ -120,7 +120,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	m := metrics.New(s.jobsDB())
-	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig; unset in a config built in code: 0, the default
+	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig
 	pushes := delivery.New(delivery.Config{
 		Observe:        m.Send,
 		Store:          s.store,
