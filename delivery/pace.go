@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -39,8 +40,11 @@ type pacer struct {
 }
 
 // accountProject is the project an app's service-account file names, kept
-// with the file it was read from.
-type accountProject struct{ file, project string }
+// with the file's digest (not the file, which holds the private key).
+type accountProject struct {
+	file    [sha256.Size]byte
+	project string
+}
 
 // newPacer returns a pacer of projectRate sends a minute per FCM project;
 // 0 stands for herald.DefaultFCMProjectRate.
@@ -61,16 +65,17 @@ func projectKey(project string) string { return "project " + project }
 // names, "" when it names none (the file cannot be read: its sends then
 // fail on their own). It is read once per file.
 func (p *pacer) projectOf(appID string, serviceAccount []byte) string {
+	sum := sha256.Sum256(serviceAccount)
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if c, ok := p.projects[appID]; ok && c.file == string(serviceAccount) {
+	if c, ok := p.projects[appID]; ok && c.file == sum {
 		return c.project
 	}
 	var f struct {
 		ProjectID string `json:"project_id"`
 	}
 	_ = json.Unmarshal(serviceAccount, &f) // unreadable: no project, see above
-	p.projects[appID] = accountProject{file: string(serviceAccount), project: f.ProjectID}
+	p.projects[appID] = accountProject{file: sum, project: f.ProjectID}
 	return f.ProjectID
 }
 
@@ -144,9 +149,10 @@ func (p *pacer) giveBack(appID, project string, k int) {
 	}
 }
 
-// bucket is one app's or one project's token bucket. tokens goes below zero when sends
-// are reserved ahead: each reservation waits until the tokens it took
-// would have come in, so reservations are served in the order made.
+// bucket is one app's or one project's token bucket. tokens goes below
+// zero when sends are reserved ahead: each reservation waits until the
+// tokens it took would have come in, so reservations are served in the
+// order made.
 type bucket struct {
 	perSec, burst, tokens float64
 	at                    time.Time // when tokens was last brought up to date
@@ -233,9 +239,10 @@ const (
 
 // StartHeartbeat has this process note itself alive in the store as node,
 // now and every 5 seconds, and pace each app and each FCM project to its
-// rate divided by the nodes seen in the last 15 seconds, so that nodes sharing a database
-// together send at about the app's rate. For a database several `herald
-// serve` processes share (PostgreSQL); with one node it changes nothing.
+// rate divided by the nodes seen in the last 15 seconds, so that nodes
+// sharing a database together send at about the app's (and the project's)
+// rate. For a database several `herald serve` processes share
+// (PostgreSQL); with one node it changes nothing.
 // The function it returns stops the heartbeat and removes the node, so
 // that the others take up its share at their next beat.
 func (s *Service) StartHeartbeat(nodes herald.NodeStore, node string) (stop func()) {
