@@ -70,6 +70,12 @@ type App struct {
 	// SendRatePerMinute paces the app's FCM sends, all its pushes
 	// together (see SendRate); 0 stands for DefaultSendRatePerMinute.
 	SendRatePerMinute int
+	// AdSenderName, AdSenderContact and AdOptOut are the ad footer's
+	// settings (see AdFooter): who sends the app's advertising, how to
+	// reach them, and how to refuse it. "" when unset.
+	AdSenderName    string
+	AdSenderContact string
+	AdOptOut        string
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is
@@ -79,6 +85,11 @@ const (
 	DefaultSendRatePerMinute = 600_000
 	MaxSendRatePerMinute     = 10_000_000
 )
+
+// DefaultFCMProjectRate is the sends a minute of all apps whose service
+// accounts name one FCM project, together (HERALD_FCM_PROJECT_RATE): FCM's
+// quota is per project. It is bounded as an app's rate is.
+const DefaultFCMProjectRate = 600_000
 
 // ReasonSendRate is the validation reason of a send rate out of bounds.
 const ReasonSendRate = "must be a whole number from 1 to 10000000"

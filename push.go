@@ -127,6 +127,9 @@ type Push struct {
 	// DeferredUntil is when the push's deferred part (see NightDefer) is
 	// sent: set, with Counts.DeferredNight, while one waits.
 	DeferredUntil *time.Time
+	// AdFooter is the text appended to the body of each marketing message
+	// (App.AdFooter), fixed when the push was accepted; "" when none.
+	AdFooter string
 }
 
 // MarketingFor reports whether a recipient's message is marketing.
@@ -334,6 +337,11 @@ type PushChange struct {
 	// new title of a push marked options.isMarketing must start with
 	// AdPrefix.
 	AdPrefixRequired bool
+	// App, when set, is the push's app: an edit that makes the push
+	// marketing takes the app's ad footer (refused when a setting is
+	// unset), and the footer counts in the payload check. A push that was
+	// marketing keeps the footer it was accepted with.
+	App *App
 }
 
 // Problems returns what is wrong with the change's fields: a title or
@@ -379,6 +387,10 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 			return false, Invalid(d)
 		}
 	}
+	footer, err := c.adFooter(*p)
+	if err != nil {
+		return false, err
+	}
 	changes, from := map[string]string{}, map[string]string{}
 	set := func(field string, dst *string, v *string) {
 		if v != nil && *v != *dst {
@@ -402,10 +414,33 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 		changes["scheduledAt"] = t.UTC().Format(time.RFC3339)
 	}
 	p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
+	p.AdFooter = footer
 	if len(changes) > 0 {
 		p.Edits = append(p.Edits, Edit{At: now.UTC(), Changes: changes, From: from})
 	}
 	return moved, nil
+}
+
+// adFooter returns the footer p has after the change: its own when it was
+// marketing and stays so, the app's when the change makes it marketing, ""
+// when it is not marketing; see Push.FixAdFooter for the errors.
+func (c PushChange) adFooter(p Push) (string, error) {
+	if c.App == nil {
+		return p.AdFooter, nil
+	}
+	q := p
+	q.Content = c.content(p.Content)
+	q.Marketing = q.IsMarketingOpt || IsMarketingTitle(q.Content.Title)
+	if !q.Marketing || q.AdFooter == "" {
+		if err := q.FixAdFooter(*c.App, nil); err != nil {
+			return "", err
+		}
+		return q.AdFooter, nil
+	}
+	if d := q.footerPayloadProblems(nil); len(d) > 0 {
+		return "", Invalid(d...)
+	}
+	return q.AdFooter, nil
 }
 
 // content returns cur with the change's content members applied.

@@ -1,7 +1,9 @@
 package admin
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
@@ -28,12 +30,23 @@ type appJSON struct {
 	WebhookURL        *string        `json:"webhookUrl"`
 	CreatedAt         time.Time      `json:"createdAt"`
 	// AdPrefixCheck refuses a push marked options.isMarketing whose title
-	// lacks "(광고)" (default true).
+	// lacks "(광고)", and puts the ad footer on every marketing message
+	// (default true).
 	AdPrefixCheck bool `json:"adPrefixCheck"`
 	// Sandbox: pushes are only validated by FCM and not charged.
 	Sandbox bool `json:"sandbox"`
 	// SendRatePerMinute paces the app's FCM sends.
 	SendRatePerMinute int `json:"sendRatePerMinute"`
+	// AdSender and AdOptOut make the footer of the app's advertising
+	// (herald.App.AdFooter); null when unset.
+	AdSender *adSenderJSON `json:"adSender"`
+	AdOptOut *string       `json:"adOptOut"`
+}
+
+// adSenderJSON is who sends an app's advertising.
+type adSenderJSON struct {
+	Name    string `json:"name"`
+	Contact string `json:"contact"`
 }
 
 func toJSON(a herald.App) appJSON {
@@ -45,6 +58,12 @@ func toJSON(a herald.App) appJSON {
 	}
 	if a.WebhookURL != "" {
 		out.WebhookURL = &a.WebhookURL
+	}
+	if a.AdSenderName != "" || a.AdSenderContact != "" {
+		out.AdSender = &adSenderJSON{Name: a.AdSenderName, Contact: a.AdSenderContact}
+	}
+	if a.AdOptOut != "" {
+		out.AdOptOut = &a.AdOptOut
 	}
 	return out
 }
@@ -63,6 +82,65 @@ type appSettings struct {
 	// SendRatePerMinute is read as any JSON number, so that a fraction is
 	// named as out of bounds rather than as not a number.
 	SendRatePerMinute *float64 `json:"sendRatePerMinute"`
+	// AdSender is given whole, both members; AdOptOut alone. A member set
+	// to null clears the setting (clearAdSender, clearAdOptOut).
+	AdSender                     *adSenderSettings `json:"adSender"`
+	AdOptOut                     *string           `json:"adOptOut"`
+	clearAdSender, clearAdOptOut bool
+}
+
+// adSenderSettings is the adSender member of app settings.
+type adSenderSettings struct {
+	Name    *string `json:"name"`
+	Contact *string `json:"contact"`
+}
+
+// decodeSettings reads the body of app create or patch; a null adSender or
+// adOptOut clears the setting, where any other null leaves a setting alone.
+func decodeSettings(r *http.Request) (appSettings, error) {
+	var p appSettings
+	body, err := readBody(r)
+	if err == nil {
+		err = decodeBody(body, &p)
+	}
+	if err != nil {
+		return p, err
+	}
+	var m map[string]json.RawMessage
+	if json.Unmarshal(body, &m) == nil {
+		p.clearAdSender = string(bytes.TrimSpace(m["adSender"])) == "null"
+		p.clearAdOptOut = string(bytes.TrimSpace(m["adOptOut"])) == "null"
+	}
+	return p, nil
+}
+
+// applyAd writes the ad footer's settings onto a and returns the problems.
+func (p appSettings) applyAd(a *herald.App) []herald.Detail {
+	var d []herald.Detail
+	check := func(field string, v *string, max int, dst *string) {
+		if v == nil {
+			d = append(d, herald.Detail{Field: field, Reason: "is required"})
+			return
+		}
+		if reason := herald.AdSettingProblem(*v, max); reason != "" {
+			d = append(d, herald.Detail{Field: field, Reason: reason})
+		}
+		*dst = *v
+	}
+	switch {
+	case p.clearAdSender:
+		a.AdSenderName, a.AdSenderContact = "", ""
+	case p.AdSender != nil:
+		check("adSender.name", p.AdSender.Name, herald.MaxAdSenderName, &a.AdSenderName)
+		check("adSender.contact", p.AdSender.Contact, herald.MaxAdSenderContact, &a.AdSenderContact)
+	}
+	switch {
+	case p.clearAdOptOut:
+		a.AdOptOut = ""
+	case p.AdOptOut != nil:
+		check("adOptOut", p.AdOptOut, herald.MaxAdOptOut, &a.AdOptOut)
+	}
+	return d
 }
 
 // apply writes the given settings onto a and returns the problems.
@@ -114,6 +192,7 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 		}
 		a.SendRatePerMinute = rate
 	}
+	d = append(d, p.applyAd(a)...)
 	return append(d, appUserProblem(before, *a)...)
 }
 
@@ -151,8 +230,8 @@ func (s *server) newApp(p appSettings) (herald.App, string, []herald.Detail) {
 }
 
 func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
-	var p appSettings
-	if err := decode(r, &p); err != nil {
+	p, err := decodeSettings(r)
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -204,8 +283,8 @@ func (s *server) patchApp(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	var p appSettings
-	if err := decode(r, &p); err != nil {
+	p, err := decodeSettings(r)
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}

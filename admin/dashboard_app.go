@@ -58,7 +58,28 @@ func settingsFrom(f url.Values) appSettings {
 	if r := text("sendRatePerMinute"); r != nil {
 		p.SendRatePerMinute = formNumber(*r)
 	}
+	adFromForm(&p, text("adSenderName"), text("adSenderContact"), text("adOptOut"))
 	return p
+}
+
+// adFromForm reads the ad footer's fields: both sender fields empty clear
+// the sender, an empty opt-out field clears it, as null does in JSON; a
+// form without the fields leaves them alone.
+func adFromForm(p *appSettings, name, contact, optOut *string) {
+	if name != nil && contact != nil {
+		if strings.TrimSpace(*name) == "" && strings.TrimSpace(*contact) == "" {
+			p.clearAdSender = true
+		} else {
+			p.AdSender = &adSenderSettings{Name: name, Contact: contact}
+		}
+	}
+	if optOut != nil {
+		if strings.TrimSpace(*optOut) == "" {
+			p.clearAdOptOut = true
+		} else {
+			p.AdOptOut = optOut
+		}
+	}
 }
 
 // formNumber reads a number typed into a form; text that is none reads as

@@ -129,16 +129,59 @@ func TestDashboardAdPrefixAndSandbox(t *testing.T) {
 	}
 
 	yes := true
-	res, err = a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c", Options: &client.Options{IsMarketing: &yes}})
+	ad := client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c", Options: &client.Options{IsMarketing: &yes}}
+	if _, err = a.c.PushUsers(ctx, ad); err == nil || !strings.Contains(err.Error(), "app.adSender.name") {
+		t.Fatalf("an ad without the footer's settings: got %v, want refused naming app.adSender.name", err)
+	}
+	settings.Set("adSenderName", "(주)헤럴드")
+	settings.Set("adSenderContact", "080-123-4567")
+	settings.Set("adOptOut", "수신거부: 마이 > 설정")
+	b.submit(a.path, a.path+"/settings", settings)
+	if got, _ := e.db.App(ctx, a.app.ID); got.AdSenderName != "(주)헤럴드" || got.AdSenderContact != "080-123-4567" || got.AdOptOut != "수신거부: 마이 > 설정" {
+		t.Fatalf("after the footer form: got %q %q %q", got.AdSenderName, got.AdSenderContact, got.AdOptOut)
+	}
+	_, body = b.get(a.path)
+	wantIn(t, "app page", body, `name="adSenderName" maxlength="100" value="(주)헤럴드"`, `value="수신거부: 마이 &gt; 설정"`)
+	res, err = pushWhenSeen(ctx, a, ad)
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, body = b.get(a.path + "/pushes/" + res.PushID)
-	wantIn(t, "push page", body, `id="marketing-rule">the request marked it options.isMarketing`)
+	wantIn(t, "push page", body, `id="marketing-rule">the request marked it options.isMarketing`,
+		`id="ad-footer">
+(주)헤럴드 080-123-4567
+수신거부: 마이 &gt; 설정</dd>`)
 	res, err = a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	_, body = b.get(a.path + "/pushes/" + res.PushID)
 	wantIn(t, "push page", body, `id="marketing-rule">its title starts with (광고)`)
+
+	// Empty fields clear the settings, and ads are refused again.
+	settings.Set("adSenderName", "")
+	settings.Set("adSenderContact", "")
+	settings.Set("adOptOut", "")
+	b.submit(a.path, a.path+"/settings", settings)
+	if got, _ := e.db.App(ctx, a.app.ID); got.AdSenderName != "" || got.AdSenderContact != "" || got.AdOptOut != "" {
+		t.Errorf("after clearing: got %q %q %q, want all cleared", got.AdSenderName, got.AdSenderContact, got.AdOptOut)
+	}
+	settings.Set("adSenderName", "Co")
+	settings.Set("csrf", b.csrf(a.path))
+	resp, body := b.post(a.path+"/settings", settings)
+	wantStatus(t, resp, body, http.StatusBadRequest)
+	wantIn(t, "a name without a contact", body, "adSender.contact")
+}
+
+// pushWhenSeen sends p until the public API's app cache (a second) has seen
+// a settings change, at most a few seconds.
+func pushWhenSeen(ctx context.Context, a dashApp, p client.PushUsersRequest) (client.PushResult, error) {
+	deadline := time.Now().Add(5 * time.Second)
+	for {
+		res, err := a.c.PushUsers(ctx, p)
+		if err == nil || time.Now().After(deadline) {
+			return res, err
+		}
+		time.Sleep(50 * time.Millisecond) // polling interval, not a wait for work
+	}
 }

@@ -22,6 +22,11 @@ func TestDashboardDeferredPush(t *testing.T) {
 	b.login()
 	a := newDashApp(t, e, b)
 	ctx := context.Background()
+	app := a.app // an ad needs the footer's settings (art. 50(4))
+	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
+	if err := e.db.UpdateApp(ctx, app); err != nil {
+		t.Fatal(err)
+	}
 	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
 	deferred := func() string {
 		t.Helper()

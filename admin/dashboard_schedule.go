@@ -96,7 +96,7 @@ func (d *dashboard) editPage(w http.ResponseWriter, r *http.Request) {
 // same rules (PushChange.Problems): only the fields that differ from the
 // push are changed.
 func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.PushChange, error) {
-	c := herald.PushChange{AdPrefixRequired: !a.NoAdPrefixCheck}
+	c := herald.PushChange{AdPrefixRequired: !a.NoAdPrefixCheck, App: &a}
 	for _, fl := range []struct {
 		value, current string
 		dst            **string

@@ -41,6 +41,9 @@ type pushJSON struct {
 	// DeferredUntil is when the push's deferred part is sent, while
 	// counts.deferredNight tokens wait for it; null otherwise.
 	DeferredUntil *time.Time `json:"deferredUntil"`
+	// AdFooter is the text appended to the body of each marketing message
+	// (content stays as sent); null when none.
+	AdFooter *string `json:"adFooter"`
 }
 
 func orNil(s string) *string {
@@ -62,6 +65,7 @@ func pushToJSON(p herald.Push) pushJSON {
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.ServerActionsHalf), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
+		AdFooter: p.AdFooterShown(),
 	}
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip

@@ -42,7 +42,7 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge,
-		AdPrefixRequired: !app.NoAdPrefixCheck}
+		AdPrefixRequired: !app.NoAdPrefixCheck, App: &app}
 	details := c.Problems()
 	if body.ScheduleTime != nil {
 		t, reason := herald.ParseScheduleTime(*body.ScheduleTime, app.Location(), s.Now())

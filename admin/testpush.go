@@ -91,9 +91,6 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 	case len(a.FCMCredentials) == 0:
 		return "", herald.ErrNoFCM
 	}
-	if err := s.testPushReaches(ctx, a.ID, t); err != nil {
-		return "", err
-	}
 	now := s.Now()
 	p := herald.Push{
 		ID: herald.NewID("push_", now), AppID: a.ID, Kind: herald.KindUsers, Status: herald.StatusSending,
@@ -101,6 +98,14 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 		ServerActionsHalf: 0, // a test push is not charged
 	}
 	p.Marketing = herald.IsMarketingTitle(p.Content.Title)
+	if err := p.FixAdFooter(a, nil); err != nil {
+		return "", err // an ad, as the Server API refuses it
+	}
+	// Refused as a request (400) before the state it meets (404), as the
+	// Server API orders its answers.
+	if err := s.testPushReaches(ctx, a.ID, t); err != nil {
+		return "", err
+	}
 	rs := []herald.Recipient{{UserID: t.UserID}}
 	if t.Token != "" {
 		p.Kind, p.Token, rs = herald.KindToken, t.Token, nil

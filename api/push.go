@@ -139,6 +139,11 @@ func judgePush(app herald.App, kind herald.PushKind, body []byte, received time.
 	for _, rc := range rs {
 		p.Marketing = p.Marketing || p.MarketingFor(rc)
 	}
+	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
+	// a setting, counted in each marketing message's payload.
+	if err := p.FixAdFooter(app, rs); err != nil {
+		return p, nil, err
+	}
 	p.ID = herald.NewID("push_", received)
 	p.AppID = app.ID
 	p.CreatedAt = received.UTC().Truncate(time.Millisecond)

@@ -2,6 +2,8 @@ package delivery
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/json"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -11,11 +13,14 @@ import (
 
 // pacer paces each app's FCM sends to its rate (herald.App.SendRate), all
 // the chunk jobs of all its pushes in this process together, with a token
-// bucket per app. On several nodes each paces to its share of the rate:
-// the rate divided by the nodes alive (see Heartbeat).
+// bucket per app; and the sends of all apps whose service accounts name the
+// same FCM project to the project rate (FCM's quota is per project), with
+// a bucket per project: a send takes a token of both, so whichever rate is
+// lower holds. On several nodes each paces to its share of both rates: the
+// rate divided by the nodes alive (see Heartbeat).
 //
 // A batch of sends reserves its tokens before it is marked in flight, so a
-// slot never sits marked while it waits. The bucket holds at most a tenth
+// slot never sits marked while it waits. A bucket holds at most a tenth
 // of a second of sends, so that a second's sends are spread over it; a
 // reservation waits until at least the smaller of the batch and the bucket
 // is at hand, and then takes what is there up to the batch: at a low rate
@@ -25,15 +30,53 @@ type pacer struct {
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
 	nodes atomic.Int64 // the nodes sharing each rate, at least 1
+	// projectRate is the sends a minute of one FCM project, all its apps
+	// together (HERALD_FCM_PROJECT_RATE).
+	projectRate int
 
-	mu      sync.Mutex
-	buckets map[string]*bucket // by app id
+	mu       sync.Mutex
+	buckets  map[string]*bucket        // by app id, and by projectKey for projects
+	projects map[string]accountProject // by app id
 }
 
-func newPacer() *pacer {
-	p := &pacer{now: time.Now, sleep: sleepCtx, buckets: map[string]*bucket{}}
+// accountProject is the project an app's service-account file names, kept
+// with the file's digest (not the file, which holds the private key).
+type accountProject struct {
+	file    [sha256.Size]byte
+	project string
+}
+
+// newPacer returns a pacer of projectRate sends a minute per FCM project;
+// 0 stands for herald.DefaultFCMProjectRate.
+func newPacer(projectRate int) *pacer {
+	if projectRate <= 0 {
+		projectRate = herald.DefaultFCMProjectRate
+	}
+	p := &pacer{now: time.Now, sleep: sleepCtx, projectRate: projectRate,
+		buckets: map[string]*bucket{}, projects: map[string]accountProject{}}
 	p.nodes.Store(1)
 	return p
+}
+
+// projectKey is the bucket key of an FCM project: apart from every app id.
+func projectKey(project string) string { return "project " + project }
+
+// projectOf returns the FCM project_id that an app's service-account file
+// names, "" when it names none (the file cannot be read: its sends then
+// fail on their own). It is read once per file.
+func (p *pacer) projectOf(appID string, serviceAccount []byte) string {
+	sum := sha256.Sum256(serviceAccount)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c, ok := p.projects[appID]; ok && c.file == sum {
+		return c.project
+	}
+	var f struct {
+		ProjectID string `json:"project_id"`
+	}
+	_ = json.Unmarshal(serviceAccount, &f) // unreadable: no project, see above
+	p.projects[appID] = accountProject{file: sum, project: f.ProjectID}
+	return f.ProjectID
 }
 
 // sleepCtx waits for d or until ctx ends.
@@ -48,48 +91,68 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// take reserves tokens for up to n sends of app and waits until they are
-// due. It returns how many it took (1 to n), or 0 with the wait that would
-// be needed when that wait would end after until (the caller yields and
-// comes back then), or the context's error (nothing taken).
-func (p *pacer) take(ctx context.Context, app herald.App, n int, until time.Time) (int, time.Duration, error) {
-	perSec := float64(app.SendRate()) / 60 / float64(p.nodes.Load())
-	p.mu.Lock()
-	now := p.now()
-	b := p.buckets[app.ID]
+// bucketFor returns the bucket of key at perMinute a minute, shared by the
+// nodes, made or brought to that rate now. p.mu is held.
+func (p *pacer) bucketFor(key string, perMinute int, now time.Time) *bucket {
+	perSec := float64(perMinute) / 60 / float64(p.nodes.Load())
+	b := p.buckets[key]
 	if b == nil {
 		b = newBucket(perSec, now)
-		p.buckets[app.ID] = b
+		p.buckets[key] = b
 	}
 	b.setRate(perSec, now)
-	k, wait := b.reserve(n, now, until)
+	return b
+}
+
+// take reserves tokens for up to n sends of app, whose FCM project is
+// project ("" for none), and waits until they are due. It returns how many
+// it took (1 to n), or 0 with the wait that would be needed when that wait
+// would end after until (the caller yields and comes back then), or the
+// context's error (nothing taken).
+func (p *pacer) take(ctx context.Context, app herald.App, project string, n int, until time.Time) (int, time.Duration, error) {
+	p.mu.Lock()
+	now := p.now()
+	appBucket := p.bucketFor(app.ID, app.SendRate(), now)
+	k, wait := appBucket.reserve(n, now, until)
+	if k > 0 && project != "" {
+		kp, waitp := p.bucketFor(projectKey(project), p.projectRate, now).reserve(k, now, until)
+		appBucket.put(k - kp) // the project allows fewer: the rest goes back
+		k, wait = kp, max(wait, waitp)
+	}
 	p.mu.Unlock()
 	if k == 0 || wait <= 0 {
 		return k, wait, nil
 	}
 	if err := p.sleep(ctx, wait); err != nil {
-		p.giveBack(app.ID, k)
+		p.giveBack(app.ID, project, k)
 		return 0, 0, err
 	}
 	return k, 0, nil
 }
 
-// giveBack returns k tokens of app that were taken and not spent (sends
-// judged unnecessary, or a wait cut short).
-func (p *pacer) giveBack(appID string, k int) {
+// giveBack returns k tokens of app and its project that were taken and
+// not spent (sends judged unnecessary, or a wait cut short).
+func (p *pacer) giveBack(appID, project string, k int) {
 	if k <= 0 {
 		return
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if b := p.buckets[appID]; b != nil {
-		b.put(k)
+	keys := []string{appID}
+	if project != "" {
+		keys = append(keys, projectKey(project))
+	}
+	for _, key := range keys {
+		if b := p.buckets[key]; b != nil {
+			b.put(k)
+		}
 	}
 }
 
-// bucket is one app's token bucket. tokens goes below zero when sends
-// are reserved ahead: each reservation waits until the tokens it took
-// would have come in, so reservations are served in the order made.
+// bucket is one app's or one project's token bucket. tokens goes below
+// zero when sends are reserved ahead: each reservation waits until the
+// tokens it took would have come in, so reservations are served in the
+// order made.
 type bucket struct {
 	perSec, burst, tokens float64
 	at                    time.Time // when tokens was last brought up to date
@@ -151,7 +214,8 @@ func (b *bucket) put(k int) { b.tokens = min(b.burst, b.tokens+float64(k)) }
 // returns how many sends may go; 0 when none may now, with res saying
 // why (the context ended, or when to come back).
 func (c *chunk) paced(ctx context.Context, n int, res *chunkResult) int {
-	k, wait, err := c.s.pace.take(ctx, c.app, n, c.yieldAt)
+	project := c.s.pace.projectOf(c.app.ID, c.serviceAccount)
+	k, wait, err := c.s.pace.take(ctx, c.app, project, n, c.yieldAt)
 	switch {
 	case err != nil:
 		res.err = err
@@ -162,7 +226,9 @@ func (c *chunk) paced(ctx context.Context, n int, res *chunkResult) int {
 }
 
 // unpaced gives back the tokens of k sends taken and not made.
-func (c *chunk) unpaced(k int) { c.s.pace.giveBack(c.app.ID, k) }
+func (c *chunk) unpaced(k int) {
+	c.s.pace.giveBack(c.app.ID, c.s.pace.projectOf(c.app.ID, c.serviceAccount), k)
+}
 
 // Node heartbeat: each node notes itself every heartbeatEvery; a node not
 // seen for nodeLiveFor no longer counts.
@@ -172,10 +238,11 @@ const (
 )
 
 // StartHeartbeat has this process note itself alive in the store as node,
-// now and every 5 seconds, and pace each app to its rate divided by the
-// nodes seen in the last 15 seconds, so that nodes sharing a database
-// together send at about the app's rate. For a database several `herald
-// serve` processes share (PostgreSQL); with one node it changes nothing.
+// now and every 5 seconds, and pace each app and each FCM project to its
+// rate divided by the nodes seen in the last 15 seconds, so that nodes
+// sharing a database together send at about the app's (and the project's)
+// rate. For a database several `herald serve` processes share
+// (PostgreSQL); with one node it changes nothing.
 // The function it returns stops the heartbeat and removes the node, so
 // that the others take up its share at their next beat.
 func (s *Service) StartHeartbeat(nodes herald.NodeStore, node string) (stop func()) {

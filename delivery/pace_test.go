@@ -55,7 +55,7 @@ func (c *fakeClock) Sleep(from time.Time) func(context.Context, time.Duration) e
 // moved to the wait's end.
 func fakePacer() (*pacer, *fakeClock) {
 	c := &fakeClock{now: paceEpoch}
-	p := newPacer()
+	p := newPacer(0)
 	p.now = c.Now
 	p.sleep = func(ctx context.Context, d time.Duration) error { return c.Sleep(c.Now())(ctx, d) }
 	return p, c
@@ -171,7 +171,7 @@ func TestPacerTake(t *testing.T) {
 	t.Run("Paced", func(t *testing.T) {
 		p, clock := fakePacer()
 		for range 11 {
-			if k, _, err := p.take(ctx, app, 25, far); k != 1 || err != nil {
+			if k, _, err := p.take(ctx, app, "", 25, far); k != 1 || err != nil {
 				t.Fatalf("got (%d, %v), want 1", k, err)
 			}
 		}
@@ -183,7 +183,7 @@ func TestPacerTake(t *testing.T) {
 		p, clock := fakePacer()
 		other := herald.App{ID: "app_2", SendRatePerMinute: 600}
 		for _, a := range []herald.App{app, other} {
-			if k, _, _ := p.take(ctx, a, 1, far); k != 1 {
+			if k, _, _ := p.take(ctx, a, "", 1, far); k != 1 {
 				t.Fatalf("%s: got %d, want 1", a.ID, k)
 			}
 		}
@@ -193,10 +193,10 @@ func TestPacerTake(t *testing.T) {
 	})
 	t.Run("RateChanged", func(t *testing.T) {
 		p, clock := fakePacer()
-		p.take(ctx, app, 1, far)
+		p.take(ctx, app, "", 1, far)
 		faster := app
 		faster.SendRatePerMinute = 6000 // 100 a second
-		p.take(ctx, faster, 1, far)
+		p.take(ctx, faster, "", 1, far)
 		if clock.slept != 10*time.Millisecond {
 			t.Errorf("next send at the new rate: waited %v, want 10ms", clock.slept)
 		}
@@ -204,7 +204,7 @@ func TestPacerTake(t *testing.T) {
 	t.Run("DefaultRate", func(t *testing.T) {
 		p, clock := fakePacer()
 		for range 40 {
-			if k, _, _ := p.take(ctx, herald.App{ID: "app_d"}, 25, far); k != 25 {
+			if k, _, _ := p.take(ctx, herald.App{ID: "app_d"}, "", 25, far); k != 25 {
 				t.Fatalf("got %d, want 25", k)
 			}
 		}
@@ -216,7 +216,7 @@ func TestPacerTake(t *testing.T) {
 		p, clock := fakePacer()
 		p.nodes.Store(2)
 		for range 3 {
-			p.take(ctx, app, 1, far)
+			p.take(ctx, app, "", 1, far)
 		}
 		if clock.slept != 400*time.Millisecond {
 			t.Errorf("3 sends at 5 a second (half of 10): waited %v, want 400ms", clock.slept)
@@ -224,22 +224,22 @@ func TestPacerTake(t *testing.T) {
 	})
 	t.Run("Cancelled", func(t *testing.T) {
 		p, clock := fakePacer()
-		p.take(ctx, app, 1, far)
+		p.take(ctx, app, "", 1, far)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
-		if k, _, err := p.take(cancelled, app, 1, far); k != 0 || !errors.Is(err, context.Canceled) {
+		if k, _, err := p.take(cancelled, app, "", 1, far); k != 0 || !errors.Is(err, context.Canceled) {
 			t.Fatalf("got (%d, %v), want 0 and context.Canceled", k, err)
 		}
 		// The token given back: the next send waits for it only.
-		p.take(ctx, app, 1, far)
+		p.take(ctx, app, "", 1, far)
 		if clock.slept != 100*time.Millisecond {
 			t.Errorf("after a cancelled wait: waited %v, want 100ms", clock.slept)
 		}
 	})
 	t.Run("UntilPassed", func(t *testing.T) {
 		p, _ := fakePacer()
-		p.take(ctx, app, 1, far)
-		k, wait, err := p.take(ctx, app, 1, paceEpoch.Add(50*time.Millisecond))
+		p.take(ctx, app, "", 1, far)
+		k, wait, err := p.take(ctx, app, "", 1, paceEpoch.Add(50*time.Millisecond))
 		if k != 0 || wait != 100*time.Millisecond || err != nil {
 			t.Errorf("got (%d, %v, %v), want 0 and a wait of 100ms", k, wait, err)
 		}
@@ -337,5 +337,117 @@ func TestHeartbeat(t *testing.T) {
 	defer nodes.mu.Unlock()
 	if len(nodes.beats) == 0 || nodes.beats[0] != "node_a" || len(nodes.left) != 1 || nodes.left[0] != "node_a" {
 		t.Errorf("got beats %v, left %v; want node_a beating, then leaving", nodes.beats, nodes.left)
+	}
+}
+
+// TestPacerProject: apps of one FCM project share the project's rate,
+// whichever of it and each app's rate is lower; apps of other projects and
+// apps without one are paced apart; nodes share the project rate as they
+// share an app's.
+func TestPacerProject(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	far := paceEpoch.Add(time.Hour)
+	fast := func(id string) herald.App { return herald.App{ID: id, SendRatePerMinute: 600_000} }
+	projectPacer := func(perMinute int) (*pacer, *fakeClock) {
+		p, clock := fakePacer()
+		p.projectRate = perMinute
+		return p, clock
+	}
+	t.Run("TwoAppsShare", func(t *testing.T) {
+		p, clock := projectPacer(600) // 10 a second; each app alone could send 10,000
+		for i := range 11 {
+			app := fast([]string{"app_a", "app_b"}[i%2])
+			if k, _, err := p.take(ctx, app, "proj", 25, far); k != 1 || err != nil {
+				t.Fatalf("send %d: got (%d, %v), want 1", i, k, err)
+			}
+		}
+		if clock.slept != time.Second {
+			t.Errorf("11 sends of two apps at 10 a second for the project: waited %v, want 1s", clock.slept)
+		}
+	})
+	t.Run("OtherProjectsApart", func(t *testing.T) {
+		p, clock := projectPacer(600)
+		for _, project := range []string{"proj-1", "proj-2", ""} {
+			if k, _, _ := p.take(ctx, fast("app_"+project), project, 1, far); k != 1 {
+				t.Fatalf("%q: got %d, want 1", project, k)
+			}
+		}
+		if clock.slept != 0 {
+			t.Errorf("one send in each project: waited %v, want none", clock.slept)
+		}
+	})
+	t.Run("AppRateLower", func(t *testing.T) {
+		p, clock := projectPacer(600_000)
+		app := herald.App{ID: "app_slow", SendRatePerMinute: 600}
+		for range 11 {
+			p.take(ctx, app, "proj", 25, far)
+		}
+		if clock.slept != time.Second {
+			t.Errorf("an app at 10 a second in a fast project: waited %v, want 1s", clock.slept)
+		}
+	})
+	t.Run("BatchCutToProjectBucket", func(t *testing.T) {
+		p, _ := projectPacer(1200) // 20 a second: the project bucket holds 2
+		if k, _, _ := p.take(ctx, fast("app_a"), "proj", 25, far); k != 2 {
+			t.Errorf("first batch: got %d, want the 2 the project bucket holds", k)
+		}
+		// The app's bucket got back the 23 the project did not allow.
+		if b := p.buckets["app_a"]; b.tokens != b.burst-2 {
+			t.Errorf("app bucket: got %v tokens, want %v", b.tokens, b.burst-2)
+		}
+	})
+	t.Run("SharedByNodes", func(t *testing.T) {
+		p, clock := projectPacer(600)
+		p.nodes.Store(2)
+		for range 3 {
+			p.take(ctx, fast("app_a"), "proj", 1, far)
+		}
+		if clock.slept != 400*time.Millisecond {
+			t.Errorf("3 sends at 5 a second (half of 10): waited %v, want 400ms", clock.slept)
+		}
+	})
+	t.Run("UntilPassedGivesBack", func(t *testing.T) {
+		p, _ := projectPacer(600)
+		p.take(ctx, fast("app_a"), "proj", 1, far)
+		k, wait, err := p.take(ctx, fast("app_a"), "proj", 1, paceEpoch.Add(50*time.Millisecond))
+		if k != 0 || wait != 100*time.Millisecond || err != nil {
+			t.Errorf("got (%d, %v, %v), want 0 and a wait of 100ms", k, wait, err)
+		}
+		if b := p.buckets["app_a"]; b.tokens != b.burst-1 {
+			t.Errorf("app bucket: got %v tokens, want its token back (%v)", b.tokens, b.burst-1)
+		}
+	})
+	t.Run("CancelledGivesBack", func(t *testing.T) {
+		p, clock := projectPacer(600)
+		p.take(ctx, fast("app_a"), "proj", 1, far)
+		cancelled, cancel := context.WithCancel(ctx)
+		cancel()
+		if k, _, err := p.take(cancelled, fast("app_b"), "proj", 1, far); k != 0 || !errors.Is(err, context.Canceled) {
+			t.Fatalf("got (%d, %v), want 0 and context.Canceled", k, err)
+		}
+		p.take(ctx, fast("app_a"), "proj", 1, far)
+		if clock.slept != 100*time.Millisecond {
+			t.Errorf("after a cancelled wait: waited %v, want 100ms", clock.slept)
+		}
+	})
+}
+
+// TestPacerProjectOf: the project is read from the service-account file,
+// again when the file changes; a file without one names none.
+func TestPacerProjectOf(t *testing.T) {
+	t.Parallel()
+	p := newPacer(0)
+	if got := p.projectOf("app_a", []byte(`{"type":"service_account","project_id":"proj-1"}`)); got != "proj-1" {
+		t.Errorf("got %q, want proj-1", got)
+	}
+	if got := p.projectOf("app_a", []byte(`{"project_id":"proj-2"}`)); got != "proj-2" {
+		t.Errorf("new file: got %q, want proj-2", got)
+	}
+	if got := p.projectOf("app_b", []byte(`not json`)); got != "" {
+		t.Errorf("unreadable: got %q, want none", got)
+	}
+	if p.projectRate != herald.DefaultFCMProjectRate {
+		t.Errorf("default rate: got %d, want %d", p.projectRate, herald.DefaultFCMProjectRate)
 	}
 }

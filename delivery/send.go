@@ -344,10 +344,11 @@ func (r resolver) resolve(d herald.Delivery) (herald.Device, bool) {
 // sendOne sends one slot and records what became of it in sd.out.
 func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	p, d := c.push, sd.d
-	content := p.Content
+	var rc herald.Recipient // the zero one stands for the push's own content
 	if c.recipients != nil {
-		content = p.ContentFor(c.recipients[d.RecipientIdx])
+		rc = c.recipients[d.RecipientIdx]
 	}
+	content := p.Sent(rc) // a marketing message with its ad footer
 	err := c.sender.Deliver(ctx, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge, RequestGroupID: p.RequestGroupID,

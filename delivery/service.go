@@ -86,6 +86,9 @@ type Config struct {
 	RetryFor time.Duration
 	// Observe, when set, is told the outcome of every send (metrics).
 	Observe func(outcome string)
+	// FCMProjectRate paces the sends of all apps of one FCM project
+	// together, a minute (default herald.DefaultFCMProjectRate).
+	FCMProjectRate int
 }
 
 // Service accepts pushes and works their jobs.
@@ -117,7 +120,7 @@ func New(cfg Config) *Service {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
 	}
-	return &Service{cfg: cfg, pace: newPacer()}
+	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate)}
 }
 
 // Workers returns River's workers for every job kind of delivery.

@@ -10,7 +10,7 @@ import (
 
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at,
-	no_ad_prefix_check, sandbox, send_rate_per_minute`
+	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out`
 
 // appReadColumns are appColumns and those only the service writes.
 const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at`
@@ -22,7 +22,7 @@ func scanApp(row scanner) (herald.App, error) {
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
-		&a.FCMWarning, &warned, &stored)
+		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &a.FCMWarning, &warned, &stored)
 	a.CreatedAt = time.UnixMilli(created).UTC()
 	a.FCMWarningAt, a.FCMCredentialsAt = fromMS(warned), fromMS(stored)
 	return a, err
@@ -35,10 +35,11 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 // CreateApp inserts a new app; an app with no send rate gets the default.
 func (s *Store) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
-		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
-			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate())
+			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
+			a.AdSenderName, a.AdSenderContact, a.AdOptOut)
 		return err
 	})
 }
@@ -69,10 +70,12 @@ func (s *Store) ListApps(ctx context.Context) ([]herald.App, error) {
 // UpdateApp writes the app's settings.
 func (s *Store) UpdateApp(ctx context.Context, a herald.App) error {
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
-		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?
+		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
+		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?
 		WHERE id = ?`,
 		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
-		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(), a.ID)
+		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
+		a.AdSenderName, a.AdSenderContact, a.AdOptOut, a.ID)
 }
 
 // DeleteApp removes an app and everything it owns.

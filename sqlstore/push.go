@@ -46,12 +46,12 @@ func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recip
 		edits, _ := json.Marshal(p.Edits)
 		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-			job_id, recipients, token, night_defer)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+			job_id, recipients, token, night_defer, ad_footer)
+			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
 			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
 			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token,
-			p.NightPolicy == herald.NightDefer); err != nil {
+			p.NightPolicy == herald.NightDefer, p.AdFooter); err != nil {
 			return err
 		}
 		return charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt)
@@ -151,7 +151,7 @@ func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, boo
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token,
-	night_defer`
+	night_defer, ad_footer`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -162,7 +162,8 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var nightDefer bool
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
-		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer}, extra...)...)
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter},
+		extra...)...)
 	if err != nil {
 		return p, err
 	}

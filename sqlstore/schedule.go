@@ -46,9 +46,9 @@ func (s *Store) EditScheduled(ctx context.Context, pushID string, edit func(p *h
 		// with the same edits and time (another edit, a cancel or the
 		// fan-out may have come first).
 		if err := guard(c.exec(ctx, `UPDATE pushes SET title = ?, content = ?, link_url = ?, image_url = ?, badge = ?,
-			marketing = ?, scheduled_at = ?, edits = ?
+			marketing = ?, ad_footer = ?, scheduled_at = ?, edits = ?
 			WHERE id = ? AND status = 'scheduled' AND started_at IS NULL AND edits = ? AND scheduled_at IS NOT DISTINCT FROM ?`,
-			p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.Marketing,
+			p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.Marketing, p.AdFooter,
 			ms(p.ScheduledAt), string(edits), p.ID, v.edits, v.scheduledAt)); err != nil {
 			return err
 		}

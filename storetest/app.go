@@ -21,6 +21,30 @@ var appTests = []test{
 	{"ErrNotFound", testAppErrNotFound},
 	{"Sandbox/NotCharged", testSandboxNotCharged},
 	{"SendRate/Default", testSendRateDefault},
+	{"AdFooterSettings", testAdFooterSettings},
+}
+
+// testAdFooterSettings: the ad footer's settings are stored on create and
+// update, verbatim (line breaks and spaces kept), and cleared with "".
+func testAdFooterSettings(t *testing.T, b *bundle) {
+	a := b.app
+	a.ID, a.APIKey, a.Name = herald.NewID("app_", b.now), herald.NewAPIKey(), "with footer"
+	a.AdSenderName, a.AdSenderContact, a.AdOptOut = "(주)헤럴드 ", "080-123-4567", "수신거부:\n 마이 > 설정 > 알림"
+	must(t, "CreateApp", b.s.CreateApp(b.ctx, a))
+	got, err := b.s.App(b.ctx, a.ID)
+	must(t, "App", err)
+	if got.AdSenderName != a.AdSenderName || got.AdSenderContact != a.AdSenderContact || got.AdOptOut != a.AdOptOut {
+		t.Errorf("created: got %q %q %q, want %q %q %q", got.AdSenderName, got.AdSenderContact, got.AdOptOut,
+			a.AdSenderName, a.AdSenderContact, a.AdOptOut)
+	}
+	got.AdSenderName, got.AdOptOut = "Other Co.", ""
+	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, got))
+	again, err := b.s.App(b.ctx, a.ID)
+	must(t, "App", err)
+	if again.AdSenderName != "Other Co." || again.AdSenderContact != a.AdSenderContact || again.AdOptOut != "" {
+		t.Errorf("updated: got %q %q %q, want the new name, the contact kept, no opt-out", again.AdSenderName,
+			again.AdSenderContact, again.AdOptOut)
+	}
 }
 
 func testCreateAppRoundTrip(t *testing.T, b *bundle) {

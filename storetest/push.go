@@ -104,13 +104,15 @@ func testAcceptStores(t *testing.T, b *bundle) {
 		{UserID: "u3"},
 	}
 	p.RequestedUsers, p.ServerActionsHalf = 3, 3
+	p.AdFooter = "\n(주)헤럴드 080-123-4567\n수신거부: 설정"
 	b.accept(p, rs)
 
 	got := b.pushOf(p.ID)
 	if got.ID != p.ID || got.AppID != p.AppID || got.Kind != p.Kind || got.RequestGroupID != p.RequestGroupID ||
 		got.Status != herald.StatusSending || !got.Marketing || !got.IsMarketingOpt || !got.Badge || got.Content != p.Content ||
 		got.RequestedUsers != 3 || got.ServerActionsHalf != 3 || !got.CreatedAt.Equal(p.CreatedAt) ||
-		got.ScheduledAt != nil || got.StartedAt != nil || got.FinishedAt != nil || got.Counts.RequestedUsers != 3 {
+		got.ScheduledAt != nil || got.StartedAt != nil || got.FinishedAt != nil || got.Counts.RequestedUsers != 3 ||
+		got.AdFooter != p.AdFooter {
 		t.Errorf("got %+v, want %+v", got, p)
 	}
 	if rec, err := b.s.PushRecord(b.ctx, p.ID); err != nil || rec.ID != p.ID || rec.Content != p.Content {

@@ -15,6 +15,7 @@ var scheduleTests = []test{
 	{"EditScheduled/FiveMinuteBoundary", testEditBoundary},
 	{"EditScheduled/ErrorStoresNothing", testEditError},
 	{"EditScheduled/ErrNotFound", testEditNotFound},
+	{"EditScheduled/AdFooter", testEditAdFooter},
 	{"CancelScheduled/RefundsAndCancelsJob", testCancel},
 	{"CancelScheduled/FiveMinuteBoundary", testCancelBoundary},
 	{"CancelScheduled/OnceRefundedOnce", testCancelTwice},
@@ -234,5 +235,30 @@ func testDueScheduled(t *testing.T, b *bundle) {
 	}
 	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Hour), 10); err != nil || !slices.Equal(ids(got), []string{first.ID, second.ID, later.ID}) {
 		t.Errorf("due within the hour: got %v, %v; want all three scheduled, soonest first", ids(got), err)
+	}
+}
+
+// testEditAdFooter: a scheduled push keeps the footer it was accepted with
+// through an edit, whatever the app's settings say now; an edit that makes
+// a push marketing stores the app's footer, one that makes it plain none.
+func testEditAdFooter(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1")
+	app := b.app
+	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Now Co.", "02-0000", "now: settings"
+	_, err := b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Title: new("(광고) sale"), App: &app}, b.now))
+	must(t, "EditScheduled", err)
+	if rec := b.pushOf(p.ID); rec.AdFooter != "\nNow Co. 02-0000\nnow: settings" || !rec.Marketing {
+		t.Errorf("made marketing: got footer %q, want the app's", rec.AdFooter)
+	}
+	app.AdSenderName = "Later Co."
+	_, err = b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Content: new("new body"), App: &app}, b.now))
+	must(t, "EditScheduled", err)
+	if rec := b.pushOf(p.ID); rec.AdFooter != "\nNow Co. 02-0000\nnow: settings" {
+		t.Errorf("edited again: got footer %q, want the one fixed before", rec.AdFooter)
+	}
+	_, err = b.s.EditScheduled(b.ctx, p.ID, editWith(herald.PushChange{Title: new("plain"), App: &app}, b.now))
+	must(t, "EditScheduled", err)
+	if rec := b.pushOf(p.ID); rec.AdFooter != "" || rec.Marketing {
+		t.Errorf("made plain: got footer %q, want none", rec.AdFooter)
 	}
 }

@@ -109,7 +109,7 @@ func appCommand(verb string) (*command, buildCall) {
 	case "show":
 		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key.", "appId"),
 			func(pos []string, _ map[string]bool) (adminCall, error) {
-				return adminCall{method: http.MethodGet, path: appPath(pos[0]), print: printApp}, nil
+				return adminCall{method: http.MethodGet, path: appPath(pos[0]), print: printShownApp}, nil
 			}
 	case "update":
 		return updateCommand()
@@ -142,11 +142,14 @@ func createCommand() (*command, buildCall) {
 	cmd := newCommand("app create", "herald app create --name NAME [--tier free] [--app-user] [--time-zone Asia/Seoul] [flags]",
 		"Creates an app through the admin API and prints its id, API key and secret key; the secret key is\n"+
 			"shown only now. A new app's time zone is Asia/Seoul unless --time-zone says otherwise: it decides\n"+
-			"when the night window (21:00-08:00) of marketing pushes is.")
+			"when the night window (21:00-08:00) of marketing pushes is. Advertising pushes are refused until\n"+
+			"the footer's settings (--ad-sender-name, --ad-sender-contact, --ad-opt-out) are set: every ad\n"+
+			"states who sends it, how to reach them and how to refuse (Network Act art. 50(4)).")
 	name := cmd.fs.String("name", "", "app name (required)")
 	tier := cmd.fs.String("tier", "", "free|basic|business|enterprise (default free)")
 	appUser := cmd.fs.Bool("app-user", false, "enable the app-user feature (business or enterprise tier only)")
 	timeZone := cmd.fs.String("time-zone", "", "IANA time zone of the app (default Asia/Seoul)")
+	ad := addAdFlags(cmd)
 	return cmd, func(_ []string, set map[string]bool) (adminCall, error) {
 		req := map[string]any{}
 		if *name != "" {
@@ -161,6 +164,7 @@ func createCommand() (*command, buildCall) {
 		if *timeZone != "" {
 			req["timeZone"] = *timeZone
 		}
+		ad.add(req, set)
 		return adminCall{method: http.MethodPost, path: "/admin/v1/apps", body: req, print: printApp}, nil
 	}
 }
@@ -180,27 +184,51 @@ func updateCommand() (*command, buildCall) {
 	sendRate := cmd.fs.Int("send-rate", 0, "FCM sends a minute for the app (1 to 10000000)")
 	sandbox := cmd.fs.Bool("sandbox", false, "sandbox: FCM validate_only, nothing charged")
 	adCheck := cmd.fs.Bool("ad-prefix-check", false, "the (광고) rule and the ad footer (apps under Korean law)")
-	senderName := cmd.fs.String("ad-sender-name", "", "the ad sender's name in the footer of every ad")
-	senderContact := cmd.fs.String("ad-sender-contact", "", "the ad sender's contact in the footer of every ad")
-	optOut := cmd.fs.String("ad-opt-out", "", "how to refuse ads, in the footer of every ad (e.g. \"수신거부: 마이 > 설정 > 알림\")")
+	ad := addAdFlags(cmd)
 	return cmd, func(pos []string, set map[string]bool) (adminCall, error) {
 		req := map[string]any{}
 		for flagName, v := range map[string]any{"name": name, "tier": tier, "app-user": appUser, "registered": registered,
-			"time-zone": timeZone, "send-rate": sendRate, "sandbox": sandbox, "ad-prefix-check": adCheck, "ad-opt-out": optOut} {
+			"time-zone": timeZone, "send-rate": sendRate, "sandbox": sandbox, "ad-prefix-check": adCheck} {
 			if set[flagName] {
 				req[appSettingFlagField(flagName)] = v
 			}
 		}
-		if set["ad-sender-name"] != set["ad-sender-contact"] {
-			return adminCall{}, errors.New("--ad-sender-name and --ad-sender-contact go together")
-		}
-		if set["ad-sender-name"] {
-			req["adSender"] = map[string]string{"name": *senderName, "contact": *senderContact}
-		}
+		ad.add(req, set)
 		if len(req) == 0 {
 			return adminCall{}, errors.New("no setting given: name at least one flag to change")
 		}
 		return adminCall{method: http.MethodPatch, path: appPath(pos[0]), body: req, print: printApp}, nil
+	}
+}
+
+// adFlags are the ad footer's flags of app create and app update.
+type adFlags struct{ senderName, senderContact, optOut *string }
+
+// addAdFlags adds the ad footer's flags to cmd.
+func addAdFlags(cmd *command) adFlags {
+	return adFlags{
+		senderName:    cmd.fs.String("ad-sender-name", "", "who sends the app's ads, in their footer (at most 100 characters; with --ad-sender-contact)"),
+		senderContact: cmd.fs.String("ad-sender-contact", "", "how to reach the sender, in the ads' footer (at most 100 characters; with --ad-sender-name)"),
+		optOut:        cmd.fs.String("ad-opt-out", "", "how to refuse ads, the footer's last line, e.g. \"수신거부: 마이 > 설정 > 알림\" (at most 200 characters)"),
+	}
+}
+
+// add puts the ad footer's flags given into a create or update body: the
+// sender whole when either of its flags is (the admin API names the one
+// missing), the opt-out text on its own.
+func (f adFlags) add(req map[string]any, set map[string]bool) {
+	if set["ad-sender-name"] || set["ad-sender-contact"] {
+		sender := map[string]any{}
+		if set["ad-sender-name"] {
+			sender["name"] = *f.senderName
+		}
+		if set["ad-sender-contact"] {
+			sender["contact"] = *f.senderContact
+		}
+		req["adSender"] = sender
+	}
+	if set["ad-opt-out"] {
+		req["adOptOut"] = *f.optOut
 	}
 }
 
@@ -371,6 +399,22 @@ func namedAsFlags(err error, flags map[string]string) error {
 type appView struct {
 	AppID, Name, Tier, TimeZone, APIKey, SecretKey string
 	AppUserEnabled, HasFcmCredentials              bool
+	AdPrefixCheck                                  bool
+	AdSender                                       *struct{ Name, Contact string }
+	AdOptOut                                       *string
+}
+
+// printAdFooter shows the ad footer's settings of one app, and what an ad
+// of the app meets without them.
+func (a appView) printAdFooter(w io.Writer) {
+	switch {
+	case !a.AdPrefixCheck:
+		fmt.Fprintln(w, "ad footer: off (adPrefixCheck is off: no (광고) rule, no footer)")
+	case a.AdSender == nil || a.AdOptOut == nil:
+		fmt.Fprintln(w, "ad footer: not set: advertising pushes are refused until --ad-sender-name, --ad-sender-contact and --ad-opt-out are set")
+	default:
+		fmt.Fprintf(w, "ad footer: %q (appended to the body of every advertising message)\n", "\n"+a.AdSender.Name+" "+a.AdSender.Contact+"\n"+*a.AdOptOut)
+	}
 }
 
 // appUser shows the app-user feature: on, off, or inactive when an app
@@ -402,6 +446,19 @@ func printApp(w io.Writer, raw []byte) error {
 		return err
 	}
 	return printApps(w, []appView{a})
+}
+
+// printShownApp prints one app as printApp does, and its ad footer.
+func printShownApp(w io.Writer, raw []byte) error {
+	var a appView
+	if err := json.Unmarshal(raw, &a); err != nil {
+		return err
+	}
+	if err := printApps(w, []appView{a}); err != nil {
+		return err
+	}
+	a.printAdFooter(w)
+	return nil
 }
 
 func printApps(w io.Writer, apps []appView) error {

@@ -40,6 +40,22 @@ func TestAppCommands(t *testing.T) {
 	if shown.AppID != created.AppID || shown.SecretKey != "" {
 		t.Fatalf("app show: got %+v, want the app without its secret", shown)
 	}
+	if out := herald("app", "show", created.AppID); !strings.Contains(out, "ad footer: not set: advertising pushes are refused") {
+		t.Errorf("app show without the footer's settings: got %q, want it to say ads are refused", out)
+	}
+	var ad struct {
+		AppID    string
+		AdSender struct{ Name, Contact string }
+		AdOptOut string
+	}
+	json.Unmarshal([]byte(herald("app", "create", "--name", "Ads", "--ad-sender-name", "(주)헤럴드", "--ad-sender-contact", "080-123-4567",
+		"--ad-opt-out", "수신거부: 마이 > 설정", "--json")), &ad)
+	if ad.AdSender.Name != "(주)헤럴드" || ad.AdSender.Contact != "080-123-4567" || ad.AdOptOut != "수신거부: 마이 > 설정" {
+		t.Errorf("app create with the footer's flags: got %+v", ad)
+	}
+	if out := herald("app", "show", ad.AppID); !strings.Contains(out, `ad footer: "\n(주)헤럴드 080-123-4567\n수신거부: 마이 > 설정"`) {
+		t.Errorf("app show: got %q, want the footer", out)
+	}
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"app", "show", "app_missing", "--server", e.svc.AdminURL, "--token", e.adminTok}, getenv, &out, &errOut)
 	if err == nil || !strings.Contains(err.Error(), "404") {
@@ -94,7 +110,7 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 		{[]string{"app", "update", a.ID, "--tier", "gold"}, "--tier:"},
 		{[]string{"app", "update", a.ID, "--send-rate", "0"}, "--send-rate:"},
 		{[]string{"app", "update", a.ID}, "no setting given"},
-		{[]string{"app", "update", a.ID, "--ad-sender-name", "Shop"}, "--ad-sender-name and --ad-sender-contact go together"},
+		{[]string{"app", "update", a.ID, "--ad-sender-name", "Shop"}, "--ad-sender-contact"},
 		{[]string{"app", "credentials", a.ID}, "give --file FILE or --delete"},
 		{[]string{"app", "credentials", a.ID, "--file", filepath.Join(t.TempDir(), "missing.json")}, "--file:"},
 		{[]string{"app", "webhook", a.ID, "--url", "http://x", "--delete"}, "give --url URL or --delete"},
@@ -107,6 +123,12 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
 	if got.Tier != "business" || got.SendRatePerMinute != 1200 {
 		t.Fatalf("after refused updates: got %+v, want nothing changed", got)
+	}
+
+	// The ad footer: set, and shown by app show.
+	must("app", "update", a.ID, "--ad-sender-name", "Shop Inc.", "--ad-sender-contact", "02-123-4567", "--ad-opt-out", "수신거부: 설정")
+	if out := must("app", "show", a.ID); !strings.Contains(out, `ad footer: "\nShop Inc. 02-123-4567\n수신거부: 설정"`) {
+		t.Errorf("app show after the ad settings: got %q, want the footer", out)
 	}
 
 	file := filepath.Join(t.TempDir(), "service-account.json")

@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -80,13 +81,18 @@ func (b benchSetup) startServer(logOut io.Writer) func(ctx context.Context, fcmE
 	}
 }
 
+// benchProjectRate is the servers' FCM project rate: the cap, as the bench
+// app's own rate is, so that a run measures Herald and not pacing.
+var benchProjectRate = strconv.Itoa(herald.MaxSendRatePerMinute)
+
 // startOn starts the server on dbURL (empty: SQLite), as nodes or in
 // process.
 func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logOut io.Writer) (bench.Server, error) {
 	adminToken := "ha_" + herald.NewSecretKey()[3:]
 	masterKey := herald.NewMasterKeyText()
 	if b.nodes == 0 {
-		return benchServer(ctx, config{DatabaseURL: dbURL, AdminToken: adminToken, MasterKey: masterKey, FCMEndpoint: fcmEndpoint}, logOut)
+		return benchServer(ctx, config{DatabaseURL: dbURL, AdminToken: adminToken, MasterKey: masterKey, FCMEndpoint: fcmEndpoint,
+			FCMProjectRate: benchProjectRate}, logOut)
 	}
 	env := []string{
 		"HERALD_ADMIN_TOKEN=" + adminToken, "HERALD_MASTER_KEY=" + masterKey,
@@ -96,6 +102,7 @@ func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logO
 		// any limit meant for real clients: the in-process server has
 		// none either.
 		"HERALD_RATE_LIMIT=0", "HERALD_SDK_RATE_LIMIT=0", "HERALD_SDK_CLIENT_RATE_LIMIT=0", "HERALD_AUTH_FAILURE_RATE_LIMIT=0",
+		"HERALD_FCM_PROJECT_RATE=" + benchProjectRate,
 	}
 	if dbURL != "" {
 		env = append(env, "HERALD_DATABASE_URL="+dbURL)

@@ -139,6 +139,8 @@ func TestCLIAdminErrors(t *testing.T) {
 		{[]string{"app", "create", "--name", "Low", "--tier", "basic", "--app-user"},
 			[]string{"--app-user: needs the business tier or higher (the tier is basic)"}},
 		{[]string{"app", "show", "app_missing"}, []string{"admin API answered 404"}},
+		{[]string{"app", "create", "--name", "Ads", "--ad-sender-name", "Co", "--ad-opt-out", " "},
+			[]string{"--ad-sender-contact: is required", "--ad-opt-out: must not be empty"}},
 	}
 	for _, c := range cases {
 		_, _, err := heraldCLI(t, nil, append(c.args, admin...)...)

@@ -46,6 +46,9 @@ type config struct {
 	// listener: its session cookie is Secure behind a TLS proxy, and failed
 	// sign-ins are counted per real client.
 	TrustProxy bool
+	// FCMProjectRate is HERALD_FCM_PROJECT_RATE as given: sends a minute
+	// of all apps of one FCM project together (see fcmProjectRate).
+	FCMProjectRate string
 	// typed holds the flags given on the command line, so that errors name
 	// a setting as the user gave it.
 	typed map[string]bool
@@ -89,6 +92,7 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 		MasterKey:            getenv("HERALD_MASTER_KEY"),
 		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
 		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
+		FCMProjectRate:       env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
 		TrustProxy:           envBool("HERALD_TRUST_PROXY"),
 		DemoFCMAddr:          "127.0.0.1:9099",
@@ -146,6 +150,7 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (HERALD_ADMIN_TOKEN)")
 	fs.StringVar(&c.MasterKey, "master-key", c.MasterKey, "base64 32-byte key for secrets at rest (HERALD_MASTER_KEY)")
 	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
+	fs.StringVar(&c.FCMProjectRate, "fcm-project-rate", c.FCMProjectRate, "FCM sends a minute of all apps whose service accounts name one project, together: 1 to 10000000 (HERALD_FCM_PROJECT_RATE)")
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", c.TrustProxy, "the admin listener is behind a proxy that sets X-Forwarded-Proto and X-Forwarded-For: trust them (HERALD_TRUST_PROXY)")
@@ -207,10 +212,28 @@ func (c *config) validate() error {
 	if c.LogFormat != "text" && c.LogFormat != "json" {
 		errs = append(errs, fmt.Errorf("%s: %q is not text or json", c.source("log-format", "HERALD_LOG_FORMAT"), c.LogFormat))
 	}
+	if _, err := c.fcmProjectRate(); err != nil {
+		errs = append(errs, err)
+	}
 	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
 		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
 	}
 	return errors.Join(errs...)
+}
+
+// fcmProjectRate returns the FCM project rate: a whole number from 1 to
+// 10,000,000 sends a minute, as an app's rate is bounded; the default when
+// unset (a configuration built in code).
+func (c *config) fcmProjectRate() (int, error) {
+	if c.FCMProjectRate == "" {
+		return herald.DefaultFCMProjectRate, nil
+	}
+	n, err := strconv.Atoi(strings.TrimSpace(c.FCMProjectRate))
+	if err != nil || n < 1 || n > herald.MaxSendRatePerMinute {
+		return 0, fmt.Errorf("%s: %q is not a whole number from 1 to %d (sends a minute per FCM project)",
+			c.source("fcm-project-rate", "HERALD_FCM_PROJECT_RATE"), c.FCMProjectRate, herald.MaxSendRatePerMinute)
+	}
+	return n, nil
 }
 
 // postgresProblems checks what PostgreSQL needs: a postgres:// URL, and the

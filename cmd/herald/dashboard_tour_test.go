@@ -144,6 +144,8 @@ func TestDashboardTour(t *testing.T) {
 	step(t, ctx, "desktop window", chromedp.EmulateViewport(1280, 900))
 	appID, apiKey, secret := browserNewApp(t, ctx, e, "Coffee Shop")
 	a := testApp{ID: appID, APIKey: apiKey, SecretKey: secret, c: client.New(e.svc.PublicURL, apiKey, secret, nil)}
+	// The footer the seeded ads need (art. 50(4)).
+	e.patchApp(a, map[string]any{"adSender": map[string]any{"name": testAdSender, "contact": testAdContact}, "adOptOut": testAdOptOut})
 	refused := seedHistory(t, e, a)
 	appPath := base + "/apps/" + appID
 

@@ -163,6 +163,16 @@ func (e *env) admin(method, path string, body any, out any) int {
 	return resp.StatusCode
 }
 
+// The ad footer's settings of a test app (see newAppWithoutFCM).
+const (
+	testAdSender  = "(주)테스트"
+	testAdContact = "080-000-0000"
+	testAdOptOut  = "수신거부: 마이 > 설정 > 알림"
+)
+
+// testAdFooter is the footer a test app's marketing messages end with.
+const testAdFooter = "\n" + testAdSender + " " + testAdContact + "\n" + testAdOptOut
+
 // testApp is an app created through the admin API, with FCM credentials.
 type testApp struct {
 	ID, APIKey, SecretKey string
@@ -185,6 +195,14 @@ func (e *env) newAppWithoutFCM(settings map[string]any) testApp {
 	}
 	if settings["name"] == nil {
 		settings["name"] = "test app"
+	}
+	// An app under the (광고) rule sends ads only with the footer's
+	// settings: a test app has them unless the test says otherwise (null).
+	if _, ok := settings["adSender"]; !ok {
+		settings["adSender"] = map[string]any{"name": testAdSender, "contact": testAdContact}
+	}
+	if _, ok := settings["adOptOut"]; !ok {
+		settings["adOptOut"] = testAdOptOut
 	}
 	var a struct{ AppID, APIKey, SecretKey string }
 	if code := e.admin("POST", "/admin/v1/apps", settings, &a); code != http.StatusCreated {

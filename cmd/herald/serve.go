@@ -134,15 +134,17 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	v, commit, _ := buildInfo()
 	m := metrics.New(s.jobsDB(), v, commit)
+	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig
 	pushes := delivery.New(delivery.Config{
-		Observe:    m.Send,
-		Store:      s.store,
-		Sender:     fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
-		Webhooks:   webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
-		MasterKey:  masterKey,
-		Logger:     s.log,
-		Now:        s.store.Now,
-		FanoutPage: cfg.fanoutPage,
+		Observe:        m.Send,
+		Store:          s.store,
+		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
+		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+		MasterKey:      masterKey,
+		Logger:         s.log,
+		Now:            s.store.Now,
+		FanoutPage:     cfg.fanoutPage,
+		FCMProjectRate: projectRate,
 	})
 	if err := s.startQueue(ctx, pushes); err != nil {
 		return nil, s.fail(err)

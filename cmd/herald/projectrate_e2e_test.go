@@ -1,0 +1,166 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/client"
+)
+
+// TestFCMProjectRate: two apps whose service accounts name one FCM project,
+// each at the default 600,000 a minute, are paced together to the
+// project's rate, here --fcm-project-rate 600 (10 a second): 20 users of
+// each, pushed at once, arrive at the emulator over at least 3.9 s (the
+// project bucket lets 1 go at once, each other 0.1 s after the one
+// before); the test asks 2.9 s. Unpaced, or paced per app, the 40 arrive
+// within milliseconds. An app of another project is not held back by
+// them: its 20 arrive within the first second.
+func TestFCMProjectRate(t *testing.T) {
+	t.Parallel()
+	e := start(t, func(c *config) { c.FCMProjectRate = "600" })
+	const n, rate, burst = 20, 10, 1 // each app's users; a second; the bucket holds a tenth of a second
+	shared, other := e.pushProjects(n)
+	floor := time.Duration(float64(2*n-burst)/rate*float64(time.Second)) - time.Second
+	if span := shared[2*n-1].Sub(shared[0]); span < floor {
+		t.Errorf("the %d sends of one project arrived within %v, want at least %v at 10 a second", 2*n, span, floor)
+	} else {
+		t.Logf("%d sends of two apps of one project over %v", 2*n, span)
+	}
+	if span := other[n-1].Sub(other[0]); span > 2*time.Second {
+		t.Errorf("the other project's %d sends spread over %v, want them unpaced by the first project (under 2s)", n, span)
+	}
+}
+
+// TestFCMProjectRateSharedByNodes: two nodes on one PostgreSQL database
+// share a project's rate as they share an app's: once each has seen the
+// other, each paces the project to 5 a second of its 10, so the 40 sends
+// of two apps of the project take at least 3.8 s whichever nodes send them
+// (each node's bucket lets 1 go at once); the test asks 2.8 s. Were each
+// node to pace to the whole project rate, they would take under 2 s.
+func TestFCMProjectRateSharedByNodes(t *testing.T) {
+	t.Parallel()
+	if testEngine() != "postgres" {
+		t.Skip("several nodes need PostgreSQL: set HERALD_TEST_DATABASE_URL")
+	}
+	tweak := func(c *config) { c.FCMProjectRate = "600" }
+	e := start(t, tweak)
+	second, err := startService(context.Background(), e.config(tweak), io.Discard, e.logs)
+	if err != nil {
+		t.Fatalf("second node: %v", err)
+	}
+	t.Cleanup(func() { second.shutdown() })
+	waitFor(t, "both nodes to count two", 20*time.Second, func() bool {
+		return strings.Count(e.logs.String(), `msg="nodes sharing the send rates" nodes=2`) == 2
+	})
+	const n, burst, perNode = 20, 2, 5.0 // burst: one per node
+	shared, _ := e.pushProjects(n)
+	floor := time.Duration(float64(2*n-burst)/(2*perNode)*float64(time.Second)) - time.Second
+	if span := shared[2*n-1].Sub(shared[0]); span < floor {
+		t.Errorf("the %d sends of one project arrived within %v, want at least %v at 10 a second over both nodes", 2*n, span, floor)
+	} else {
+		t.Logf("%d sends of two apps of one project over %v on two nodes", 2*n, span)
+	}
+}
+
+// pushProjects makes two apps of one FCM project and one of another, each
+// at the default app rate with n users, pushes to all of each at once,
+// waits for the three pushes and returns when the emulator took each
+// message: the 2n of the shared project and the n of the other, in order.
+func (e *env) pushProjects(n int) (shared, other []time.Time) {
+	e.t.Helper()
+	var apps [3]testApp
+	for i, project := range []string{"shared-proj", "shared-proj", "other-proj"} {
+		apps[i] = e.newAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
+		e.putCredentials(apps[i], project)
+	}
+	users := make([]any, n)
+	for j := range users {
+		users[j] = fmt.Sprintf("u%02d", j)
+	}
+	for i, a := range apps {
+		for _, u := range users {
+			e.register(a, fmt.Sprintf("proj%d-", i), u.(string))
+		}
+	}
+	ids := make([]string, len(apps))
+	var wg sync.WaitGroup
+	for i, a := range apps {
+		wg.Go(func() {
+			res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
+			if err != nil {
+				e.t.Errorf("push of app %d: %v", i, err)
+				return
+			}
+			ids[i] = res.PushID
+		})
+	}
+	wg.Wait()
+	if e.t.Failed() {
+		e.t.FailNow()
+	}
+	for i, id := range ids {
+		if p := e.waitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
+			e.t.Fatalf("push of app %d: got %s with %d sent, want done with %d", i, p.Status, p.Counts.Sent, n)
+		}
+	}
+	arrivals := e.arrivals(ids...)
+	shared = append(arrivals[ids[0]], arrivals[ids[1]]...)
+	other = arrivals[ids[2]]
+	if len(shared) != 2*n || len(other) != n {
+		e.t.Fatalf("arrivals: got %d of the shared project and %d of the other, want %d and %d", len(shared), len(other), 2*n, n)
+	}
+	for _, ts := range [][]time.Time{shared, other} {
+		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
+	}
+	return shared, other
+}
+
+// TestFCMProjectRateConfig: HERALD_FCM_PROJECT_RATE and --fcm-project-rate
+// default to FCM's quota and take a whole number from 1 to 10,000,000;
+// anything else stops serve naming the setting as given.
+func TestFCMProjectRateConfig(t *testing.T) {
+	t.Parallel()
+	load := func(env map[string]string, args ...string) (config, error) {
+		return loadConfig(args, func(k string) string { return env[k] }, io.Discard)
+	}
+	for _, tc := range []struct {
+		env  string
+		args []string
+		want int
+	}{
+		{"", nil, herald.DefaultFCMProjectRate},
+		{"1", nil, 1},
+		{"10000000", nil, 10_000_000},
+		{"500", []string{"--fcm-project-rate", "1200"}, 1200},
+	} {
+		c, err := load(map[string]string{"HERALD_FCM_PROJECT_RATE": tc.env}, tc.args...)
+		if err != nil {
+			t.Errorf("%q %v: got %v", tc.env, tc.args, err)
+			continue
+		}
+		if got, err := c.fcmProjectRate(); got != tc.want || err != nil {
+			t.Errorf("%q %v: got (%d, %v), want %d", tc.env, tc.args, got, err, tc.want)
+		}
+	}
+	for _, bad := range []string{"0", "-1", "10000001", "2.5", "fast", "6e5"} {
+		if _, err := load(map[string]string{"HERALD_FCM_PROJECT_RATE": bad}); err == nil || !strings.Contains(err.Error(), "HERALD_FCM_PROJECT_RATE") {
+			t.Errorf("HERALD_FCM_PROJECT_RATE=%s: got %v, want an error naming it", bad, err)
+		}
+		if _, err := load(nil, "--fcm-project-rate", bad); err == nil || !strings.Contains(err.Error(), "--fcm-project-rate") {
+			t.Errorf("--fcm-project-rate %s: got %v, want an error naming it", bad, err)
+		}
+	}
+	_, _, err := heraldCLI(t, func(k string) string {
+		return map[string]string{"HERALD_FCM_PROJECT_RATE": "0"}[k]
+	}, "serve", "--data-dir", t.TempDir())
+	if err == nil || !strings.Contains(err.Error(), `HERALD_FCM_PROJECT_RATE: "0" is not a whole number from 1 to 10000000`) {
+		t.Errorf("serve with HERALD_FCM_PROJECT_RATE=0: got %v, want it refused naming the variable", err)
+	}
+}
