@@ -70,6 +70,14 @@ type App struct {
 	// SendRatePerMinute paces the app's FCM sends, all its pushes
 	// together (see SendRate); 0 stands for DefaultSendRatePerMinute.
 	SendRatePerMinute int
+	// ConsentNotice and Reconfirmation are the consent notices the app's
+	// users are sent (art. 50(7) and (8)); the zero value is off with the
+	// default templates.
+	ConsentNotice  ConsentNotice
+	Reconfirmation Reconfirmation
+	// AdOptOut is how the app's users refuse ads, shown in the
+	// re-confirmation notice (read through OptOutText).
+	AdOptOut string
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is

@@ -29,6 +29,11 @@ const (
 // charged.
 func (k PushKind) Targeted() bool { return k == KindTopic || k == KindAll || k == KindToken }
 
+// Targeted reports whether the push goes to devices found at send time
+// (see PushKind.Targeted): a token push, or a consent notice to the one
+// device no user is mapped to.
+func (p Push) Targeted() bool { return p.Kind.Targeted() || p.Token != "" }
+
 // PushStatus is where a push is in its life: scheduled pushes wait for their
 // time (or are cancelled); sending ones are being fanned out; done once every
 // recipient has a final outcome; failed when the push as a whole could not
@@ -99,6 +104,9 @@ type Push struct {
 
 // MarketingFor reports whether a recipient's message is marketing.
 func (p Push) MarketingFor(r Recipient) bool {
+	if p.Kind.Informational() {
+		return false // a consent notice is sent whatever the consent
+	}
 	if p.IsMarketingOpt {
 		return true
 	}

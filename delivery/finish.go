@@ -64,7 +64,7 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 // names, or for a topic, all-users or token push (whose users were found
 // through their devices) those with an undeliverable delivery.
 func (s *Service) trackedUsers(ctx context.Context, p herald.Push) ([]string, error) {
-	if p.Kind.Targeted() {
+	if p.Targeted() {
 		return s.cfg.Store.UndeliverableUsers(ctx, p.ID)
 	}
 	rs, err := s.cfg.Store.Recipients(ctx, p.ID)

@@ -59,7 +59,7 @@ func (c *chunk) markInflight(ctx context.Context, wave []send) error {
 			continue
 		}
 		t := herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
-		if !c.push.Kind.Targeted() {
+		if !c.push.Targeted() {
 			t.Owner = &sd.d.UserID
 		}
 		targets = append(targets, t)

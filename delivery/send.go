@@ -241,7 +241,7 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 
 // resolver loads the devices a wave's deliveries may go to now.
 func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, error) {
-	r := resolver{personal: !c.push.Kind.Targeted()}
+	r := resolver{personal: !c.push.Targeted()}
 	if c.push.StartedAt != nil {
 		r.fannedOut = *c.push.StartedAt
 	}

@@ -117,7 +117,7 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	for j, sd := range wave {
 		if sd.toSend {
 			t := herald.SlotTarget{Pos: w.base + w.next + j, SendTarget: herald.SendTarget{Seq: sd.d.Seq, DeviceID: sd.d.DeviceID, Token: sd.d.Token}}
-			if !c.push.Kind.Targeted() {
+			if !c.push.Targeted() {
 				t.Owner = &wave[j].d.UserID
 			}
 			st.Targets = append(st.Targets, t)

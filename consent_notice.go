@@ -1,0 +1,229 @@
+package herald
+
+import (
+	"crypto/sha256"
+	"fmt"
+	"regexp"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// The kinds of the pushes Herald makes itself to tell users about their
+// consent (Network Act art. 50(7) and (8)): informational, so no consent
+// or night rule applies, and not charged.
+const (
+	KindConsentNotice  PushKind = "consent-notice"
+	KindReconfirmation PushKind = "consent-reconfirmation"
+)
+
+// Informational reports whether the push is a notice Herald makes itself:
+// sent whatever the user's consent and the hour, never charged.
+func (k PushKind) Informational() bool { return k == KindConsentNotice || k == KindReconfirmation }
+
+// The consent trail's sources that are not a decision of the user's.
+const (
+	// SourceReconfirmation: a re-confirmation notice reached the user; the
+	// pair is unchanged and its two-year clock restarts.
+	SourceReconfirmation ConsentSource = "reconfirmation"
+	// SourceImport: consent a platform collected before Herald, imported
+	// with its original date.
+	SourceImport ConsentSource = "import"
+)
+
+// NoticeSource reports whether a decision from src is told to the user by
+// a result notice: the in-app switch, the Server API and the admin API.
+func NoticeSource(src ConsentSource) bool {
+	return src == SourceSDK || src == SourceServerAPI || src == SourceAdmin
+}
+
+// The default templates (DESIGN section 6), each one line.
+const (
+	DefaultNoticeTitle           = "[{app}] 광고성 정보 수신 동의 결과 안내"
+	DefaultNoticeContent         = "{date} 광고성 정보 수신 {marketing}, 야간(21시~08시) 수신 {marketingNight} 처리되었습니다."
+	DefaultReconfirmationTitle   = "[{app}] 광고성 정보 수신 동의 확인 안내"
+	DefaultReconfirmationContent = "{consentDate}에 동의하신 광고성 정보 수신 상태를 안내합니다: 수신 {marketing}, 야간(21시~08시) 수신 {marketingNight}. {optOut}"
+)
+
+// Bounds of the re-confirmation lead time, in days.
+const (
+	DefaultLeadDays = 30
+	MinLeadDays     = 1
+	MaxLeadDays     = 60
+)
+
+// ConsentNotice is the app's result notice setting (art. 50(7)).
+type ConsentNotice struct {
+	Enabled        bool
+	Title, Content string
+}
+
+// Reconfirmation is the app's re-confirmation notice setting (art. 50(8)):
+// users whose two-year date is within LeadDays are sent one notice.
+type Reconfirmation struct {
+	Enabled        bool
+	Title, Content string
+	LeadDays       int
+}
+
+// WithDefaults returns n with the default templates where none is set.
+func (n ConsentNotice) WithDefaults() ConsentNotice {
+	n.Title = orDefault(n.Title, DefaultNoticeTitle)
+	n.Content = orDefault(n.Content, DefaultNoticeContent)
+	return n
+}
+
+// WithDefaults returns r with the default templates and lead time where
+// none is set.
+func (r Reconfirmation) WithDefaults() Reconfirmation {
+	r.Title = orDefault(r.Title, DefaultReconfirmationTitle)
+	r.Content = orDefault(r.Content, DefaultReconfirmationContent)
+	if r.LeadDays == 0 {
+		r.LeadDays = DefaultLeadDays
+	}
+	return r
+}
+
+func orDefault(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}
+
+// The placeholders each template takes.
+var (
+	noticePlaceholders         = []string{"app", "date", "marketing", "marketingNight"}
+	reconfirmationPlaceholders = []string{"app", "consentDate", "marketing", "marketingNight", "optOut"}
+)
+
+// Longest template, in characters; a rendered notice must also fit FCM's
+// payload, which the placeholders' values keep far from.
+const (
+	maxNoticeTitle   = 200
+	maxNoticeContent = 1000
+)
+
+var placeholder = regexp.MustCompile(`\{([^{}]*)\}`)
+
+// templateProblem judges one template: non-empty, bounded, valid UTF-8,
+// and naming only the placeholders allowed. It returns "" when it is fine.
+func templateProblem(s string, maxLen int, allowed []string) string {
+	switch {
+	case strings.TrimSpace(s) == "":
+		return "must be a non-empty string"
+	case !utf8.ValidString(s):
+		return ReasonInvalidUTF8
+	case utf8.RuneCountInString(s) > maxLen:
+		return fmt.Sprintf("must be at most %d characters", maxLen)
+	}
+	for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
+		if !contains(allowed, m[1]) {
+			return fmt.Sprintf("has the unknown placeholder %s; allowed: {%s}", m[0], strings.Join(allowed, "}, {"))
+		}
+	}
+	return ""
+}
+
+func contains(list []string, s string) bool {
+	for _, v := range list {
+		if v == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Problems judges the setting; field is its JSON path ("consentNotice").
+func (n ConsentNotice) Problems(field string) []Detail {
+	var d []Detail
+	if r := templateProblem(n.Title, maxNoticeTitle, noticePlaceholders); r != "" {
+		d = append(d, Detail{field + ".title", r})
+	}
+	if r := templateProblem(n.Content, maxNoticeContent, noticePlaceholders); r != "" {
+		d = append(d, Detail{field + ".content", r})
+	}
+	return d
+}
+
+// Problems judges the setting; field is its JSON path ("reconfirmation").
+func (r Reconfirmation) Problems(field string) []Detail {
+	var d []Detail
+	if p := templateProblem(r.Title, maxNoticeTitle, reconfirmationPlaceholders); p != "" {
+		d = append(d, Detail{field + ".title", p})
+	}
+	if p := templateProblem(r.Content, maxNoticeContent, reconfirmationPlaceholders); p != "" {
+		d = append(d, Detail{field + ".content", p})
+	}
+	if r.LeadDays < MinLeadDays || r.LeadDays > MaxLeadDays {
+		d = append(d, Detail{field + ".leadDays", fmt.Sprintf("must be a whole number from %d to %d", MinLeadDays, MaxLeadDays)})
+	}
+	return d
+}
+
+// consentWord is how a notice names a consent value.
+func consentWord(v bool) string {
+	if v {
+		return "동의"
+	}
+	return "거부"
+}
+
+// render fills a template's placeholders.
+func render(tmpl string, values map[string]string) string {
+	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
+		if v, ok := values[m[1:len(m)-1]]; ok {
+			return v
+		}
+		return m
+	})
+}
+
+// NoticeContent is the result notice of a decision about pair c at at,
+// from the app's setting.
+func (a App) NoticeContent(c Consent, at time.Time) Content {
+	n := a.ConsentNotice.WithDefaults()
+	v := map[string]string{"app": a.Name, "date": at.In(a.Location()).Format(time.DateOnly),
+		"marketing": consentWord(c.Marketing), "marketingNight": consentWord(c.MarketingNight)}
+	return Content{Title: render(n.Title, v), Content: render(n.Content, v)}
+}
+
+// ReconfirmationContent is the re-confirmation notice of a user with pair
+// c whose consent was last given or confirmed at confirmed.
+func (a App) ReconfirmationContent(c Consent, confirmed time.Time) Content {
+	r := a.Reconfirmation.WithDefaults()
+	v := map[string]string{"app": a.Name, "consentDate": confirmed.In(a.Location()).Format(time.DateOnly),
+		"marketing": consentWord(c.Marketing), "marketingNight": consentWord(c.MarketingNight), "optOut": a.OptOutText()}
+	return Content{Title: render(r.Title, v), Content: render(r.Content, v)}
+}
+
+// OptOutText is how the app's users refuse ads (its adOptOut setting), for
+// the re-confirmation notice.
+func (a App) OptOutText() string { return a.AdOptOut }
+
+// ConsentReconfirmed records that a re-confirmation notice reached the
+// user: the pair c unchanged, the two-year clock restarted, and the app
+// told through consent.changed.
+func ConsentReconfirmed(c Consent, at time.Time) ConsentRecord {
+	return ConsentRecord{At: at, Source: SourceReconfirmation, From: c, To: c, Notify: true, Confirms: c.Marketing}
+}
+
+// ConsentImported records consent collected before Herald, at its original
+// date: no notice and no event, and the clock runs from at.
+func ConsentImported(from, to Consent, at time.Time) ConsentRecord {
+	return ConsentRecord{At: at, Source: SourceImport, From: from, To: to, Confirms: to.Marketing}
+}
+
+// DerivedID returns the ID of something Herald makes once for a cause
+// named by seed (a notice for a trail record): the same every time, so a
+// job that runs again finds what its first run made. Its time part is at,
+// so it sorts as NewID's do.
+func DerivedID(prefix string, at time.Time, seed string) string {
+	id := NewID(prefix, at)
+	sum := sha256.Sum256([]byte(seed))
+	tail := make([]byte, 12)
+	for i := range tail {
+		tail[i] = base62[int(sum[i])%62]
+	}
+	return id[:len(id)-12] + string(tail)
+}
