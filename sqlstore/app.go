@@ -85,7 +85,7 @@ func (s *Store) UpdateApp(ctx context.Context, a herald.App) error {
 }
 
 // noticeColumns is how the consent notice settings are stored: one JSON
-// object per setting, '' for the zero value (off, default templates).
+// object per setting, ” for the zero value (off, default templates).
 type noticeColumns struct {
 	Enabled  bool   `json:"enabled"`
 	Title    string `json:"title,omitempty"`
