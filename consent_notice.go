@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"context"
 	"crypto/sha256"
 	"fmt"
 	"regexp"
@@ -226,4 +227,82 @@ func DerivedID(prefix string, at time.Time, seed string) string {
 		tail[i] = base62[int(sum[i])%62]
 	}
 	return id[:len(id)-12] + string(tail)
+}
+
+// ConsentNoticeJob makes the result notice of one decision: the trail
+// record numbered RecordID. The store inserts it with the record, so a
+// decision recorded is a notice made.
+type ConsentNoticeJob struct {
+	AppID    string `json:"appId"`
+	RecordID int64  `json:"recordId"`
+}
+
+// Kind names the job.
+func (ConsentNoticeJob) Kind() string { return "herald.consent_notice" }
+
+// MaxImport is the most users one consent import takes.
+const MaxImport = 1000
+
+// ConsentImport is one user's consent collected before Herald: the pair
+// and when it was given.
+type ConsentImport struct {
+	UserID string
+	// Change is the pair in a shape of spec 2.2, applied to the user's.
+	Change ConsentChange
+	At     time.Time
+}
+
+// ImportSkip is a user a consent import left alone, and why.
+type ImportSkip struct {
+	UserID string `json:"userId"`
+	Reason string `json:"reason"`
+}
+
+// The reasons a consent import skips a user.
+const (
+	SkipUnknownUser   = "unknown user"
+	SkipWithdrawnUser = "withdrawn user"
+	SkipFuture        = "at is in the future"
+	SkipBeforeTrail   = "at is before the user's last consent record"
+	// SkipPair: marketingNight alone turned on while the user's marketing
+	// consent is off.
+	SkipPair = "marketingNight cannot be true while marketing consent is false"
+)
+
+// ImportSkipReason decides whether an import entry is recorded: not when
+// its date is in the future, or before last, the date of the user's
+// latest trail record (nil when there is none), since the trail and the
+// clock run forward. It returns the reason, or "".
+func ImportSkipReason(e ConsentImport, now time.Time, last *time.Time) string {
+	switch {
+	case e.At.After(now):
+		return SkipFuture
+	case last != nil && e.At.Before(*last):
+		return SkipBeforeTrail
+	}
+	return ""
+}
+
+// NoticeStore keeps what the consent notices and the import need beyond
+// the trail.
+type NoticeStore interface {
+	// ClaimReconfirmation records the app's daily re-confirmation run of
+	// day (YYYY-MM-DD in its zone) with its push, accepted as AcceptPush
+	// does (p nil: nobody was due), in one transaction. It returns false,
+	// storing nothing, when that day's run was made already, here or on
+	// another node.
+	ClaimReconfirmation(ctx context.Context, appID, day string, p *Push, rs []Recipient, job Job) (bool, error)
+	// ReconfirmationClaimed reports whether the app's run of day was made.
+	ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error)
+	// RecordReconfirmed records that the re-confirmation push reached the
+	// users: each registered one with marketing consent gets a trail
+	// record (ConsentReconfirmed) restarting its clock, with its
+	// consent.changed event when the app has a webhook. Once per push: it
+	// returns false, recording nothing, when the push was recorded before.
+	RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error)
+	// ImportConsent sets each entry's user's pair (and its devices') with
+	// one trail record at the entry's date (ConsentImported), all in one
+	// transaction; users that are unknown or withdrawn, or whose entry
+	// ImportSkipReason refuses, are skipped with the reason.
+	ImportConsent(ctx context.Context, appID string, entries []ConsentImport, now time.Time) (int, []ImportSkip, error)
 }

@@ -20,11 +20,20 @@ const maxBody = 1 << 20
 
 // decode reads a JSON body of at most 1 MiB into v (see decodeBody).
 func decode(r *http.Request, v any) error {
-	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
-	if err != nil || len(body) > maxBody {
-		return herald.Invalid(herald.Detail{Field: "body", Reason: fmt.Sprintf("must be at most %d bytes", maxBody)})
+	body, err := readBody(r)
+	if err != nil {
+		return err
 	}
 	return decodeBody(body, v)
+}
+
+// readBody reads a body of at most 1 MiB.
+func readBody(r *http.Request) ([]byte, error) {
+	body, err := io.ReadAll(io.LimitReader(r.Body, maxBody+1))
+	if err != nil || len(body) > maxBody {
+		return nil, herald.Invalid(herald.Detail{Field: "body", Reason: fmt.Sprintf("must be at most %d bytes", maxBody)})
+	}
+	return body, nil
 }
 
 // decodeBody reads body into v, a pointer to a struct with json tags. A

@@ -25,6 +25,8 @@ type Store interface {
 	herald.SessionStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
+	// NoticeStore imports consent collected before Herald.
+	herald.NoticeStore
 }
 
 // Config holds the admin handler's dependencies.
@@ -32,7 +34,9 @@ type Config struct {
 	Store     Store
 	Schedules Scheduler
 	// Pushes accepts test pushes (delivery.Service, as on the Server API).
-	Pushes    Pusher
+	Pushes Pusher
+	// Notices makes re-confirmation runs (delivery.Service).
+	Notices   Reconfirmer
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
 	Token  string
@@ -83,6 +87,8 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
 		{"GET /admin/v1/apps/{appId}/consent-due", s.getConsentDue},
+		{"POST /admin/v1/apps/{appId}/reconfirmation/run", s.runReconfirmation},
+		{"POST /admin/v1/apps/{appId}/consent-import", s.consentImport},
 		{"GET /admin/v1/apps/{appId}/pushes", s.listPushes},
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},

@@ -41,6 +41,9 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	if app.WebhookURL != "" {
 		follow = s.webhookJobs(p, unreachable)
 	}
+	if p.Kind == herald.KindReconfirmation { // the users it reached are confirmed
+		follow = append(follow, ReconfirmedArgs{PushID: id})
+	}
 	finished, err := s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
 	if err != nil || !finished {
 		return err

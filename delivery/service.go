@@ -23,6 +23,7 @@ type Store interface {
 	herald.DeliveryStore
 	herald.ScheduleStore
 	herald.ConsentStore
+	herald.NoticeStore
 }
 
 // Sender gives the sender of each app's notifications (the FCM client).
@@ -103,6 +104,9 @@ func (s *Service) Workers() *river.Workers {
 	river.AddWorker(w, &finishWorker{s: s})
 	river.AddWorker(w, &webhookWorker{s: s})
 	river.AddWorker(w, &consentWorker{s: s})
+	river.AddWorker(w, &noticeWorker{s: s})
+	river.AddWorker(w, &dailyWorker{s: s})
+	river.AddWorker(w, &reconfirmedWorker{s: s})
 	return w
 }
 
