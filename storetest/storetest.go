@@ -33,6 +33,7 @@ type Store interface {
 	herald.ScheduleStore
 	herald.SessionStore
 	herald.ConsentStore
+	herald.NoticeStore
 	herald.NodeStore
 }
 
@@ -64,6 +65,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"ScheduleStore", scheduleTests},
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},
+		{"NoticeStore", noticeTests},
 		{"NodeStore", nodeTests},
 		{"Concurrent", concurrentTests},
 	} {
