@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"net/http"
+	"strings"
 	"testing"
 
 	"github.com/heraldpush/herald"
@@ -91,5 +92,76 @@ func TestAppConsentNotices(t *testing.T) {
 				t.Errorf("refused patch changed the settings: got %+v, want %+v", after, s)
 			}
 		})
+	}
+}
+
+// TestReconfirmationRunOff: the run of an app with re-confirmation off is
+// refused 409 ERR-AB-CFG-01; an unknown app is 404.
+func TestReconfirmationRunOff(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	app := env.CreateApp(t, map[string]any{"name": "shop"})
+	path := "/admin/v1/apps/" + app.ID + "/reconfirmation/run"
+	testenv.WantError(t, env.AdminDo(t, http.MethodPost, path, nil), path, herald.ErrFeatureOff)
+	missing := "/admin/v1/apps/app_nope/reconfirmation/run"
+	if res := env.AdminDo(t, http.MethodPost, missing, nil); res.Status != http.StatusNotFound {
+		t.Errorf("unknown app: got %d %s, want 404", res.Status, res.Body)
+	}
+}
+
+// TestConsentImportValidation: a malformed entry is refused 400 naming
+// it, and nothing of the request is imported; a well-formed request
+// imports the registered users and names the skipped ones with reasons.
+func TestConsentImportValidation(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	app := env.BusinessApp(t)
+	env.RegisterToken(t, app, "d1", "tok-1", "u1")
+	path := "/admin/v1/apps/" + app.ID + "/consent-import"
+	good := `{"userId":"u1","marketing":true,"marketingNight":false,"at":"2024-01-02T09:00:00+09:00"}`
+	many := make([]string, herald.MaxImport+1)
+	for i := range many {
+		many[i] = good
+	}
+	for _, tc := range []struct{ name, body, field string }{
+		{"ErrNoUsers", `{}`, "users"},
+		{"ErrEmpty", `{"users":[]}`, "users"},
+		{"ErrTooMany", `{"users":[` + strings.Join(many, ",") + `]}`, "users"},
+		{"ErrUsersNotArray", `{"users":{}}`, "users"},
+		{"ErrUnknownTop", `{"users":[` + good + `],"user":1}`, "user"},
+		{"ErrAtNotRFC3339", `{"users":[` + good + `,{"userId":"u2","marketing":true,"at":"2024-01-02 09:00"}]}`, "users[1].at"},
+		{"ErrAtMissing", `{"users":[{"userId":"u1","marketing":true}]}`, "users[0].at"},
+		{"ErrAtNumber", `{"users":[{"userId":"u1","marketing":true,"at":5}]}`, "users[0].at"},
+		{"ErrShapeEmpty", `{"users":[` + good + `,` + good + `,{"userId":"u1","at":"2024-01-02T09:00:00Z"}]}`, "users[2]"},
+		{"ErrShapeNight", `{"users":[{"userId":"u1","marketing":false,"marketingNight":true,"at":"2024-01-02T09:00:00Z"}]}`, "users[0].marketingNight"},
+		{"ErrMarketingString", `{"users":[{"userId":"u1","marketing":"yes","at":"2024-01-02T09:00:00Z"}]}`, "users[0].marketing"},
+		{"ErrUserIDMissing", `{"users":[{"marketing":true,"at":"2024-01-02T09:00:00Z"}]}`, "users[0].userId"},
+		{"ErrUserIDFraction", `{"users":[{"userId":1.5,"marketing":true,"at":"2024-01-02T09:00:00Z"}]}`, "users[0].userId"},
+		{"ErrUnknownMember", `{"users":[` + good + `,{"userId":"u1","marketing":true,"at":"2024-01-02T09:00:00Z","source":"x"}]}`, "users[1].source"},
+		{"ErrEntryNotObject", `{"users":[` + good + `,3]}`, "users[1]"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := testenv.WantError(t, env.AdminDo(t, http.MethodPost, path, []byte(tc.body)), path, herald.ErrInvalidRequest)
+			if len(got.Details) != 1 || got.Details[0].Field != tc.field {
+				t.Errorf("details: got %+v, want one on %s", got.Details, tc.field)
+			}
+		})
+	}
+	res := env.AdminDo(t, http.MethodGet, "/admin/v1/apps/"+app.ID+"/users/u1/consent-history", nil)
+	if strings.Contains(string(res.Body), `"import"`) {
+		t.Fatalf("after refused imports: history %s, want no import", res.Body)
+	}
+	res = env.AdminDo(t, http.MethodPost, path, []byte(`{"users":[`+good+`,{"userId":"u9","marketing":true,"at":"2024-01-02T09:00:00Z"}]}`))
+	var out struct {
+		Imported int
+		Skipped  []herald.ImportSkip
+	}
+	res.Decode(t, &out)
+	if res.Status != http.StatusOK || out.Imported != 1 || len(out.Skipped) != 1 || out.Skipped[0] != (herald.ImportSkip{UserID: "u9", Reason: herald.SkipUnknownUser}) {
+		t.Errorf("import: got %d %s, want 200 with 1 imported and u9 skipped as unknown", res.Status, res.Body)
+	}
+	res = env.AdminDo(t, http.MethodGet, "/admin/v1/apps/"+app.ID+"/users/u1/consent-history", nil)
+	if !strings.Contains(string(res.Body), `"at":"2024-01-02T00:00:00Z","source":"import"`) {
+		t.Errorf("history: got %s, want the import at its original date", res.Body)
 	}
 }
