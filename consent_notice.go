@@ -170,14 +170,15 @@ func consentWord(v bool) string {
 	return "거부"
 }
 
-// render fills a template's placeholders.
+// render fills a template's placeholders; a placeholder at an end filled
+// with nothing leaves no space behind.
 func render(tmpl string, values map[string]string) string {
-	return placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
+	return strings.TrimSpace(placeholder.ReplaceAllStringFunc(tmpl, func(m string) string {
 		if v, ok := values[m[1:len(m)-1]]; ok {
 			return v
 		}
 		return m
-	})
+	}))
 }
 
 // NoticeContent is the result notice of a decision about pair c at at,

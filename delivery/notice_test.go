@@ -1,0 +1,145 @@
+package delivery
+
+import (
+	"context"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlite"
+)
+
+// testClock is a clock the test moves.
+type testClock struct {
+	mu  sync.Mutex
+	now time.Time
+}
+
+func (c *testClock) Now() time.Time {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.now
+}
+
+func (c *testClock) set(t time.Time) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.now = t
+}
+
+// TestDailyReconfirmation: the daily run of an app with re-confirmation on
+// is made at 10:00 in its time zone, not before, and once that day however
+// often it is asked (on any node: the claim is in the store); it names the
+// users due within the lead days that have a device, each with its own
+// notice; the next day has a run of its own; an app with it off has none.
+func TestDailyReconfirmation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if db.Queue, err = river.NewClient(riversqlite.New(db.Writer), &river.Config{}); err != nil {
+		t.Fatal(err)
+	}
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+	clock := &testClock{now: time.Date(2026, 3, 2, 9, 59, 0, 0, seoul)}
+	db.Now = clock.Now
+	mkApp := func(id string, on bool) herald.App {
+		a := herald.App{ID: id, Name: "Shop " + id, APIKey: herald.NewAPIKey(), SecretHash: []byte("h"), Tier: herald.TierBusiness,
+			Registered: true, TimeZone: "Asia/Seoul", Reconfirmation: herald.Reconfirmation{Enabled: on}.WithDefaults(), AdOptOut: "수신거부: 설정"}
+		if err := db.CreateApp(ctx, a); err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	on, off := mkApp("app_on", true), mkApp("app_off", false)
+	given := clock.Now().AddDate(-2, 0, 10) // due in ten days
+	for _, a := range []herald.App{on, off} {
+		for _, u := range []string{"due", "nodevice", "recent"} {
+			if _, err := db.RegisterDevice(ctx, a.ID, herald.DeviceRegistration{DeviceID: "d-" + u, Token: a.ID + "-t-" + u,
+				Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &u}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if err := db.DeleteDevice(ctx, a.ID, "d-nodevice"); err != nil {
+			t.Fatal(err)
+		}
+		yes := true
+		entries := []herald.ConsentImport{
+			{UserID: "due", Change: herald.ConsentChange{Marketing: &yes}, At: given},
+			{UserID: "nodevice", Change: herald.ConsentChange{Marketing: &yes}, At: given},
+			{UserID: "recent", Change: herald.ConsentChange{Marketing: &yes}, At: clock.Now().AddDate(-1, 0, 0)},
+		}
+		if n, skipped, err := db.ImportConsent(ctx, a.ID, entries, clock.Now()); err != nil || n != 3 {
+			t.Fatalf("import: got %d %v, %v", n, skipped, err)
+		}
+	}
+	s := New(Config{Store: db, Now: clock.Now, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	pushes := func(appID string) []herald.Push {
+		t.Helper()
+		ps, _, err := db.Pushes(ctx, appID, herald.PushFilter{Limit: 50})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return ps
+	}
+	run := func(at time.Time) {
+		t.Helper()
+		clock.set(at)
+		if err := s.DailyReconfirmations(ctx); err != nil {
+			t.Fatalf("DailyReconfirmations at %v: %v", at, err)
+		}
+	}
+	run(time.Date(2026, 3, 2, 9, 59, 59, 0, seoul))
+	if ps := pushes(on.ID); len(ps) != 0 {
+		t.Fatalf("before 10:00: got %d pushes, want none", len(ps))
+	}
+	run(time.Date(2026, 3, 2, 10, 0, 0, 0, seoul))
+	ps := pushes(on.ID)
+	if len(ps) != 1 || ps[0].Kind != herald.KindReconfirmation || ps[0].RequestedUsers != 1 || ps[0].ServerActionsHalf != 0 {
+		t.Fatalf("at 10:00: got %+v, want one uncharged consent-reconfirmation push to one user", ps)
+	}
+	rs, err := db.Recipients(ctx, ps[0].ID)
+	if err != nil || len(rs) != 1 || rs[0].UserID != "due" || rs[0].Content == nil {
+		t.Fatalf("recipients: got %+v, %v, want due with its notice", rs, err)
+	}
+	stored, err := db.App(ctx, on.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// {optOut} is the app's adOptOut as stored (the ad footer's setting).
+	want := herald.Content{Title: "[Shop app_on] 광고성 정보 수신 동의 확인 안내",
+		Content: strings.TrimSpace(given.Format(time.DateOnly) + "에 동의하신 광고성 정보 수신 상태를 안내합니다: 수신 동의, 야간(21시~08시) 수신 거부. " + stored.OptOutText())}
+	if *rs[0].Content != want {
+		t.Errorf("notice: got %+v, want %+v", *rs[0].Content, want)
+	}
+	for _, at := range []time.Time{time.Date(2026, 3, 2, 10, 1, 0, 0, seoul), time.Date(2026, 3, 2, 23, 59, 0, 0, seoul)} {
+		run(at)
+	}
+	if ps := pushes(on.ID); len(ps) != 1 {
+		t.Errorf("later the same day: got %d pushes, want still 1", len(ps))
+	}
+	if ps := pushes(off.ID); len(ps) != 0 {
+		t.Errorf("app with re-confirmation off: got %d pushes, want none", len(ps))
+	}
+	run(time.Date(2026, 3, 3, 10, 0, 0, 0, seoul))
+	if ps := pushes(on.ID); len(ps) != 2 {
+		t.Errorf("the next day at 10:00: got %d pushes, want a second run", len(ps))
+	}
+	if !strings.Contains(want.Content, "2024-03-12") {
+		t.Errorf("consentDate: got %q, want the import's date 2024-03-12", want.Content)
+	}
+}
