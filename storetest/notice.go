@@ -227,4 +227,6 @@ func testImportSkips(t *testing.T, b *bundle) {
 	}
 }
 
-func skip(user, reason string) herald.ImportSkip { return herald.ImportSkip{UserID: user, Reason: reason} }
+func skip(user, reason string) herald.ImportSkip {
+	return herald.ImportSkip{UserID: user, Reason: reason}
+}
