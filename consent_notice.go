@@ -265,6 +265,9 @@ const (
 	SkipWithdrawnUser = "withdrawn user"
 	SkipFuture        = "at is in the future"
 	SkipBeforeTrail   = "at is before the user's last consent record"
+	// SkipImported: the same entry was imported before (a file imported
+	// again).
+	SkipImported = "already imported"
 	// SkipPair: marketingNight alone turned on while the user's marketing
 	// consent is off.
 	SkipPair = "marketingNight cannot be true while marketing consent is false"

@@ -121,6 +121,15 @@ func (s *Store) importOne(ctx context.Context, c conn, trail *consentLog, e hera
 	if err != nil {
 		return herald.SkipPair, nil
 	}
+	var again int
+	if err := c.queryRow(ctx, `SELECT COUNT(*) FROM consent_changes WHERE app_id = ? AND user_id = ? AND device_id IS NULL
+		AND source = ? AND at = ? AND marketing_to = ? AND night_to = ?`, trail.appID, e.UserID, herald.SourceImport, e.At.UnixMilli(),
+		next.Marketing, next.MarketingNight).Scan(&again); err != nil {
+		return "", err
+	}
+	if again > 0 {
+		return herald.SkipImported, nil // a file imported again
+	}
 	set := u.WithConsent(next)
 	if _, err := c.exec(ctx, `UPDATE users SET marketing = ?, marketing_night = ?, consent_set = ? WHERE app_id = ? AND user_id = ?`,
 		set.Consent.Marketing, set.Consent.MarketingNight, set.ConsentSet, trail.appID, e.UserID); err != nil {

@@ -225,6 +225,14 @@ func testImportSkips(t *testing.T, b *bundle) {
 	if u, _ := b.user("later"); u.Consent != day {
 		t.Errorf("later: got %v, want its pair untouched", u.Consent)
 	}
+	// The same entry again (a file imported twice) records nothing more.
+	n, skipped, err = b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{imp("ok", new(true), nil, past)}, b.now)
+	if err != nil || n != 0 || len(skipped) != 1 || skipped[0] != skip("ok", herald.SkipImported) {
+		t.Errorf("again: got %d %v, %v, want ok skipped as already imported", n, skipped, err)
+	}
+	if h := b.history("ok"); len(h) != 2 {
+		t.Errorf("ok's history: got %v, want the import and its device's", h)
+	}
 }
 
 func skip(user, reason string) herald.ImportSkip {

@@ -17,7 +17,7 @@ import (
 )
 
 // appUsage is the answer to `herald app --help`.
-const appUsage = `usage: herald app <create|list|show> [flags]
+const appUsage = `usage: herald app <create|list|show|consent-import> [flags]
 
 Operator commands that call the admin API of a running herald serve.
 
@@ -25,6 +25,7 @@ commands:
   app create   create an app and print its keys (the secret key is shown once)
   app list     list the apps
   app show     show one app
+  app consent-import  import consent collected before Herald, with its dates
 
 Run ` + "`herald app <command> --help`" + ` for the flags of one command.
 `
@@ -41,6 +42,8 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 		fmt.Fprint(stdout, appUsage)
 		return nil
 	case "create", "list", "show":
+	case "consent-import":
+		return runConsentImport(ctx, args[1:], getenv, stdout, stderr)
 	default:
 		fmt.Fprint(stderr, appUsage)
 		return fmt.Errorf("app: unknown command %q (create, list or show)", args[0])

@@ -19,6 +19,7 @@ var commands = []struct{ name, summary string }{
 	{"app create", "create an app through the admin API and print its keys (the secret is shown once)"},
 	{"app list", "list the apps"},
 	{"app show", "show one app"},
+	{"app consent-import", "import consent collected before Herald, with its original dates"},
 	{"version", "print the version of this binary"},
 	{"help", "print this list, or `herald help <command>` for a command's flags"},
 }
