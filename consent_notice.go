@@ -22,6 +22,11 @@ const (
 // sent whatever the user's consent and the hour, never charged.
 func (k PushKind) Informational() bool { return k == KindConsentNotice || k == KindReconfirmation }
 
+// PerRecipient reports whether each recipient of the push has content of
+// its own: the messages of /messages, the notices of a re-confirmation
+// run (each with the user's consent date).
+func (k PushKind) PerRecipient() bool { return k == KindMessages || k == KindReconfirmation }
+
 // The consent trail's sources that are not a decision of the user's.
 const (
 	// SourceReconfirmation: a re-confirmation notice reached the user; the

@@ -40,7 +40,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
-	if p.Kind == herald.KindMessages {
+	if p.Kind.PerRecipient() {
 		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
 			return err
 		}
