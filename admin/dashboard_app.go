@@ -58,6 +58,19 @@ func settingsFrom(f url.Values) appSettings {
 	if r := text("sendRatePerMinute"); r != nil {
 		p.SendRatePerMinute = formNumber(*r)
 	}
+	// The consent notice forms send every member of their setting, which
+	// each replaces whole, as a PATCH does.
+	if f.Has("consentNotice.title") {
+		p.ConsentNotice = &noticeSettings{Enabled: flag("consentNotice.enabled"), Title: text("consentNotice.title"),
+			Content: text("consentNotice.content")}
+	}
+	if f.Has("reconfirmation.title") {
+		p.Reconfirmation = &reconfirmationSettings{Enabled: flag("reconfirmation.enabled"), Title: text("reconfirmation.title"),
+			Content: text("reconfirmation.content")}
+		if v := text("reconfirmation.leadDays"); v != nil {
+			p.Reconfirmation.LeadDays = formNumber(*v)
+		}
+	}
 	return p
 }
 
