@@ -66,4 +66,3 @@ func (s *Store) RecordReconfirmed(ctx context.Context, appID, pushID string, use
 	})
 	return recorded, err
 }
-
