@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -136,7 +137,8 @@ type importAnswer struct {
 func TestReconfirmationRun(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true,
+	zone := beforeTen(t)
+	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true, "timeZone": zone.String(),
 		"reconfirmation": map[string]any{"enabled": true, "content": "{consentDate} 동의 {marketing}/{marketingNight}"}})
 	recv := newReceiver(t, 0)
 	secret := e.putWebhook(a, recv.URL)
@@ -188,7 +190,7 @@ func TestReconfirmationRun(t *testing.T) {
 		t.Fatalf("tok-due: got %d messages, want 1", len(ms))
 	}
 	if title, body := notification(t, ms[0]); title != "[Shop] 광고성 정보 수신 동의 확인 안내" ||
-		body != old.In(seoul).Format(time.DateOnly)+" 동의 동의/동의" {
+		body != old.In(zone).Format(time.DateOnly)+" 동의 동의/동의" {
 		t.Errorf("notice: got %q %q", title, body)
 	}
 	waitFor(t, "due's reconfirmation in the trail", 30*time.Second, func() bool {
@@ -234,4 +236,28 @@ func TestReconfirmationRun(t *testing.T) {
 		refused.Code != "ERR-AB-CFG-01" || refused.Message != "Feature not enabled for this app." {
 		t.Errorf("run when off: got %d %+v, want 409 ERR-AB-CFG-01", code, refused)
 	}
+}
+
+// beforeTen returns a time zone where it is now about 03:00, so that the
+// daily run of 10:00, which River also starts on its own, cannot come
+// while a test makes its runs by hand.
+func beforeTen(t *testing.T) *time.Location {
+	t.Helper()
+	h := time.Now().UTC().Hour()
+	offset := (3 - h + 24) % 24 // hours east of UTC
+	if offset > 14 {
+		offset -= 24
+	}
+	name := "Etc/GMT" // Etc/GMT-9 is nine hours east
+	switch {
+	case offset > 0:
+		name += "-" + strconv.Itoa(offset)
+	case offset < 0:
+		name += "+" + strconv.Itoa(-offset)
+	}
+	loc, err := time.LoadLocation(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return loc
 }
