@@ -35,13 +35,9 @@ func (c *testClock) set(t time.Time) {
 	c.now = t
 }
 
-// TestDailyReconfirmation: the daily run of an app with re-confirmation on
-// is made at 10:00 in its time zone, not before, and once that day however
-// often it is asked (on any node: the claim is in the store); it names the
-// users due within the lead days that have a device, each with its own
-// notice; the next day has a run of its own; an app with it off has none.
-func TestDailyReconfirmation(t *testing.T) {
-	t.Parallel()
+// newNoticeDB opens a migrated SQLite store whose jobs are only inserted.
+func newNoticeDB(t *testing.T) *sqlite.DB {
+	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
 	if err != nil {
@@ -54,6 +50,99 @@ func TestDailyReconfirmation(t *testing.T) {
 	if db.Queue, err = river.NewClient(riversqlite.New(db.Writer), &river.Config{}); err != nil {
 		t.Fatal(err)
 	}
+	return db
+}
+
+// TestNoticeWorker: the job of a decision makes one consent-notice push,
+// however often it runs (a run that died after accepting it is run
+// again): to the user, or to the token of a device no user is mapped to,
+// rendered with the decision's pair and date; a device gone by then gets
+// nothing.
+func TestNoticeWorker(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newNoticeDB(t)
+	a := herald.App{ID: "app_n", Name: "Shop", APIKey: herald.NewAPIKey(), SecretHash: []byte("h"), Tier: herald.TierBusiness,
+		Registered: true, TimeZone: "Asia/Seoul", ConsentNotice: herald.ConsentNotice{Enabled: true}.WithDefaults()}
+	if err := db.CreateApp(ctx, a); err != nil {
+		t.Fatal(err)
+	}
+	u1 := "u1"
+	for _, reg := range []herald.DeviceRegistration{{DeviceID: "d1", Token: "t1", UserID: &u1}, {DeviceID: "d0", Token: "t0"}, {DeviceID: "dx", Token: "tx"}} {
+		reg.Platform, reg.AppSourceVersion = herald.PlatformAndroid, "1.6.0"
+		if _, err := db.RegisterDevice(ctx, a.ID, reg); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes := true
+	if _, err := db.SetUserConsent(ctx, a.ID, "u1", herald.ConsentChange{Marketing: &yes}); err != nil {
+		t.Fatal(err)
+	}
+	for _, d := range []string{"d0", "dx"} {
+		if _, err := db.SetDeviceConsent(ctx, a.ID, d, herald.ConsentChange{Marketing: &yes, MarketingNight: &yes}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := db.DeleteDevice(ctx, a.ID, "dx"); err != nil {
+		t.Fatal(err)
+	}
+	var ids []int64
+	rows, err := db.Reader.Query(`SELECT id FROM consent_changes WHERE source IN ('server-api', 'sdk') AND (user_id IS NULL OR device_id IS NULL) ORDER BY id`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var id int64
+		if err := rows.Scan(&id); err != nil {
+			t.Fatal(err)
+		}
+		ids = append(ids, id)
+	}
+	rows.Close()
+	if len(ids) != 3 {
+		t.Fatalf("decisions: got %d, want 3", len(ids))
+	}
+	w := &noticeWorker{s: New(Config{Store: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})}
+	for range 2 {
+		for _, id := range ids {
+			if err := w.Work(ctx, &river.Job[herald.ConsentNoticeJob]{Args: herald.ConsentNoticeJob{AppID: a.ID, RecordID: id}}); err != nil {
+				t.Fatalf("Work %d: %v", id, err)
+			}
+		}
+	}
+	ps, _, err := db.Pushes(ctx, a.ID, herald.PushFilter{Limit: 10})
+	if err != nil || len(ps) != 2 {
+		t.Fatalf("pushes: got %d, %v, want 2 (one each for u1 and d0; dx is gone)", len(ps), err)
+	}
+	byTarget := map[string]herald.Push{}
+	for _, p := range ps {
+		rs, _ := db.Recipients(ctx, p.ID)
+		key := p.Token
+		if len(rs) == 1 {
+			key = rs[0].UserID
+		}
+		byTarget[key] = p
+		if p.Kind != herald.KindConsentNotice || p.ServerActionsHalf != 0 || p.Marketing {
+			t.Errorf("push %s: got kind %s, charge %d, marketing %v, want an uncharged consent-notice", p.ID, p.Kind, p.ServerActionsHalf, p.Marketing)
+		}
+	}
+	if p := byTarget["u1"]; !strings.Contains(p.Content.Content, "수신 동의, 야간(21시~08시) 수신 거부") || p.Content.Title != "[Shop] 광고성 정보 수신 동의 결과 안내" {
+		t.Errorf("u1's notice: got %+v", p.Content)
+	}
+	if p := byTarget["t0"]; !strings.Contains(p.Content.Content, "수신 동의, 야간(21시~08시) 수신 동의") {
+		t.Errorf("d0's notice: got %+v, want it sent to its token t0", byTarget)
+	}
+}
+
+// TestDailyReconfirmation: the daily run of an app with re-confirmation on
+// is made at 10:00 in its time zone, not before, and once that day however
+// often it is asked (on any node: the claim is in the store); it names the
+// users due within the lead days that have a device, each with its own
+// notice; the next day has a run of its own; an app with it off has none.
+func TestDailyReconfirmation(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db := newNoticeDB(t)
 	seoul, _ := time.LoadLocation("Asia/Seoul")
 	clock := &testClock{now: time.Date(2026, 3, 2, 9, 59, 0, 0, seoul)}
 	db.Now = clock.Now
