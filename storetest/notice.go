@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"sync"
 	"testing"
 	"time"
 
@@ -111,6 +112,27 @@ func testReconfirmationClaim(t *testing.T, b *bundle) {
 	}
 	if done, err := b.s.ReconfirmationClaimed(b.ctx, b.app.ID, "2025-06-13"); err != nil || done {
 		t.Errorf("ReconfirmationClaimed of a day not run: got %v, %v, want false", done, err)
+	}
+	// Several nodes at once: exactly one claims the day.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won := 0
+	for range 4 {
+		wg.Go(func() {
+			claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-13", nil, nil, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("concurrent claim: %v", err)
+			}
+			if claimed {
+				won++
+			}
+		})
+	}
+	wg.Wait()
+	if won != 1 {
+		t.Errorf("concurrent claims: got %d winners, want 1", won)
 	}
 }
 
