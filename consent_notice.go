@@ -309,6 +309,11 @@ type NoticeStore interface {
 	// consent.changed event when the app has a webhook. Once per push: it
 	// returns false, recording nothing, when the push was recorded before.
 	RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error)
+	// ReconfirmingUsers returns the users named by the app's
+	// re-confirmation pushes not yet recorded (RecordReconfirmed): a run
+	// leaves them out, so no user is sent a second notice while the first
+	// is on its way.
+	ReconfirmingUsers(ctx context.Context, appID string) (map[string]bool, error)
 	// ImportConsent sets each entry's user's pair (and its devices') with
 	// one trail record at the entry's date (ConsentImported), all in one
 	// transaction; users that are unknown or withdrawn, or whose entry

@@ -100,9 +100,13 @@ func (s *Service) Reconfirm(ctx context.Context, app herald.App, day string) (no
 const duePage = 1000
 
 // dueRecipients returns the users due within the lead days that have a
-// device, each with its notice.
+// device and no notice on its way, each with its notice.
 func (s *Service) dueRecipients(ctx context.Context, app herald.App, now time.Time) ([]herald.Recipient, error) {
 	until := now.Add(time.Duration(app.Reconfirmation.WithDefaults().LeadDays) * 24 * time.Hour)
+	pending, err := s.cfg.Store.ReconfirmingUsers(ctx, app.ID)
+	if err != nil {
+		return nil, err
+	}
 	var rs []herald.Recipient
 	for cursor, first := "", true; first || cursor != ""; first = false {
 		due, next, err := s.cfg.Store.ConsentDue(ctx, app.ID, until, duePage, cursor)
@@ -118,7 +122,9 @@ func (s *Service) dueRecipients(ctx context.Context, app herald.App, now time.Ti
 			return nil, err
 		}
 		for _, d := range due {
-			if len(devices[d.UserID]) > 0 { // a user with no device stays due
+			// A user with no device stays due; one a notice is on its way
+			// to is left to it.
+			if len(devices[d.UserID]) > 0 && !pending[d.UserID] {
 				c := app.ReconfirmationContent(d.Consent, d.ConfirmedAt)
 				rs = append(rs, herald.Recipient{UserID: d.UserID, Content: &c})
 			}

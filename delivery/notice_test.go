@@ -224,9 +224,20 @@ func TestDailyReconfirmation(t *testing.T) {
 	if ps := pushes(off.ID); len(ps) != 0 {
 		t.Errorf("app with re-confirmation off: got %d pushes, want none", len(ps))
 	}
+	// The next day the first notice is still on its way: the run is made,
+	// naming nobody. Once that push is recorded (here reaching nobody, as
+	// when every token was dead), the user, still due, is named again.
 	run(time.Date(2026, 3, 3, 10, 0, 0, 0, seoul))
+	if claimed, err := db.ReconfirmationClaimed(ctx, on.ID, "2026-03-03"); err != nil || !claimed || len(pushes(on.ID)) != 1 {
+		t.Errorf("the next day with the first notice on its way: got claimed %v, %v, %d pushes, want the run made with no push",
+			claimed, err, len(pushes(on.ID)))
+	}
+	if ok, err := db.RecordReconfirmed(ctx, on.ID, ps[0].ID, nil, clock.Now()); err != nil || !ok {
+		t.Fatalf("RecordReconfirmed: %v, %v", ok, err)
+	}
+	run(time.Date(2026, 3, 4, 10, 0, 0, 0, seoul))
 	if ps := pushes(on.ID); len(ps) != 2 {
-		t.Errorf("the next day at 10:00: got %d pushes, want a second run", len(ps))
+		t.Errorf("the day after, the first push recorded: got %d pushes, want a second one", len(ps))
 	}
 	if !strings.Contains(want.Content, "2024-03-12") {
 		t.Errorf("consentDate: got %q, want the import's date 2024-03-12", want.Content)

@@ -66,3 +66,30 @@ func (s *Store) RecordReconfirmed(ctx context.Context, appID, pushID string, use
 	})
 	return recorded, err
 }
+
+// ReconfirmingUsers returns the users named by the app's re-confirmation
+// pushes whose reached users are not recorded yet.
+func (s *Store) ReconfirmingUsers(ctx context.Context, appID string) (map[string]bool, error) {
+	var ids []string
+	err := s.reader().each(ctx, func(row scanner) error {
+		var id string
+		err := row.Scan(&id)
+		ids = append(ids, id)
+		return err
+	}, `SELECT id FROM pushes WHERE app_id = ? AND kind = ?
+		AND NOT EXISTS (SELECT 1 FROM reconfirmation_recorded r WHERE r.push_id = pushes.id)`, appID, herald.KindReconfirmation)
+	if err != nil {
+		return nil, err
+	}
+	users := map[string]bool{}
+	for _, id := range ids {
+		rs, err := s.Recipients(ctx, id)
+		if err != nil {
+			return nil, err
+		}
+		for _, r := range rs {
+			users[r.UserID] = true
+		}
+	}
+	return users, nil
+}

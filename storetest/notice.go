@@ -92,6 +92,15 @@ func testReconfirmationClaim(t *testing.T, b *bundle) {
 		t.Errorf("Recipients: got %+v, want u1 with its content", got)
 	}
 	b.wantJobs(fanoutJob(p.ID).Kind(), 1)
+	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 1 || !users["u1"] {
+		t.Errorf("ReconfirmingUsers: got %v, %v, want u1 (its notice on its way)", users, err)
+	}
+	if _, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, p.ID, nil, b.now); err != nil {
+		t.Fatal(err)
+	}
+	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 0 {
+		t.Errorf("ReconfirmingUsers once recorded: got %v, %v, want nobody", users, err)
+	}
 	p2, rs2 := b.newPush("u2")
 	p2.Kind = herald.KindReconfirmation
 	if claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", &p2, rs2, fanoutJob(p2.ID)); err != nil || claimed {
