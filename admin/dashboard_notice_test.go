@@ -50,3 +50,45 @@ func TestDashboardConsentNotices(t *testing.T) {
 		t.Errorf("after the refused form: got %+v, want %+v", a.ConsentNotice, wantN)
 	}
 }
+
+// TestDashboardReconfirmationRun: the consent page says when the notices
+// are off (and a run is refused 409); when on, its button sends them at
+// once to the users due with a device and says how many.
+func TestDashboardReconfirmationRun(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	appPath := b.submit("/", "/apps", url.Values{"name": {"Shop"}, "tier": {"business"}, "timeZone": {"Asia/Seoul"}})
+	appID := strings.TrimPrefix(appPath, "/apps/")
+	_, body := b.get(appPath + "/consent")
+	if !strings.Contains(body, `id="reconfirm-off"`) || strings.Contains(body, `id="reconfirm-now"`) {
+		t.Errorf("consent page with the notices off: got %s, want it said and no button", body)
+	}
+	resp, body := b.post(appPath+"/reconfirmation/run", url.Values{"csrf": {b.csrf(appPath + "/consent")}})
+	wantStatus(t, resp, body, http.StatusConflict)
+
+	ctx := context.Background()
+	u := "u1"
+	if _, err := e.db.RegisterDevice(ctx, appID, herald.DeviceRegistration{DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid,
+		AppSourceVersion: "1.6.0", UserID: &u}); err != nil {
+		t.Fatal(err)
+	}
+	yes := true
+	if n, _, err := e.db.ImportConsent(ctx, appID, []herald.ConsentImport{{UserID: u, Change: herald.ConsentChange{Marketing: &yes},
+		At: e.clock.Now().AddDate(-2, 0, 5)}}, e.clock.Now()); err != nil || n != 1 {
+		t.Fatalf("import: %d, %v", n, err)
+	}
+	b.submit(appPath, appPath+"/settings", url.Values{"reconfirmation.enabled": {"false", "true"},
+		"reconfirmation.title": {herald.DefaultReconfirmationTitle}, "reconfirmation.content": {herald.DefaultReconfirmationContent},
+		"reconfirmation.leadDays": {"30"}})
+	to := b.submit(appPath+"/consent", appPath+"/reconfirmation/run", url.Values{})
+	_, body = b.get(to)
+	if !strings.Contains(body, "Re-confirmation notice sent to 1 users") {
+		t.Errorf("after the run: got %s, want it to say one user", body)
+	}
+	ps, _, err := e.db.Pushes(ctx, appID, herald.PushFilter{Limit: 5})
+	if err != nil || len(ps) != 1 || ps[0].Kind != herald.KindReconfirmation {
+		t.Errorf("pushes: got %+v, %v, want one consent-reconfirmation push", ps, err)
+	}
+}

@@ -217,10 +217,15 @@ func (w *reconfirmedWorker) Work(ctx context.Context, job *river.Job[Reconfirmed
 	if err != nil {
 		return err
 	}
+	app, err := s.cfg.Store.App(ctx, p.AppID)
+	if err != nil {
+		return gone(err)
+	}
 	var reached []string
 	seen := map[string]bool{}
 	for _, d := range ds {
-		if d.State == herald.DeliverySent && d.UserID != "" && !seen[d.UserID] {
+		// A sandbox's pushes are only validated by FCM: nobody was told.
+		if d.State == herald.DeliverySent && d.UserID != "" && !seen[d.UserID] && !app.Sandbox {
 			seen[d.UserID] = true
 			reached = append(reached, d.UserID)
 		}
