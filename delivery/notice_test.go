@@ -243,3 +243,58 @@ func TestDailyReconfirmation(t *testing.T) {
 		t.Errorf("consentDate: got %q, want the import's date 2024-03-12", want.Content)
 	}
 }
+
+// TestReconfirmedWorker: at a re-confirmation push's end, the users with a
+// delivery sent are confirmed in the trail, those without stay as they
+// were; in a sandbox app (FCM only validated the sends) nobody is.
+func TestReconfirmedWorker(t *testing.T) {
+	t.Parallel()
+	for _, sandbox := range []bool{false, true} {
+		t.Run(map[bool]string{false: "Sent", true: "Sandbox"}[sandbox], func(t *testing.T) {
+			ctx := context.Background()
+			db := newNoticeDB(t)
+			a := herald.App{ID: "app_r", Name: "Shop", APIKey: herald.NewAPIKey(), SecretHash: []byte("h"), Tier: herald.TierBusiness,
+				Registered: true, TimeZone: "Asia/Seoul", Sandbox: sandbox}
+			if err := db.CreateApp(ctx, a); err != nil {
+				t.Fatal(err)
+			}
+			yes := true
+			for _, u := range []string{"u1", "u2"} {
+				if _, err := db.RegisterDevice(ctx, a.ID, herald.DeviceRegistration{DeviceID: "d" + u, Token: "t" + u,
+					Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &u}); err != nil {
+					t.Fatal(err)
+				}
+				if _, err := db.SetUserConsent(ctx, a.ID, u, herald.ConsentChange{Marketing: &yes}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s := New(Config{Store: db, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+			p := herald.Push{ID: herald.NewID("push_", time.Now()), AppID: a.ID, Kind: herald.KindReconfirmation, Status: herald.StatusSending,
+				CreatedAt: time.Now().UTC().Truncate(time.Millisecond), RequestedUsers: 2}
+			if _, _, err := s.Accept(ctx, p, []herald.Recipient{{UserID: "u1"}, {UserID: "u2"}}, nil); err != nil {
+				t.Fatal(err)
+			}
+			f := herald.Fanout{To: herald.FanoutCursor{Seq: 2}, Finish: FinishArgs{PushID: p.ID}, Deliveries: []herald.Delivery{
+				{Seq: 0, RecipientIdx: 0, UserID: "u1", DeviceID: "du1", Token: "tu1", State: herald.DeliverySent},
+				{Seq: 1, RecipientIdx: 1, UserID: "u2", DeviceID: "du2", Token: "tu2", State: herald.DeliveryUndeliverable, Reason: "APP_DELETED"},
+			}}
+			if ok, err := db.StartSending(ctx, p.ID, f); err != nil || !ok {
+				t.Fatalf("StartSending: %v, %v", ok, err)
+			}
+			w := &reconfirmedWorker{s: s}
+			if err := w.Work(ctx, &river.Job[ReconfirmedArgs]{Args: ReconfirmedArgs{PushID: p.ID}}); err != nil {
+				t.Fatal(err)
+			}
+			for u, want := range map[string]bool{"u1": !sandbox, "u2": false} {
+				h, err := db.ConsentHistory(ctx, a.ID, u)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got := h[len(h)-1].Source == herald.SourceReconfirmation
+				if got != want {
+					t.Errorf("%s confirmed: got %v, want %v (history %+v)", u, got, want, h)
+				}
+			}
+		})
+	}
+}
