@@ -76,6 +76,11 @@ type App struct {
 	AdSenderName    string
 	AdSenderContact string
 	AdOptOut        string
+	// ConsentNotice and Reconfirmation are the consent notices the app's
+	// users are sent (art. 50(7) and (8)); the zero value is off with the
+	// default templates.
+	ConsentNotice  ConsentNotice
+	Reconfirmation Reconfirmation
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is

@@ -188,6 +188,9 @@ type ConsentStore interface {
 	// ConsentEvent returns the user's record numbered seq and the state of
 	// its event. ErrNotFound.
 	ConsentEvent(ctx context.Context, appID, userID string, seq int64) (ConsentRecord, ConsentEventState, error)
+	// ConsentRecord returns the app's trail record numbered id (its ID).
+	// ErrNotFound.
+	ConsentRecord(ctx context.Context, appID string, id int64) (ConsentRecord, error)
 	// EndConsentEvent records that the pending event of the user's record
 	// seq was sent or dropped, and queues the job of the user's next
 	// pending event. It returns false when the event was not pending (an

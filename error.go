@@ -66,6 +66,7 @@ var (
 	ErrTooManyRequests  = newError("ERR-AB-RTL-01", http.StatusTooManyRequests, "Too many requests.")
 	ErrIdempotencyReuse = newError("ERR-AB-IDM-01", http.StatusConflict, "Idempotency key reused with a different request.")
 	ErrScheduleLocked   = newError("ERR-AB-SCH-01", http.StatusConflict, "Scheduled push can no longer be changed.")
+	ErrFeatureOff       = newError("ERR-AB-CFG-01", http.StatusConflict, "Feature not enabled for this app.")
 	ErrInternal         = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")
 
 	// Routing and admin errors, in the same body shape.

@@ -37,15 +37,25 @@ type KindRule struct {
 	// requested users and charged for as it fans out (topic, all users);
 	// a token push (a test) is not charged.
 	CountsUsers bool
+	// PerRecipient: each recipient has content of its own (the messages
+	// of /messages, a re-confirmation run's notices with each user's
+	// consent date), read back when its slots are sent.
+	PerRecipient bool
+	// Informational: a notice Herald makes itself (consent notices, art.
+	// 50(7) and (8)): sent whatever the user's consent and the hour, never
+	// charged.
+	Informational bool
 }
 
 // kindRules holds each kind's rule; a new kind is one line here.
 var kindRules = map[PushKind]KindRule{
-	KindUsers:    {Personal: true},
-	KindMessages: {Personal: true},
-	KindTopic:    {Targeted: true, CountsUsers: true},
-	KindAll:      {Targeted: true, CountsUsers: true},
-	KindToken:    {Targeted: true},
+	KindUsers:          {Personal: true},
+	KindMessages:       {Personal: true, PerRecipient: true},
+	KindTopic:          {Targeted: true, CountsUsers: true},
+	KindAll:            {Targeted: true, CountsUsers: true},
+	KindToken:          {Targeted: true},
+	KindConsentNotice:  {Personal: true, Informational: true},
+	KindReconfirmation: {Personal: true, PerRecipient: true, Informational: true},
 }
 
 // Rule returns the kind's rule; an unknown kind is treated as personal.
@@ -54,6 +64,17 @@ func (k PushKind) Rule() KindRule {
 		return r
 	}
 	return KindRule{Personal: true}
+}
+
+// Rule is the push's kind's rule, for the push: one to a token (a test
+// push, or a consent notice to a device no user is mapped to) goes to the
+// device holding the token, whoever uses it then.
+func (p Push) Rule() KindRule {
+	r := p.Kind.Rule()
+	if p.Token != "" {
+		r.Targeted, r.Personal = true, false
+	}
+	return r
 }
 
 // PushStatus is where a push is in its life: scheduled pushes wait for their
@@ -134,6 +155,9 @@ type Push struct {
 
 // MarketingFor reports whether a recipient's message is marketing.
 func (p Push) MarketingFor(r Recipient) bool {
+	if p.Kind.Rule().Informational {
+		return false // a consent notice is sent whatever the consent
+	}
 	if p.IsMarketingOpt {
 		return true
 	}

@@ -234,20 +234,31 @@ func TestPushIDLen(t *testing.T) {
 }
 
 // TestKindRule holds each push kind to its rule: who it goes to, whose
-// devices must still be the user's, and which kinds count (and charge)
-// the users their fan-out finds.
+// devices must still be the user's, which kinds count (and charge) the
+// users their fan-out finds, which carry content per recipient, and which
+// are Herald's own notices; and a push to a token goes to the device.
 func TestKindRule(t *testing.T) {
 	t.Parallel()
 	for kind, want := range map[PushKind]KindRule{
 		KindUsers:           {Personal: true},
-		KindMessages:        {Personal: true},
+		KindMessages:        {Personal: true, PerRecipient: true},
 		KindTopic:           {Targeted: true, CountsUsers: true},
 		KindAll:             {Targeted: true, CountsUsers: true},
 		KindToken:           {Targeted: true},
+		KindConsentNotice:   {Personal: true, Informational: true},
+		KindReconfirmation:  {Personal: true, PerRecipient: true, Informational: true},
 		PushKind("unknown"): {Personal: true},
 	} {
 		if got := kind.Rule(); got != want {
 			t.Errorf("%s: got %+v, want %+v", kind, got, want)
 		}
+	}
+	// A consent notice to a device no user is mapped to goes by its token.
+	p := Push{Kind: KindConsentNotice, Token: "t"}
+	if got, want := p.Rule(), (KindRule{Targeted: true, Informational: true}); got != want {
+		t.Errorf("notice to a token: got %+v, want %+v", got, want)
+	}
+	if got := (Push{Kind: KindConsentNotice}).Rule(); got != KindConsentNotice.Rule() {
+		t.Errorf("notice to a user: got %+v, want the kind's rule", got)
 	}
 }

@@ -41,6 +41,25 @@ type appJSON struct {
 	// (herald.App.AdFooter); null when unset.
 	AdSender *adSenderJSON `json:"adSender"`
 	AdOptOut *string       `json:"adOptOut"`
+	// ConsentNotice and Reconfirmation are the consent notices, with
+	// their defaults filled in.
+	ConsentNotice  noticeJSON         `json:"consentNotice"`
+	Reconfirmation reconfirmationJSON `json:"reconfirmation"`
+}
+
+// noticeJSON is the admin shape of the result notice setting.
+type noticeJSON struct {
+	Enabled bool   `json:"enabled"`
+	Title   string `json:"title"`
+	Content string `json:"content"`
+}
+
+// reconfirmationJSON is the admin shape of the re-confirmation setting.
+type reconfirmationJSON struct {
+	Enabled  bool   `json:"enabled"`
+	Title    string `json:"title"`
+	Content  string `json:"content"`
+	LeadDays int    `json:"leadDays"`
 }
 
 // adSenderJSON is who sends an app's advertising.
@@ -56,6 +75,9 @@ func toJSON(a herald.App) appJSON {
 		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
 		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
 	}
+	n, rc := a.ConsentNotice.WithDefaults(), a.Reconfirmation.WithDefaults()
+	out.ConsentNotice = noticeJSON{n.Enabled, n.Title, n.Content}
+	out.Reconfirmation = reconfirmationJSON{rc.Enabled, rc.Title, rc.Content, rc.LeadDays}
 	if a.WebhookURL != "" {
 		out.WebhookURL = &a.WebhookURL
 	}
@@ -87,6 +109,68 @@ type appSettings struct {
 	AdSender                     *adSenderSettings `json:"adSender"`
 	AdOptOut                     *string           `json:"adOptOut"`
 	clearAdSender, clearAdOptOut bool
+	// ConsentNotice and Reconfirmation replace the whole setting: omitted
+	// members take their defaults.
+	ConsentNotice  *noticeSettings         `json:"consentNotice"`
+	Reconfirmation *reconfirmationSettings `json:"reconfirmation"`
+}
+
+// noticeSettings is consentNotice in a create or patch body.
+type noticeSettings struct {
+	Enabled *bool   `json:"enabled"`
+	Title   *string `json:"title"`
+	Content *string `json:"content"`
+}
+
+// reconfirmationSettings is reconfirmation in a create or patch body.
+type reconfirmationSettings struct {
+	Enabled  *bool    `json:"enabled"`
+	Title    *string  `json:"title"`
+	Content  *string  `json:"content"`
+	LeadDays *float64 `json:"leadDays"`
+}
+
+// setting returns the notice the members give, defaults for the rest.
+func (n noticeSettings) setting() herald.ConsentNotice {
+	out := herald.ConsentNotice{}.WithDefaults()
+	if n.Enabled != nil {
+		out.Enabled = *n.Enabled
+	}
+	if n.Title != nil {
+		out.Title = *n.Title
+	}
+	if n.Content != nil {
+		out.Content = *n.Content
+	}
+	return out
+}
+
+// applyNotices replaces the consent notice settings the body gives.
+func (p appSettings) applyNotices(a *herald.App) []herald.Detail {
+	var d []herald.Detail
+	if p.ConsentNotice != nil {
+		a.ConsentNotice = p.ConsentNotice.setting()
+		d = append(d, a.ConsentNotice.Problems("consentNotice")...)
+	}
+	if q := p.Reconfirmation; q != nil {
+		n := noticeSettings{q.Enabled, q.Title, q.Content}.setting()
+		r := herald.Reconfirmation{Enabled: n.Enabled, Title: n.Title, Content: n.Content, LeadDays: herald.DefaultLeadDays}
+		if q.Title == nil {
+			r.Title = herald.DefaultReconfirmationTitle
+		}
+		if q.Content == nil {
+			r.Content = herald.DefaultReconfirmationContent
+		}
+		if q.LeadDays != nil {
+			r.LeadDays = -1 // out of bounds unless whole
+			if v := *q.LeadDays; v == float64(int(v)) {
+				r.LeadDays = int(v)
+			}
+		}
+		a.Reconfirmation = r
+		d = append(d, r.Problems("reconfirmation")...)
+	}
+	return d
 }
 
 // adSenderSettings is the adSender member of app settings.
@@ -193,6 +277,7 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 		a.SendRatePerMinute = rate
 	}
 	d = append(d, p.applyAd(a)...)
+	d = append(d, p.applyNotices(a)...)
 	return append(d, appUserProblem(before, *a)...)
 }
 

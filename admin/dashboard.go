@@ -98,6 +98,7 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/users/consent", in(d.setUserConsent)},
 		{"GET /apps/{appId}/consent", in(d.consentPage)},
 		{"GET /apps/{appId}/consent-due.csv", in(d.consentCSV)},
+		{"POST /apps/{appId}/reconfirmation/run", in(d.runReconfirmation)},
 	}
 }
 

@@ -59,6 +59,19 @@ func settingsFrom(f url.Values) appSettings {
 		p.SendRatePerMinute = formNumber(*r)
 	}
 	adFromForm(&p, text("adSenderName"), text("adSenderContact"), text("adOptOut"))
+	// The consent notice forms send every member of their setting, which
+	// each replaces whole, as a PATCH does.
+	if f.Has("consentNotice.title") {
+		p.ConsentNotice = &noticeSettings{Enabled: flag("consentNotice.enabled"), Title: text("consentNotice.title"),
+			Content: text("consentNotice.content")}
+	}
+	if f.Has("reconfirmation.title") {
+		p.Reconfirmation = &reconfirmationSettings{Enabled: flag("reconfirmation.enabled"), Title: text("reconfirmation.title"),
+			Content: text("reconfirmation.content")}
+		if v := text("reconfirmation.leadDays"); v != nil {
+			p.Reconfirmation.LeadDays = formNumber(*v)
+		}
+	}
 	return p
 }
 

@@ -193,3 +193,26 @@ func sourceWords(s herald.ConsentSource) string {
 	}
 	return string(s)
 }
+
+// runReconfirmation sends the re-confirmation notices at once, as the
+// admin API's run does, and tells how many users they went to.
+func (d *dashboard) runReconfirmation(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	if !a.Reconfirmation.Enabled || d.Notices == nil {
+		d.fail(w, r, herald.ErrFeatureOff)
+		return
+	}
+	n, id, _, err := d.Notices.Reconfirm(r.Context(), a, "")
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	notice := "Nobody was due with a device: no notice sent."
+	if id != "" {
+		notice = fmt.Sprintf("Re-confirmation notice sent to %d users (push %s).", n, id)
+	}
+	d.done(w, r, appPath(a.ID, "consent"), flash{AppID: a.ID, Notice: notice})
+}

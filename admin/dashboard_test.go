@@ -91,7 +91,7 @@ func newDashEnv(t *testing.T, tweak ...func(*admin.Config)) *dashEnv {
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger, Now: clock.Now})
 	cfg := admin.Config{
-		Store: db, Schedules: svc, Pushes: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, Now: clock.Now,
+		Store: db, Schedules: svc, Pushes: svc, Notices: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, Now: clock.Now,
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, false) },
 		NewWebhookSecret:    webhook.NewSecret,

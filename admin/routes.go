@@ -29,6 +29,8 @@ type Store interface {
 	// DeviceByToken finds the device a test push to a token goes to.
 	// ErrNotFound when none holds it.
 	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
+	// NoticeStore imports consent collected before Herald.
+	herald.NoticeStore
 }
 
 // Config holds the admin handler's dependencies.
@@ -37,7 +39,9 @@ type Config struct {
 	Schedules Scheduler
 	// Pushes accepts test and composed pushes (delivery.Service, as on the
 	// Server API).
-	Pushes    Pusher
+	Pushes Pusher
+	// Notices makes re-confirmation runs (delivery.Service).
+	Notices   Reconfirmer
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
 	Token  string
@@ -93,6 +97,8 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
 		{"GET /admin/v1/apps/{appId}/consent-due", s.getConsentDue},
+		{"POST /admin/v1/apps/{appId}/reconfirmation/run", s.runReconfirmation},
+		{"POST /admin/v1/apps/{appId}/consent-import", s.consentImport},
 		{"GET /admin/v1/apps/{appId}/pushes", s.listPushes},
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},

@@ -23,6 +23,7 @@ func TestNightPolicy(t *testing.T) {
 		t.Run(strings.TrimPrefix(ep.path, "/api/push/v2/"), func(t *testing.T) {
 			t.Parallel()
 			a := newFakeAPI()
+			a.app.AdSenderName, a.app.AdSenderContact, a.app.AdOptOut = "Co", "080", "opt out" // ads need the footer
 			for _, tc := range []struct {
 				option string
 				want   herald.NightPolicy

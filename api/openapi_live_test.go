@@ -217,7 +217,7 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	limited := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Pushes: svc, Logger: logger, RateLimit: 0.001, SDKClientRateLimit: 0.001}))
 	t.Cleanup(limited.Close)
 	adm := httptest.NewServer(admin.NewHandler(admin.Config{
-		Store: db, Schedules: svc, Pushes: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, OpenAPI: api.OpenAPI,
+		Store: db, Schedules: svc, Pushes: svc, Notices: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, OpenAPI: api.OpenAPI,
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, true) },
 		NewWebhookSecret:    webhook.NewSecret,

@@ -72,7 +72,7 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.
 	f := sendstore.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
 	switch {
-	case p.Kind == herald.KindToken:
+	case p.Token != "": // a token push, or a consent notice to a device
 		g, err := s.tokenDevice(ctx, p)
 		if err != nil {
 			return f, err

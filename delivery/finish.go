@@ -43,6 +43,9 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 	if app.WebhookURL != "" {
 		follow = s.webhookJobs(p, unreachable)
 	}
+	if p.Kind == herald.KindReconfirmation { // the users it reached are confirmed
+		follow = append(follow, ReconfirmedArgs{PushID: id})
+	}
 	finished, err := s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
 	if err != nil || !finished {
 		return err
@@ -62,7 +65,7 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 // names, or for a topic, all-users or token push (whose users were found
 // through their devices) those with an undeliverable delivery.
 func (s *Service) trackedUsers(ctx context.Context, p herald.Push) ([]string, error) {
-	if p.Kind.Rule().Targeted {
+	if p.Rule().Targeted {
 		return s.cfg.Store.UndeliverableUsers(ctx, p.ID)
 	}
 	rs, err := s.cfg.Store.Recipients(ctx, p.ID)

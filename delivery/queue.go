@@ -47,5 +47,6 @@ func (s *Service) RiverConfig(pollInterval time.Duration, logger *slog.Logger) *
 		JobTimeout:           JobTimeout,
 		RescueStuckJobsAfter: RescueAfter,
 		Logger:               logger,
+		PeriodicJobs:         []*river.PeriodicJob{DailyJob()},
 	}
 }

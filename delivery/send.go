@@ -43,7 +43,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
-	if p.Kind == herald.KindMessages {
+	if p.Kind.Rule().PerRecipient {
 		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
 			return err
 		}
@@ -277,7 +277,7 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 
 // resolver loads the devices a wave's deliveries may go to now.
 func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, error) {
-	r := resolver{personal: c.push.Kind.Rule().Personal}
+	r := resolver{personal: c.push.Rule().Personal}
 	if c.push.StartedAt != nil {
 		r.fannedOut = *c.push.StartedAt
 	}

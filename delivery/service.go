@@ -48,6 +48,7 @@ type Store interface {
 	sendstore.Store
 	herald.ScheduleStore
 	herald.ConsentStore
+	herald.NoticeStore
 }
 
 // Sender gives the sender of each app's notifications (the FCM client).
@@ -131,6 +132,9 @@ func (s *Service) Workers() *river.Workers {
 	river.AddWorker(w, &finishWorker{s: s})
 	river.AddWorker(w, &webhookWorker{s: s})
 	river.AddWorker(w, &consentWorker{s: s})
+	river.AddWorker(w, &noticeWorker{s: s})
+	river.AddWorker(w, &dailyWorker{s: s})
+	river.AddWorker(w, &reconfirmedWorker{s: s})
 	return w
 }
 

@@ -138,7 +138,7 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	for j, sd := range wave {
 		if sd.toSend {
 			t := sendstore.SlotTarget{Pos: w.base + w.next + j, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
-			if c.push.Kind.Rule().Personal {
+			if c.push.Rule().Personal {
 				t.Owner = &wave[j].d.UserID
 			}
 			st.Targets = append(st.Targets, t)

@@ -3,6 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
+	"encoding/json"
+	"fmt"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -10,7 +12,8 @@ import (
 
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at,
-	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out`
+	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out,
+	consent_notice, reconfirmation`
 
 // appReadColumns are appColumns and those only the service writes.
 const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at`
@@ -19,10 +22,14 @@ func scanApp(row scanner) (herald.App, error) {
 	var a herald.App
 	var created int64
 	var warned, stored sql.NullInt64
+	var notice, reconfirm string
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
-		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &a.FCMWarning, &warned, &stored)
+		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.FCMWarning, &warned, &stored)
+	if err == nil {
+		err = readNotices(&a, notice, reconfirm)
+	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
 	a.FCMWarningAt, a.FCMCredentialsAt = fromMS(warned), fromMS(stored)
 	return a, err
@@ -35,11 +42,12 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 // CreateApp inserts a new app; an app with no send rate gets the default.
 func (s *Store) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
-		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		notice, reconfirm := writeNotices(a)
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
 			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-			a.AdSenderName, a.AdSenderContact, a.AdOptOut)
+			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm)
 		return err
 	})
 }
@@ -69,13 +77,53 @@ func (s *Store) ListApps(ctx context.Context) ([]herald.App, error) {
 
 // UpdateApp writes the app's settings.
 func (s *Store) UpdateApp(ctx context.Context, a herald.App) error {
+	notice, reconfirm := writeNotices(a)
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
 		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
-		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?
+		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?, consent_notice = ?, reconfirmation = ?
 		WHERE id = ?`,
 		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-		a.AdSenderName, a.AdSenderContact, a.AdOptOut, a.ID)
+		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.ID)
+}
+
+// noticeColumns is how the consent notice settings are stored: one JSON
+// object per setting, "" for the zero value (off, default templates).
+type noticeColumns struct {
+	Enabled  bool   `json:"enabled"`
+	Title    string `json:"title,omitempty"`
+	Content  string `json:"content,omitempty"`
+	LeadDays int    `json:"leadDays,omitempty"`
+}
+
+func writeNotices(a herald.App) (string, string) {
+	enc := func(v noticeColumns) string {
+		if v == (noticeColumns{}) {
+			return ""
+		}
+		b, _ := json.Marshal(v) // a struct of strings and numbers always encodes
+		return string(b)
+	}
+	n, r := a.ConsentNotice, a.Reconfirmation
+	return enc(noticeColumns{n.Enabled, n.Title, n.Content, 0}), enc(noticeColumns{r.Enabled, r.Title, r.Content, r.LeadDays})
+}
+
+func readNotices(a *herald.App, notice, reconfirm string) error {
+	var n, r noticeColumns
+	for _, c := range []struct {
+		s string
+		v *noticeColumns
+	}{{notice, &n}, {reconfirm, &r}} {
+		if c.s == "" {
+			continue
+		}
+		if err := json.Unmarshal([]byte(c.s), c.v); err != nil {
+			return fmt.Errorf("app %s: consent notice setting: %w", a.ID, err)
+		}
+	}
+	a.ConsentNotice = herald.ConsentNotice{Enabled: n.Enabled, Title: n.Title, Content: n.Content}
+	a.Reconfirmation = herald.Reconfirmation{Enabled: r.Enabled, Title: r.Title, Content: r.Content, LeadDays: r.LeadDays}
+	return nil
 }
 
 // DeleteApp removes an app and everything it owns.

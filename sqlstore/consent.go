@@ -44,14 +44,20 @@ func (l *consentLog) add(rec herald.ConsentRecord, userID *string, deviceID stri
 type consentApp struct {
 	webhook bool
 	loc     *time.Location
+	// notice: decisions are told to the user by a result notice.
+	notice bool
 }
 
 func consentAppOf(ctx context.Context, c conn, appID string) (consentApp, error) {
-	var url, tz string
-	if err := c.queryRow(ctx, `SELECT webhook_url, time_zone FROM apps WHERE id = ?`, appID).Scan(&url, &tz); err != nil {
+	var url, tz, notice string
+	if err := c.queryRow(ctx, `SELECT webhook_url, time_zone, consent_notice FROM apps WHERE id = ?`, appID).Scan(&url, &tz, &notice); err != nil {
 		return consentApp{}, err
 	}
-	return consentApp{webhook: url != "", loc: herald.App{TimeZone: tz}.Location()}, nil
+	a := herald.App{ID: appID, TimeZone: tz}
+	if err := readNotices(&a, notice, ""); err != nil {
+		return consentApp{}, err
+	}
+	return consentApp{webhook: url != "", loc: a.Location(), notice: a.ConsentNotice.Enabled}, nil
 }
 
 // flush writes the records: each user's get the next numbers of the user's
@@ -68,10 +74,14 @@ func (l *consentLog) flush(ctx context.Context, c conn, now time.Time) error {
 	}
 	firstPending := map[string]int64{}
 	var users []string
+	var jobs []herald.Job
 	for _, rec := range l.recs {
-		event, err := writeRecord(ctx, c, app, rec)
+		event, id, err := writeRecord(ctx, c, app, rec)
 		if err != nil {
 			return err
+		}
+		if app.notice && rec.Notify && herald.NoticeSource(rec.Source) {
+			jobs = append(jobs, herald.ConsentNoticeJob{AppID: l.appID, RecordID: id})
 		}
 		if event.Seq > 0 && firstPending[*rec.UserID] == 0 {
 			firstPending[*rec.UserID] = event.Seq
@@ -83,7 +93,6 @@ func (l *consentLog) flush(ctx context.Context, c conn, now time.Time) error {
 			return err
 		}
 	}
-	var jobs []herald.Job
 	for _, u := range users {
 		var earlier int
 		if err := c.queryRow(ctx, `SELECT COUNT(*) FROM consent_changes WHERE app_id = ? AND user_id = ? AND event = 'pending' AND seq < ?`,
@@ -100,8 +109,9 @@ func (l *consentLog) flush(ctx context.Context, c conn, now time.Time) error {
 
 // writeRecord inserts one record and moves the clocks it moves; it returns
 // the job of its event when it has a pending one (Seq 0 otherwise).
-func writeRecord(ctx context.Context, c conn, app consentApp, rec herald.ConsentRecord) (herald.ConsentEventJob, error) {
+func writeRecord(ctx context.Context, c conn, app consentApp, rec herald.ConsentRecord) (herald.ConsentEventJob, int64, error) {
 	var job herald.ConsentEventJob
+	var id int64
 	event := herald.EventNone
 	if rec.UserID != nil {
 		at := rec.At.UnixMilli()
@@ -109,19 +119,19 @@ func writeRecord(ctx context.Context, c conn, app consentApp, rec herald.Consent
 			updated_at = CASE WHEN updated_at < CAST(? AS BIGINT) THEN CAST(? AS BIGINT) ELSE updated_at END
 			WHERE app_id = ? AND user_id = ? RETURNING consent_seq`,
 			at, at, rec.AppID, *rec.UserID).Scan(&rec.Seq); err != nil {
-			return job, err
+			return job, id, err
 		}
 		if rec.Notify && app.webhook {
 			event, job = herald.EventPending, herald.ConsentEventJob{AppID: rec.AppID, UserID: *rec.UserID, Seq: rec.Seq}
 		}
 	}
-	if _, err := c.exec(ctx, `INSERT INTO consent_changes (app_id, user_id, seq, device_id, at, source, marketing_from, marketing_to,
-		night_from, night_to, event) VALUES (?,?,?,?,?,?,?,?,?,?,?)`,
+	if err := c.queryRow(ctx, `INSERT INTO consent_changes (app_id, user_id, seq, device_id, at, source, marketing_from, marketing_to,
+		night_from, night_to, event) VALUES (?,?,?,?,?,?,?,?,?,?,?) RETURNING id`,
 		rec.AppID, rec.UserID, rec.Seq, rec.DeviceID, rec.At.UnixMilli(), rec.Source, rec.From.Marketing, rec.To.Marketing,
-		rec.From.MarketingNight, rec.To.MarketingNight, event); err != nil {
-		return job, err
+		rec.From.MarketingNight, rec.To.MarketingNight, event).Scan(&id); err != nil {
+		return job, id, err
 	}
-	return job, moveClocks(ctx, c, app, rec)
+	return job, id, moveClocks(ctx, c, app, rec)
 }
 
 // moveClocks restarts the device's and the user's clock on a record that
@@ -207,6 +217,13 @@ func (s *Store) ConsentHistory(ctx context.Context, appID, userID string) ([]her
 func (s *Store) ConsentEvent(ctx context.Context, appID, userID string, seq int64) (herald.ConsentRecord, herald.ConsentEventState, error) {
 	return scanConsentRecord(s.reader().queryRow(ctx, `SELECT `+consentRecordColumns+` FROM consent_changes
 		WHERE app_id = ? AND user_id = ? AND seq = ?`, appID, userID, seq))
+}
+
+// ConsentRecord returns the app's trail record id.
+func (s *Store) ConsentRecord(ctx context.Context, appID string, id int64) (herald.ConsentRecord, error) {
+	rec, _, err := scanConsentRecord(s.reader().queryRow(ctx, `SELECT `+consentRecordColumns+` FROM consent_changes
+		WHERE app_id = ? AND id = ?`, appID, id))
+	return rec, err
 }
 
 // EndConsentEvent ends the user's pending event seq and queues the next.

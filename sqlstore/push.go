@@ -37,26 +37,31 @@ func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recip
 				return err
 			}
 		}
-		// The job first, so that the push is one insert with its job and
-		// recipients: the fewer statements, the shorter the accept.
-		ids, err := c.insertJobs(ctx, []herald.Job{job})
-		if err != nil {
-			return err
-		}
-		edits, _ := json.Marshal(p.Edits)
-		if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
-			title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-			job_id, recipients, token, night_defer, ad_footer)
-			VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
-			p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
-			p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
-			p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token,
-			p.NightPolicy == herald.NightDefer, p.AdFooter); err != nil {
-			return err
-		}
-		return charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt)
+		return insertPush(ctx, c, p, rs, job)
 	})
 	return id, replayed, err
+}
+
+// insertPush stores a push with its recipients, charge and job.
+func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipient, job herald.Job) error {
+	// The job first, so that the push is one insert with its job and
+	// recipients: the fewer statements, the shorter the accept.
+	ids, err := c.insertJobs(ctx, []herald.Job{job})
+	if err != nil {
+		return err
+	}
+	edits, _ := json.Marshal(p.Edits)
+	if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
+		title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
+		job_id, recipients, token, night_defer, ad_footer)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content,
+		p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt),
+		p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token,
+		p.NightPolicy == herald.NightDefer, p.AdFooter); err != nil {
+		return err
+	}
+	return charge(ctx, c, p.AppID, p.ID, p.ServerActionsHalf, p.CreatedAt)
 }
 
 // claimIdempotencyKey returns the push a key already stands for, or claims

@@ -34,6 +34,7 @@ type Store interface {
 	herald.ScheduleStore
 	herald.SessionStore
 	herald.ConsentStore
+	herald.NoticeStore
 	herald.NodeStore
 	herald.EventStore
 }
@@ -67,6 +68,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"NightDeferral", nightTests},
 		{"SessionStore", sessionTests},
 		{"ConsentStore", consentTests},
+		{"NoticeStore", noticeTests},
 		{"NodeStore", nodeTests},
 		{"EventStore", eventTests},
 		{"Concurrent", concurrentTests},

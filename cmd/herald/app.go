@@ -19,7 +19,7 @@ import (
 )
 
 // appUsage is the answer to `herald app --help`.
-const appUsage = `usage: herald app <create|list|show|update|credentials|webhook> [flags]
+const appUsage = `usage: herald app <create|list|show|update|credentials|webhook|consent-import> [flags]
 
 Operator commands that call the admin API of a running herald serve.
 
@@ -30,6 +30,7 @@ commands:
   app update        change an app's settings (tier, features, time zone, send rate, ad settings)
   app credentials   upload (or --delete) an app's FCM service-account file
   app webhook       set (or --delete) an app's webhook URL and print its signing secret
+  app consent-import  import consent collected before Herald, with its original dates
 
 Run ` + "`herald app <command> --help`" + ` for the flags of one command.
 `
@@ -47,6 +48,8 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	case "-h", "-help", "--help", "help":
 		fmt.Fprint(stdout, appUsage)
 		return nil
+	case "consent-import":
+		return runConsentImport(ctx, args[1:], getenv, stdout, stderr)
 	}
 	verb := args[0]
 	if !slices.Contains(appVerbs, verb) {

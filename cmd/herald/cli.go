@@ -22,6 +22,7 @@ var commands = []struct{ name, summary string }{
 	{"app update", "change an app's settings"},
 	{"app credentials", "upload or remove an app's FCM service-account file"},
 	{"app webhook", "set or remove an app's webhook"},
+	{"app consent-import", "import consent collected before Herald, with its original dates"},
 	{"healthcheck", "exit 0 when the local service answers /readyz with 200 (a container's health check)"},
 	{"version", "print the version of this binary"},
 	{"help", "print this list, or `herald help <command>` for a command's flags"},

@@ -65,7 +65,7 @@ func TestCLICommandList(t *testing.T) {
 		if err != nil {
 			t.Fatalf("herald %v: got %v, want exit 0", args, err)
 		}
-		for _, cmd := range []string{"serve", "migrate", "fcm-emulator", "bench", "app create", "app list", "app show", "version"} {
+		for _, cmd := range []string{"serve", "migrate", "fcm-emulator", "bench", "app create", "app list", "app show", "app consent-import", "version"} {
 			n := 0
 			for _, line := range strings.Split(out, "\n") {
 				if strings.HasPrefix(line, "  "+cmd+" ") {
@@ -94,6 +94,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"app", "list", "everything"}, `app list: unexpected argument "everything"`},
 		{[]string{"app", "show", "app_1", "app_2"}, `app show: unexpected argument "app_2"`},
 		{[]string{"app", "show"}, `app show: missing <appId>`},
+		{[]string{"app", "consent-import", "--file", "x.jsonl"}, `app consent-import: missing <appId>`},
+		{[]string{"app", "consent-import", "app_1"}, `app consent-import: --file is required`},
 		{[]string{"app", "create", "--tierr", "gold"}, `flag provided but not defined: --tierr`},
 		{[]string{"app", "create", "-tierr=gold"}, `flag provided but not defined: -tierr`},
 		{[]string{"bench", "--users", "many"}, `invalid value "many" for flag --users`},

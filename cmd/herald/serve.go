@@ -195,7 +195,7 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit,
 		SDKClientRateLimit: cfg.SDKClientRateLimit, AuthFailureRateLimit: cfg.AuthFailureRateLimit})
 	adminHandler := admin.NewHandler(admin.Config{
-		Store: db, Schedules: pushes, Pushes: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
+		Store: db, Schedules: pushes, Pushes: pushes, Notices: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
 		Observe:             m.Observer("admin"),
 		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
 		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },

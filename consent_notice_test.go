@@ -1,0 +1,84 @@
+package herald_test
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// TestNoticeContent: the default result notice, rendered with the app's
+// name, the date in its zone and 동의/거부, exactly as DESIGN writes it.
+func TestNoticeContent(t *testing.T) {
+	t.Parallel()
+	a := herald.App{Name: "마이샵", TimeZone: "Asia/Seoul"}
+	at := time.Date(2026, 3, 1, 16, 30, 0, 0, time.UTC) // 2 March, 01:30 in Seoul
+	got := a.NoticeContent(herald.Consent{Marketing: true}, at)
+	want := herald.Content{Title: "[마이샵] 광고성 정보 수신 동의 결과 안내",
+		Content: "2026-03-02 광고성 정보 수신 동의, 야간(21시~08시) 수신 거부 처리되었습니다."}
+	if got != want {
+		t.Errorf("got %+v, want %+v", got, want)
+	}
+	a.ConsentNotice = herald.ConsentNotice{Title: "{app}", Content: "{marketingNight}/{marketing} {date}"}
+	if got := a.NoticeContent(herald.Consent{Marketing: true, MarketingNight: true}, at); got.Content != "동의/동의 2026-03-02" {
+		t.Errorf("custom: got %q", got.Content)
+	}
+}
+
+// TestNoticeTemplates: each template names only its placeholders.
+func TestNoticeTemplates(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		title, content string
+		leadDays       int
+		want           []string
+	}{
+		{"{app}", "{consentDate} {optOut} {marketing} {marketingNight}", 30, nil},
+		{"{app} {date}", "x", 30, []string{"reconfirmation.title"}},
+		{"{ app}", "{}", 30, []string{"reconfirmation.title", "reconfirmation.content"}},
+		{"", strings.Repeat("가", 1001), 0, []string{"reconfirmation.title", "reconfirmation.content", "reconfirmation.leadDays"}},
+		{"t", "c", 61, []string{"reconfirmation.leadDays"}},
+	} {
+		d := herald.Reconfirmation{Title: tc.title, Content: tc.content, LeadDays: tc.leadDays}.Problems("reconfirmation")
+		var got []string
+		for _, x := range d {
+			got = append(got, x.Field)
+		}
+		if strings.Join(got, ",") != strings.Join(tc.want, ",") {
+			t.Errorf("%q %q %d: got %v, want %v", tc.title, tc.content, tc.leadDays, d, tc.want)
+		}
+	}
+	if d := (herald.ConsentNotice{Title: "{app}", Content: "{optOut}"}).Problems("consentNotice"); len(d) != 1 || d[0].Field != "consentNotice.content" {
+		t.Errorf("notice with {optOut}: got %v, want consentNotice.content refused", d)
+	}
+}
+
+// TestDerivedID: the same cause gives the same id; another, another.
+func TestDerivedID(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	a, b := herald.DerivedID("push_", at, "x/1"), herald.DerivedID("push_", at, "x/1")
+	if a != b || a == herald.DerivedID("push_", at, "x/2") || len(a) != len(herald.NewID("push_", at)) {
+		t.Errorf("got %s, %s", a, b)
+	}
+}
+
+// TestImportSkipReason: future dates and dates before the trail's last.
+func TestImportSkipReason(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	last := now.Add(-time.Hour)
+	for _, tc := range []struct {
+		at   time.Time
+		last *time.Time
+		want string
+	}{
+		{now, nil, ""}, {now.Add(time.Second), nil, herald.SkipFuture},
+		{last, &last, ""}, {last.Add(-time.Millisecond), &last, herald.SkipBeforeTrail},
+	} {
+		if got := herald.ImportSkipReason(herald.ConsentImport{At: tc.at}, now, tc.last); got != tc.want {
+			t.Errorf("at %v last %v: got %q, want %q", tc.at, tc.last, got, tc.want)
+		}
+	}
+}

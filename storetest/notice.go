@@ -1,0 +1,271 @@
+package storetest
+
+import (
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+var noticeTests = []test{
+	{"Notice/JobWithEachDecision", testNoticeJobs},
+	{"Notice/NoneWhenDisabled", testNoticeDisabled},
+	{"Reconfirmation/ClaimedOncePerDay", testReconfirmationClaim},
+	{"Reconfirmation/RecordedOncePerPush", testReconfirmationRecorded},
+	{"Import/OriginalDates", testImportDates},
+	{"Import/Skips", testImportSkips},
+}
+
+// noticeJob is the kind of the job that makes a result notice.
+var noticeJob = herald.ConsentNoticeJob{}.Kind()
+
+func (b *bundle) enableNotices() {
+	b.t.Helper()
+	b.app.ConsentNotice = herald.ConsentNotice{Enabled: true}.WithDefaults()
+	b.app.Reconfirmation = herald.Reconfirmation{Enabled: true}.WithDefaults()
+	must(b.t, "UpdateApp", b.s.UpdateApp(b.ctx, b.app))
+}
+
+// testNoticeJobs: the settings are stored; each decision from the SDK, the
+// Server API or the admin API (the same value again too) is recorded with
+// the job of its notice, and the job names the decision's record; a device
+// taking a default or its user's pair, and a withdrawal, make none.
+func testNoticeJobs(t *testing.T, b *bundle) {
+	b.enableNotices()
+	a, err := b.s.App(b.ctx, b.app.ID)
+	if err != nil || a.ConsentNotice != b.app.ConsentNotice || a.Reconfirmation != b.app.Reconfirmation {
+		t.Fatalf("App: got %+v %+v, %v, want the settings stored", a.ConsentNotice, a.Reconfirmation, err)
+	}
+	b.setDefaultConsent(day)
+	b.register("d1", "t1", "u1") // app default: no notice
+	b.register("d0", "t0", "")
+	b.wantJobs(noticeJob, 0)
+	b.setDeviceConsent("d0", change(new(false), nil)) // an unmapped device
+	b.setDeviceConsent("d1", change(nil, new(true)))
+	b.setUserConsent("u1", change(new(true), new(true))) // the same again: adopted devices unchanged
+	admin := change(new(false), nil)
+	admin.Source = herald.SourceAdmin
+	b.setUserConsent("u1", admin) // and d1 adopts it: one notice, the user's
+	b.wantJobs(noticeJob, 4)
+	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u1"))
+	b.wantJobs(noticeJob, 4)
+	h, err := b.s.ConsentHistory(b.ctx, b.app.ID, "u1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, r := range h {
+		got, err := b.s.ConsentRecord(b.ctx, b.app.ID, r.ID)
+		if err != nil || got.ID != r.ID || got.Source != r.Source || got.To != r.To || !got.At.Equal(r.At) {
+			t.Errorf("ConsentRecord %d: got %+v, %v, want %+v", r.ID, got, err, r)
+		}
+	}
+	if _, err := b.s.ConsentRecord(b.ctx, b.newApp("other").ID, h[0].ID); err != herald.ErrNotFound {
+		t.Errorf("ConsentRecord of another app: got %v, want ErrNotFound", err)
+	}
+}
+
+// testNoticeDisabled: with the notice off, decisions make no job.
+func testNoticeDisabled(t *testing.T, b *bundle) {
+	b.register("d1", "t1", "u1")
+	b.setDeviceConsent("d1", change(new(true), nil))
+	b.setUserConsent("u1", change(new(true), nil))
+	b.wantJobs(noticeJob, 0)
+}
+
+// testReconfirmationClaim: an app's run of a day is claimed once, with its
+// push or without one; another day or another app claims its own.
+func testReconfirmationClaim(t *testing.T, b *bundle) {
+	p, rs := b.newPush("u1")
+	p.Kind, p.ServerActionsHalf = herald.KindReconfirmation, 0
+	c := herald.Content{Title: "t", Content: "for u1"}
+	rs[0].Content = &c
+	claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", &p, rs, fanoutJob(p.ID))
+	if err != nil || !claimed {
+		t.Fatalf("first claim: got %v, %v, want true", claimed, err)
+	}
+	got, err := b.s.PushRecord(b.ctx, p.ID)
+	if err != nil || got.Kind != herald.KindReconfirmation {
+		t.Errorf("PushRecord: got %+v, %v, want the push stored", got, err)
+	}
+	if got, _ := b.s.Recipients(b.ctx, p.ID); len(got) != 1 || got[0].Content == nil || *got[0].Content != c {
+		t.Errorf("Recipients: got %+v, want u1 with its content", got)
+	}
+	b.wantJobs(fanoutJob(p.ID).Kind(), 1)
+	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 1 || !users["u1"] {
+		t.Errorf("ReconfirmingUsers: got %v, %v, want u1 (its notice on its way)", users, err)
+	}
+	if _, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, p.ID, nil, b.now); err != nil {
+		t.Fatal(err)
+	}
+	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 0 {
+		t.Errorf("ReconfirmingUsers once recorded: got %v, %v, want nobody", users, err)
+	}
+	p2, rs2 := b.newPush("u2")
+	p2.Kind = herald.KindReconfirmation
+	if claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", &p2, rs2, fanoutJob(p2.ID)); err != nil || claimed {
+		t.Errorf("second claim of the day: got %v, %v, want false", claimed, err)
+	}
+	if _, err := b.s.PushRecord(b.ctx, p2.ID); err != herald.ErrNotFound {
+		t.Errorf("the second claim's push: got %v, want ErrNotFound (nothing stored)", err)
+	}
+	for _, tc := range []struct {
+		app, day string
+	}{{b.app.ID, "2025-06-12"}, {b.newApp("other").ID, "2025-06-11"}} {
+		if claimed, err := b.s.ClaimReconfirmation(b.ctx, tc.app, tc.day, nil, nil, nil); err != nil || !claimed {
+			t.Errorf("claim %s %s without a push: got %v, %v, want true", tc.app, tc.day, claimed, err)
+		}
+		if done, err := b.s.ReconfirmationClaimed(b.ctx, tc.app, tc.day); err != nil || !done {
+			t.Errorf("ReconfirmationClaimed %s %s: got %v, %v, want true", tc.app, tc.day, done, err)
+		}
+	}
+	if done, err := b.s.ReconfirmationClaimed(b.ctx, b.app.ID, "2025-06-13"); err != nil || done {
+		t.Errorf("ReconfirmationClaimed of a day not run: got %v, %v, want false", done, err)
+	}
+	// Several nodes at once: exactly one claims the day.
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	won := 0
+	for range 4 {
+		wg.Go(func() {
+			claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-13", nil, nil, nil)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				t.Errorf("concurrent claim: %v", err)
+			}
+			if claimed {
+				won++
+			}
+		})
+	}
+	wg.Wait()
+	if won != 1 {
+		t.Errorf("concurrent claims: got %d winners, want 1", won)
+	}
+}
+
+// testReconfirmationRecorded: the users a re-confirmation reached are
+// recorded (source reconfirmation, pair unchanged), their clocks restart
+// and their consent.changed events are queued in order after their
+// earlier ones; users withdrawn or without marketing since are left
+// alone; a second recording of the push records nothing.
+func testReconfirmationRecorded(t *testing.T, b *bundle) {
+	b.setWebhook()
+	for _, u := range []string{"u1", "u2", "off"} {
+		b.register("d-"+u, "t-"+u, u)
+		b.setUserConsent(u, change(new(true), nil))
+	}
+	b.setUserConsent("off", change(new(false), nil))
+	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u2"))
+	b.tick(700 * 24 * time.Hour)
+	ok, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, "push_1", []string{"u1", "u2", "off", "nobody"}, b.now)
+	if err != nil || !ok {
+		t.Fatalf("RecordReconfirmed: got %v, %v, want true", ok, err)
+	}
+	h := b.history("u1")
+	if last := h[len(h)-1]; last.source != herald.SourceReconfirmation || last.from != day || last.to != day || last.device != "" {
+		t.Errorf("u1's last record: got %v, want reconfirmation day→day", last)
+	}
+	if got := b.due(herald.ConsentDueAt(epoch, time.UTC)); len(got) != 0 {
+		t.Errorf("due at the old date: got %v, want nobody (u1's clock restarted)", dueIDs(got))
+	}
+	if got := b.due(herald.ConsentDueAt(b.now, time.UTC)); len(got) != 1 || got[0].UserID != "u1" || !got[0].ConfirmedAt.Equal(b.now) {
+		t.Errorf("due at the new date: got %+v, want u1 confirmed %v", got, b.now)
+	}
+	if st := b.eventState("u1", h[len(h)-1].seq); st != herald.EventPending {
+		t.Errorf("u1's reconfirmation event: got %q, want pending", st)
+	}
+	for _, u := range []string{"u2", "off"} {
+		for _, r := range b.history(u) {
+			if r.source == herald.SourceReconfirmation {
+				t.Errorf("%s: got a reconfirmation record %v, want none", u, r)
+			}
+		}
+	}
+	if ok, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, "push_1", []string{"u1"}, b.now); err != nil || ok {
+		t.Errorf("second RecordReconfirmed: got %v, %v, want false", ok, err)
+	}
+	if got := b.history("u1"); len(got) != len(h) {
+		t.Errorf("after the second recording: got %d records, want %d", len(got), len(h))
+	}
+}
+
+func imp(user string, marketing, night *bool, at time.Time) herald.ConsentImport {
+	return herald.ConsentImport{UserID: user, Change: herald.ConsentChange{Marketing: marketing, MarketingNight: night}, At: at}
+}
+
+// testImportDates: an imported pair is set on the user and its devices,
+// with one record at the original date (no event, no notice) from which
+// the two-year clock runs: consent given 23 months ago is due within 30
+// days, consent given a year ago is not.
+func testImportDates(t *testing.T, b *bundle) {
+	b.setWebhook()
+	b.enableNotices()
+	b.register("d1", "t1", "old")
+	b.register("d2", "t2", "recent")
+	b.tick(time.Hour)
+	old, recent := b.now.AddDate(0, -23, 0), b.now.AddDate(-1, 0, 0)
+	n, skipped, err := b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{
+		imp("old", new(true), new(true), old), imp("recent", new(true), nil, recent)}, b.now)
+	if err != nil || n != 2 || len(skipped) != 0 {
+		t.Fatalf("ImportConsent: got %d %v, %v, want 2 imported", n, skipped, err)
+	}
+	u, ds := b.user("old")
+	if u.Consent != night || len(ds) != 1 || ds[0].Consent != night {
+		t.Errorf("old: got user %v devices %+v, want night consent on both", u.Consent, ds)
+	}
+	b.wantHistory("old", rec{1, "", herald.SourceImport, none, night}, rec{2, "d1", herald.SourceImport, none, night})
+	rs, _ := b.s.ConsentHistory(b.ctx, b.app.ID, "old")
+	if len(rs) > 0 && !rs[0].At.Equal(old) {
+		t.Errorf("import record at: got %v, want %v", rs[0].At, old)
+	}
+	b.wantJobs(consentJob, 0)
+	b.wantJobs(noticeJob, 0)
+	got := b.due(b.now.Add(30 * 24 * time.Hour))
+	if len(got) != 1 || got[0].UserID != "old" || !got[0].ConfirmedAt.Equal(old) {
+		t.Errorf("due within 30 days: got %+v, want old, confirmed %v", got, old)
+	}
+}
+
+// testImportSkips: unknown and withdrawn users, dates in the future or
+// before the user's last record, and a pair the user's cannot take are
+// skipped with their reasons; the rest of the batch is imported.
+func testImportSkips(t *testing.T, b *bundle) {
+	for _, u := range []string{"ok", "gone", "later", "future", "nightonly"} {
+		b.register("d-"+u, "t-"+u, u)
+	}
+	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "gone"))
+	b.setUserConsent("later", change(new(true), nil)) // a record now
+	past := b.now.Add(-48 * time.Hour)
+	n, skipped, err := b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{
+		imp("ok", new(true), nil, past), imp("nobody", new(true), nil, past), imp("gone", new(true), nil, past),
+		imp("later", new(false), nil, past), imp("future", new(true), nil, b.now.Add(time.Minute)),
+		imp("nightonly", nil, new(true), past), imp("ok", new(false), nil, past.Add(-time.Hour)),
+	}, b.now)
+	want := []herald.ImportSkip{skip("nobody", herald.SkipUnknownUser), skip("gone", herald.SkipWithdrawnUser),
+		skip("later", herald.SkipBeforeTrail), skip("future", herald.SkipFuture), skip("nightonly", herald.SkipPair), skip("ok", herald.SkipBeforeTrail)}
+	if err != nil || n != 1 || len(skipped) != len(want) {
+		t.Fatalf("ImportConsent: got %d %v, %v, want 1 imported and %v", n, skipped, err, want)
+	}
+	for i := range want {
+		if skipped[i] != want[i] {
+			t.Errorf("skip %d: got %v, want %v", i, skipped[i], want[i])
+		}
+	}
+	if u, _ := b.user("later"); u.Consent != day {
+		t.Errorf("later: got %v, want its pair untouched", u.Consent)
+	}
+	// The same entry again (a file imported twice) records nothing more.
+	n, skipped, err = b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{imp("ok", new(true), nil, past)}, b.now)
+	if err != nil || n != 0 || len(skipped) != 1 || skipped[0] != skip("ok", herald.SkipImported) {
+		t.Errorf("again: got %d %v, %v, want ok skipped as already imported", n, skipped, err)
+	}
+	if h := b.history("ok"); len(h) != 2 {
+		t.Errorf("ok's history: got %v, want the import and its device's", h)
+	}
+}
+
+func skip(user, reason string) herald.ImportSkip {
+	return herald.ImportSkip{UserID: user, Reason: reason}
+}
