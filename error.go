@@ -13,7 +13,8 @@ type Error struct {
 	Code    string
 	Status  int
 	Message string
-	// Details names each problem of an invalid request (ERR-AB-VAL-00 only).
+	// Details names each problem of an invalid request (ERR-AB-VAL-00),
+	// what to change (the app-user gate's 403) or what to do next (503).
 	Details []Detail
 }
 
@@ -66,6 +67,12 @@ var (
 	ErrIdempotencyReuse = newError("ERR-AB-IDM-01", http.StatusConflict, "Idempotency key reused with a different request.")
 	ErrScheduleLocked   = newError("ERR-AB-SCH-01", http.StatusConflict, "Scheduled push can no longer be changed.")
 	ErrInternal         = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")
+	// ErrUnavailable answers a request the store could not serve in time:
+	// unreachable, frozen, full or read-only (DESIGN.md section 4). Its
+	// details say how to retry a push safely.
+	ErrUnavailable = &Error{Code: "ERR-AB-SYS-01", Status: http.StatusServiceUnavailable, Message: "Service temporarily unavailable.",
+		Details: []Detail{{Field: "Idempotency-Key", Reason: "a push answered 503 may or may not have been stored; " +
+			"retry it with the same Idempotency-Key header and it is sent at most once"}}}
 
 	// Routing and admin errors, in the same body shape.
 	ErrRouteNotFound    = newError("ERR-AB-NTF-00", http.StatusNotFound, "Resource not found.")
@@ -73,6 +80,21 @@ var (
 	ErrUnauthorized     = newError("ERR-AB-ADM-01", http.StatusUnauthorized, "Admin token missing or invalid.")
 	ErrNotFound         = newError("ERR-AB-NTF-01", http.StatusNotFound, "Not found.")
 )
+
+// Unavailable marks cause, a store failure that says nothing about the
+// request (the database cannot be reached, did not answer in time, is
+// full or read-only), as ErrUnavailable; errors.Is(err, ErrUnavailable)
+// finds it and errors.Unwrap chains reach cause.
+func Unavailable(cause error) error {
+	return unavailableError{cause}
+}
+
+// unavailableError is ErrUnavailable with its cause; its text is the
+// cause's, for the log, without the advice meant for clients.
+type unavailableError struct{ cause error }
+
+func (e unavailableError) Error() string   { return "store unavailable: " + e.cause.Error() }
+func (e unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
 
 // Invalid returns ErrInvalidRequest carrying the given problems.
 func Invalid(details ...Detail) *Error {

@@ -123,7 +123,7 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
-	return web.Logged(cfg.Logger, cfg.Observe, d.unknownPages(mux, web.Mux(mux)))
+	return web.Logged(cfg.Logger, cfg.Observe, web.Deadline(web.RequestDeadline, d.unknownPages(mux, web.Mux(mux))))
 }
 
 // authorized checks the bearer token in constant time.

@@ -80,10 +80,27 @@ func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
 // ready reports whether the store can serve (reachable, migrated,
 // writable) and names its engine, for /readyz.
 func (s *service) ready(ctx context.Context) web.Readiness {
+	state := web.Readiness{Database: "sqlite"}
 	if s.pg != nil {
-		return web.Readiness{Database: "postgres", Err: s.pg.Ready(ctx)}
+		state.Database = "postgres"
 	}
-	return web.Readiness{Database: "sqlite", Err: s.db.Ready(ctx)}
+	state.Err = s.probeStore(ctx)
+	if s.outage != nil {
+		s.outage.observe(state.Err, nil)
+	}
+	return state
+}
+
+// probeStore is the open engine's readiness probe (nil before one is
+// open).
+func (s *service) probeStore(ctx context.Context) error {
+	switch {
+	case s.pg != nil:
+		return s.pg.Ready(ctx)
+	case s.db != nil:
+		return s.db.Ready(ctx)
+	}
+	return nil
 }
 
 // startQueue starts River on the store's database, its jobs inserted in the
@@ -93,7 +110,7 @@ func (s *service) ready(ctx context.Context) web.Readiness {
 // and the jobs of a node that died are rescued by the others
 // (delivery.RescueAfter).
 func (s *service) startQueue(ctx context.Context, pushes *delivery.Service) error {
-	logger := s.cfg.loggerAt(s.logOut, slog.LevelWarn)
+	logger := slog.New(s.outage.quiet(s.cfg.loggerAt(s.logOut, slog.LevelWarn).Handler(), true))
 	// Not the signal's context: cancelling it would cancel running jobs
 	// mid-send; shutdown stops River gracefully instead.
 	runCtx := context.WithoutCancel(ctx)

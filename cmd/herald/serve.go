@@ -34,6 +34,7 @@ type service struct {
 	db         *sqlite.DB
 	pg         *postgres.DB
 	lock       *os.File
+	outage     *outage // logs store outages once (nil for migrate)
 	queue      queue
 	stopBeat   func() // ends the node heartbeat (PostgreSQL)
 	servers    []*http.Server
@@ -104,7 +105,10 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 
 // startService opens the store, starts the workers and both listeners.
 func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
-	s := &service{cfg: cfg, log: cfg.logger(logOut), logOut: logOut, errc: make(chan error, 2)}
+	s := &service{cfg: cfg, logOut: logOut, errc: make(chan error, 2)}
+	base := cfg.logger(logOut)
+	s.outage = newOutage(base, s.probeStore)
+	s.log = slog.New(s.outage.quiet(base.Handler(), false))
 	if cfg.DatabaseURL == "" {
 		if err := prepareDataDir(cfg.DataDir, s.log); err != nil {
 			return nil, err
@@ -114,6 +118,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	s.store.Now = cfg.clock()
+	s.store.OnUnavailable = s.outage.suspect
 	s.log.Info("store open", "engine", s.describe())
 	masterKey, err := s.secrets(ctx, stdout)
 	if err != nil {
@@ -267,6 +272,9 @@ func (s *service) stopAll() error {
 	}
 	if s.stopBeat != nil {
 		s.stopBeat()
+	}
+	if s.outage != nil {
+		s.outage.close()
 	}
 	errs = append(errs, s.closeStore())
 	if s.lock != nil {
