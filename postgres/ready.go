@@ -24,6 +24,12 @@ func (db *DB) Ready(ctx context.Context) error {
 	return db.ready.Check(ctx, db.probe)
 }
 
+// Recheck is Ready probing again, without the cached answer (see
+// sqlstore.Readiness.Recheck).
+func (db *DB) Recheck(ctx context.Context) error {
+	return db.ready.Recheck(ctx, db.probe)
+}
+
 func (db *DB) probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()

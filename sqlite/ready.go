@@ -46,6 +46,12 @@ func (db *DB) Ready(ctx context.Context) error {
 	return db.ready.Check(ctx, db.probe)
 }
 
+// Recheck is Ready probing again, without the cached answer (see
+// sqlstore.Readiness.Recheck).
+func (db *DB) Recheck(ctx context.Context) error {
+	return db.ready.Recheck(ctx, db.probe)
+}
+
 func (db *DB) probe(ctx context.Context) error {
 	if err := db.migrationsCurrent(ctx); err != nil {
 		return sqlstore.NewUnready("database migrations are not current", sqlstore.MigrationState(err), err)

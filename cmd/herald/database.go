@@ -84,21 +84,26 @@ func (s *service) ready(ctx context.Context) web.Readiness {
 	if s.pg != nil {
 		state.Database = "postgres"
 	}
-	state.Err = s.probeStore(ctx)
+	switch {
+	case s.pg != nil:
+		state.Err = s.pg.Ready(ctx)
+	case s.db != nil:
+		state.Err = s.db.Ready(ctx)
+	}
 	if s.outage != nil {
 		s.outage.observe(state.Err, nil)
 	}
 	return state
 }
 
-// probeStore is the open engine's readiness probe (nil before one is
-// open).
+// probeStore probes the open engine's readiness afresh, for the outage
+// watcher (nil before one is open).
 func (s *service) probeStore(ctx context.Context) error {
 	switch {
 	case s.pg != nil:
-		return s.pg.Ready(ctx)
+		return s.pg.Recheck(ctx)
 	case s.db != nil:
-		return s.db.Ready(ctx)
+		return s.db.Recheck(ctx)
 	}
 	return nil
 }
