@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -378,6 +379,8 @@ func TestFCMCredentials(t *testing.T) {
 		{"ErrTokenURI", sa.With(t, "token_uri", "https://attacker.example/token")},
 		{"ErrNoTokenURI", sa.With(t, "token_uri", nil)},
 		{"ErrTooLarge", append(sa.With(t, "pad", strings.Repeat("x", 70<<10)), ' ')},
+		{"ErrInvalidUTF8", bytes.Replace(sa.JSON, []byte(sa.ClientEmail), []byte("a\xffb@example.com"), 1)},
+		{"ErrClientConfig", []byte(`{"project_info": {"project_id": "p"}, "client": []}`)},
 	}
 	checkInvalid := func(t *testing.T, wantStored []byte, wantHas bool) {
 		for _, tt := range invalid {
@@ -394,6 +397,28 @@ func TestFCMCredentials(t *testing.T) {
 	}
 
 	t.Run("ErrInvalidWhenNone", func(t *testing.T) { checkInvalid(t, nil, false) })
+	t.Run("Reasons", func(t *testing.T) {
+		for _, tt := range []struct {
+			name string
+			body []byte
+			want herald.Detail
+		}{
+			{"InvalidUTF8", bytes.Replace(sa.JSON, []byte(sa.ClientEmail), []byte("a\xffb@example.com"), 1),
+				herald.Detail{Field: "client_email", Reason: "must be valid UTF-8"}},
+			{"InvalidUTF8OutsideStrings", append([]byte("\xff"), sa.JSON...), herald.Detail{Field: "body", Reason: "must be UTF-8 text"}},
+			{"ClientConfig", []byte(`{"project_info": {"project_number": "1", "project_id": "p"}, "client": [{"client_info": {}}], "configuration_version": "1"}`),
+				herald.Detail{Field: "body", Reason: "fcm: invalid service account: " + fcm.ReasonClientConfig}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				var body struct{ Details []herald.Detail }
+				res := put(tt.body)
+				res.Decode(t, &body)
+				if res.Status != http.StatusBadRequest || len(body.Details) != 1 || body.Details[0] != tt.want {
+					t.Errorf("got %d %s, want 400 with details [%+v]", res.Status, res.Body, tt.want)
+				}
+			})
+		}
+	})
 	t.Run("Put", func(t *testing.T) {
 		res := put(sa.JSON)
 		if res.Status != http.StatusOK {
