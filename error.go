@@ -46,12 +46,15 @@ func newError(code string, status int, message string) *Error {
 // The errors of the specification (section 7) and the few DESIGN.md adds.
 var (
 	ErrInvalidRequest = newError("ERR-AB-VAL-00", http.StatusBadRequest, "Incorrect request. Server cannot understand request.")
-	ErrNoSecretKey    = newError("ERR-AB-SGK-11", http.StatusBadRequest, "Secret key not found.")
-	ErrBadSecretKey   = newError("ERR-AB-SGK-13", http.StatusUnauthorized, "Incorrect secret key.")
-	ErrNoKeys         = newError("ERR-AB-KSY-11", http.StatusBadRequest, "Required parameters missing.")
-	ErrUnknownAPIKey  = newError("ERR-AB-KSY-13", http.StatusNotFound, "Provided key information not found. Please check your key again.")
-	ErrNoAPIKey       = newError("ERR-AB-AGK-11", http.StatusBadRequest, "Api key not found.")
-	ErrBadAPIKeyType  = newError("ERR-AB-AGK-12", http.StatusBadRequest, "Invalid api key type.")
+	// The authentication errors keep the specification's messages and
+	// name the header at fault in details.
+	ErrNoSecretKey   = newError("ERR-AB-SGK-11", http.StatusBadRequest, "Secret key not found.").With(MissingHeader("x-secret-key"))
+	ErrBadSecretKey  = newError("ERR-AB-SGK-13", http.StatusUnauthorized, "Incorrect secret key.")
+	ErrNoKeys        = newError("ERR-AB-KSY-11", http.StatusBadRequest, "Required parameters missing.").With(MissingHeader("x-api-key"), MissingHeader("x-secret-key"))
+	ErrUnknownAPIKey = newError("ERR-AB-KSY-13", http.StatusNotFound, "Provided key information not found. Please check your key again.")
+	ErrNoAPIKey      = newError("ERR-AB-AGK-11", http.StatusBadRequest, "Api key not found.").With(MissingHeader("x-api-key"))
+	ErrBadAPIKeyType = newError("ERR-AB-AGK-12", http.StatusBadRequest, "Invalid api key type.").
+				With(Detail{Field: "x-api-key", Reason: "must be hk_ followed by 32 letters and digits (the app's API key)"})
 
 	ErrMarketingUnavailable = newError("ERR-AB-ACS-31", http.StatusForbidden, "This app is unable to handle user preference.")
 	ErrMarketingWithdrawn   = newError("ERR-AB-ACS-32", http.StatusGone, "User withdrawn. Please re-register.")
@@ -95,6 +98,19 @@ type unavailableError struct{ cause error }
 
 func (e unavailableError) Error() string   { return "store unavailable: " + e.cause.Error() }
 func (e unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
+
+// With returns a copy of e carrying details instead of its own.
+func (e *Error) With(details ...Detail) *Error {
+	c := *e
+	c.Details = details
+	return &c
+}
+
+// MissingHeader is the detail of an authentication error for a header the
+// request did not send.
+func MissingHeader(name string) Detail {
+	return Detail{Field: name, Reason: "header is missing"}
+}
 
 // Invalid returns ErrInvalidRequest carrying the given problems.
 func Invalid(details ...Detail) *Error {

@@ -153,7 +153,8 @@ func TestCreateApp(t *testing.T) {
 			t.Errorf("GET: got %+v, want the app without its secret", got)
 		}
 		// The keys work at once.
-		testenv.WantError(t, serverCall(t, env, a.APIKey, *a.SecretKey), "/api/app-user/v2/marketing", herald.ErrMarketingUnavailable)
+		testenv.WantError(t, serverCall(t, env, a.APIKey, *a.SecretKey), "/api/app-user/v2/marketing",
+			herald.ErrMarketingUnavailable.With((herald.App{Tier: herald.TierFree}).AppUserProblems()...))
 	})
 	t.Run("AllSettings", func(t *testing.T) {
 		t.Parallel()

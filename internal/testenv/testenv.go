@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,7 +364,7 @@ func WantError(t testing.TB, res Response, path string, want *herald.Error) Erro
 	var members map[string]json.RawMessage
 	res.Decode(t, &members)
 	allowed := map[string]bool{"statusCode": true, "path": true, "code": true, "message": true}
-	if want.Code == herald.ErrInvalidRequest.Code {
+	if want.Code == herald.ErrInvalidRequest.Code || len(want.Details) > 0 {
 		allowed["details"] = true
 	}
 	for k := range members {
@@ -377,6 +378,9 @@ func WantError(t testing.TB, res Response, path string, want *herald.Error) Erro
 	if got.StatusCode != wantBody.StatusCode || got.Path != wantBody.Path || got.Code != wantBody.Code || got.Message != wantBody.Message {
 		t.Errorf("error body: got {%d %q %q %q}, want {%d %q %q %q}", got.StatusCode, got.Path, got.Code, got.Message,
 			wantBody.StatusCode, wantBody.Path, wantBody.Code, wantBody.Message)
+	}
+	if want.Code != herald.ErrInvalidRequest.Code && len(want.Details) > 0 && !slices.Equal(got.Details, want.Details) {
+		t.Errorf("details: got %+v, want %+v", got.Details, want.Details)
 	}
 	if want.Code == herald.ErrInvalidRequest.Code {
 		if len(got.Details) == 0 {
