@@ -257,6 +257,23 @@ func TestCreateAppInvalid(t *testing.T) {
 	})
 }
 
+// TestNotJSONReason checks that an admin body that is not valid JSON says
+// so, with the byte the parser stopped at.
+func TestNotJSONReason(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	for _, tt := range []struct{ body, reason string }{
+		{`{"name":"a",}`, "is not valid JSON: invalid character '}' looking for beginning of object key string at byte 13"},
+		{`{"name":"a"`, "is not valid JSON: unexpected end of JSON input at byte 11"},
+		{`["a"]`, "must be a JSON object"},
+	} {
+		got := testenv.WantError(t, env.AdminDo(t, http.MethodPost, "/admin/v1/apps", []byte(tt.body)), "/admin/v1/apps", herald.ErrInvalidRequest)
+		if want := (herald.Detail{Field: "body", Reason: tt.reason}); len(got.Details) != 1 || got.Details[0] != want {
+			t.Errorf("%s: details %+v, want [%+v]", tt.body, got.Details, want)
+		}
+	}
+}
+
 func TestPatchApp(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
