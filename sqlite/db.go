@@ -109,21 +109,30 @@ func (db *DB) goose(conn *sql.DB) (*goose.Provider, error) {
 
 // Migrate applies Herald's migrations and River's.
 func (db *DB) Migrate(ctx context.Context) error {
+	_, err := db.MigrateUp(ctx)
+	return err
+}
+
+// MigrateUp is Migrate, reporting how many migrations it applied
+// (Herald's and River's; none when the schema was current).
+func (db *DB) MigrateUp(ctx context.Context) (int, error) {
 	p, err := db.goose(db.Writer)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate herald schema: %w", err)
+	ours, err := p.Up(ctx)
+	if err != nil {
+		return len(ours), fmt.Errorf("migrate herald schema: %w", err)
 	}
 	m, err := rivermigrate.New(riversqlite.New(db.Writer), nil)
 	if err != nil {
-		return err
+		return len(ours), err
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate river schema: %w", err)
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return len(ours), fmt.Errorf("migrate river schema: %w", err)
 	}
-	return nil
+	return len(ours) + len(res.Versions), nil
 }
 
 // migrationsCurrent reports an error unless the database answers and no

@@ -46,35 +46,38 @@ func (s *service) openStore(ctx context.Context) error {
 			return err
 		}
 		s.pg, s.store = db, db.Store
-		return db.Migrate(ctx)
+		s.migrated, err = db.MigrateUp(ctx)
+		return err
 	}
 	lock, err := sqlite.LockDir(s.cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	s.lock = lock
-	db, err := openDB(ctx, s.cfg)
+	db, migrated, err := openDB(ctx, s.cfg)
 	if err != nil {
 		return err
 	}
-	s.db, s.store = db, db.Store
+	s.db, s.store, s.migrated = db, db.Store, migrated
 	return nil
 }
 
-// openDB opens and migrates the embedded SQLite store in the data dir.
-func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
+// openDB opens and migrates the embedded SQLite store in the data dir; it
+// reports how many migrations it applied.
+func openDB(ctx context.Context, cfg config) (*sqlite.DB, int, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "herald.db"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := db.Migrate(ctx); err != nil {
+	migrated, err := db.MigrateUp(ctx)
+	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return db, nil
+	return db, migrated, nil
 }
 
 // ready reports whether the store can serve (reachable, migrated,

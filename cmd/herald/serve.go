@@ -35,6 +35,7 @@ type service struct {
 	pg         *postgres.DB
 	lock       *os.File
 	outage     *outage // logs store outages once (nil for migrate)
+	migrated   int     // migrations applied when the store was opened
 	queue      queue
 	stopBeat   func() // ends the node heartbeat (PostgreSQL)
 	servers    []*http.Server
@@ -99,7 +100,15 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	if err != nil {
 		return err
 	}
-	fmt.Fprintln(stdout, "herald: migrations applied")
+	if s.migrated == 0 {
+		fmt.Fprintln(stdout, "herald: nothing to apply: the database schema is current")
+		return nil
+	}
+	plural := "s"
+	if s.migrated == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(stdout, "herald: %d migration%s applied\n", s.migrated, plural)
 	return nil
 }
 
@@ -143,10 +152,10 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
-		return nil, s.fail(err)
+		return nil, s.fail(listenError("public", cfg.Addr, "--addr / HERALD_ADDR", err))
 	}
 	if s.AdminURL, err = s.listen(cfg.AdminAddr, adminHandler); err != nil {
-		return nil, s.fail(err)
+		return nil, s.fail(listenError("admin", cfg.AdminAddr, "--admin-addr / HERALD_ADMIN_ADDR", err))
 	}
 	return s, nil
 }
@@ -165,6 +174,13 @@ func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.Master
 	}
 	if created {
 		fmt.Fprintf(stdout, "herald: generated admin token (saved in %s, shown once): %s\n", filepath.Join(s.cfg.DataDir, "admin-token"), token)
+	}
+	source := s.cfg.source("admin-token", "HERALD_ADMIN_TOKEN")
+	if s.cfg.AdminToken == "" {
+		source = filepath.Join(s.cfg.DataDir, "admin-token")
+	}
+	if err := checkAdminToken(token, source); err != nil {
+		return nil, err
 	}
 	s.AdminToken = token
 	return masterKey, nil
@@ -221,6 +237,16 @@ func (s *service) listen(addr string, h http.Handler) (string, error) {
 		}
 	}()
 	return "http://" + ln.Addr().String(), nil
+}
+
+// listenError names the listener that could not bind and the setting
+// that moves it: "public listener 127.0.0.1:8080 (--addr / HERALD_ADDR):
+// address already in use".
+func listenError(name, addr, setting string, err error) error {
+	if se, ok := errors.AsType[*os.SyscallError](err); ok {
+		err = se.Err
+	}
+	return fmt.Errorf("%s listener %s (%s): %w", name, addr, setting, err)
 }
 
 func (s *service) fail(err error) error {
