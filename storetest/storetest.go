@@ -66,6 +66,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"ConsentStore", consentTests},
 		{"NodeStore", nodeTests},
 		{"Concurrent", concurrentTests},
+		{"Unavailable", unavailableTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {
