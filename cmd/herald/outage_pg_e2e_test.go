@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"net/http"
@@ -9,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
@@ -247,4 +250,71 @@ func (e *env) jobStates() string {
 		return err.Error()
 	}
 	return b.String()
+}
+
+// TestOutagePostgresReadOnly makes the test's own database read-only
+// (default_transaction_read_only, herald's connections terminated so new
+// ones take it, as after a fail-over to a standby): a push answers 503,
+// /readyz 503 "read-only"; once writable again, 200.
+func TestOutagePostgresReadOnly(t *testing.T) {
+	base := pgtest.BaseURL(t)
+	ctx := context.Background()
+	admin, err := pgx.Connect(ctx, base)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { admin.Close(ctx) })
+	var db string
+	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
+		t.Fatal(err)
+	}
+	e := start(t)
+	a := e.newApp(nil)
+	e.register(a, "tok-", "u1")
+	setReadOnly := func(on bool) error {
+		stmt := `ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` RESET default_transaction_read_only`
+		if on {
+			stmt = `ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` SET default_transaction_read_only = on`
+		}
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			return err
+		}
+		// Only this database's sessions, the test's own: new ones take the setting.
+		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
+			WHERE datname = current_database() AND pid <> pg_backend_pid()`)
+		return err
+	}
+	t.Cleanup(func() { // before the schema is dropped and admin closed
+		if err := setReadOnly(false); err != nil {
+			t.Errorf("make the test database writable again: %v", err)
+		}
+	})
+
+	if err := setReadOnly(true); err != nil {
+		t.Skipf("cannot make the test database read-only (%v): the role must own it", err)
+	}
+	e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: read-only")
+	resp, took := e.outagePush(a, "ro")
+	t.Logf("read-only: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
+	checkUnavailable(t, "push on a read-only database", resp)
+
+	if err := setReadOnly(false); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReadyz(t, http.StatusOK, "")
+	waitFor(t, "a push accepted", 20*time.Second, func() bool {
+		resp, _ = e.outagePush(a, "ro")
+		return resp.Status == http.StatusOK
+	})
+	waitFor(t, "the push delivered", 20*time.Second, func() bool { return len(e.received("tok-u1")) == 1 })
+	e.waitLines(outageEnd, 1)
+	if starts, ends := e.countLines(outageStart), e.countLines(outageEnd); starts != ends {
+		t.Errorf("log: %d outage starts, %d ends", starts, ends)
+	}
+	if got := e.countLines(`msg="producer: Error fetching jobs"`); got != 0 {
+		t.Errorf("log: %d lines of River's failed polls, want none", got)
+	}
+	if t.Failed() || testing.Verbose() {
+		t.Logf("log:\n%s", e.logs.String())
+	}
 }
