@@ -37,7 +37,11 @@ func (db *DB) probe(ctx context.Context) error {
 		return sqlstore.NewUnready("database unreachable", sqlstore.MigrationsUnknown, err)
 	}
 	if err := db.migrationsCurrent(ctx); err != nil {
-		return sqlstore.NewUnready("database migrations are not current", sqlstore.MigrationState(err), err)
+		reason := "database migrations are not current"
+		if !errors.Is(err, sqlstore.ErrMigrationsPending) && unavailable(err) {
+			reason = "database unreachable" // the connection broke during the check
+		}
+		return sqlstore.NewUnready(reason, sqlstore.MigrationState(err), err)
 	}
 	if err := db.probeWrite(ctx); err != nil {
 		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), sqlstore.MigrationsCurrent, err)

@@ -15,6 +15,11 @@ import (
 // log the end of the outage.
 const outageProbeEvery = time.Second
 
+// outageEcho is how long after an outage River's errors are still taken
+// for its echoes (a listener reconnecting on a connection the outage
+// broke) and held back.
+const outageEcho = 5 * time.Second
+
 // outage logs a store outage once when it starts and once when it ends,
 // instead of a line for every request, job and poll that meets it (one
 // 15-second outage used to print about 110 error lines a node, 76 of them
@@ -34,6 +39,8 @@ type outage struct {
 	since    time.Time
 	failures int // store calls failed as unavailable during the outage
 	held     int // log lines held back during the outage
+	ended    time.Time
+	echoFor  time.Duration // outageEcho; tests shorten it
 	closed   bool
 
 	probing atomic.Bool // a background probe is running (suspect)
@@ -42,7 +49,7 @@ type outage struct {
 }
 
 func newOutage(log *slog.Logger, probe func(context.Context) error) *outage {
-	return &outage{log: log, probe: probe, stop: make(chan struct{})}
+	return &outage{log: log, probe: probe, stop: make(chan struct{}), echoFor: outageEcho}
 }
 
 // suspect is told of a store call that failed as unavailable
@@ -86,7 +93,7 @@ func (o *outage) observe(probeErr, cause error) bool {
 	case probeErr == nil && o.down:
 		o.log.Info("database available again", "after", time.Since(o.since).Round(time.Millisecond),
 			"failedCalls", o.failures, "heldLines", o.held)
-		o.down, o.failures = false, 0
+		o.down, o.failures, o.ended = false, 0, time.Now()
 	case probeErr == nil:
 		o.failures = 0 // a transient failure the probe did not confirm
 	}
@@ -138,6 +145,13 @@ func (o *outage) hold() bool {
 	return o.down
 }
 
+// echo reports whether an outage ended moments ago (see outageEcho).
+func (o *outage) echo() bool {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	return !o.ended.IsZero() && time.Since(o.ended) < o.echoFor
+}
+
 // close stops the watcher and waits for background probes.
 func (o *outage) close() {
 	o.mu.Lock()
@@ -147,12 +161,14 @@ func (o *outage) close() {
 	o.wg.Wait()
 }
 
-// quiet returns h with the lines an outage repeats held back. river marks
-// River's logger, whose errors carry their cause as text only: while the
-// store is down each of its warnings and errors is held; when it is up an
-// error makes the store probed first (River's fetch loop fails every poll
-// while the database is gone). Other lines are held when an error among
-// their attributes is herald.ErrUnavailable and the probe confirms it.
+// quiet returns h with the lines an outage repeats held back: written at
+// DEBUG (so nothing is lost to an operator who asks for it) instead of
+// their level. river marks River's logger, whose errors carry their cause
+// as text only: while the store is down, and for outageEcho after, each of
+// its warnings and errors is held; when it is up an error makes the store
+// probed first (River's fetch loop fails every poll while the database is
+// gone). Other lines are held when an error among their attributes is
+// herald.ErrUnavailable and the probe confirms it.
 func (o *outage) quiet(h slog.Handler, river bool) slog.Handler {
 	return quietHandler{h: h, o: o, river: river}
 }
@@ -167,7 +183,10 @@ func (q quietHandler) Enabled(ctx context.Context, l slog.Level) bool { return q
 
 func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
 	if r.Level >= slog.LevelWarn && q.repeats(r) {
-		return nil
+		if !q.h.Enabled(ctx, slog.LevelDebug) {
+			return nil
+		}
+		r.Level = slog.LevelDebug
 	}
 	return q.h.Handle(ctx, r)
 }
@@ -176,7 +195,7 @@ func (q quietHandler) Handle(ctx context.Context, r slog.Record) error {
 // it makes the probe find).
 func (q quietHandler) repeats(r slog.Record) bool {
 	if q.river {
-		if q.o.hold() {
+		if q.o.hold() || q.o.echo() {
 			return true
 		}
 		return r.Level >= slog.LevelError && q.o.check(errors.New(r.Message+": "+attrText(r, "err", "error"))) && q.o.hold()

@@ -2,6 +2,8 @@ package main
 
 import (
 	"context"
+	"crypto/rand"
+	"encoding/hex"
 	"fmt"
 	"net"
 	"net/http"
@@ -252,10 +254,11 @@ func (e *env) jobStates() string {
 	return b.String()
 }
 
-// TestOutagePostgresReadOnly makes the test's own database read-only
-// (default_transaction_read_only, herald's connections terminated so new
-// ones take it, as after a fail-over to a standby): a push answers 503,
-// /readyz 503 "read-only"; once writable again, 200.
+// TestOutagePostgresReadOnly makes a database of the test's own read-only
+// (default_transaction_read_only, its sessions terminated so new ones take
+// it, as after a fail-over to a standby): a push answers 503, /readyz 503
+// "read-only"; once writable again, 200. The database is created for the
+// test (the role needs CREATEDB), so no other test's sessions are touched.
 func TestOutagePostgresReadOnly(t *testing.T) {
 	base := pgtest.BaseURL(t)
 	ctx := context.Background()
@@ -264,43 +267,48 @@ func TestOutagePostgresReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { admin.Close(ctx) })
-	var db string
-	if err := admin.QueryRow(ctx, `SELECT current_database()`).Scan(&db); err != nil {
-		t.Fatal(err)
+	suffix := make([]byte, 6)
+	rand.Read(suffix)
+	db := pgx.Identifier{"herald_ro_" + hex.EncodeToString(suffix)}.Sanitize()
+	if _, err := admin.Exec(ctx, `CREATE DATABASE `+db); err != nil {
+		t.Skipf("cannot create a database to make read-only (%v): the role needs CREATEDB", err)
 	}
-	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
-	setReadOnly := func(on bool) error {
-		stmt := `ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` RESET default_transaction_read_only`
-		if on {
-			stmt = `ALTER DATABASE ` + pgx.Identifier{db}.Sanitize() + ` SET default_transaction_read_only = on`
-		}
-		if _, err := admin.Exec(ctx, stmt); err != nil {
-			return err
-		}
-		// Only this database's sessions, the test's own: new ones take the setting.
-		_, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity
-			WHERE datname = current_database() AND pid <> pg_backend_pid()`)
-		return err
-	}
-	t.Cleanup(func() { // before the schema is dropped and admin closed
-		if err := setReadOnly(false); err != nil {
-			t.Errorf("make the test database writable again: %v", err)
+	t.Cleanup(func() {
+		if _, err := admin.Exec(ctx, `DROP DATABASE `+db+` WITH (FORCE)`); err != nil {
+			t.Errorf("drop database %s: %v", db, err)
 		}
 	})
-
-	if err := setReadOnly(true); err != nil {
-		t.Skipf("cannot make the test database read-only (%v): the role must own it", err)
+	u, err := url.Parse(base)
+	if err != nil {
+		t.Fatal(err)
 	}
+	u.Path = "/" + strings.Trim(db, `"`)
+	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
+	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: t.TempDir(), adminTok: "test-admin-token", dbURL: u.String()}
+	e.startService()
+	a := e.newApp(nil)
+	e.register(a, "tok-", "u1")
+	setReadOnly := func(on bool) {
+		t.Helper()
+		stmt := `ALTER DATABASE ` + db + ` RESET default_transaction_read_only`
+		if on {
+			stmt = `ALTER DATABASE ` + db + ` SET default_transaction_read_only = on`
+		}
+		if _, err := admin.Exec(ctx, stmt); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := admin.Exec(ctx, `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = $1`, strings.Trim(db, `"`)); err != nil {
+			t.Fatal(err)
+		}
+	}
+
+	setReadOnly(true)
 	e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: read-only")
 	resp, took := e.outagePush(a, "ro")
 	t.Logf("read-only: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
 	checkUnavailable(t, "push on a read-only database", resp)
 
-	if err := setReadOnly(false); err != nil {
-		t.Fatal(err)
-	}
+	setReadOnly(false)
 	e.waitReadyz(t, http.StatusOK, "")
 	waitFor(t, "a push accepted", 20*time.Second, func() bool {
 		resp, _ = e.outagePush(a, "ro")

@@ -59,8 +59,22 @@ func TestOutageLogsOnce(t *testing.T) {
 	if got := logs.String(); !strings.Contains(got, "heldLines=7") || count(outageStart) != 1 {
 		t.Errorf("got\n%s\nwant one start and one end line counting 7 held lines", got)
 	}
+	river.Error("notifier: Error running listener", "err", "conn closed")
+	if count("Error running listener") != 0 {
+		t.Errorf("an echo of the outage just after it: got\n%s\nwant it held", logs)
+	}
+	o.mu.Lock()
+	o.echoFor = 0
+	o.mu.Unlock()
 	river.Error("producer: Error fetching jobs", "err", "a bug again")
 	if count(polls) != 2 {
 		t.Errorf("after the outage River's errors pass again; got\n%s", logs)
+	}
+
+	debug := newSyncBuffer()
+	o.observe(errors.New("database unreachable"), nil)
+	slog.New(o.quiet(slog.NewTextHandler(debug, &slog.HandlerOptions{Level: slog.LevelDebug}), true)).Error("producer: Error fetching jobs")
+	if got := debug.String(); !strings.Contains(got, `level=DEBUG msg="producer: Error fetching jobs"`) {
+		t.Errorf("a held line with DEBUG enabled: got %q, want it written at DEBUG", got)
 	}
 }
