@@ -75,17 +75,19 @@ func TestAdminAuth(t *testing.T) {
 		{http.MethodDelete, "/admin/v1/apps/" + app.ID + "/webhook"},
 		{http.MethodGet, "/admin/v1/apps/" + app.ID + "/users/u1"},
 	}
+	notBearer := herald.ErrUnauthorized.With(herald.Detail{Field: "Authorization", Reason: "must be Bearer followed by the admin token"})
 	headers := []struct {
 		name string
 		auth string
+		want *herald.Error
 	}{
-		{"ErrNone", ""},
-		{"ErrWrongToken", "Bearer " + testenv.AdminToken + "x"},
-		{"ErrPrefixOfToken", "Bearer " + testenv.AdminToken[:10]},
-		{"ErrEmptyBearer", "Bearer "},
-		{"ErrBasic", "Basic " + testenv.AdminToken},
-		{"ErrBareToken", testenv.AdminToken},
-		{"ErrAPISecret", "Bearer " + app.SecretKey},
+		{"ErrNone", "", herald.ErrUnauthorized.With(herald.MissingHeader("Authorization"))},
+		{"ErrWrongToken", "Bearer " + testenv.AdminToken + "x", herald.ErrUnauthorized},
+		{"ErrPrefixOfToken", "Bearer " + testenv.AdminToken[:10], herald.ErrUnauthorized},
+		{"ErrEmptyBearer", "Bearer ", notBearer}, // the value arrives trimmed: "Bearer"
+		{"ErrBasic", "Basic " + testenv.AdminToken, notBearer},
+		{"ErrBareToken", testenv.AdminToken, notBearer},
+		{"ErrAPISecret", "Bearer " + app.SecretKey, herald.ErrUnauthorized},
 	}
 	for _, h := range headers {
 		t.Run(h.name, func(t *testing.T) {
@@ -96,7 +98,7 @@ func TestAdminAuth(t *testing.T) {
 					hdr["Authorization"] = h.auth
 				}
 				res := testenv.Send(t, http.DefaultClient, env.Admin.URL, testenv.Request{Method: r.method, URL: r.path, Header: hdr, Body: map[string]any{"name": "x"}})
-				testenv.WantError(t, res, r.path, herald.ErrUnauthorized)
+				testenv.WantError(t, res, r.path, h.want)
 				if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
 					t.Errorf("%s %s WWW-Authenticate: got %q, want Bearer …", r.method, r.path, res.Header.Get("WWW-Authenticate"))
 				}
