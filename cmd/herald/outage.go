@@ -85,7 +85,7 @@ func (o *outage) observe(probeErr, cause error) bool {
 		if cause == nil {
 			cause = probeErr
 		}
-		o.log.Error("database unavailable: requests answer 503 until it is back; repeated errors are held back until then",
+		o.log.Error("database unavailable",
 			"reason", reason(probeErr), "err", cause)
 		if !o.closed {
 			o.wg.Go(o.watch)
