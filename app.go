@@ -4,6 +4,7 @@ import (
 	"crypto/rand"
 	"crypto/sha256"
 	"crypto/subtle"
+	"fmt"
 	"math"
 	"strings"
 	"sync"
@@ -119,7 +120,21 @@ func SendRateOf(v float64) (int, bool) {
 
 // AppUserAllowed reports whether the app-user endpoints are open to the app:
 // the feature is enabled and the tier is business or higher.
-func (a App) AppUserAllowed() bool { return a.AppUserEnabled && a.Tier.AtLeastBusiness() }
+func (a App) AppUserAllowed() bool { return len(a.AppUserProblems()) == 0 }
+
+// AppUserProblems names what the operator must change for the app-user
+// endpoints to open (the details of their 403): the tier, the feature, or
+// both; none when they are open.
+func (a App) AppUserProblems() []Detail {
+	var d []Detail
+	if !a.Tier.AtLeastBusiness() {
+		d = append(d, Detail{Field: "tier", Reason: fmt.Sprintf("is %s; must be business or enterprise (admin API: PATCH /admin/v1/apps/{appId})", a.Tier)})
+	}
+	if !a.AppUserEnabled {
+		d = append(d, Detail{Field: "appUserEnabled", Reason: "is false; must be true (admin API: PATCH /admin/v1/apps/{appId})"})
+	}
+	return d
+}
 
 // Location returns the app's time zone, Asia/Seoul when it is unset or
 // unknown.

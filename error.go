@@ -13,8 +13,9 @@ type Error struct {
 	Code    string
 	Status  int
 	Message string
-	// Details names each problem of an invalid request (ERR-AB-VAL-00), or
-	// what a test push found no device for (ERR-AB-VAL-02).
+	// Details names each problem of an invalid request (ERR-AB-VAL-00),
+	// what a test push found no device for (ERR-AB-VAL-02), what to change
+	// (the app-user gate's 403) or what to do next (503).
 	Details []Detail
 }
 
@@ -46,12 +47,15 @@ func newError(code string, status int, message string) *Error {
 // The errors of the specification (section 7) and the few DESIGN.md adds.
 var (
 	ErrInvalidRequest = newError("ERR-AB-VAL-00", http.StatusBadRequest, "Incorrect request. Server cannot understand request.")
-	ErrNoSecretKey    = newError("ERR-AB-SGK-11", http.StatusBadRequest, "Secret key not found.")
-	ErrBadSecretKey   = newError("ERR-AB-SGK-13", http.StatusUnauthorized, "Incorrect secret key.")
-	ErrNoKeys         = newError("ERR-AB-KSY-11", http.StatusBadRequest, "Required parameters missing.")
-	ErrUnknownAPIKey  = newError("ERR-AB-KSY-13", http.StatusNotFound, "Provided key information not found. Please check your key again.")
-	ErrNoAPIKey       = newError("ERR-AB-AGK-11", http.StatusBadRequest, "Api key not found.")
-	ErrBadAPIKeyType  = newError("ERR-AB-AGK-12", http.StatusBadRequest, "Invalid api key type.")
+	// The authentication errors keep the specification's messages and
+	// name the header at fault in details.
+	ErrNoSecretKey   = newError("ERR-AB-SGK-11", http.StatusBadRequest, "Secret key not found.").With(MissingHeader("x-secret-key"))
+	ErrBadSecretKey  = newError("ERR-AB-SGK-13", http.StatusUnauthorized, "Incorrect secret key.")
+	ErrNoKeys        = newError("ERR-AB-KSY-11", http.StatusBadRequest, "Required parameters missing.").With(MissingHeader("x-api-key"), MissingHeader("x-secret-key"))
+	ErrUnknownAPIKey = newError("ERR-AB-KSY-13", http.StatusNotFound, "Provided key information not found. Please check your key again.")
+	ErrNoAPIKey      = newError("ERR-AB-AGK-11", http.StatusBadRequest, "Api key not found.").With(MissingHeader("x-api-key"))
+	ErrBadAPIKeyType = newError("ERR-AB-AGK-12", http.StatusBadRequest, "Invalid api key type.").
+				With(Detail{Field: "x-api-key", Reason: "must be hk_ followed by 32 letters and digits (the app's API key)"})
 
 	ErrMarketingUnavailable = newError("ERR-AB-ACS-31", http.StatusForbidden, "This app is unable to handle user preference.")
 	ErrMarketingWithdrawn   = newError("ERR-AB-ACS-32", http.StatusGone, "User withdrawn. Please re-register.")
@@ -68,6 +72,12 @@ var (
 	ErrScheduleLocked   = newError("ERR-AB-SCH-01", http.StatusConflict, "Scheduled push can no longer be changed.")
 	ErrFeatureOff       = newError("ERR-AB-CFG-01", http.StatusConflict, "Feature not enabled for this app.")
 	ErrInternal         = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")
+	// ErrUnavailable answers a request the store could not serve in time:
+	// unreachable, frozen, full or read-only (DESIGN.md section 4). Its
+	// details say how to retry a push safely.
+	ErrUnavailable = &Error{Code: "ERR-AB-SYS-01", Status: http.StatusServiceUnavailable, Message: "Service temporarily unavailable.",
+		Details: []Detail{{Field: "Idempotency-Key", Reason: "a push answered 503 may or may not have been stored; " +
+			"retry it with the same Idempotency-Key header and it is sent at most once"}}}
 
 	// Routing and admin errors, in the same body shape.
 	ErrRouteNotFound    = newError("ERR-AB-NTF-00", http.StatusNotFound, "Resource not found.")
@@ -84,6 +94,34 @@ func NoDevice(field, reason string) *Error {
 	e := *ErrNoDevice
 	e.Details = []Detail{{Field: field, Reason: reason}}
 	return &e
+}
+
+// Unavailable marks cause, a store failure that says nothing about the
+// request (the database cannot be reached, did not answer in time, is
+// full or read-only), as ErrUnavailable; errors.Is(err, ErrUnavailable)
+// finds it and errors.Unwrap chains reach cause.
+func Unavailable(cause error) error {
+	return unavailableError{cause}
+}
+
+// unavailableError is ErrUnavailable with its cause; its text is the
+// cause's, for the log, without the advice meant for clients.
+type unavailableError struct{ cause error }
+
+func (e unavailableError) Error() string   { return "store unavailable: " + e.cause.Error() }
+func (e unavailableError) Unwrap() []error { return []error{ErrUnavailable, e.cause} }
+
+// With returns a copy of e carrying details instead of its own.
+func (e *Error) With(details ...Detail) *Error {
+	c := *e
+	c.Details = details
+	return &c
+}
+
+// MissingHeader is the detail of an authentication error for a header the
+// request did not send.
+func MissingHeader(name string) Detail {
+	return Detail{Field: name, Reason: "header is missing"}
 }
 
 // Invalid returns ErrInvalidRequest carrying the given problems.

@@ -312,7 +312,9 @@ const scheduleLayout = "2006-01-02T15:04"
 // ParseScheduleTime reads a scheduleTime in the app's time zone: it must
 // match the pattern, name a minute that exists there (no 02-30, no time
 // skipped by a DST change) and lie at least 60 s after received (exactly 60 s
-// is accepted). The second result is the problem, or "".
+// is accepted). The second result is the problem, or "": a time too soon
+// names the zone and the local time now there, since a newcomer reading
+// it in UTC or their own zone would not see why.
 func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.Time, string) {
 	if !scheduleTimePattern.MatchString(s) {
 		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM"
@@ -322,7 +324,8 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 		return time.Time{}, "must be a real date and time in the app's time zone (" + loc.String() + ")"
 	}
 	if t.Sub(received) < ScheduleLead {
-		return time.Time{}, "must be at least 60 seconds after the request"
+		return time.Time{}, fmt.Sprintf("must be at least 60 seconds after the request: it is read in the app's time zone, %s, where it is now %s",
+			loc, received.In(loc).Format("2006-01-02T15:04:05"))
 	}
 	if t.Sub(received) > ScheduleHorizon {
 		return time.Time{}, "must be at most 366 days ahead"

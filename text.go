@@ -1,7 +1,10 @@
 package herald
 
 import (
+	"bytes"
 	"encoding/json"
+	"errors"
+	"fmt"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -188,4 +191,21 @@ func hex4(b []byte) (rune, bool) {
 		}
 	}
 	return r, true
+}
+
+// NotObjectReason says why body, which did not decode as one JSON object,
+// was refused: empty, not valid JSON at all (a trailing comma, say: the
+// parser's complaint and the 1-based offset of the byte it stopped at), or
+// valid JSON of another kind.
+func NotObjectReason(body []byte) string {
+	var v any
+	err := json.Unmarshal(body, &v)
+	var se *json.SyntaxError
+	switch {
+	case len(bytes.TrimSpace(body)) == 0:
+		return "must be a JSON object; the body is empty"
+	case errors.As(err, &se):
+		return fmt.Sprintf("is not valid JSON: %s at byte %d", se.Error(), se.Offset)
+	}
+	return "must be a JSON object"
 }

@@ -410,6 +410,12 @@ func (s *server) storeCredentials(ctx context.Context, appID string, file []byte
 	if len(file) > maxServiceAccount {
 		return herald.Invalid(herald.Detail{Field: field, Reason: fmt.Sprintf("must be a service-account file of at most %d bytes", maxServiceAccount)})
 	}
+	if d := herald.TextProblems(file); len(d) > 0 {
+		return herald.Invalid(d...)
+	}
+	if !utf8.Valid(file) {
+		return herald.Invalid(herald.Detail{Field: field, Reason: "must be UTF-8 text"})
+	}
 	if err := s.CheckFCMCredentials(file); err != nil {
 		return herald.Invalid(herald.Detail{Field: field, Reason: err.Error()})
 	}

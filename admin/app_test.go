@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -74,17 +75,19 @@ func TestAdminAuth(t *testing.T) {
 		{http.MethodDelete, "/admin/v1/apps/" + app.ID + "/webhook"},
 		{http.MethodGet, "/admin/v1/apps/" + app.ID + "/users/u1"},
 	}
+	notBearer := herald.ErrUnauthorized.With(herald.Detail{Field: "Authorization", Reason: "must be Bearer followed by the admin token"})
 	headers := []struct {
 		name string
 		auth string
+		want *herald.Error
 	}{
-		{"ErrNone", ""},
-		{"ErrWrongToken", "Bearer " + testenv.AdminToken + "x"},
-		{"ErrPrefixOfToken", "Bearer " + testenv.AdminToken[:10]},
-		{"ErrEmptyBearer", "Bearer "},
-		{"ErrBasic", "Basic " + testenv.AdminToken},
-		{"ErrBareToken", testenv.AdminToken},
-		{"ErrAPISecret", "Bearer " + app.SecretKey},
+		{"ErrNone", "", herald.ErrUnauthorized.With(herald.MissingHeader("Authorization"))},
+		{"ErrWrongToken", "Bearer " + testenv.AdminToken + "x", herald.ErrUnauthorized},
+		{"ErrPrefixOfToken", "Bearer " + testenv.AdminToken[:10], herald.ErrUnauthorized},
+		{"ErrEmptyBearer", "Bearer ", notBearer}, // the value arrives trimmed: "Bearer"
+		{"ErrBasic", "Basic " + testenv.AdminToken, notBearer},
+		{"ErrBareToken", testenv.AdminToken, notBearer},
+		{"ErrAPISecret", "Bearer " + app.SecretKey, herald.ErrUnauthorized},
 	}
 	for _, h := range headers {
 		t.Run(h.name, func(t *testing.T) {
@@ -95,7 +98,7 @@ func TestAdminAuth(t *testing.T) {
 					hdr["Authorization"] = h.auth
 				}
 				res := testenv.Send(t, http.DefaultClient, env.Admin.URL, testenv.Request{Method: r.method, URL: r.path, Header: hdr, Body: map[string]any{"name": "x"}})
-				testenv.WantError(t, res, r.path, herald.ErrUnauthorized)
+				testenv.WantError(t, res, r.path, h.want)
 				if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
 					t.Errorf("%s %s WWW-Authenticate: got %q, want Bearer …", r.method, r.path, res.Header.Get("WWW-Authenticate"))
 				}
@@ -152,7 +155,8 @@ func TestCreateApp(t *testing.T) {
 			t.Errorf("GET: got %+v, want the app without its secret", got)
 		}
 		// The keys work at once.
-		testenv.WantError(t, serverCall(t, env, a.APIKey, *a.SecretKey), "/api/app-user/v2/marketing", herald.ErrMarketingUnavailable)
+		testenv.WantError(t, serverCall(t, env, a.APIKey, *a.SecretKey), "/api/app-user/v2/marketing",
+			herald.ErrMarketingUnavailable.With((herald.App{Tier: herald.TierFree}).AppUserProblems()...))
 	})
 	t.Run("AllSettings", func(t *testing.T) {
 		t.Parallel()
@@ -253,6 +257,23 @@ func TestCreateAppInvalid(t *testing.T) {
 			t.Errorf("apps after refused creates: got %s, want none", got)
 		}
 	})
+}
+
+// TestNotJSONReason checks that an admin body that is not valid JSON says
+// so, with the byte the parser stopped at.
+func TestNotJSONReason(t *testing.T) {
+	t.Parallel()
+	env := testenv.New(t)
+	for _, tt := range []struct{ body, reason string }{
+		{`{"name":"a",}`, "is not valid JSON: invalid character '}' looking for beginning of object key string at byte 13"},
+		{`{"name":"a"`, "is not valid JSON: unexpected end of JSON input at byte 11"},
+		{`["a"]`, "must be a JSON object"},
+	} {
+		got := testenv.WantError(t, env.AdminDo(t, http.MethodPost, "/admin/v1/apps", []byte(tt.body)), "/admin/v1/apps", herald.ErrInvalidRequest)
+		if want := (herald.Detail{Field: "body", Reason: tt.reason}); len(got.Details) != 1 || got.Details[0] != want {
+			t.Errorf("%s: details %+v, want [%+v]", tt.body, got.Details, want)
+		}
+	}
 }
 
 func TestPatchApp(t *testing.T) {
@@ -378,6 +399,8 @@ func TestFCMCredentials(t *testing.T) {
 		{"ErrTokenURI", sa.With(t, "token_uri", "https://attacker.example/token")},
 		{"ErrNoTokenURI", sa.With(t, "token_uri", nil)},
 		{"ErrTooLarge", append(sa.With(t, "pad", strings.Repeat("x", 70<<10)), ' ')},
+		{"ErrInvalidUTF8", bytes.Replace(sa.JSON, []byte(sa.ClientEmail), []byte("a\xffb@example.com"), 1)},
+		{"ErrClientConfig", []byte(`{"project_info": {"project_id": "p"}, "client": []}`)},
 	}
 	checkInvalid := func(t *testing.T, wantStored []byte, wantHas bool) {
 		for _, tt := range invalid {
@@ -394,6 +417,28 @@ func TestFCMCredentials(t *testing.T) {
 	}
 
 	t.Run("ErrInvalidWhenNone", func(t *testing.T) { checkInvalid(t, nil, false) })
+	t.Run("Reasons", func(t *testing.T) {
+		for _, tt := range []struct {
+			name string
+			body []byte
+			want herald.Detail
+		}{
+			{"InvalidUTF8", bytes.Replace(sa.JSON, []byte(sa.ClientEmail), []byte("a\xffb@example.com"), 1),
+				herald.Detail{Field: "client_email", Reason: "must be valid UTF-8"}},
+			{"InvalidUTF8OutsideStrings", append([]byte("\xff"), sa.JSON...), herald.Detail{Field: "body", Reason: "must be UTF-8 text"}},
+			{"ClientConfig", []byte(`{"project_info": {"project_number": "1", "project_id": "p"}, "client": [{"client_info": {}}], "configuration_version": "1"}`),
+				herald.Detail{Field: "body", Reason: "fcm: invalid service account: " + fcm.ReasonClientConfig}},
+		} {
+			t.Run(tt.name, func(t *testing.T) {
+				var body struct{ Details []herald.Detail }
+				res := put(tt.body)
+				res.Decode(t, &body)
+				if res.Status != http.StatusBadRequest || len(body.Details) != 1 || body.Details[0] != tt.want {
+					t.Errorf("got %d %s, want 400 with details [%+v]", res.Status, res.Body, tt.want)
+				}
+			})
+		}
+	})
 	t.Run("Put", func(t *testing.T) {
 		res := put(sa.JSON)
 		if res.Status != http.StatusOK {

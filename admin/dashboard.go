@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"embed"
+	"errors"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -189,6 +190,9 @@ func securityHeaders(h http.Header) {
 // "Internal server error.", like the JSON API's ERR-AB-SYS-00.
 func (d *dashboard) problemOf(r *http.Request, err error) (int, *problem) {
 	e := herald.AsError(err)
+	if e == nil && errors.Is(r.Context().Err(), context.DeadlineExceeded) {
+		e = herald.ErrUnavailable // the store did not answer within the request's deadline
+	}
 	if e == nil {
 		d.Logger.ErrorContext(r.Context(), "internal error", "path", r.URL.Path, "err", err)
 		e = herald.ErrInternal
@@ -201,6 +205,9 @@ func (d *dashboard) problemOf(r *http.Request, err error) (int, *problem) {
 		p.Message = "Please correct the following and try again."
 	case herald.ErrNotFound.Code:
 		p.Message = "Not found: it does not exist, or it was deleted."
+	case herald.ErrUnavailable.Code:
+		p.Message = "The database is not answering (unreachable, full or read-only). Try again in a few seconds."
+		p.Details = nil
 	}
 	return e.Status, p
 }

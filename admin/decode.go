@@ -49,7 +49,7 @@ func decodeBody(body []byte, v any) error {
 		if errors.As(err, &te) && te.Field != "" {
 			return herald.Invalid(herald.Detail{Field: te.Field, Reason: "must be " + jsonKind(te.Type)})
 		}
-		return herald.Invalid(herald.Detail{Field: "body", Reason: "must be a JSON object"})
+		return herald.Invalid(herald.Detail{Field: "body", Reason: herald.NotObjectReason(body)})
 	}
 	if d := unknownMembers(body, reflect.TypeOf(v), ""); len(d) > 0 {
 		return herald.Invalid(d...)

@@ -140,20 +140,34 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
-	return web.Logged(cfg.Logger, cfg.Observe, d.unknownPages(mux, web.Mux(mux)))
+	return web.Logged(cfg.Logger, cfg.Observe, web.Deadline(web.RequestDeadline, d.unknownPages(mux, web.Mux(mux))))
 }
 
 // authorized checks the bearer token in constant time.
 func (s *server) authorized(h http.HandlerFunc) http.HandlerFunc {
 	want := sha256.Sum256([]byte(s.Token))
 	return func(w http.ResponseWriter, r *http.Request) {
-		token, ok := strings.CutPrefix(r.Header.Get("Authorization"), "Bearer ")
+		header := r.Header.Get("Authorization")
+		token, ok := strings.CutPrefix(header, "Bearer ")
 		got := sha256.Sum256([]byte(token))
 		if !ok || s.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
 			w.Header().Set("WWW-Authenticate", `Bearer realm="herald-admin"`)
-			web.Error(w, r, herald.ErrUnauthorized)
+			web.Error(w, r, unauthorized(header, ok))
 			return
 		}
 		h(w, r)
 	}
+}
+
+// unauthorized is the 401 of a request without the admin token: its
+// details say what was wrong with the Authorization header when it was
+// missing or not a bearer token, never how a token sent differs.
+func unauthorized(header string, bearer bool) error {
+	switch {
+	case header == "":
+		return herald.ErrUnauthorized.With(herald.MissingHeader("Authorization"))
+	case !bearer:
+		return herald.ErrUnauthorized.With(herald.Detail{Field: "Authorization", Reason: "must be Bearer followed by the admin token"})
+	}
+	return herald.ErrUnauthorized
 }

@@ -23,6 +23,8 @@ func appFrom(ctx context.Context) herald.App {
 func (s *server) authenticate(r *http.Request, needSecret bool) (herald.App, error) {
 	apiKey, secret := r.Header.Get("x-api-key"), r.Header.Get("x-secret-key")
 	switch {
+	case apiKey == "" && secret == "" && !needSecret:
+		return herald.App{}, herald.ErrNoKeys.With(herald.MissingHeader("x-api-key"))
 	case apiKey == "" && secret == "":
 		return herald.App{}, herald.ErrNoKeys
 	case apiKey == "":
@@ -66,8 +68,8 @@ type gate func(herald.App) error
 // business or higher tier.
 func appUserGate(refused *herald.Error) gate {
 	return func(a herald.App) error {
-		if !a.AppUserAllowed() {
-			return refused
+		if d := a.AppUserProblems(); len(d) > 0 {
+			return refused.With(d...)
 		}
 		return nil
 	}

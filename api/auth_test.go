@@ -71,22 +71,29 @@ func TestAuthChain(t *testing.T) {
 }
 
 // TestGate checks step 7: the app-user endpoints answer 403 unless the
-// feature is enabled on a business or higher tier, before the body is read.
+// feature is enabled on a business or higher tier, before the body is read,
+// with details naming each setting the operator must change.
 func TestGate(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
+	const how = " (admin API: PATCH /admin/v1/apps/{appId})"
+	enable := herald.Detail{Field: "appUserEnabled", Reason: "is false; must be true" + how}
+	tier := func(is string) herald.Detail {
+		return herald.Detail{Field: "tier", Reason: "is " + is + "; must be business or enterprise" + how}
+	}
 	tests := []struct {
 		name     string
 		settings map[string]any
 		open     bool
+		details  []herald.Detail
 	}{
-		{"ErrFreeEnabled", map[string]any{"tier": "free", "appUserEnabled": true}, false},
-		{"ErrBasicEnabled", map[string]any{"tier": "basic", "appUserEnabled": true}, false},
-		{"ErrBusinessDisabled", map[string]any{"tier": "business"}, false},
-		{"ErrEnterpriseDisabled", map[string]any{"tier": "enterprise", "appUserEnabled": false}, false},
-		{"ErrDefaults", nil, false},
-		{"BusinessEnabled", map[string]any{"tier": "business", "appUserEnabled": true}, true},
-		{"EnterpriseEnabled", map[string]any{"tier": "enterprise", "appUserEnabled": true}, true},
+		{"ErrFreeEnabled", map[string]any{"tier": "free", "appUserEnabled": true}, false, []herald.Detail{tier("free")}},
+		{"ErrBasicEnabled", map[string]any{"tier": "basic", "appUserEnabled": true}, false, []herald.Detail{tier("basic")}},
+		{"ErrBusinessDisabled", map[string]any{"tier": "business"}, false, []herald.Detail{enable}},
+		{"ErrEnterpriseDisabled", map[string]any{"tier": "enterprise", "appUserEnabled": false}, false, []herald.Detail{enable}},
+		{"ErrDefaults", nil, false, []herald.Detail{tier("free"), enable}},
+		{"BusinessEnabled", map[string]any{"tier": "business", "appUserEnabled": true}, true, nil},
+		{"EnterpriseEnabled", map[string]any{"tier": "enterprise", "appUserEnabled": true}, true, nil},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -96,7 +103,7 @@ func TestGate(t *testing.T) {
 				// A body that is not even JSON: a closed gate answers first.
 				res := env.Server(t, app, ep.method, ep.path, "{not json")
 				if !tt.open {
-					testenv.WantError(t, res, ep.path, ep.gate)
+					testenv.WantError(t, res, ep.path, ep.gate.With(tt.details...))
 					continue
 				}
 				testenv.WantError(t, res, ep.path, herald.ErrInvalidRequest)
@@ -121,7 +128,8 @@ func TestGateFollowsAdminChanges(t *testing.T) {
 	env.RegisterToken(t, app, "d1", "tok-1", "u1")
 	ep := appUserEndpoints[0]
 
-	testenv.WantError(t, env.Server(t, app, ep.method, ep.path, ep.body), ep.path, ep.gate)
+	testenv.WantError(t, env.Server(t, app, ep.method, ep.path, ep.body), ep.path,
+		ep.gate.With((herald.App{Tier: herald.TierBasic, AppUserEnabled: true}).AppUserProblems()...))
 
 	patch(t, env, app, map[string]any{"tier": "business"})
 	if res := env.Server(t, app, ep.method, ep.path, ep.body); res.Status != http.StatusOK {
@@ -129,7 +137,8 @@ func TestGateFollowsAdminChanges(t *testing.T) {
 	}
 
 	patch(t, env, app, map[string]any{"appUserEnabled": false})
-	testenv.WantError(t, env.Server(t, app, ep.method, ep.path, ep.body), ep.path, ep.gate)
+	testenv.WantError(t, env.Server(t, app, ep.method, ep.path, ep.body), ep.path,
+		ep.gate.With((herald.App{Tier: herald.TierBusiness}).AppUserProblems()...))
 }
 
 func patch(t *testing.T, env *testenv.Env, app testenv.App, body map[string]any) {
@@ -151,6 +160,7 @@ func TestPrecedence(t *testing.T) {
 		t.Fatalf("withdraw: got %d %s", res.Status, res.Body)
 	}
 	badBody := map[string]any{"userId": 1.5, "state": map[string]any{"marketing": "yes"}}
+	freeApp := (herald.App{Tier: herald.TierFree}).AppUserProblems()
 	tests := []struct {
 		name   string
 		app    testenv.App
@@ -163,10 +173,10 @@ func TestPrecedence(t *testing.T) {
 		{"BadKeyBeatsBadBody", open, map[string]string{"x-api-key": "bad", "x-secret-key": "x"}, badBody, marketingPath, http.MethodPatch, herald.ErrBadAPIKeyType},
 		{"WrongSecretBeatsBadBody", open, map[string]string{"x-api-key": open.APIKey, "x-secret-key": "x"}, badBody, withdrawPath, http.MethodDelete, herald.ErrBadSecretKey},
 		{"WrongSecretBeatsGate", gated, map[string]string{"x-api-key": gated.APIKey, "x-secret-key": open.SecretKey}, badBody, marketingPath, http.MethodPatch, herald.ErrBadSecretKey},
-		{"GateBeatsBadBodyPatch", gated, nil, badBody, marketingPath, http.MethodPatch, herald.ErrMarketingUnavailable},
-		{"GateBeatsBadBodyDelete", gated, nil, badBody, withdrawPath, http.MethodDelete, herald.ErrWithdrawUnavailable},
-		{"GateBeatsOversizedBody", gated, nil, strings.Repeat(" ", 2<<20), marketingPath, http.MethodPatch, herald.ErrMarketingUnavailable},
-		{"GateBeatsTextPlain", gated, map[string]string{"Content-Type": "text/plain"}, "{}", withdrawPath, http.MethodDelete, herald.ErrWithdrawUnavailable},
+		{"GateBeatsBadBodyPatch", gated, nil, badBody, marketingPath, http.MethodPatch, herald.ErrMarketingUnavailable.With(freeApp...)},
+		{"GateBeatsBadBodyDelete", gated, nil, badBody, withdrawPath, http.MethodDelete, herald.ErrWithdrawUnavailable.With(freeApp...)},
+		{"GateBeatsOversizedBody", gated, nil, strings.Repeat(" ", 2<<20), marketingPath, http.MethodPatch, herald.ErrMarketingUnavailable.With(freeApp...)},
+		{"GateBeatsTextPlain", gated, map[string]string{"Content-Type": "text/plain"}, "{}", withdrawPath, http.MethodDelete, herald.ErrWithdrawUnavailable.With(freeApp...)},
 		{"BadBodyBeatsWithdrawn", open, nil, map[string]any{"userId": "withdrawn", "state": map[string]any{"marketing": 1}}, marketingPath, http.MethodPatch, herald.ErrInvalidRequest},
 		{"BadBodyBeatsUnknownUser", open, nil, map[string]any{"userId": "nobody", "state": map[string]any{}}, marketingPath, http.MethodPatch, herald.ErrInvalidRequest},
 	}
@@ -195,7 +205,7 @@ func TestSDKAuth(t *testing.T) {
 		header map[string]string
 		want   *herald.Error
 	}{
-		{"ErrNoKeys", nil, herald.ErrNoKeys},
+		{"ErrNoKeys", nil, herald.ErrNoKeys.With(herald.MissingHeader("x-api-key"))}, // the SDK sends no secret
 		{"ErrNoAPIKey", map[string]string{"x-secret-key": app.SecretKey}, herald.ErrNoAPIKey},
 		{"ErrBadAPIKeyType", map[string]string{"x-api-key": "hk_short"}, herald.ErrBadAPIKeyType},
 		{"ErrUnknownAPIKey", map[string]string{"x-api-key": "hk_" + strings.Repeat("0", 32)}, herald.ErrUnknownAPIKey},

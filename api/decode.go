@@ -3,7 +3,6 @@ package api
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"maps"
@@ -82,13 +81,9 @@ func parseLenient(body []byte) (object, *[]herald.Detail) {
 		return object{details: details}, details
 	}
 	var m map[string]json.RawMessage
-	dec := json.NewDecoder(bytes.NewReader(body))
-	if err := dec.Decode(&m); err != nil || m == nil {
-		*details = append(*details, herald.Detail{Field: "body", Reason: "must be a JSON object"})
+	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+		*details = append(*details, herald.Detail{Field: "body", Reason: herald.NotObjectReason(body)})
 		return object{details: details}, details
-	}
-	if _, err := dec.Token(); !errors.Is(err, io.EOF) {
-		*details = append(*details, herald.Detail{Field: "body", Reason: "must hold a single JSON object"})
 	}
 	return object{members: m, read: map[string]bool{}, details: details}, details
 }

@@ -59,7 +59,7 @@ func TestReportEventsInvalid(t *testing.T) {
 	}
 	t.Run("NoAPIKey", func(t *testing.T) {
 		res := env.Do(t, testenv.Request{Method: http.MethodPost, URL: eventsPath, Body: `{"deviceId":"d1","events":[` + ev + `]}`})
-		testenv.WantError(t, res, eventsPath, herald.ErrNoKeys)
+		testenv.WantError(t, res, eventsPath, herald.ErrNoKeys.With(herald.MissingHeader("x-api-key"))) // the SDK sends no secret
 	})
 }
 

@@ -99,7 +99,7 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, kind herald.PushKi
 		web.Error(w, r, err)
 		return
 	}
-	answer(w, id, p.ScheduledAt != nil)
+	answer(w, id, p.ScheduledAt)
 }
 
 // ReadPush judges a push as the Server API endpoint making pushes of kind
@@ -179,14 +179,17 @@ func (s *server) replay(w http.ResponseWriter, r *http.Request, app herald.App, 
 	if !found {
 		return idem, false
 	}
-	answer(w, first.ID, first.ScheduledAt != nil)
+	answer(w, first.ID, first.ScheduledAt)
 	return nil, true
 }
 
-// answer writes the spec's JSON string with the X-Push-Id header.
-func answer(w http.ResponseWriter, pushID string, scheduled bool) {
+// answer writes the spec's JSON string with the X-Push-Id header; a
+// scheduled push's also says, in X-Scheduled-At, the instant its
+// scheduleTime was read as in the app's zone (RFC 3339, UTC).
+func answer(w http.ResponseWriter, pushID string, scheduledAt *time.Time) {
 	w.Header().Set("X-Push-Id", pushID)
-	if scheduled {
+	if scheduledAt != nil {
+		w.Header().Set("X-Scheduled-At", scheduledAt.UTC().Format(time.RFC3339))
 		web.JSON(w, http.StatusOK, answerScheduled)
 		return
 	}

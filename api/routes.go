@@ -131,7 +131,7 @@ func NewHandler(cfg Config) http.Handler {
 	}
 	web.Health(mux, cfg.Ready)
 	web.OpenAPI(mux, OpenAPI)
-	return web.Logged(cfg.Logger, cfg.Observe, cors(web.Mux(mux)))
+	return web.Logged(cfg.Logger, cfg.Observe, web.Deadline(web.RequestDeadline, cors(web.Mux(mux))))
 }
 
 // cors lets web apps call the SDK API. The Server API answers no CORS

@@ -45,7 +45,15 @@ type serviceAccountFile struct {
 	ClientEmail string `json:"client_email"`
 	PrivateKey  string `json:"private_key"`
 	TokenURI    string `json:"token_uri"`
+	// ProjectInfo and Client are members of google-services.json, the
+	// Android app's client config, which newcomers upload by mistake.
+	ProjectInfo json.RawMessage `json:"project_info"`
+	Client      json.RawMessage `json:"client"`
 }
+
+// ReasonClientConfig is why a google-services.json upload is refused.
+const ReasonClientConfig = "this is google-services.json, the app's client config, not a service account: " +
+	"in the Firebase console open Project settings, Service accounts, and use Generate new private key"
 
 // ParseServiceAccount validates a Google service-account JSON file and returns
 // its identity. token_uri must be GoogleTokenURI unless allowAnyTokenURI, in
@@ -69,6 +77,8 @@ func ParseServiceAccount(data []byte, allowAnyTokenURI bool) (ServiceAccount, er
 // validate checks the fields in a fixed order so the first problem is stable.
 func (f serviceAccountFile) validate(allowAnyTokenURI bool) error {
 	switch {
+	case f.Type == "" && (f.ProjectInfo != nil || f.Client != nil):
+		return &InvalidServiceAccountError{Reason: ReasonClientConfig}
 	case f.Type != "service_account":
 		return &InvalidServiceAccountError{Field: "type", Reason: `must be "service_account"`}
 	case f.ProjectID == "":

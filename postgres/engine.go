@@ -168,8 +168,36 @@ func (engine) Translate(err error) error {
 		return herald.ErrNotFound
 	case errors.As(err, &pe) && pe.Code == uniqueViolation:
 		return fmt.Errorf("%w: %w", sqlstore.ErrUnique, err)
+	case unavailable(err):
+		return herald.Unavailable(err)
 	}
 	return err
+}
+
+// unavailable reports a failure of the database rather than of the
+// statement: it cannot be reached or the connection broke, it did not
+// answer in time, it is shutting down, out of disk or other resources, or
+// read-only. A client that went away (context.Canceled) is none of these.
+func unavailable(err error) bool {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch class := pe.Code[:2]; {
+		case class == "08", class == "53", class == "58": // connection exception, insufficient resources, system error
+			return true
+		case pe.Code == "25006": // read_only_sql_transaction
+			return true
+		case pe.Code == "57014", pe.Code == "57P01", pe.Code == "57P02", pe.Code == "57P03": // canceled by a timeout, shutdown, cannot connect now
+			return true
+		}
+		return false
+	}
+	var ce *pgconn.ConnectError
+	var ne net.Error
+	return errors.As(err, &ce) || pgconn.Timeout(err) || errors.As(err, &ne) ||
+		errors.Is(err, pgconn.ErrConnClosed) || errors.Is(err, net.ErrClosed) ||
+		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) ||
+		errors.Is(err, syscall.ECONNRESET) || errors.Is(err, syscall.EPIPE) ||
+		errors.Is(err, context.DeadlineExceeded)
 }
 
 // pgxQuerier is what *pgxpool.Pool and pgx.Tx share.

@@ -57,29 +57,41 @@ func (db *DB) river() (*rivermigrate.Migrator[pgx.Tx], error) {
 // Migrate applies Herald's migrations and River's, each under a lock of the
 // schema's, so that nodes starting together migrate once.
 func (db *DB) Migrate(ctx context.Context) error {
+	_, err := db.MigrateUp(ctx)
+	return err
+}
+
+// MigrateUp is Migrate, reporting how many migrations it applied
+// (Herald's and River's; none when the schema was current).
+func (db *DB) MigrateUp(ctx context.Context) (int, error) {
 	p, err := db.goose(true)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate herald schema: %w", err)
+	ours, err := p.Up(ctx)
+	if err != nil {
+		return len(ours), fmt.Errorf("migrate herald schema: %w", err)
 	}
 	m, err := db.river()
 	if err != nil {
-		return err
+		return len(ours), err
 	}
 	// River's migrator takes no lock of its own, and runs each migration
 	// in a transaction of its own (one adds an enum value a later one
 	// uses): hold a session lock on a connection of its own meanwhile, so
 	// a second node waits and then finds the migrations done.
+	var river int
 	err = db.withSessionLock(ctx, db.lockID("river"), func() error {
-		_, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+		if res != nil {
+			river = len(res.Versions)
+		}
 		return err
 	})
 	if err != nil {
-		return fmt.Errorf("migrate river schema: %w", err)
+		return len(ours) + river, fmt.Errorf("migrate river schema: %w", err)
 	}
-	return nil
+	return len(ours) + river, nil
 }
 
 // withSessionLock runs fn while a connection of the pool holds the

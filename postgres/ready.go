@@ -24,6 +24,12 @@ func (db *DB) Ready(ctx context.Context) error {
 	return db.ready.Check(ctx, db.probe)
 }
 
+// Recheck is Ready probing again, without the cached answer (see
+// sqlstore.Readiness.Recheck).
+func (db *DB) Recheck(ctx context.Context) error {
+	return db.ready.Recheck(ctx, db.probe)
+}
+
 func (db *DB) probe(ctx context.Context) error {
 	ctx, cancel := context.WithTimeout(ctx, probeTimeout)
 	defer cancel()
@@ -31,7 +37,11 @@ func (db *DB) probe(ctx context.Context) error {
 		return sqlstore.NewUnready("database unreachable", sqlstore.MigrationsUnknown, err)
 	}
 	if err := db.migrationsCurrent(ctx); err != nil {
-		return sqlstore.NewUnready("database migrations are not current", sqlstore.MigrationState(err), err)
+		reason := "database migrations are not current"
+		if !errors.Is(err, sqlstore.ErrMigrationsPending) && unavailable(err) {
+			reason = "database unreachable" // the connection broke during the check
+		}
+		return sqlstore.NewUnready(reason, sqlstore.MigrationState(err), err)
 	}
 	if err := db.probeWrite(ctx); err != nil {
 		return sqlstore.NewUnready("database cannot take writes: "+writeFailure(err), sqlstore.MigrationsCurrent, err)

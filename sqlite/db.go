@@ -11,6 +11,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"time"
 
 	"github.com/pressly/goose/v3"
 	"github.com/riverqueue/river/riverdriver/riversqlite"
@@ -45,13 +46,21 @@ type DB struct {
 	batch batch
 }
 
+// busyTimeout is how long a statement waits for a lock another process
+// holds (this process's own writers take turns before SQLite sees them).
+// A context does not interrupt SQLite's wait for a lock, so a request can
+// take its deadline (web.RequestDeadline, 8 s) plus this: short enough
+// that a database locked from outside answers 503 within DESIGN.md
+// section 4's 10 s.
+const busyTimeout = 1500 * time.Millisecond
+
 // Open opens (creating when absent) the database file at path. A new file
 // is made 0600; SQLite gives its -wal and -shm files the same mode.
 func Open(ctx context.Context, path string) (*DB, error) {
 	if err := create(path, 0o600); err != nil {
 		return nil, err
 	}
-	common := "_pragma=busy_timeout(10000)&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
+	common := fmt.Sprintf("_pragma=busy_timeout(%d)&", busyTimeout.Milliseconds()) + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
 	w, err := openKeeping("file:" + pathEscape(path) + "?" + common + "&_txlock=immediate")
 	if err != nil {
 		return nil, err
@@ -109,21 +118,30 @@ func (db *DB) goose(conn *sql.DB) (*goose.Provider, error) {
 
 // Migrate applies Herald's migrations and River's.
 func (db *DB) Migrate(ctx context.Context) error {
+	_, err := db.MigrateUp(ctx)
+	return err
+}
+
+// MigrateUp is Migrate, reporting how many migrations it applied
+// (Herald's and River's; none when the schema was current).
+func (db *DB) MigrateUp(ctx context.Context) (int, error) {
 	p, err := db.goose(db.Writer)
 	if err != nil {
-		return err
+		return 0, err
 	}
-	if _, err := p.Up(ctx); err != nil {
-		return fmt.Errorf("migrate herald schema: %w", err)
+	ours, err := p.Up(ctx)
+	if err != nil {
+		return len(ours), fmt.Errorf("migrate herald schema: %w", err)
 	}
 	m, err := rivermigrate.New(riversqlite.New(db.Writer), nil)
 	if err != nil {
-		return err
+		return len(ours), err
 	}
-	if _, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil); err != nil {
-		return fmt.Errorf("migrate river schema: %w", err)
+	res, err := m.Migrate(ctx, rivermigrate.DirectionUp, nil)
+	if err != nil {
+		return len(ours), fmt.Errorf("migrate river schema: %w", err)
 	}
-	return nil
+	return len(ours) + len(res.Versions), nil
 }
 
 // migrationsCurrent reports an error unless the database answers and no

@@ -76,8 +76,26 @@ func (engine) Translate(err error) error {
 		return herald.ErrNotFound
 	case err != nil && isUniqueViolation(err):
 		return fmt.Errorf("%w: %w", sqlstore.ErrUnique, err)
+	case unavailable(err):
+		return herald.Unavailable(err)
 	}
 	return err
+}
+
+// unavailable reports a failure of the database file rather than of the
+// statement: the disk is full, the file read-only or unreadable, or the
+// writer stayed locked past the busy timeout.
+func unavailable(err error) bool {
+	var se *sqlite.Error
+	if !errors.As(err, &se) {
+		return false
+	}
+	switch se.Code() & 0xff { // the primary code of an extended one
+	case sqlite3.SQLITE_FULL, sqlite3.SQLITE_READONLY, sqlite3.SQLITE_IOERR, sqlite3.SQLITE_CANTOPEN,
+		sqlite3.SQLITE_PERM, sqlite3.SQLITE_BUSY, sqlite3.SQLITE_LOCKED:
+		return true
+	}
+	return false
 }
 
 // isUniqueViolation reports a UNIQUE or PRIMARY KEY constraint failure.

@@ -17,7 +17,7 @@ import (
 
 const (
 	// probeTimeout bounds one write probe, including the wait for a lock
-	// another process holds (busy_timeout would otherwise wait 10 s).
+	// another process holds (busy_timeout would otherwise wait busyTimeout).
 	probeTimeout = 2 * time.Second
 	// defaultMinFree is the free space below which the data directory's
 	// file system counts as full: the WAL can then no longer grow.
@@ -44,6 +44,12 @@ func (db *DB) SetMinFreeBytes(n uint64) { db.ready.minFree.Store(n) }
 // cached for a second; concurrent callers share one probe.
 func (db *DB) Ready(ctx context.Context) error {
 	return db.ready.Check(ctx, db.probe)
+}
+
+// Recheck is Ready probing again, without the cached answer (see
+// sqlstore.Readiness.Recheck).
+func (db *DB) Recheck(ctx context.Context) error {
+	return db.ready.Recheck(ctx, db.probe)
 }
 
 func (db *DB) probe(ctx context.Context) error {
@@ -93,7 +99,7 @@ func (db *DB) probeWrite(ctx context.Context) (err error) {
 	defer func() {
 		// Restore the writer's own busy timeout (Open's), even when ctx
 		// has expired.
-		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), "PRAGMA busy_timeout = 10000")
+		_, rerr := conn.ExecContext(context.WithoutCancel(ctx), fmt.Sprintf("PRAGMA busy_timeout = %d", busyTimeout.Milliseconds()))
 		err = errors.Join(err, rerr)
 	}()
 	_, err = conn.ExecContext(ctx, `INSERT INTO meta (name, value, updated_at) VALUES ('heartbeat', x'', ?)

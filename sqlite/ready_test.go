@@ -98,8 +98,8 @@ func TestReady(t *testing.T) {
 		waitReady(t, db, "")
 		// The writer's own busy timeout is back after the probe's.
 		var ms int
-		if err := db.Writer.QueryRow("PRAGMA busy_timeout").Scan(&ms); err != nil || ms != 10000 {
-			t.Errorf("writer busy_timeout: got (%d, %v), want 10000", ms, err)
+		if err := db.Writer.QueryRow("PRAGMA busy_timeout").Scan(&ms); err != nil || ms != 1500 {
+			t.Errorf("writer busy_timeout: got (%d, %v), want 1500", ms, err)
 		}
 	})
 	t.Run("ErrDiskFull", func(t *testing.T) {

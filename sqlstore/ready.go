@@ -87,6 +87,21 @@ func (r *Readiness) Check(ctx context.Context, probe func(context.Context) error
 	return r.err
 }
 
+// Recheck is Check without the cache: it probes again unless a probe
+// ended after the call began (concurrent callers share it). An outage
+// watcher asks it, where a probe a second old may miss an outage that
+// has just begun.
+func (r *Readiness) Recheck(ctx context.Context, probe func(context.Context) error) error {
+	asked := time.Now()
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if !r.at.After(asked) {
+		r.err = probe(context.WithoutCancel(ctx))
+		r.at = time.Now()
+	}
+	return r.err
+}
+
 // CheckMigrations returns ErrMigrationsPending (wrapped, for River's)
 // unless neither goose's provider p nor River's migrator m has a migration
 // to apply: the one check both engines make.

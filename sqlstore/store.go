@@ -65,8 +65,9 @@ type Engine interface {
 	// transactions whose ctx is not bulk (IsBulk) go first.
 	InTx(ctx context.Context, fn func(Tx) error) error
 	// Translate maps the driver's errors to the store's: no row is
-	// herald.ErrNotFound, a unique violation wraps ErrUnique; any other
-	// error is returned as it is.
+	// herald.ErrNotFound, a unique violation wraps ErrUnique, a database
+	// that cannot be reached, is full or read-only is
+	// herald.Unavailable; any other error is returned as it is.
 	Translate(err error) error
 }
 
@@ -78,7 +79,10 @@ var ErrUnique = errors.New("unique violation")
 type Store struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
-	e   Engine
+	// OnUnavailable, when set, is told of every store call that failed
+	// with herald.ErrUnavailable (the outage log aggregates them).
+	OnUnavailable func(error)
+	e             Engine
 	// events batches the rows of event reports; targets knows which
 	// devices each push was sent to.
 	events  eventQueue

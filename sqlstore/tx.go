@@ -100,12 +100,22 @@ func (c conn) each(ctx context.Context, scan func(scanner) error, query string, 
 
 // translate passes err through the engine's Translate once: an error
 // already translated (herald's, or a unique violation) is left as it is.
+// A store that did not answer within its caller's deadline is unavailable
+// whatever the engine made of it; each unavailable error is told to
+// OnUnavailable.
 func (s *Store) translate(err error) error {
 	var he *herald.Error
 	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, errConflict) || errors.As(err, &he) {
 		return err
 	}
-	return s.e.Translate(err)
+	err = s.e.Translate(err)
+	if errors.Is(err, context.DeadlineExceeded) && !errors.Is(err, herald.ErrUnavailable) {
+		err = herald.Unavailable(err)
+	}
+	if s.OnUnavailable != nil && errors.Is(err, herald.ErrUnavailable) {
+		s.OnUnavailable(err)
+	}
+	return err
 }
 
 // reader is a conn on the engine's reads outside transactions.

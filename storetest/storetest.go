@@ -72,6 +72,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"NodeStore", nodeTests},
 		{"EventStore", eventTests},
 		{"Concurrent", concurrentTests},
+		{"Unavailable", unavailableTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {

@@ -3,6 +3,7 @@ package web
 import (
 	"errors"
 	"net/http"
+	"sync/atomic"
 )
 
 // CommonRoutes are the routes both listeners serve: health and the OpenAPI document.
@@ -45,9 +46,12 @@ type health struct {
 // Health registers /healthz (the process is up) and /readyz (ready reports
 // no error: the database answers, its migrations are current and it takes
 // writes). /readyz names the engine and the state of the migrations; a
-// 503 answers the error's Reason when it has one, never its text; the
-// whole error is logged.
+// 503 answers the error's Reason when it has one, never its text. The
+// whole error is logged when readiness is lost, and a line when it comes
+// back: not once per probe, which a load balancer repeats every few
+// seconds for as long as an outage lasts.
 func Health(mux *http.ServeMux, ready func(*http.Request) Readiness) {
+	var unready atomic.Bool
 	mux.HandleFunc("GET /healthz", func(w http.ResponseWriter, r *http.Request) {
 		JSON(w, http.StatusOK, health{Status: "ok"})
 	})
@@ -58,10 +62,15 @@ func Health(mux *http.ServeMux, ready func(*http.Request) Readiness) {
 		}
 		state := ready(r)
 		if state.Err == nil {
+			if unready.CompareAndSwap(true, false) {
+				logger(r.Context()).InfoContext(r.Context(), "ready again")
+			}
 			JSON(w, http.StatusOK, health{Status: "ready", Database: state.Database, Migrations: "current"})
 			return
 		}
-		logger(r.Context()).WarnContext(r.Context(), "not ready", "err", state.Err)
+		if unready.CompareAndSwap(false, true) {
+			logger(r.Context()).WarnContext(r.Context(), "not ready", "err", state.Err)
+		}
 		body := health{Status: "unavailable", Database: state.Database, Migrations: "unknown", Reason: "not ready"}
 		if re, ok := errors.AsType[reasoned](state.Err); ok {
 			body.Reason = re.Reason()

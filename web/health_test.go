@@ -1,7 +1,10 @@
 package web_test
 
 import (
+	"bytes"
+	"context"
 	"errors"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -56,5 +59,27 @@ func TestReadyz(t *testing.T) {
 				t.Errorf("got %d %s, want %d %s", rec.Code, got, tt.wantStatus, tt.wantBody)
 			}
 		})
+	}
+}
+
+// TestReadyzLogsChangesOnly probes a store that goes down for five probes
+// and comes back: one "not ready" line and one "ready again", not one a
+// probe (a load balancer probes every few seconds for as long as it lasts).
+func TestReadyzLogsChangesOnly(t *testing.T) {
+	t.Parallel()
+	var logs bytes.Buffer
+	states := []error{nil, unready{}, unready{}, unready{}, unready{}, unready{}, nil, nil}
+	i := 0
+	mux := http.NewServeMux()
+	web.Health(mux, func(*http.Request) web.Readiness { return web.Readiness{Database: "sqlite", Err: states[i]} })
+	ctx := web.WithLogger(context.Background(), slog.New(slog.NewTextHandler(&logs, nil)))
+	for i = range states {
+		mux.ServeHTTP(httptest.NewRecorder(), httptest.NewRequestWithContext(ctx, http.MethodGet, "/readyz", nil))
+	}
+	if got := strings.Count(logs.String(), `msg="not ready"`); got != 1 {
+		t.Errorf("not ready lines: got %d, want 1\n%s", got, logs.String())
+	}
+	if got := strings.Count(logs.String(), `msg="ready again"`); got != 1 {
+		t.Errorf("ready again lines: got %d, want 1\n%s", got, logs.String())
 	}
 }

@@ -9,6 +9,8 @@ import (
 	"errors"
 	"log/slog"
 	"net/http"
+	"strconv"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -23,10 +25,16 @@ type errorBody struct {
 }
 
 // Error writes err in the specification's error shape. An error carrying no
-// code becomes ERR-AB-SYS-00; it is logged here, once, and never sent.
+// code becomes ERR-AB-SYS-00; it is logged here, once, and never sent. A
+// request whose deadline passed is ERR-AB-SYS-01 (the store did not answer
+// in time), and every 503 carries Retry-After.
 func Error(w http.ResponseWriter, r *http.Request, err error) {
 	e := herald.AsError(err)
 	switch {
+	case e == nil && errors.Is(r.Context().Err(), context.DeadlineExceeded):
+		// The request's deadline (Deadline) passed while the store worked:
+		// whatever the driver made of it, the store did not answer in time.
+		e = herald.ErrUnavailable
 	case e == nil && r.Context().Err() != nil && errors.Is(err, r.Context().Err()):
 		// The client went away (or the server is stopping): nothing broke.
 		logger(r.Context()).InfoContext(r.Context(), "request abandoned", "err", err)
@@ -36,6 +44,9 @@ func Error(w http.ResponseWriter, r *http.Request, err error) {
 		e = herald.ErrInternal
 	}
 	setCode(r.Context(), e.Code)
+	if e.Status == http.StatusServiceUnavailable {
+		w.Header().Set("Retry-After", strconv.Itoa(int(RetryUnavailable/time.Second)))
+	}
 	JSON(w, e.Status, errorBody{StatusCode: e.Status, Path: r.URL.Path, Code: e.Code, Message: e.Message, Details: e.Details})
 }
 

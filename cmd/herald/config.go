@@ -12,6 +12,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
 )
@@ -201,6 +202,9 @@ func (c *config) validate() error {
 	if c.DatabaseURL != "" {
 		errs = append(errs, c.postgresProblems()...)
 	}
+	if c.AdminToken != "" {
+		errs = append(errs, checkAdminToken(c.AdminToken, c.source("admin-token", "HERALD_ADMIN_TOKEN")))
+	}
 	if c.MasterKey != "" {
 		if _, err := herald.ParseMasterKey(c.MasterKey); err != nil {
 			errs = append(errs, fmt.Errorf("%s: %w", c.source("master-key", "HERALD_MASTER_KEY"), err))
@@ -234,6 +238,20 @@ func (c *config) fcmProjectRate() (int, error) {
 			c.source("fcm-project-rate", "HERALD_FCM_PROJECT_RATE"), c.FCMProjectRate, herald.MaxSendRatePerMinute)
 	}
 	return n, nil
+}
+
+// minAdminToken is the shortest admin token accepted: the token is the
+// admin API's and the dashboard's only credential.
+const minAdminToken = 16
+
+// checkAdminToken refuses an admin token too short to guess slowly;
+// source names where it was set.
+func checkAdminToken(token, source string) error {
+	if n := utf8.RuneCountInString(token); n < minAdminToken {
+		return fmt.Errorf("%s: the admin token is %d characters; it must be at least %d (generate one with: head -c 24 /dev/urandom | base64)",
+			source, n, minAdminToken)
+	}
+	return nil
 }
 
 // postgresProblems checks what PostgreSQL needs: a postgres:// URL, and the

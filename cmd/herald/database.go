@@ -47,44 +47,69 @@ func (s *service) openStore(ctx context.Context) error {
 			return err
 		}
 		s.pg, s.store = db, db.Store
-		return db.Migrate(ctx)
+		s.migrated, err = db.MigrateUp(ctx)
+		return err
 	}
 	lock, err := sqlite.LockDir(s.cfg.DataDir)
 	if err != nil {
 		return err
 	}
 	s.lock = lock
-	db, err := openDB(ctx, s.cfg)
+	db, migrated, err := openDB(ctx, s.cfg)
 	if err != nil {
 		return err
 	}
-	s.db, s.store = db, db.Store
+	s.db, s.store, s.migrated = db, db.Store, migrated
 	return nil
 }
 
-// openDB opens and migrates the embedded SQLite store in the data dir.
-func openDB(ctx context.Context, cfg config) (*sqlite.DB, error) {
+// openDB opens and migrates the embedded SQLite store in the data dir; it
+// reports how many migrations it applied.
+func openDB(ctx context.Context, cfg config) (*sqlite.DB, int, error) {
 	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	db, err := sqlite.Open(ctx, filepath.Join(cfg.DataDir, "herald.db"))
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
-	if err := db.Migrate(ctx); err != nil {
+	migrated, err := db.MigrateUp(ctx)
+	if err != nil {
 		db.Close()
-		return nil, err
+		return nil, 0, err
 	}
-	return db, nil
+	return db, migrated, nil
 }
 
 // ready reports whether the store can serve (reachable, migrated,
 // writable) and names its engine, for /readyz.
 func (s *service) ready(ctx context.Context) web.Readiness {
+	state := web.Readiness{Database: "sqlite"}
 	if s.pg != nil {
-		return web.Readiness{Database: "postgres", Err: s.pg.Ready(ctx)}
+		state.Database = "postgres"
 	}
-	return web.Readiness{Database: "sqlite", Err: s.db.Ready(ctx)}
+	switch {
+	case s.pg != nil:
+		state.Err = s.pg.Ready(ctx)
+	case s.db != nil:
+		state.Err = s.db.Ready(ctx)
+	}
+	if s.outage != nil {
+		s.outage.observe(state.Err, nil)
+	}
+	return state
+}
+
+// probeStore probes the open engine's readiness afresh, for the outage
+// watcher (nil before one is open).
+func (s *service) probeStore(ctx context.Context) error {
+	switch {
+	case s.pg != nil:
+		return s.pg.Recheck(ctx)
+	case s.db != nil:
+		return s.db.Recheck(ctx)
+	}
+	return nil
 }
 
 // startQueue starts River on the store's database, its jobs inserted in the
@@ -94,7 +119,7 @@ func (s *service) ready(ctx context.Context) web.Readiness {
 // and the jobs of a node that died are rescued by the others
 // (delivery.RescueAfter).
 func (s *service) startQueue(ctx context.Context, pushes *delivery.Service) error {
-	logger := s.cfg.loggerAt(s.logOut, slog.LevelWarn)
+	logger := slog.New(s.outage.quiet(s.cfg.loggerAt(s.logOut, slog.LevelWarn).Handler(), true))
 	// Not the signal's context: cancelling it would cancel running jobs
 	// mid-send; shutdown stops River gracefully instead.
 	runCtx := context.WithoutCancel(ctx)

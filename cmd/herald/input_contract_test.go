@@ -184,7 +184,7 @@ func TestAppUserTierRuleEndToEnd(t *testing.T) {
 		// The app never looks enabled: it answers 403, as its settings say.
 		const path = "/api/app-user/v2/marketing"
 		res2 := e.serverDo(http.MethodPatch, path, a.keys(), `{"userId":"u1","state":{"marketing":true}}`)
-		testenv.WantError(t, res2, path, herald.ErrMarketingUnavailable)
+		testenv.WantError(t, res2, path, herald.ErrMarketingUnavailable.With((herald.App{Tier: herald.TierBasic}).AppUserProblems()...))
 		var got struct{ AppUserEnabled bool }
 		e.admin(http.MethodGet, "/admin/v1/apps/"+a.ID, nil, &got)
 		if got.AppUserEnabled {

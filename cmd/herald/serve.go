@@ -34,6 +34,8 @@ type service struct {
 	db         *sqlite.DB
 	pg         *postgres.DB
 	lock       *os.File
+	outage     *outage // logs store outages once (nil for migrate)
+	migrated   int     // migrations applied when the store was opened
 	queue      queue
 	stopBeat   func() // ends the node heartbeat (PostgreSQL)
 	stopWatch  func() // ends the schedule watch (PostgreSQL)
@@ -108,13 +110,24 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 		fmt.Fprintln(stdout, "herald: nothing applied: "+newer)
 		return nil
 	}
-	fmt.Fprintln(stdout, "herald: migrations applied")
+	if s.migrated == 0 {
+		fmt.Fprintln(stdout, "herald: nothing to apply: the database schema is current")
+		return nil
+	}
+	plural := "s"
+	if s.migrated == 1 {
+		plural = ""
+	}
+	fmt.Fprintf(stdout, "herald: %d migration%s applied\n", s.migrated, plural)
 	return nil
 }
 
 // startService opens the store, starts the workers and both listeners.
 func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
-	s := &service{cfg: cfg, log: cfg.logger(logOut), logOut: logOut, errc: make(chan error, 2)}
+	s := &service{cfg: cfg, logOut: logOut, errc: make(chan error, 2)}
+	base := cfg.logger(logOut)
+	s.outage = newOutage(base, s.probeStore)
+	s.log = slog.New(s.outage.quiet(base.Handler(), false))
 	if cfg.DatabaseURL == "" {
 		if err := prepareDataDir(cfg.DataDir, s.log); err != nil {
 			return nil, err
@@ -124,6 +137,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	s.store.Now = cfg.clock()
+	s.store.OnUnavailable = s.outage.suspect
 	s.log.Info("store open", "engine", s.describe())
 	if newer := s.newerSchema(ctx); newer != "" {
 		s.log.Warn(newer)
@@ -157,10 +171,10 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
-		return nil, s.fail(err)
+		return nil, s.fail(listenError("public", cfg.Addr, "--addr / HERALD_ADDR", err))
 	}
 	if s.AdminURL, err = s.listen(cfg.AdminAddr, adminHandler); err != nil {
-		return nil, s.fail(err)
+		return nil, s.fail(listenError("admin", cfg.AdminAddr, "--admin-addr / HERALD_ADMIN_ADDR", err))
 	}
 	return s, nil
 }
@@ -181,6 +195,13 @@ func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.Master
 		file := filepath.Join(s.cfg.DataDir, "admin-token")
 		s.cfg.announce(stdout, fmt.Sprintf("herald: generated admin token (saved in %s, shown once): %s", file, token),
 			"generated admin token (shown once)", "file", file, "token", token)
+	}
+	source := s.cfg.source("admin-token", "HERALD_ADMIN_TOKEN")
+	if s.cfg.AdminToken == "" {
+		source = filepath.Join(s.cfg.DataDir, "admin-token")
+	}
+	if err := checkAdminToken(token, source); err != nil {
+		return nil, err
 	}
 	s.AdminToken = token
 	return masterKey, nil
@@ -241,6 +262,16 @@ func (s *service) listen(addr string, h http.Handler) (string, error) {
 	return "http://" + ln.Addr().String(), nil
 }
 
+// listenError names the listener that could not bind and the setting
+// that moves it: "public listener 127.0.0.1:8080 (--addr / HERALD_ADDR):
+// address already in use".
+func listenError(name, addr, setting string, err error) error {
+	if se, ok := errors.AsType[*os.SyscallError](err); ok {
+		err = se.Err
+	}
+	return fmt.Errorf("%s listener %s (%s): %w", name, addr, setting, err)
+}
+
 func (s *service) fail(err error) error {
 	return errors.Join(err, s.stop(fmt.Errorf("start failed: %w", err)))
 }
@@ -293,6 +324,9 @@ func (s *service) stopAll() error {
 	}
 	if s.stopBeat != nil {
 		s.stopBeat()
+	}
+	if s.outage != nil {
+		s.outage.close()
 	}
 	errs = append(errs, s.closeStore())
 	if s.lock != nil {

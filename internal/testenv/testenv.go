@@ -13,6 +13,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -363,8 +364,8 @@ func WantError(t testing.TB, res Response, path string, want *herald.Error) Erro
 	var members map[string]json.RawMessage
 	res.Decode(t, &members)
 	allowed := map[string]bool{"statusCode": true, "path": true, "code": true, "message": true}
-	if want.Code == herald.ErrInvalidRequest.Code || want.Code == herald.ErrNoDevice.Code {
-		allowed["details"] = true // naming the fields (a test push with no device: its target)
+	if want.Code == herald.ErrInvalidRequest.Code || want.Code == herald.ErrNoDevice.Code || len(want.Details) > 0 {
+		allowed["details"] = true // naming the fields, the target with no device, or what to do
 	}
 	for k := range members {
 		if !allowed[k] {
@@ -377,6 +378,9 @@ func WantError(t testing.TB, res Response, path string, want *herald.Error) Erro
 	if got.StatusCode != wantBody.StatusCode || got.Path != wantBody.Path || got.Code != wantBody.Code || got.Message != wantBody.Message {
 		t.Errorf("error body: got {%d %q %q %q}, want {%d %q %q %q}", got.StatusCode, got.Path, got.Code, got.Message,
 			wantBody.StatusCode, wantBody.Path, wantBody.Code, wantBody.Message)
+	}
+	if want.Code != herald.ErrInvalidRequest.Code && len(want.Details) > 0 && !slices.Equal(got.Details, want.Details) {
+		t.Errorf("details: got %+v, want %+v", got.Details, want.Details)
 	}
 	if want.Code == herald.ErrInvalidRequest.Code {
 		if len(got.Details) == 0 {

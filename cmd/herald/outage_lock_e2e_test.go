@@ -1,0 +1,43 @@
+package main
+
+import (
+	"database/sql"
+	"net/http"
+	"path/filepath"
+	"testing"
+	"time"
+)
+
+// TestOutageSQLiteLocked holds the database's write lock from another
+// connection (another process would): a push answers 503 within
+// DESIGN.md's 10 s (its deadline, plus at most SQLite's busy timeout of
+// 1.5 s, which a context does not interrupt), and 200 once it is released.
+func TestOutageSQLiteLocked(t *testing.T) {
+	sqliteOnly(t, "locks the embedded store's file")
+	e := start(t)
+	a := e.newApp(nil)
+	e.register(a, "tok-", "u1")
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(e.dataDir, "herald.db")+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	tx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`UPDATE meta SET updated_at = 0`); err != nil {
+		t.Fatal(err)
+	}
+	e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: database is locked",
+		"database cannot take writes: the writer did not answer within 2s")
+	resp, took := e.outagePush(a, "locked")
+	t.Logf("locked: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
+	checkUnavailable(t, "push with the database locked elsewhere", resp)
+	tx.Rollback()
+	e.waitReadyz(t, http.StatusOK, "")
+	if resp, _ := e.outagePush(a, "locked"); resp.Status != http.StatusOK {
+		t.Fatalf("push once unlocked: got %d %s", resp.Status, resp.Body)
+	}
+	e.checkOutageLog(1)
+}

@@ -1,0 +1,85 @@
+package main
+
+import (
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestBusyPortNamesListener starts serve on a port another socket holds:
+// the error names the listener, its address and the setting that moves it.
+func TestBusyPortNamesListener(t *testing.T) {
+	t.Parallel()
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer busy.Close()
+	addr := busy.Addr().String()
+	for _, tt := range []struct{ flag, want string }{
+		{"--addr", "public listener " + addr + " (--addr / HERALD_ADDR): address already in use"},
+		{"--admin-addr", "admin listener " + addr + " (--admin-addr / HERALD_ADMIN_ADDR): address already in use"},
+	} {
+		t.Run(tt.flag, func(t *testing.T) {
+			args := []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", tt.flag, addr}
+			_, _, err := heraldCLI(t, nil, args...)
+			if err == nil || err.Error() != tt.want {
+				t.Errorf("got %v, want %q", err, tt.want)
+			}
+		})
+	}
+}
+
+// TestShortAdminTokenRefused starts serve with an admin token under 16
+// characters, set each way: it refuses to start, naming where it was set.
+func TestShortAdminTokenRefused(t *testing.T) {
+	t.Parallel()
+	const want = ": the admin token is 5 characters; it must be at least 16"
+	t.Run("Flag", func(t *testing.T) {
+		_, _, err := heraldCLI(t, nil, "serve", "--data-dir", t.TempDir(), "--admin-token", "short")
+		if err == nil || !strings.HasPrefix(err.Error(), "--admin-token"+want) {
+			t.Errorf("got %v, want --admin-token%s…", err, want)
+		}
+	})
+	t.Run("Environment", func(t *testing.T) {
+		env := map[string]string{"HERALD_ADMIN_TOKEN": "short", "HERALD_DATA_DIR": t.TempDir()}
+		_, _, err := heraldCLI(t, func(k string) string { return env[k] }, "serve")
+		if err == nil || !strings.HasPrefix(err.Error(), "HERALD_ADMIN_TOKEN"+want) {
+			t.Errorf("got %v, want HERALD_ADMIN_TOKEN%s…", err, want)
+		}
+	})
+	t.Run("DataDirFile", func(t *testing.T) {
+		dir := t.TempDir()
+		file := filepath.Join(dir, "admin-token")
+		if err := os.WriteFile(file, []byte("short\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		_, _, err := heraldCLI(t, nil, "serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0")
+		if err == nil || !strings.HasPrefix(err.Error(), file+want) {
+			t.Errorf("got %v, want %s%s…", err, file, want)
+		}
+	})
+	t.Run("SixteenAccepted", func(t *testing.T) {
+		if err := checkAdminToken(strings.Repeat("x", 16), "--admin-token"); err != nil {
+			t.Errorf("16 characters: got %v, want accepted", err)
+		}
+	})
+}
+
+// TestMigrateSaysWhenNothingToApply runs migrate twice on one data dir.
+func TestMigrateSaysWhenNothingToApply(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	out, _, err := heraldCLI(t, nil, "migrate", "--data-dir", dir)
+	var n int
+	if _, serr := fmt.Sscanf(out, "herald: %d migrations applied\n", &n); err != nil || serr != nil || n == 0 {
+		t.Fatalf("first migrate: got %q, %v; want \"herald: N migrations applied\"", out, err)
+	}
+	out, _, err = heraldCLI(t, nil, "migrate", "--data-dir", dir)
+	if want := "herald: nothing to apply: the database schema is current\n"; err != nil || out != want {
+		t.Errorf("second migrate: got %q, %v; want %q", out, err, want)
+	}
+}

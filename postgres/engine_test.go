@@ -1,0 +1,64 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/heraldpush/herald"
+)
+
+// TestTranslateUnavailable holds the one place driver errors become the
+// store's to DESIGN.md section 4: a database that cannot be reached, did
+// not answer in time, is shutting down, full or read-only is
+// herald.ErrUnavailable (503); a statement's own failure is not.
+func TestTranslateUnavailable(t *testing.T) {
+	t.Parallel()
+	// A real connection refused: a port nothing listens on.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_, refused := pgx.Connect(ctx, "postgres://u:p@"+addr+"/db?connect_timeout=2")
+	if refused == nil {
+		t.Fatal("connect to a closed port: got no error")
+	}
+	tests := []struct {
+		name        string
+		err         error
+		unavailable bool
+	}{
+		{"ConnectRefused", refused, true},
+		{"ConnectionLost", fmt.Errorf("failed to receive message: %w", io.ErrUnexpectedEOF), true},
+		{"Deadline", fmt.Errorf("timeout: %w", context.DeadlineExceeded), true},
+		{"ReadOnly", &pgconn.PgError{Code: "25006"}, true},
+		{"DiskFull", &pgconn.PgError{Code: "53100"}, true},
+		{"TooManyConnections", &pgconn.PgError{Code: "53300"}, true},
+		{"AdminShutdown", &pgconn.PgError{Code: "57P01"}, true},
+		{"StatementTimeout", &pgconn.PgError{Code: "57014"}, true},
+		{"ConnectionFailure", &pgconn.PgError{Code: "08006"}, true},
+		{"SyntaxError", &pgconn.PgError{Code: "42601"}, false},
+		{"CheckViolation", &pgconn.PgError{Code: "23514"}, false},
+		{"ClientGone", context.Canceled, false},
+	}
+	for _, tt := range tests {
+		got := (engine{}).Translate(tt.err)
+		if errors.Is(got, herald.ErrUnavailable) != tt.unavailable {
+			t.Errorf("%s: Translate(%v) = %v, want unavailable %v", tt.name, tt.err, got, tt.unavailable)
+		}
+	}
+	if got := (engine{}).Translate(pgx.ErrNoRows); !errors.Is(got, herald.ErrNotFound) {
+		t.Errorf("no rows: got %v, want ErrNotFound", got)
+	}
+}

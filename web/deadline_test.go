@@ -1,0 +1,76 @@
+package web_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/web"
+)
+
+// TestUnavailable checks over HTTP that a store that does not answer before
+// the request's deadline, or answers that it is unavailable, makes a 503
+// ERR-AB-SYS-01 with Retry-After and the Idempotency-Key advice, never a
+// 500 and never a hang.
+func TestUnavailable(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name    string
+		handler http.HandlerFunc
+	}{
+		{"DeadlinePassed", func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done() // a frozen database: the driver returns when the context ends
+			web.Error(w, r, fmt.Errorf("query: %w", r.Context().Err()))
+		}},
+		{"DeadlinePassedDriverText", func(w http.ResponseWriter, r *http.Request) {
+			<-r.Context().Done() // a driver that reports an interrupt of its own
+			web.Error(w, r, errors.New("interrupted (9)"))
+		}},
+		{"StoreUnavailable", func(w http.ResponseWriter, r *http.Request) {
+			web.Error(w, r, herald.Unavailable(errors.New("dial tcp: connection refused")))
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			srv := httptest.NewServer(web.Deadline(50*time.Millisecond, tt.handler))
+			defer srv.Close()
+			resp, err := (&http.Client{Timeout: 10 * time.Second}).Get(srv.URL + "/x")
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			var body struct {
+				StatusCode    int
+				Code, Message string
+				Details       []herald.Detail
+			}
+			json.NewDecoder(resp.Body).Decode(&body)
+			if resp.StatusCode != http.StatusServiceUnavailable || body.StatusCode != 503 || body.Code != "ERR-AB-SYS-01" ||
+				body.Message != "Service temporarily unavailable." {
+				t.Errorf("got %d %+v, want 503 ERR-AB-SYS-01", resp.StatusCode, body)
+			}
+			if got := resp.Header.Get("Retry-After"); got != "5" {
+				t.Errorf("Retry-After: got %q, want 5", got)
+			}
+			if len(body.Details) != 1 || body.Details[0] != herald.ErrUnavailable.Details[0] {
+				t.Errorf("details: got %+v, want the Idempotency-Key advice", body.Details)
+			}
+		})
+	}
+	t.Run("ClientGoneIsNoOutage", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(context.Background())
+		cancel()
+		w := httptest.NewRecorder()
+		web.Error(w, httptest.NewRequestWithContext(ctx, http.MethodGet, "/x", nil), context.Canceled)
+		if w.Code == http.StatusServiceUnavailable {
+			t.Errorf("a request its client abandoned: got 503, want it not counted as an outage")
+		}
+	})
+}
