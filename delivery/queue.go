@@ -1,10 +1,15 @@
 package delivery
 
 import (
+	"context"
+	"errors"
 	"log/slog"
 	"time"
 
 	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/rivertype"
+
+	"github.com/heraldpush/herald"
 )
 
 // Job time bounds. Every job ends well within JobTimeout (a send job yields
@@ -40,6 +45,7 @@ func (s *Service) RiverConfig(pollInterval time.Duration, logger *slog.Logger) *
 		queues[name] = q
 	}
 	return &river.Config{
+		Middleware:           []rivertype.Middleware{&storeRetry{}},
 		Queues:               queues,
 		Workers:              s.Workers(),
 		FetchPollInterval:    pollInterval,
@@ -49,4 +55,24 @@ func (s *Service) RiverConfig(pollInterval time.Duration, logger *slog.Logger) *
 		Logger:               logger,
 		PeriodicJobs:         []*river.PeriodicJob{DailyJob()},
 	}
+}
+
+// storeWait is how soon a job that met an unavailable store runs again.
+const storeWait = time.Second
+
+// storeRetry has a job that failed on an unavailable store (unreachable,
+// frozen, out of connections: herald.ErrUnavailable) run again after
+// storeWait, snoozed rather than failed: River's own backoff (the
+// attempt's fourth power in seconds) would leave a push waiting minutes
+// after a database that was away for seconds, and a snooze counts no
+// attempt, so no outage discards a job.
+type storeRetry struct{ river.WorkerMiddlewareDefaults }
+
+// Work runs the job and snoozes it when its store was unavailable.
+func (*storeRetry) Work(ctx context.Context, _ *rivertype.JobRow, doInner func(context.Context) error) error {
+	err := doInner(ctx)
+	if errors.Is(err, herald.ErrUnavailable) && ctx.Err() == nil {
+		return river.JobSnooze(storeWait)
+	}
+	return err
 }

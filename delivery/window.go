@@ -175,7 +175,7 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 
 // advance writes a step and takes in where the chunk now stands.
 func (w *window) advance(ctx context.Context, st sendstore.ChunkStep, res *chunkResult) {
-	marked, stopped, err := w.c.s.cfg.Store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
+	marked, stopped, err := w.write(ctx, st)
 	switch {
 	case errors.Is(err, sendstore.ErrChunkMoved):
 		res.stopped, w.stop = true, true // another run has the chunk
@@ -191,6 +191,39 @@ func (w *window) advance(ctx context.Context, st sendstore.ChunkStep, res *chunk
 	if stopped {
 		res.stopped, w.stop = true, true // the push failed
 	}
+}
+
+// settleRetryFor bounds how long a run keeps trying to write a step the
+// store could not take (herald.ErrUnavailable: a restart, a failover, a
+// full pool): the sends it settles came back from FCM, and a run given up
+// leaves them in flight, to be sent again by the next one.
+const settleRetryFor = 10 * time.Second
+
+// write writes a step, again and again (from 50 ms apart up to a second)
+// while the store is unavailable, for at most settleRetryFor. A write
+// that failed may still have been applied; when a later try finds the
+// chunk moved, the run cannot tell its own write from another run's, and
+// gives up with the store's error: the next run resumes from what was
+// written.
+func (w *window) write(ctx context.Context, st sendstore.ChunkStep) (int, bool, error) {
+	store := w.c.s.cfg.Store
+	marked, stopped, err := store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
+	deadline := time.Now().Add(settleRetryFor)
+	for wait := 50 * time.Millisecond; errors.Is(err, herald.ErrUnavailable) && time.Now().Add(wait).Before(deadline); wait = min(2*wait, time.Second) {
+		t := time.NewTimer(wait)
+		select {
+		case <-ctx.Done():
+			t.Stop()
+			return marked, stopped, err
+		case <-t.C:
+		}
+		m, s, e := store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
+		if errors.Is(e, sendstore.ErrChunkMoved) {
+			return marked, stopped, err
+		}
+		marked, stopped, err = m, s, e
+	}
+	return marked, stopped, err
 }
 
 // newStep is a step from the chunk's range as last written, moving nothing.
