@@ -2,14 +2,12 @@ package api_test
 
 import (
 	"bytes"
-	"context"
 	"fmt"
 	"io"
 	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
-	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -20,8 +18,6 @@ import (
 	"github.com/getkin/kin-openapi/openapi3filter"
 	"github.com/getkin/kin-openapi/routers"
 	"github.com/getkin/kin-openapi/routers/legacy"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
@@ -29,7 +25,7 @@ import (
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/internal/testenv"
-	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/webhook"
 )
 
@@ -191,20 +187,7 @@ type liveEnv struct {
 
 func newLiveEnv(t *testing.T) *liveEnv {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	queue, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Queue = queue
+	db := sqlitetest.Open(t)
 	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
 	if err != nil {
 		t.Fatal(err)

@@ -6,14 +6,13 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"testing"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sqlite"
 )
 
@@ -45,17 +44,7 @@ type consentBundle struct {
 func newConsentBundle(t *testing.T) *consentBundle {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if db.Queue, err = river.NewClient(riversqlite.New(db.Writer), &river.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
 	if err != nil {
 		t.Fatal(err)

@@ -4,16 +4,15 @@ import (
 	"context"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/sqlite"
 )
@@ -39,19 +38,7 @@ func (c *testClock) set(t time.Time) {
 // newNoticeDB opens a migrated SQLite store whose jobs are only inserted.
 func newNoticeDB(t *testing.T) *sqlite.DB {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if db.Queue, err = river.NewClient(riversqlite.New(db.Writer), &river.Config{}); err != nil {
-		t.Fatal(err)
-	}
-	return db
+	return sqlitetest.Open(t)
 }
 
 // TestNoticeWorker: the job of a decision makes one consent-notice push,

@@ -6,7 +6,6 @@ import (
 	"errors"
 	"io"
 	"log/slog"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -14,10 +13,10 @@ import (
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/sqlite"
 )
@@ -93,17 +92,7 @@ func (h *reportHook) ConsentChanged(context.Context, string, string, herald.Cons
 func newWorkBundle(t *testing.T, users int) *workBundle {
 	t.Helper()
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	if db.Queue, err = river.NewClient(riversqlite.New(db.Writer), &river.Config{}); err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.Open(t)
 	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
 	if err != nil {
 		t.Fatal(err)
