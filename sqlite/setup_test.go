@@ -47,4 +47,3 @@ func register(t *testing.T, db *sqlite.DB, appID, device, token string, user *st
 	}
 	return d
 }
-
