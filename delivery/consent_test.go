@@ -12,8 +12,8 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
 // hookStub is the webhook receiver's side of the network: it answers each

@@ -12,9 +12,9 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
 // testClock is a clock the test moves.

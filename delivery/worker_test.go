@@ -16,9 +16,9 @@ import (
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
 // tokenSender answers each token's sends with the errors queued for it,
