@@ -193,7 +193,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	e.startService(func(c *config) { c.now = clk.Now })
 	wantMorning(t, e, clk, a, id, morning)
 	var workers int
-	if err := e.queryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'at' IS NOT NULL`,
+	if err := e.queryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'morning' IS NOT NULL`,
 		id).Scan(&workers); err != nil || workers != 1 {
 		t.Errorf("deferred send jobs: got %d %v, want 1", workers, err)
 	}

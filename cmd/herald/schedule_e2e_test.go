@@ -245,13 +245,18 @@ func (e *env) jobState(pushID string) string {
 	return state
 }
 
-// nextSlot is a send time 61 s ahead of a clock that starts now: the
-// shortest wait a real scheduled send allows (the lead is 60 s).
+// nextSlot is a send time 61 s ahead of the clock, the shortest wait a
+// real scheduled send allows (the lead is 60 s). The clock stands still
+// there while the test sets up and schedules (on a slow machine that takes
+// more than the second of slack), until the test starts it (startSlot).
 func nextSlot(clk *testClock) (time.Time, string) {
 	at := time.Date(2026, 12, 1, 23, 0, 0, 0, seoul)
-	clk.Run(at.Add(-61 * time.Second))
+	clk.Freeze(at.Add(-61 * time.Second))
 	return at, "2026-12-01T23:00"
 }
+
+// startSlot lets the clock of nextSlot run from where it stands.
+func startSlot(clk *testClock, at time.Time) { clk.Run(at.Add(-61 * time.Second)) }
 
 func TestScheduledPushPunctual(t *testing.T) {
 	if testing.Short() {
@@ -278,6 +283,7 @@ func TestScheduledPushPunctual(t *testing.T) {
 	// Recipients are resolved at send time: a user registered after the
 	// request still gets the push.
 	e.register(a, "tok-", fmt.Sprintf("u%d", pushes-1))
+	startSlot(clk, sendAt)
 	waitFor(t, "every scheduled push", 90*time.Second, func() bool { return e.emu.Stats().Accepted == pushes })
 	var delays []time.Duration
 	for _, m := range e.emu.Messages("") {
@@ -311,6 +317,7 @@ func TestScheduledRestartAcrossSendTime(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	startSlot(clk, sendAt)
 	if err := e.svc.shutdown(); err != nil {
 		t.Fatal(err)
 	}
