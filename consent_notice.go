@@ -81,6 +81,14 @@ func (r Reconfirmation) WithDefaults() Reconfirmation {
 	return r
 }
 
+// DueBy is the bound of a re-confirmation run at now: it reaches the users
+// whose consent is due (ConsentDueAt) by then, the lead days (the default
+// when unset) ahead of now, so a notice goes before the consent lapses.
+// The store selects them by it (ConsentStore.ConsentDue).
+func (r Reconfirmation) DueBy(now time.Time) time.Time {
+	return now.Add(time.Duration(r.WithDefaults().LeadDays) * 24 * time.Hour)
+}
+
 func orDefault(s, def string) string {
 	if s == "" {
 		return def

@@ -28,6 +28,32 @@ func TestConsentDueAt(t *testing.T) {
 	}
 }
 
+func TestReconfirmationDueBy(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 10, 0, 0, 0, time.UTC)
+	confirmed := time.Date(2024, 3, 20, 10, 0, 0, 0, time.UTC) // due 2026-03-20
+	tests := []struct {
+		name  string
+		lead  int
+		want  time.Time
+		isDue bool
+	}{
+		{"DefaultLead", 0, now.AddDate(0, 0, DefaultLeadDays), true},
+		{"ShortLead", 7, now.AddDate(0, 0, 7), false},
+		{"LeadReachesDueDay", 19, now.AddDate(0, 0, 19), true},
+		{"LeadEndsBeforeIt", 18, now.AddDate(0, 0, 18), false},
+	}
+	for _, tt := range tests {
+		got := Reconfirmation{LeadDays: tt.lead}.DueBy(now)
+		if !got.Equal(tt.want) {
+			t.Errorf("%s: got %v, want %v", tt.name, got, tt.want)
+		}
+		if due := !ConsentDueAt(confirmed, time.UTC).After(got); due != tt.isDue {
+			t.Errorf("%s: due by %v: got %v, want %v", tt.name, got, due, tt.isDue)
+		}
+	}
+}
+
 func TestParseDueWithin(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -119,14 +119,17 @@ const MaxUsersPerReport = 1000
 // webhookRetryDelays is DESIGN.md's schedule for a failed webhook message.
 var webhookRetryDelays = []time.Duration{5 * time.Second, 5 * time.Minute, 30 * time.Minute, 2 * time.Hour, 5 * time.Hour, 10 * time.Hour}
 
-// WebhookRetryDelay returns how long to wait after failed attempt number
-// attempt (1-based) before the next one; false once the six retries are
-// spent.
-func WebhookRetryDelay(attempt int) (time.Duration, bool) {
-	if attempt < 1 || attempt > len(webhookRetryDelays) {
-		return 0, false
-	}
-	return webhookRetryDelays[attempt-1], true
+// WebhookRetry is the one retry policy of webhook messages, the
+// push.undeliverable reports and the consent.changed events alike: after
+// failed attempt number attempt (1-based) ended by err, how long to wait
+// and whether to try again. A message is given up after WebhookAttempts
+// attempts, or at once when err wraps ErrNoRetry. The wait follows the
+// schedule (5 s, 5 min, 30 min, 2 h, 5 h, 10 h) and stays at its last step
+// past the end, for a caller asked for a time all the same.
+func WebhookRetry(attempt int, err error) (time.Duration, bool) {
+	step := min(max(attempt, 1), len(webhookRetryDelays)) - 1
+	retry := attempt >= 1 && attempt < WebhookAttempts && !errors.Is(err, ErrNoRetry)
+	return webhookRetryDelays[step], retry
 }
 
 // WebhookAttempts is the first attempt and its retries.

@@ -2,26 +2,32 @@ package herald
 
 import (
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 )
 
-func TestWebhookRetryDelay(t *testing.T) {
+func TestWebhookRetry(t *testing.T) {
 	t.Parallel()
+	failed := errors.New("503")
+	refused := fmt.Errorf("private address: %w", ErrNoRetry)
 	tests := []struct {
 		attempt int
+		err     error
 		want    time.Duration
-		ok      bool
+		retry   bool
 	}{
-		{-1, 0, false}, {0, 0, false},
-		{1, 5 * time.Second, true}, {2, 5 * time.Minute, true}, {3, 30 * time.Minute, true},
-		{4, 2 * time.Hour, true}, {5, 5 * time.Hour, true}, {6, 10 * time.Hour, true},
-		{7, 0, false}, {100, 0, false},
+		{0, failed, 5 * time.Second, false},
+		{1, failed, 5 * time.Second, true}, {2, failed, 5 * time.Minute, true}, {3, failed, 30 * time.Minute, true},
+		{4, failed, 2 * time.Hour, true}, {5, failed, 5 * time.Hour, true}, {6, failed, 10 * time.Hour, true},
+		{6, nil, 10 * time.Hour, true},
+		{7, failed, 10 * time.Hour, false}, {100, failed, 10 * time.Hour, false},
+		{1, refused, 5 * time.Second, false}, {3, refused, 30 * time.Minute, false},
 	}
 	for _, tt := range tests {
-		got, ok := WebhookRetryDelay(tt.attempt)
-		if got != tt.want || ok != tt.ok {
-			t.Errorf("WebhookRetryDelay(%d): got (%v, %v), want (%v, %v)", tt.attempt, got, ok, tt.want, tt.ok)
+		got, retry := WebhookRetry(tt.attempt, tt.err)
+		if got != tt.want || retry != tt.retry {
+			t.Errorf("WebhookRetry(%d, %v): got (%v, %v), want (%v, %v)", tt.attempt, tt.err, got, retry, tt.want, tt.retry)
 		}
 	}
 	if WebhookAttempts != len(webhookRetryDelays)+1 {

@@ -13,13 +13,14 @@ type UsageEntry struct {
 	At   time.Time
 }
 
-// Charge is the entry charging half units for a push at at, on the local
-// day of loc; none when there is nothing to charge.
-func Charge(appID, pushID string, half int64, at time.Time, loc *time.Location) []UsageEntry {
-	if half == 0 {
+// Charge is the ledger entry charging the app half units for a push at at,
+// on the app's local day; none when there is nothing to charge. A sandbox
+// app is charged nothing: its pushes only show their cost.
+func (a App) Charge(pushID string, half int64, at time.Time) []UsageEntry {
+	if half == 0 || a.Sandbox {
 		return nil
 	}
-	return []UsageEntry{{AppID: appID, PushID: pushID, Day: at.In(loc).Format(time.DateOnly), Half: half, At: at}}
+	return []UsageEntry{{AppID: a.ID, PushID: pushID, Day: at.In(a.Location()).Format(time.DateOnly), Half: half, At: at}}
 }
 
 // Refund returns the entries that cancel a push's charges, each on the day

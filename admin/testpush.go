@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"net/http"
 	"strings"
-	"time"
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
@@ -81,36 +80,25 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 
 // sendTestPush sends one push through the whole pipeline, but charges
 // nothing: to one user like POST /api/push/v2/users, or to the device that
-// holds a token when it fans out. The app must be registered and have FCM
-// credentials, as on the Server API, and a device must be there to send
-// to (ErrNoDevice): a test with nowhere to go would pass in silence.
+// holds a token when it fans out. herald.NewPush makes it as the Server
+// API's pushes (the app registered and with FCM credentials, an ad with its
+// footer), and a device must be there to send to (ErrNoDevice): a test
+// with nowhere to go would pass in silence.
 func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (string, error) {
-	switch {
-	case !a.Registered:
-		return "", herald.ErrAppNotFound
-	case len(a.FCMCredentials) == 0:
-		return "", herald.ErrNoFCM
+	req := herald.PushRequest{Kind: herald.KindUsers, Content: t.Content, Recipients: []herald.Recipient{{UserID: t.UserID}}, Test: true}
+	if t.Token != "" {
+		req.Kind, req.Token, req.Recipients = herald.KindToken, t.Token, nil
 	}
-	now := s.Now()
-	p := herald.Push{
-		ID: herald.NewID("push_", now), AppID: a.ID, Kind: herald.KindUsers, Status: herald.StatusSending,
-		Content: t.Content, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: 1,
-		ServerActionsHalf: 0, // a test push is not charged
-	}
-	p.Marketing = herald.IsMarketingTitle(p.Content.Title)
-	if err := p.FixAdFooter(a, nil); err != nil {
-		return "", err // an ad, as the Server API refuses it
+	p, err := herald.NewPush(a, req, s.Now())
+	if err != nil {
+		return "", err
 	}
 	// Refused as a request (400) before the state it meets (404), as the
 	// Server API orders its answers.
 	if err := s.testPushReaches(ctx, a.ID, t); err != nil {
 		return "", err
 	}
-	rs := []herald.Recipient{{UserID: t.UserID}}
-	if t.Token != "" {
-		p.Kind, p.Token, rs = herald.KindToken, t.Token, nil
-	}
-	id, _, err := s.Pushes.Accept(ctx, p, rs, nil)
+	id, _, err := s.Pushes.Accept(ctx, p, req.Recipients, nil)
 	return id, err
 }
 

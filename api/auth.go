@@ -75,17 +75,6 @@ func appUserGate(refused *herald.Error) gate {
 	}
 }
 
-// pushGate opens the push endpoints to registered apps with FCM credentials.
-func pushGate(a herald.App) error {
-	switch {
-	case !a.Registered:
-		return herald.ErrAppNotFound
-	case len(a.FCMCredentials) == 0:
-		return herald.ErrNoFCM
-	}
-	return nil
-}
-
 // serverAPI wraps a Server API handler with the authentication chain and
 // the endpoint's gate.
 func (s *server) serverAPI(g gate, h http.HandlerFunc) http.HandlerFunc {

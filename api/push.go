@@ -28,7 +28,7 @@ const (
 // pushRequest reads the body of one push endpoint into p and returns its
 // recipients (none for a topic or all-users push, whose users are found at
 // send time).
-type pushRequest func(o object, p *herald.Push) []herald.Recipient
+type pushRequest func(o object, p *herald.PushRequest) []herald.Recipient
 
 // pushEndpoint is how one push endpoint reads its body.
 type pushEndpoint struct {
@@ -40,7 +40,7 @@ type pushEndpoint struct {
 // pushEndpoints are the push endpoints by the kind of push they make.
 var pushEndpoints = map[herald.PushKind]pushEndpoint{
 	// POST /api/push/v2/users (spec 4.4).
-	herald.KindUsers: {defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+	herald.KindUsers: {defaultBodyLimit, true, func(o object, p *herald.PushRequest) []herald.Recipient {
 		ids := o.userIDs("userIds")
 		p.Kind, p.Content = herald.KindUsers, o.sendableContent()
 		rs := make([]herald.Recipient, len(ids))
@@ -50,19 +50,19 @@ var pushEndpoints = map[herald.PushKind]pushEndpoint{
 		return rs
 	}},
 	// POST /api/push/v2/messages (spec 4.3).
-	herald.KindMessages: {herald.MaxMessagesBody, false, func(o object, p *herald.Push) []herald.Recipient {
+	herald.KindMessages: {herald.MaxMessagesBody, false, func(o object, p *herald.PushRequest) []herald.Recipient {
 		p.Kind = herald.KindMessages
 		return o.messages("messages")
 	}},
 	// POST /api/push/v2/topics (spec 4.5): to the devices subscribed to a
 	// topic when it is sent.
-	herald.KindTopic: {defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+	herald.KindTopic: {defaultBodyLimit, true, func(o object, p *herald.PushRequest) []herald.Recipient {
 		p.Kind, p.Topic, p.Content = herald.KindTopic, o.topic("topic"), o.sendableContent()
 		return nil
 	}},
 	// POST /api/push/v2/all (spec 4.5): to every device of the app when it
 	// is sent.
-	herald.KindAll: {defaultBodyLimit, true, func(o object, p *herald.Push) []herald.Recipient {
+	herald.KindAll: {defaultBodyLimit, true, func(o object, p *herald.PushRequest) []herald.Recipient {
 		p.Kind, p.Content = herald.KindAll, o.sendableContent()
 		return nil
 	}},
@@ -104,17 +104,18 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, kind herald.PushKi
 
 // ReadPush judges a push as the Server API endpoint making pushes of kind
 // (users, messages, topic or all) does, for app, received at received: the
-// endpoint's gate (a registered app with FCM credentials), then the body's
-// size, validation, limits and rules ((광고) included). It returns the push
-// ready to be accepted (its id, status, marketing flag and charge) with its
-// recipients, or the error the endpoint answers. The dashboard's compose
-// page sends through it, so that it sends exactly what the Server API would.
+// endpoint's gate (herald.PushGate), then the body's size, validation,
+// limits and rules ((광고) included). It returns the push ready to be
+// accepted (herald.NewPush: its id, status, marketing flag and charge)
+// with its recipients, or the error the endpoint answers. The dashboard's
+// compose page sends through it, so that it sends exactly what the Server
+// API would.
 func ReadPush(app herald.App, kind herald.PushKind, body []byte, received time.Time) (herald.Push, []herald.Recipient, error) {
 	e, ok := pushEndpoints[kind]
 	if !ok {
 		return herald.Push{}, nil, fmt.Errorf("api: no push endpoint makes %q pushes", kind)
 	}
-	if err := pushGate(app); err != nil {
+	if err := herald.PushGate(app); err != nil {
 		return herald.Push{}, nil, err
 	}
 	if int64(len(body)) > e.limit {
@@ -123,37 +124,23 @@ func ReadPush(app herald.App, kind herald.PushKind, body []byte, received time.T
 	return judgePush(app, kind, body, received)
 }
 
-// judgePush reads and judges the body of a push endpoint and makes the
-// push it asks for (see ReadPush; the gate ran before).
+// judgePush reads and validates the body of a push endpoint into the
+// request it makes; herald.NewPush decides the push (see ReadPush).
 func judgePush(app herald.App, kind herald.PushKind, body []byte, received time.Time) (herald.Push, []herald.Recipient, error) {
 	e := pushEndpoints[kind]
 	o, _ := parseObject(body)
-	var p herald.Push
-	rs := e.read(o, &p)
-	o.options(&p, app, received, e.scheduleAllowed)
-	o.adPrefix(p, rs, app)
+	var req herald.PushRequest
+	req.Recipients = e.read(o, &req)
+	o.options(&req, app, received, e.scheduleAllowed)
+	o.adPrefix(req, app)
 	if err := o.check(); err != nil {
-		return p, nil, err
+		return herald.Push{}, nil, err
 	}
-	p.Marketing = p.IsMarketingOpt || herald.IsMarketingTitle(p.Content.Title)
-	for _, rc := range rs {
-		p.Marketing = p.Marketing || p.MarketingFor(rc)
+	p, err := herald.NewPush(app, req, received)
+	if err != nil {
+		return herald.Push{}, nil, err
 	}
-	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
-	// a setting, counted in each marketing message's payload.
-	if err := p.FixAdFooter(app, rs); err != nil {
-		return p, nil, err
-	}
-	p.ID = herald.NewID("push_", received)
-	p.AppID = app.ID
-	p.CreatedAt = received.UTC().Truncate(time.Millisecond)
-	p.Status = herald.StatusSending
-	if p.ScheduledAt != nil {
-		p.Status = herald.StatusScheduled
-	}
-	p.RequestedUsers = len(rs)
-	p.ServerActionsHalf = int64(len(rs)) * herald.HalfPerUser
-	return p, rs, nil
+	return p, req.Recipients, nil
 }
 
 // replay answers a repeated Idempotency-Key with the first answer (done is
@@ -288,7 +275,7 @@ func (o object) messages(name string) []herald.Recipient {
 }
 
 // options reads the push options into p; scheduleTime only where allowed.
-func (o object) options(p *herald.Push, app herald.App, received time.Time, scheduleAllowed bool) {
+func (o object) options(p *herald.PushRequest, app herald.App, received time.Time, scheduleAllowed bool) {
 	o.dropNulls("options")
 	opt, ok := o.child("options", false)
 	if !ok {
@@ -332,7 +319,7 @@ func (o object) options(p *herald.Push, app herald.App, received time.Time, sche
 // message's title, on /messages) lacks the (광고) prefix, unless the app
 // turned the check off. It judges a body read without problems only, so
 // that the recipients stand at their indexes.
-func (o object) adPrefix(p herald.Push, rs []herald.Recipient, app herald.App) {
+func (o object) adPrefix(p herald.PushRequest, app herald.App) {
 	if !p.IsMarketingOpt || app.NoAdPrefixCheck || len(*o.details) > 0 {
 		return
 	}
@@ -342,7 +329,7 @@ func (o object) adPrefix(p herald.Push, rs []herald.Recipient, app herald.App) {
 		}
 		return
 	}
-	for i, r := range rs {
+	for i, r := range p.Recipients {
 		if d, bad := herald.AdPrefixProblem(fmt.Sprintf("messages[%d].title", i), r.Content.Title); bad {
 			o.fail(d.Field, d.Reason)
 		}

@@ -2,7 +2,6 @@ package delivery
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"time"
 
@@ -26,14 +25,9 @@ func (w *consentWorker) Timeout(*river.Job[herald.ConsentEventJob]) time.Duratio
 	return 30 * time.Second
 }
 
-// NextRetry follows DESIGN.md's webhook schedule: 5 s, 5 min, 30 min, 2 h,
-// 5 h, 10 h.
+// NextRetry follows the webhook retry policy (herald.WebhookRetry).
 func (w *consentWorker) NextRetry(job *river.Job[herald.ConsentEventJob]) time.Time {
-	d, ok := herald.WebhookRetryDelay(job.Attempt)
-	if !ok {
-		d = 10 * time.Hour
-	}
-	return w.s.cfg.Now().Add(d)
+	return webhookNextRetry(w.s.cfg.Now(), job.Attempt)
 }
 
 // Work posts the event to the app's current webhook and ends it. An app
@@ -62,14 +56,13 @@ func (w *consentWorker) Work(ctx context.Context, job *river.Job[herald.ConsentE
 	return w.failed(ctx, job, herald.ConsentEventID(rec.AppID, rec.ID), err)
 }
 
-// failed handles a failed attempt: retried while the schedule allows;
-// then, or when retrying cannot help, the event is dropped so the user's
+// failed handles a failed attempt: retried while the webhook retry policy
+// allows (herald.WebhookRetry); then the event is dropped so the user's
 // next one can go, and the job cancelled.
 func (w *consentWorker) failed(ctx context.Context, job *river.Job[herald.ConsentEventJob], msgID string, err error) error {
 	a, log := job.Args, w.s.cfg.Logger
 	attrs := []any{"app", a.AppID, "message", msgID, "attempt", job.Attempt, "err", err}
-	_, more := herald.WebhookRetryDelay(job.Attempt)
-	if more && job.Attempt < herald.WebhookAttempts && !errors.Is(err, herald.ErrNoRetry) {
+	if _, retry := herald.WebhookRetry(job.Attempt, err); retry {
 		log.Warn("consent webhook delivery failed; will retry", attrs...)
 		return err
 	}

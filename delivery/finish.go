@@ -94,13 +94,9 @@ type webhookWorker struct {
 // Timeout leaves room for the 10 s request timeout.
 func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration { return 30 * time.Second }
 
-// NextRetry follows DESIGN.md's schedule: 5 s, 5 min, 30 min, 2 h, 5 h, 10 h.
+// NextRetry follows the webhook retry policy (herald.WebhookRetry).
 func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
-	d, ok := herald.WebhookRetryDelay(job.Attempt)
-	if !ok {
-		d = 10 * time.Hour
-	}
-	return w.s.cfg.Now().Add(d)
+	return webhookNextRetry(w.s.cfg.Now(), job.Attempt)
 }
 
 // Work posts the message to the app's current webhook; an app that removed
@@ -120,16 +116,23 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 		return nil
 	}
 	r := job.Args.Report
-	if errors.Is(err, herald.ErrNoRetry) {
-		s.cfg.Logger.Error("webhook delivery failed; not retried", "app", r.AppID, "push", r.PushID, "message", r.ID, "err", err)
+	attrs := []any{"app", r.AppID, "push", r.PushID, "message", r.ID, "attempt", job.Attempt, "err", err}
+	switch _, retry := herald.WebhookRetry(job.Attempt, err); {
+	case retry:
+		s.cfg.Logger.Warn("webhook delivery failed; will retry", attrs...)
+		return err
+	case errors.Is(err, herald.ErrNoRetry):
+		s.cfg.Logger.Error("webhook delivery failed; not retried", attrs...)
 		return river.JobCancel(err)
+	default:
+		s.cfg.Logger.Error("webhook delivery failed; retries exhausted", attrs...)
+		return err // the job's last attempt (WebhookArgs.InsertOpts)
 	}
-	if _, more := herald.WebhookRetryDelay(job.Attempt); !more || job.Attempt >= job.MaxAttempts {
-		s.cfg.Logger.Error("webhook delivery failed; retries exhausted", "app", r.AppID, "push", r.PushID, "message", r.ID,
-			"attempt", job.Attempt, "err", err)
-	} else {
-		s.cfg.Logger.Warn("webhook delivery failed; will retry", "app", r.AppID, "push", r.PushID, "message", r.ID,
-			"attempt", job.Attempt, "err", err)
-	}
-	return err
+}
+
+// webhookNextRetry is River's NextRetry for both webhook workers: the
+// wait herald.WebhookRetry gives after the attempt, from now.
+func webhookNextRetry(now time.Time, attempt int) time.Time {
+	d, _ := herald.WebhookRetry(attempt, nil)
+	return now.Add(d)
 }

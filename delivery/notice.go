@@ -102,7 +102,7 @@ const duePage = 1000
 // dueRecipients returns the users due within the lead days that have a
 // device and no notice on its way, each with its notice.
 func (s *Service) dueRecipients(ctx context.Context, app herald.App, now time.Time) ([]herald.Recipient, error) {
-	until := now.Add(time.Duration(app.Reconfirmation.WithDefaults().LeadDays) * 24 * time.Hour)
+	until := app.Reconfirmation.DueBy(now)
 	pending, err := s.cfg.Store.ReconfirmingUsers(ctx, app.ID)
 	if err != nil {
 		return nil, err

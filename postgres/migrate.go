@@ -38,7 +38,7 @@ func (db *DB) goose(locked bool) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true)}
+	opts := []goose.ProviderOption{goose.WithDisableGlobalRegistry(true), goose.WithGoMigrations(sqlstore.GoMigrations(rebind)...)}
 	if locked {
 		l, err := lock.NewPostgresSessionLocker(lock.WithLockID(db.lockID("goose")), lock.WithLockTimeout(1, 600))
 		if err != nil {

@@ -113,7 +113,8 @@ func (db *DB) goose(conn *sql.DB) (*goose.Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	return goose.NewProvider(goose.DialectSQLite3, conn, fsys, goose.WithDisableGlobalRegistry(true))
+	return goose.NewProvider(goose.DialectSQLite3, conn, fsys, goose.WithDisableGlobalRegistry(true),
+		goose.WithGoMigrations(sqlstore.GoMigrations(func(query string) string { return query })...))
 }
 
 // Migrate applies Herald's migrations and River's.

@@ -122,14 +122,17 @@ func (s *Store) IdempotentPush(ctx context.Context, appID string, idem herald.Id
 	return p, err == nil, err
 }
 
-// charge records half Server Actions for a push, on the app's local day.
-// A sandbox app is charged nothing: its pushes only show their cost.
+// charge records what the app owes for a push at at (App.Charge decides:
+// its local day, nothing for a sandbox).
 func charge(ctx context.Context, c conn, appID, pushID string, half int64, at time.Time) error {
-	loc, sandbox, err := chargeTerms(ctx, c, appID)
-	if err != nil || sandbox {
+	if half == 0 {
+		return nil
+	}
+	app, err := chargeTerms(ctx, c, appID)
+	if err != nil {
 		return err
 	}
-	return insertUsage(ctx, c, herald.Charge(appID, pushID, half, at, loc))
+	return insertUsage(ctx, c, app.Charge(pushID, half, at))
 }
 
 // insertUsage writes ledger entries.
@@ -142,16 +145,15 @@ func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error
 	return err
 }
 
-// chargeTerms returns the app's time zone (an unknown app has the
-// default) and whether it is a sandbox.
-func chargeTerms(ctx context.Context, c conn, appID string) (*time.Location, bool, error) {
-	var tz string
-	var sandbox bool
-	err := c.queryRow(ctx, `SELECT time_zone, sandbox FROM apps WHERE id = ?`, appID).Scan(&tz, &sandbox)
+// chargeTerms reads what App.Charge needs of an app: its time zone (an
+// unknown app has the default) and whether it is a sandbox.
+func chargeTerms(ctx context.Context, c conn, appID string) (herald.App, error) {
+	a := herald.App{ID: appID}
+	err := c.queryRow(ctx, `SELECT time_zone, sandbox FROM apps WHERE id = ?`, appID).Scan(&a.TimeZone, &a.Sandbox)
 	if err != nil && !errors.Is(err, herald.ErrNotFound) {
-		return nil, false, err
+		return a, err
 	}
-	return herald.App{TimeZone: tz}.Location(), sandbox, nil
+	return a, nil
 }
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,

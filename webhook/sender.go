@@ -50,7 +50,7 @@ type Sender struct {
 // DeliveryError is a failed delivery attempt: the receiver answered a
 // non-2xx Status, or the request failed (Status 0) with Err, e.g. a timeout,
 // a network error or a refused private address. Every DeliveryError is
-// worth retrying (herald.WebhookRetryDelay gives the schedule).
+// worth retrying (herald.WebhookRetry gives the schedule).
 type DeliveryError struct {
 	Status int
 	Err    error
