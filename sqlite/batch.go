@@ -15,7 +15,7 @@ import (
 // holds the writer no longer than a few ordinary transactions.
 const maxBatch = 128
 
-// batch commits the transactions marked sqlstore.IsBatched together (group
+// batch commits the transactions marked batched (sqlstore.TxOptions) together (group
 // commit). A commit costs more than a registration's statements (WAL
 // frames written and checksummed, the writer handed from one goroutine to
 // the next), so transactions that queue while the writer is busy share

@@ -28,13 +28,13 @@ func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
 // InTx runs fn in a transaction on the writer, its turn given by the gate
 // (API requests before bulk delivery work).
 //
-// Transactions marked sqlstore.IsBatched (and not bulk) may share their
+// Transactions marked batched (and not bulk) may share their
 // commit with others queued at the same time (see batch).
-func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
-	if sqlstore.IsBatched(ctx) && !sqlstore.IsBulk(ctx) {
+func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
+	if opts.Batched && !opts.Bulk {
 		return e.db.batch.run(ctx, e.db, fn)
 	}
-	if err := e.db.gate.enter(ctx, sqlstore.IsBulk(ctx)); err != nil {
+	if err := e.db.gate.enter(ctx, opts.Bulk); err != nil {
 		return err
 	}
 	defer e.db.gate.leave()
