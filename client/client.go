@@ -1,7 +1,8 @@
 // Package client is a Go client of Herald's public HTTP API: the Server API
 // (x-api-key + x-secret-key, for app operators' back ends) and the SDK API
-// (x-api-key only, what the mobile SDK calls). Benchmarks and end-to-end
-// tests use it; it depends on the standard library only.
+// (x-api-key only, what the mobile SDK calls), and through Admin the admin
+// API (the `herald app` commands). Benchmarks, end-to-end tests and the
+// CLI use it; it depends on the standard library only.
 //
 // Every method takes a context first. A non-2xx answer is returned as
 // *Error. POST requests can carry an Idempotency-Key: attach one to the

@@ -11,32 +11,6 @@ import (
 	"github.com/heraldpush/herald/sqlstore"
 )
 
-// TestMigrationsMatchSQLite holds the two engines to one schema history:
-// the same migration files, so both report the same schema version.
-func TestMigrationsMatchSQLite(t *testing.T) {
-	t.Parallel()
-	names := func(dir string) []string {
-		t.Helper()
-		files, err := filepath.Glob(filepath.Join(dir, "*.sql"))
-		if err != nil || len(files) == 0 {
-			t.Fatalf("migrations in %s: got %v %v", dir, files, err)
-		}
-		for i, f := range files {
-			files[i] = filepath.Base(f)
-		}
-		return files
-	}
-	pg, lite := names("migrations"), names(filepath.Join("..", "sqlite", "migrations"))
-	if len(pg) != len(lite) {
-		t.Fatalf("got %v, want the same files as SQLite's %v", pg, lite)
-	}
-	for i := range pg {
-		if pg[i] != lite[i] {
-			t.Errorf("migration %d: got %s, want %s", i, pg[i], lite[i])
-		}
-	}
-}
-
 // TestMigrateTogether starts several stores on one new schema at once, as
 // nodes starting together do: every Migrate succeeds and each migration is
 // applied once. (Without goose's session lock three of four fail with a

@@ -32,7 +32,7 @@ func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool},
 // the database ended its sessions (a restart, a failover,
 // pg_terminate_backend) the first transaction of each would fail. A
 // broken commit is not run again: it may have been applied.
-func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
+func (e engine) InTx(ctx context.Context, _ sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
 	var committing bool
 	run := func() error {
 		committing = false

@@ -15,7 +15,7 @@ import (
 // holds the writer no longer than a few ordinary transactions.
 const maxBatch = 128
 
-// batch commits the transactions marked sqlstore.IsBatched together (group
+// batch commits the transactions marked batched (sqlstore.TxOptions) together (group
 // commit). A commit costs more than a registration's statements (WAL
 // frames written and checksummed, the writer handed from one goroutine to
 // the next), so transactions that queue while the writer is busy share
@@ -123,8 +123,7 @@ func (db *DB) commitBatch(ctx context.Context, ops []*batchOp) {
 		}
 		return
 	}
-	t := &txn{tx: tx, queue: db.Queue, kept: db.writeStmts}
-	t.querier = querier{q: tx, stmt: t.stmt}
+	t := newTxn(tx, db.Queue)
 	var ran []*batchOp
 	for i, op := range ops {
 		if err := op.ctx.Err(); err != nil {
@@ -155,13 +154,12 @@ func (db *DB) commitBatch(ctx context.Context, ops []*batchOp) {
 	for _, op := range ran {
 		op.finish(err)
 	}
-	db.keepMissed(ctx, t)
 }
 
 // runOp runs one op in a savepoint (alone in its batch, without one: the
 // whole transaction is its own). It returns the op's error, and broken
 // when the transaction can no longer be used. The savepoint statements
-// are kept prepared like the store's.
+// are kept compiled like the store's.
 func runOp(ctx context.Context, t sqlstore.Tx, op *batchOp, alone bool) (err, broken error) {
 	if alone {
 		return guarded(op.fn, t), nil

@@ -82,7 +82,7 @@ func runQueued(t *testing.T, db *DB, ctxs []context.Context, fns []func(sqlstore
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = engine{db}.InTx(sqlstore.Batched(ctxs[i]), fn)
+			errs[i] = engine{db}.InTx(ctxs[i], sqlstore.TxOptions{Batched: true}, fn)
 		}()
 		batchQueued(t, db, i+1) // one by one: the queue's order is the start order
 	}
@@ -161,7 +161,7 @@ func TestBatch(t *testing.T) {
 		if want := map[string]bool{"a": true, "b": false, "d": true}; fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("rows committed: got %v, want %v", got, want)
 		}
-		if err := (engine{db}).InTx(bg, insertMeta("e")); err != nil {
+		if err := (engine{db}).InTx(bg, sqlstore.TxOptions{}, insertMeta("e")); err != nil {
 			t.Errorf("a transaction after the batch: %v", err)
 		}
 	})
@@ -177,7 +177,7 @@ func TestBatch(t *testing.T) {
 				defer wg.Done()
 				for i := range each {
 					name := fmt.Sprintf("w%d-%d", w, i)
-					if err := (engine{db}).InTx(sqlstore.Batched(context.Background()), insertMeta(name)); err != nil {
+					if err := (engine{db}).InTx(context.Background(), sqlstore.TxOptions{Batched: true}, insertMeta(name)); err != nil {
 						errs <- fmt.Errorf("%s: %w", name, err)
 						continue
 					}

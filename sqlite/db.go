@@ -38,8 +38,6 @@ type DB struct {
 	Queue Queue
 	path  string
 	ready readiness
-	// readStmts and writeStmts keep the store's prepared statements.
-	readStmts, writeStmts *stmts
 	// gate orders the store's transactions on the writer.
 	gate gate
 	// batch commits the transactions that may share a commit together.
@@ -79,7 +77,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	}
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
-	db := &DB{Writer: w, Reader: r, path: path, readStmts: newStmts(r), writeStmts: newStmts(w)}
+	db := &DB{Writer: w, Reader: r, path: path}
 	db.Store = sqlstore.New(engine{db})
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil
@@ -103,7 +101,7 @@ func pathEscape(p string) string {
 
 // Close closes both pools.
 func (db *DB) Close() error {
-	return errors.Join(db.readStmts.close(), db.writeStmts.close(), db.Reader.Close(), db.Writer.Close())
+	return errors.Join(db.Reader.Close(), db.Writer.Close())
 }
 
 // goose returns the migration provider on conn: the writer to migrate, the

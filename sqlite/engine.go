@@ -19,30 +19,22 @@ import (
 type Queue = sqlstore.Queue[*sql.Tx]
 
 // engine is the shared SQL's view of the database: reads on the reader
-// pool, transactions on the one writer, statements prepared once (see
-// stmts).
+// pool, transactions on the one writer, each statement compiled once per
+// connection (see openKeeping).
 type engine struct{ db *DB }
 
-func (e engine) Reader() sqlstore.Querier {
-	st := e.db.readStmts
-	return querier{q: e.db.Reader, stmt: func(ctx context.Context, query string) *sql.Stmt {
-		kept, _ := st.prepare(ctx, query) // on an error, the query runs unprepared and reports it
-		return kept
-	}}
-}
+func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
 
 // InTx runs fn in a transaction on the writer, its turn given by the gate
-// (API requests before bulk delivery work). Statements not kept yet run
-// unprepared there, the writer's one connection being the transaction's,
-// and are prepared and kept once it has ended.
+// (API requests before bulk delivery work).
 //
-// Transactions marked sqlstore.IsBatched (and not bulk) may share their
+// Transactions marked batched (and not bulk) may share their
 // commit with others queued at the same time (see batch).
-func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
-	if sqlstore.IsBatched(ctx) && !sqlstore.IsBulk(ctx) {
+func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
+	if opts.Batched && !opts.Bulk {
 		return e.db.batch.run(ctx, e.db, fn)
 	}
-	if err := e.db.gate.enter(ctx, sqlstore.IsBulk(ctx)); err != nil {
+	if err := e.db.gate.enter(ctx, opts.Bulk); err != nil {
 		return err
 	}
 	defer e.db.gate.leave()
@@ -50,23 +42,11 @@ func (e engine) InTx(ctx context.Context, fn func(sqlstore.Tx) error) error {
 	if err != nil {
 		return err
 	}
-	t := &txn{tx: tx, queue: e.db.Queue, kept: e.db.writeStmts}
-	t.querier = querier{q: tx, stmt: t.stmt}
-	if err = fn(t); err != nil {
+	if err = fn(newTxn(tx, e.db.Queue)); err != nil {
 		tx.Rollback()
-	} else {
-		err = tx.Commit()
+		return err
 	}
-	e.db.keepMissed(ctx, t)
-	return err
-}
-
-// keepMissed prepares and keeps the statements t ran unprepared, once t
-// has ended (the writer's one connection is then free).
-func (db *DB) keepMissed(ctx context.Context, t *txn) {
-	for _, query := range t.missed {
-		db.writeStmts.prepare(context.WithoutCancel(ctx), query) // best effort: a failure leaves it unprepared
-	}
+	return tx.Commit()
 }
 
 // Translate maps driver errors to the store's, in one place.
@@ -115,21 +95,12 @@ type dbtx interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// querier runs the shared SQL as it is (SQLite takes its dialect),
-// through a kept statement when stmt has one.
-type querier struct {
-	q    dbtx
-	stmt func(ctx context.Context, query string) *sql.Stmt
-}
+// querier runs the shared SQL as it is (SQLite takes its dialect); the
+// connection keeps the statements compiled (see openKeeping).
+type querier struct{ q dbtx }
 
 func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, error) {
-	var res sql.Result
-	var err error
-	if st := q.stmt(ctx, query); st != nil {
-		res, err = st.ExecContext(ctx, args...)
-	} else {
-		res, err = q.q.ExecContext(ctx, query, args...)
-	}
+	res, err := q.q.ExecContext(ctx, query, args...)
 	if err != nil {
 		return 0, err
 	}
@@ -137,20 +108,11 @@ func (q querier) Exec(ctx context.Context, query string, args ...any) (int64, er
 }
 
 func (q querier) Query(ctx context.Context, query string, args ...any) (sqlstore.Rows, error) {
-	var r *sql.Rows
-	var err error
-	if st := q.stmt(ctx, query); st != nil {
-		r, err = st.QueryContext(ctx, args...)
-	} else {
-		r, err = q.q.QueryContext(ctx, query, args...)
-	}
+	r, err := q.q.QueryContext(ctx, query, args...)
 	return rows{r}, err
 }
 
 func (q querier) QueryRow(ctx context.Context, query string, args ...any) sqlstore.Row {
-	if st := q.stmt(ctx, query); st != nil {
-		return st.QueryRowContext(ctx, args...)
-	}
 	return q.q.QueryRowContext(ctx, query, args...)
 }
 
@@ -164,29 +126,17 @@ type txn struct {
 	querier
 	tx    *sql.Tx
 	queue Queue
-	kept  *stmts
-	// missed are the statements this transaction ran that were not kept.
-	missed []string
 }
 
-// stmt returns the kept statement for query, bound to the transaction,
-// or nil (noting the miss).
-func (t *txn) stmt(ctx context.Context, query string) *sql.Stmt {
-	if st := t.kept.kept(query); st != nil {
-		return t.tx.StmtContext(ctx, st)
-	}
-	t.missed = append(t.missed, query)
-	return nil
-}
+// newTxn is the store's view of tx.
+func newTxn(tx *sql.Tx, queue Queue) *txn { return &txn{querier: querier{tx}, tx: tx, queue: queue} }
 
-// ExecMany runs query for each argument list on one prepared statement.
+// ExecMany runs query for each argument list on one prepared statement
+// (the connection's kept one: see keepingConn.PrepareContext).
 func (t *txn) ExecMany(ctx context.Context, query string, args [][]any) ([]int64, error) {
-	stmt := t.stmt(ctx, query)
-	if stmt == nil {
-		var err error
-		if stmt, err = t.tx.PrepareContext(ctx, query); err != nil {
-			return nil, err
-		}
+	stmt, err := t.tx.PrepareContext(ctx, query)
+	if err != nil {
+		return nil, err
 	}
 	defer stmt.Close()
 	ns := make([]int64, 0, len(args))

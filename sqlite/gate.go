@@ -8,7 +8,7 @@ import (
 
 // gate orders the store's transactions on the one writer: a transaction
 // answering an API request goes before bulk delivery work waiting with it
-// (sqlstore.IsBulk), each kind in order of arrival. Without it every
+// (sqlstore.TxOptions.Bulk), each kind in order of arrival. Without it every
 // waiter is as likely as any other to get the writer next, and an accept
 // could wait behind a long row of a fan-out's small writes. River's own
 // writes do not pass the gate; they meet the one transaction holding it

@@ -4,21 +4,25 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
+	"strings"
 
 	"modernc.org/sqlite"
 )
 
-// maxKeptPerConn bounds the statements a connection keeps; past it, query
-// text is compiled at each call as before.
-const maxKeptPerConn = 128
+// maxKeptPerConn bounds the statements a connection keeps: River's and
+// the store's (a bounded set: IN lists come in a few padded lengths), so
+// the bound is only a guard; past it, one kept statement is dropped for
+// each new one.
+const maxKeptPerConn = 512
 
 // openKeeping opens a pool whose connections keep the queries they are
 // sent as text. database/sql hands a query that comes as text (not a
 // *sql.Stmt) to the driver, which compiles it at every call: River's
 // queries come so (its insert, fetch and completion of every job), and
-// compiling them cost as much as running them. Only queries that return
-// rows are kept (River's are; migrations' scripts, run once, are not); the
-// store's own statements are kept already (see stmts).
+// compiling them cost as much as running them. The store's own statements
+// come so too, and its prepared ones (ExecMany) are lent the kept
+// statement: one cache for all. Scripts of several statements (migrations,
+// run once) are not kept.
 func openKeeping(dsn string) (*sql.DB, error) {
 	c, err := sqlite.NewConnector(dsn)
 	if err != nil {
@@ -108,7 +112,14 @@ func (c *keepingConn) QueryContext(ctx context.Context, query string, args []dri
 }
 
 func (c *keepingConn) ExecContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Result, error) {
-	return c.conn.ExecContext(ctx, query, args)
+	if script(query) {
+		return c.conn.ExecContext(ctx, query, args)
+	}
+	k, err := c.stmt(ctx, query)
+	if err != nil || k == nil {
+		return c.conn.ExecContext(ctx, query, args)
+	}
+	return k.st.(driver.StmtExecContext).ExecContext(ctx, args)
 }
 
 // Close finalizes the kept statements, then closes the connection.
@@ -124,8 +135,22 @@ func (c *keepingConn) Begin() (driver.Tx, error)                 { return c.conn
 func (c *keepingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (driver.Tx, error) {
 	return c.conn.BeginTx(ctx, opts)
 }
+
+// script reports whether query is several statements (a migration's):
+// run once, not kept.
+func script(query string) bool {
+	return strings.Contains(strings.TrimRight(query, "; \t\r\n"), ";")
+}
+
+// PrepareContext lends the statement kept for query, busy until the
+// caller closes it; a fresh one when it is busy already.
 func (c *keepingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
-	return c.conn.PrepareContext(ctx, query)
+	k, err := c.stmt(ctx, query)
+	if err != nil || k == nil {
+		return c.conn.PrepareContext(ctx, query)
+	}
+	k.busy = true
+	return &lentStmt{k: k}, nil
 }
 func (c *keepingConn) Ping(ctx context.Context) error         { return c.conn.Ping(ctx) }
 func (c *keepingConn) ResetSession(ctx context.Context) error { return c.conn.ResetSession(ctx) }
@@ -141,4 +166,25 @@ func (r *keptRows) Close() error {
 	err := r.Rows.Close()
 	r.k.busy = false
 	return err
+}
+
+// lentStmt is a kept statement prepared by the caller (database/sql's
+// PrepareContext): closing it gives it back to the connection.
+type lentStmt struct{ k *keptStmt }
+
+func (s *lentStmt) Close() error  { s.k.busy = false; return nil }
+func (s *lentStmt) NumInput() int { return s.k.st.NumInput() }
+
+//nolint:staticcheck // driver.Stmt's
+func (s *lentStmt) Exec(args []driver.Value) (driver.Result, error) { return s.k.st.Exec(args) }
+
+//nolint:staticcheck // driver.Stmt's
+func (s *lentStmt) Query(args []driver.Value) (driver.Rows, error) { return s.k.st.Query(args) }
+
+func (s *lentStmt) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return s.k.st.(driver.StmtExecContext).ExecContext(ctx, args)
+}
+
+func (s *lentStmt) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return s.k.st.(driver.StmtQueryContext).QueryContext(ctx, args)
 }

@@ -35,7 +35,19 @@ func TestKeepingConn(t *testing.T) {
 		t.Fatal(err)
 	}
 	if n := len(keptOn(t, db)); n != 0 {
-		t.Errorf("after a script: %d kept, want none (only queries returning rows are kept)", n)
+		t.Errorf("after a script: %d kept, want none (scripts are not kept)", n)
+	}
+	const ins = `INSERT INTO t (id, v) VALUES (?, ?)`
+	for i := range 2 {
+		if _, err := db.ExecContext(ctx, ins, 10+i, "z"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if kept := keptOn(t, db); len(kept) != 1 || kept[ins] == nil {
+		t.Errorf("after two execs: kept %v, want the exec once", kept)
+	}
+	if _, err := db.ExecContext(ctx, `DELETE FROM t WHERE id >= 10`); err != nil {
+		t.Fatal(err)
 	}
 	const q = `SELECT v FROM t WHERE id >= ? ORDER BY id`
 	read := func(from int) []string {
@@ -58,8 +70,37 @@ func TestKeepingConn(t *testing.T) {
 			t.Fatalf("got %s, want [a b]", got)
 		}
 	}
-	if kept := keptOn(t, db); len(kept) != 1 || kept[q] == nil || kept[q].busy {
-		t.Errorf("kept %v, want the query once, not busy", kept)
+	if kept := keptOn(t, db); len(kept) != 3 || kept[q] == nil || kept[q].busy {
+		t.Errorf("kept %v, want the query once, not busy (beside the two execs)", kept)
+	}
+
+	t.Run("PreparedIsLent", func(t *testing.T) {
+		tx, err := db.BeginTx(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer tx.Rollback()
+		st, err := tx.PrepareContext(ctx, ins)
+		if err != nil {
+			t.Fatal(err)
+		}
+		// The same text while the kept statement is lent: compiled afresh.
+		if _, err := tx.ExecContext(ctx, ins, 20, "y"); err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			if _, err := st.ExecContext(ctx, 21+i, "y"); err != nil {
+				t.Fatal(err)
+			}
+		}
+		st.Close()
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM t WHERE v = 'y'`).Scan(&n); err != nil || n != 4 {
+			t.Fatalf("rows written: %d, %v; want 4", n, err)
+		}
+	})
+	if k := keptOn(t, db)[ins]; k == nil || k.busy {
+		t.Errorf("after the prepared statement closed: kept %+v, want it kept and free", k)
 	}
 
 	t.Run("SameQueryWhileItsRowsAreOpen", func(t *testing.T) {

@@ -22,7 +22,7 @@ type heldEngine struct {
 
 func (e *heldEngine) Reader() Querier { return nil }
 
-func (e *heldEngine) InTx(ctx context.Context, fn func(Tx) error) error {
+func (e *heldEngine) InTx(ctx context.Context, _ TxOptions, fn func(Tx) error) error {
 	e.entered <- struct{}{}
 	<-e.release
 	return fn(heldTx{e})

@@ -48,3 +48,10 @@ func CancelJob[TTx any](ctx context.Context, q Queue[TTx], tx TTx, id int64) err
 	_, err := q.JobCancelTx(ctx, tx, id)
 	return err
 }
+
+// QueueRunner is a started River client as its service stops it: Stop
+// lets running jobs finish, StopAndCancel cancels them.
+type QueueRunner interface {
+	Stop(ctx context.Context) error
+	StopAndCancel(ctx context.Context) error
+}

@@ -62,8 +62,9 @@ type Engine interface {
 	Reader() Querier
 	// InTx runs fn in a write transaction, committing when fn returns nil
 	// and rolling back otherwise. An engine with one writer may let
-	// transactions whose ctx is not bulk (IsBulk) go first.
-	InTx(ctx context.Context, fn func(Tx) error) error
+	// transactions that are not bulk (TxOptions.Bulk) go first, and
+	// commit batched ones together (TxOptions.Batched).
+	InTx(ctx context.Context, opts TxOptions, fn func(Tx) error) error
 	// Translate maps the driver's errors to the store's: no row is
 	// herald.ErrNotFound, a unique violation wraps ErrUnique, a database
 	// that cannot be reached, is full or read-only is

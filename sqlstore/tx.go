@@ -123,25 +123,41 @@ func (s *Store) reader() conn {
 	return conn{q: s.e.Reader(), tr: s.translate}
 }
 
+// TxOptions are what a write transaction tells the engine of itself.
+type TxOptions struct {
+	// Bulk marks bulk delivery work: the send path's transitions
+	// (fan-out, chunk steps, outcomes, ends), many and small. An engine
+	// with one writer lets other writes, which answer API requests, go
+	// before them.
+	Bulk bool
+	// Batched marks a transaction that may share its commit with others
+	// (group commit): an engine with one writer may run several such
+	// transactions, queued while the writer was busy, in one database
+	// transaction, each in a savepoint of its own, and commit them at
+	// once. Each still returns only after its own writes committed, and
+	// one that fails is rolled back to its savepoint without the others.
+	// A transaction marked so must read only through its own conn (a read
+	// outside it would not see the writes of those before it in the
+	// batch), return every error it meets, and be safe to run again
+	// (inTxRetry's rule). Bulk work is never batched.
+	Batched bool
+}
+
 // inTx runs fn in a write transaction, committing when it returns nil.
 func (s *Store) inTx(ctx context.Context, fn func(c conn) error) error {
-	return s.translate(s.e.InTx(ctx, func(tx Tx) error {
+	return s.inTxWith(ctx, TxOptions{}, fn)
+}
+
+// inTxWith is inTx with the transaction's options.
+func (s *Store) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) error) error {
+	return s.translate(s.e.InTx(ctx, opts, func(tx Tx) error {
 		return fn(conn{q: tx, tx: tx, tr: s.translate})
 	}))
 }
 
-// bulkKey marks the context of bulk delivery work.
-type bulkKey struct{}
-
-// IsBulk reports whether ctx carries bulk delivery work: the send path's
-// transitions (fan-out, chunk steps, outcomes, ends), many and small. An
-// engine with one writer lets other writes, which answer API requests,
-// go before them.
-func IsBulk(ctx context.Context) bool { return ctx.Value(bulkKey{}) != nil }
-
-// inBulkTx is inTx for bulk delivery work (see IsBulk).
+// inBulkTx is inTx for bulk delivery work (see TxOptions.Bulk).
 func (s *Store) inBulkTx(ctx context.Context, fn func(c conn) error) error {
-	return s.inTx(context.WithValue(ctx, bulkKey{}, true), fn)
+	return s.inTxWith(ctx, TxOptions{Bulk: true}, fn)
 }
 
 // errConflict is returned inside a transaction when a guarded write found
@@ -157,8 +173,13 @@ const txAttempts = 8
 // an insert met a unique violation that a concurrent writer caused (the
 // next run sees that writer's row and takes the other path).
 func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn) error) error {
+	return s.inTxRetryWith(ctx, TxOptions{}, retryUnique, fn)
+}
+
+// inTxRetryWith is inTxRetry with the transaction's options.
+func (s *Store) inTxRetryWith(ctx context.Context, opts TxOptions, retryUnique bool, fn func(c conn) error) error {
 	for attempt := 1; ; attempt++ {
-		err := s.inTx(ctx, fn)
+		err := s.inTxWith(ctx, opts, fn)
 		retry := errors.Is(err, errConflict) || retryUnique && errors.Is(err, ErrUnique)
 		switch {
 		case !retry:

@@ -80,7 +80,7 @@ func newDevice(ctx context.Context, c conn, appID, deviceID string, now time.Tim
 // the token over), and a device changed meanwhile is judged again. A new
 // device's default pair and a pair taken from its user are recorded in the
 // consent trail. Registrations arriving together share a commit (see
-// IsBatched).
+// TxOptions.Batched).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
 	err := s.inBatchedTxRetry(ctx, true, func(c conn) error {
@@ -191,7 +191,7 @@ func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, ch
 // device changed meanwhile is read and changed again. The consent records
 // the change made are written first: they lock the user's row before the
 // device's, in the order SetUserConsent takes them. Changes arriving
-// together share a commit (see IsBatched).
+// together share a commit (see TxOptions.Batched).
 func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
 	var d herald.Device
 	err := s.inBatchedTxRetry(ctx, false, func(c conn) error {

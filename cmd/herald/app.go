@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,11 +10,11 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"text/tabwriter"
-	"time"
+
+	"github.com/heraldpush/herald/client"
 )
 
 // appUsage is the answer to `herald app --help`.
@@ -68,11 +67,11 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	if err != nil {
 		return cmd.explain(err)
 	}
-	c := adminClient{base: *server, token: *token}
-	if err := c.defaults(getenv); err != nil {
+	c := client.Admin{Base: *server, Token: *token}
+	if err := c.Defaults(getenv); err != nil {
 		return err
 	}
-	raw, err := c.do(ctx, req.method, req.path, req.body)
+	raw, err := c.Do(ctx, req.method, req.path, req.body)
 	if err != nil {
 		return namedAsFlags(err, appSettingFlags)
 	}
@@ -290,104 +289,10 @@ func webhookCommand() (*command, buildCall) {
 	}
 }
 
-type adminClient struct{ base, token string }
-
-func (c *adminClient) defaults(getenv func(string) string) error {
-	if c.base == "" {
-		addr := getenv("HERALD_ADMIN_ADDR")
-		if addr == "" {
-			addr = "127.0.0.1:8081"
-		}
-		c.base = "http://" + addr
-	}
-	if c.token == "" {
-		c.token = getenv("HERALD_ADMIN_TOKEN")
-	}
-	if c.token == "" {
-		dir := getenv("HERALD_DATA_DIR")
-		if dir == "" {
-			dir = "./herald-data"
-		}
-		b, err := os.ReadFile(filepath.Join(dir, "admin-token"))
-		if err != nil {
-			return errors.New("no admin token: pass --token or set HERALD_ADMIN_TOKEN")
-		}
-		c.token = strings.TrimSpace(string(b))
-	}
-	return nil
-}
-
-func (c *adminClient) do(ctx context.Context, method, path string, body any) ([]byte, error) {
-	var rd io.Reader
-	switch b := body.(type) {
-	case nil:
-	case []byte:
-		rd = bytes.NewReader(b)
-	default:
-		j, err := json.Marshal(body)
-		if err != nil {
-			return nil, err
-		}
-		rd = bytes.NewReader(j)
-	}
-	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(c.base, "/")+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode >= 300 {
-		return nil, answerError(resp.StatusCode, raw)
-	}
-	return raw, nil
-}
-
-// apiError is an admin API refusal: its status, code, message and the
-// details naming each problem.
-type apiError struct {
-	Status  int
-	Code    string
-	Message string
-	Details []struct{ Field, Reason string }
-}
-
-func (e *apiError) Error() string {
-	msg := fmt.Sprintf("admin API answered %d %s: %s", e.Status, e.Code, e.Message)
-	for _, d := range e.Details {
-		msg += fmt.Sprintf("\n  %s: %s", d.Field, d.Reason)
-	}
-	return msg
-}
-
-// answerError turns an admin API error body into an error that names each
-// problem in its details, so the operator sees why (for example that the
-// app-user feature needs the business tier).
-func answerError(status int, raw []byte) error {
-	e := &apiError{Status: status}
-	if json.Unmarshal(raw, e) != nil || e.Code == "" {
-		e.Message = strings.TrimSpace(string(raw))
-		if len(e.Message) > 200 {
-			e.Message = e.Message[:200] + "…"
-		}
-	}
-	return e
-}
-
 // namedAsFlags renames the details of an admin API refusal after the flags
 // that set those fields.
 func namedAsFlags(err error, flags map[string]string) error {
-	var e *apiError
+	var e *client.AdminError
 	if !errors.As(err, &e) {
 		return err
 	}

@@ -2,19 +2,12 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net/url"
 	"os"
 	"strconv"
 	"strings"
-	"time"
-
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/bench"
@@ -64,11 +57,11 @@ func (b benchSetup) startServer(logOut io.Writer) func(ctx context.Context, fcmE
 	return func(ctx context.Context, fcmEndpoint string) (bench.Server, error) {
 		dbURL, dropSchema := "", func() error { return nil }
 		if b.databaseURL != "" {
-			u, drop, err := benchSchema(ctx, b.databaseURL)
+			u, drop, err := bench.Schema(ctx, b.databaseURL)
 			if err != nil {
 				return bench.Server{}, err
 			}
-			fmt.Fprintf(logOut, "bench: PostgreSQL schema %s (dropped at the end)\n", schemaOf(u))
+			fmt.Fprintf(logOut, "bench: PostgreSQL schema %s (dropped at the end)\n", bench.SchemaOf(u))
 			dbURL, dropSchema = u, drop
 		}
 		srv, err := b.startOn(ctx, dbURL, fcmEndpoint, logOut)
@@ -111,65 +104,6 @@ func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logO
 	return bench.StartNodes(ctx, bench.NodesConfig{
 		Binary: b.binary, Count: b.nodes, Env: env, AdminToken: adminToken, Engine: b.engine(), Log: logOut,
 	})
-}
-
-// schemaTimeout bounds creating or dropping the run's schema.
-const schemaTimeout = time.Minute
-
-// benchSchema creates a fresh schema in the database at base and returns
-// the URL of connections that use it (search_path) and a function that
-// drops it, so that runs never see one another's data.
-func benchSchema(ctx context.Context, base string) (string, func() error, error) {
-	u, err := url.Parse(base)
-	if err != nil {
-		return "", nil, fmt.Errorf("--database-url: %w", err)
-	}
-	suffix := make([]byte, 6)
-	rand.Read(suffix)
-	schema := "herald_bench_" + hex.EncodeToString(suffix)
-	ctx, cancel := context.WithTimeout(ctx, schemaTimeout)
-	defer cancel()
-	if err := execOn(ctx, base, `CREATE SCHEMA `+schema); err != nil {
-		return "", nil, fmt.Errorf("bench: create schema: %w", err)
-	}
-	q := u.Query()
-	q.Set("search_path", schema)
-	u.RawQuery = q.Encode()
-	drop := func() error {
-		ctx, cancel := context.WithTimeout(context.Background(), schemaTimeout)
-		defer cancel()
-		if err := execOn(ctx, base, `DROP SCHEMA `+schema+` CASCADE`); err != nil {
-			return fmt.Errorf("bench: drop schema %s: %w", schema, err)
-		}
-		return nil
-	}
-	return u.String(), drop, nil
-}
-
-// execOn runs one statement on a connection of its own. The URL is read
-// as the nodes' pools read it, so pool parameters (pool_max_conns) are
-// not sent to the server.
-func execOn(ctx context.Context, dbURL, sql string) error {
-	cfg, err := pgxpool.ParseConfig(dbURL)
-	if err != nil {
-		return err
-	}
-	conn, err := pgx.ConnectConfig(ctx, cfg.ConnConfig)
-	if err != nil {
-		return err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	_, err = conn.Exec(ctx, sql)
-	return err
-}
-
-// schemaOf returns the search_path of a URL benchSchema made.
-func schemaOf(dbURL string) string {
-	u, err := url.Parse(dbURL)
-	if err != nil {
-		return ""
-	}
-	return u.Query().Get("search_path")
 }
 
 // benchServer starts the service in-process on loopback with cfg's

@@ -14,6 +14,8 @@ import (
 	"regexp"
 	"strconv"
 	"time"
+
+	"github.com/heraldpush/herald/client"
 )
 
 // importBatch is how many lines one admin API call imports: the most it
@@ -46,8 +48,8 @@ func runConsentImport(ctx context.Context, args []string, getenv func(string) st
 	if *file == "" {
 		return errors.New("app consent-import: --file is required")
 	}
-	c := adminClient{base: *server, token: *token}
-	if err := c.defaults(getenv); err != nil {
+	c := client.Admin{Base: *server, Token: *token}
+	if err := c.Defaults(getenv); err != nil {
 		return err
 	}
 	in := io.Reader(os.Stdin)
@@ -65,7 +67,7 @@ func runConsentImport(ctx context.Context, args []string, getenv func(string) st
 
 // importer sends an import file's batches and keeps the totals.
 type importer struct {
-	c                 adminClient
+	c                 client.Admin
 	path              string
 	stdout, stderr    io.Writer
 	start             time.Time
@@ -115,9 +117,9 @@ func (im *importer) send(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("app consent-import: line %d: not JSON: %w", im.batchLine[0], err)
 	}
-	raw, err := im.c.do(ctx, http.MethodPost, im.path, json.RawMessage(body))
+	raw, err := im.c.Do(ctx, http.MethodPost, im.path, json.RawMessage(body))
 	if err != nil {
-		var e *apiError
+		var e *client.AdminError
 		if errors.As(err, &e) && e.Status == http.StatusBadRequest {
 			return im.refused(e)
 		}
@@ -142,7 +144,7 @@ func (im *importer) send(ctx context.Context) error {
 }
 
 // refused names the file lines of a refused batch's problems.
-func (im *importer) refused(e *apiError) error {
+func (im *importer) refused(e *client.AdminError) error {
 	for i, d := range e.Details {
 		m := entryField.FindStringSubmatch(d.Field)
 		if m == nil {

@@ -20,12 +20,12 @@ const importUsers = 100_000
 // cover.
 func (e *env) addUsers(appID string, n int) {
 	e.t.Helper()
-	db, query := e.svc.jobsDB(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+	db, query := e.svc.db.JobsDB(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 		INSERT INTO users (app_id, user_id, state, created_at) SELECT ?, 'u' || CAST(i AS TEXT), 'registered', 0 FROM n`
 	if e.dbURL != "" {
 		query = strings.Replace(strings.Replace(query, "?", "$1", 1), "?", "$2", 1)
 	} else {
-		db = e.svc.db.Writer
+		db = e.sqliteDB().Writer
 	}
 	if _, err := db.Exec(query, n, appID); err != nil {
 		e.t.Fatalf("add users: %v", err)

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 )
 
@@ -50,8 +51,8 @@ func setUpDemo(ctx context.Context, svc *service, stdout io.Writer) error {
 	if err != nil {
 		return err
 	}
-	admin := adminClient{base: svc.AdminURL, token: svc.AdminToken}
-	if err := putRaw(ctx, admin, "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds); err != nil {
+	admin := client.Admin{Base: svc.AdminURL, Token: svc.AdminToken}
+	if _, err := admin.Do(ctx, http.MethodPut, "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds); err != nil {
 		return err
 	}
 	for _, u := range demoUsers {
@@ -88,12 +89,12 @@ func demoCredentials(cfg config) (path string, creds []byte, err error) {
 // demoKeys finds or creates the demo app; the secret is shown only when
 // issued, so an existing app gets a new one.
 func demoKeys(ctx context.Context, svc *service) (demoApp, error) {
-	admin := adminClient{base: svc.AdminURL, token: svc.AdminToken}
+	admin := client.Admin{Base: svc.AdminURL, Token: svc.AdminToken}
 	var list struct {
 		Apps []struct{ AppID, Name, APIKey string }
 	}
 	var app demoApp
-	raw, err := admin.do(ctx, http.MethodGet, "/admin/v1/apps", nil)
+	raw, err := admin.Do(ctx, http.MethodGet, "/admin/v1/apps", nil)
 	if err != nil {
 		return app, err
 	}
@@ -106,9 +107,9 @@ func demoKeys(ctx context.Context, svc *service) (demoApp, error) {
 		}
 	}
 	if app.AppID == "" {
-		raw, err = admin.do(ctx, http.MethodPost, "/admin/v1/apps", map[string]any{"name": demoAppName, "tier": "business", "appUserEnabled": true})
+		raw, err = admin.Do(ctx, http.MethodPost, "/admin/v1/apps", map[string]any{"name": demoAppName, "tier": "business", "appUserEnabled": true})
 	} else {
-		raw, err = admin.do(ctx, http.MethodPost, "/admin/v1/apps/"+app.AppID+"/secret-key", nil)
+		raw, err = admin.Do(ctx, http.MethodPost, "/admin/v1/apps/"+app.AppID+"/secret-key", nil)
 	}
 	if err != nil {
 		return app, err
@@ -150,18 +151,6 @@ PUT /admin/v1/apps/{appId}/fcm-credentials with the file as the body).
 
 `, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint, credsPath,
 		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, svc.AdminToken, svc.AdminURL, app.AppID)
-}
-
-func putRaw(ctx context.Context, admin adminClient, path string, body []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodPut, admin.base+path, bytes.NewReader(body))
-	if err != nil {
-		return err
-	}
-	req.Header.Set("Authorization", "Bearer "+admin.token)
-	req.Header.Set("Content-Type", "application/json")
-	return doExpect(req, http.StatusOK)
 }
 
 func sdkCall(ctx context.Context, url, apiKey string, body any) error {

@@ -23,6 +23,7 @@ import (
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres/pgtest"
+	"github.com/heraldpush/herald/sqlite"
 )
 
 // env is a running herald serve with an FCM emulator, for end-to-end tests.
@@ -108,7 +109,17 @@ func (e *env) queryRow(query string, args ...any) *sql.Row {
 		n := 0
 		query = regexp.MustCompile(`\?`).ReplaceAllStringFunc(query, func(string) string { n++; return "$" + strconv.Itoa(n) })
 	}
-	return e.svc.jobsDB().QueryRow(query, args...)
+	return e.svc.db.JobsDB().QueryRow(query, args...)
+}
+
+// sqliteDB is the service's SQLite engine; the test fails on PostgreSQL.
+func (e *env) sqliteDB() *sqlite.DB {
+	e.t.Helper()
+	db, ok := e.svc.db.(*sqlite.DB)
+	if !ok {
+		e.t.Fatalf("the service's engine is %s, not SQLite", e.svc.db.Name())
+	}
+	return db
 }
 
 // config is the configuration of e's service, tweaked.

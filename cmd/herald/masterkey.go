@@ -35,7 +35,7 @@ func (s *service) keyMismatch(created bool) error {
 	file := filepath.Join(s.cfg.DataDir, "master-key")
 	const keep = "Without that key the FCM credentials and webhook secrets stored here cannot be opened; nothing was changed"
 	switch {
-	case s.pg != nil:
+	case s.db.Shared():
 		return fmt.Errorf("%w: HERALD_MASTER_KEY (--master-key) holds another key. Start every node with the key the database's secrets were sealed with. %s",
 			herald.ErrMasterKeyMismatch, keep)
 	case s.cfg.MasterKey != "":

@@ -6,6 +6,9 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/postgres"
+	"github.com/heraldpush/herald/sqlite"
 )
 
 // readyzState is the whole body of /readyz.
@@ -52,10 +55,11 @@ func (e *env) waitReadyzState(code int, want readyzState) {
 func (e *env) execDB(query string, args ...any) {
 	e.t.Helper()
 	var err error
-	if e.svc.pg != nil {
-		_, err = e.svc.pg.Pool.Exec(context.Background(), query, args...)
-	} else {
-		_, err = e.svc.db.Writer.Exec(query, args...)
+	switch db := e.svc.db.(type) {
+	case *postgres.DB:
+		_, err = db.Pool.Exec(context.Background(), query, args...)
+	case *sqlite.DB:
+		_, err = db.Writer.Exec(query, args...)
 	}
 	if err != nil {
 		e.t.Fatalf("%s: %v", query, err)

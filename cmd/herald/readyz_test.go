@@ -100,9 +100,9 @@ func TestReadyzWhenTheDatabaseCannotWrite(t *testing.T) {
 	t.Run("DiskFull", func(t *testing.T) {
 		// Real statfs of the data directory against a floor no file
 		// system meets.
-		e.svc.db.SetMinFreeBytes(math.MaxUint64)
+		e.sqliteDB().SetMinFreeBytes(math.MaxUint64)
 		e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: disk full")
-		e.svc.db.SetMinFreeBytes(1 << 20)
+		e.sqliteDB().SetMinFreeBytes(1 << 20)
 		e.waitReadyz(t, http.StatusOK, "")
 	})
 	if !strings.Contains(e.logs.String(), "not ready") {
@@ -112,7 +112,7 @@ func TestReadyzWhenTheDatabaseCannotWrite(t *testing.T) {
 
 func execWriter(t *testing.T, e *env, query string) {
 	t.Helper()
-	if _, err := e.svc.db.Writer.Exec(query); err != nil {
+	if _, err := e.sqliteDB().Writer.Exec(query); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 }

@@ -19,8 +19,6 @@ import (
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/metrics"
-	"github.com/heraldpush/herald/postgres"
-	"github.com/heraldpush/herald/sqlite"
 	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/web"
 	"github.com/heraldpush/herald/webhook"
@@ -30,13 +28,12 @@ import (
 type service struct {
 	cfg        config
 	log        *slog.Logger
-	store      *sqlstore.Store // on db or pg, whichever is open
-	db         *sqlite.DB
-	pg         *postgres.DB
+	store      *sqlstore.Store // on db
+	db         database        // the engine, SQLite or PostgreSQL
 	lock       *os.File
 	outage     *outage // logs store outages once (nil for migrate)
 	migrated   int     // migrations applied when the store was opened
-	queue      queue
+	queue      sqlstore.QueueRunner
 	stopBeat   func() // ends the node heartbeat (PostgreSQL)
 	stopWatch  func() // ends the schedule watch (PostgreSQL)
 	servers    []*http.Server
@@ -138,7 +135,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	}
 	s.store.Now = cfg.clock()
 	s.store.OnUnavailable = s.outage.suspect
-	s.log.Info("store open", "engine", s.describe())
+	s.log.Info("store open", "engine", s.db.Describe())
 	if newer := s.newerSchema(ctx); newer != "" {
 		s.log.Warn(newer)
 	}
@@ -147,7 +144,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		return nil, s.fail(err)
 	}
 	v, commit, _ := buildInfo()
-	m := metrics.New(s.jobsDB(), v, commit)
+	m := metrics.New(s.db.JobsDB(), v, commit)
 	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig
 	pushes := delivery.New(delivery.Config{
 		Observe:        m.Send,
@@ -163,7 +160,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	if err := s.startQueue(ctx, pushes); err != nil {
 		return nil, s.fail(err)
 	}
-	if s.pg != nil { // nodes sharing the database share each app's send rate
+	if s.db.Shared() { // nodes sharing the database share each app's send rate
 		s.stopBeat = pushes.StartHeartbeat(s.store, herald.NewID("node_", time.Now()))
 		// every node fires scheduled pushes at their time, so one that dies
 		// holding their River jobs delays none of them

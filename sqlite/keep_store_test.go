@@ -3,14 +3,16 @@ package sqlite
 import (
 	"context"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald"
 )
 
-// TestStatementsKept: the store's statements are prepared once and kept,
-// for reads and in write transactions, and used again on later runs.
+// TestStatementsKept: the store's statements, its writes among them, are
+// compiled once on the writer's connection and kept, and used again on
+// later runs.
 func TestStatementsKept(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -42,12 +44,28 @@ func TestStatementsKept(t *testing.T) {
 	}
 	register("d1")
 	register("d2")
-	reads, writes := len(db.readStmts.m), len(db.writeStmts.m)
-	if reads == 0 || writes == 0 {
-		t.Fatalf("kept after two registrations: got %d reads and %d writes, want some of each", reads, writes)
+	kept := keptOn(t, db.Writer)
+	writes := 0
+	for q := range kept {
+		if strings.HasPrefix(strings.TrimSpace(q), "INSERT") || strings.HasPrefix(strings.TrimSpace(q), "UPDATE") {
+			writes++
+		}
+	}
+	if writes == 0 {
+		t.Fatalf("kept on the writer after two registrations: %d statements, no INSERT or UPDATE", len(kept))
+	}
+	stmts := map[*keptStmt]bool{}
+	for _, k := range kept {
+		stmts[k] = true
 	}
 	register("d3")
-	if r, w := len(db.readStmts.m), len(db.writeStmts.m); r != reads || w != writes {
-		t.Errorf("kept after a third: got %d reads and %d writes, want %d and %d (none prepared anew)", r, w, reads, writes)
+	again := keptOn(t, db.Writer)
+	if len(again) != len(kept) {
+		t.Errorf("kept after a third: %d statements, want %d (none prepared anew)", len(again), len(kept))
+	}
+	for q, k := range again {
+		if !stmts[k] {
+			t.Errorf("kept after a third: %q compiled anew", q)
+		}
 	}
 }
