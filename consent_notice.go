@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -123,20 +124,11 @@ func templateProblem(s string, maxLen int, allowed []string) string {
 		return fmt.Sprintf("must be at most %d characters", maxLen)
 	}
 	for _, m := range placeholder.FindAllStringSubmatch(s, -1) {
-		if !contains(allowed, m[1]) {
+		if !slices.Contains(allowed, m[1]) {
 			return fmt.Sprintf("has the unknown placeholder %s; allowed: {%s}", m[0], strings.Join(allowed, "}, {"))
 		}
 	}
 	return ""
-}
-
-func contains(list []string, s string) bool {
-	for _, v := range list {
-		if v == s {
-			return true
-		}
-	}
-	return false
 }
 
 // Problems judges the setting; field is its JSON path ("consentNotice").

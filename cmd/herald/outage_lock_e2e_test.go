@@ -1,9 +1,7 @@
 package main
 
 import (
-	"database/sql"
 	"net/http"
-	"path/filepath"
 	"testing"
 	"time"
 )
@@ -17,24 +15,13 @@ func TestOutageSQLiteLocked(t *testing.T) {
 	e := start(t)
 	a := e.newApp(nil)
 	e.register(a, "tok-", "u1")
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(e.dataDir, "herald.db")+"?_txlock=immediate")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
-	tx, err := other.Begin()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := tx.Exec(`UPDATE meta SET updated_at = 0`); err != nil {
-		t.Fatal(err)
-	}
+	unlock := e.lockFromOutside(t)
 	e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: database is locked",
 		"database cannot take writes: the writer did not answer within 2s")
 	resp, took := e.outagePush(a, "locked")
 	t.Logf("locked: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
 	checkUnavailable(t, "push with the database locked elsewhere", resp)
-	tx.Rollback()
+	unlock()
 	e.waitReadyz(t, http.StatusOK, "")
 	if resp, _ := e.outagePush(a, "locked"); resp.Status != http.StatusOK {
 		t.Fatalf("push once unlocked: got %d %s", resp.Status, resp.Body)

@@ -78,23 +78,12 @@ func TestReadyzWhenTheDatabaseCannotWrite(t *testing.T) {
 		e.waitReadyz(t, http.StatusOK, "")
 	})
 	t.Run("Locked", func(t *testing.T) {
-		other, err := sql.Open("sqlite", "file:"+filepath.Join(e.dataDir, "herald.db")+"?_txlock=immediate")
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer other.Close()
-		tx, err := other.Begin()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if _, err := tx.Exec(`UPDATE meta SET updated_at = 0`); err != nil {
-			t.Fatal(err)
-		}
+		unlock := e.lockFromOutside(t)
 		// River's fetches queue on the writer behind the lock too, so the
 		// probe may not even get the writer within its time.
 		e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: database is locked",
 			"database cannot take writes: the writer did not answer within 2s")
-		tx.Rollback()
+		unlock()
 		e.waitReadyz(t, http.StatusOK, "")
 	})
 	t.Run("DiskFull", func(t *testing.T) {
@@ -115,4 +104,24 @@ func execWriter(t *testing.T, e *env, query string) {
 	if _, err := e.sqliteDB().Writer.Exec(query); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
+}
+
+// lockFromOutside takes the embedded store's write lock from another
+// connection, as another process would, until the function it returns
+// releases it (or the test ends).
+func (e *env) lockFromOutside(t *testing.T) (unlock func()) {
+	t.Helper()
+	other, err := sql.Open("sqlite", "file:"+filepath.Join(e.dataDir, "herald.db")+"?_txlock=immediate")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.Close() })
+	tx, err := other.Begin()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tx.Exec(`UPDATE meta SET updated_at = 0`); err != nil {
+		t.Fatal(err)
+	}
+	return func() { tx.Rollback() }
 }
