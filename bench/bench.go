@@ -38,6 +38,10 @@ type Server struct {
 	// Processes, when not nil, reads the usage of each server process;
 	// nil means the server runs inside the bench process.
 	Processes func() ([]ProcessUsage, error)
+	// DatabaseURL, when not empty, is the PostgreSQL database the server
+	// runs on: its WAL and, on this machine, its processes' CPU are
+	// measured too (Result.Database).
+	DatabaseURL string
 	// Stop shuts the server down and removes its data.
 	Stop func() error
 }
@@ -161,6 +165,13 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		res.Nodes, res.ServerProcess = len(srv.nodes()), Separate
 	}
 	run := &runner{opts: opts, emu: emu, srv: srv, res: &res}
+	if srv.DatabaseURL != "" {
+		if run.db, err = openDBMeter(ctx, srv.DatabaseURL); err != nil {
+			return res, err
+		}
+		defer run.db.close()
+		res.Database = &Database{Scope: run.db.scope()}
+	}
 	if err := run.serverPhase(ctx); err != nil {
 		return res, err
 	}
@@ -189,6 +200,8 @@ type runner struct {
 	res      *Result
 	app      benchApp
 	template []byte // the message the server sent to user 0
+	// db measures PostgreSQL when the server runs on it; nil otherwise.
+	db *dbMeter
 }
 
 // serverPhase sets up the app, registers the users, pushes to them and
@@ -200,12 +213,17 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	}
 	r.app, r.res.SendRatePerMinute = app, app.sendRate
 	fmt.Fprintf(r.opts.Progress, "bench: registering %d users (%d workers)\n", r.opts.Users, r.opts.RegisterWorkers)
-	reg, err := register(ctx, app.clients, r.opts.Users, r.opts.RegisterWorkers)
+	var reg Register
+	err = r.measureDB(ctx, r.opts.Users, func(p DatabasePhase) { r.res.Database.Register = p }, func() error {
+		reg, err = register(ctx, app.clients, r.opts.Users, r.opts.RegisterWorkers)
+		return err
+	})
 	r.res.Register = reg
 	if err != nil {
 		return err
 	}
-	if err := r.deliver(ctx); err != nil {
+	err = r.measureDB(ctx, r.opts.Users, func(p DatabasePhase) { r.res.Database.Deliver = p }, func() error { return r.deliver(ctx) })
+	if err != nil {
 		return err
 	}
 	if err := checkDeliveries(r.emu.Emulator, r.opts.Mode, r.opts.Users, &r.res.Delivery); err != nil {
@@ -219,9 +237,37 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	if !r.opts.Events {
 		return nil
 	}
-	ev, err := r.reportEvents(ctx)
-	r.res.Events = &ev
-	return err
+	var ev Events
+	return r.measureDB(ctx, 0, func(p DatabasePhase) { r.res.Database.Events = &p }, func() error {
+		ev, err = r.reportEvents(ctx)
+		r.res.Events = &ev
+		return err
+	})
+}
+
+// measureDB runs a phase of units (0: the events it reports) and, when
+// the server runs on PostgreSQL, records the database's work over it with
+// record.
+func (r *runner) measureDB(ctx context.Context, units int, record func(DatabasePhase), phase func() error) error {
+	if r.db == nil {
+		return phase()
+	}
+	from, err := r.db.read(ctx)
+	if err != nil {
+		return err
+	}
+	if err := phase(); err != nil {
+		return err
+	}
+	to, err := r.db.read(ctx)
+	if err != nil {
+		return err
+	}
+	if units == 0 && r.res.Events != nil {
+		units = r.res.Events.Events
+	}
+	record(r.db.phase(from, to, units))
+	return nil
 }
 
 // deliver pushes to every user and waits for the emulator to accept every

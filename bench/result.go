@@ -41,6 +41,9 @@ type Result struct {
 	// and the client (and the server too when it runs in process).
 	BenchProcess Usage `json:"benchProcess"`
 
+	// Database is PostgreSQL's own work, when the server ran on it.
+	Database *Database `json:"database,omitempty"`
+
 	// Events is the events phase, when the run had one (Options.Events).
 	Events *Events `json:"events,omitempty"`
 
@@ -132,6 +135,9 @@ func (r Result) WriteText(w io.Writer) error {
 		fmt.Fprintf(&b, "             %d accepted, %d ignored; pushes count %d received, %d opened; server CPU %.2fs: %.3f CPU-s per 1,000 events\n",
 			e.Accepted, e.Ignored, e.Received, e.Opened, e.ServerCPUSeconds, e.ServerCPUSecondsPer1000Events)
 	}
+	if d := r.Database; d != nil {
+		writeDatabase(&b, *d)
+	}
 	fmt.Fprintf(&b, "  ceiling    %d messages in %.2fs: %.0f/s with %d streams\n", r.Ceiling.Sent, r.Ceiling.Seconds, r.Ceiling.PerSecond, r.Ceiling.Streams)
 	fmt.Fprintf(&b, "             (%s)\n", r.Ceiling.Client)
 	fmt.Fprintf(&b, "  ratio      %.2f (server / ceiling)\n", r.Ratio)
@@ -180,6 +186,29 @@ func writeUsage(b *bytes.Buffer, name string, u Usage) {
 	}
 	fmt.Fprintf(b, ", CPU %.2fs while delivering: %.3f CPU-s per 1,000 deliveries\n", u.CPUSeconds, u.CPUSecondsPer1000Deliveries)
 	fmt.Fprintf(b, "             (%s)\n", u.Scope)
+}
+
+// writeDatabase writes PostgreSQL's work per phase.
+func writeDatabase(b *bytes.Buffer, d Database) {
+	phases := []struct {
+		name, unit string
+		p          *DatabasePhase
+	}{{"registering", "registrations", &d.Register}, {"delivering", "deliveries", &d.Deliver}, {"events", "events", d.Events}}
+	for i, ph := range phases {
+		if ph.p == nil {
+			continue
+		}
+		label := ""
+		if i == 0 {
+			label = "database"
+		}
+		fmt.Fprintf(b, "  %-9s  %s: ", label, ph.name)
+		if c, per := ph.p.CPUSeconds, ph.p.CPUSecondsPer1000; c != nil && per != nil {
+			fmt.Fprintf(b, "PostgreSQL CPU %.2fs (%.3f CPU-s per 1,000 %s), ", *c, *per, ph.unit)
+		}
+		fmt.Fprintf(b, "WAL %.1f MiB (%.0f KiB per 1,000 %s)\n", float64(ph.p.WALBytes)/(1<<20), ph.p.WALBytesPer1000/(1<<10), ph.unit)
+	}
+	fmt.Fprintf(b, "             (%s)\n", d.Scope)
 }
 
 // startCPUProfile profiles the process into w until the returned stop.

@@ -36,34 +36,8 @@ func ReadProcessUsage(pid string) (ProcessUsage, error) {
 
 // procCPU returns utime + stime of /proc/<pid>/stat in seconds.
 func procCPU(pid string) (float64, error) {
-	raw, err := os.ReadFile("/proc/" + pid + "/stat")
-	if err != nil {
-		return 0, err
-	}
-	return parseStatCPU(pid, raw)
-}
-
-// parseStatCPU reads utime + stime out of a /proc/<pid>/stat line.
-func parseStatCPU(pid string, raw []byte) (float64, error) {
-	// The command name, in parentheses, may hold spaces: count the fields
-	// from after its closing parenthesis, where field 3 (state) starts.
-	i := strings.LastIndexByte(string(raw), ')')
-	if i < 0 {
-		return 0, fmt.Errorf("/proc/%s/stat: no command name", pid)
-	}
-	fields := strings.Fields(string(raw[i+1:]))
-	if len(fields) < 13 {
-		return 0, fmt.Errorf("/proc/%s/stat: %d fields", pid, len(fields))
-	}
-	var ticks int64
-	for _, f := range fields[11:13] { // fields 14 and 15: utime, stime
-		n, err := strconv.ParseInt(f, 10, 64)
-		if err != nil {
-			return 0, fmt.Errorf("/proc/%s/stat: %w", pid, err)
-		}
-		ticks += n
-	}
-	return float64(ticks) / clockTicks, nil
+	st, err := readStat(pid)
+	return st.cpu, err
 }
 
 // procPeakRSS returns VmHWM of /proc/<pid>/status in bytes.

@@ -4,20 +4,24 @@ import (
 	"testing"
 )
 
-func TestParseStatCPU(t *testing.T) {
+func TestParseStat(t *testing.T) {
 	t.Parallel()
-	// A command name with a space and a parenthesis; utime 250 and stime
-	// 50 ticks are fields 14 and 15.
-	line := "4242 (herald (x) y) S 1 4242 4242 0 -1 4194560 1234 0 0 0 250 50 0 0 20 0 9 0 100 0 0\n"
-	got, err := parseStatCPU("4242", []byte(line))
+	// A command name with a space and parentheses; the parent is field 4,
+	// utime 250 and stime 50 ticks fields 14 and 15, the reaped children's
+	// cutime 700 and cstime 100 fields 16 and 17.
+	line := "4242 (herald (x) y) S 17 4242 4242 0 -1 4194560 1234 0 0 0 250 50 700 100 20 0 9 0 100 0 0\n"
+	got, err := parseStat("4242", line)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got != 3 {
-		t.Errorf("got %v CPU-seconds, want 3 (300 ticks of 1/100 s)", got)
+	want := procStat{comm: "herald (x) y", ppid: "17", cpu: 3, childrenCPU: 8}
+	if got != want {
+		t.Errorf("got %+v, want %+v (ticks of 1/100 s)", got, want)
 	}
-	if _, err := parseStatCPU("1", []byte("1 (short) S 1 2 3")); err == nil {
-		t.Errorf("a short line: got no error")
+	for _, bad := range []string{"1 (short) S 1 2 3", "1 no name S 1 2 3 4 5 6 7 8 9 10 11 12 13 14 15", "1 (x) S 1 2 3 4 5 6 7 8 9 10 u 12 13 14 15"} {
+		if _, err := parseStat("1", bad); err == nil {
+			t.Errorf("%q: got no error", bad)
+		}
 	}
 }
 

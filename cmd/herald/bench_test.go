@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"math"
 	"os"
 	"regexp"
 	"strings"
@@ -222,6 +223,9 @@ func TestBenchModes(t *testing.T) {
 				t.Errorf("all: got p50 %v, p99 %v, max %v; want the one request's latency in each",
 					b.num("accept", "p50Ms"), b.num("accept", "p99Ms"), b.num("accept", "maxMs"))
 			}
+			if _, ok := b.got["database"]; ok {
+				t.Errorf("database figures on SQLite: %v", b.got["database"])
+			}
 			if got := b.str("peakRssScope"); got != b.str("server", "scope") || strings.Contains(got, "emulator") {
 				t.Errorf("peakRssScope: got %q, want the server process's alone", got)
 			}
@@ -244,6 +248,19 @@ func TestBenchNodes(t *testing.T) {
 	b, stderr := runBenchJSON(t, "--users", "1500", "--database-url", dbURL, "--nodes", "3", "--binary", bin)
 	b.checkFigures(1500, 3, 3)
 	b.checkShape("users", "postgres", "separate", 3)
+	// PostgreSQL's own work per phase: WAL written, and (on this machine)
+	// its processes' CPU, per 1,000 registrations and deliveries.
+	for _, phase := range []string{"register", "deliver"} {
+		if got := b.num("database", phase, "walBytes"); !(got > 0) {
+			t.Errorf("database.%s.walBytes: got %v, want the WAL the phase wrote", phase, got)
+		}
+		if got := b.num("database", phase, "cpuSeconds"); !(got > 0) {
+			t.Errorf("database.%s.cpuSeconds: got %v, want PostgreSQL's CPU time over the phase", phase, got)
+		}
+		if got, want := b.num("database", phase, "cpuSecondsPer1000"), b.num("database", phase, "cpuSeconds")*1000/1500; math.Abs(got-want) > 1e-9 {
+			t.Errorf("database.%s.cpuSecondsPer1000: got %v, want %v", phase, got, want)
+		}
+	}
 	m := regexp.MustCompile(`PostgreSQL schema (herald_bench_[0-9a-f]+)`).FindStringSubmatch(stderr)
 	if m == nil {
 		t.Fatalf("stderr names no schema:\n%s", stderr)

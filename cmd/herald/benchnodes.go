@@ -70,6 +70,7 @@ func (b benchSetup) startServer(logOut io.Writer) func(ctx context.Context, fcmE
 		}
 		stop := srv.Stop
 		srv.Stop = func() error { return errors.Join(stop(), dropSchema()) }
+		srv.DatabaseURL = dbURL
 		return srv, nil
 	}
 }
