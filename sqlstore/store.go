@@ -88,11 +88,14 @@ type Store struct {
 	// devices each push was sent to.
 	events  eventQueue
 	targets *targets
+	lw      LookupWriter // the engine's, when it writes lookups itself
 }
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
-	return &Store{Now: time.Now, e: e, targets: newTargets()}
+	s := &Store{Now: time.Now, e: e, targets: newTargets()}
+	s.lw, _ = e.(LookupWriter)
+	return s
 }
 
 var (
