@@ -21,10 +21,11 @@ type Lookup struct {
 // LookupWriter is implemented by an engine that writes a Lookup in its own
 // form. PostgreSQL plans an IN list of 500 keys from its statistics: right
 // after a burst of registrations, before autovacuum analyzed the table,
-// they say the app has a row or none, and the plan reads every row of the
-// app's to filter them by the list (28 to 46 ms a read instead of 1). An
-// engine without one (SQLite, whose plan of an IN list on an index is
-// always the probes) is given the IN list (InListLookup).
+// they say the app has a few rows or none, and the plan reads every row of
+// the app's to filter them by the list (28 to 46 ms a read in a bench);
+// with fresh statistics it scans the table. An engine without one
+// (SQLite, whose plan of an IN list on an index is the probes) is given
+// the IN list (InListLookup).
 type LookupWriter interface {
 	// LookupQuery returns l's query of at most lookupBatch keys in scope,
 	// with its arguments.

@@ -3,7 +3,8 @@
 // Engine each adapter provides (sqlite on database/sql, postgres on pgx).
 // An engine supplies connections, transactions, River's jobs in those
 // transactions, and the translation of its driver's errors; it writes no
-// query of the store's.
+// query of the store's, but may write a lookup of many keys in a form of
+// its own (LookupWriter).
 //
 // The shared dialect: `?` placeholders (also `?NNN`, numbered), which an
 // engine numbering its parameters rebinds; TRUE and FALSE, never 1 and 0;
