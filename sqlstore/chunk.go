@@ -172,7 +172,7 @@ func markable(ctx context.Context, c conn, appID string, st sendstore.ChunkStep)
 		user  *string
 	}
 	now := make(map[string]holding, len(ids))
-	err := eachIn(ctx, c, `SELECT device_id, token, user_id FROM devices WHERE app_id = ? AND device_id IN `, appID, ids,
+	err := c.lookup(ctx, HeldTokensLookup, appID, ids,
 		func(row scanner) error {
 			var id string
 			var h holding

@@ -11,14 +11,14 @@ import (
 // DevicesByID returns those of the devices that still exist.
 func (s *Store) DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error) {
 	out := make(map[string]herald.Device, len(deviceIDs))
-	err := s.devicesWhere(ctx, `device_id`, appID, deviceIDs, func(d herald.Device) { out[d.ID] = d })
+	err := s.devicesWhere(ctx, DevicesByIDLookup, appID, deviceIDs, func(d herald.Device) { out[d.ID] = d })
 	return out, err
 }
 
 // DevicesOfUsers returns the devices mapped to each of the users.
 func (s *Store) DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error) {
 	out := make(map[string][]herald.Device, len(userIDs))
-	err := s.devicesWhere(ctx, `user_id`, appID, userIDs, func(d herald.Device) { out[*d.UserID] = append(out[*d.UserID], d) })
+	err := s.devicesWhere(ctx, DevicesOfUsersLookup, appID, userIDs, func(d herald.Device) { out[*d.UserID] = append(out[*d.UserID], d) })
 	return out, err
 }
 
@@ -77,28 +77,14 @@ func prefixed(alias, columns string) string {
 	return strings.Join(parts, ", ")
 }
 
-// devicesWhere calls found for each device of the app whose column holds one
-// of values, in batches that keep under SQLite's variable limit.
-func (s *Store) devicesWhere(ctx context.Context, column, appID string, values []string, found func(herald.Device)) error {
-	const batch = 500
-	for start := 0; start < len(values); start += batch {
-		part := values[start:min(start+batch, len(values))]
-		args := make([]any, 0, len(part)+1)
-		args = append(args, appID)
-		for _, v := range part {
-			args = append(args, v)
+// devicesWhere calls found for each device of the app that l finds for
+// values, by created_at and id.
+func (s *Store) devicesWhere(ctx context.Context, l Lookup, appID string, values []string, found func(herald.Device)) error {
+	return s.reader().lookup(ctx, l, appID, values, func(row scanner) error {
+		d, err := scanDevice(row)
+		if err == nil {
+			found(d)
 		}
-		err := s.reader().each(ctx, func(row scanner) error {
-			d, err := scanDevice(row)
-			if err == nil {
-				found(d)
-			}
-			return err
-		}, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND `+column+` IN (`+placeholders(len(part))+`)
-			ORDER BY created_at, device_id`, args...)
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }

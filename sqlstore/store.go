@@ -3,7 +3,8 @@
 // Engine each adapter provides (sqlite on database/sql, postgres on pgx).
 // An engine supplies connections, transactions, River's jobs in those
 // transactions, and the translation of its driver's errors; it writes no
-// query of the store's.
+// query of the store's, but may write a lookup of many keys in a form of
+// its own (LookupWriter).
 //
 // The shared dialect: `?` placeholders (also `?NNN`, numbered), which an
 // engine numbering its parameters rebinds; TRUE and FALSE, never 1 and 0;
@@ -88,11 +89,14 @@ type Store struct {
 	// devices each push was sent to.
 	events  eventQueue
 	targets *targets
+	lw      LookupWriter // the engine's, when it writes lookups itself
 }
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
-	return &Store{Now: time.Now, e: e, targets: newTargets()}
+	s := &Store{Now: time.Now, e: e, targets: newTargets()}
+	s.lw, _ = e.(LookupWriter)
+	return s
 }
 
 var (

@@ -16,6 +16,7 @@ type conn struct {
 	q  Querier
 	tx Tx // nil outside a transaction
 	tr func(error) error
+	lw LookupWriter // the engine's, or nil
 }
 
 func (c conn) exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -120,7 +121,7 @@ func (s *Store) translate(err error) error {
 
 // reader is a conn on the engine's reads outside transactions.
 func (s *Store) reader() conn {
-	return conn{q: s.e.Reader(), tr: s.translate}
+	return conn{q: s.e.Reader(), tr: s.translate, lw: s.lw}
 }
 
 // TxOptions are what a write transaction tells the engine of itself.
@@ -151,7 +152,7 @@ func (s *Store) inTx(ctx context.Context, fn func(c conn) error) error {
 // inTxWith is inTx with the transaction's options.
 func (s *Store) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) error) error {
 	return s.translate(s.e.InTx(ctx, opts, func(tx Tx) error {
-		return fn(conn{q: tx, tx: tx, tr: s.translate})
+		return fn(conn{q: tx, tx: tx, tr: s.translate, lw: s.lw})
 	}))
 }
 

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"fmt"
 	"slices"
 	"testing"
 	"time"
@@ -401,6 +402,21 @@ func testDevicesOfUsers(t *testing.T, b *bundle) {
 	}
 	if d := m["u1"][0]; d.Token == "" || d.Platform == "" || d.TokenUpdatedAt.IsZero() {
 		t.Errorf("device fields: got %+v, want token, platform and refresh time", d)
+	}
+	// Another app's user of the same id is not this app's; a user asked
+	// twice has each device once; a list longer than one query's batch
+	// (512) is read whole.
+	other := b.newApp("other")
+	_, err = b.s.RegisterDevice(b.ctx, other.ID, registration("d5", "t5", "u1"))
+	must(t, "RegisterDevice", err)
+	users := []string{"u1", "u1"}
+	for i := range 600 {
+		users = append(users, fmt.Sprintf("ghost%d", i))
+	}
+	m, err = b.s.DevicesOfUsers(b.ctx, b.app.ID, append(users, "u2", "u1"))
+	must(t, "DevicesOfUsers", err)
+	if !equal(deviceIDs(m["u1"]), []string{"d1", "d2"}) || !equal(deviceIDs(m["u2"]), []string{"d3"}) || len(m) != 2 {
+		t.Errorf("repeated and many users: got u1 %v, u2 %v, %d users; want [d1 d2], [d3], 2", deviceIDs(m["u1"]), deviceIDs(m["u2"]), len(m))
 	}
 }
 
