@@ -40,6 +40,21 @@ type Tx interface {
 	InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error)
 	// CancelJob cancels a job that has not run yet.
 	CancelJob(ctx context.Context, id int64) error
+	// Pipeline runs the statements in order, on an engine with round
+	// trips in one, and gives each result to its callback as it comes.
+	// It stops at the first error, a statement's or a callback's, and
+	// returns it.
+	Pipeline(ctx context.Context, stmts []Stmt) error
+}
+
+// Stmt is one statement of a pipeline. Row, when set, is given the
+// statement's row (its Scan reports no row as Translate does); otherwise
+// Exec, when set, is given how many rows it changed.
+type Stmt struct {
+	Query string
+	Args  []any
+	Row   func(Row) error
+	Exec  func(n int64) error
 }
 
 // Rows is the result of a query; Close may be called more than once.

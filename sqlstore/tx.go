@@ -43,6 +43,17 @@ func (c conn) execMany(ctx context.Context, query string, args [][]any) ([]int64
 	return ns, c.tr(err)
 }
 
+// pipeline runs stmts in one round trip (see Tx.Pipeline), each row and
+// error translated.
+func (c conn) pipeline(ctx context.Context, stmts ...Stmt) error {
+	for i := range stmts {
+		if fn := stmts[i].Row; fn != nil {
+			stmts[i].Row = func(r Row) error { return fn(row{r: r, tr: c.tr}) }
+		}
+	}
+	return c.tr(c.tx.Pipeline(ctx, stmts))
+}
+
 func (c conn) insertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
