@@ -15,6 +15,11 @@ import (
 // memory, past which every other session's snapshots get dearer.
 const maxBatch = 64
 
+// lanes is how many batches of one process run at once, each on a
+// connection of its own: one batch's round trips leave the database and
+// this process idle in turn, so one at a time uses at most a core.
+var lanes = 4
+
 // Savepoint statements of a batch.
 const (
 	savepoint  = `SAVEPOINT batch_op`
@@ -45,7 +50,7 @@ func newBatch(db *DB) *sqlstore.Group {
 		}
 		p := &pending{tx: tx}
 		return &batchTx{txn: txn{querier{p, &db.rb}, tx, db.Queue}, p: p}, nil
-	}, maxBatch)
+	}, maxBatch, lanes)
 }
 
 // batchTx is a batch's transaction. Its statements ignore the end of any

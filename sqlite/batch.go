@@ -26,7 +26,7 @@ func newBatch(db *DB) *sqlstore.Group {
 			return nil, err
 		}
 		return batchTx{detached{newTxn(tx, db.Queue)}, db}, nil
-	}, maxBatch)
+	}, maxBatch, 1)
 }
 
 // batchTx is a batch's transaction on the writer. Its savepoint

@@ -43,6 +43,13 @@ type Group struct {
 	begin func(ctx context.Context) (GroupTx, error)
 	max   int
 	mu    sync.Mutex
+	lanes []lane
+}
+
+// lane is a queue of its own with a leader of its own: a group with
+// several runs that many batches at once, on an engine that can (each
+// in a transaction on a connection of its own).
+type lane struct {
 	// queue holds the transactions waiting; its first is the leader's
 	// whenever leading is true.
 	queue   []*groupOp
@@ -51,9 +58,9 @@ type Group struct {
 
 // NewGroup returns a group whose batches run in transactions begin
 // starts (after taking the engine's turn, if it has one), at most max
-// transactions in one.
-func NewGroup(begin func(ctx context.Context) (GroupTx, error), max int) *Group {
-	return &Group{begin: begin, max: max}
+// transactions in one and at most lanes batches at once.
+func NewGroup(begin func(ctx context.Context) (GroupTx, error), max, lanes int) *Group {
+	return &Group{begin: begin, max: max, lanes: make([]lane, lanes)}
 }
 
 // groupOp is one transaction in the queue.
@@ -71,20 +78,41 @@ func (op *groupOp) finish(err error) {
 	close(op.done)
 }
 
-// Queued returns how many transactions wait in the queue (for tests).
+// Queued returns how many transactions wait in the queues (for tests).
 func (g *Group) Queued() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.queue)
+	n := 0
+	for _, l := range g.lanes {
+		n += len(l.queue)
+	}
+	return n
+}
+
+// pick returns the lane a transaction joins: one without a batch
+// running, else the one with the fewest waiting. The caller holds g.mu.
+func (g *Group) pick() *lane {
+	best := &g.lanes[0]
+	for i := range g.lanes {
+		l := &g.lanes[i]
+		if !l.leading {
+			return l
+		}
+		if len(l.queue) < len(best.queue) {
+			best = l
+		}
+	}
+	return best
 }
 
 // Run queues fn and returns once it has committed or failed.
 func (g *Group) Run(ctx context.Context, fn func(Tx) error) error {
 	op := &groupOp{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
 	g.mu.Lock()
-	g.queue = append(g.queue, op)
-	first := !g.leading
-	g.leading = true
+	l := g.pick()
+	l.queue = append(l.queue, op)
+	first := !l.leading
+	l.leading = true
 	g.mu.Unlock()
 	if !first {
 		select {
@@ -93,21 +121,21 @@ func (g *Group) Run(ctx context.Context, fn func(Tx) error) error {
 		case <-op.lead:
 		}
 	}
-	g.leadOne()
+	g.leadOne(l)
 	<-op.done // the leader's op is first in the batch it took
 	return op.err
 }
 
-// leadOne begins a transaction, takes the queue, commits the batch and
-// hands the lead on.
-func (g *Group) leadOne() {
+// leadOne begins a transaction, takes the lane's queue, commits the batch
+// and hands the lead on.
+func (g *Group) leadOne(l *lane) {
 	g.mu.Lock()
-	ctx := context.WithoutCancel(g.queue[0].ctx)
+	ctx := context.WithoutCancel(l.queue[0].ctx)
 	g.mu.Unlock()
 	// Begin (the engine's turn) is waited for whatever the leader's
 	// caller does: others wait on this leader.
 	tx, err := g.begin(ctx)
-	if g.alone() {
+	if g.alone(l) {
 		// Requests already running on this process (read, about to
 		// queue) join the batch if let run first: after a batch's
 		// answers, the first request back would otherwise commit alone
@@ -116,27 +144,28 @@ func (g *Group) leadOne() {
 		runtime.Gosched()
 	}
 	g.mu.Lock()
-	n := min(len(g.queue), g.max)
-	ops := append([]*groupOp(nil), g.queue[:n]...)
-	g.queue = append(g.queue[:0], g.queue[n:]...)
+	n := min(len(l.queue), g.max)
+	ops := append([]*groupOp(nil), l.queue[:n]...)
+	l.queue = append(l.queue[:0], l.queue[n:]...)
 	g.mu.Unlock()
 
 	g.commit(ctx, tx, err, ops)
 
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	if len(g.queue) > 0 {
-		close(g.queue[0].lead)
+	if len(l.queue) > 0 {
+		close(l.queue[0].lead)
 	} else {
-		g.leading = false
+		l.leading = false
 	}
 }
 
-// alone reports whether the leader's transaction is the only one queued.
-func (g *Group) alone() bool {
+// alone reports whether the leader's transaction is the only one queued
+// in its lane.
+func (g *Group) alone(l *lane) bool {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return len(g.queue) == 1
+	return len(l.queue) == 1
 }
 
 // commit runs ops in tx (begun with err) and finishes each. An op whose
