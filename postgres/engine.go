@@ -37,7 +37,7 @@ func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool},
 // others queued at the same time (see newBatch).
 func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
 	if opts.Batched && !opts.Bulk {
-		return e.db.batch.Run(ctx, fn)
+		return e.db.batch.Run(ctx, opts.Key, fn)
 	}
 	var committing bool
 	run := func() error {
@@ -163,8 +163,13 @@ func (r *retryRows) Err() error {
 }
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a unique index refusing a
-// row.
-const uniqueViolation = "23505"
+// row; deadlockDetected and serializationFailure those of a transaction
+// chosen to lose a race.
+const (
+	uniqueViolation      = "23505"
+	deadlockDetected     = "40P01"
+	serializationFailure = "40001"
+)
 
 // Translate maps driver errors to the store's, in one place.
 func (engine) Translate(err error) error {
@@ -174,6 +179,8 @@ func (engine) Translate(err error) error {
 		return herald.ErrNotFound
 	case errors.As(err, &pe) && pe.Code == uniqueViolation:
 		return fmt.Errorf("%w: %w", sqlstore.ErrUnique, err)
+	case errors.As(err, &pe) && (pe.Code == deadlockDetected || pe.Code == serializationFailure):
+		return fmt.Errorf("%w: %w", sqlstore.ErrDeadlock, err)
 	case unavailable(err):
 		return herald.Unavailable(err)
 	}

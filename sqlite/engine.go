@@ -32,7 +32,7 @@ func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
 // commit with others queued at the same time (see batch).
 func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
 	if opts.Batched && !opts.Bulk {
-		return e.db.batch.Run(ctx, fn)
+		return e.db.batch.Run(ctx, opts.Key, fn)
 	}
 	if err := e.db.gate.enter(ctx, opts.Bulk); err != nil {
 		return err

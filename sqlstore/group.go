@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"runtime"
 	"sync"
 )
@@ -105,11 +106,20 @@ func (g *Group) pick() *lane {
 	return best
 }
 
-// Run queues fn and returns once it has committed or failed.
-func (g *Group) Run(ctx context.Context, fn func(Tx) error) error {
+// Run queues fn and returns once it has committed or failed. Those of
+// one key (TxOptions.Key) join one lane; those of none, the lane pick
+// finds.
+func (g *Group) Run(ctx context.Context, key string, fn func(Tx) error) error {
 	op := &groupOp{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
 	g.mu.Lock()
-	l := g.pick()
+	var l *lane
+	if key == "" {
+		l = g.pick()
+	} else {
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		l = &g.lanes[h.Sum32()%uint32(len(g.lanes))]
+	}
 	l.queue = append(l.queue, op)
 	first := !l.leading
 	l.leading = true

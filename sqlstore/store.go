@@ -81,7 +81,8 @@ type Engine interface {
 	// commit batched ones together (TxOptions.Batched).
 	InTx(ctx context.Context, opts TxOptions, fn func(Tx) error) error
 	// Translate maps the driver's errors to the store's: no row is
-	// herald.ErrNotFound, a unique violation wraps ErrUnique, a database
+	// herald.ErrNotFound, a unique violation wraps ErrUnique, a deadlock
+	// ErrDeadlock, a database
 	// that cannot be reached, is full or read-only is
 	// herald.Unavailable; any other error is returned as it is.
 	Translate(err error) error
@@ -90,6 +91,12 @@ type Engine interface {
 // ErrUnique marks an insert or update that met a unique index. A
 // transaction that lost a race this way is run again (see inTxRetry).
 var ErrUnique = errors.New("unique violation")
+
+// ErrDeadlock marks a statement the database failed to break a deadlock
+// (or a serialization failure): its transaction lost a race with another
+// and is run again (see inTxRetry). Batches (see Group) running at once
+// on several connections or nodes lock rows in no common order.
+var ErrDeadlock = errors.New("deadlock")
 
 // Store implements herald's store interfaces on an Engine.
 type Store struct {

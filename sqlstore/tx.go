@@ -116,7 +116,7 @@ func (c conn) each(ctx context.Context, scan func(scanner) error, query string, 
 // OnUnavailable.
 func (s *Store) translate(err error) error {
 	var he *herald.Error
-	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, errConflict) || errors.As(err, &he) {
+	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, ErrDeadlock) || errors.Is(err, errConflict) || errors.As(err, &he) {
 		return err
 	}
 	err = s.e.Translate(err)
@@ -152,6 +152,12 @@ type TxOptions struct {
 	// batch), return every error it meets, and be safe to run again
 	// (inTxRetry's rule). Bulk work is never batched.
 	Batched bool
+	// Key, for a batched transaction, names the row it locks that others
+	// are likeliest to want too (a user's, a device's): an engine running
+	// several batches at once runs those of one key in one lane (see
+	// Group), so that they wait for no other batch's commit nor deadlock
+	// with one.
+	Key string
 }
 
 // inTx runs fn in a write transaction, committing when it returns nil.
@@ -180,7 +186,8 @@ var errConflict = errors.New("sqlstore: row changed concurrently")
 const txAttempts = 8
 
 // inTxRetry runs fn in a write transaction like inTx, and runs it again
-// when a guarded write lost a race (errConflict) or, with retryUnique, when
+// when a guarded write lost a race (errConflict), the database broke a
+// deadlock with it (ErrDeadlock) or, with retryUnique, when
 // an insert met a unique violation that a concurrent writer caused (the
 // next run sees that writer's row and takes the other path).
 func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn) error) error {
@@ -191,7 +198,7 @@ func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn)
 func (s *Store) inTxRetryWith(ctx context.Context, opts TxOptions, retryUnique bool, fn func(c conn) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.inTxWith(ctx, opts, fn)
-		retry := errors.Is(err, errConflict) || retryUnique && errors.Is(err, ErrUnique)
+		retry := errors.Is(err, errConflict) || errors.Is(err, ErrDeadlock) || retryUnique && errors.Is(err, ErrUnique)
 		switch {
 		case !retry:
 			return err

@@ -136,7 +136,11 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 // TxOptions.Batched).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
-	err := s.inBatchedTxRetry(ctx, true, func(c conn) error {
+	key := reg.DeviceID
+	if reg.UserID != nil {
+		key = *reg.UserID
+	}
+	err := s.inBatchedTxRetry(ctx, key, true, func(c conn) error {
 		now := s.Now()
 		trail := &consentLog{appID: appID}
 		r, err := readRegistration(ctx, c, appID, reg, now)
@@ -243,7 +247,7 @@ func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, ch
 // together share a commit (see TxOptions.Batched).
 func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
 	var d herald.Device
-	err := s.inBatchedTxRetry(ctx, false, func(c conn) error {
+	err := s.inBatchedTxRetry(ctx, deviceID, false, func(c conn) error {
 		old, err := deviceByID(ctx, c, appID, deviceID)
 		if err != nil {
 			return err
