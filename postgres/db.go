@@ -75,7 +75,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, errors.New("open database: no schema of the search_path exists")
 	}
 	db := &DB{Pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), schema: *schema}
-	db.batch = newBatch(db)
+	db.batch = newBatch(db, lanes)
 	db.Store = sqlstore.New(engine{db})
 	return db, nil
 }

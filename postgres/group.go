@@ -18,7 +18,7 @@ const maxBatch = 64
 // lanes is how many batches of one process run at once, each on a
 // connection of its own: one batch's round trips leave the database and
 // this process idle in turn, so one at a time uses at most a core.
-var lanes = 4
+const lanes = 4
 
 // Savepoint statements of a batch.
 const (
@@ -28,14 +28,14 @@ const (
 )
 
 // newBatch is the group commit of the transactions marked batched
-// (sqlstore.TxOptions, see sqlstore.Group) on this process: queued while a
-// batch runs, they share the next one's transaction, which saves each its
+// (sqlstore.TxOptions, see sqlstore.Group) on this process, up to lanes
+// batches at once: queued while a batch runs, they share the next one's transaction, which saves each its
 // BEGIN and COMMIT round trips and a WAL flush. The savepoint statements
 // cost no round trip of their own: they wait (pending) and go with the
 // next statement. Transactions of other processes, and those not batched,
 // run beside the batches as ever: the rows each batch's writes lock are
 // held until its commit.
-func newBatch(db *DB) *sqlstore.Group {
+func newBatch(db *DB, lanes int) *sqlstore.Group {
 	return sqlstore.NewGroup(func(ctx context.Context) (sqlstore.GroupTx, error) {
 		opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 		tx, err := db.Pool.BeginTx(ctx, opts)
@@ -59,23 +59,36 @@ func newBatch(db *DB) *sqlstore.Group {
 type batchTx struct {
 	txn
 	p *pending
+	// undone: the op's savepoint was never sent, so neither is its
+	// release.
+	undone bool
 }
 
 func (b *batchTx) Savepoint(context.Context) error {
 	b.p.stmts = append(b.p.stmts, savepoint)
+	b.p.unsent = true
 	return nil
 }
 
+// Release ends the op's savepoint; an op that sent nothing has none.
 func (b *batchTx) Release(context.Context) error {
-	b.p.stmts = append(b.p.stmts, release)
+	switch {
+	case b.undone:
+		b.undone = false
+	case b.p.unsent:
+		b.p.dropSavepoint()
+	default:
+		b.p.stmts = append(b.p.stmts, release)
+	}
 	return nil
 }
 
 // RollbackTo undoes the op's writes; an op that sent nothing has nothing
 // to undo.
 func (b *batchTx) RollbackTo(ctx context.Context) error {
-	if n := len(b.p.stmts); n > 0 && b.p.stmts[n-1] == savepoint {
-		b.p.stmts = b.p.stmts[:n-1]
+	if b.p.unsent {
+		b.p.dropSavepoint()
+		b.undone = true
 		return nil
 	}
 	_, err := b.p.Exec(ctx, rollbackTo)
@@ -95,7 +108,7 @@ func (b *batchTx) Commit(ctx context.Context) error {
 }
 
 func (b *batchTx) Rollback(ctx context.Context) error {
-	b.p.stmts = nil
+	b.p.stmts, b.p.unsent = nil, false
 	return b.tx.Rollback(context.WithoutCancel(ctx))
 }
 
@@ -134,6 +147,14 @@ func (b *batchTx) CancelJob(ctx context.Context, id int64) error {
 type pending struct {
 	tx    pgx.Tx
 	stmts []string
+	// unsent: the last of stmts is a savepoint.
+	unsent bool
+}
+
+// dropSavepoint drops the savepoint waiting, last of the statements.
+func (p *pending) dropSavepoint() {
+	p.stmts = p.stmts[:len(p.stmts)-1]
+	p.unsent = false
 }
 
 // take returns a batch holding the statements waiting.
@@ -142,7 +163,7 @@ func (p *pending) take() *pgx.Batch {
 	for _, s := range p.stmts {
 		b.Queue(s)
 	}
-	p.stmts = p.stmts[:0]
+	p.stmts, p.unsent = p.stmts[:0], false
 	return b
 }
 

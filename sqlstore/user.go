@@ -118,13 +118,11 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 					return err
 				}})
 	}
-	if err := c.pipeline(ctx, stmts...); err != nil {
-		return r, err
+	err := c.pipeline(ctx, stmts...)
+	if r.isNew && appErr != nil {
+		return r, appErr // the app's, as the upsert after it may fail for want of the app
 	}
-	if r.isNew {
-		return r, appErr
-	}
-	return r, nil
+	return r, err
 }
 
 // RegisterDevice upserts a device (registerPushToken). The token moves to
