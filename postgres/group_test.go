@@ -137,7 +137,7 @@ func TestBatch(t *testing.T) {
 			},
 			func(sqlstore.Tx) error { panic("f panics") },
 			insertMeta("g"),
-			insertMeta("a"), // a unique violation: "a" is written before it
+			insertMeta("a"),                        // a unique violation: "a" is written before it
 			func(sqlstore.Tx) error { return nil }, // sends nothing
 			insertMeta("h"),
 		}
