@@ -142,15 +142,16 @@ type TxOptions struct {
 	// before them.
 	Bulk bool
 	// Batched marks a transaction that may share its commit with others
-	// (group commit): an engine with one writer may run several such
-	// transactions, queued while the writer was busy, in one database
+	// (group commit, see Group): an engine may run several such
+	// transactions, queued while a batch ran, in one database
 	// transaction, each in a savepoint of its own, and commit them at
 	// once. Each still returns only after its own writes committed, and
 	// one that fails is rolled back to its savepoint without the others.
 	// A transaction marked so must read only through its own conn (a read
 	// outside it would not see the writes of those before it in the
 	// batch), return every error it meets, and be safe to run again
-	// (inTxRetry's rule). Bulk work is never batched.
+	// (inTxRetry's rule). It holds the rows it locks until the batch
+	// commits. Bulk work is never batched.
 	Batched bool
 	// Key, for a batched transaction, names the row it locks that others
 	// are likeliest to want too (a user's, a device's): an engine running

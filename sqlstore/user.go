@@ -130,8 +130,9 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 // serialised by the token's unique index (the loser runs again and takes
 // the token over), and a device changed meanwhile is judged again. A new
 // device's default pair and a pair taken from its user are recorded in the
-// consent trail. Registrations arriving together share a commit (see
-// TxOptions.Batched).
+// consent trail. It reads in one round trip (readRegistration) and writes
+// the device in a second; registrations arriving together share a commit
+// (see TxOptions.Batched), those of one user in one lane (TxOptions.Key).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
 	key := reg.DeviceID
