@@ -39,7 +39,9 @@ type DB struct {
 	sqlDB  *sql.DB // the pool as database/sql, for goose
 	schema string
 	rb     rebinder
-	ready  sqlstore.Readiness
+	// batch commits the transactions that may share a commit together.
+	batch *sqlstore.Group
+	ready sqlstore.Readiness
 }
 
 // Open connects to the database at url (postgres://… or key=value; pgx's
@@ -73,6 +75,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		return nil, errors.New("open database: no schema of the search_path exists")
 	}
 	db := &DB{Pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), schema: *schema}
+	db.batch = newBatch(db, lanes)
 	db.Store = sqlstore.New(engine{db})
 	return db, nil
 }

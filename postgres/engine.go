@@ -32,7 +32,13 @@ func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool},
 // the database ended its sessions (a restart, a failover,
 // pg_terminate_backend) the first transaction of each would fail. A
 // broken commit is not run again: it may have been applied.
-func (e engine) InTx(ctx context.Context, _ sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
+//
+// Transactions marked batched (and not bulk) may share their commit with
+// others queued at the same time (see newBatch).
+func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
+	if opts.Batched && !opts.Bulk {
+		return e.db.batch.Run(ctx, opts.Key, fn)
+	}
 	var committing bool
 	run := func() error {
 		committing = false
@@ -157,8 +163,13 @@ func (r *retryRows) Err() error {
 }
 
 // uniqueViolation is PostgreSQL's SQLSTATE for a unique index refusing a
-// row.
-const uniqueViolation = "23505"
+// row; deadlockDetected and serializationFailure those of a transaction
+// chosen to lose a race.
+const (
+	uniqueViolation      = "23505"
+	deadlockDetected     = "40P01"
+	serializationFailure = "40001"
+)
 
 // Translate maps driver errors to the store's, in one place.
 func (engine) Translate(err error) error {
@@ -168,6 +179,8 @@ func (engine) Translate(err error) error {
 		return herald.ErrNotFound
 	case errors.As(err, &pe) && pe.Code == uniqueViolation:
 		return fmt.Errorf("%w: %w", sqlstore.ErrUnique, err)
+	case errors.As(err, &pe) && (pe.Code == deadlockDetected || pe.Code == serializationFailure):
+		return fmt.Errorf("%w: %w", sqlstore.ErrDeadlock, err)
 	case unavailable(err):
 		return herald.Unavailable(err)
 	}
@@ -269,4 +282,24 @@ func (t txn) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error)
 
 func (t txn) CancelJob(ctx context.Context, id int64) error {
 	return sqlstore.CancelJob(ctx, t.queue, t.tx, id)
+}
+
+// Pipeline sends the statements in one round trip (a pgx batch).
+func (t txn) Pipeline(ctx context.Context, stmts []sqlstore.Stmt) error {
+	b := &pgx.Batch{}
+	t.queueStmts(b, stmts)
+	return t.tx.SendBatch(ctx, b).Close()
+}
+
+// queueStmts queues the statements, rebound, on b with their callbacks.
+func (t txn) queueStmts(b *pgx.Batch, stmts []sqlstore.Stmt) {
+	for _, st := range stmts {
+		q := b.Queue(t.rb.rebind(st.Query), st.Args...)
+		switch {
+		case st.Row != nil:
+			q.QueryRow(func(r pgx.Row) error { return st.Row(r) })
+		case st.Exec != nil:
+			q.Exec(func(tag pgconn.CommandTag) error { return st.Exec(tag.RowsAffected()) })
+		}
+	}
 }

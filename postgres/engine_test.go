@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sqlstore"
 )
 
 // TestTranslateUnavailable holds the one place driver errors become the
@@ -60,5 +61,18 @@ func TestTranslateUnavailable(t *testing.T) {
 	}
 	if got := (engine{}).Translate(pgx.ErrNoRows); !errors.Is(got, herald.ErrNotFound) {
 		t.Errorf("no rows: got %v, want ErrNotFound", got)
+	}
+}
+
+// TestTranslateDeadlock: a statement PostgreSQL failed to break a
+// deadlock, or a serialization failure, is sqlstore.ErrDeadlock (its
+// transaction runs again); other errors are not.
+func TestTranslateDeadlock(t *testing.T) {
+	t.Parallel()
+	for code, want := range map[string]bool{"40P01": true, "40001": true, "23505": false, "42601": false} {
+		got := (engine{}).Translate(&pgconn.PgError{Code: code})
+		if errors.Is(got, sqlstore.ErrDeadlock) != want {
+			t.Errorf("Translate(SQLSTATE %s) = %v, want ErrDeadlock %v", code, got, want)
+		}
 	}
 }

@@ -32,9 +32,7 @@ func batchQueued(t *testing.T, db *DB, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		db.batch.mu.Lock()
-		got := len(db.batch.queue)
-		db.batch.mu.Unlock()
+		got := db.batch.Queued()
 		if got == n {
 			return
 		}

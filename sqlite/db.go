@@ -41,7 +41,7 @@ type DB struct {
 	// gate orders the store's transactions on the writer.
 	gate gate
 	// batch commits the transactions that may share a commit together.
-	batch batch
+	batch *sqlstore.Group
 }
 
 // busyTimeout is how long a statement waits for a lock another process
@@ -78,6 +78,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	db := &DB{Writer: w, Reader: r, path: path}
+	db.batch = newBatch(db)
 	db.Store = sqlstore.New(engine{db})
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil

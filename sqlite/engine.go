@@ -32,7 +32,7 @@ func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
 // commit with others queued at the same time (see batch).
 func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
 	if opts.Batched && !opts.Bulk {
-		return e.db.batch.run(ctx, e.db, fn)
+		return e.db.batch.Run(ctx, opts.Key, fn)
 	}
 	if err := e.db.gate.enter(ctx, opts.Bulk); err != nil {
 		return err
@@ -160,4 +160,9 @@ func (t *txn) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error
 
 func (t *txn) CancelJob(ctx context.Context, id int64) error {
 	return sqlstore.CancelJob(ctx, t.queue, t.tx, id)
+}
+
+// Pipeline runs the statements one after another: SQLite is in process.
+func (t *txn) Pipeline(ctx context.Context, stmts []sqlstore.Stmt) error {
+	return sqlstore.SerialPipeline(ctx, t, stmts)
 }

@@ -39,6 +39,7 @@ func (heldTx) InsertJobs(context.Context, []herald.Job) ([]int64, error) {
 	return nil, errors.ErrUnsupported
 }
 func (heldTx) CancelJob(context.Context, int64) error { return errors.ErrUnsupported }
+func (heldTx) Pipeline(context.Context, []Stmt) error { return errors.ErrUnsupported }
 
 func (t heldTx) ExecMany(_ context.Context, query string, args [][]any) ([]int64, error) {
 	out := make([]int64, len(args))

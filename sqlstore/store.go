@@ -41,6 +41,21 @@ type Tx interface {
 	InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error)
 	// CancelJob cancels a job that has not run yet.
 	CancelJob(ctx context.Context, id int64) error
+	// Pipeline runs the statements in order, on an engine with round
+	// trips in one, and gives each result to its callback as it comes.
+	// It stops at the first error, a statement's or a callback's, and
+	// returns it.
+	Pipeline(ctx context.Context, stmts []Stmt) error
+}
+
+// Stmt is one statement of a pipeline. Row, when set, is given the
+// statement's row (its Scan reports no row as Translate does); otherwise
+// Exec, when set, is given how many rows it changed.
+type Stmt struct {
+	Query string
+	Args  []any
+	Row   func(Row) error
+	Exec  func(n int64) error
 }
 
 // Rows is the result of a query; Close may be called more than once.
@@ -63,11 +78,13 @@ type Engine interface {
 	Reader() Querier
 	// InTx runs fn in a write transaction, committing when fn returns nil
 	// and rolling back otherwise. An engine with one writer may let
-	// transactions that are not bulk (TxOptions.Bulk) go first, and
-	// commit batched ones together (TxOptions.Batched).
+	// transactions that are not bulk (TxOptions.Bulk) go first; an
+	// engine may commit batched ones together (TxOptions.Batched, see
+	// Group).
 	InTx(ctx context.Context, opts TxOptions, fn func(Tx) error) error
 	// Translate maps the driver's errors to the store's: no row is
-	// herald.ErrNotFound, a unique violation wraps ErrUnique, a database
+	// herald.ErrNotFound, a unique violation wraps ErrUnique, a deadlock
+	// ErrDeadlock, a database
 	// that cannot be reached, is full or read-only is
 	// herald.Unavailable; any other error is returned as it is.
 	Translate(err error) error
@@ -76,6 +93,12 @@ type Engine interface {
 // ErrUnique marks an insert or update that met a unique index. A
 // transaction that lost a race this way is run again (see inTxRetry).
 var ErrUnique = errors.New("unique violation")
+
+// ErrDeadlock marks a statement the database failed to break a deadlock
+// (or a serialization failure): its transaction lost a race with another
+// and is run again (see inTxRetry). Batches (see Group) running at once
+// on several connections or nodes lock rows in no common order.
+var ErrDeadlock = errors.New("deadlock")
 
 // Store implements herald's store interfaces on an Engine.
 type Store struct {

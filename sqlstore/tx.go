@@ -44,6 +44,17 @@ func (c conn) execMany(ctx context.Context, query string, args [][]any) ([]int64
 	return ns, c.tr(err)
 }
 
+// pipeline runs stmts in one round trip (see Tx.Pipeline), each row and
+// error translated.
+func (c conn) pipeline(ctx context.Context, stmts ...Stmt) error {
+	for i := range stmts {
+		if fn := stmts[i].Row; fn != nil {
+			stmts[i].Row = func(r Row) error { return fn(row{r: r, tr: c.tr}) }
+		}
+	}
+	return c.tr(c.tx.Pipeline(ctx, stmts))
+}
+
 func (c conn) insertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
 	if len(jobs) == 0 {
 		return nil, nil
@@ -106,7 +117,7 @@ func (c conn) each(ctx context.Context, scan func(scanner) error, query string, 
 // OnUnavailable.
 func (s *Store) translate(err error) error {
 	var he *herald.Error
-	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, errConflict) || errors.As(err, &he) {
+	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, ErrDeadlock) || errors.Is(err, errConflict) || errors.As(err, &he) {
 		return err
 	}
 	err = s.e.Translate(err)
@@ -132,16 +143,23 @@ type TxOptions struct {
 	// before them.
 	Bulk bool
 	// Batched marks a transaction that may share its commit with others
-	// (group commit): an engine with one writer may run several such
-	// transactions, queued while the writer was busy, in one database
+	// (group commit, see Group): an engine may run several such
+	// transactions, queued while a batch ran, in one database
 	// transaction, each in a savepoint of its own, and commit them at
 	// once. Each still returns only after its own writes committed, and
 	// one that fails is rolled back to its savepoint without the others.
 	// A transaction marked so must read only through its own conn (a read
 	// outside it would not see the writes of those before it in the
 	// batch), return every error it meets, and be safe to run again
-	// (inTxRetry's rule). Bulk work is never batched.
+	// (inTxRetry's rule). It holds the rows it locks until the batch
+	// commits. Bulk work is never batched.
 	Batched bool
+	// Key, for a batched transaction, names the row it locks that others
+	// are likeliest to want too (a user's, a device's): an engine running
+	// several batches at once runs those of one key in one lane (see
+	// Group), so that they wait for no other batch's commit nor deadlock
+	// with one.
+	Key string
 }
 
 // inTx runs fn in a write transaction, committing when it returns nil.
@@ -170,7 +188,8 @@ var errConflict = errors.New("sqlstore: row changed concurrently")
 const txAttempts = 8
 
 // inTxRetry runs fn in a write transaction like inTx, and runs it again
-// when a guarded write lost a race (errConflict) or, with retryUnique, when
+// when a guarded write lost a race (errConflict), the database broke a
+// deadlock with it (ErrDeadlock) or, with retryUnique, when
 // an insert met a unique violation that a concurrent writer caused (the
 // next run sees that writer's row and takes the other path).
 func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn) error) error {
@@ -181,7 +200,7 @@ func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn)
 func (s *Store) inTxRetryWith(ctx context.Context, opts TxOptions, retryUnique bool, fn func(c conn) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.inTxWith(ctx, opts, fn)
-		retry := errors.Is(err, errConflict) || retryUnique && errors.Is(err, ErrUnique)
+		retry := errors.Is(err, errConflict) || errors.Is(err, ErrDeadlock) || retryUnique && errors.Is(err, ErrUnique)
 		switch {
 		case !retry:
 			return err

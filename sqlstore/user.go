@@ -48,30 +48,81 @@ func userByID(ctx context.Context, c conn, appID, userID string) (herald.User, e
 	return scanUser(c.queryRow(ctx, `SELECT `+userColumns+` FROM users WHERE app_id = ? AND user_id = ?`, appID, userID))
 }
 
-// registerUser makes sure the user exists in the registered state: a new
-// user is created, a withdrawn one re-registered with its consent reset.
-// The upsert locks the user's row until the transaction ends, so a
-// concurrent withdrawal or consent change waits for the device mapped here.
-// It returns the row it wrote; a user registered already, which it leaves
-// as it is, is read.
+// registerUserSQL makes sure the user exists in the registered state: a
+// new user is created, a withdrawn one re-registered with its consent
+// reset. The upsert locks the user's row until the transaction ends, so a
+// concurrent withdrawal or consent change waits for the device mapped
+// here. It returns the row it wrote, none for a user registered already,
+// which it leaves as it is.
+const registerUserSQL = `INSERT INTO users (app_id, user_id, state, created_at, updated_at) VALUES (?, ?, 'registered', ?, ?)
+	ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL, updated_at = excluded.updated_at
+	WHERE users.state = 'withdrawn'
+	RETURNING ` + userColumns
+
+// registerUser runs registerUserSQL and returns the user, read when
+// registered already.
 func registerUser(ctx context.Context, c conn, appID, userID string, now time.Time) (herald.User, error) {
-	u, err := scanUser(c.queryRow(ctx, `INSERT INTO users (app_id, user_id, state, created_at, updated_at) VALUES (?, ?, 'registered', ?, ?)
-		ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL, updated_at = excluded.updated_at
-		WHERE users.state = 'withdrawn'
-		RETURNING `+userColumns, appID, userID, now.UnixMilli(), now.UnixMilli()))
+	u, err := scanUser(c.queryRow(ctx, registerUserSQL, appID, userID, now.UnixMilli(), now.UnixMilli()))
 	if errors.Is(err, herald.ErrUserNotFound) {
 		return userByID(ctx, c, appID, userID)
 	}
 	return u, err
 }
 
-// newDevice is a device first registered now, with its app's default
-// consent (herald.NewDevice), reading no more of the app than that.
-func newDevice(ctx context.Context, c conn, appID, deviceID string, now time.Time) (herald.Device, error) {
-	app := herald.App{ID: appID}
-	err := c.queryRow(ctx, `SELECT default_marketing, default_marketing_night FROM apps WHERE id = ?`, appID).
-		Scan(&app.DefaultConsent.Marketing, &app.DefaultConsent.MarketingNight)
-	return herald.NewDevice(app, deviceID, now), err
+// appDefaultsSQL reads what a new device takes of its app
+// (herald.NewDevice).
+const appDefaultsSQL = `SELECT default_marketing, default_marketing_night FROM apps WHERE id = ?`
+
+// registration is what RegisterDevice reads before it decides, in one
+// round trip (see readRegistration).
+type registration struct {
+	old   herald.Device
+	isNew bool
+	app   herald.App
+	user  herald.User // when the registration names a user
+}
+
+// readRegistration moves the token to the device from any other (one
+// token, one device: a token registered again moves), reads the device
+// and its app's defaults and, when reg names a user, registers the user
+// (registerUserSQL) and reads it, all in one pipeline.
+func readRegistration(ctx context.Context, c conn, appID string, reg herald.DeviceRegistration, now time.Time) (registration, error) {
+	r := registration{app: herald.App{ID: appID}}
+	var appErr error
+	stmts := []Stmt{
+		{Query: `DELETE FROM devices WHERE app_id = ? AND token = ? AND device_id <> ?`, Args: []any{appID, reg.Token, reg.DeviceID}},
+		{Query: `SELECT ` + deviceColumns + ` FROM devices WHERE app_id = ? AND device_id = ?`, Args: []any{appID, reg.DeviceID},
+			Row: func(row Row) (err error) {
+				r.old, err = scanDevice(row)
+				if errors.Is(err, herald.ErrNotFound) {
+					r.isNew, err = true, nil
+				}
+				return err
+			}},
+		{Query: appDefaultsSQL, Args: []any{appID}, Row: func(row Row) error {
+			appErr = row.Scan(&r.app.DefaultConsent.Marketing, &r.app.DefaultConsent.MarketingNight)
+			if errors.Is(appErr, herald.ErrNotFound) {
+				return nil // an answer only for a new device
+			}
+			return appErr
+		}},
+	}
+	if reg.UserID != nil {
+		// The read after the upsert sees its row, or the row registered
+		// already, which the upsert locked.
+		stmts = append(stmts,
+			Stmt{Query: registerUserSQL, Args: []any{appID, *reg.UserID, now.UnixMilli(), now.UnixMilli()}},
+			Stmt{Query: `SELECT ` + userColumns + ` FROM users WHERE app_id = ? AND user_id = ?`, Args: []any{appID, *reg.UserID},
+				Row: func(row Row) (err error) {
+					r.user, err = scanUser(row)
+					return err
+				}})
+	}
+	err := c.pipeline(ctx, stmts...)
+	if r.isNew && appErr != nil {
+		return r, appErr // the app's, as the upsert after it may fail for want of the app
+	}
+	return r, err
 }
 
 // RegisterDevice upserts a device (registerPushToken). The token moves to
@@ -79,44 +130,39 @@ func newDevice(ctx context.Context, c conn, appID, deviceID string, now time.Tim
 // serialised by the token's unique index (the loser runs again and takes
 // the token over), and a device changed meanwhile is judged again. A new
 // device's default pair and a pair taken from its user are recorded in the
-// consent trail. Registrations arriving together share a commit (see
-// TxOptions.Batched).
+// consent trail. It reads in one round trip (readRegistration) and writes
+// the device in a second; registrations arriving together share a commit
+// (see TxOptions.Batched), those of one user in one lane (TxOptions.Key).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	var out herald.Device
-	err := s.inBatchedTxRetry(ctx, true, func(c conn) error {
+	key := reg.DeviceID
+	if reg.UserID != nil {
+		key = *reg.UserID
+	}
+	err := s.inBatchedTxRetry(ctx, key, true, func(c conn) error {
 		now := s.Now()
 		trail := &consentLog{appID: appID}
-		// One token, one device: a token registered again moves.
-		if _, err := c.exec(ctx, `DELETE FROM devices WHERE app_id = ? AND token = ? AND device_id <> ?`,
-			appID, reg.Token, reg.DeviceID); err != nil {
+		r, err := readRegistration(ctx, c, appID, reg, now)
+		if err != nil {
 			return err
 		}
-		old, err := deviceByID(ctx, c, appID, reg.DeviceID)
-		isNew := errors.Is(err, herald.ErrNotFound)
-		if err != nil && !isNew {
-			return err
-		}
-		d := old
-		if isNew {
-			if d, err = newDevice(ctx, c, appID, reg.DeviceID, now); err != nil {
-				return err
-			}
+		d := r.old
+		if r.isNew {
+			d = herald.NewDevice(r.app, reg.DeviceID, now)
 			if rec, ok := herald.ConsentDefaulted(d.Consent, now); ok {
 				trail.add(rec, reg.UserID, d.ID)
 			}
 		}
 		d.Register(reg, now)
 		if reg.UserID != nil {
-			if err := mapDevice(ctx, c, &d, *reg.UserID, now, trail); err != nil {
-				return err
-			}
+			mapDeviceTo(&d, r.user, now, trail)
 		}
-		if isNew {
+		if r.isNew {
 			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
 				d.AppID, d.ID, d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing,
 				d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli())
 		} else {
-			err = updateDevice(ctx, c, old, d)
+			err = updateDevice(ctx, c, r.old, d)
 		}
 		if err != nil {
 			return err
@@ -127,15 +173,22 @@ func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.Dev
 	return out, err
 }
 
-// mapDevice maps d to userID, registering the user (again, when withdrawn);
-// the device's consent follows herald's Device.MapTo. A device newly mapped
-// takes the user's pair (recorded in trail) or, keeping its own marketing
-// consent, brings its clock to the user.
+// mapDevice maps d to userID, registering the user (again, when
+// withdrawn): see mapDeviceTo.
 func mapDevice(ctx context.Context, c conn, d *herald.Device, userID string, now time.Time, trail *consentLog) error {
 	u, err := registerUser(ctx, c, d.AppID, userID, now)
 	if err != nil {
 		return err
 	}
+	mapDeviceTo(d, u, now, trail)
+	return nil
+}
+
+// mapDeviceTo maps d to u, registered; the device's consent follows
+// herald's Device.MapTo. A device newly mapped takes the user's pair
+// (recorded in trail) or, keeping its own marketing consent, brings its
+// clock to the user.
+func mapDeviceTo(d *herald.Device, u herald.User, now time.Time, trail *consentLog) {
 	before, already := d.Consent, d.UserID != nil && *d.UserID == u.ID
 	d.MapTo(u)
 	switch {
@@ -147,7 +200,6 @@ func mapDevice(ctx context.Context, c conn, d *herald.Device, userID string, now
 	case d.Consent.Marketing:
 		trail.brought = &broughtClock{deviceID: d.ID, userID: u.ID}
 	}
-	return nil
 }
 
 // updateDevice writes d over old, guarded: errConflict when another writer
@@ -194,7 +246,7 @@ func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, ch
 // together share a commit (see TxOptions.Batched).
 func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
 	var d herald.Device
-	err := s.inBatchedTxRetry(ctx, false, func(c conn) error {
+	err := s.inBatchedTxRetry(ctx, deviceID, false, func(c conn) error {
 		old, err := deviceByID(ctx, c, appID, deviceID)
 		if err != nil {
 			return err

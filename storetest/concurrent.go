@@ -2,6 +2,8 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"slices"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -27,6 +29,7 @@ var concurrentTests = []test{
 	{"TokenMovedBetweenDevices", testConcurrentTokenMove},
 	{"WithdrawOrRegister", testConcurrentWithdrawOrRegister},
 	{"NewUserFromManyDevices", testConcurrentNewUser},
+	{"RegistrationFailsAlone", testConcurrentRegisterFailsAlone},
 }
 
 // writers is how many goroutines each concurrent subtest releases at once.
@@ -376,5 +379,48 @@ func testConcurrentNewUser(t *testing.T, b *bundle) {
 	failed.report(t, "RegisterDevice")
 	if u, ds := b.user("u1"); u.State != herald.UserRegistered || len(ds) != writers {
 		t.Errorf("got %+v with %d devices, want registered with %d", u, len(ds), writers)
+	}
+}
+
+// testConcurrentRegisterFailsAlone: registrations at once (sharing commits
+// where the engine batches them), every other one to an app that does not
+// exist: those fail with ErrNotFound and write nothing, the others are
+// registered.
+func testConcurrentRegisterFailsAlone(t *testing.T, b *bundle) {
+	var failed errs
+	concurrently(4*writers, func(i int) {
+		app, user := b.app.ID, "u"+itoa(i)
+		if i%2 == 1 {
+			app = "app_missing"
+		}
+		_, err := b.s.RegisterDevice(b.ctx, app, registration("d"+itoa(i), "t"+itoa(i), user))
+		if i%2 == 1 {
+			if !errors.Is(err, herald.ErrNotFound) {
+				failed.add(fmt.Errorf("d%d, of no app: got %v, want %v", i, err, herald.ErrNotFound))
+			}
+			return
+		}
+		failed.add(err)
+	})
+	failed.report(t, "RegisterDevice")
+	all, err := b.allDevices(b.app.ID)
+	must(t, "AllDevices", err)
+	var got []string
+	for _, d := range all {
+		got = append(got, d.ID)
+	}
+	var want []string
+	for i := 0; i < 4*writers; i += 2 {
+		want = append(want, "d"+itoa(i))
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !equal(got, want) {
+		t.Errorf("devices registered: got %v, want %v", got, want)
+	}
+	for i := 1; i < 4*writers; i += 2 {
+		if u, _, err := b.s.User(b.ctx, "app_missing", "u"+itoa(i)); !errors.Is(err, herald.ErrUserNotFound) {
+			t.Errorf("u%d of no app: got %+v (%v), want ErrUserNotFound", i, u, err)
+		}
 	}
 }

@@ -1,0 +1,279 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"runtime"
+	"sync"
+)
+
+// GroupTx is the database transaction a Group runs queued transactions
+// in, each in a savepoint of its own. Its statements run under their
+// context's values but never its cancellation: a statement interrupted
+// may take the transaction, and the others' writes, with it. An error
+// from Savepoint, RollbackTo or Release means the transaction can no
+// longer be used. Commit and Rollback end it, and whatever turn Begin
+// took.
+type GroupTx interface {
+	Tx
+	// Savepoint opens the savepoint of the next transaction; RollbackTo
+	// undoes its writes; Release ends it. An engine may send them with
+	// the statements that follow (one round trip).
+	Savepoint(ctx context.Context) error
+	RollbackTo(ctx context.Context) error
+	Release(ctx context.Context) error
+	Commit(ctx context.Context) error
+	Rollback(ctx context.Context) error
+}
+
+// Group commits transactions that may share a commit (TxOptions.Batched)
+// together: group commit, one queue for every engine. A commit costs
+// more than a small transaction's statements (on SQLite the WAL frames
+// written and the writer handed on, on PostgreSQL two round trips and a
+// WAL flush), so transactions that queue while a batch runs share one:
+// the first in the queue leads, begins a transaction (Begin), runs every
+// queued transaction in a savepoint of its own, commits, answers each,
+// and hands the lead to the first of those queued meanwhile. No
+// transaction is answered before the commit that holds its writes; one
+// that fails is rolled back to its savepoint and answered its error at
+// once, the others going on. Alone in the queue, a transaction runs
+// without a savepoint. An engine builds one with NewGroup.
+type Group struct {
+	begin func(ctx context.Context) (GroupTx, error)
+	max   int
+	mu    sync.Mutex
+	lanes []lane
+}
+
+// lane is a queue of its own with a leader of its own: a group with
+// several runs that many batches at once, on an engine that can (each
+// in a transaction on a connection of its own).
+type lane struct {
+	// queue holds the transactions waiting; its first is the leader's
+	// whenever leading is true.
+	queue   []*groupOp
+	leading bool
+}
+
+// NewGroup returns a group whose batches run in transactions begin
+// starts (after taking the engine's turn, if it has one), at most max
+// transactions in one and at most lanes batches at once.
+func NewGroup(begin func(ctx context.Context) (GroupTx, error), max, lanes int) *Group {
+	return &Group{begin: begin, max: max, lanes: make([]lane, lanes)}
+}
+
+// groupOp is one transaction in the queue.
+type groupOp struct {
+	ctx context.Context
+	fn  func(Tx) error
+	err error
+	// done is closed once err is final; lead when this op's goroutine is
+	// to lead the next batch.
+	done, lead chan struct{}
+}
+
+func (op *groupOp) finish(err error) {
+	op.err = err
+	close(op.done)
+}
+
+// Queued returns how many transactions wait in the queues (for tests).
+func (g *Group) Queued() int {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	n := 0
+	for _, l := range g.lanes {
+		n += len(l.queue)
+	}
+	return n
+}
+
+// pick returns the lane a transaction joins: one without a batch
+// running, else the one with the fewest waiting. The caller holds g.mu.
+func (g *Group) pick() *lane {
+	best := &g.lanes[0]
+	for i := range g.lanes {
+		l := &g.lanes[i]
+		if !l.leading {
+			return l
+		}
+		if len(l.queue) < len(best.queue) {
+			best = l
+		}
+	}
+	return best
+}
+
+// Run queues fn and returns once it has committed or failed. Those of
+// one key (TxOptions.Key) join one lane; those of none, the lane pick
+// finds.
+func (g *Group) Run(ctx context.Context, key string, fn func(Tx) error) error {
+	op := &groupOp{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
+	g.mu.Lock()
+	var l *lane
+	if key == "" {
+		l = g.pick()
+	} else {
+		h := fnv.New32a()
+		h.Write([]byte(key))
+		l = &g.lanes[h.Sum32()%uint32(len(g.lanes))]
+	}
+	l.queue = append(l.queue, op)
+	first := !l.leading
+	l.leading = true
+	g.mu.Unlock()
+	if !first {
+		select {
+		case <-op.done:
+			return op.err
+		case <-op.lead:
+		}
+	}
+	g.leadOne(l)
+	<-op.done // the leader's op is first in the batch it took
+	return op.err
+}
+
+// leadOne begins a transaction, takes the lane's queue, commits the batch
+// and hands the lead on.
+func (g *Group) leadOne(l *lane) {
+	g.mu.Lock()
+	ctx := context.WithoutCancel(l.queue[0].ctx)
+	g.mu.Unlock()
+	// Begin (the engine's turn) is waited for whatever the leader's
+	// caller does: others wait on this leader.
+	tx, err := g.begin(ctx)
+	if g.alone(l) {
+		// Requests already running on this process (read, about to
+		// queue) join the batch if let run first: after a batch's
+		// answers, the first request back would otherwise commit alone
+		// while the rest wait for the next. With nothing else to run,
+		// this returns at once.
+		runtime.Gosched()
+	}
+	g.mu.Lock()
+	n := min(len(l.queue), g.max)
+	ops := append([]*groupOp(nil), l.queue[:n]...)
+	l.queue = append(l.queue[:0], l.queue[n:]...)
+	g.mu.Unlock()
+
+	g.commit(ctx, tx, err, ops)
+
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if len(l.queue) > 0 {
+		close(l.queue[0].lead)
+	} else {
+		l.leading = false
+	}
+}
+
+// alone reports whether the leader's transaction is the only one queued
+// in its lane.
+func (g *Group) alone(l *lane) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return len(l.queue) == 1
+}
+
+// commit runs ops in tx (begun with err) and finishes each. An op whose
+// context ended before its turn is answered its context's error.
+func (g *Group) commit(ctx context.Context, tx GroupTx, err error, ops []*groupOp) {
+	if err != nil {
+		for _, op := range ops {
+			op.finish(err)
+		}
+		return
+	}
+	var ran []*groupOp
+	for i, op := range ops {
+		if err := op.ctx.Err(); err != nil {
+			op.finish(err)
+			continue
+		}
+		err, broken := runOp(ctx, tx, op, len(ops) == 1)
+		if broken != nil {
+			// The transaction can no longer be used: op fails, and those
+			// that ran in it, and those not run yet, run again in a new
+			// one.
+			_ = tx.Rollback(ctx)
+			op.finish(err)
+			rest := append(ran, ops[i+1:]...)
+			next, err := g.begin(ctx)
+			g.commit(ctx, next, err, rest)
+			return
+		}
+		if err != nil {
+			op.finish(err) // rolled back to its savepoint: only op fails
+			continue
+		}
+		ran = append(ran, op)
+	}
+	if len(ran) == 0 {
+		err = tx.Rollback(ctx)
+	} else {
+		err = tx.Commit(ctx)
+	}
+	for _, op := range ran {
+		op.finish(err)
+	}
+}
+
+// runOp runs one op in a savepoint (alone in its batch, without one: the
+// whole transaction is its own). It returns the op's error, and broken
+// when the transaction can no longer be used.
+func runOp(ctx context.Context, tx GroupTx, op *groupOp, alone bool) (err, broken error) {
+	if alone {
+		return guarded(op.fn, tx), nil
+	}
+	if err := tx.Savepoint(ctx); err != nil {
+		return err, err
+	}
+	err = guarded(op.fn, tx)
+	if err != nil {
+		if rbErr := tx.RollbackTo(ctx); rbErr != nil {
+			return err, rbErr
+		}
+	}
+	if relErr := tx.Release(ctx); relErr != nil {
+		return errors.Join(err, fmt.Errorf("sqlstore: release savepoint: %w", relErr)), relErr
+	}
+	return err, nil
+}
+
+// guarded runs fn, a panic turned into its error: the batch's other
+// transactions, and the engine's turn, must not be left waiting on the
+// leader.
+func guarded(fn func(Tx) error, t Tx) (err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			err = fmt.Errorf("sqlstore: transaction panicked: %v", p)
+		}
+	}()
+	return fn(t)
+}
+
+// SerialPipeline runs a pipeline one statement after another on q, for an
+// engine whose statements cost no round trip (see Tx.Pipeline).
+func SerialPipeline(ctx context.Context, q Querier, stmts []Stmt) error {
+	for _, st := range stmts {
+		var err error
+		switch {
+		case st.Row != nil:
+			err = st.Row(q.QueryRow(ctx, st.Query, st.Args...))
+		case st.Exec != nil:
+			var n int64
+			if n, err = q.Exec(ctx, st.Query, st.Args...); err == nil {
+				err = st.Exec(n)
+			}
+		default:
+			_, err = q.Exec(ctx, st.Query, st.Args...)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
+}
