@@ -7,6 +7,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"slices"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -257,21 +259,40 @@ func (o object) sendableContent() herald.Content {
 // messages reads the 1 to 200 individually written messages; a message
 // whose FCM payload would exceed FCM's limit is refused by its index.
 func (o object) messages(name string) []herald.Recipient {
-	items := o.array(name, herald.MaxMessages)
-	rs := make([]herald.Recipient, 0, len(items))
-	for i, raw := range items {
-		el, ok := o.element(fmt.Sprintf("%s[%d]", name, i), raw)
+	n, element := o.objectArray(name, herald.MaxMessages)
+	rs := make([]herald.Recipient, 0, n)
+	for i := range n {
+		el, ok := element(i)
 		if !ok {
 			continue
 		}
 		id, _ := el.userID("userId")
 		c := el.content()
 		if d, over := c.PayloadProblem(); over {
-			o.fail(fmt.Sprintf("%s[%d]", name, i), d.Reason)
+			o.fail(name+"["+strconv.Itoa(i)+"]", d.Reason)
 		}
 		rs = append(rs, herald.Recipient{UserID: id, Content: &c})
 	}
 	return rs
+}
+
+// objectArray reads a required array member of 1 to max objects: their
+// number, and element, which reads element i under o's rules (ok is false
+// when it is no object, a problem it names). An array of objects, the
+// usual body, is decoded in one pass; any other goes element by element.
+func (o object) objectArray(name string, max int) (int, func(i int) (object, bool)) {
+	var ms []map[string]json.RawMessage
+	err := json.Unmarshal(o.members[name], &ms)
+	if err != nil || len(ms) == 0 || len(ms) > max || slices.ContainsFunc(ms, func(m map[string]json.RawMessage) bool { return m == nil }) {
+		items := o.array(name, max)
+		return len(items), func(i int) (object, bool) {
+			return o.element(name+"["+strconv.Itoa(i)+"]", items[i])
+		}
+	}
+	o.raw(name) // recorded as read
+	return len(ms), func(i int) (object, bool) {
+		return o.nested(o.field(name+"["+strconv.Itoa(i)+"]"), ms[i]), true
+	}
 }
 
 // options reads the push options into p; scheduleTime only where allowed.
