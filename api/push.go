@@ -1,13 +1,11 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
-	"slices"
 	"strconv"
 	"time"
 	"unicode/utf8"
@@ -192,8 +190,8 @@ func (o object) array(name string, max int) []json.RawMessage {
 		o.fail(name, "is required")
 		return nil
 	}
-	var items []json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(raw, &items) != nil {
+	items, ok := splitArray(raw)
+	if !ok {
 		o.fail(name, "must be an array")
 		return nil
 	}
@@ -259,40 +257,22 @@ func (o object) sendableContent() herald.Content {
 // messages reads the 1 to 200 individually written messages; a message
 // whose FCM payload would exceed FCM's limit is refused by its index.
 func (o object) messages(name string) []herald.Recipient {
-	n, element := o.objectArray(name, herald.MaxMessages)
-	rs := make([]herald.Recipient, 0, n)
-	for i := range n {
-		el, ok := element(i)
+	items := o.array(name, herald.MaxMessages)
+	rs := make([]herald.Recipient, 0, len(items))
+	for i, raw := range items {
+		field := name + "[" + strconv.Itoa(i) + "]"
+		el, ok := o.element(field, raw)
 		if !ok {
 			continue
 		}
 		id, _ := el.userID("userId")
 		c := el.content()
 		if d, over := c.PayloadProblem(); over {
-			o.fail(name+"["+strconv.Itoa(i)+"]", d.Reason)
+			o.fail(field, d.Reason)
 		}
 		rs = append(rs, herald.Recipient{UserID: id, Content: &c})
 	}
 	return rs
-}
-
-// objectArray reads a required array member of 1 to max objects: their
-// number, and element, which reads element i under o's rules (ok is false
-// when it is no object, a problem it names). An array of objects, the
-// usual body, is decoded in one pass; any other goes element by element.
-func (o object) objectArray(name string, max int) (int, func(i int) (object, bool)) {
-	var ms []map[string]json.RawMessage
-	err := json.Unmarshal(o.members[name], &ms)
-	if err != nil || len(ms) == 0 || len(ms) > max || slices.ContainsFunc(ms, func(m map[string]json.RawMessage) bool { return m == nil }) {
-		items := o.array(name, max)
-		return len(items), func(i int) (object, bool) {
-			return o.element(name+"["+strconv.Itoa(i)+"]", items[i])
-		}
-	}
-	o.raw(name) // recorded as read
-	return len(ms), func(i int) (object, bool) {
-		return o.nested(o.field(name+"["+strconv.Itoa(i)+"]"), ms[i]), true
-	}
 }
 
 // options reads the push options into p; scheduleTime only where allowed.
