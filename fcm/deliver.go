@@ -37,12 +37,29 @@ func (a *App) Deliver(ctx context.Context, n herald.Notification) error {
 	t := a.last.Load()
 	if shape := shapeOf(n); t == nil || t.shape != shape {
 		var err error
-		if t, err = newTemplate(shape); err != nil {
+		if t, err = newTemplate(shape); errors.Is(err, errMarks) {
+			return a.deliverEncoded(ctx, n) // a link or image holding a mark's text
+		} else if err != nil {
 			return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
 		}
 		a.last.Store(t)
 	}
 	return a.c.sendBody(ctx, a.ck, t.body(n))
+}
+
+// deliverEncoded sends n encoded as a whole, without a template.
+func (a *App) deliverEncoded(ctx context.Context, n herald.Notification) error {
+	body, err := json.Marshal(sendRequest{ValidateOnly: n.ValidateOnly, Message: BuildMessage(n.Token, notificationOf(n))})
+	if err != nil {
+		return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
+	}
+	return a.c.sendBody(ctx, a.ck, body)
+}
+
+// notificationOf is n as BuildMessage takes it.
+func notificationOf(n herald.Notification) Notification {
+	return Notification{Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID,
+		Badge: n.Badge, RequestGroupID: n.RequestGroupID}
 }
 
 // Authorize makes sure an access token for the app is at hand: Herald's
@@ -127,13 +144,14 @@ func (h hole) text(n herald.Notification) string {
 	return n.Token
 }
 
+// errMarks is a message in which the marks cannot tell the texts' places:
+// another of its parts holds a mark's text.
+var errMarks = errors.New("fcm: a text's place was not found once in the message")
+
 // newTemplate encodes the message of a notification of shape (see
 // shapeOf) and cuts it at its marks.
 func newTemplate(shape herald.Notification) (*template, error) {
-	body, err := json.Marshal(sendRequest{ValidateOnly: shape.ValidateOnly, Message: BuildMessage(tokenMark, Notification{
-		Title: shape.Title, Body: shape.Body, ImageURL: shape.ImageURL, LinkURL: shape.LinkURL, PushID: shape.PushID,
-		Badge: shape.Badge, RequestGroupID: shape.RequestGroupID,
-	})})
+	body, err := json.Marshal(sendRequest{ValidateOnly: shape.ValidateOnly, Message: BuildMessage(tokenMark, notificationOf(shape))})
 	if err != nil {
 		return nil, err
 	}
@@ -148,7 +166,7 @@ func newTemplate(shape herald.Notification) (*template, error) {
 	for _, h := range holes {
 		quoted := appendJSONString(nil, h.mark())
 		if bytes.Count(body, quoted) != 1 {
-			return nil, errors.New("fcm: a text's place was not found once in the message")
+			return nil, errMarks
 		}
 		at[h] = bytes.Index(body, quoted)
 	}
