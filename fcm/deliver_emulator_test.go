@@ -13,7 +13,7 @@ import (
 // TestDeliverPersonalMessages: the messages of one push, each with its own
 // title and body (spliced into one template), reach the emulator, which
 // checks FCM's schema, as exactly the message BuildMessage makes; so does
-// one whose link holds the text of a template's mark (encoded whole).
+// one whose link holds the text of a template's mark, or is one (encoded whole).
 func TestDeliverPersonalMessages(t *testing.T) {
 	t.Parallel()
 	b := setup(t, "proj-personal", emulator.Options{}, fcm.ClientOptions{})
@@ -22,7 +22,7 @@ func TestDeliverPersonalMessages(t *testing.T) {
 		{"Hi", "There"}, {`"q" \ <b>&`, "line\nbreak\u2028가나 😀"}, {"", "body only"}, {"title only", ""},
 		{herald.AdPrefix + " 세일", "50% off\n(주)Herald 080-000-0000\n수신거부: 설정"}, {"\x00herald-title\x00", "\x00herald-body\x00"},
 	}
-	links := []string{"https://example.com/x?a=1&b=2", "https://example.com/\x00herald-title\x00"}
+	links := []string{"https://example.com/x?a=1&b=2", "https://example.com/\x00herald-title\x00", "\x00herald-title\x00"}
 	for li, link := range links {
 		for i, tx := range texts {
 			n := herald.Notification{Token: "tok-" + strconv.Itoa(li) + "-" + strconv.Itoa(i), PushID: "push_1", Title: tx.title,
