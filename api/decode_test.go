@@ -359,8 +359,7 @@ func createGateApp(t *testing.T, env *testenv.Env, settings map[string]any) test
 
 // TestMessagesElementsNamed: each problem of a messages array is named by
 // its element, in the order of the elements, whether every element is an
-// object (read in one pass) or some are not (read one by one), and
-// nothing is asked of the next layer.
+// object or some are not, and nothing is asked of the next layer.
 func TestMessagesElementsNamed(t *testing.T) {
 	t.Parallel()
 	tests := []struct {

@@ -38,7 +38,7 @@ func (a *App) Deliver(ctx context.Context, n herald.Notification) error {
 	if shape := shapeOf(n); t == nil || t.shape != shape {
 		var err error
 		if t, err = newTemplate(shape); errors.Is(err, errMarks) {
-			return a.deliverEncoded(ctx, n) // a link or image holding a mark's text
+			return a.deliverEncoded(ctx, n) // another part of it is a mark's text
 		} else if err != nil {
 			return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
 		}
@@ -82,7 +82,8 @@ func (c *Client) AuthorizeApp(ctx context.Context, appKey string, serviceAccount
 }
 
 // The marks stand in for the token, title and body while a template is
-// encoded; no message text can hold one, as JSON escapes its NUL bytes.
+// encoded; each is found as a whole JSON string, which no other part of a
+// real message is (see errMarks for one that is).
 const (
 	tokenMark = "\x00herald-token\x00"
 	titleMark = "\x00herald-title\x00"
@@ -145,7 +146,8 @@ func (h hole) text(n herald.Notification) string {
 }
 
 // errMarks is a message in which the marks cannot tell the texts' places:
-// another of its parts holds a mark's text.
+// another of its parts (a link, say) is a mark's text. Deliver encodes
+// such a message whole.
 var errMarks = errors.New("fcm: a text's place was not found once in the message")
 
 // newTemplate encodes the message of a notification of shape (see
