@@ -529,20 +529,17 @@ func FCMPayloadSize(notification, data map[string]string) int {
 // it: the notification's title, body and image, and the data's pushId (as
 // long as any push id) and linkURL; empty members are not sent.
 func (c Content) FCMPayloadSize() int {
-	notification := map[string]string{}
-	data := map[string]string{"pushId": strings.Repeat("x", pushIDLen)}
-	for _, m := range []struct {
-		dst        map[string]string
-		key, value string
-	}{
-		{notification, "title", c.Title}, {notification, "body", c.Content},
-		{notification, "image", c.ImageURL}, {data, "linkURL", c.LinkURL},
+	// FCMPayloadSize of the maps the message would have, without making
+	// them: the accept of 200 messages counts each.
+	size := fcmEnvelope + len("pushId") + pushIDLen
+	for _, m := range []struct{ key, value string }{
+		{"title", c.Title}, {"body", c.Content}, {"image", c.ImageURL}, {"linkURL", c.LinkURL},
 	} {
 		if m.value != "" {
-			m.dst[m.key] = m.value
+			size += fcmPairSyntax + len(m.key) + len(m.value)
 		}
 	}
-	return FCMPayloadSize(notification, data)
+	return size
 }
 
 // PayloadProblem returns, when c could not be sent because its FCM payload

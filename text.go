@@ -61,8 +61,7 @@ func TextProblems(body []byte) []Detail {
 			case isKey && reason != "":
 				out = append(out, Detail{Field: path(stack[:len(stack)-1]), Reason: reasonMemberNameText})
 			case isKey:
-				var key string // stays empty when the name is no JSON string: the parser refuses that text
-				json.Unmarshal(body[i:end], &key)
+				key := memberName(body[i:end])
 				top := &stack[len(stack)-1]
 				top.key = key
 				if slices.Contains(top.seen, key) {
@@ -76,6 +75,18 @@ func TextProblems(body []byte) []Detail {
 		}
 	}
 	return out
+}
+
+// memberName is the text of the member name raw (a string token with its
+// quotes): its bytes between the quotes when it has no escape, else
+// decoded; "" when it is no JSON string (the parser refuses that text).
+func memberName(raw []byte) string {
+	if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
+		return string(raw[1 : len(raw)-1])
+	}
+	var key string
+	json.Unmarshal(raw, &key)
+	return key
 }
 
 // ValidJSONString reports whether raw, one JSON string token with its

@@ -49,8 +49,8 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 	}
 	switch raw[0] {
 	case '"':
-		var s string
-		if json.Unmarshal(raw, &s) != nil {
+		s, ok := plainJSONString(raw)
+		if !ok && json.Unmarshal(raw, &s) != nil {
 			return "", "must be a string or an integer"
 		}
 		if !ValidJSONString(raw) {
@@ -79,6 +79,21 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 		return string(raw), ""
 	}
 	return "", "must be a string or an integer"
+}
+
+// plainJSONString returns the text of the JSON string raw when it has no
+// escape: its bytes between the quotes, which json.Unmarshal would give
+// for valid UTF-8 (the caller checks that). ok is false for any other raw.
+func plainJSONString(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
+		return "", false
+	}
+	for _, c := range raw[1 : len(raw)-1] {
+		if c < 0x20 || c == '"' || c == '\\' {
+			return "", false
+		}
+	}
+	return string(raw[1 : len(raw)-1]), true
 }
 
 // isJSONInteger reports whether a JSON number has no fraction and no

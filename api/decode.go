@@ -81,7 +81,11 @@ func parseLenient(body []byte) (object, *[]herald.Detail) {
 		return object{details: details}, details
 	}
 	var m map[string]json.RawMessage
-	if err := json.Unmarshal(body, &m); err != nil || m == nil {
+	ok := json.Valid(body)
+	if ok {
+		m, ok = splitObject(body)
+	}
+	if !ok {
 		*details = append(*details, herald.Detail{Field: "body", Reason: herald.NotObjectReason(body)})
 		return object{details: details}, details
 	}
@@ -107,8 +111,8 @@ func (o object) nested(field string, m map[string]json.RawMessage) object {
 // element reads the array element raw at field as an object; ok is false
 // when it is not one (recorded as a problem).
 func (o object) element(field string, raw json.RawMessage) (object, bool) {
-	var m map[string]json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '{' || json.Unmarshal(raw, &m) != nil {
+	m, ok := splitObject(raw)
+	if !ok {
 		o.fail(field, "must be an object")
 		return object{}, false
 	}
@@ -242,8 +246,8 @@ func (o object) child(name string, required bool) (object, bool) {
 		}
 		return object{}, false
 	}
-	var m map[string]json.RawMessage
-	if bytes.TrimSpace(v)[0] != '{' || json.Unmarshal(v, &m) != nil {
+	m, ok := splitObject(v)
+	if !ok {
 		o.fail(name, "must be an object")
 		return object{}, false
 	}
@@ -256,4 +260,97 @@ func invalid(details *[]herald.Detail) error {
 		return nil
 	}
 	return herald.Invalid(*details...)
+}
+
+// splitObject returns the members of raw, each value as it was sent
+// (json.Unmarshal into a map of json.RawMessage, without its second pass
+// over the text); ok is false when raw is no object. raw must be valid
+// JSON (json.Valid), as a body's parts are once the body was checked.
+func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	m := make(map[string]json.RawMessage, 8)
+	if i = skipSpace(raw, i+1); raw[i] == '}' {
+		return m, true
+	}
+	for {
+		end := valueEnd(raw, i)
+		key, _ := jsonString(raw[i:end])
+		i = skipSpace(raw, skipSpace(raw, end)+1) // past the colon
+		end = valueEnd(raw, i)
+		m[key] = raw[i:end:end]
+		if i = skipSpace(raw, end); raw[i] == '}' {
+			return m, true
+		}
+		i = skipSpace(raw, i+1) // past the comma
+	}
+}
+
+// splitArray returns the elements of raw, each as it was sent; ok is false
+// when raw is no array. raw must be valid JSON, as for splitObject.
+func splitArray(raw []byte) ([]json.RawMessage, bool) {
+	i := skipSpace(raw, 0)
+	if i >= len(raw) || raw[i] != '[' {
+		return nil, false
+	}
+	items := []json.RawMessage{}
+	if i = skipSpace(raw, i+1); raw[i] == ']' {
+		return items, true
+	}
+	for {
+		end := valueEnd(raw, i)
+		items = append(items, raw[i:end:end])
+		if i = skipSpace(raw, end); raw[i] == ']' {
+			return items, true
+		}
+		i = skipSpace(raw, i+1) // past the comma
+	}
+}
+
+// skipSpace returns the index of the first byte at or after i that is no
+// JSON white space.
+func skipSpace(raw []byte, i int) int {
+	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// valueEnd returns the index just past the valid JSON value starting at i.
+func valueEnd(raw []byte, i int) int {
+	depth := 0
+	for ; i < len(raw); i++ {
+		switch c := raw[i]; {
+		case c == '"':
+			if i = stringEnd(raw, i); depth == 0 {
+				return i
+			}
+			i-- // the loop steps past the closing quote
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			if depth == 0 {
+				return i // the end of what holds a number or literal
+			}
+			if depth--; depth == 0 {
+				return i + 1
+			}
+		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
+			return i // the end of a number or literal
+		}
+	}
+	return i
+}
+
+// stringEnd returns the index just past the JSON string starting with the
+// quote at i.
+func stringEnd(raw []byte, i int) int {
+	for i++; i < len(raw) && raw[i] != '"'; i++ {
+		if raw[i] == '\\' {
+			i++
+		}
+	}
+	return i + 1
 }

@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -354,4 +355,40 @@ func createGateApp(t *testing.T, env *testenv.Env, settings map[string]any) test
 		t.Fatal(err)
 	}
 	return app
+}
+
+// TestMessagesElementsNamed: each problem of a messages array is named by
+// its element, in the order of the elements, whether every element is an
+// object or some are not, and nothing is asked of the next layer.
+func TestMessagesElementsNamed(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		name, body string
+		want       []string
+	}{
+		{"Objects", `{"messages":[{"userId":"a","title":"t","content":"c"},{"userId":"","title":"t","content":"c","x":1},{"userId":"c","title":"","content":"c"}]}`,
+			[]string{"messages[1].userId", "messages[2].title", "messages[1].x"}},
+		{"NotObjects", `{"messages":[{"userId":"","title":"t","content":"c"},1,null,{"userId":"d","content":"c","x":1},[]]}`,
+			[]string{"messages[0].userId", "messages[1]", "messages[2]", "messages[3].title", "messages[4]", "messages[3].x"}},
+		{"Empty", `{"messages":[]}`, []string{"messages"}},
+		{"NotArray", `{"messages":{"userId":"a"}}`, []string{"messages"}},
+		{"Missing", `{}`, []string{"messages"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			a := newFakeAPI()
+			res := a.do(http.MethodPost, messagesPath, tt.body)
+			var got []string
+			for _, d := range res.Err.Details {
+				got = append(got, d.Field)
+			}
+			if res.Status != http.StatusBadRequest || !slices.Equal(got, tt.want) {
+				t.Errorf("got %d %v (%s), want 400 naming %v", res.Status, got, res.Body, tt.want)
+			}
+			if n := len(a.take()); n != 0 {
+				t.Errorf("%d writes, want none", n)
+			}
+		})
+	}
 }

@@ -1,12 +1,12 @@
 package api
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
 	"fmt"
 	"net/http"
+	"strconv"
 	"time"
 	"unicode/utf8"
 
@@ -190,8 +190,8 @@ func (o object) array(name string, max int) []json.RawMessage {
 		o.fail(name, "is required")
 		return nil
 	}
-	var items []json.RawMessage
-	if t := bytes.TrimSpace(raw); len(t) == 0 || t[0] != '[' || json.Unmarshal(raw, &items) != nil {
+	items, ok := splitArray(raw)
+	if !ok {
 		o.fail(name, "must be an array")
 		return nil
 	}
@@ -260,14 +260,15 @@ func (o object) messages(name string) []herald.Recipient {
 	items := o.array(name, herald.MaxMessages)
 	rs := make([]herald.Recipient, 0, len(items))
 	for i, raw := range items {
-		el, ok := o.element(fmt.Sprintf("%s[%d]", name, i), raw)
+		field := name + "[" + strconv.Itoa(i) + "]"
+		el, ok := o.element(field, raw)
 		if !ok {
 			continue
 		}
 		id, _ := el.userID("userId")
 		c := el.content()
 		if d, over := c.PayloadProblem(); over {
-			o.fail(fmt.Sprintf("%s[%d]", name, i), d.Reason)
+			o.fail(field, d.Reason)
 		}
 		rs = append(rs, herald.Recipient{UserID: id, Content: &c})
 	}

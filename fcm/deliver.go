@@ -5,7 +5,9 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"slices"
 	"sync/atomic"
+	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
 )
@@ -19,8 +21,10 @@ func (c *Client) ForApp(appKey string, serviceAccount []byte) herald.AppSender {
 }
 
 // App sends one app's notifications: Herald's view of Send. Each message
-// is encoded once per content (a push's, or a message's) and the token
-// spliced into it, so a push's sends differ only there.
+// is encoded once per shape (a push's content with its title and body left
+// out) and the token, title and body spliced into it, so the sends of a
+// push differ only there, even when each recipient has a message of its
+// own (/messages).
 type App struct {
 	c    *Client
 	ck   credKey
@@ -31,14 +35,31 @@ type App struct {
 // (validate_only). Errors are *herald.SendError.
 func (a *App) Deliver(ctx context.Context, n herald.Notification) error {
 	t := a.last.Load()
-	if content := withoutToken(n); t == nil || t.content != content {
+	if shape := shapeOf(n); t == nil || t.shape != shape {
 		var err error
-		if t, err = newTemplate(content); err != nil {
+		if t, err = newTemplate(shape); errors.Is(err, errMarks) {
+			return a.deliverEncoded(ctx, n) // another part of it is a mark's text
+		} else if err != nil {
 			return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
 		}
 		a.last.Store(t)
 	}
-	return a.c.sendBody(ctx, a.ck, t.body(n.Token))
+	return a.c.sendBody(ctx, a.ck, t.body(n))
+}
+
+// deliverEncoded sends n encoded as a whole, without a template.
+func (a *App) deliverEncoded(ctx context.Context, n herald.Notification) error {
+	body, err := json.Marshal(sendRequest{ValidateOnly: n.ValidateOnly, Message: BuildMessage(n.Token, notificationOf(n))})
+	if err != nil {
+		return &herald.SendError{Class: herald.SendRejected, Message: err.Error(), Err: err}
+	}
+	return a.c.sendBody(ctx, a.ck, body)
+}
+
+// notificationOf is n as BuildMessage takes it.
+func notificationOf(n herald.Notification) Notification {
+	return Notification{Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID,
+		Badge: n.Badge, RequestGroupID: n.RequestGroupID}
 }
 
 // Authorize makes sure an access token for the app is at hand: Herald's
@@ -60,58 +81,175 @@ func (c *Client) AuthorizeApp(ctx context.Context, appKey string, serviceAccount
 	return c.ForApp(appKey, serviceAccount).Authorize(ctx)
 }
 
-// withoutToken is n's content: all of it but the token.
-func withoutToken(n herald.Notification) herald.Notification {
+// The marks stand in for the token, title and body while a template is
+// encoded; each is found as a whole JSON string, which no other part of a
+// real message is (see errMarks for one that is).
+const (
+	tokenMark = "\x00herald-token\x00"
+	titleMark = "\x00herald-title\x00"
+	bodyMark  = "\x00herald-body\x00"
+)
+
+// shapeOf is n's shape: its content with the token left out and its title
+// and body, when present, as their marks. Whether each is present shapes
+// the message (an empty one is omitted), what each says does not.
+func shapeOf(n herald.Notification) herald.Notification {
 	n.Token = ""
+	if n.Title != "" {
+		n.Title = titleMark
+	}
+	if n.Body != "" {
+		n.Body = bodyMark
+	}
 	return n
 }
 
-// template is the body of a messages:send request with the token left
-// out: a send's body is prefix, the token as a JSON string, suffix.
+// template is the body of a messages:send request with the token, title
+// and body left out: a send's body is parts[0], the first hole's text as a
+// JSON string, parts[1], and so on.
 type template struct {
-	content        herald.Notification
-	prefix, suffix []byte
+	shape herald.Notification
+	parts [][]byte
+	holes []hole
 }
 
-// tokenMark stands in for the token while a template is encoded; no
-// message text can hold it, as JSON escapes its NUL bytes.
-const tokenMark = "\x00herald-token\x00"
+// hole is a place in a template for one of a notification's texts.
+type hole int
 
-func newTemplate(n herald.Notification) (*template, error) {
-	body, err := json.Marshal(sendRequest{ValidateOnly: n.ValidateOnly, Message: BuildMessage(tokenMark, Notification{
-		Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
-		RequestGroupID: n.RequestGroupID,
-	})})
+// The holes of a template.
+const (
+	holeToken hole = iota
+	holeTitle
+	holeBody
+)
+
+// mark is the text that stands in for h while a template is encoded.
+func (h hole) mark() string {
+	switch h {
+	case holeTitle:
+		return titleMark
+	case holeBody:
+		return bodyMark
+	}
+	return tokenMark
+}
+
+// text is the text of n that fills h.
+func (h hole) text(n herald.Notification) string {
+	switch h {
+	case holeTitle:
+		return n.Title
+	case holeBody:
+		return n.Body
+	}
+	return n.Token
+}
+
+// errMarks is a message in which the marks cannot tell the texts' places:
+// another of its parts (a link, say) is a mark's text. Deliver encodes
+// such a message whole.
+var errMarks = errors.New("fcm: a text's place was not found once in the message")
+
+// newTemplate encodes the message of a notification of shape (see
+// shapeOf) and cuts it at its marks.
+func newTemplate(shape herald.Notification) (*template, error) {
+	body, err := json.Marshal(sendRequest{ValidateOnly: shape.ValidateOnly, Message: BuildMessage(tokenMark, notificationOf(shape))})
 	if err != nil {
 		return nil, err
 	}
-	mark, _ := json.Marshal(tokenMark)
-	i := bytes.Index(body, mark)
-	if i < 0 {
-		return nil, errors.New("fcm: the token's place was not found in the message")
+	holes := []hole{holeToken}
+	if shape.Title != "" {
+		holes = append(holes, holeTitle)
 	}
-	return &template{content: n, prefix: body[:i], suffix: body[i+len(mark):]}, nil
-}
-
-// body returns the request body for token: the bytes json.Marshal gives.
-func (t *template) body(token string) []byte {
-	b := make([]byte, 0, len(t.prefix)+len(token)+2+len(t.suffix))
-	b = append(b, t.prefix...)
-	b = appendJSONString(b, token)
-	return append(b, t.suffix...)
-}
-
-// appendJSONString appends s as encoding/json writes it: printable ASCII
-// other than the characters it escapes is copied, anything else left to
-// json.Marshal.
-func appendJSONString(b []byte, s string) []byte {
-	for i := range len(s) {
-		if c := s[i]; c < 0x20 || c > 0x7e || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
-			quoted, _ := json.Marshal(s)
-			return append(b, quoted...)
+	if shape.Body != "" {
+		holes = append(holes, holeBody)
+	}
+	at := make(map[hole]int, len(holes))
+	for _, h := range holes {
+		quoted := appendJSONString(nil, h.mark())
+		if bytes.Count(body, quoted) != 1 {
+			return nil, errMarks
 		}
+		at[h] = bytes.Index(body, quoted)
 	}
+	slices.SortFunc(holes, func(a, b hole) int { return at[a] - at[b] })
+	t := &template{shape: shape, holes: holes}
+	from := 0
+	for _, h := range holes {
+		t.parts = append(t.parts, body[from:at[h]])
+		from = at[h] + len(appendJSONString(nil, h.mark()))
+	}
+	t.parts = append(t.parts, body[from:])
+	return t, nil
+}
+
+// body returns the request body of n: the bytes json.Marshal gives.
+func (t *template) body(n herald.Notification) []byte {
+	size := len(t.parts[len(t.parts)-1])
+	for i, h := range t.holes {
+		size += len(t.parts[i]) + len(h.text(n)) + 2
+	}
+	b := make([]byte, 0, size+16) // a few escapes without growing
+	for i, h := range t.holes {
+		b = append(b, t.parts[i]...)
+		b = appendJSONString(b, h.text(n))
+	}
+	return append(b, t.parts[len(t.parts)-1]...)
+}
+
+// hexDigits are the digits of a \u escape.
+const hexDigits = "0123456789abcdef"
+
+// appendJSONString appends s as a JSON string exactly as encoding/json
+// writes it: with <, > and & escaped for HTML, the control characters as
+// \b \f \n \r \t or \u00XX, invalid UTF-8 as \ufffd, and U+2028 and U+2029
+// escaped (JSONP).
+func appendJSONString(b []byte, s string) []byte {
 	b = append(b, '"')
-	b = append(b, s...)
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && c != '<' && c != '>' && c != '&' {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		switch {
+		case r == utf8.RuneError && size == 1:
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+		case r == '\u2028' || r == '\u2029':
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xf])
+		default:
+			i += size
+			continue
+		}
+		i += size
+		start = i
+	}
+	b = append(b, s[start:]...)
 	return append(b, '"')
 }
