@@ -314,27 +314,12 @@ func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows [
 	return out, err
 }
 
-// eachIn runs query, which ends in "IN ", with the list of values, in
-// batches that keep under SQLite's variable limit. Each batch's list is
-// padded with NULLs to a power of two, so that a handful of statements
-// serve every length and are prepared once.
+// eachIn runs query, which ends in "IN ", with the list of values
+// (paddedIn), lookupBatch values a statement.
 func eachIn(ctx context.Context, c conn, query, first string, values []string, scan func(scanner) error) error {
-	const batch = 512
-	for start := 0; start < len(values); start += batch {
-		part := values[start:min(start+batch, len(values))]
-		n := 8
-		for n < len(part) {
-			n *= 2
-		}
-		args := make([]any, 1, n+1)
-		args[0] = first
-		for _, v := range part {
-			args = append(args, v)
-		}
-		for len(args) < n+1 {
-			args = append(args, nil)
-		}
-		if err := c.each(ctx, scan, query+`(`+placeholders(n)+`)`, args...); err != nil {
+	for start := 0; start < len(values); start += lookupBatch {
+		list, args := paddedIn(first, values[start:min(start+lookupBatch, len(values))])
+		if err := c.each(ctx, scan, query+list, args...); err != nil {
 			return err
 		}
 	}

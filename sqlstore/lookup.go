@@ -44,28 +44,35 @@ var (
 // them).
 const lookupBatch = 512
 
-// InListLookup writes l as an IN list: the shared dialect's form. The list
-// is padded with NULLs (which match nothing) to a power of two, so that
-// the lookups of any number of keys are a few statements, each prepared
-// once.
+// InListLookup writes l as an IN list: the shared dialect's form (see
+// paddedIn).
 func InListLookup(l Lookup, scope string, keys []string) (string, []any) {
+	list, args := paddedIn(scope, keys)
+	query := `SELECT ` + l.Columns + ` FROM ` + l.Table + ` WHERE ` + l.Scope + ` = ? AND ` + l.Key + ` IN ` + list
+	if l.Order != "" {
+		query += ` ORDER BY ` + l.Order
+	}
+	return query, args
+}
+
+// paddedIn returns an IN list of keys and its arguments, first before them.
+// The list is padded with NULLs (which match nothing) to a power of two,
+// so that the reads of any number of keys are a few statements, each
+// prepared once.
+func paddedIn(first string, keys []string) (string, []any) {
 	n := 8
 	for n < len(keys) {
 		n *= 2
 	}
 	args := make([]any, 1, n+1)
-	args[0] = scope
+	args[0] = first
 	for _, k := range keys {
 		args = append(args, k)
 	}
 	for len(args) < n+1 {
 		args = append(args, nil)
 	}
-	query := `SELECT ` + l.Columns + ` FROM ` + l.Table + ` WHERE ` + l.Scope + ` = ? AND ` + l.Key + ` IN (` + placeholders(n) + `)`
-	if l.Order != "" {
-		query += ` ORDER BY ` + l.Order
-	}
-	return query, args
+	return `(` + placeholders(n) + `)`, args
 }
 
 // lookup runs l for the keys in scope, lookupBatch keys a query, and calls
