@@ -163,6 +163,42 @@ func TestBatch(t *testing.T) {
 			t.Errorf("a transaction after the batch: %v", err)
 		}
 	})
+	t.Run("DeadlineWhileTheWriterIsHeld", func(t *testing.T) {
+		// A database that does not answer: the leader (waiting for the
+		// writer) and one queued behind it both give up at their
+		// deadline instead of waiting for as long as the writer is held.
+		t.Parallel()
+		db := openMigrated(t)
+		if err := db.gate.enter(context.Background(), false); err != nil {
+			t.Fatal(err)
+		}
+		errs := make(chan error, 2)
+		for i, name := range []string{"a", "b"} {
+			go func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+				defer cancel()
+				errs <- engine{db}.InTx(ctx, sqlstore.TxOptions{Batched: true}, insertMeta(name))
+			}()
+			batchQueued(t, db, i+1)
+		}
+		for range 2 {
+			select {
+			case err := <-errs:
+				if !errors.Is(err, context.DeadlineExceeded) {
+					t.Errorf("got %v, want %v", err, context.DeadlineExceeded)
+				}
+			case <-time.After(10 * time.Second):
+				t.Fatal("a batched transaction still waits for the held writer past its deadline")
+			}
+		}
+		db.gate.leave()
+		if got := metaNames(t, db, "a", "b"); got["a"] || got["b"] {
+			t.Errorf("rows committed: got %v, want none", got)
+		}
+		if err := (engine{db}).InTx(context.Background(), sqlstore.TxOptions{Batched: true}, insertMeta("c")); err != nil {
+			t.Errorf("a transaction after: %v", err)
+		}
+	})
 	t.Run("AnsweredAfterCommit", func(t *testing.T) {
 		t.Parallel()
 		db := openMigrated(t)

@@ -7,6 +7,7 @@ import (
 	"hash/fnv"
 	"runtime"
 	"sync"
+	"time"
 )
 
 // GroupTx is the database transaction a Group runs queued transactions
@@ -129,6 +130,15 @@ func (g *Group) Run(ctx context.Context, key string, fn func(Tx) error) error {
 		case <-op.done:
 			return op.err
 		case <-op.lead:
+		case <-ctx.Done():
+			if g.leave(l, op) {
+				return ctx.Err()
+			}
+			select { // taken into a batch, or handed the lead meanwhile
+			case <-op.done:
+				return op.err
+			case <-op.lead:
+			}
 		}
 	}
 	g.leadOne(l)
@@ -136,12 +146,43 @@ func (g *Group) Run(ctx context.Context, key string, fn func(Tx) error) error {
 	return op.err
 }
 
+// leave takes op out of l's queue if it still waits there and was not
+// handed the lead.
+func (g *Group) leave(l *lane, op *groupOp) bool {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	select {
+	case <-op.lead:
+		return false
+	default:
+	}
+	for i, o := range l.queue {
+		if o == op {
+			l.queue = append(l.queue[:i], l.queue[i+1:]...)
+			return true
+		}
+	}
+	return false
+}
+
+// batchTimeout bounds a batch whose leader's context has no deadline.
+const batchTimeout = 10 * time.Second
+
 // leadOne begins a transaction, takes the lane's queue, commits the batch
-// and hands the lead on.
+// and hands the lead on. The batch runs until the leader's deadline
+// (batchTimeout without one), whatever the end of any op's context: a
+// database that does not answer fails the batch's transactions by then,
+// as it fails one alone.
 func (g *Group) leadOne(l *lane) {
 	g.mu.Lock()
-	ctx := context.WithoutCancel(l.queue[0].ctx)
+	first := l.queue[0].ctx
 	g.mu.Unlock()
+	deadline, ok := first.Deadline()
+	if !ok {
+		deadline = time.Now().Add(batchTimeout)
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(first), deadline)
+	defer cancel()
 	// Begin (the engine's turn) is waited for whatever the leader's
 	// caller does: others wait on this leader.
 	tx, err := g.begin(ctx)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/postgres/pgtest"
@@ -188,6 +190,16 @@ func TestOutagePostgres(t *testing.T) {
 	resp, took := e.outagePush(a, "frozen")
 	t.Logf("frozen: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
 	checkUnavailable(t, "push with the database frozen", resp)
+	// An SDK registration, which shares a commit with those queued beside
+	// it (group commit), gives up at the request's deadline too.
+	start := time.Now()
+	_, err = a.c.RegisterPushToken(context.Background(), client.RegisterRequest{
+		DeviceID: "dev-frozen", Token: "tok-frozen", Platform: "android", AppSourceVersion: "1.6.0", UserID: "u2",
+	})
+	t.Logf("frozen: registration answered %v in %s", err, time.Since(start).Round(time.Millisecond))
+	if ce := (*client.Error)(nil); !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != "ERR-AB-SYS-01" {
+		t.Fatalf("registration with the database frozen: got %v, want 503 ERR-AB-SYS-01", err)
+	}
 	e.waitReadyz(t, http.StatusServiceUnavailable, "database unreachable")
 	e.waitHeld()
 	p.restore()
