@@ -2,6 +2,7 @@ package postgres
 
 import (
 	"context"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -48,14 +49,15 @@ func newBatch(db *DB, lanes int) *sqlstore.Group {
 		if err != nil {
 			return nil, err
 		}
-		p := &pending{tx: tx}
+		p := &pending{tx: tx, batch: ctx}
 		return &batchTx{txn: txn{querier{p, &db.rb}, tx, db.Queue}, p: p}, nil
 	}, maxBatch, lanes)
 }
 
-// batchTx is a batch's transaction. Its statements ignore the end of any
-// op's context: pgx ends the connection of a statement cancelled, and
-// the transaction with it.
+// batchTx is a batch's transaction. Its statements end with the batch
+// (its leader's deadline, see sqlstore.Group), never with an op's
+// context: pgx ends the connection of a statement cancelled, and the
+// transaction with it.
 type batchTx struct {
 	txn
 	p *pending
@@ -101,25 +103,25 @@ func (b *batchTx) Commit(ctx context.Context) error {
 		b.p.stmts = b.p.stmts[:n-1]
 	}
 	if err := b.p.flush(ctx); err != nil {
-		_ = b.tx.Rollback(context.WithoutCancel(ctx))
+		_ = b.tx.Rollback(b.p.bound(ctx))
 		return err
 	}
-	return b.tx.Commit(context.WithoutCancel(ctx))
+	return b.tx.Commit(b.p.bound(ctx))
 }
 
 func (b *batchTx) Rollback(ctx context.Context) error {
 	b.p.stmts, b.p.unsent = nil, false
-	return b.tx.Rollback(context.WithoutCancel(ctx))
+	return b.tx.Rollback(b.p.bound(ctx))
 }
 
 func (b *batchTx) Pipeline(ctx context.Context, stmts []sqlstore.Stmt) error {
 	batch := b.p.take()
 	b.queueStmts(batch, stmts)
-	return b.tx.SendBatch(context.WithoutCancel(ctx), batch).Close()
+	return b.tx.SendBatch(b.p.bound(ctx), batch).Close()
 }
 
 func (b *batchTx) ExecMany(ctx context.Context, query string, args [][]any) ([]int64, error) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = b.p.bound(ctx)
 	if err := b.p.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -127,7 +129,7 @@ func (b *batchTx) ExecMany(ctx context.Context, query string, args [][]any) ([]i
 }
 
 func (b *batchTx) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, error) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = b.p.bound(ctx)
 	if err := b.p.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -135,7 +137,7 @@ func (b *batchTx) InsertJobs(ctx context.Context, jobs []herald.Job) ([]int64, e
 }
 
 func (b *batchTx) CancelJob(ctx context.Context, id int64) error {
-	ctx = context.WithoutCancel(ctx)
+	ctx = b.p.bound(ctx)
 	if err := b.p.flush(ctx); err != nil {
 		return err
 	}
@@ -145,11 +147,29 @@ func (b *batchTx) CancelJob(ctx context.Context, id int64) error {
 // pending is a transaction's statements with the savepoint statements
 // waiting to go before the next of them, in its round trip.
 type pending struct {
-	tx    pgx.Tx
+	tx pgx.Tx
+	// batch is the batch's context, whose end ends its statements.
+	batch context.Context
 	stmts []string
 	// unsent: the last of stmts is a savepoint.
 	unsent bool
 }
+
+// bound returns ctx's values with the batch's end (see boundCtx).
+func (p *pending) bound(ctx context.Context) context.Context {
+	return boundCtx{context.WithoutCancel(ctx), p.batch}
+}
+
+// boundCtx is an op's context (its values) that ends when its batch does
+// (Deadline, Done, Err), not when the op's caller goes.
+type boundCtx struct {
+	context.Context
+	batch context.Context
+}
+
+func (c boundCtx) Deadline() (time.Time, bool) { return c.batch.Deadline() }
+func (c boundCtx) Done() <-chan struct{}       { return c.batch.Done() }
+func (c boundCtx) Err() error                  { return c.batch.Err() }
 
 // dropSavepoint drops the savepoint waiting, last of the statements.
 func (p *pending) dropSavepoint() {
@@ -176,7 +196,7 @@ func (p *pending) flush(ctx context.Context) error {
 }
 
 func (p *pending) Exec(ctx context.Context, sql string, args ...any) (pgconn.CommandTag, error) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = p.bound(ctx)
 	if len(p.stmts) == 0 {
 		return p.tx.Exec(ctx, sql, args...)
 	}
@@ -190,7 +210,7 @@ func (p *pending) Exec(ctx context.Context, sql string, args ...any) (pgconn.Com
 }
 
 func (p *pending) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
-	ctx = context.WithoutCancel(ctx)
+	ctx = p.bound(ctx)
 	if err := p.flush(ctx); err != nil {
 		return nil, err
 	}
@@ -200,7 +220,7 @@ func (p *pending) Query(ctx context.Context, sql string, args ...any) (pgx.Rows,
 // QueryRow sends the statements waiting with the query when the row is
 // scanned (the store scans every row it asks for).
 func (p *pending) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
-	ctx = context.WithoutCancel(ctx)
+	ctx = p.bound(ctx)
 	if len(p.stmts) == 0 {
 		return p.tx.QueryRow(ctx, sql, args...)
 	}

@@ -194,6 +194,41 @@ func TestBatch(t *testing.T) {
 			t.Errorf("rows committed: got %v, want %v", got, want)
 		}
 	})
+	t.Run("DeadlineWhileAStatementWaits", func(t *testing.T) {
+		// A database that does not answer, as far as the batch can tell:
+		// its statement waits for a row another transaction holds. The
+		// batch ends at its leader's deadline, not when the row is freed.
+		t.Parallel()
+		db := openBatchDB(t)
+		if err := (engine{db}).InTx(bg, sqlstore.TxOptions{}, insertMeta("held")); err != nil {
+			t.Fatal(err)
+		}
+		holder, err := db.Pool.Begin(bg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer holder.Rollback(bg)
+		if _, err := holder.Exec(bg, `SELECT name FROM meta WHERE name = 'held' FOR UPDATE`); err != nil {
+			t.Fatal(err)
+		}
+		done := make(chan error, 1)
+		go func() {
+			ctx, cancel := context.WithTimeout(bg, 300*time.Millisecond)
+			defer cancel()
+			done <- engine{db}.InTx(ctx, sqlstore.TxOptions{Batched: true}, func(tx sqlstore.Tx) error {
+				_, err := tx.Exec(ctx, `UPDATE meta SET updated_at = 1 WHERE name = 'held'`)
+				return err
+			})
+		}()
+		select {
+		case err := <-done:
+			if err == nil {
+				t.Errorf("the update waiting for a held row: got no error, want its deadline's")
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a batched transaction still waits for a held row past its deadline")
+		}
+	})
 	t.Run("AnsweredAfterCommit", func(t *testing.T) {
 		t.Parallel()
 		db := openBatchDB(t)
