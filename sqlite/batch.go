@@ -16,10 +16,12 @@ const maxBatch = 128
 // (the gate) and runs in one transaction on it.
 func newBatch(db *DB) *sqlstore.Group {
 	return sqlstore.NewGroup(func(ctx context.Context) (sqlstore.GroupTx, error) {
-		// The writer is waited for whatever the leader's caller does:
-		// others wait on this leader. The wait is bounded by the
-		// transactions ahead.
-		_ = db.gate.enter(ctx, false) // fails only when ctx ends, and it never does
+		// The writer is waited for until the batch's deadline (its
+		// leader's, see sqlstore.Group), whatever the leader's caller
+		// does: others wait on this leader.
+		if err := db.gate.enter(ctx, false); err != nil {
+			return nil, err
+		}
 		tx, err := db.Writer.BeginTx(ctx, nil)
 		if err != nil {
 			db.gate.leave()

@@ -191,6 +191,12 @@ func TestBatch(t *testing.T) {
 				t.Fatal("a batched transaction still waits for the held writer past its deadline")
 			}
 		}
+		db.gate.mu.Lock()
+		held, waiting := db.gate.held, len(db.gate.urgent)+len(db.gate.bulk)
+		db.gate.mu.Unlock()
+		if !held || waiting != 0 {
+			t.Errorf("the writer after the batch gave up: held %v with %d waiting, want still the test's with none waiting", held, waiting)
+		}
 		db.gate.leave()
 		if got := metaNames(t, db, "a", "b"); got["a"] || got["b"] {
 			t.Errorf("rows committed: got %v, want none", got)
