@@ -78,11 +78,11 @@ func TextProblems(body []byte) []Detail {
 }
 
 // memberName is the text of the member name raw (a string token with its
-// quotes): its bytes between the quotes when it has no escape, else
-// decoded; "" when it is no JSON string (the parser refuses that text).
+// quotes): plainJSONString's when it has no escape, else decoded; "" when
+// it is no JSON string (the parser refuses that text).
 func memberName(raw []byte) string {
-	if len(raw) >= 2 && raw[len(raw)-1] == '"' && bytes.IndexByte(raw, '\\') < 0 {
-		return string(raw[1 : len(raw)-1])
+	if s, ok := plainJSONString(raw); ok {
+		return s
 	}
 	var key string
 	json.Unmarshal(raw, &key)
