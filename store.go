@@ -159,15 +159,31 @@ type ScheduleStore interface {
 	// queued when nothing else is open. ErrScheduleLocked when there is no
 	// deferred part left that has not begun; check's error.
 	CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish Job) (Push, error)
-	// DueScheduled lists the scheduled pushes not yet fanned out whose
-	// time is at most until, soonest first, at most limit of them.
-	DueScheduled(ctx context.Context, until time.Time, limit int) ([]ScheduledPush, error)
+	// DueWork lists the send work a node's schedule watch fires (see
+	// WatchQuery), soonest first, at most q.Limit of each kind.
+	DueWork(ctx context.Context, q WatchQuery) ([]DueWork, error)
 }
 
-// ScheduledPush is a scheduled push's id and time.
-type ScheduledPush struct {
-	PushID string
-	At     time.Time
+// WatchQuery asks for the send work the schedule watch fires: work not
+// yet begun whose time falls in [From, Until] (a scheduled push not fanned
+// out, a chunk deferred to the morning not begun), and work begun that a
+// run left part-way: a sending push's fan-out unfinished whose last page
+// was recorded before FanoutStalled, and a deferred chunk with sends in
+// flight whose range last moved before ChunkStalled.
+type WatchQuery struct {
+	From, Until                 time.Time
+	FanoutStalled, ChunkStalled time.Time
+	Limit                       int
+}
+
+// DueWork is one piece of send work the schedule watch fires at At: a
+// push's fan-out, or, when Deferred, chunk Chunk of its sends, deferred
+// to the morning At.
+type DueWork struct {
+	PushID   string
+	At       time.Time
+	Deferred bool
+	Chunk    int
 }
 
 // SessionStore keeps the dashboard's sessions, so that a session made on

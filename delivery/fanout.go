@@ -17,13 +17,22 @@ type fanoutWorker struct {
 }
 
 // Work resolves the push's users to their devices now, applies consent and
-// the night window, and records the deliveries with a send job per chunk.
-// A topic or all-users push reads its devices a page at a time, each page
-// recorded in its own transaction, so its sends begin with the first page
-// and a run that dies resumes after the last page recorded.
+// the night window, and records the deliveries with a send job per chunk
+// (see fanout); its run yields after Config.SendSlice, to go on in a new one.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
-	s := w.s
-	p, err := s.cfg.Store.PushRecord(ctx, job.Args.PushID)
+	return w.s.fanout(ctx, job.Args, time.Now().Add(w.s.cfg.SendSlice)) // real time: it bounds the job's run, see RescueAfter
+}
+
+// fanout runs a push's fan-out from where it stands. A topic or all-users
+// push reads its devices a page at a time, each page recorded in its own
+// transaction, so its sends begin with the first page and a run that
+// stops resumes after the last page recorded. Of several runs at once
+// (the push's job, the schedule watch of each node) each page is recorded
+// by one; a run that finds the fan-out moved on stops, leaving it to the
+// run that moved it (the watch takes up a fan-out whose run stopped). The
+// run yields (river.JobSnooze(0)) once the clock passes yieldAt, when set.
+func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time) error {
+	p, err := s.cfg.Store.PushRecord(ctx, args.PushID)
 	if err != nil {
 		return gone(err)
 	}
@@ -34,7 +43,7 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 	case done, p.Status != herald.StatusSending && p.Status != herald.StatusScheduled:
 		return nil // fanned out already, or cancelled or failed
 	case p.StartedAt == nil && p.ScheduledAt != nil:
-		if !p.ScheduledAt.Equal(job.Args.SendAt) {
+		if !p.ScheduledAt.Equal(args.SendAt) {
 			return nil // the push was edited; its new job sends it
 		}
 		if err := s.waitUntil(ctx, *p.ScheduledAt); err != nil {
@@ -45,7 +54,6 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 	if err != nil {
 		return gone(err)
 	}
-	yieldAt := time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
 	for {
 		f, err := s.fanoutPage(ctx, p, from, s.nightRuleFor(p, app, from))
 		if err != nil {
@@ -59,7 +67,7 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 			s.logFanout(p, f.To)
 			return nil
 		}
-		if from = f.To; time.Now().After(yieldAt) {
+		if from = f.To; !yieldAt.IsZero() && time.Now().After(yieldAt) {
 			return river.JobSnooze(0)
 		}
 	}

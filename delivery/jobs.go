@@ -73,6 +73,10 @@ type SendArgs struct {
 // Kind names the job.
 func (SendArgs) Kind() string { return "herald.send" }
 
+// deferred tells a chunk the fan-out deferred to the morning (a retry
+// chunk of one keeps its morning, but is numbered below 0).
+func (a SendArgs) deferred() bool { return !a.Morning.IsZero() && a.Chunk >= 0 }
+
 // InsertOpts puts sends on their own queue: a retry chunk's due at Due, a
 // deferred chunk's just before its morning, as a scheduled push's fan-out.
 func (a SendArgs) InsertOpts() river.InsertOpts {

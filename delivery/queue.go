@@ -13,7 +13,7 @@ import (
 )
 
 // Job time bounds. Every job ends well within JobTimeout (a send job yields
-// after sendSlice and goes on in a new run), so that River's rescuer, which
+// after SendSlice and goes on in a new run), so that River's rescuer, which
 // makes the jobs of a node that died available again once they have run
 // for RescueAfter, never takes over a job that is still running: the work
 // of a dead node is taken over within about two minutes (RescueAfter plus
@@ -21,7 +21,8 @@ import (
 const (
 	JobTimeout  = 60 * time.Second
 	RescueAfter = 90 * time.Second
-	sendSlice   = 30 * time.Second
+	// SendSlice is the default Config.SendSlice.
+	SendSlice = 30 * time.Second
 )
 
 // slowPoll is how often idle workers of the scheduled and default queues

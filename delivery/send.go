@@ -20,7 +20,19 @@ type sendWorker struct {
 // fails the push (the app's credentials are refused), or comes back later
 // for the rest (the run yielded, or could not send yet).
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
-	s, id := w.s, job.Args.PushID
+	return w.s.send(ctx, job.Args, job.Attempt, false)
+}
+
+// send runs the chunk of args (see Work); watch tells a run of the
+// schedule watch from one of the chunk's job. A run that finds sends of
+// the chunk in flight takes them over (settles them into a retry chunk,
+// sent again): a job's run finds them only when the run before it
+// stopped. A deferred chunk is also run by the watch of every node at its
+// morning, so its runs take over sends in flight only once their range
+// has not moved for chunkStall: the watch's run leaves them, the job's
+// looks again then.
+func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bool) error {
+	id := args.PushID
 	p, err := s.cfg.Store.PushRecord(ctx, id)
 	if err != nil {
 		return gone(err)
@@ -28,7 +40,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if p.Status != herald.StatusSending {
 		return nil // failed or finished meanwhile
 	}
-	if err := s.untilMorning(ctx, job.Args); err != nil {
+	if err := s.untilMorning(ctx, args); err != nil {
 		return err // a deferred chunk, before its time
 	}
 	app, err := s.cfg.Store.App(ctx, p.AppID)
@@ -38,7 +50,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if len(app.FCMCredentials) == 0 {
 		return s.fail(ctx, p, "FCM credentials were removed")
 	}
-	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: job.Attempt, args: job.Args}
+	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: attempt, args: args}
 	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
@@ -48,9 +60,15 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 			return err
 		}
 	}
-	work, err := s.cfg.Store.ResumeChunk(ctx, id, job.Args.Chunk)
+	work, err := s.cfg.Store.ResumeChunk(ctx, id, args.Chunk)
 	if err != nil || work.Stopped {
 		return err // on stopped: the push failed meanwhile
+	}
+	if wait := work.MovedAt.Add(chunkStall).Sub(s.cfg.Now()); work.Marked > work.Settled && args.deferred() && wait > 0 {
+		if watch {
+			return nil // another run is sending the chunk
+		}
+		return river.JobSnooze(wait)
 	}
 	// Retriable failures are retried for at most RetryFor from the push's
 	// start; the last try happens at that deadline.
@@ -58,17 +76,17 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	if p.StartedAt != nil {
 		c.deadline = p.StartedAt.Add(s.cfg.RetryFor)
 	}
-	if !job.Args.Morning.IsZero() {
-		c.deadline = job.Args.Morning.Add(s.cfg.RetryFor) // a deferred chunk's hour starts in the morning
+	if !args.Morning.IsZero() {
+		c.deadline = args.Morning.Add(s.cfg.RetryFor) // a deferred chunk's hour starts in the morning
 	}
 	c.giveUp = !s.cfg.Now().Before(c.deadline)
-	c.yieldAt = time.Now().Add(sendSlice) // real time: it bounds the job's run, see RescueAfter
-	r := c.sendSlots(ctx, job.Args.Chunk, work)
+	c.yieldAt = time.Now().Add(s.cfg.SendSlice) // real time: it bounds the job's run, see RescueAfter
+	r := c.sendSlots(ctx, args.Chunk, work)
 	if r.warning != "" {
 		s.warn(ctx, app, p, r.warning)
 	}
 	if r.gaveUp > 0 {
-		s.cfg.Logger.Error("gave up retrying deliveries", "app", app.ID, "push", id, "chunk", job.Args.Chunk,
+		s.cfg.Logger.Error("gave up retrying deliveries", "app", app.ID, "push", id, "chunk", args.Chunk,
 			"deliveries", r.gaveUp, "retriedFor", s.cfg.RetryFor)
 	}
 	switch {
@@ -82,7 +100,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 	case r.again:
 		return river.JobSnooze(c.bounded(r.wait))
 	}
-	return s.cfg.Store.CompleteChunk(ctx, id, job.Args.Chunk, FinishArgs{PushID: id})
+	return s.cfg.Store.CompleteChunk(ctx, id, args.Chunk, FinishArgs{PushID: id})
 }
 
 // fail ends a push that cannot be sent, with the reason.

@@ -85,6 +85,10 @@ type Config struct {
 	Concurrency int
 	// RetryFor bounds how long retriable sends are retried (default 1 h).
 	RetryFor time.Duration
+	// SendSlice is how long one run of a fan-out or send job works
+	// before it yields to go on in a new run (default SendSlice; real
+	// time, as it bounds the run against JobTimeout).
+	SendSlice time.Duration
 	// Observe, when set, is told the outcome of every send (metrics).
 	Observe func(outcome string)
 	// FCMProjectRate paces the sends of all apps of one FCM project
@@ -114,6 +118,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.RetryFor <= 0 {
 		cfg.RetryFor = time.Hour
+	}
+	if cfg.SendSlice <= 0 || cfg.SendSlice > SendSlice {
+		cfg.SendSlice = SendSlice
 	}
 	if cfg.Logger == nil {
 		cfg.Logger = slog.Default()

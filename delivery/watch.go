@@ -3,43 +3,68 @@ package delivery
 import (
 	"context"
 	"errors"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
 )
 
-// The schedule watch: on a database several nodes share, every node fires
-// each scheduled push at its time itself, besides the push's River job.
-// River's job is made due a few seconds early (schedulerSlack) and waits
-// in the process that fetched it; if that process dies meanwhile, the job
-// stays running on the dead node until River's rescuer frees it, about two
-// minutes late. With every live node racing to fan the push out at its
-// time, it starts within a poll of its time as long as one node is alive,
-// and still happens once: the fan-out records each page under a guard of
-// its cursor, so the runs that lose the race write nothing, and the River
-// job then finds the fan-out done.
+// The schedule watch: on a database several nodes share, every node runs
+// the send work that is due at a set time itself, besides its River job:
+// a scheduled push's fan-out and a chunk deferred to the morning. River's
+// job is made due a few seconds early (schedulerSlack) and waits in the
+// process that fetched it; if that process dies meanwhile, the job stays
+// running on the dead node until River's rescuer frees it, about two
+// minutes late. With every live node racing to run the work at its time,
+// it starts within a poll of its time as long as one node is alive, and
+// still happens once: a fan-out records each page under a guard of its
+// cursor and a chunk each step under a guard of its range, so the runs
+// that lose the race write nothing and stop.
+//
+// A run that wins and then stops part-way (an error, or its node died)
+// leaves no job behind it when the job's run was the one that lost, so the
+// watch also takes up the work that stalled: a sending push's fan-out
+// with no page recorded for fanoutStall, and a deferred chunk with sends
+// in flight whose range has not moved for chunkStall. A run of the watch
+// goes on through yields and retries its errors a few times; work whose
+// runs keep failing is looked at again after a backoff that grows, so it
+// neither spins nor keeps other work out of a look.
 const (
-	// watchEvery is how often a node looks for scheduled pushes coming due.
+	// watchEvery is how often a node looks for work coming due.
 	watchEvery = 2 * time.Second
 	// watchAhead is how far ahead it looks: longer than watchEvery, so
 	// each push is seen at least once before its time.
 	watchAhead = 2*watchEvery + time.Second
-	// watchLimit bounds the pushes one look takes; the next look takes
-	// the rest (the River jobs take them anyway).
+	// watchBehind is how long work not begun stays the watch's after its
+	// time; later, its job alone runs it.
+	watchBehind = time.Minute
+	// watchLimit bounds the pieces of each kind one look takes; the next
+	// look takes the rest (the River jobs take them anyway).
 	watchLimit = 200
-	// watchRuns bounds the fan-outs the watch runs at once.
+	// watchRuns bounds the runs the watch has at once.
 	watchRuns = 8
+	// watchTries bounds the tries of one run of the watch; watchBackoff
+	// is the first wait between them and after a run that failed, doubled
+	// each failure up to watchBackoffMax.
+	watchTries      = 3
+	watchBackoff    = time.Second
+	watchBackoffMax = 5 * time.Minute
+	// fanoutStall: a fan-out with no page recorded for this long has no
+	// run (a page takes a second or two).
+	fanoutStall = 15 * time.Second
+	// chunkStall: sends in flight whose range has not moved for this long
+	// have no run (each FCM request ends within 10 s).
+	chunkStall = 30 * time.Second
 )
 
 // StartScheduleWatch starts the schedule watch of this node (see above);
-// the function it returns stops it and waits for its fan-outs to end.
+// the function it returns stops it and waits for its runs to end.
 func (s *Service) StartScheduleWatch(store herald.ScheduleStore) (stop func()) {
 	ctx, cancel := context.WithCancel(context.Background())
-	w := &scheduleWatch{s: s, store: store, watching: map[string]bool{}, slots: make(chan struct{}, watchRuns)}
+	w := newScheduleWatch(s, store)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -58,50 +83,76 @@ func (s *Service) StartScheduleWatch(store herald.ScheduleStore) (stop func()) {
 	return func() { cancel(); <-done }
 }
 
-// scheduleWatch is one node's schedule watch: the pushes it waits for.
+// scheduleWatch is one node's schedule watch: the work it runs, and the
+// work whose runs failed, with when to try it again.
 type scheduleWatch struct {
 	s        *Service
 	store    herald.ScheduleStore
 	mu       sync.Mutex
 	watching map[string]bool
+	failed   map[string]failure
 	slots    chan struct{}
 	runs     sync.WaitGroup
 }
 
-// look starts a run for each scheduled push due within watchAhead that
-// the watch is not already waiting for. A failed look (the database is
-// away) is retried at the next tick; the River jobs still hold the pushes.
+// failure is how often a piece of work's runs failed in a row, and when
+// the watch may run it again.
+type failure struct {
+	n     int
+	after time.Time
+}
+
+func newScheduleWatch(s *Service, store herald.ScheduleStore) *scheduleWatch {
+	return &scheduleWatch{s: s, store: store, watching: map[string]bool{}, failed: map[string]failure{},
+		slots: make(chan struct{}, watchRuns)}
+}
+
+// look starts a run for each piece of work due within watchAhead, or
+// stalled, that the watch is not already running nor backing off from. A
+// failed look (the database is away) is retried at the next tick; the
+// River jobs still hold the work.
 func (w *scheduleWatch) look(ctx context.Context) {
-	due, err := w.store.DueScheduled(ctx, w.s.cfg.Now().Add(watchAhead), watchLimit)
+	now := w.s.cfg.Now()
+	due, err := w.store.DueWork(ctx, herald.WatchQuery{From: now.Add(-watchBehind), Until: now.Add(watchAhead),
+		FanoutStalled: now.Add(-fanoutStall), ChunkStalled: now.Add(-chunkStall), Limit: watchLimit})
 	if err != nil {
 		if ctx.Err() == nil {
-			w.s.cfg.Logger.Debug("schedule watch: listing due pushes", "err", err)
+			w.s.cfg.Logger.Debug("schedule watch: listing due work", "err", err)
 		}
 		return
 	}
-	for _, p := range due {
+	for _, d := range due {
+		key := workKey(d)
 		w.mu.Lock()
-		seen := w.watching[p.PushID]
-		w.watching[p.PushID] = true
+		skip := w.watching[key] || now.Before(w.failed[key].after)
+		w.watching[key] = true
 		w.mu.Unlock()
-		if !seen {
+		if !skip {
 			w.runs.Add(1)
-			go w.fire(ctx, p)
+			go w.fire(ctx, key, d)
 		}
 	}
 }
 
-// fire fans the push out at its time, as its River job would: the
-// fan-out's own checks make a run that comes second (or after an edit or
-// a cancel) do nothing.
-func (w *scheduleWatch) fire(ctx context.Context, p herald.ScheduledPush) {
+// workKey names a piece of work in the watch's maps.
+func workKey(d herald.DueWork) string {
+	if d.Deferred {
+		return d.PushID + "/" + strconv.Itoa(d.Chunk)
+	}
+	return d.PushID
+}
+
+// fire runs the work at its time, as its River job would: the work's own
+// guards make a run that comes second (or after an edit or a cancel) do
+// nothing.
+func (w *scheduleWatch) fire(ctx context.Context, key string, d herald.DueWork) {
 	defer w.runs.Done()
 	defer func() {
 		w.mu.Lock()
-		delete(w.watching, p.PushID)
+		delete(w.watching, key)
 		w.mu.Unlock()
 	}()
-	if err := w.s.waitUntil(ctx, p.At); err != nil {
+	if err := w.s.waitUntil(ctx, d.At); err != nil {
 		return
 	}
 	select {
@@ -110,11 +161,55 @@ func (w *scheduleWatch) fire(ctx context.Context, p herald.ScheduledPush) {
 	case <-ctx.Done():
 		return
 	}
-	job := &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{}, Args: FanoutArgs{PushID: p.PushID, SendAt: p.At}}
-	err := (&fanoutWorker{s: w.s}).Work(ctx, job)
-	var snooze *river.JobSnoozeError
-	if err != nil && !errors.As(err, &snooze) && ctx.Err() == nil {
-		// The River job of the push takes it from here.
-		w.s.cfg.Logger.Debug("schedule watch: fan-out", "push", p.PushID, "err", err)
+	err := w.run(ctx, func() error {
+		if d.Deferred {
+			return w.s.send(ctx, SendArgs{PushID: d.PushID, Chunk: d.Chunk, Morning: d.At}, 1, true)
+		}
+		return w.s.fanout(ctx, FanoutArgs{PushID: d.PushID, SendAt: d.At}, time.Time{})
+	})
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if err == nil || ctx.Err() != nil {
+		delete(w.failed, key)
+		return
 	}
+	f := w.failed[key]
+	f.n++
+	f.after = w.s.cfg.Now().Add(min(watchBackoffMax, watchBackoff<<min(f.n, 20)))
+	w.failed[key] = f
+	w.s.cfg.Logger.Warn("schedule watch: work failed; its job and the next looks take it up",
+		"push", d.PushID, "deferredChunk", d.Deferred, "chunk", d.Chunk, "failures", f.n, "err", err)
+}
+
+// run runs work until it ends: again at once after a yield, again after
+// a short wait (up to watchTries tries) after an error. A run that must
+// wait longer than a look (the app's sends are paced, FCM asked to wait)
+// is left to the work's job and the next looks.
+func (w *scheduleWatch) run(ctx context.Context, work func() error) error {
+	backoff := watchBackoff
+	for try := 1; ; {
+		err := work()
+		wait := backoff
+		var snooze *river.JobSnoozeError
+		switch {
+		case err == nil, ctx.Err() != nil:
+			return nil
+		case errors.As(err, &snooze) && snooze.Duration <= watchEvery:
+			wait = snooze.Duration
+		case errors.As(err, &snooze):
+			return nil
+		case try == watchTries:
+			return err
+		default:
+			try, backoff = try+1, backoff*2
+		}
+		if w.s.sleep(ctx, wait) != nil {
+			return nil
+		}
+	}
+}
+
+// sleep waits d on the service's clock, or until ctx ends.
+func (s *Service) sleep(ctx context.Context, d time.Duration) error {
+	return s.waitUntil(ctx, s.cfg.Now().Add(d))
 }

@@ -9,6 +9,7 @@ package sendstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -141,6 +142,8 @@ type ChunkWork struct {
 	Slots []herald.Delivery
 	// Stopped: the push failed; nothing of the chunk is to be sent.
 	Stopped bool
+	// MovedAt is when the chunk's range last moved (zero: never).
+	MovedAt time.Time
 }
 
 // SlotTarget is a slot about to be sent: its position in its chunk, and

@@ -2,9 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
@@ -20,9 +22,11 @@ type storedChunk struct {
 
 const chunkColumns = `chunk, size, settled, marked, failed, slots`
 
-func scanChunk(row scanner) (storedChunk, error) {
+// scanChunk scans chunkColumns and then more, the columns the query
+// reads after them.
+func scanChunk(row scanner, more ...any) (storedChunk, error) {
 	var c storedChunk
-	err := row.Scan(&c.chunk, &c.size, &c.settled, &c.marked, &c.failed, &c.slots)
+	err := row.Scan(append([]any{&c.chunk, &c.size, &c.settled, &c.marked, &c.failed, &c.slots}, more...)...)
 	return c, err
 }
 
@@ -42,8 +46,9 @@ func (c storedChunk) decode() ([]herald.Delivery, error) {
 // finds slots in flight settles them into a retry chunk with its first
 // step, guarded like any other.
 func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error) {
-	c, err := scanChunk(s.reader().queryRow(ctx, `SELECT `+chunkColumns+` FROM push_chunks WHERE push_id = ? AND chunk = ?`,
-		pushID, chunk))
+	var moved sql.NullInt64
+	c, err := scanChunk(s.reader().queryRow(ctx, `SELECT `+chunkColumns+`, moved_at FROM push_chunks WHERE push_id = ? AND chunk = ?`,
+		pushID, chunk), &moved)
 	if errors.Is(err, herald.ErrNotFound) {
 		return sendstore.ChunkWork{}, nil
 	} else if err != nil {
@@ -54,6 +59,9 @@ func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (send
 		return sendstore.ChunkWork{}, err
 	}
 	w := sendstore.ChunkWork{Range: sendstore.Range{Settled: c.settled, Marked: c.marked}, Stopped: c.failed}
+	if moved.Valid {
+		w.MovedAt = time.UnixMilli(moved.Int64).UTC()
+	}
 	if !c.failed {
 		w.Slots = slots[c.settled:]
 	}
@@ -91,9 +99,10 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 			}
 		}
 		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = CASE WHEN failed THEN marked ELSE ? END, sent = sent + ?,
-			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?
+			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?
 			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked, failed`,
-			st.New.Settled, end, sent, st.SentOldBadge, st.SentOldImage, pushID, st.Chunk, st.Old.Settled, st.Old.Marked).Scan(&marked, &stopped)
+			st.New.Settled, end, sent, st.SentOldBadge, st.SentOldImage, s.Now().UnixMilli(), pushID, st.Chunk, st.Old.Settled,
+			st.Old.Marked).Scan(&marked, &stopped)
 		if errors.Is(err, herald.ErrNotFound) {
 			return sendstore.ErrChunkMoved
 		} else if err != nil {

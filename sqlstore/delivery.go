@@ -19,14 +19,16 @@ import (
 func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fanout) (bool, error) {
 	started := false
 	err := s.inBulkTx(ctx, func(c conn) error {
+		started = false // the transaction may run again
 		chunks, final := chunkSlots(f.Deliveries)
 		held := 0 // the fan-out's own hold, kept while more pages follow
 		if f.More {
 			held = 1
 		}
 		to := f.To.After
-		cursor := []any{!f.More, to.Mapped, to.UserID, to.DeviceID, f.To.Seq, f.To.Chunk}
-		const moveCursor = `fanout_done = ?, fanout_mapped = ?, fanout_user = ?, fanout_device = ?, fanout_seq = ?, fanout_chunk = ?`
+		cursor := []any{!f.More, to.Mapped, to.UserID, to.DeviceID, f.To.Seq, f.To.Chunk, s.Now().UnixMilli()}
+		const moveCursor = `fanout_done = ?, fanout_mapped = ?, fanout_user = ?, fanout_device = ?, fanout_seq = ?, fanout_chunk = ?,
+			fanout_at = ?`
 		var open int
 		var err error
 		if f.From.Start() {
@@ -169,20 +171,23 @@ func scanDelivery(row scanner) (herald.Delivery, error) {
 // CompleteChunk marks a chunk finished and inserts finish after the last.
 // Each chunk is completed once (guarded on done being false), and the
 // push's count of open chunks is decremented with RETURNING, so exactly
-// one completion sees zero, however many run at once.
+// one completion sees zero, however many run at once. The push's row is
+// written before its chunk's, the order every path that writes both
+// keeps (see lockPush); a completion that finds its chunk done already
+// undoes its decrement by rolling back.
 func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error {
-	return s.inBulkTx(ctx, func(c conn) error {
+	err := s.inBulkTx(ctx, func(c conn) error {
+		var open int
+		if err := c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks - 1 WHERE id = ? RETURNING open_chunks`,
+			pushID).Scan(&open); err != nil {
+			return err
+		}
 		n, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE WHERE push_id = ? AND chunk = ? AND done = FALSE`, pushID, chunk)
 		if err != nil {
 			return err
 		}
 		if n == 0 {
-			return nil // completed before a crash, or the push failed; its finish is on its way
-		}
-		var open int
-		if err := c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks - 1 WHERE id = ? RETURNING open_chunks`,
-			pushID).Scan(&open); err != nil {
-			return err
+			return errChunkDone
 		}
 		if open > 0 {
 			return nil
@@ -190,7 +195,14 @@ func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int, fin
 		_, err = c.insertJobs(ctx, []herald.Job{finish})
 		return err
 	})
+	if errors.Is(err, errChunkDone) {
+		return nil // completed before a crash, or the push failed; its finish is on its way
+	}
+	return err
 }
+
+// errChunkDone rolls back a completion of a chunk completed already.
+var errChunkDone = errors.New("sqlstore: chunk completed already")
 
 // FailPush ends a push that cannot be sent.
 func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
@@ -216,6 +228,7 @@ func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish hera
 func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
 	finished := false
 	err := s.inBulkTx(ctx, func(c conn) error {
+		finished = false // the transaction may run again
 		status, err := pushStatus(ctx, c, pushID)
 		if err != nil {
 			return err

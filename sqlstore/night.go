@@ -49,6 +49,9 @@ type deferredChunk struct {
 // part left that has not begun.
 func (s *Store) CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish herald.Job) (herald.Push, error) {
 	err := s.inTxRetry(ctx, false, func(c conn) error {
+		if err := lockPush(ctx, c, pushID); err != nil {
+			return err
+		}
 		chunks, err := deferredChunks(ctx, c, pushID)
 		if err != nil {
 			return err

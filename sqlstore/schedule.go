@@ -134,21 +134,40 @@ func usageOf(ctx context.Context, c conn, pushID string) ([]herald.UsageEntry, e
 	return out, err
 }
 
-// DueScheduled lists the scheduled pushes not yet fanned out whose time is
-// at most until, soonest first (the partial index of scheduled pushes).
-func (s *Store) DueScheduled(ctx context.Context, until time.Time, limit int) ([]herald.ScheduledPush, error) {
-	var out []herald.ScheduledPush
-	err := s.reader().each(ctx, func(r scanner) error {
-		var p herald.ScheduledPush
-		var at sql.NullInt64
-		if err := r.Scan(&p.PushID, &at); err != nil {
-			return err
+// DueWork lists the send work the schedule watch fires (see
+// herald.WatchQuery), each kind read on its partial index: scheduled
+// pushes (pushes_scheduled), fan-outs begun (pushes_fanout_open) and
+// deferred chunks (push_chunks_deferred). Stalled fan-outs come newest
+// first, so that one that keeps failing does not keep the others out.
+func (s *Store) DueWork(ctx context.Context, q herald.WatchQuery) ([]herald.DueWork, error) {
+	var out []herald.DueWork
+	scan := func(deferred bool) func(r scanner) error {
+		return func(r scanner) error {
+			w := herald.DueWork{Deferred: deferred}
+			var at int64
+			if err := r.Scan(&w.PushID, &w.Chunk, &at); err != nil {
+				return err
+			}
+			w.At = time.UnixMilli(at).UTC()
+			out = append(out, w)
+			return nil
 		}
-		p.At = *fromMS(at)
-		out = append(out, p)
-		return nil
-	}, `SELECT id, scheduled_at FROM pushes
-		WHERE status = 'scheduled' AND started_at IS NULL AND scheduled_at IS NOT NULL AND scheduled_at <= ?
-		ORDER BY scheduled_at LIMIT ?`, until.UnixMilli(), limit)
+	}
+	c := s.reader()
+	if err := c.each(ctx, scan(false), `SELECT id, 0, scheduled_at FROM pushes
+		WHERE status = 'scheduled' AND started_at IS NULL AND scheduled_at IS NOT NULL AND scheduled_at >= ? AND scheduled_at <= ?
+		ORDER BY scheduled_at LIMIT ?`, q.From.UnixMilli(), q.Until.UnixMilli(), q.Limit); err != nil {
+		return nil, err
+	}
+	if err := c.each(ctx, scan(false), `SELECT id, 0, fanout_at FROM pushes
+		WHERE status = 'sending' AND fanout_done = FALSE AND fanout_at < ?
+		ORDER BY fanout_at DESC LIMIT ?`, q.FanoutStalled.UnixMilli(), q.Limit); err != nil {
+		return nil, err
+	}
+	err := c.each(ctx, scan(true), `SELECT c.push_id, c.chunk, c.deferred_until FROM push_chunks c JOIN pushes p ON p.id = c.push_id
+		WHERE c.deferred_until IS NOT NULL AND c.done = FALSE AND p.status = 'sending'
+		AND (c.marked = 0 AND c.deferred_until >= ? AND c.deferred_until <= ?
+			OR c.marked > c.settled AND c.deferred_until <= ? AND c.moved_at < ?)
+		ORDER BY c.deferred_until LIMIT ?`, q.From.UnixMilli(), q.Until.UnixMilli(), q.Until.UnixMilli(), q.ChunkStalled.UnixMilli(), q.Limit)
 	return out, err
 }

@@ -174,9 +174,20 @@ func (s *Store) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) er
 	}))
 }
 
-// inBulkTx is inTx for bulk delivery work (see TxOptions.Bulk).
+// inBulkTx is inTx for bulk delivery work (see TxOptions.Bulk), run again
+// when the database broke a deadlock with it. Bulk work that writes a
+// push's row and its chunks' writes the push's first (lockPush), so a
+// deadlock is rare, never the rule; fn must be safe to run again.
 func (s *Store) inBulkTx(ctx context.Context, fn func(c conn) error) error {
-	return s.inTxWith(ctx, TxOptions{Bulk: true}, fn)
+	return s.inTxRetryWith(ctx, TxOptions{Bulk: true}, false, fn)
+}
+
+// lockPush takes a push's row for the rest of the transaction, before any
+// of its chunks' rows: every path that writes both takes them in that
+// order (push, then chunks), so none waits for another in a cycle.
+func lockPush(ctx context.Context, c conn, pushID string) error {
+	_, err := c.exec(ctx, `UPDATE pushes SET open_chunks = open_chunks WHERE id = ?`, pushID)
+	return err
 }
 
 // errConflict is returned inside a transaction when a guarded write found

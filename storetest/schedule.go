@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 var scheduleTests = []test{
@@ -21,7 +22,9 @@ var scheduleTests = []test{
 	{"CancelScheduled/OnceRefundedOnce", testCancelTwice},
 	{"CancelScheduled/RefundNextDay", testCancelNextDay},
 	{"CancelScheduled/ErrNotFound", testCancelNotFound},
-	{"DueScheduled/SoonestFirst", testDueScheduled},
+	{"DueWork/ScheduledSoonestFirst", testDueScheduled},
+	{"DueWork/StalledFanout", testDueStalledFanout},
+	{"DueWork/DeferredChunk", testDueDeferredChunk},
 }
 
 // editWith is the edit the delivery service makes: c applied at now, a new
@@ -204,6 +207,25 @@ func testCancelNotFound(t *testing.T, b *bundle) {
 	wantErr(t, "unknown push", err, herald.ErrNotFound)
 }
 
+// dueWork lists the watch's work due in [from, until], with nothing
+// begun counted as stalled.
+func (b *bundle) dueWork(from, until time.Time, limit int) []herald.DueWork {
+	b.t.Helper()
+	got, err := b.s.DueWork(b.ctx, herald.WatchQuery{From: from, Until: until, Limit: limit})
+	if err != nil {
+		b.t.Fatalf("DueWork: %v", err)
+	}
+	return got
+}
+
+func workIDs(ws []herald.DueWork) []string {
+	var out []string
+	for _, w := range ws {
+		out = append(out, w.PushID)
+	}
+	return out
+}
+
 func testDueScheduled(t *testing.T, b *bundle) {
 	later := b.acceptScheduled(sendAt.Add(2*time.Minute), "u1")
 	first := b.acceptScheduled(sendAt, "u2")
@@ -213,28 +235,93 @@ func testDueScheduled(t *testing.T, b *bundle) {
 		t.Fatal(err)
 	}
 	b.accept(b.newPush("u5")) // immediate: never listed
-	ids := func(ps []herald.ScheduledPush) []string {
-		var out []string
-		for _, p := range ps {
-			out = append(out, p.PushID)
+	long := sendAt.Add(-time.Hour)
+	got := b.dueWork(long, sendAt.Add(time.Minute), 10)
+	if want := []string{first.ID, second.ID}; !slices.Equal(workIDs(got), want) {
+		t.Fatalf("due by %v: got %v; want %v, soonest first", sendAt.Add(time.Minute), workIDs(got), want)
+	}
+	if !got[0].At.Equal(sendAt) || got[0].Deferred {
+		t.Errorf("got %+v, want a fan-out at %v", got[0], sendAt)
+	}
+	if got := b.dueWork(long, sendAt.Add(time.Hour), 1); !slices.Equal(workIDs(got), []string{first.ID}) {
+		t.Errorf("limit 1: got %v; want %v", workIDs(got), first.ID)
+	}
+	if got := b.dueWork(long, sendAt.Add(-time.Second), 10); len(got) != 0 {
+		t.Errorf("due before the first: got %v; want none", workIDs(got))
+	}
+	if got := b.dueWork(long, sendAt.Add(time.Hour), 10); !slices.Equal(workIDs(got), []string{first.ID, second.ID, later.ID}) {
+		t.Errorf("due within the hour: got %v; want all three scheduled, soonest first", workIDs(got))
+	}
+	if got := b.dueWork(sendAt.Add(time.Second), sendAt.Add(time.Hour), 10); !slices.Equal(workIDs(got), []string{second.ID, later.ID}) {
+		t.Errorf("due from a second after the first: got %v; want the first left to its job", workIDs(got))
+	}
+}
+
+// testDueStalledFanout: a fan-out begun and unfinished is listed once its
+// last page is older than FanoutStalled, and no longer once it is done.
+func testDueStalledFanout(t *testing.T, b *bundle) {
+	d1, d2 := b.register("d1", "t1", "u1"), b.register("d2", "t2", "u2")
+	p, rs := b.newPush("u1", "u2")
+	b.accept(p, rs)
+	ds := plan([]herald.Device{d1, d2}, 1)
+	page := fanout(p.ID, ds[:1])
+	page.More, page.To = true, sendstore.FanoutCursor{Seq: 1, Chunk: 1}
+	b.start(p.ID, page)
+	stalled := func(before time.Time) []herald.DueWork {
+		got, err := b.s.DueWork(b.ctx, herald.WatchQuery{From: b.now, Until: b.now, FanoutStalled: before, Limit: 10})
+		if err != nil {
+			t.Fatal(err)
 		}
-		return out
+		return got
 	}
-	got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Minute), 10)
-	if want := []string{first.ID, second.ID}; err != nil || !slices.Equal(ids(got), want) {
-		t.Fatalf("due by %v: got %v, %v; want %v, soonest first", sendAt.Add(time.Minute), ids(got), err, want)
+	if got := stalled(b.now); len(got) != 0 {
+		t.Errorf("a page recorded now: got %v, want nothing stalled", workIDs(got))
 	}
-	if !got[0].At.Equal(sendAt) {
-		t.Errorf("time: got %v, want %v", got[0].At, sendAt)
+	if got := stalled(b.now.Add(time.Millisecond)); len(got) != 1 || got[0].PushID != p.ID || got[0].Deferred || !got[0].At.Equal(b.now) {
+		t.Errorf("after the page: got %+v, want the push's fan-out at its last page", got)
 	}
-	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Hour), 1); err != nil || !slices.Equal(ids(got), []string{first.ID}) {
-		t.Errorf("limit 1: got %v, %v; want %v", ids(got), err, first.ID)
+	rest := fanout(p.ID, ds[1:])
+	rest.From, rest.To = page.To, sendstore.FanoutCursor{Seq: 2, Chunk: 2}
+	b.tick(time.Second)
+	b.start(p.ID, rest)
+	if got := stalled(b.now.Add(time.Hour)); len(got) != 0 {
+		t.Errorf("fanned out: got %v, want nothing", workIDs(got))
 	}
-	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(-time.Second), 10); err != nil || len(got) != 0 {
-		t.Errorf("due before the first: got %v, %v; want none", ids(got), err)
+}
+
+// testDueDeferredChunk: a deferred chunk is listed at its morning until
+// it begins, and after only when its sends in flight have not moved since
+// ChunkStalled.
+func testDueDeferredChunk(t *testing.T, b *bundle) {
+	p := b.deferring()
+	q := herald.WatchQuery{From: morning.Add(-time.Minute), Until: morning, Limit: 10}
+	list := func(q herald.WatchQuery) []herald.DueWork {
+		got, err := b.s.DueWork(b.ctx, q)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return got
 	}
-	if got, err := b.s.DueScheduled(b.ctx, sendAt.Add(time.Hour), 10); err != nil || !slices.Equal(ids(got), []string{first.ID, second.ID, later.ID}) {
-		t.Errorf("due within the hour: got %v, %v; want all three scheduled, soonest first", ids(got), err)
+	want := []herald.DueWork{{PushID: p.ID, At: morning.UTC(), Deferred: true, Chunk: 1}}
+	if got := list(q); !slices.Equal(got, want) {
+		t.Errorf("at the morning: got %+v, want %+v", got, want)
+	}
+	if q := (herald.WatchQuery{From: morning.Add(time.Second), Until: morning.Add(time.Hour), Limit: 10}); len(list(q)) != 0 {
+		t.Errorf("after its time: got %+v, want it left to its job", list(q))
+	}
+	w := b.resume(p.ID, 1)
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, New: rng(0, 2), Targets: slotTargets(0, w.Slots...)}, 2)
+	moved := b.resume(p.ID, 1).MovedAt
+	if !moved.Equal(b.now) {
+		t.Errorf("moved at %v, want the step's time %v", moved, b.now)
+	}
+	q.ChunkStalled = b.now
+	if got := list(q); len(got) != 0 {
+		t.Errorf("begun, moved at the stall bound: got %+v, want nothing", got)
+	}
+	q.ChunkStalled = b.now.Add(time.Millisecond)
+	if got := list(q); !slices.Equal(got, want) {
+		t.Errorf("begun, stalled: got %+v, want %+v", got, want)
 	}
 }
 
