@@ -95,19 +95,28 @@ type DeferredChunk struct {
 }
 
 // DeferRefund returns the ledger entries that refund half units of a
-// push's charges at at: taken from its charges in order, each on the day
-// it was charged, never more than was charged.
-func DeferRefund(charges []UsageEntry, half int64, at time.Time) []UsageEntry {
+// push's ledger entries at at: taken from what each day it was charged
+// has left after the refunds before (an earlier cancel), in the order of
+// the days, never more than that.
+func DeferRefund(ledger []UsageEntry, half int64, at time.Time) []UsageEntry {
+	left := map[string]int64{}
+	var days []UsageEntry // the first entry of each day, in order
+	for _, e := range ledger {
+		if _, seen := left[e.Day]; !seen {
+			days = append(days, e)
+		}
+		left[e.Day] += e.Half
+	}
 	var out []UsageEntry
-	for _, c := range charges {
+	for _, d := range days {
 		if half <= 0 {
 			break
 		}
-		if c.Half <= 0 {
+		if left[d.Day] <= 0 {
 			continue
 		}
-		n := min(c.Half, half)
-		out = append(out, UsageEntry{AppID: c.AppID, PushID: c.PushID, Day: c.Day, Half: -n, At: at})
+		n := min(left[d.Day], half)
+		out = append(out, UsageEntry{AppID: d.AppID, PushID: d.PushID, Day: d.Day, Half: -n, At: at})
 		half -= n
 	}
 	return out

@@ -135,3 +135,27 @@ func TestDeferRefund(t *testing.T) {
 		t.Fatalf("nothing to refund: got %+v", got)
 	}
 }
+
+// TestDeferRefundAfterRefund: a second cancel, after later pages were
+// charged on the next day, takes from what each day has left, not again
+// from what the first cancel refunded.
+func TestDeferRefundAfterRefund(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2027, 1, 6, 1, 0, 0, 0, time.UTC)
+	ledger := []herald.UsageEntry{
+		{AppID: "a", PushID: "p", Day: "2027-01-05", Half: 10},
+		{AppID: "a", PushID: "p", Day: "2027-01-05", Half: -4}, // the first cancel
+		{AppID: "a", PushID: "p", Day: "2027-01-06", Half: 6},  // a later page, after midnight
+	}
+	got := herald.DeferRefund(ledger, 8, at)
+	net := map[string]int64{}
+	for _, e := range append(ledger, got...) {
+		net[e.Day] += e.Half
+	}
+	if net["2027-01-05"] != 0 || net["2027-01-06"] != 4 || len(got) != 2 {
+		t.Fatalf("got %+v, net %v; want 6 from 01-05 (what it has left) and 2 from 01-06", got, net)
+	}
+	if got := herald.DeferRefund(ledger, 100, at); len(got) != 2 || got[0].Half+got[1].Half != -12 {
+		t.Fatalf("over-refund: got %+v, want at most the 12 left", got)
+	}
+}

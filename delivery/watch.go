@@ -93,6 +93,9 @@ type scheduleWatch struct {
 	failed   map[string]failure
 	slots    chan struct{}
 	runs     sync.WaitGroup
+	// sleep waits between a run's tries (Service.sleep; tests turn a
+	// clock of their own).
+	sleep func(ctx context.Context, d time.Duration) error
 }
 
 // failure is how often a piece of work's runs failed in a row, and when
@@ -104,7 +107,7 @@ type failure struct {
 
 func newScheduleWatch(s *Service, store herald.ScheduleStore) *scheduleWatch {
 	return &scheduleWatch{s: s, store: store, watching: map[string]bool{}, failed: map[string]failure{},
-		slots: make(chan struct{}, watchRuns)}
+		slots: make(chan struct{}, watchRuns), sleep: s.sleep}
 }
 
 // look starts a run for each piece of work due within watchAhead, or
@@ -125,7 +128,9 @@ func (w *scheduleWatch) look(ctx context.Context) {
 		key := workKey(d)
 		w.mu.Lock()
 		skip := w.watching[key] || now.Before(w.failed[key].after)
-		w.watching[key] = true
+		if !skip {
+			w.watching[key] = true
+		}
 		w.mu.Unlock()
 		if !skip {
 			w.runs.Add(1)
@@ -203,7 +208,7 @@ func (w *scheduleWatch) run(ctx context.Context, work func() error) error {
 		default:
 			try, backoff = try+1, backoff*2
 		}
-		if w.s.sleep(ctx, wait) != nil {
+		if w.sleep(ctx, wait) != nil {
 			return nil
 		}
 	}
