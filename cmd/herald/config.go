@@ -15,6 +15,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/delivery"
 )
 
 // config is the whole configuration of `herald serve`: defaults, then
@@ -58,6 +59,12 @@ type config struct {
 	// fanoutPage is the number of devices a topic or all-users push reads
 	// at a time (delivery's default when zero); only tests set it.
 	fanoutPage int
+	// sendSlice is how long a fan-out or send job's run works before it
+	// yields (delivery's default when zero); only tests set it.
+	sendSlice time.Duration
+	// deliveryStore wraps the store delivery works on (its jobs and the
+	// schedule watch); only tests set it, to inject faults.
+	deliveryStore func(delivery.Store) delivery.Store
 }
 
 // clock returns the configured clock, the real one by default.

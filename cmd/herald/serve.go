@@ -146,15 +146,20 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 	v, commit, _ := buildInfo()
 	m := metrics.New(s.db.JobsDB(), v, commit)
 	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig
+	var store delivery.Store = s.store
+	if cfg.deliveryStore != nil {
+		store = cfg.deliveryStore(store)
+	}
 	pushes := delivery.New(delivery.Config{
 		Observe:        m.Send,
-		Store:          s.store,
+		Store:          store,
 		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
 		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey:      masterKey,
 		Logger:         s.log,
 		Now:            s.store.Now,
 		FanoutPage:     cfg.fanoutPage,
+		SendSlice:      cfg.sendSlice,
 		FCMProjectRate: projectRate,
 	})
 	if err := s.startQueue(ctx, pushes); err != nil {
@@ -164,7 +169,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		s.stopBeat = pushes.StartHeartbeat(s.store, herald.NewID("node_", time.Now()))
 		// every node fires scheduled pushes at their time, so one that dies
 		// holding their River jobs delays none of them
-		s.stopWatch = pushes.StartScheduleWatch(s.store)
+		s.stopWatch = pushes.StartScheduleWatch(store)
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
 	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
