@@ -305,6 +305,10 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 			t.Fatalf("%s: got %+v (until %v), want sending, 1 deferred until %v, 1 Server Action", when, v, v.DeferredUntil, morning)
 		}
 	}
+	// The kill comes once the sent device is recorded (its message
+	// reaching the emulator comes first): killed before, its chunk's job
+	// would wait for River's rescue (90 s) and the push for it.
+	waitFor(t, "the sent device to be recorded", 20*time.Second, func() bool { return read(proc).Counts.Sent == 1 })
 	wantWaiting("before the kill", read(proc))
 	proc.kill()
 	proc = startProcess(t, bin, dataDir, adminToken, emuURL)
