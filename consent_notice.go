@@ -237,12 +237,12 @@ func (ConsentNoticeJob) Kind() string { return "herald.consent_notice" }
 const MaxImport = 1000
 
 // ConsentImport is one user's consent collected before Herald: the pair
-// and when it was given.
+// and when it was given. The pair is whole: an import sets both values,
+// it never keeps one of the user's (DESIGN 6: all four members required).
 type ConsentImport struct {
-	UserID string
-	// Change is the pair in a shape of spec 2.2, applied to the user's.
-	Change ConsentChange
-	At     time.Time
+	UserID  string
+	Consent Consent
+	At      time.Time
 }
 
 // ImportSkip is a user a consent import left alone, and why.
@@ -260,17 +260,20 @@ const (
 	// SkipImported: the same entry was imported before (a file imported
 	// again).
 	SkipImported = "already imported"
-	// SkipPair: marketingNight alone turned on while the user's marketing
-	// consent is off.
+	// SkipPair: a pair with night consent but no marketing consent (the
+	// admin API refuses it; a store given one skips it).
 	SkipPair = "marketingNight cannot be true while marketing consent is false"
 )
 
 // ImportSkipReason decides whether an import entry is recorded: not when
 // its date is in the future, or before last, the date of the user's
 // latest trail record (nil when there is none), since the trail and the
-// clock run forward. It returns the reason, or "".
+// clock run forward, nor when its pair has night consent without
+// marketing consent. It returns the reason, or "".
 func ImportSkipReason(e ConsentImport, now time.Time, last *time.Time) string {
 	switch {
+	case e.Consent.MarketingNight && !e.Consent.Marketing:
+		return SkipPair
 	case e.At.After(now):
 		return SkipFuture
 	case last != nil && e.At.Before(*last):

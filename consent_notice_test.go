@@ -64,7 +64,8 @@ func TestDerivedID(t *testing.T) {
 	}
 }
 
-// TestImportSkipReason: future dates and dates before the trail's last.
+// TestImportSkipReason: future dates, dates before the trail's last, and
+// night consent without marketing consent.
 func TestImportSkipReason(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -72,12 +73,15 @@ func TestImportSkipReason(t *testing.T) {
 	for _, tc := range []struct {
 		at   time.Time
 		last *time.Time
+		pair herald.Consent
 		want string
 	}{
-		{now, nil, ""}, {now.Add(time.Second), nil, herald.SkipFuture},
-		{last, &last, ""}, {last.Add(-time.Millisecond), &last, herald.SkipBeforeTrail},
+		{now, nil, herald.Consent{}, ""}, {now.Add(time.Second), nil, herald.Consent{}, herald.SkipFuture},
+		{last, &last, herald.Consent{Marketing: true}, ""}, {last.Add(-time.Millisecond), &last, herald.Consent{}, herald.SkipBeforeTrail},
+		{now, nil, herald.Consent{Marketing: true, MarketingNight: true}, ""},
+		{now, nil, herald.Consent{MarketingNight: true}, herald.SkipPair},
 	} {
-		if got := herald.ImportSkipReason(herald.ConsentImport{At: tc.at}, now, tc.last); got != tc.want {
+		if got := herald.ImportSkipReason(herald.ConsentImport{Consent: tc.pair, At: tc.at}, now, tc.last); got != tc.want {
 			t.Errorf("at %v last %v: got %q, want %q", tc.at, tc.last, got, tc.want)
 		}
 	}

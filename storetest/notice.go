@@ -191,8 +191,8 @@ func testReconfirmationRecorded(t *testing.T, b *bundle) {
 	}
 }
 
-func imp(user string, marketing, night *bool, at time.Time) herald.ConsentImport {
-	return herald.ConsentImport{UserID: user, Change: herald.ConsentChange{Marketing: marketing, MarketingNight: night}, At: at}
+func imp(user string, marketing, night bool, at time.Time) herald.ConsentImport {
+	return herald.ConsentImport{UserID: user, Consent: herald.Consent{Marketing: marketing, MarketingNight: night}, At: at}
 }
 
 // testImportDates: an imported pair is set on the user and its devices,
@@ -207,7 +207,7 @@ func testImportDates(t *testing.T, b *bundle) {
 	b.tick(time.Hour)
 	old, recent := b.now.AddDate(0, -23, 0), b.now.AddDate(-1, 0, 0)
 	n, skipped, err := b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{
-		imp("old", new(true), new(true), old), imp("recent", new(true), nil, recent)}, b.now)
+		imp("old", true, true, old), imp("recent", true, false, recent)}, b.now)
 	if err != nil || n != 2 || len(skipped) != 0 {
 		t.Fatalf("ImportConsent: got %d %v, %v, want 2 imported", n, skipped, err)
 	}
@@ -239,9 +239,9 @@ func testImportSkips(t *testing.T, b *bundle) {
 	b.setUserConsent("later", change(new(true), nil)) // a record now
 	past := b.now.Add(-48 * time.Hour)
 	n, skipped, err := b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{
-		imp("ok", new(true), nil, past), imp("nobody", new(true), nil, past), imp("gone", new(true), nil, past),
-		imp("later", new(false), nil, past), imp("future", new(true), nil, b.now.Add(time.Minute)),
-		imp("nightonly", nil, new(true), past), imp("ok", new(false), nil, past.Add(-time.Hour)),
+		imp("ok", true, false, past), imp("nobody", true, false, past), imp("gone", true, false, past),
+		imp("later", false, false, past), imp("future", true, false, b.now.Add(time.Minute)),
+		imp("nightonly", false, true, past), imp("ok", false, false, past.Add(-time.Hour)),
 	}, b.now)
 	want := []herald.ImportSkip{skip("nobody", herald.SkipUnknownUser), skip("gone", herald.SkipWithdrawnUser),
 		skip("later", herald.SkipBeforeTrail), skip("future", herald.SkipFuture), skip("nightonly", herald.SkipPair), skip("ok", herald.SkipBeforeTrail)}
@@ -257,7 +257,7 @@ func testImportSkips(t *testing.T, b *bundle) {
 		t.Errorf("later: got %v, want its pair untouched", u.Consent)
 	}
 	// The same entry again (a file imported twice) records nothing more.
-	n, skipped, err = b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{imp("ok", new(true), nil, past)}, b.now)
+	n, skipped, err = b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{imp("ok", true, false, past)}, b.now)
 	if err != nil || n != 0 || len(skipped) != 1 || skipped[0] != skip("ok", herald.SkipImported) {
 		t.Errorf("again: got %d %v, %v, want ok skipped as already imported", n, skipped, err)
 	}

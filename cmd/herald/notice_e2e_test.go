@@ -261,3 +261,50 @@ func beforeTen(t *testing.T) *time.Location {
 	}
 	return loc
 }
+
+// TestConsentImportMissingMember: an import entry missing marketing or
+// marketingNight is malformed: 400 ERR-AB-VAL-00 naming the member, and
+// nothing of the request imported (the well-formed entries before it
+// neither).
+func TestConsentImportMissingMember(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true})
+	for _, u := range []string{"u0", "u1", "u2", "u3"} {
+		e.device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
+	}
+	at := time.Now().AddDate(-1, 0, 0).UTC().Format(time.RFC3339)
+	whole := func(user string) map[string]any {
+		return map[string]any{"userId": user, "marketing": true, "marketingNight": true, "at": at}
+	}
+	for _, tc := range []struct {
+		name  string
+		last  map[string]any
+		field string
+	}{
+		{"NoMarketingNight", map[string]any{"userId": "u3", "marketing": true, "at": at}, "users[3].marketingNight"},
+		{"NoMarketing", map[string]any{"userId": "u3", "marketingNight": false, "at": at}, "users[3].marketing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var refused struct {
+				Code    string
+				Details []struct{ Field, Reason string }
+			}
+			code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+				whole("u0"), whole("u1"), whole("u2"), tc.last}}, &refused)
+			if code != http.StatusBadRequest || refused.Code != "ERR-AB-VAL-00" || len(refused.Details) != 1 || refused.Details[0].Field != tc.field {
+				t.Errorf("import: got %d %+v, want 400 ERR-AB-VAL-00 naming %s", code, refused, tc.field)
+			}
+		})
+	}
+	for _, u := range []string{"u0", "u1", "u2", "u3"} {
+		if h := e.consentHistory(a, u); len(h) != 0 {
+			t.Errorf("%s's history: got %v, want nothing imported", u, h)
+		}
+	}
+	var imp importAnswer
+	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+		whole("u0"), whole("u1"), whole("u2"), whole("u3")}}, &imp); code != http.StatusOK || imp.Imported != 4 {
+		t.Errorf("whole entries: got %d %+v, want 4 imported", code, imp)
+	}
+}
