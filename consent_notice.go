@@ -202,6 +202,30 @@ func ConsentReconfirmed(c Consent, at time.Time) ConsentRecord {
 	return ConsentRecord{At: at, Source: SourceReconfirmation, From: c, To: c, Notify: true, Confirms: c.Marketing}
 }
 
+// ReconfirmedRecords returns the trail records of a user a
+// re-confirmation notice reached, which restart the user's clock
+// whichever pair held the marketing consent (DESIGN 6): the user's own
+// pair when it holds it; else each of the user's devices whose pair holds
+// it (consent given on a device before the device was mapped to the
+// user), the first of them alone sending consent.changed, so the user
+// gets one event. None when no pair holds it any more (refused since).
+func ReconfirmedRecords(user Consent, devices []Device, at time.Time) []ConsentRecord {
+	if user.Marketing {
+		return []ConsentRecord{ConsentReconfirmed(user, at)}
+	}
+	var out []ConsentRecord
+	for _, d := range devices {
+		if !d.Consent.Marketing {
+			continue
+		}
+		rec := ConsentReconfirmed(d.Consent, at)
+		id := d.ID
+		rec.DeviceID, rec.Notify = &id, len(out) == 0
+		out = append(out, rec)
+	}
+	return out
+}
+
 // ConsentImported records consent collected before Herald, at its original
 // date: no notice and no event, and the clock runs from at.
 func ConsentImported(from, to Consent, at time.Time) ConsentRecord {
@@ -294,9 +318,10 @@ type NoticeStore interface {
 	// ReconfirmationClaimed reports whether the app's run of day was made.
 	ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error)
 	// RecordReconfirmed records that the re-confirmation push reached the
-	// users: each registered one with marketing consent gets a trail
-	// record (ConsentReconfirmed) restarting its clock, with its
-	// consent.changed event when the app has a webhook. Once per push: it
+	// users: each registered one whose own pair or a device's holds
+	// marketing consent gets the trail records of ReconfirmedRecords,
+	// restarting its clock, with its consent.changed event when the app
+	// has a webhook. Once per push: it
 	// returns false, recording nothing, when the push was recorded before.
 	RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error)
 	// ReconfirmingUsers returns the users named by the app's

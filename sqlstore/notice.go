@@ -57,10 +57,22 @@ func (s *Store) RecordReconfirmed(ctx context.Context, appID, pushID string, use
 				continue
 			case err != nil:
 				return err
-			case u.State != herald.UserRegistered || !u.Consent.Marketing:
-				continue // withdrew or refused since: nothing to confirm
+			case u.State != herald.UserRegistered:
+				continue // withdrew since: nothing to confirm
 			}
-			trail.add(herald.ConsentReconfirmed(u.Consent, at), &id, "")
+			var devices []herald.Device
+			if !u.Consent.Marketing { // the consent may be a device's
+				if devices, err = consentDevices(ctx, c, appID, id); err != nil {
+					return err
+				}
+			}
+			for _, rec := range herald.ReconfirmedRecords(u.Consent, devices, at) {
+				device := ""
+				if rec.DeviceID != nil {
+					device = *rec.DeviceID
+				}
+				trail.add(rec, &id, device)
+			}
 		}
 		return trail.flush(ctx, c, at)
 	})
@@ -92,4 +104,16 @@ func (s *Store) ReconfirmingUsers(ctx context.Context, appID string) (map[string
 		}
 	}
 	return users, nil
+}
+
+// consentDevices returns the user's devices with their pairs, by id.
+func consentDevices(ctx context.Context, c conn, appID, userID string) ([]herald.Device, error) {
+	var out []herald.Device
+	err := c.each(ctx, func(row scanner) error {
+		var d herald.Device
+		err := row.Scan(&d.ID, &d.Consent.Marketing, &d.Consent.MarketingNight)
+		out = append(out, d)
+		return err
+	}, `SELECT device_id, marketing, marketing_night FROM devices WHERE app_id = ? AND user_id = ? ORDER BY device_id`, appID, userID)
+	return out, err
 }

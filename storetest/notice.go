@@ -158,8 +158,14 @@ func testReconfirmationRecorded(t *testing.T, b *bundle) {
 	}
 	b.setUserConsent("off", change(new(false), nil))
 	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u2"))
+	// devonly's consent is its device's, given before the device was
+	// mapped to it; d-bare, its other device, has none.
+	b.register("d-devonly", "t-devonly", "")
+	b.setDeviceConsent("d-devonly", change(new(true), nil))
+	b.register("d-devonly", "t-devonly", "devonly")
+	b.register("d-bare", "t-bare", "devonly")
 	b.tick(700 * 24 * time.Hour)
-	ok, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, "push_1", []string{"u1", "u2", "off", "nobody"}, b.now)
+	ok, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, "push_1", []string{"u1", "u2", "off", "nobody", "devonly"}, b.now)
 	if err != nil || !ok {
 		t.Fatalf("RecordReconfirmed: got %v, %v, want true", ok, err)
 	}
@@ -170,8 +176,20 @@ func testReconfirmationRecorded(t *testing.T, b *bundle) {
 	if got := b.due(herald.ConsentDueAt(epoch, time.UTC)); len(got) != 0 {
 		t.Errorf("due at the old date: got %v, want nobody (u1's clock restarted)", dueIDs(got))
 	}
-	if got := b.due(herald.ConsentDueAt(b.now, time.UTC)); len(got) != 1 || got[0].UserID != "u1" || !got[0].ConfirmedAt.Equal(b.now) {
-		t.Errorf("due at the new date: got %+v, want u1 confirmed %v", got, b.now)
+	if got := b.due(herald.ConsentDueAt(b.now, time.UTC)); len(got) != 2 || got[0].UserID != "devonly" || got[1].UserID != "u1" ||
+		!got[0].ConfirmedAt.Equal(b.now) || !got[1].ConfirmedAt.Equal(b.now) {
+		t.Errorf("due at the new date: got %+v, want devonly and u1 confirmed %v", got, b.now)
+	}
+	// devonly's clock restarts through its device's pair: one record, on
+	// the device that held the consent, with the user's one event.
+	dh := b.history("devonly")
+	if last := dh[len(dh)-1]; last.source != herald.SourceReconfirmation || last.device != "d-devonly" || last.from != day || last.to != day {
+		t.Errorf("devonly's last record: got %v, want reconfirmation of d-devonly day→day", last)
+	} else if st := b.eventState("devonly", last.seq); st != herald.EventPending {
+		t.Errorf("devonly's reconfirmation event: got %q, want pending", st)
+	}
+	if n := len(dh); n > 1 && dh[n-2].source == herald.SourceReconfirmation {
+		t.Errorf("devonly: got %v, want one reconfirmation record (d-bare held no consent)", dh)
 	}
 	if st := b.eventState("u1", h[len(h)-1].seq); st != herald.EventPending {
 		t.Errorf("u1's reconfirmation event: got %q, want pending", st)
