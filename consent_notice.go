@@ -202,6 +202,21 @@ func ConsentReconfirmed(c Consent, at time.Time) ConsentRecord {
 	return ConsentRecord{At: at, Source: SourceReconfirmation, From: c, To: c, Notify: true, Confirms: c.Marketing}
 }
 
+// StillToReconfirm keeps of a run's recipients, read before the run
+// claimed the app, those still due and not named by a re-confirmation
+// push whose reach is not recorded yet (pending): a run that read the
+// same users as another, which stored its push first, names nobody twice,
+// and a user reached in between (its clock restarted) is not due any more.
+func StillToReconfirm(rs []Recipient, due, pending map[string]bool) []Recipient {
+	var out []Recipient
+	for _, r := range rs {
+		if due[r.UserID] && !pending[r.UserID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
 // ReconfirmedRecords returns the trail records of a user a
 // re-confirmation notice reached, which restart the user's clock
 // whichever pair held the marketing consent (DESIGN 6): the user's own
@@ -309,12 +324,17 @@ func ImportSkipReason(e ConsentImport, now time.Time, last *time.Time) string {
 // NoticeStore keeps what the consent notices and the import need beyond
 // the trail.
 type NoticeStore interface {
-	// ClaimReconfirmation records the app's daily re-confirmation run of
-	// day (YYYY-MM-DD in its zone) with its push, accepted as AcceptPush
-	// does (p nil: nobody was due), in one transaction. It returns false,
-	// storing nothing, when that day's run was made already, here or on
-	// another node.
-	ClaimReconfirmation(ctx context.Context, appID, day string, p *Push, rs []Recipient, job Job) (bool, error)
+	// ClaimReconfirmation makes a re-confirmation run: in one
+	// transaction it claims the app's re-confirmation (one run of an app
+	// at a time, on any node: a run waits for the one holding it),
+	// keeps of rs the users StillToReconfirm (due by until, no notice on
+	// its way), and stores p, accepted as AcceptPush does, to those with
+	// RequestedUsers set to their number; nothing when none is left (or p
+	// is nil: nobody was due). It returns how many users p names. day is
+	// the daily run's date (YYYY-MM-DD in the app's zone), recorded with
+	// the push: false, storing nothing, when that day's run was made
+	// already; "" for a run the operator asked for, always made.
+	ClaimReconfirmation(ctx context.Context, appID, day string, until time.Time, p *Push, rs []Recipient, job Job) (int, bool, error)
 	// ReconfirmationClaimed reports whether the app's run of day was made.
 	ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error)
 	// RecordReconfirmed records that the re-confirmation push reached the
