@@ -202,6 +202,45 @@ func ConsentReconfirmed(c Consent, at time.Time) ConsentRecord {
 	return ConsentRecord{At: at, Source: SourceReconfirmation, From: c, To: c, Notify: true, Confirms: c.Marketing}
 }
 
+// StillToReconfirm keeps of a run's recipients, read before the run
+// claimed the app, those still due and not named by a re-confirmation
+// push whose reach is not recorded yet (pending): a run that read the
+// same users as another, which stored its push first, names nobody twice,
+// and a user reached in between (its clock restarted) is not due any more.
+func StillToReconfirm(rs []Recipient, due, pending map[string]bool) []Recipient {
+	var out []Recipient
+	for _, r := range rs {
+		if due[r.UserID] && !pending[r.UserID] {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// ReconfirmedRecords returns the trail records of a user a
+// re-confirmation notice reached, which restart the user's clock
+// whichever pair held the marketing consent (DESIGN 6): the user's own
+// pair when it holds it; else each of the user's devices whose pair holds
+// it (consent given on a device before the device was mapped to the
+// user), the first of them alone sending consent.changed, so the user
+// gets one event. None when no pair holds it any more (refused since).
+func ReconfirmedRecords(user Consent, devices []Device, at time.Time) []ConsentRecord {
+	if user.Marketing {
+		return []ConsentRecord{ConsentReconfirmed(user, at)}
+	}
+	var out []ConsentRecord
+	for _, d := range devices {
+		if !d.Consent.Marketing {
+			continue
+		}
+		rec := ConsentReconfirmed(d.Consent, at)
+		id := d.ID
+		rec.DeviceID, rec.Notify = &id, len(out) == 0
+		out = append(out, rec)
+	}
+	return out
+}
+
 // ConsentImported records consent collected before Herald, at its original
 // date: no notice and no event, and the clock runs from at.
 func ConsentImported(from, to Consent, at time.Time) ConsentRecord {
@@ -237,12 +276,12 @@ func (ConsentNoticeJob) Kind() string { return "herald.consent_notice" }
 const MaxImport = 1000
 
 // ConsentImport is one user's consent collected before Herald: the pair
-// and when it was given.
+// and when it was given. The pair is whole: an import sets both values,
+// it never keeps one of the user's (DESIGN 6: all four members required).
 type ConsentImport struct {
-	UserID string
-	// Change is the pair in a shape of spec 2.2, applied to the user's.
-	Change ConsentChange
-	At     time.Time
+	UserID  string
+	Consent Consent
+	At      time.Time
 }
 
 // ImportSkip is a user a consent import left alone, and why.
@@ -260,17 +299,20 @@ const (
 	// SkipImported: the same entry was imported before (a file imported
 	// again).
 	SkipImported = "already imported"
-	// SkipPair: marketingNight alone turned on while the user's marketing
-	// consent is off.
+	// SkipPair: a pair with night consent but no marketing consent (the
+	// admin API refuses it; a store given one skips it).
 	SkipPair = "marketingNight cannot be true while marketing consent is false"
 )
 
 // ImportSkipReason decides whether an import entry is recorded: not when
 // its date is in the future, or before last, the date of the user's
 // latest trail record (nil when there is none), since the trail and the
-// clock run forward. It returns the reason, or "".
+// clock run forward, nor when its pair has night consent without
+// marketing consent. It returns the reason, or "".
 func ImportSkipReason(e ConsentImport, now time.Time, last *time.Time) string {
 	switch {
+	case e.Consent.MarketingNight && !e.Consent.Marketing:
+		return SkipPair
 	case e.At.After(now):
 		return SkipFuture
 	case last != nil && e.At.Before(*last):
@@ -282,18 +324,24 @@ func ImportSkipReason(e ConsentImport, now time.Time, last *time.Time) string {
 // NoticeStore keeps what the consent notices and the import need beyond
 // the trail.
 type NoticeStore interface {
-	// ClaimReconfirmation records the app's daily re-confirmation run of
-	// day (YYYY-MM-DD in its zone) with its push, accepted as AcceptPush
-	// does (p nil: nobody was due), in one transaction. It returns false,
-	// storing nothing, when that day's run was made already, here or on
-	// another node.
-	ClaimReconfirmation(ctx context.Context, appID, day string, p *Push, rs []Recipient, job Job) (bool, error)
+	// ClaimReconfirmation makes a re-confirmation run: in one
+	// transaction it claims the app's re-confirmation (one run of an app
+	// at a time, on any node: a run waits for the one holding it),
+	// keeps of rs the users StillToReconfirm (due by until, no notice on
+	// its way), and stores p, accepted as AcceptPush does, to those with
+	// RequestedUsers set to their number; nothing when none is left (or p
+	// is nil: nobody was due). It returns how many users p names. day is
+	// the daily run's date (YYYY-MM-DD in the app's zone), recorded with
+	// the push: false, storing nothing, when that day's run was made
+	// already; "" for a run the operator asked for, always made.
+	ClaimReconfirmation(ctx context.Context, appID, day string, until time.Time, p *Push, rs []Recipient, job Job) (int, bool, error)
 	// ReconfirmationClaimed reports whether the app's run of day was made.
 	ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error)
 	// RecordReconfirmed records that the re-confirmation push reached the
-	// users: each registered one with marketing consent gets a trail
-	// record (ConsentReconfirmed) restarting its clock, with its
-	// consent.changed event when the app has a webhook. Once per push: it
+	// users: each registered one whose own pair or a device's holds
+	// marketing consent gets the trail records of ReconfirmedRecords,
+	// restarting its clock, with its consent.changed event when the app
+	// has a webhook. Once per push: it
 	// returns false, recording nothing, when the push was recorded before.
 	RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error)
 	// ReconfirmingUsers returns the users named by the app's

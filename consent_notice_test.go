@@ -64,7 +64,8 @@ func TestDerivedID(t *testing.T) {
 	}
 }
 
-// TestImportSkipReason: future dates and dates before the trail's last.
+// TestImportSkipReason: future dates, dates before the trail's last, and
+// night consent without marketing consent.
 func TestImportSkipReason(t *testing.T) {
 	t.Parallel()
 	now := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -72,13 +73,62 @@ func TestImportSkipReason(t *testing.T) {
 	for _, tc := range []struct {
 		at   time.Time
 		last *time.Time
+		pair herald.Consent
 		want string
 	}{
-		{now, nil, ""}, {now.Add(time.Second), nil, herald.SkipFuture},
-		{last, &last, ""}, {last.Add(-time.Millisecond), &last, herald.SkipBeforeTrail},
+		{now, nil, herald.Consent{}, ""}, {now.Add(time.Second), nil, herald.Consent{}, herald.SkipFuture},
+		{last, &last, herald.Consent{Marketing: true}, ""}, {last.Add(-time.Millisecond), &last, herald.Consent{}, herald.SkipBeforeTrail},
+		{now, nil, herald.Consent{Marketing: true, MarketingNight: true}, ""},
+		{now, nil, herald.Consent{MarketingNight: true}, herald.SkipPair},
 	} {
-		if got := herald.ImportSkipReason(herald.ConsentImport{At: tc.at}, now, tc.last); got != tc.want {
+		if got := herald.ImportSkipReason(herald.ConsentImport{Consent: tc.pair, At: tc.at}, now, tc.last); got != tc.want {
 			t.Errorf("at %v last %v: got %q, want %q", tc.at, tc.last, got, tc.want)
 		}
+	}
+}
+
+// TestReconfirmedRecords: a user reached by a re-confirmation notice gets
+// a record for whichever pair held the marketing consent: its own, or
+// (consent given on a device before it was mapped) each device's, one
+// event in all; nothing when no pair holds it any more.
+func TestReconfirmedRecords(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
+	day, night, none := herald.Consent{Marketing: true}, herald.Consent{Marketing: true, MarketingNight: true}, herald.Consent{}
+	dev := func(id string, c herald.Consent) herald.Device { return herald.Device{ID: id, Consent: c} }
+	type want struct {
+		device string
+		pair   herald.Consent
+		notify bool
+	}
+	for _, tc := range []struct {
+		name    string
+		user    herald.Consent
+		devices []herald.Device
+		want    []want
+	}{
+		{"UsersOwn", night, []herald.Device{dev("d1", night), dev("d2", day)}, []want{{"", night, true}}},
+		{"DevicesOnly", none, []herald.Device{dev("d1", day), dev("d2", none), dev("d3", night)},
+			[]want{{"d1", day, true}, {"d3", night, false}}},
+		{"NoneHeld", none, []herald.Device{dev("d1", none)}, nil},
+		{"NoDevices", none, nil, nil},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := herald.ReconfirmedRecords(tc.user, tc.devices, at)
+			if len(got) != len(tc.want) {
+				t.Fatalf("got %d records %+v, want %d", len(got), got, len(tc.want))
+			}
+			for i, r := range got {
+				w := tc.want[i]
+				device := ""
+				if r.DeviceID != nil {
+					device = *r.DeviceID
+				}
+				if device != w.device || r.From != w.pair || r.To != w.pair || r.Notify != w.notify || !r.Confirms ||
+					r.Source != herald.SourceReconfirmation || !r.At.Equal(at) {
+					t.Errorf("record %d: got %+v (device %q), want device %q %v→%v notify %v, confirming", i, r, device, w.device, w.pair, w.pair, w.notify)
+				}
+			}
+		})
 	}
 }

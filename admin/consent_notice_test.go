@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"net/http"
+	"slices"
 	"strings"
 	"testing"
 
@@ -123,27 +124,41 @@ func TestConsentImportValidation(t *testing.T) {
 	for i := range many {
 		many[i] = good
 	}
-	for _, tc := range []struct{ name, body, field string }{
-		{"ErrNoUsers", `{}`, "users"},
-		{"ErrEmpty", `{"users":[]}`, "users"},
-		{"ErrTooMany", `{"users":[` + strings.Join(many, ",") + `]}`, "users"},
-		{"ErrUsersNotArray", `{"users":{}}`, "users"},
-		{"ErrUnknownTop", `{"users":[` + good + `],"user":1}`, "user"},
-		{"ErrAtNotRFC3339", `{"users":[` + good + `,{"userId":"u2","marketing":true,"at":"2024-01-02 09:00"}]}`, "users[1].at"},
-		{"ErrAtMissing", `{"users":[{"userId":"u1","marketing":true}]}`, "users[0].at"},
-		{"ErrAtNumber", `{"users":[{"userId":"u1","marketing":true,"at":5}]}`, "users[0].at"},
-		{"ErrShapeEmpty", `{"users":[` + good + `,` + good + `,{"userId":"u1","at":"2024-01-02T09:00:00Z"}]}`, "users[2]"},
-		{"ErrShapeNight", `{"users":[{"userId":"u1","marketing":false,"marketingNight":true,"at":"2024-01-02T09:00:00Z"}]}`, "users[0].marketingNight"},
-		{"ErrMarketingString", `{"users":[{"userId":"u1","marketing":"yes","at":"2024-01-02T09:00:00Z"}]}`, "users[0].marketing"},
-		{"ErrUserIDMissing", `{"users":[{"marketing":true,"at":"2024-01-02T09:00:00Z"}]}`, "users[0].userId"},
-		{"ErrUserIDFraction", `{"users":[{"userId":1.5,"marketing":true,"at":"2024-01-02T09:00:00Z"}]}`, "users[0].userId"},
-		{"ErrUnknownMember", `{"users":[` + good + `,{"userId":"u1","marketing":true,"at":"2024-01-02T09:00:00Z","source":"x"}]}`, "users[1].source"},
-		{"ErrEntryNotObject", `{"users":[` + good + `,3]}`, "users[1]"},
+	at := `,"at":"2024-01-02T09:00:00Z"`
+	for _, tc := range []struct {
+		name, body string
+		fields     []string
+	}{
+		{"ErrNoUsers", `{}`, []string{"users"}},
+		{"ErrEmpty", `{"users":[]}`, []string{"users"}},
+		{"ErrTooMany", `{"users":[` + strings.Join(many, ",") + `]}`, []string{"users"}},
+		{"ErrUsersNotArray", `{"users":{}}`, []string{"users"}},
+		{"ErrUnknownTop", `{"users":[` + good + `],"user":1}`, []string{"user"}},
+		{"ErrAtNotRFC3339", `{"users":[` + good + `,{"userId":"u2","marketing":true,"marketingNight":false,"at":"2024-01-02 09:00"}]}`, []string{"users[1].at"}},
+		{"ErrAtMissing", `{"users":[{"userId":"u1","marketing":true,"marketingNight":false}]}`, []string{"users[0].at"}},
+		{"ErrAtNumber", `{"users":[{"userId":"u1","marketing":true,"marketingNight":false,"at":5}]}`, []string{"users[0].at"}},
+		// All four members are required: an entry missing marketing or
+		// marketingNight (or giving null) is malformed, not "keep the
+		// current value".
+		{"ErrMarketingMissing", `{"users":[` + good + `,{"userId":"u1","marketingNight":false` + at + `}]}`, []string{"users[1].marketing"}},
+		{"ErrNightMissing", `{"users":[` + good + `,` + good + `,` + good + `,{"userId":"u1","marketing":true` + at + `}]}`, []string{"users[3].marketingNight"}},
+		{"ErrNightNull", `{"users":[{"userId":"u1","marketing":true,"marketingNight":null` + at + `}]}`, []string{"users[0].marketingNight"}},
+		{"ErrBothMissing", `{"users":[` + good + `,` + good + `,{"userId":"u1"` + at + `}]}`, []string{"users[2].marketing", "users[2].marketingNight"}},
+		{"ErrShapeNight", `{"users":[{"userId":"u1","marketing":false,"marketingNight":true` + at + `}]}`, []string{"users[0].marketingNight"}},
+		{"ErrMarketingString", `{"users":[{"userId":"u1","marketing":"yes","marketingNight":false` + at + `}]}`, []string{"users[0].marketing"}},
+		{"ErrUserIDMissing", `{"users":[{"marketing":true,"marketingNight":false` + at + `}]}`, []string{"users[0].userId"}},
+		{"ErrUserIDFraction", `{"users":[{"userId":1.5,"marketing":true,"marketingNight":false` + at + `}]}`, []string{"users[0].userId"}},
+		{"ErrUnknownMember", `{"users":[` + good + `,{"userId":"u1","marketing":true,"marketingNight":false` + at + `,"source":"x"}]}`, []string{"users[1].source"}},
+		{"ErrEntryNotObject", `{"users":[` + good + `,3]}`, []string{"users[1]"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := testenv.WantError(t, env.AdminDo(t, http.MethodPost, path, []byte(tc.body)), path, herald.ErrInvalidRequest)
-			if len(got.Details) != 1 || got.Details[0].Field != tc.field {
-				t.Errorf("details: got %+v, want one on %s", got.Details, tc.field)
+			var fields []string
+			for _, d := range got.Details {
+				fields = append(fields, d.Field)
+			}
+			if !slices.Equal(fields, tc.fields) {
+				t.Errorf("details: got %+v, want one on each of %v", got.Details, tc.fields)
 			}
 		})
 	}
@@ -151,7 +166,7 @@ func TestConsentImportValidation(t *testing.T) {
 	if strings.Contains(string(res.Body), `"import"`) {
 		t.Fatalf("after refused imports: history %s, want no import", res.Body)
 	}
-	res = env.AdminDo(t, http.MethodPost, path, []byte(`{"users":[`+good+`,{"userId":"u9","marketing":true,"at":"2024-01-02T09:00:00Z"}]}`))
+	res = env.AdminDo(t, http.MethodPost, path, []byte(`{"users":[`+good+`,{"userId":"u9","marketing":true,"marketingNight":true,"at":"2024-01-02T09:00:00Z"}]}`))
 	var out struct {
 		Imported int
 		Skipped  []herald.ImportSkip

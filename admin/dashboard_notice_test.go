@@ -74,8 +74,7 @@ func TestDashboardReconfirmationRun(t *testing.T) {
 		AppSourceVersion: "1.6.0", UserID: &u}); err != nil {
 		t.Fatal(err)
 	}
-	yes := true
-	if n, _, err := e.db.ImportConsent(ctx, appID, []herald.ConsentImport{{UserID: u, Change: herald.ConsentChange{Marketing: &yes},
+	if n, _, err := e.db.ImportConsent(ctx, appID, []herald.ConsentImport{{UserID: u, Consent: herald.Consent{Marketing: true},
 		At: e.clock.Now().AddDate(-2, 0, 5)}}, e.clock.Now()); err != nil || n != 1 {
 		t.Fatalf("import: %d, %v", n, err)
 	}

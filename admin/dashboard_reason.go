@@ -12,6 +12,7 @@ import (
 // The first match wins, so the more specific codes come first.
 var failureWords = []struct{ code, words string }{
 	{"THIRD_PARTY_AUTH_ERROR", "FCM could not pass the message on: the Firebase project's APNs (iOS) or web-push credentials were refused. Fix them in the Firebase console."},
+	{"APNS_AUTH_ERROR", "FCM could not pass the message on: the Firebase project's APNs (iOS) or web-push credentials were refused. Fix them in the Firebase console."},
 	{"SENDER_ID_MISMATCH", "The token belongs to another Firebase project than this app's credentials; the token was removed."},
 	{"UNREGISTERED", "The app was uninstalled from the device or its token expired; the token was removed."},
 	{"invalid_grant", "Google refused the service account (invalid_grant): its key was deleted or disabled, or the file is not the project's. Upload a current service-account file."},

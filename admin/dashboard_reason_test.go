@@ -11,6 +11,7 @@ func TestPlainFailure(t *testing.T) {
 		{"", ""},
 		{"unregistered: fcm: send failed (unregistered, status 404, UNREGISTERED): Requested entity was not found.", "uninstalled"},
 		{"third_party_auth: fcm: send failed (third_party_auth, status 401, THIRD_PARTY_AUTH_ERROR): Auth error from APNS", "APNs (iOS) or web-push credentials"},
+		{"third_party_auth: fcm: send failed (third_party_auth, status 401, APNS_AUTH_ERROR): Auth error from APNS", "APNs (iOS) or web-push credentials"},
 		{"gave up retrying after 1h0m0s: retry: fcm: send failed (retry, status 503, UNAVAILABLE): down", "FCM was unavailable; it was retried for 1h0m0s, then given up."},
 		{"FCM refused the app's credentials: auth: fcm: send failed (auth, status 400, invalid_grant): Invalid JWT Signature.", "invalid_grant"},
 		{"invalid_token: fcm: send failed (invalid_token, status 403, SENDER_ID_MISMATCH)", "another Firebase project"},

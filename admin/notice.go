@@ -106,8 +106,20 @@ func importEntryOf(raw json.RawMessage, field string) (herald.ConsentImport, []h
 	} else {
 		e.UserID = id
 	}
-	e.Change = herald.ConsentChange{Marketing: q.Marketing, MarketingNight: q.MarketingNight, Source: herald.SourceImport}
-	d = append(d, e.Change.Shape(field)...)
+	// The pair is whole: a missing (or null) member is malformed, never
+	// "keep the current value" as a PATCH of consent reads it.
+	for _, m := range []struct {
+		name string
+		v    *bool
+	}{{"marketing", q.Marketing}, {"marketingNight", q.MarketingNight}} {
+		if m.v == nil {
+			d = append(d, herald.Detail{Field: field + "." + m.name, Reason: "is required (true or false)"})
+		}
+	}
+	if q.Marketing != nil && q.MarketingNight != nil {
+		e.Consent = herald.Consent{Marketing: *q.Marketing, MarketingNight: *q.MarketingNight}
+		d = append(d, herald.ConsentChange{Marketing: q.Marketing, MarketingNight: q.MarketingNight}.Shape(field)...)
+	}
 	if q.At == nil {
 		d = append(d, herald.Detail{Field: field + ".at", Reason: "is required"})
 	} else if at, err := time.Parse(time.RFC3339, strings.TrimSpace(*q.At)); err != nil || strings.TrimSpace(*q.At) != *q.At {

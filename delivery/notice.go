@@ -66,9 +66,12 @@ const ReconfirmationHour = 10
 // Reconfirm sends one re-confirmation notice (art. 50(8)) to each user
 // with marketing consent due within the app's lead days who has a device,
 // in one push of kind consent-reconfirmation, and returns how many users
-// it names and its id ("" when nobody was due). day is the daily run's
-// date, claimed once across nodes (claimed false when it was made
-// already); "" for a run the operator asked for.
+// it names and its id ("" when nobody was due). The push is stored under
+// the app's claim (ClaimReconfirmation), so of runs made at once (daily,
+// manual, on any node) one names a due user and the others find its
+// notice on its way: they name nobody. day is the daily run's date,
+// claimed once across nodes (claimed false when it was made already); ""
+// for a run the operator asked for.
 func (s *Service) Reconfirm(ctx context.Context, app herald.App, day string) (notified int, pushID string, claimed bool, err error) {
 	now := s.cfg.Now()
 	rs, err := s.dueRecipients(ctx, app, now)
@@ -83,17 +86,11 @@ func (s *Service) Reconfirm(ctx context.Context, app herald.App, day string) (no
 			RequestedUsers: len(rs)}
 		pushID = p.ID
 	}
-	if day != "" {
-		claimed, err = s.cfg.Store.ClaimReconfirmation(ctx, app.ID, day, p, rs, FanoutArgs{PushID: pushID})
-		if !claimed {
-			return 0, "", false, err
-		}
-		return len(rs), pushID, true, err
+	notified, claimed, err = s.cfg.Store.ClaimReconfirmation(ctx, app.ID, day, app.Reconfirmation.DueBy(now), p, rs, FanoutArgs{PushID: pushID})
+	if err != nil || notified == 0 {
+		return 0, "", claimed, err
 	}
-	if p != nil {
-		_, _, err = s.Accept(ctx, *p, rs, nil)
-	}
-	return len(rs), pushID, true, err
+	return notified, pushID, claimed, nil
 }
 
 // duePage is how many due users Reconfirm reads at a time.

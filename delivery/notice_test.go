@@ -154,11 +154,11 @@ func TestDailyReconfirmation(t *testing.T) {
 		if err := db.DeleteDevice(ctx, a.ID, "d-nodevice"); err != nil {
 			t.Fatal(err)
 		}
-		yes := true
+		yes := herald.Consent{Marketing: true}
 		entries := []herald.ConsentImport{
-			{UserID: "due", Change: herald.ConsentChange{Marketing: &yes}, At: given},
-			{UserID: "nodevice", Change: herald.ConsentChange{Marketing: &yes}, At: given},
-			{UserID: "recent", Change: herald.ConsentChange{Marketing: &yes}, At: clock.Now().AddDate(-1, 0, 0)},
+			{UserID: "due", Consent: yes, At: given},
+			{UserID: "nodevice", Consent: yes, At: given},
+			{UserID: "recent", Consent: yes, At: clock.Now().AddDate(-1, 0, 0)},
 		}
 		if n, skipped, err := db.ImportConsent(ctx, a.ID, entries, clock.Now()); err != nil || n != 3 {
 			t.Fatalf("import: got %d %v, %v", n, skipped, err)

@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -252,6 +253,45 @@ func TestSendWork(t *testing.T) {
 	}
 	if n := b.jobs(WebhookArgs{}.Kind()); n != 1 {
 		t.Errorf("webhook jobs: got %d, want 1 (u1 unreachable)", n)
+	}
+}
+
+// TestSendWorkThirdPartyAuthLegacy: FCM's legacy APNS_AUTH_ERROR (401),
+// which the FCM client classes as THIRD_PARTY_AUTH_ERROR, fails that
+// delivery only, with the reason: the push goes on for the other devices
+// and ends done, and the app carries the warning.
+func TestSendWorkThirdPartyAuthLegacy(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 3)
+	id := b.accept("u1", "u2", "u3")
+	must(t, b.fanout(id))
+	b.sender.answers["t1"] = []error{&herald.SendError{Class: herald.SendThirdPartyAuth, Status: 401, Code: "APNS_AUTH_ERROR",
+		Message: "Auth error from APNS or Web Push Service"}}
+	must(t, b.send(id, 0))
+	must(t, b.send(id, 1))
+	if got := []int{b.sender.times("t1"), b.sender.times("t2"), b.sender.times("t3")}; !slices.Equal(got, []int{1, 1, 1}) {
+		t.Errorf("sends to t1..t3: got %v, want one each", got)
+	}
+	must(t, b.finish(id))
+	p := b.push(id)
+	if p.Status != herald.StatusDone || p.FailureReason != "" {
+		t.Errorf("push: got %s %q, want done (not failed as a credential refusal)", p.Status, p.FailureReason)
+	}
+	if c := p.Counts; c.Tokens != 3 || c.Sent != 2 || c.Failed != 1 {
+		t.Errorf("counts: got %+v, want 3 tokens, 2 sent, 1 failed", c)
+	}
+	ds, err := b.db.Deliveries(b.ctx, id)
+	must(t, err)
+	for _, d := range ds {
+		if d.Token == "t1" && (d.State != herald.DeliveryFailed || !strings.Contains(d.Error, "APNS_AUTH_ERROR")) {
+			t.Errorf("t1's delivery: got %s %q, want failed with the reason", d.State, d.Error)
+		}
+	}
+	if _, devs, _ := b.db.User(b.ctx, b.app.ID, "u1"); len(devs) != 1 {
+		t.Errorf("u1's devices: got %d, want 1 (the error says nothing about the token)", len(devs))
+	}
+	if app, _ := b.db.App(b.ctx, b.app.ID); !strings.Contains(app.FCMWarning, "APNs or web-push") {
+		t.Errorf("app: got warning %q, want the APNs or web-push warning", app.FCMWarning)
 	}
 }
 

@@ -68,6 +68,7 @@ func TestSendByTokenPrefix(t *testing.T) {
 		{"quota-1", []herald.SendClass{herald.SendRetry, ""}},
 		{"unavailable-1", []herald.SendClass{herald.SendRetry, ""}},
 		{"auth-1", []herald.SendClass{herald.SendThirdPartyAuth, herald.SendThirdPartyAuth}},
+		{"apnsauth-1", []herald.SendClass{herald.SendThirdPartyAuth, herald.SendThirdPartyAuth}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
@@ -245,8 +246,11 @@ func TestSendRefreshesCachedToken(t *testing.T) {
 	if got := classOf(t, b.client.Send(ctx, b.cred, message("auth-1"))); got != herald.SendThirdPartyAuth {
 		t.Fatalf("got %s, want %s", got, herald.SendThirdPartyAuth)
 	}
+	if got := classOf(t, b.client.Send(ctx, b.cred, message("apnsauth-1"))); got != herald.SendThirdPartyAuth {
+		t.Fatalf("legacy APNS_AUTH_ERROR: got %s, want %s", got, herald.SendThirdPartyAuth)
+	}
 	if got := b.emu.TokenGrants(); got != 1 {
-		t.Fatalf("token grants after a third-party auth error: got %d, want 1", got)
+		t.Fatalf("token grants after third-party auth errors: got %d, want 1", got)
 	}
 	// FCM refusing the access token (revoked): a fresh one is fetched and
 	// the send succeeds on its second try.
@@ -254,8 +258,8 @@ func TestSendRefreshesCachedToken(t *testing.T) {
 	if err := b.client.Send(ctx, b.cred, message("ok-2")); err != nil {
 		t.Fatalf("send after revocation: got %v, want nil", err)
 	}
-	if got, s := b.emu.TokenGrants(), b.emu.Stats(); got != 2 || s.Received != 4 || s.Accepted != 2 {
-		t.Fatalf("after revocation: got %d grants and %+v, want 2 grants, 4 requests, 2 accepted", got, s)
+	if got, s := b.emu.TokenGrants(), b.emu.Stats(); got != 2 || s.Received != 5 || s.Accepted != 2 {
+		t.Fatalf("after revocation: got %d grants and %+v, want 2 grants, 5 requests, 2 accepted", got, s)
 	}
 	// New credentials under the same key are loaded, not the cached ones.
 	fresh := fcm.Credentials{Key: b.cred.Key, JSON: fcmtest.ServiceAccountJSON(t, "proj-other", b.base+"/token")}

@@ -88,8 +88,9 @@ func classOf(status int, code string, g googleError) herald.SendClass {
 		return herald.SendUnregistered
 	case code == "SENDER_ID_MISMATCH":
 		return herald.SendInvalidToken
-	case code == "THIRD_PARTY_AUTH_ERROR":
+	case code == "THIRD_PARTY_AUTH_ERROR" || code == "APNS_AUTH_ERROR":
 		// Answered with 401 too, but about APNs or web push, not our token.
+		// APNS_AUTH_ERROR is its legacy name, still answered by FCM.
 		return herald.SendThirdPartyAuth
 	case code == "UNAUTHENTICATED" || status == http.StatusUnauthorized:
 		// FCM refused the access token (revoked, or stale after a restart

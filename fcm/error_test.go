@@ -39,6 +39,10 @@ func TestClassify(t *testing.T) {
 			herald.SendAuth, "PERMISSION_DENIED", 0},
 		{"ThirdPartyAuth", 401, "", fcmBody(401, "UNAUTHENTICATED", "THIRD_PARTY_AUTH_ERROR", "Auth error"),
 			herald.SendThirdPartyAuth, "THIRD_PARTY_AUTH_ERROR", 0},
+		// THIRD_PARTY_AUTH_ERROR under its legacy name: the same error, FCM's
+		// spelling kept in the code so history shows what FCM said.
+		{"ApnsAuthLegacy", 401, "", fcmBody(401, "UNAUTHENTICATED", "APNS_AUTH_ERROR", "Auth error from APNS"),
+			herald.SendThirdPartyAuth, "APNS_AUTH_ERROR", 0},
 		{"Unauthenticated", 401, "", googleBody(401, "UNAUTHENTICATED", "Request had invalid authentication credentials.", ""),
 			herald.SendAuth, "UNAUTHENTICATED", 0},
 		{"QuotaWithSeconds", 429, "7", fcmBody(429, "RESOURCE_EXHAUSTED", "QUOTA_EXCEEDED", "Quota exceeded."),

@@ -87,10 +87,7 @@ func importEntry(w *importBatch, app consentApp, appID string, u *importUser, e 
 	if reason := herald.ImportSkipReason(e, now, fromMS(u.last)); reason != "" {
 		return reason
 	}
-	next, err := e.Change.Apply(u.consent, "")
-	if err != nil {
-		return herald.SkipPair
-	}
+	next := e.Consent
 	at := e.At.UnixMilli()
 	for _, p := range u.imports {
 		if p.at == at && p.pair == next {

@@ -12,6 +12,7 @@ var noticeTests = []test{
 	{"Notice/JobWithEachDecision", testNoticeJobs},
 	{"Notice/NoneWhenDisabled", testNoticeDisabled},
 	{"Reconfirmation/ClaimedOncePerDay", testReconfirmationClaim},
+	{"Reconfirmation/ConcurrentRunsOnePush", testReconfirmationConcurrent},
 	{"Reconfirmation/RecordedOncePerPush", testReconfirmationRecorded},
 	{"Import/OriginalDates", testImportDates},
 	{"Import/Skips", testImportSkips},
@@ -73,37 +74,74 @@ func testNoticeDisabled(t *testing.T, b *bundle) {
 	b.wantJobs(noticeJob, 0)
 }
 
-// testReconfirmationClaim: an app's run of a day is claimed once, with its
-// push or without one; another day or another app claims its own.
-func testReconfirmationClaim(t *testing.T, b *bundle) {
-	p, rs := b.newPush("u1")
+// reconfirmPush is a re-confirmation push to users, each with its own
+// content.
+func (b *bundle) reconfirmPush(users ...string) (herald.Push, []herald.Recipient) {
+	p, rs := b.newPush(users...)
 	p.Kind, p.ServerActionsHalf = herald.KindReconfirmation, 0
-	c := herald.Content{Title: "t", Content: "for u1"}
-	rs[0].Content = &c
-	claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", &p, rs, fanoutJob(p.ID))
-	if err != nil || !claimed {
-		t.Fatalf("first claim: got %v, %v, want true", claimed, err)
+	for i := range rs {
+		rs[i].Content = &herald.Content{Title: "t", Content: "for " + rs[i].UserID}
+	}
+	p.ID = herald.NewID("push_", b.now) // distinct ids for runs made at once
+	return p, rs
+}
+
+// dueUsers registers users with marketing consent and moves the clock two
+// years on: they are due by b.now.
+func (b *bundle) dueUsers(users ...string) {
+	for _, u := range users {
+		b.register("d-"+u, "t-"+u, u)
+		b.setUserConsent(u, change(new(true), nil))
+	}
+	b.tick(2 * 366 * 24 * time.Hour)
+}
+
+// testReconfirmationClaim: an app's daily run of a day is claimed once,
+// with its push or without one; another day or another app claims its
+// own. A run names only users still due with no notice on its way: a
+// manual run after the daily one names nobody until the first push's
+// reach is recorded.
+func testReconfirmationClaim(t *testing.T, b *bundle) {
+	b.dueUsers("u1", "u2")
+	p, rs := b.reconfirmPush("u1", "ghost")
+	n, claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", b.now, &p, rs, fanoutJob(p.ID))
+	if err != nil || !claimed || n != 1 {
+		t.Fatalf("first claim: got %d %v, %v, want 1 (ghost is not due), true", n, claimed, err)
 	}
 	got, err := b.s.PushRecord(b.ctx, p.ID)
-	if err != nil || got.Kind != herald.KindReconfirmation {
-		t.Errorf("PushRecord: got %+v, %v, want the push stored", got, err)
+	if err != nil || got.Kind != herald.KindReconfirmation || got.RequestedUsers != 1 {
+		t.Errorf("PushRecord: got %+v, %v, want the push stored naming 1 user", got, err)
 	}
-	if got, _ := b.s.Recipients(b.ctx, p.ID); len(got) != 1 || got[0].Content == nil || *got[0].Content != c {
+	if got, _ := b.s.Recipients(b.ctx, p.ID); len(got) != 1 || got[0].Content == nil || *got[0].Content != *rs[0].Content {
 		t.Errorf("Recipients: got %+v, want u1 with its content", got)
 	}
 	b.wantJobs(fanoutJob(p.ID).Kind(), 1)
 	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 1 || !users["u1"] {
 		t.Errorf("ReconfirmingUsers: got %v, %v, want u1 (its notice on its way)", users, err)
 	}
+	// A manual run that read u1 and u2 as due: u1's notice is on its way.
+	m, mrs := b.reconfirmPush("u1", "u2")
+	if n, claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "", b.now, &m, mrs, fanoutJob(m.ID)); err != nil || !claimed || n != 1 {
+		t.Errorf("manual run: got %d %v, %v, want u2 alone", n, claimed, err)
+	}
+	if got, _ := b.s.Recipients(b.ctx, m.ID); len(got) != 1 || got[0].UserID != "u2" {
+		t.Errorf("manual run's recipients: got %+v, want u2", got)
+	}
+	again, ars := b.reconfirmPush("u1", "u2")
+	if n, claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "", b.now, &again, ars, fanoutJob(again.ID)); err != nil || !claimed || n != 0 {
+		t.Errorf("second manual run: got %d %v, %v, want nobody named", n, claimed, err)
+	}
+	if _, err := b.s.PushRecord(b.ctx, again.ID); err != herald.ErrNotFound {
+		t.Errorf("the second manual run's push: got %v, want ErrNotFound (nothing stored)", err)
+	}
 	if _, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, p.ID, nil, b.now); err != nil {
 		t.Fatal(err)
 	}
-	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 0 {
-		t.Errorf("ReconfirmingUsers once recorded: got %v, %v, want nobody", users, err)
+	if users, err := b.s.ReconfirmingUsers(b.ctx, b.app.ID); err != nil || len(users) != 1 || !users["u2"] {
+		t.Errorf("ReconfirmingUsers once the first is recorded: got %v, %v, want u2", users, err)
 	}
-	p2, rs2 := b.newPush("u2")
-	p2.Kind = herald.KindReconfirmation
-	if claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", &p2, rs2, fanoutJob(p2.ID)); err != nil || claimed {
+	p2, rs2 := b.reconfirmPush("u1")
+	if _, claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-11", b.now, &p2, rs2, fanoutJob(p2.ID)); err != nil || claimed {
 		t.Errorf("second claim of the day: got %v, %v, want false", claimed, err)
 	}
 	if _, err := b.s.PushRecord(b.ctx, p2.ID); err != herald.ErrNotFound {
@@ -112,7 +150,7 @@ func testReconfirmationClaim(t *testing.T, b *bundle) {
 	for _, tc := range []struct {
 		app, day string
 	}{{b.app.ID, "2025-06-12"}, {b.newApp("other").ID, "2025-06-11"}} {
-		if claimed, err := b.s.ClaimReconfirmation(b.ctx, tc.app, tc.day, nil, nil, nil); err != nil || !claimed {
+		if _, claimed, err := b.s.ClaimReconfirmation(b.ctx, tc.app, tc.day, b.now, nil, nil, nil); err != nil || !claimed {
 			t.Errorf("claim %s %s without a push: got %v, %v, want true", tc.app, tc.day, claimed, err)
 		}
 		if done, err := b.s.ReconfirmationClaimed(b.ctx, tc.app, tc.day); err != nil || !done {
@@ -122,26 +160,56 @@ func testReconfirmationClaim(t *testing.T, b *bundle) {
 	if done, err := b.s.ReconfirmationClaimed(b.ctx, b.app.ID, "2025-06-13"); err != nil || done {
 		t.Errorf("ReconfirmationClaimed of a day not run: got %v, %v, want false", done, err)
 	}
-	// Several nodes at once: exactly one claims the day.
+	if _, _, err := b.s.ClaimReconfirmation(b.ctx, "app_nope", "", b.now, nil, nil, nil); err != herald.ErrNotFound {
+		t.Errorf("claim of an unknown app: got %v, want ErrNotFound", err)
+	}
+}
+
+// testReconfirmationConcurrent: eight runs at once (manual ones and the
+// daily one, as on several nodes), each having read the same due users:
+// one push names them all, the others name nobody and store nothing.
+func testReconfirmationConcurrent(t *testing.T, b *bundle) {
+	users := []string{"u1", "u2", "u3"}
+	b.dueUsers(users...)
+	const runs = 8
+	pushes := make([]herald.Push, runs)
+	rss := make([][]herald.Recipient, runs)
+	for i := range runs {
+		pushes[i], rss[i] = b.reconfirmPush(users...)
+		pushes[i].ID += "-" + itoa(i)
+	}
 	var wg sync.WaitGroup
 	var mu sync.Mutex
-	won := 0
-	for range 4 {
+	var named []int
+	for i := range runs {
 		wg.Go(func() {
-			claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, "2025-06-13", nil, nil, nil)
+			day := ""
+			if i == 0 {
+				day = "2025-06-11"
+			}
+			n, claimed, err := b.s.ClaimReconfirmation(b.ctx, b.app.ID, day, b.now, &pushes[i], rss[i], fanoutJob(pushes[i].ID))
 			mu.Lock()
 			defer mu.Unlock()
-			if err != nil {
-				t.Errorf("concurrent claim: %v", err)
+			if err != nil || !claimed {
+				t.Errorf("run %d: got %v, %v, want claimed", i, claimed, err)
 			}
-			if claimed {
-				won++
+			if n > 0 {
+				named = append(named, n)
 			}
 		})
 	}
 	wg.Wait()
-	if won != 1 {
-		t.Errorf("concurrent claims: got %d winners, want 1", won)
+	if len(named) != 1 || named[0] != len(users) {
+		t.Errorf("runs naming users: got %v, want one naming %d", named, len(users))
+	}
+	stored := 0
+	for _, p := range pushes {
+		if _, err := b.s.PushRecord(b.ctx, p.ID); err == nil {
+			stored++
+		}
+	}
+	if stored != 1 {
+		t.Errorf("pushes stored: got %d, want 1", stored)
 	}
 }
 
@@ -158,8 +226,14 @@ func testReconfirmationRecorded(t *testing.T, b *bundle) {
 	}
 	b.setUserConsent("off", change(new(false), nil))
 	must(t, "WithdrawUser", b.s.WithdrawUser(b.ctx, b.app.ID, "u2"))
+	// devonly's consent is its device's, given before the device was
+	// mapped to it; d-bare, its other device, has none.
+	b.register("d-devonly", "t-devonly", "")
+	b.setDeviceConsent("d-devonly", change(new(true), nil))
+	b.register("d-devonly", "t-devonly", "devonly")
+	b.register("d-bare", "t-bare", "devonly")
 	b.tick(700 * 24 * time.Hour)
-	ok, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, "push_1", []string{"u1", "u2", "off", "nobody"}, b.now)
+	ok, err := b.s.RecordReconfirmed(b.ctx, b.app.ID, "push_1", []string{"u1", "u2", "off", "nobody", "devonly"}, b.now)
 	if err != nil || !ok {
 		t.Fatalf("RecordReconfirmed: got %v, %v, want true", ok, err)
 	}
@@ -170,8 +244,20 @@ func testReconfirmationRecorded(t *testing.T, b *bundle) {
 	if got := b.due(herald.ConsentDueAt(epoch, time.UTC)); len(got) != 0 {
 		t.Errorf("due at the old date: got %v, want nobody (u1's clock restarted)", dueIDs(got))
 	}
-	if got := b.due(herald.ConsentDueAt(b.now, time.UTC)); len(got) != 1 || got[0].UserID != "u1" || !got[0].ConfirmedAt.Equal(b.now) {
-		t.Errorf("due at the new date: got %+v, want u1 confirmed %v", got, b.now)
+	if got := b.due(herald.ConsentDueAt(b.now, time.UTC)); len(got) != 2 || got[0].UserID != "devonly" || got[1].UserID != "u1" ||
+		!got[0].ConfirmedAt.Equal(b.now) || !got[1].ConfirmedAt.Equal(b.now) {
+		t.Errorf("due at the new date: got %+v, want devonly and u1 confirmed %v", got, b.now)
+	}
+	// devonly's clock restarts through its device's pair: one record, on
+	// the device that held the consent, with the user's one event.
+	dh := b.history("devonly")
+	if last := dh[len(dh)-1]; last.source != herald.SourceReconfirmation || last.device != "d-devonly" || last.from != day || last.to != day {
+		t.Errorf("devonly's last record: got %v, want reconfirmation of d-devonly day→day", last)
+	} else if st := b.eventState("devonly", last.seq); st != herald.EventPending {
+		t.Errorf("devonly's reconfirmation event: got %q, want pending", st)
+	}
+	if n := len(dh); n > 1 && dh[n-2].source == herald.SourceReconfirmation {
+		t.Errorf("devonly: got %v, want one reconfirmation record (d-bare held no consent)", dh)
 	}
 	if st := b.eventState("u1", h[len(h)-1].seq); st != herald.EventPending {
 		t.Errorf("u1's reconfirmation event: got %q, want pending", st)
@@ -191,8 +277,8 @@ func testReconfirmationRecorded(t *testing.T, b *bundle) {
 	}
 }
 
-func imp(user string, marketing, night *bool, at time.Time) herald.ConsentImport {
-	return herald.ConsentImport{UserID: user, Change: herald.ConsentChange{Marketing: marketing, MarketingNight: night}, At: at}
+func imp(user string, marketing, night bool, at time.Time) herald.ConsentImport {
+	return herald.ConsentImport{UserID: user, Consent: herald.Consent{Marketing: marketing, MarketingNight: night}, At: at}
 }
 
 // testImportDates: an imported pair is set on the user and its devices,
@@ -207,7 +293,7 @@ func testImportDates(t *testing.T, b *bundle) {
 	b.tick(time.Hour)
 	old, recent := b.now.AddDate(0, -23, 0), b.now.AddDate(-1, 0, 0)
 	n, skipped, err := b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{
-		imp("old", new(true), new(true), old), imp("recent", new(true), nil, recent)}, b.now)
+		imp("old", true, true, old), imp("recent", true, false, recent)}, b.now)
 	if err != nil || n != 2 || len(skipped) != 0 {
 		t.Fatalf("ImportConsent: got %d %v, %v, want 2 imported", n, skipped, err)
 	}
@@ -239,9 +325,9 @@ func testImportSkips(t *testing.T, b *bundle) {
 	b.setUserConsent("later", change(new(true), nil)) // a record now
 	past := b.now.Add(-48 * time.Hour)
 	n, skipped, err := b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{
-		imp("ok", new(true), nil, past), imp("nobody", new(true), nil, past), imp("gone", new(true), nil, past),
-		imp("later", new(false), nil, past), imp("future", new(true), nil, b.now.Add(time.Minute)),
-		imp("nightonly", nil, new(true), past), imp("ok", new(false), nil, past.Add(-time.Hour)),
+		imp("ok", true, false, past), imp("nobody", true, false, past), imp("gone", true, false, past),
+		imp("later", false, false, past), imp("future", true, false, b.now.Add(time.Minute)),
+		imp("nightonly", false, true, past), imp("ok", false, false, past.Add(-time.Hour)),
 	}, b.now)
 	want := []herald.ImportSkip{skip("nobody", herald.SkipUnknownUser), skip("gone", herald.SkipWithdrawnUser),
 		skip("later", herald.SkipBeforeTrail), skip("future", herald.SkipFuture), skip("nightonly", herald.SkipPair), skip("ok", herald.SkipBeforeTrail)}
@@ -257,7 +343,7 @@ func testImportSkips(t *testing.T, b *bundle) {
 		t.Errorf("later: got %v, want its pair untouched", u.Consent)
 	}
 	// The same entry again (a file imported twice) records nothing more.
-	n, skipped, err = b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{imp("ok", new(true), nil, past)}, b.now)
+	n, skipped, err = b.s.ImportConsent(b.ctx, b.app.ID, []herald.ConsentImport{imp("ok", true, false, past)}, b.now)
 	if err != nil || n != 0 || len(skipped) != 1 || skipped[0] != skip("ok", herald.SkipImported) {
 		t.Errorf("again: got %d %v, %v, want ok skipped as already imported", n, skipped, err)
 	}

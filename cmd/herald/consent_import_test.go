@@ -110,8 +110,11 @@ func TestConsentImportCLI(t *testing.T) {
 	if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, _, err := cli(bad); err == nil || !strings.Contains(err.Error(), "line 2 at: must be an RFC 3339") {
-		t.Errorf("malformed line: got %v, want an error naming line 2's at", err)
+	// Line 1 lacks marketingNight: malformed too (all four members are
+	// required), not "keep the current value".
+	if _, _, err := cli(bad); err == nil || !strings.Contains(err.Error(), "line 2 at: must be an RFC 3339") ||
+		!strings.Contains(err.Error(), "line 1 marketingNight: is required") {
+		t.Errorf("malformed lines: got %v, want an error naming line 1's marketingNight and line 2's at", err)
 	}
 	if h := e.consentHistory(a, "u1"); len(h) != 1 {
 		t.Errorf("u1 after the refused batch: got %v, want nothing imported from it", h)

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -260,4 +261,111 @@ func beforeTen(t *testing.T) *time.Location {
 		t.Fatal(err)
 	}
 	return loc
+}
+
+// TestConsentImportMissingMember: an import entry missing marketing or
+// marketingNight is malformed: 400 ERR-AB-VAL-00 naming the member, and
+// nothing of the request imported (the well-formed entries before it
+// neither).
+func TestConsentImportMissingMember(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true})
+	for _, u := range []string{"u0", "u1", "u2", "u3"} {
+		e.device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
+	}
+	at := time.Now().AddDate(-1, 0, 0).UTC().Format(time.RFC3339)
+	whole := func(user string) map[string]any {
+		return map[string]any{"userId": user, "marketing": true, "marketingNight": true, "at": at}
+	}
+	for _, tc := range []struct {
+		name  string
+		last  map[string]any
+		field string
+	}{
+		{"NoMarketingNight", map[string]any{"userId": "u3", "marketing": true, "at": at}, "users[3].marketingNight"},
+		{"NoMarketing", map[string]any{"userId": "u3", "marketingNight": false, "at": at}, "users[3].marketing"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var refused struct {
+				Code    string
+				Details []struct{ Field, Reason string }
+			}
+			code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+				whole("u0"), whole("u1"), whole("u2"), tc.last}}, &refused)
+			if code != http.StatusBadRequest || refused.Code != "ERR-AB-VAL-00" || len(refused.Details) != 1 || refused.Details[0].Field != tc.field {
+				t.Errorf("import: got %d %+v, want 400 ERR-AB-VAL-00 naming %s", code, refused, tc.field)
+			}
+		})
+	}
+	for _, u := range []string{"u0", "u1", "u2", "u3"} {
+		if h := e.consentHistory(a, u); len(h) != 0 {
+			t.Errorf("%s's history: got %v, want nothing imported", u, h)
+		}
+	}
+	var imp importAnswer
+	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+		whole("u0"), whole("u1"), whole("u2"), whole("u3")}}, &imp); code != http.StatusOK || imp.Imported != 4 {
+		t.Errorf("whole entries: got %d %+v, want 4 imported", code, imp)
+	}
+}
+
+// TestReconfirmationConcurrentRuns: eight manual runs at once make one
+// push naming every due user; the other seven answer notified 0 and a
+// null pushId, and each device gets one notice.
+func TestReconfirmationConcurrentRuns(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true, "timeZone": beforeTen(t).String(),
+		"reconfirmation": map[string]any{"enabled": true}})
+	users := []string{"u1", "u2", "u3"}
+	var entries []any
+	old := time.Now().AddDate(-2, 0, 10).UTC().Truncate(time.Second) // due in ten days
+	for _, u := range users {
+		e.device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
+		entries = append(entries, map[string]any{"userId": u, "marketing": true, "marketingNight": false, "at": old.Format(time.RFC3339)})
+	}
+	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": entries}, nil); code != http.StatusOK {
+		t.Fatalf("import: got %d, want 200", code)
+	}
+	type runAnswer struct {
+		Notified int
+		PushID   *string
+	}
+	const runs = 8
+	answers := make([]runAnswer, runs)
+	codes := make([]int, runs)
+	var wg sync.WaitGroup
+	for i := range runs {
+		wg.Go(func() {
+			codes[i] = e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &answers[i])
+		})
+	}
+	wg.Wait()
+	var pushID string
+	for i, r := range answers {
+		switch {
+		case codes[i] != http.StatusOK:
+			t.Errorf("run %d: got %d, want 200", i, codes[i])
+		case r.PushID != nil && pushID == "" && r.Notified == len(users):
+			pushID = *r.PushID
+		case r.PushID != nil || r.Notified != 0:
+			t.Errorf("run %d: got notified %d push %v, want 0 and null (another run's push names them)", i, r.Notified, r.PushID != nil)
+		}
+	}
+	if pushID == "" {
+		t.Fatalf("runs: got %+v, want one naming %d users", answers, len(users))
+	}
+	p := e.waitFinal(pushID, 30*time.Second)
+	if p.Counts.Sent != len(users) {
+		t.Errorf("push: got %+v, want %d sent", p.Counts, len(users))
+	}
+	if got := e.pushesOfKind(a, "consent-reconfirmation"); len(got) != 1 {
+		t.Errorf("re-confirmation pushes: got %d, want 1", len(got))
+	}
+	for _, u := range users {
+		if ms := e.received("tok-" + u); len(ms) != 1 {
+			t.Errorf("tok-%s: got %d notices, want 1", u, len(ms))
+		}
+	}
 }

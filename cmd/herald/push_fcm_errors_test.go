@@ -155,6 +155,32 @@ func TestPushAuthFailures(t *testing.T) {
 			t.Errorf("app page: want the FCM warning:\n%s", page)
 		}
 	})
+	// FCM's legacy spelling of THIRD_PARTY_AUTH_ERROR is the same error.
+	t.Run("LegacyApnsAuthError", func(t *testing.T) {
+		a := e.newApp(nil)
+		e.device(a, "dev-ios", "apnsauth-ios", "ios", "1.6.0", "u1")
+		e.device(a, "dev-u2", "fine-u2", "android", "1.6.0", "u2")
+		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
+		if err != nil {
+			t.Fatalf("push: got %v, want nil", err)
+		}
+		p := e.waitFinal(res.PushID, 10*time.Second)
+		if p.Status != "done" || p.FailureReason != "" {
+			t.Errorf("push: got status %s reason %q, want done", p.Status, p.FailureReason)
+		}
+		if c := p.Counts; c.Tokens != 2 || c.Sent != 1 || c.Failed != 1 {
+			t.Errorf("counts: got %+v, want 2 tokens, 1 sent, 1 failed", c)
+		}
+		if len(p.Failures) != 1 || p.Failures[0].UserID != "u1" || !strings.Contains(p.Failures[0].Error, "APNS_AUTH_ERROR") {
+			t.Errorf("failures: got %+v, want u1's ios token failed with APNS_AUTH_ERROR", p.Failures)
+		}
+		if got := e.sentTo(res.PushID); got["fine-u2"] != 1 || len(got) != 1 {
+			t.Errorf("messages by token: got %v, want one to fine-u2", got)
+		}
+		if page := e.dashboardPage("/apps/" + a.ID); !strings.Contains(page, `id="fcm-warning"`) || !strings.Contains(page, "APNs or web-push") {
+			t.Errorf("app page: want the FCM warning:\n%s", page)
+		}
+	})
 	t.Run("DeniedProject", func(t *testing.T) {
 		a := e.newAppWithoutFCM(nil)
 		e.putCredentials(a, "denied-project")

@@ -297,6 +297,7 @@ func TestSendTokenPrefixes(t *testing.T) {
 		{"invalid-1", []answer{{400, "INVALID_ARGUMENT", ""}}},
 		{"mismatch-1", []answer{{403, "SENDER_ID_MISMATCH", ""}}},
 		{"auth-1", []answer{{401, "THIRD_PARTY_AUTH_ERROR", ""}}},
+		{"apnsauth-1", []answer{{401, "APNS_AUTH_ERROR", ""}}},
 		{"quota-1", []answer{{429, "QUOTA_EXCEEDED", "1"}, {200, "", ""}, {200, "", ""}}},
 		{"unavailable-1", []answer{{503, "UNAVAILABLE", ""}, {200, "", ""}}},
 		{"down-1", []answer{{503, "UNAVAILABLE", ""}, {503, "UNAVAILABLE", ""}}},

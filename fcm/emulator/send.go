@@ -109,6 +109,10 @@ func (e *Emulator) tokenOutcome(token string) *fcmError {
 	case strings.HasPrefix(token, "mismatch-"):
 		return &fcmError{status: http.StatusForbidden, code: "PERMISSION_DENIED", errorCode: "SENDER_ID_MISMATCH",
 			message: "SenderId mismatch"}
+	case strings.HasPrefix(token, "apnsauth-"):
+		// THIRD_PARTY_AUTH_ERROR under its legacy name.
+		return &fcmError{status: http.StatusUnauthorized, code: "UNAUTHENTICATED", errorCode: "APNS_AUTH_ERROR",
+			message: "Auth error from APNS or Web Push Service"}
 	case strings.HasPrefix(token, "auth-"):
 		return &fcmError{status: http.StatusUnauthorized, code: "UNAUTHENTICATED", errorCode: "THIRD_PARTY_AUTH_ERROR",
 			message: "Auth error from APNS or Web Push Service"}
