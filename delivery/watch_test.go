@@ -106,11 +106,16 @@ func TestWatchBacksOffFailingWork(t *testing.T) {
 	}
 }
 
-// deferredPush fans out a marketing push with nightPolicy defer to u1..u3
-// at 23:00 in Seoul, every device with marketing consent and none with
-// night consent, and returns it and its morning.
-func (b *watchBundle) deferredPush() (string, time.Time) {
-	b.t.Helper()
+// newDeferredPush fans out, on a watch bundle of an app in Seoul, a
+// marketing push with nightPolicy defer to u1..u3 at 23:00 there, every
+// device with marketing consent and none with night consent, and returns
+// the bundle, the push and its morning.
+func newDeferredPush(t *testing.T) (*watchBundle, string, time.Time) {
+	t.Helper()
+	seoul, _ := time.LoadLocation("Asia/Seoul")
+	b := newWatchBundle(t, 3, nil, time.Date(2027, 1, 5, 23, 0, 0, 0, seoul))
+	b.app.TimeZone = "Asia/Seoul"
+	must(t, b.db.UpdateApp(b.ctx, b.app))
 	yes := true
 	for _, d := range []string{"d1", "d2", "d3"} {
 		if _, err := b.db.SetDeviceConsent(b.ctx, b.app.ID, d, herald.ConsentChange{Marketing: &yes}); err != nil {
@@ -126,20 +131,16 @@ func (b *watchBundle) deferredPush() (string, time.Time) {
 	must(b.t, b.fanout(id))
 	got := b.push(id)
 	if got.Counts.DeferredNight != 3 || got.DeferredUntil == nil {
-		b.t.Fatalf("fan-out at night: got %+v, want 3 tokens deferred", got.Counts)
+		t.Fatalf("fan-out at night: got %+v, want 3 tokens deferred", got.Counts)
 	}
-	return id, *got.DeferredUntil
+	return b, id, *got.DeferredUntil
 }
 
 // TestWatchSendsDeferredChunkAtMorning: the deferred chunks' jobs are held
 // by a node that died; at 08:00 the watch of a live node sends them.
 func TestWatchSendsDeferredChunkAtMorning(t *testing.T) {
 	t.Parallel()
-	seoul, _ := time.LoadLocation("Asia/Seoul")
-	b := newWatchBundle(t, 3, nil, time.Date(2027, 1, 5, 23, 0, 0, 0, seoul))
-	b.app.TimeZone = "Asia/Seoul"
-	must(t, b.db.UpdateApp(b.ctx, b.app))
-	id, morning := b.deferredPush()
+	b, id, morning := newDeferredPush(t)
 
 	b.clock.set(morning.Add(-watchAhead - time.Second))
 	b.look()
@@ -163,11 +164,7 @@ func TestWatchSendsDeferredChunkAtMorning(t *testing.T) {
 // takes them over once they stalled (its node died mid-chunk).
 func TestWatchLeavesLiveChunk(t *testing.T) {
 	t.Parallel()
-	seoul, _ := time.LoadLocation("Asia/Seoul")
-	b := newWatchBundle(t, 3, nil, time.Date(2027, 1, 5, 23, 0, 0, 0, seoul))
-	b.app.TimeZone = "Asia/Seoul"
-	must(t, b.db.UpdateApp(b.ctx, b.app))
-	id, morning := b.deferredPush()
+	b, id, morning := newDeferredPush(t)
 	b.clock.set(morning)
 	// The job's run marks the first deferred chunk's two sends in flight.
 	chunk := -1

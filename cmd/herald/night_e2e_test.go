@@ -165,6 +165,20 @@ func TestNightDeferralRestart(t *testing.T) {
 	wantMorning(t, e, clk, a, id, morning)
 }
 
+// startNightNodes starts two nodes on one schema on clk, an hour before
+// the morning, with the app of nightApp.
+func startNightNodes(t *testing.T, clk *testClock, morning time.Time) (*env, testApp) {
+	t.Helper()
+	clk.Run(morning.Add(-time.Hour))
+	e := startClocked(t, clk)
+	other, err := startService(context.Background(), e.config(func(c *config) { c.now = clk.Now }), io.Discard, e.logs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { other.shutdown() })
+	return e, nightApp(t, e)
+}
+
 // TestNightDeferralNodes (PostgreSQL): two nodes on one schema; the node
 // that accepted the push stops while it is deferred and a third starts;
 // at 08:00 the two live nodes send the deferred part once.
@@ -175,14 +189,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
 	morning := time.Date(2026, 12, 4, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-time.Hour))
-	e := startClocked(t, clk)
-	other, err := startService(context.Background(), e.config(func(c *config) { c.now = clk.Now }), io.Discard, e.logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.shutdown() })
-	a := nightApp(t, e)
+	e, a := startNightNodes(t, clk, morning)
 	clk.Run(morning.Add(-12 * time.Second))
 	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
 	wantDeferredPush(t, e, a, id, morning, 3)

@@ -99,14 +99,7 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
 	morning := time.Date(2026, 12, 8, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-time.Hour))
-	e := startClocked(t, clk)
-	other, err := startService(context.Background(), e.config(func(c *config) { c.now = clk.Now }), io.Discard, e.logs)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { other.shutdown() })
-	a := nightApp(t, e)
+	e, a := startNightNodes(t, clk, morning)
 	clk.Run(morning.Add(-15 * time.Second))
 	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
 	wantDeferredPush(t, e, a, id, morning, 3)
