@@ -168,8 +168,8 @@ type ScheduleStore interface {
 // yet begun whose time falls in [From, Until] (a scheduled push not fanned
 // out, a chunk deferred to the morning not begun), and work begun that a
 // run left part-way: a sending push's fan-out unfinished whose last page
-// was recorded before FanoutStalled, and a deferred chunk with sends in
-// flight whose range last moved before ChunkStalled.
+// was recorded before FanoutStalled, and a deferred chunk begun and not
+// completed whose range last moved before ChunkStalled.
 type WatchQuery struct {
 	From, Until                 time.Time
 	FanoutStalled, ChunkStalled time.Time

@@ -27,8 +27,8 @@ import (
 // A run that wins and then stops part-way (an error, or its node died)
 // leaves no job behind it when the job's run was the one that lost, so the
 // watch also takes up the work that stalled: a sending push's fan-out
-// with no page recorded for fanoutStall, and a deferred chunk with sends
-// in flight whose range has not moved for chunkStall. A run of the watch
+// with no page recorded for fanoutStall, and a deferred chunk begun and
+// not completed whose range has not moved for chunkStall. A run of the watch
 // goes on through yields and retries its errors a few times; work whose
 // runs keep failing is looked at again after a backoff that grows, so it
 // neither spins nor keeps other work out of a look.
@@ -99,7 +99,7 @@ type scheduleWatch struct {
 }
 
 // failure is how often a piece of work's runs failed in a row, and when
-// the watch may run it again.
+// the watch may run it again (also after a run left it waiting).
 type failure struct {
 	n     int
 	after time.Time
@@ -166,7 +166,7 @@ func (w *scheduleWatch) fire(ctx context.Context, key string, d herald.DueWork) 
 	case <-ctx.Done():
 		return
 	}
-	err := w.run(ctx, func() error {
+	wait, err := w.run(ctx, func() error {
 		if d.Deferred {
 			return w.s.send(ctx, SendArgs{PushID: d.PushID, Chunk: d.Chunk, Morning: d.At}, 1, true)
 		}
@@ -174,23 +174,28 @@ func (w *scheduleWatch) fire(ctx context.Context, key string, d herald.DueWork) 
 	})
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if err == nil || ctx.Err() != nil {
-		delete(w.failed, key)
+	switch {
+	case ctx.Err() != nil:
+	case err != nil:
+		f := w.failed[key]
+		f.n++
+		f.after = w.s.cfg.Now().Add(min(watchBackoffMax, watchBackoff<<min(f.n, 20)))
+		w.failed[key] = f
+		w.s.cfg.Logger.Warn("schedule watch: work failed; its job and the next looks take it up",
+			"push", d.PushID, "deferredChunk", d.Deferred, "chunk", d.Chunk, "failures", f.n, "err", err)
+		return
+	case wait > 0: // the work waits (FCM asked it to): not before then
+		w.failed[key] = failure{after: w.s.cfg.Now().Add(wait)}
 		return
 	}
-	f := w.failed[key]
-	f.n++
-	f.after = w.s.cfg.Now().Add(min(watchBackoffMax, watchBackoff<<min(f.n, 20)))
-	w.failed[key] = f
-	w.s.cfg.Logger.Warn("schedule watch: work failed; its job and the next looks take it up",
-		"push", d.PushID, "deferredChunk", d.Deferred, "chunk", d.Chunk, "failures", f.n, "err", err)
+	delete(w.failed, key)
 }
 
 // run runs work until it ends: again at once after a yield, again after
-// a short wait (up to watchTries tries) after an error. A run that must
+// a short wait (up to watchTries tries) after an error. Work that must
 // wait longer than a look (the app's sends are paced, FCM asked to wait)
-// is left to the work's job and the next looks.
-func (w *scheduleWatch) run(ctx context.Context, work func() error) error {
+// is left to its job and to a later look: run returns how long.
+func (w *scheduleWatch) run(ctx context.Context, work func() error) (time.Duration, error) {
 	backoff := watchBackoff
 	for try := 1; ; {
 		err := work()
@@ -198,18 +203,18 @@ func (w *scheduleWatch) run(ctx context.Context, work func() error) error {
 		var snooze *river.JobSnoozeError
 		switch {
 		case err == nil, ctx.Err() != nil:
-			return nil
+			return 0, nil
 		case errors.As(err, &snooze) && snooze.Duration <= watchEvery:
 			wait = snooze.Duration
 		case errors.As(err, &snooze):
-			return nil
+			return snooze.Duration, nil
 		case try == watchTries:
-			return err
+			return 0, err
 		default:
 			try, backoff = try+1, backoff*2
 		}
 		if w.sleep(ctx, wait) != nil {
-			return nil
+			return 0, nil
 		}
 	}
 }

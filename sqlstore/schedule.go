@@ -167,7 +167,7 @@ func (s *Store) DueWork(ctx context.Context, q herald.WatchQuery) ([]herald.DueW
 	err := c.each(ctx, scan(true), `SELECT c.push_id, c.chunk, c.deferred_until FROM push_chunks c JOIN pushes p ON p.id = c.push_id
 		WHERE c.deferred_until IS NOT NULL AND c.done = FALSE AND p.status = 'sending'
 		AND (c.marked = 0 AND c.deferred_until >= ? AND c.deferred_until <= ?
-			OR c.marked > c.settled AND c.deferred_until <= ? AND c.moved_at < ?)
+			OR c.marked > 0 AND c.deferred_until <= ? AND c.moved_at < ?)
 		ORDER BY c.deferred_until LIMIT ?`, q.From.UnixMilli(), q.Until.UnixMilli(), q.Until.UnixMilli(), q.ChunkStalled.UnixMilli(), q.Limit)
 	return out, err
 }

@@ -323,6 +323,21 @@ func testDueDeferredChunk(t *testing.T, b *bundle) {
 	if got := list(q); !slices.Equal(got, want) {
 		t.Errorf("begun, stalled: got %+v, want %+v", got, want)
 	}
+	// Every send settled but the chunk not completed (its run stopped
+	// between the two): still the watch's once stalled.
+	b.tick(time.Second)
+	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, Old: rng(0, 2), New: rng(2, 2)}, 2)
+	if got := list(q); len(got) != 0 {
+		t.Errorf("settled just now: got %+v, want nothing", got)
+	}
+	q.ChunkStalled = b.now.Add(time.Millisecond)
+	if got := list(q); !slices.Equal(got, want) {
+		t.Errorf("settled, not completed, stalled: got %+v, want %+v", got, want)
+	}
+	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 1, finishJob(p.ID)))
+	if got := list(q); len(got) != 0 {
+		t.Errorf("completed: got %+v, want nothing", got)
+	}
 }
 
 // testEditAdFooter: a scheduled push keeps the footer it was accepted with
