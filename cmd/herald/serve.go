@@ -119,8 +119,27 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
-// startService opens the store, starts the workers and both listeners.
-func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
+// startService binds both listeners, then opens the store, starts the
+// workers and serves the listeners.
+func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ *service, err error) {
+	// The listeners are bound before anything is written: a start refused
+	// for a busy port must not have generated the admin token (printed
+	// "shown once" to a start that never ran), created the database or
+	// started the job queue only to cancel it.
+	publicLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, listenError("public", cfg.Addr, "--addr / HERALD_ADDR", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		return nil, errors.Join(listenError("admin", cfg.AdminAddr, "--admin-addr / HERALD_ADMIN_ADDR", err), publicLn.Close())
+	}
+	defer func() {
+		if err != nil { // closed by the servers' shutdown once they serve them
+			publicLn.Close()
+			adminLn.Close()
+		}
+	}()
 	s := &service{cfg: cfg, logOut: logOut, errc: make(chan error, 2)}
 	base := cfg.logger(logOut)
 	s.outage = newOutage(base, s.probeStore)
@@ -167,12 +186,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		s.stopWatch = pushes.StartScheduleWatch(s.store)
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
-	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
-		return nil, s.fail(listenError("public", cfg.Addr, "--addr / HERALD_ADDR", err))
-	}
-	if s.AdminURL, err = s.listen(cfg.AdminAddr, adminHandler); err != nil {
-		return nil, s.fail(listenError("admin", cfg.AdminAddr, "--admin-addr / HERALD_ADMIN_ADDR", err))
-	}
+	s.PublicURL = s.serve(publicLn, public)
+	s.AdminURL = s.serve(adminLn, adminHandler)
 	return s, nil
 }
 
@@ -235,12 +250,9 @@ func (c config) secretOrFile(configured, file string, gen func() string) (string
 	return c.secretFile(file, gen)
 }
 
-// listen binds addr (port 0 works) and serves h with timeouts on it.
-func (s *service) listen(addr string, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
+// serve serves h on ln (bound by startService; port 0 works) with
+// timeouts, and returns its URL.
+func (s *service) serve(ln net.Listener, h http.Handler) string {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -256,7 +268,7 @@ func (s *service) listen(addr string, h http.Handler) (string, error) {
 			s.errc <- err
 		}
 	}()
-	return "http://" + ln.Addr().String(), nil
+	return "http://" + ln.Addr().String()
 }
 
 // listenError names the listener that could not bind and the setting
