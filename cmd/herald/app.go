@@ -73,7 +73,11 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	raw, err := c.Do(ctx, req.method, req.path, req.body)
 	if err != nil {
-		return namedAsFlags(err, appSettingFlags)
+		flags := appSettingFlags
+		if req.flags != nil {
+			flags = req.flags
+		}
+		return namedAsFlags(err, flags)
 	}
 	if *asJSON || req.print == nil {
 		_, err := stdout.Write(raw)
@@ -96,6 +100,9 @@ type adminCall struct {
 	method, path string
 	body         any
 	print        func(io.Writer, []byte) error
+	// flags names the fields of a refusal's details by the flags that
+	// gave them (default appSettingFlags).
+	flags map[string]string
 }
 
 // buildCall turns a command's positional arguments and the flags given
@@ -265,7 +272,8 @@ func credentialsCommand() (*command, buildCall) {
 		if err != nil {
 			return adminCall{}, fmt.Errorf("--file: %w", err)
 		}
-		return adminCall{method: http.MethodPut, path: path, body: b, print: printApp}, nil
+		// the file is the request's body: a refusal's "body" is --file
+		return adminCall{method: http.MethodPut, path: path, body: b, print: printApp, flags: map[string]string{"body": "--file"}}, nil
 	}
 }
 

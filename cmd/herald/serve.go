@@ -230,8 +230,8 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 	adminHandler := admin.NewHandler(admin.Config{
 		Store: db, Schedules: pushes, Pushes: pushes, Notices: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
 		Observe:             m.Observer("admin"),
-		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
-		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
+		CheckFCMCredentials: cfg.checkFCMCredentials,
+		CheckWebhookURL:     cfg.checkWebhookURL,
 		NewWebhookSecret:    webhook.NewSecret,
 		OpenAPI:             api.OpenAPI,
 		ReadPush:            api.ReadPush,
@@ -239,6 +239,30 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 		TrustProxy:          cfg.TrustProxy,
 	})
 	return public, adminHandler
+}
+
+// checkFCMCredentials validates an uploaded service-account file. A
+// token_uri other than Google's refused because the server does not allow
+// any says which setting would (the FCM emulator's file is the usual case).
+func (c config) checkFCMCredentials(b []byte) error {
+	_, err := fcm.ParseServiceAccount(b, c.FCMAllowAnyTokenURI)
+	if e, ok := errors.AsType[*fcm.InvalidServiceAccountError](err); ok && e.Field == "token_uri" && !c.FCMAllowAnyTokenURI {
+		return fmt.Errorf("%w; another token endpoint (the FCM emulator's, for tests) is accepted only when the server "+
+			"runs with HERALD_FCM_ALLOW_ANY_TOKEN_URI=true (serve --fcm-allow-any-token-uri)", err)
+	}
+	return err
+}
+
+// checkWebhookURL validates a webhook URL. An http URL or a private host
+// refused because the server does not allow them says which setting
+// would.
+func (c config) checkWebhookURL(u string) error {
+	err := webhook.ValidateURL(u, c.WebhookAllowPrivate)
+	if err == nil || c.WebhookAllowPrivate || webhook.ValidateURL(u, true) != nil {
+		return err
+	}
+	return fmt.Errorf("%w; http and private addresses (tests, local use) are accepted only when the server runs with "+
+		"HERALD_WEBHOOK_ALLOW_PRIVATE=true (serve --webhook-allow-private)", err)
 }
 
 // secretOrFile returns the configured value, or the one kept in the data
