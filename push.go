@@ -307,6 +307,10 @@ func RequestGroupIDProblem(s string) string {
 
 var scheduleTimePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$`)
 
+// scheduleOffsetPattern matches a date-time with a UTC offset or Z, which
+// a scheduleTime may not carry: it is read in the app's time zone.
+var scheduleOffsetPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([zZ]|[+-]\d{2}(:?\d{2})?)$`)
+
 const scheduleLayout = "2006-01-02T15:04"
 
 // ParseScheduleTime reads a scheduleTime in the app's time zone: it must
@@ -314,10 +318,15 @@ const scheduleLayout = "2006-01-02T15:04"
 // skipped by a DST change) and lie at least 60 s after received (exactly 60 s
 // is accepted). The second result is the problem, or "": a time too soon
 // names the zone and the local time now there, since a newcomer reading
-// it in UTC or their own zone would not see why.
+// it in UTC or their own zone would not see why; so do a time too far
+// ahead and one written with an offset or Z, which is not accepted.
 func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.Time, string) {
+	if scheduleOffsetPattern.MatchString(s) {
+		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM, without an offset: offsets and Z are not accepted; " +
+			"the time is read in the app's time zone (" + loc.String() + ")"
+	}
 	if !scheduleTimePattern.MatchString(s) {
-		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM"
+		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM (no seconds, no offset), a time read in the app's time zone (" + loc.String() + ")"
 	}
 	t, err := time.ParseInLocation(scheduleLayout, s, loc)
 	if err != nil || t.Format(scheduleLayout) != s {
@@ -328,7 +337,8 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 			loc, received.In(loc).Format("2006-01-02T15:04:05"))
 	}
 	if t.Sub(received) > ScheduleHorizon {
-		return time.Time{}, "must be at most 366 days ahead"
+		return time.Time{}, fmt.Sprintf("must be at most 366 days ahead: it is read in the app's time zone, %s, where it is now %s "+
+			"(offsets are not accepted)", loc, received.In(loc).Format("2006-01-02T15:04:05"))
 	}
 	return t, ""
 }
