@@ -356,10 +356,24 @@ func LengthProblem(s string, max int) string {
 
 // CheckEditable tells whether a scheduled push may still be edited or
 // cancelled at now: only while scheduled, and until 5 minutes before its
-// send time (exactly 5 minutes before is still allowed).
+// send time (exactly 5 minutes before is still allowed). The refusal
+// keeps its message and says in details why this push cannot be: it was
+// never scheduled (sent at once), its time has come, or it is too close.
 func (p Push) CheckEditable(now time.Time) error {
-	if p.Status != StatusScheduled || p.ScheduledAt == nil || p.ScheduledAt.Sub(now) < EditDeadline {
-		return ErrScheduleLocked
+	switch {
+	case p.ScheduledAt == nil:
+		return ErrScheduleLocked.With(Detail{Field: "status", Reason: fmt.Sprintf("is %s: this push was not scheduled, it was sent at once; "+
+			"only a scheduled push can be edited or cancelled, until 5 minutes before its send time", p.Status)})
+	case p.Status != StatusScheduled:
+		return ErrScheduleLocked.With(Detail{Field: "status", Reason: fmt.Sprintf("is %s: this push is no longer scheduled; "+
+			"a scheduled push can be edited or cancelled only while it is scheduled, until 5 minutes before its send time", p.Status)})
+	case p.ScheduledAt.Sub(now) < EditDeadline:
+		left := "already past"
+		if d := p.ScheduledAt.Sub(now); d >= 0 {
+			left = d.Round(time.Second).String() + " from now"
+		}
+		return ErrScheduleLocked.With(Detail{Field: "scheduledAt", Reason: fmt.Sprintf("is %s, %s: a scheduled push can be "+
+			"edited or cancelled until 5 minutes before its send time", p.ScheduledAt.UTC().Format(time.RFC3339), left)})
 	}
 	return nil
 }

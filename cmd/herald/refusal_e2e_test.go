@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"path/filepath"
@@ -8,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
 )
@@ -81,5 +84,33 @@ func TestScheduleTimeRefusalsSayTheZone(t *testing.T) {
 				t.Errorf("scheduleTime %q: got %d %s, want 400 with options.scheduleTime's reason saying %q", tt.at, res.Status, res.Body, tt.want)
 			}
 		})
+	}
+}
+
+// TestCancelImmediatePushSaysNotScheduled: cancelling (or editing) a push
+// sent at once keeps 409 ERR-AB-SCH-01 and its message, and says in
+// details that the push was not scheduled but sent at once.
+func TestCancelImmediatePushSaysNotScheduled(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(nil)
+	e.register(a, "now-", "u1")
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, call := range []struct {
+		method, path string
+		body         any
+	}{{"POST", "/admin/v1/pushes/" + res.PushID + "/cancel", nil}, {"PATCH", "/admin/v1/pushes/" + res.PushID, map[string]any{"title": "t2"}}} {
+		var got testenv.ErrorBody
+		code := e.admin(call.method, call.path, call.body, &got)
+		if code != http.StatusConflict || got.Code != herald.ErrScheduleLocked.Code || got.Message != herald.ErrScheduleLocked.Message {
+			t.Errorf("%s %s: got %d %s %q, want 409 %s %q", call.method, call.path, code, got.Code, got.Message,
+				herald.ErrScheduleLocked.Code, herald.ErrScheduleLocked.Message)
+		}
+		if len(got.Details) != 1 || got.Details[0].Field != "status" || !strings.Contains(got.Details[0].Reason, "this push was not scheduled, it was sent at once") {
+			t.Errorf("%s %s: details %+v, want status saying the push was not scheduled but sent at once", call.method, call.path, got.Details)
+		}
 	}
 }
