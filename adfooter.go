@@ -31,9 +31,15 @@ func AdSettingProblem(v string, max int) string {
 	return ""
 }
 
-// adFooterReason is the reason given for each unset footer setting.
-const adFooterReason = "must be set before the app sends advertising: every ad states the sender's name and contact " +
-	"and how to refuse (Information and Communications Network Act art. 50(4)); Herald appends them to the body"
+// adFooterReason is the reason given for an unset footer setting, member
+// being its name in the app's settings (adSender.name): it says where to
+// set it, as the app-user gate's 403 does.
+func adFooterReason(member string) string {
+	return "must be set before the app sends advertising: every ad states the sender's name and contact " +
+		"and how to refuse (Information and Communications Network Act art. 50(4)); Herald appends them to the body. " +
+		"Set " + member + " with the admin API: PATCH /admin/v1/apps/{appId} " +
+		`{"adSender":{"name":…,"contact":…},"adOptOut":…}`
+}
 
 // AdFooter returns the text appended to the body of each of the app's
 // marketing messages (DESIGN section 6, "The ad footer"): "\n", the
@@ -50,7 +56,7 @@ func (a App) AdFooter() (footer string, missing []Detail) {
 		{"app.adSender.name", a.AdSenderName}, {"app.adSender.contact", a.AdSenderContact}, {"app.adOptOut", a.AdOptOut},
 	} {
 		if s.v == "" {
-			missing = append(missing, Detail{Field: s.field, Reason: adFooterReason})
+			missing = append(missing, Detail{Field: s.field, Reason: adFooterReason(strings.TrimPrefix(s.field, "app."))})
 		}
 	}
 	if len(missing) > 0 {

@@ -65,13 +65,22 @@ var (
 	ErrWithdrawNoUser       = newError("ERR-AB-ACS-23", http.StatusNotFound, "User not found.")
 
 	ErrAppNotFound = newError("ERR-AB-PSS-91", http.StatusNotFound, "App data not found.")
-	ErrNoFCM       = newError("ERR-AB-PSS-92", http.StatusNotFound, "FCM Account data not found.")
+	// ErrNoFCM keeps the specification's message and says in details how
+	// the file is uploaded.
+	ErrNoFCM = newError("ERR-AB-PSS-92", http.StatusNotFound, "FCM Account data not found.").
+			With(Detail{Field: "hasFcmCredentials", Reason: "is false: the app has no FCM service-account file; upload it with " +
+			"the admin API (PUT /admin/v1/apps/{appId}/fcm-credentials, the file as the body), " +
+			"herald app credentials <appId> --file FILE, or the dashboard's app page"})
 
 	ErrTooManyRequests  = newError("ERR-AB-RTL-01", http.StatusTooManyRequests, "Too many requests.")
 	ErrIdempotencyReuse = newError("ERR-AB-IDM-01", http.StatusConflict, "Idempotency key reused with a different request.")
 	ErrScheduleLocked   = newError("ERR-AB-SCH-01", http.StatusConflict, "Scheduled push can no longer be changed.")
 	ErrFeatureOff       = newError("ERR-AB-CFG-01", http.StatusConflict, "Feature not enabled for this app.")
-	ErrInternal         = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")
+	// ErrReconfirmationOff is ErrFeatureOff for a re-confirmation run of an
+	// app whose re-confirmation is off, naming the setting that turns it on.
+	ErrReconfirmationOff = ErrFeatureOff.With(Detail{Field: "reconfirmation.enabled", Reason: "is false: turn re-confirmation on " +
+		`with the admin API, PATCH /admin/v1/apps/{appId} {"reconfirmation":{"enabled":true}}, or the dashboard's consent page`})
+	ErrInternal = newError("ERR-AB-SYS-00", http.StatusInternalServerError, "Internal server error.")
 	// ErrUnavailable answers a request the store could not serve in time:
 	// unreachable, frozen, full or read-only (DESIGN.md section 4). Its
 	// details say how to retry a push safely.

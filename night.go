@@ -1,6 +1,9 @@
 package herald
 
-import "time"
+import (
+	"fmt"
+	"time"
+)
 
 // NightPolicy is what a marketing push sent in the night window does with
 // the devices that have marketing consent but no night consent
@@ -79,10 +82,18 @@ const DeferCancelDeadline = EditDeadline
 // before is still allowed); ErrScheduleLocked after.
 func CheckDeferCancel(until, now time.Time) error {
 	if until.Sub(now) < DeferCancelDeadline {
-		return ErrScheduleLocked
+		return ErrScheduleLocked.With(Detail{Field: "deferredUntil", Reason: fmt.Sprintf("is %s: the part deferred to the morning "+
+			"can be cancelled until 5 minutes before it starts", until.UTC().Format(time.RFC3339))})
 	}
 	return nil
 }
+
+// ErrNothingDeferred refuses to cancel a sending push with no part waiting
+// for the morning that has not begun: it was sent at once, so only such a
+// part could have been cancelled.
+var ErrNothingDeferred = ErrScheduleLocked.With(Detail{Field: "status", Reason: "is sending: this push was not scheduled, " +
+	"it was sent at once and has no part waiting for the morning (08:00) left to cancel; only a scheduled push can be " +
+	"edited or cancelled, until 5 minutes before its send time"})
 
 // DeferredChunk is a chunk of a fan-out page whose slots wait for the
 // morning: its send job runs at Until (the next 08:00 in the app's time

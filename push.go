@@ -307,6 +307,10 @@ func RequestGroupIDProblem(s string) string {
 
 var scheduleTimePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$`)
 
+// scheduleOffsetPattern matches a date-time with a UTC offset or Z, which
+// a scheduleTime may not carry: it is read in the app's time zone.
+var scheduleOffsetPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([zZ]|[+-]\d{2}(:?\d{2})?)$`)
+
 const scheduleLayout = "2006-01-02T15:04"
 
 // ParseScheduleTime reads a scheduleTime in the app's time zone: it must
@@ -314,10 +318,15 @@ const scheduleLayout = "2006-01-02T15:04"
 // skipped by a DST change) and lie at least 60 s after received (exactly 60 s
 // is accepted). The second result is the problem, or "": a time too soon
 // names the zone and the local time now there, since a newcomer reading
-// it in UTC or their own zone would not see why.
+// it in UTC or their own zone would not see why; so do a time too far
+// ahead and one written with an offset or Z, which is not accepted.
 func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.Time, string) {
+	if scheduleOffsetPattern.MatchString(s) {
+		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM, without an offset: offsets and Z are not accepted; " +
+			"the time is read in the app's time zone (" + loc.String() + ")"
+	}
 	if !scheduleTimePattern.MatchString(s) {
-		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM"
+		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM (no seconds, no offset), a time read in the app's time zone (" + loc.String() + ")"
 	}
 	t, err := time.ParseInLocation(scheduleLayout, s, loc)
 	if err != nil || t.Format(scheduleLayout) != s {
@@ -328,7 +337,8 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 			loc, received.In(loc).Format("2006-01-02T15:04:05"))
 	}
 	if t.Sub(received) > ScheduleHorizon {
-		return time.Time{}, "must be at most 366 days ahead"
+		return time.Time{}, fmt.Sprintf("must be at most 366 days ahead: it is read in the app's time zone, %s, where it is now %s "+
+			"(offsets are not accepted)", loc, received.In(loc).Format("2006-01-02T15:04:05"))
 	}
 	return t, ""
 }
@@ -346,10 +356,24 @@ func LengthProblem(s string, max int) string {
 
 // CheckEditable tells whether a scheduled push may still be edited or
 // cancelled at now: only while scheduled, and until 5 minutes before its
-// send time (exactly 5 minutes before is still allowed).
+// send time (exactly 5 minutes before is still allowed). The refusal
+// keeps its message and says in details why this push cannot be: it was
+// never scheduled (sent at once), its time has come, or it is too close.
 func (p Push) CheckEditable(now time.Time) error {
-	if p.Status != StatusScheduled || p.ScheduledAt == nil || p.ScheduledAt.Sub(now) < EditDeadline {
-		return ErrScheduleLocked
+	switch {
+	case p.ScheduledAt == nil:
+		return ErrScheduleLocked.With(Detail{Field: "status", Reason: fmt.Sprintf("is %s: this push was not scheduled, it was sent at once; "+
+			"only a scheduled push can be edited or cancelled, until 5 minutes before its send time", p.Status)})
+	case p.Status != StatusScheduled:
+		return ErrScheduleLocked.With(Detail{Field: "status", Reason: fmt.Sprintf("is %s: this push is no longer scheduled; "+
+			"a scheduled push can be edited or cancelled only while it is scheduled, until 5 minutes before its send time", p.Status)})
+	case p.ScheduledAt.Sub(now) < EditDeadline:
+		left := "already past"
+		if d := p.ScheduledAt.Sub(now); d >= 0 {
+			left = d.Round(time.Second).String() + " from now"
+		}
+		return ErrScheduleLocked.With(Detail{Field: "scheduledAt", Reason: fmt.Sprintf("is %s, %s: a scheduled push can be "+
+			"edited or cancelled until 5 minutes before its send time", p.ScheduledAt.UTC().Format(time.RFC3339), left)})
 	}
 	return nil
 }

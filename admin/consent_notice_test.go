@@ -97,13 +97,18 @@ func TestAppConsentNotices(t *testing.T) {
 }
 
 // TestReconfirmationRunOff: the run of an app with re-confirmation off is
-// refused 409 ERR-AB-CFG-01; an unknown app is 404.
+// refused 409 ERR-AB-CFG-01 naming reconfirmation.enabled, the setting that
+// turns it on; an unknown app is 404.
 func TestReconfirmationRunOff(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	app := env.CreateApp(t, map[string]any{"name": "shop"})
 	path := "/admin/v1/apps/" + app.ID + "/reconfirmation/run"
-	testenv.WantError(t, env.AdminDo(t, http.MethodPost, path, nil), path, herald.ErrFeatureOff)
+	got := testenv.WantError(t, env.AdminDo(t, http.MethodPost, path, nil), path, herald.ErrReconfirmationOff)
+	if len(got.Details) != 1 || got.Details[0].Field != "reconfirmation.enabled" ||
+		!strings.Contains(got.Details[0].Reason, "PATCH /admin/v1/apps/{appId}") {
+		t.Errorf("details: got %+v, want one naming reconfirmation.enabled and PATCH /admin/v1/apps/{appId}", got.Details)
+	}
 	missing := "/admin/v1/apps/app_nope/reconfirmation/run"
 	if res := env.AdminDo(t, http.MethodPost, missing, nil); res.Status != http.StatusNotFound {
 		t.Errorf("unknown app: got %d %s, want 404", res.Status, res.Body)

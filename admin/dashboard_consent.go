@@ -202,7 +202,7 @@ func (d *dashboard) runReconfirmation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.Reconfirmation.Enabled || d.Notices == nil {
-		d.fail(w, r, herald.ErrFeatureOff)
+		d.fail(w, r, herald.ErrReconfirmationOff)
 		return
 	}
 	n, id, _, err := d.Notices.Reconfirm(r.Context(), a, "")

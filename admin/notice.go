@@ -27,7 +27,7 @@ func (s *server) runReconfirmation(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !a.Reconfirmation.Enabled || s.Notices == nil {
-		web.Error(w, r, herald.ErrFeatureOff)
+		web.Error(w, r, herald.ErrReconfirmationOff)
 		return
 	}
 	n, id, _, err := s.Notices.Reconfirm(r.Context(), a, "")

@@ -55,6 +55,11 @@ func TestAdFooterRefused(t *testing.T) {
 					if !strings.Contains(d.Reason, "art. 50(4)") {
 						t.Errorf("reason of %s: got %q, want it to cite art. 50(4)", d.Field, d.Reason)
 					}
+					// the fix: the call and the member to set, as the app-user gate's 403 says
+					member := strings.TrimPrefix(d.Field, "app.")
+					if !strings.Contains(d.Reason, "PATCH /admin/v1/apps/{appId}") || !strings.Contains(d.Reason, "Set "+member+" ") {
+						t.Errorf("reason of %s: got %q, want it to name PATCH /admin/v1/apps/{appId} and %s", d.Field, d.Reason, member)
+					}
 				}
 				if strings.Join(fields, " ") != strings.Join(settings.want, " ") {
 					t.Errorf("details: got %v, want %v", fields, settings.want)

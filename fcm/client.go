@@ -41,8 +41,13 @@ type ClientOptions struct {
 	// AllowAnyTokenURI accepts service accounts whose token_uri is not
 	// Google's (tests, the emulator).
 	AllowAnyTokenURI bool
-	// Now is the clock used to read Retry-After dates (default time.Now).
+	// Now is the clock used to read Retry-After dates and to tell when a
+	// cached access token is refreshed (default time.Now).
 	Now func() time.Time
+	// TokenRefreshMargin is how long before its expiry an access token is
+	// replaced (default DefaultTokenRefreshMargin), at most half its
+	// lifetime.
+	TokenRefreshMargin time.Duration
 }
 
 // Credentials identify the app whose service account signs a send.
@@ -61,6 +66,7 @@ type Client struct {
 	timeout  time.Duration
 	allowAny bool
 	now      func() time.Time
+	margin   time.Duration // TokenRefreshMargin
 	// transport carries the sends; they go through its RoundTrip, not an
 	// http.Client, whose redirect and cookie handling copy every request's
 	// headers (FCM answers no redirect).
@@ -76,7 +82,7 @@ type account struct {
 	sum       [sha256.Size]byte // of the service-account file it was loaded from
 	projectID string
 	sendURL   *url.URL // the project's messages:send
-	tokens    oauth2.TokenSource
+	tokens    *tokenCache
 }
 
 // NewClient returns a Client for the FCM base URL endpoint (DefaultEndpoint
@@ -92,12 +98,16 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 	if opts.Now == nil {
 		opts.Now = time.Now
 	}
+	if opts.TokenRefreshMargin <= 0 {
+		opts.TokenRefreshMargin = DefaultTokenRefreshMargin
+	}
 	endpoint = strings.TrimRight(endpoint, "/")
 	return &Client{
 		endpoint:  endpoint,
 		timeout:   opts.Timeout,
 		allowAny:  opts.AllowAnyTokenURI,
 		now:       opts.Now,
+		margin:    opts.TokenRefreshMargin,
 		transport: newTransport(strings.HasPrefix(endpoint, "http://")),
 		tokenHTTP: &http.Client{Timeout: opts.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		accounts:  make(map[string]*account),
@@ -308,13 +318,13 @@ func (c *Client) loadAccount(ctx context.Context, data []byte) (*account, error)
 	if err != nil {
 		return nil, err
 	}
-	// creds.TokenSource caches the token until shortly before it expires
-	// and fetches again after a failure.
+	// The token is cached by tokenCache, on the client's clock, and
+	// fetched again after a failure.
 	sendURL, err := url.Parse(c.endpoint + "/v1/projects/" + url.PathEscape(sa.ProjectID) + "/messages:send")
 	if err != nil {
 		return nil, err
 	}
-	return &account{projectID: sa.ProjectID, tokens: creds.TokenSource, sendURL: sendURL}, nil
+	return &account{projectID: sa.ProjectID, tokens: newTokenCache(creds.TokenSource, c.now, c.margin), sendURL: sendURL}, nil
 }
 
 // tokenError classifies a failed token exchange: a refusal by the token

@@ -57,7 +57,7 @@ func (s *Store) CancelDeferred(ctx context.Context, pushID string, check func(un
 			return err
 		}
 		if len(chunks) == 0 {
-			return herald.ErrScheduleLocked
+			return herald.ErrNothingDeferred
 		}
 		until := chunks[0].until
 		var refund int64
@@ -65,7 +65,7 @@ func (s *Store) CancelDeferred(ctx context.Context, pushID string, check func(un
 			until = minTime(until, ch.until)
 			refund += ch.refund
 			if ch.settled > 0 || ch.marked > 0 {
-				return herald.ErrScheduleLocked // its sending has begun
+				return herald.ErrNothingDeferred // its sending has begun
 			}
 		}
 		if err := check(until); err != nil {

@@ -73,7 +73,11 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	raw, err := c.Do(ctx, req.method, req.path, req.body)
 	if err != nil {
-		return namedAsFlags(err, appSettingFlags)
+		flags := appSettingFlags
+		if req.flags != nil {
+			flags = req.flags
+		}
+		return namedAsFlags(err, flags)
 	}
 	if *asJSON || req.print == nil {
 		_, err := stdout.Write(raw)
@@ -96,6 +100,9 @@ type adminCall struct {
 	method, path string
 	body         any
 	print        func(io.Writer, []byte) error
+	// flags names the fields of a refusal's details by the flags that
+	// gave them (default appSettingFlags).
+	flags map[string]string
 }
 
 // buildCall turns a command's positional arguments and the flags given
@@ -109,7 +116,8 @@ func appCommand(verb string) (*command, buildCall) {
 	case "create":
 		return createCommand()
 	case "show":
-		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key.", "appId"),
+		return newCommand("app show", "herald app show <appId> [flags]", "Shows one app: tier, features, FCM credentials, time zone and API key, then its sandbox, send\n"+
+				"rate, ad prefix check and footer, webhook and consent notices.", "appId"),
 			func(pos []string, _ map[string]bool) (adminCall, error) {
 				return adminCall{method: http.MethodGet, path: appPath(pos[0]), print: printShownApp}, nil
 			}
@@ -265,7 +273,8 @@ func credentialsCommand() (*command, buildCall) {
 		if err != nil {
 			return adminCall{}, fmt.Errorf("--file: %w", err)
 		}
-		return adminCall{method: http.MethodPut, path: path, body: b, print: printApp}, nil
+		// the file is the request's body: a refusal's "body" is --file
+		return adminCall{method: http.MethodPut, path: path, body: b, print: printCredentials(b), flags: map[string]string{"body": "--file"}}, nil
 	}
 }
 
@@ -310,6 +319,45 @@ type appView struct {
 	AdPrefixCheck                                  bool
 	AdSender                                       *struct{ Name, Contact string }
 	AdOptOut                                       *string
+	Sandbox                                        bool
+	SendRatePerMinute                              int
+	WebhookURL                                     *string
+	ConsentNotice                                  struct{ Enabled bool }
+	Reconfirmation                                 struct {
+		Enabled  bool
+		LeadDays int
+	}
+}
+
+// printSettings shows the settings of one app that the table leaves out,
+// one a line, so that app show without --json tells everything an
+// operator sets.
+func (a appView) printSettings(w io.Writer) {
+	onOff := func(b bool) string {
+		if b {
+			return "on"
+		}
+		return "off"
+	}
+	sandbox := "off"
+	if a.Sandbox {
+		sandbox = "on (FCM validate_only: nothing is delivered or charged)"
+	}
+	fmt.Fprintf(w, "sandbox: %s\n", sandbox)
+	fmt.Fprintf(w, "send rate: %d a minute\n", a.SendRatePerMinute)
+	fmt.Fprintf(w, "ad prefix check: %s\n", onOff(a.AdPrefixCheck))
+	a.printAdFooter(w)
+	webhook := "none"
+	if a.WebhookURL != nil {
+		webhook = *a.WebhookURL
+	}
+	fmt.Fprintf(w, "webhook: %s\n", webhook)
+	fmt.Fprintf(w, "consent notice: %s\n", onOff(a.ConsentNotice.Enabled))
+	reconfirmation := "off"
+	if a.Reconfirmation.Enabled {
+		reconfirmation = fmt.Sprintf("on (%d days before the two-year date)", a.Reconfirmation.LeadDays)
+	}
+	fmt.Fprintf(w, "reconfirmation: %s\n", reconfirmation)
 }
 
 // printAdFooter shows the ad footer's settings of one app, and what an ad
@@ -356,7 +404,7 @@ func printApp(w io.Writer, raw []byte) error {
 	return printApps(w, []appView{a})
 }
 
-// printShownApp prints one app as printApp does, and its ad footer.
+// printShownApp prints one app as printApp does, and its other settings.
 func printShownApp(w io.Writer, raw []byte) error {
 	var a appView
 	if err := json.Unmarshal(raw, &a); err != nil {
@@ -365,7 +413,7 @@ func printShownApp(w io.Writer, raw []byte) error {
 	if err := printApps(w, []appView{a}); err != nil {
 		return err
 	}
-	a.printAdFooter(w)
+	a.printSettings(w)
 	return nil
 }
 
@@ -382,6 +430,26 @@ func printApps(w io.Writer, apps []appView) error {
 		fmt.Fprintf(w, "secret key (shown once): %s\n", apps[0].SecretKey)
 	}
 	return nil
+}
+
+// printCredentials prints what the service-account file just stored
+// names (the answer, the app, never holds the file): the Firebase project
+// the app's pushes go to and the service account that sends them.
+func printCredentials(file []byte) func(io.Writer, []byte) error {
+	return func(w io.Writer, raw []byte) error {
+		var a appView
+		if err := json.Unmarshal(raw, &a); err != nil {
+			return err
+		}
+		var sa struct {
+			ProjectID   string `json:"project_id"`
+			ClientEmail string `json:"client_email"`
+		}
+		json.Unmarshal(file, &sa) // the server accepted it: it is a service account
+		_, err := fmt.Fprintf(w, "FCM credentials stored for app %s (%s)\nFirebase project: %s\nservice account: %s\n",
+			a.AppID, a.Name, sa.ProjectID, sa.ClientEmail)
+		return err
+	}
 }
 
 // printFields prints the named string members of a JSON answer, one a line.

@@ -135,8 +135,9 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 	if err := os.WriteFile(file, fcmtest.ServiceAccountJSON(t, "shop-project", e.emuURL+"/token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if out := must("app", "credentials", a.ID, "--file", file); !strings.Contains(out, "true") {
-		t.Errorf("app credentials: got %q, want the app with FCM credentials", out)
+	if out := must("app", "credentials", a.ID, "--file", file); !strings.Contains(out, "Firebase project: shop-project\n") ||
+		!strings.Contains(out, "service account: ") || strings.Contains(out, "APP ID") {
+		t.Errorf("app credentials: got %q, want the Firebase project and service account stored, not the app table", out)
 	}
 	var creds struct{ HasFcmCredentials bool }
 	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &creds); !creds.HasFcmCredentials {
@@ -154,6 +155,16 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 	var hook struct{ WebhookURL *string }
 	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL == nil || *hook.WebhookURL != "http://127.0.0.1:9/hook" {
 		t.Fatalf("after app webhook: got %v, want the url", hook.WebhookURL)
+	}
+	// app show without --json: every setting an operator sets, the
+	// table's and the rest.
+	must("app", "update", a.ID, "--sandbox")
+	shown := must("app", "show", a.ID)
+	for _, want := range []string{"sandbox: on", "send rate: 1200 a minute\n", "ad prefix check: on\n", "webhook: http://127.0.0.1:9/hook\n",
+		"consent notice: off\n", "reconfirmation: off\n", `ad footer: "\nShop Inc.`} {
+		if !strings.Contains(shown, want) {
+			t.Errorf("app show: got %q, want a line %q", shown, want)
+		}
 	}
 	must("app", "webhook", a.ID, "--delete")
 	hook.WebhookURL = nil

@@ -13,6 +13,7 @@ import (
 	"os"
 	"regexp"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald/client"
@@ -87,6 +88,9 @@ func (im *importer) run(ctx context.Context, in io.Reader) error {
 		if len(text) == 0 {
 			continue
 		}
+		if err := checkJSON(text); err != nil {
+			return im.malformed(line, err)
+		}
 		im.batch = append(im.batch, json.RawMessage(bytes.Clone(text)))
 		im.batchLine = append(im.batchLine, line)
 		if len(im.batch) == importBatch {
@@ -108,14 +112,43 @@ func (im *importer) run(ctx context.Context, in io.Reader) error {
 	return nil
 }
 
+// checkJSON is nil when text is one JSON value, else the syntax error in
+// words ("invalid character '-' after object key:value pair"), without
+// the "json:" prefix of Go's package.
+func checkJSON(text []byte) error {
+	if json.Valid(text) {
+		return nil
+	}
+	var v any
+	err := json.Unmarshal(text, &v)
+	if se, ok := errors.AsType[*json.SyntaxError](err); ok {
+		return fmt.Errorf("%s at column %d", strings.TrimPrefix(se.Error(), "json: "), se.Offset)
+	}
+	return errors.New(strings.TrimPrefix(fmt.Sprint(err), "json: "))
+}
+
+// malformed stops the import at a line that is not JSON, before its batch
+// is sent.
+func (im *importer) malformed(line int, err error) error {
+	first := line
+	if len(im.batchLine) > 0 {
+		first = im.batchLine[0]
+	}
+	before := "nothing was imported"
+	if im.lines > 0 {
+		before = fmt.Sprintf("the %d users before them were sent (%d imported)", im.lines, im.imported)
+	}
+	return fmt.Errorf("app consent-import: line %d is not JSON (%v): lines %d-%d were not sent; %s", line, err, first, line, before)
+}
+
 // entryField finds the entry a refusal names: users[3].at.
 var entryField = regexp.MustCompile(`^users\[(\d+)\]\.?(.*)$`)
 
 // send imports one batch and reports it.
 func (im *importer) send(ctx context.Context) error {
 	body, err := json.Marshal(map[string]any{"users": im.batch})
-	if err != nil {
-		return fmt.Errorf("app consent-import: line %d: not JSON: %w", im.batchLine[0], err)
+	if err != nil { // every line was checked by checkJSON
+		return fmt.Errorf("app consent-import: lines %d-%d: %w", im.batchLine[0], im.batchLine[len(im.batchLine)-1], err)
 	}
 	raw, err := im.c.Do(ctx, http.MethodPost, im.path, json.RawMessage(body))
 	if err != nil {

@@ -120,3 +120,34 @@ func TestConsentImportCLI(t *testing.T) {
 		t.Errorf("u1 after the refused batch: got %v, want nothing imported from it", h)
 	}
 }
+
+// TestConsentImportCLINamesBadLine: a line that is not JSON is named by
+// its own number (not the first line of its batch) in words, without Go's
+// internals, and nothing of its batch is imported.
+func TestConsentImportCLINamesBadLine(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	e.addUsers(a.ID, 6)
+	var body strings.Builder
+	for i := 1; i <= 5; i++ {
+		fmt.Fprintf(&body, `{"userId":"u%d","marketing":true,"marketingNight":false,"at":"2024-05-01T09:00:00+09:00"}`+"\n", i)
+	}
+	body.WriteString(`{"userId":"u6","marketing":true,"marketingNight":false,"at":2024-05-01}` + "\n")
+	path := filepath.Join(t.TempDir(), "users.jsonl")
+	if err := os.WriteFile(path, []byte(body.String()), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	_, _, err := heraldCLI(t, nil, "app", "consent-import", a.ID, "--file", path, "--server", e.svc.AdminURL, "--token", e.adminTok)
+	if err == nil || !strings.Contains(err.Error(), "line 6 is not JSON") {
+		t.Fatalf("bad line 6: got %v, want an error naming line 6", err)
+	}
+	for _, internal := range []string{"line 1:", "MarshalJSON", "json.RawMessage", "json:"} {
+		if strings.Contains(err.Error(), internal) {
+			t.Errorf("bad line 6: got %q, want no %q", err, internal)
+		}
+	}
+	if h := e.consentHistory(a, "u1"); len(h) != 0 {
+		t.Errorf("u1 after the bad line: got %v, want nothing of the batch imported", h)
+	}
+}

@@ -85,3 +85,25 @@ func TestDataDirTightened(t *testing.T) {
 		}
 	}
 }
+
+// TestDataDirUnusableNamesSetting starts serve and migrate on a data dir
+// that cannot be created (its parent is a file, which fails for root
+// too): the error names the directory and --data-dir / HERALD_DATA_DIR.
+func TestDataDirUnusableNamesSetting(t *testing.T) {
+	t.Parallel()
+	parent := filepath.Join(t.TempDir(), "file")
+	if err := os.WriteFile(parent, nil, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := filepath.Join(parent, "data")
+	for cmd, args := range map[string][]string{
+		"serve":   {"serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0"},
+		"migrate": {"migrate", "--data-dir", dir},
+	} {
+		_, _, err := heraldCLI(t, nil, args...)
+		if err == nil || !strings.Contains(err.Error(), "data dir "+dir+" (--data-dir / HERALD_DATA_DIR) cannot be used") ||
+			!strings.Contains(err.Error(), "not a directory") {
+			t.Errorf("%s: got %v, want an error naming %s, --data-dir / HERALD_DATA_DIR and the cause", cmd, err, dir)
+		}
+	}
+}

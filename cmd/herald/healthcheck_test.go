@@ -45,3 +45,34 @@ func TestHealthcheck(t *testing.T) {
 		}
 	}
 }
+
+// TestHealthcheckAsksReadinessOnly: --url given the admin listener's base
+// (whose / redirects a browser to the login page) asks its /readyz, and
+// an answer that is not a readiness answer — a redirect, or a 200 page
+// that is not /readyz's — fails with a message saying so instead of
+// printing the page and exiting 0.
+func TestHealthcheckAsksReadinessOnly(t *testing.T) {
+	noEnv := func(string) string { return "" }
+	e := start(t)
+	var out bytes.Buffer
+	if err := run(context.Background(), []string{"healthcheck", "--url", e.svc.AdminURL}, noEnv, &out, &out); err != nil {
+		t.Fatalf("admin base %s: got %v, want success", e.svc.AdminURL, err)
+	}
+	if !strings.Contains(out.String(), `"status":"ready"`) {
+		t.Errorf("admin base: printed %q, want the /readyz answer", out.String())
+	}
+
+	for path, want := range map[string]string{
+		"/login":  "not a readiness answer", // the login page: a 200 of HTML
+		"/apps/x": "a redirect",             // a dashboard page: redirects to the login page
+	} {
+		out.Reset()
+		err := run(context.Background(), []string{"healthcheck", "--url", e.svc.AdminURL + path}, noEnv, &out, &out)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("--url %s: got %v, want an error saying %q", path, err, want)
+		}
+		if strings.Contains(out.String(), "<") {
+			t.Errorf("--url %s: printed %q, want no HTML", path, out.String())
+		}
+	}
+}

@@ -2,10 +2,15 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"os"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/client"
 )
 
 // TestJSONLogDurations: a JSON log line writes a duration as milliseconds
@@ -48,5 +53,57 @@ func TestAnnounce(t *testing.T) {
 	}
 	if line["msg"] != "listening" || line["public"] != "http://a" || line["admin"] != "http://b" {
 		t.Errorf("json banner: got %v, want msg listening with both addresses", line)
+	}
+}
+
+// TestDocumentedPushLogFields: the log lines of a push carry the fields
+// docs/operations.md's table lists for them, and no listed field is
+// missing (it listed suppressed counts on "push fanned out", which only
+// "push done" has).
+func TestDocumentedPushLogFields(t *testing.T) {
+	t.Parallel()
+	doc, err := os.ReadFile("../../docs/operations.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	documented := map[string][]string{}
+	for _, row := range strings.Split(string(doc), "\n") {
+		for _, msg := range []string{"push fanned out", "push done"} {
+			if strings.HasPrefix(row, "| `"+msg+"`") {
+				cells := strings.Split(row, "|")
+				for _, m := range regexp.MustCompile("`(\\w+)`").FindAllStringSubmatch(cells[3], -1) {
+					documented[msg] = append(documented[msg], m[1])
+				}
+			}
+		}
+	}
+	e := start(t)
+	a := e.newApp(nil)
+	e.register(a, "logs-", "u1")
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.waitFinal(res.PushID, 10*time.Second)
+	waitFor(t, "push done logged", 5*time.Second, func() bool { return strings.Contains(e.logs.String(), `msg="push done"`) })
+	for msg, fields := range documented {
+		var line string
+		for _, l := range strings.Split(e.logs.String(), "\n") {
+			if strings.Contains(l, `msg="`+msg+`"`) && strings.Contains(l, res.PushID) {
+				line = l
+			}
+		}
+		if line == "" {
+			t.Errorf("%s: no log line for push %s", msg, res.PushID)
+			continue
+		}
+		for _, f := range fields {
+			if !strings.Contains(line, " "+f+"=") {
+				t.Errorf("%s: docs list %s, the line %q has none", msg, f, line)
+			}
+		}
+	}
+	if len(documented) != 2 {
+		t.Errorf("docs/operations.md: found rows for %v, want push fanned out and push done", documented)
 	}
 }

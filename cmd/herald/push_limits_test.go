@@ -316,8 +316,12 @@ func TestPushGates(t *testing.T) {
 			}
 		})
 	}
-	if got := testenv.WantError(t, e.serverDo(http.MethodPost, usersPath, noFCM.keys(), valid["users"]), usersPath, herald.ErrNoFCM); got.Message != "FCM Account data not found." {
+	got := testenv.WantError(t, e.serverDo(http.MethodPost, usersPath, noFCM.keys(), valid["users"]), usersPath, herald.ErrNoFCM)
+	if got.Message != "FCM Account data not found." {
 		t.Errorf("message: got %q, want %q", got.Message, "FCM Account data not found.")
+	}
+	if len(got.Details) != 1 || !strings.Contains(got.Details[0].Reason, "PUT /admin/v1/apps/{appId}/fcm-credentials") {
+		t.Errorf("details: got %+v, want one naming the upload, PUT /admin/v1/apps/{appId}/fcm-credentials", got.Details)
 	}
 	for _, a := range []testApp{unregistered, noFCM} {
 		if ps := e.pushList(a); len(ps) != 0 {

@@ -119,8 +119,27 @@ func runMigrate(ctx context.Context, args []string, getenv func(string) string, 
 	return nil
 }
 
-// startService opens the store, starts the workers and both listeners.
-func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*service, error) {
+// startService binds both listeners, then opens the store, starts the
+// workers and serves the listeners.
+func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ *service, err error) {
+	// The listeners are bound before anything is written: a start refused
+	// for a busy port must not have generated the admin token (printed
+	// "shown once" to a start that never ran), created the database or
+	// started the job queue only to cancel it.
+	publicLn, err := net.Listen("tcp", cfg.Addr)
+	if err != nil {
+		return nil, listenError("public", cfg.Addr, "--addr / HERALD_ADDR", err)
+	}
+	adminLn, err := net.Listen("tcp", cfg.AdminAddr)
+	if err != nil {
+		return nil, errors.Join(listenError("admin", cfg.AdminAddr, "--admin-addr / HERALD_ADMIN_ADDR", err), publicLn.Close())
+	}
+	defer func() {
+		if err != nil { // closed by the servers' shutdown once they serve them
+			publicLn.Close()
+			adminLn.Close()
+		}
+	}()
 	s := &service{cfg: cfg, logOut: logOut, errc: make(chan error, 2)}
 	base := cfg.logger(logOut)
 	s.outage = newOutage(base, s.probeStore)
@@ -172,12 +191,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (*s
 		s.stopWatch = pushes.StartScheduleWatch(store)
 	}
 	public, adminHandler := s.handlers(pushes, masterKey, m)
-	if s.PublicURL, err = s.listen(cfg.Addr, public); err != nil {
-		return nil, s.fail(listenError("public", cfg.Addr, "--addr / HERALD_ADDR", err))
-	}
-	if s.AdminURL, err = s.listen(cfg.AdminAddr, adminHandler); err != nil {
-		return nil, s.fail(listenError("admin", cfg.AdminAddr, "--admin-addr / HERALD_ADMIN_ADDR", err))
-	}
+	s.PublicURL = s.serve(publicLn, public)
+	s.AdminURL = s.serve(adminLn, adminHandler)
 	return s, nil
 }
 
@@ -220,8 +235,8 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 	adminHandler := admin.NewHandler(admin.Config{
 		Store: db, Schedules: pushes, Pushes: pushes, Notices: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
 		Observe:             m.Observer("admin"),
-		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, cfg.FCMAllowAnyTokenURI); return err },
-		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, cfg.WebhookAllowPrivate) },
+		CheckFCMCredentials: cfg.checkFCMCredentials,
+		CheckWebhookURL:     cfg.checkWebhookURL,
 		NewWebhookSecret:    webhook.NewSecret,
 		OpenAPI:             api.OpenAPI,
 		ReadPush:            api.ReadPush,
@@ -229,6 +244,30 @@ func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey
 		TrustProxy:          cfg.TrustProxy,
 	})
 	return public, adminHandler
+}
+
+// checkFCMCredentials validates an uploaded service-account file. A
+// token_uri other than Google's refused because the server does not allow
+// any says which setting would (the FCM emulator's file is the usual case).
+func (c config) checkFCMCredentials(b []byte) error {
+	_, err := fcm.ParseServiceAccount(b, c.FCMAllowAnyTokenURI)
+	if e, ok := errors.AsType[*fcm.InvalidServiceAccountError](err); ok && e.Field == "token_uri" && !c.FCMAllowAnyTokenURI {
+		return fmt.Errorf("%w; another token endpoint (the FCM emulator's, for tests) is accepted only when the server "+
+			"runs with HERALD_FCM_ALLOW_ANY_TOKEN_URI=true (serve --fcm-allow-any-token-uri)", err)
+	}
+	return err
+}
+
+// checkWebhookURL validates a webhook URL. An http URL or a private host
+// refused because the server does not allow them says which setting
+// would.
+func (c config) checkWebhookURL(u string) error {
+	err := webhook.ValidateURL(u, c.WebhookAllowPrivate)
+	if err == nil || c.WebhookAllowPrivate || webhook.ValidateURL(u, true) != nil {
+		return err
+	}
+	return fmt.Errorf("%w; http and private addresses (tests, local use) are accepted only when the server runs with "+
+		"HERALD_WEBHOOK_ALLOW_PRIVATE=true (serve --webhook-allow-private)", err)
 }
 
 // secretOrFile returns the configured value, or the one kept in the data
@@ -240,12 +279,9 @@ func (c config) secretOrFile(configured, file string, gen func() string) (string
 	return c.secretFile(file, gen)
 }
 
-// listen binds addr (port 0 works) and serves h with timeouts on it.
-func (s *service) listen(addr string, h http.Handler) (string, error) {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return "", err
-	}
+// serve serves h on ln (bound by startService; port 0 works) with
+// timeouts, and returns its URL.
+func (s *service) serve(ln net.Listener, h http.Handler) string {
 	srv := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 5 * time.Second,
@@ -261,7 +297,7 @@ func (s *service) listen(addr string, h http.Handler) (string, error) {
 			s.errc <- err
 		}
 	}()
-	return "http://" + ln.Addr().String(), nil
+	return "http://" + ln.Addr().String()
 }
 
 // listenError names the listener that could not bind and the setting

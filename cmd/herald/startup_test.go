@@ -10,7 +10,10 @@ import (
 )
 
 // TestBusyPortNamesListener starts serve on a port another socket holds:
-// the error names the listener, its address and the setting that moves it.
+// the error names the listener, its address and the setting that moves it,
+// and nothing was done before the refusal: no admin token generated (and
+// "shown once" to nobody), no database created in the data dir, no job
+// queue started and cancelled (River's "Error starting transaction").
 func TestBusyPortNamesListener(t *testing.T) {
 	t.Parallel()
 	busy, err := net.Listen("tcp", "127.0.0.1:0")
@@ -24,10 +27,20 @@ func TestBusyPortNamesListener(t *testing.T) {
 		{"--admin-addr", "admin listener " + addr + " (--admin-addr / HERALD_ADMIN_ADDR): address already in use"},
 	} {
 		t.Run(tt.flag, func(t *testing.T) {
-			args := []string{"serve", "--data-dir", t.TempDir(), "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", tt.flag, addr}
-			_, _, err := heraldCLI(t, nil, args...)
+			dir := filepath.Join(t.TempDir(), "data")
+			args := []string{"serve", "--data-dir", dir, "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", tt.flag, addr}
+			out, logs, err := heraldCLI(t, nil, args...)
 			if err == nil || err.Error() != tt.want {
 				t.Errorf("got %v, want %q", err, tt.want)
+			}
+			if strings.Contains(out, "admin token") {
+				t.Errorf("printed %q, want no generated admin token", out)
+			}
+			if strings.Contains(logs, "Error") || strings.Contains(logs, "context canceled") {
+				t.Errorf("logged %q, want no errors of a start undone", logs)
+			}
+			if entries, err := os.ReadDir(dir); !os.IsNotExist(err) {
+				t.Errorf("data dir: got %v (%v), want it not created", entries, err)
 			}
 		})
 	}
