@@ -49,6 +49,10 @@ func TestDashboardConfirmations(t *testing.T) {
 	b.login()
 	appPath, first, _ := withScheduledApp(t, e, b)
 	b.submit(appPath, appPath+"/webhook", url.Values{"url": {"https://hooks.example.com/herald"}})
+	if _, page := b.get(appPath); !strings.Contains(page, "Unreachable users and consent changes are reported to") ||
+		!strings.Contains(page, "consent.changed") {
+		t.Errorf("the webhook card does not say consent changes are posted too")
+	}
 	before, _ := e.db.App(context.Background(), strings.TrimPrefix(appPath, "/apps/"))
 	actions := []struct {
 		name, path, want string
