@@ -99,7 +99,13 @@ type EventStore interface {
 	// most once per push, device and type, and returns for each whether
 	// it was recorded now. Not recorded (false): a mark recorded before
 	// (or earlier in marks), and one whose push is unknown, another app's,
-	// or was not sent to the device (so an unknown device too). A
+	// or was not sent to the device (so an unknown device too). Sent
+	// means FCM accepted the push's message for the device: a device
+	// planned but waiting, deferred, cancelled, suppressed or failed was
+	// not. A mark for a send still in flight is recorded (true) as
+	// pending and counts once the send is recorded sent, never if it
+	// ends otherwise. A device is the device id the push was planned
+	// for (a reinstall's new id is not it; see docs/events.md). A
 	// recorded mark counts in its push's Counts.Received or Opened. It
 	// returns only once the recorded marks are committed.
 	RecordEvents(ctx context.Context, appID, deviceID string, marks []EventMark) ([]bool, error)

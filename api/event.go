@@ -20,7 +20,10 @@ type eventsAnswer struct {
 // received or opened. What cannot count (an unknown push, another app's,
 // one not sent to the device, an unknown device, a repeat, a time out of
 // range) is ignored, never refused: apps retry blindly, and the answer
-// tells nothing of other apps.
+// tells nothing of other apps. An event whose send to the device is still
+// in flight is accepted: the store keeps it pending and counts it once the
+// send is recorded sent (never, if it fails), since the app never reports
+// an answered event again (docs/events.md).
 func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 	o, details, deviceID, err := sdkObject(r)
 	if err != nil {

@@ -61,6 +61,17 @@ func BenchmarkRecordEvents(b *testing.B) {
 	if ok, err := db.StartSending(ctx, p.ID, sendstore.Fanout{Deliveries: ds}); err != nil || !ok {
 		b.Fatalf("StartSending: (%v, %v)", ok, err)
 	}
+	// Every send recorded sent: events count only for devices sent the push.
+	for chunk := range devices / 500 {
+		for _, st := range []sendstore.ChunkStep{
+			{Chunk: chunk, New: sendstore.Range{Marked: 500}},
+			{Chunk: chunk, Old: sendstore.Range{Marked: 500}, New: sendstore.Range{Settled: 500, Marked: 500}},
+		} {
+			if _, _, err := db.AdvanceChunk(ctx, app.ID, p.ID, st); err != nil {
+				b.Fatalf("AdvanceChunk: %v", err)
+			}
+		}
+	}
 	marks := []herald.EventMark{{PushID: p.ID, Type: herald.EventReceived, At: now}, {PushID: p.ID, Type: herald.EventOpened, At: now}}
 	var next, failed atomic.Int64
 	b.SetParallelism(32)

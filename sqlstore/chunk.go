@@ -84,8 +84,9 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 			st.Old, st.New, len(st.Rows), retry, len(st.Targets))
 	}
 	var marked int
-	var stopped bool
+	var stopped, ready bool
 	err := s.inBulkTx(ctx, func(c conn) error {
+		ready = false
 		end, err := markable(ctx, c, appID, st)
 		if err != nil {
 			return err
@@ -112,7 +113,7 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		switch {
 		case st.Retry == nil:
 		case stopped || retryChunk == 0:
-			stopped, rows = true, append(slices.Clip(rows), failedSlots(st.Retry.Slots)...)
+			stopped, rows, retryChunk = true, append(slices.Clip(rows), failedSlots(st.Retry.Slots)...), 0
 		default:
 			if err := insertRetryChunk(ctx, c, pushID, retryChunk, st.Retry); err != nil {
 				return err
@@ -121,8 +122,17 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		if err := insertDeliveries(ctx, c, pushID, rows); err != nil {
 			return err
 		}
+		if ready, err = settlePending(ctx, c, pushID, st, rows, retryChunk); err != nil {
+			return err
+		}
 		return dropDevices(ctx, c, appID, st.Drop)
 	})
+	if err == nil && ready {
+		// Counted on the push's row in a transaction of their own, which
+		// takes it before any chunk's; the push's finish counts those a
+		// failure here leaves ready.
+		_ = s.promotePending(ctx, pushID)
+	}
 	return marked, stopped, err
 }
 

@@ -246,6 +246,11 @@ func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []her
 		if _, err := c.execMany(ctx, `INSERT INTO unreachable (push_id, user_id, reason) VALUES (?,?,?) ON CONFLICT DO NOTHING`, args); err != nil {
 			return err
 		}
+		// Every send is recorded by now: events pending on one recorded
+		// sent count, the others never will.
+		if err := promoteReady(ctx, c, pushID, true); err != nil {
+			return err
+		}
 		finished = true
 		_, err = c.insertJobs(ctx, follow)
 		return err

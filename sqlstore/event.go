@@ -3,236 +3,150 @@ package sqlstore
 import (
 	"cmp"
 	"context"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/heraldpush/herald"
 )
 
-// RecordEvents records a device's marks (see herald.EventStore). Those
-// for pushes sent to the device (see sentTo) are written with the marks
-// of the requests queued meanwhile, in one transaction (see eventQueue);
-// it returns once that has committed.
+// RecordEvents records a device's marks (see herald.EventStore). A mark
+// counts only for a push sent to the device: one of its slots settled
+// sent (FCM accepted the message), or a delivery row recorded sent. The
+// targets cache shows most such devices without a read; the others are
+// judged in the transaction (see judgeSlots). A mark for a slot still in
+// flight is kept pending and counts once its send is recorded sent (see
+// settlePending): it is answered recorded now, since the app never
+// reports again. The marks are written in one transaction that may share
+// its commit with other requests' (TxOptions.Batched, see Group), bounded
+// by the batch leader's deadline; it returns once that committed.
 func (s *Store) RecordEvents(ctx context.Context, appID, deviceID string, marks []herald.EventMark) ([]bool, error) {
-	op := &eventOp{ctx: ctx, recorded: make([]bool, len(marks))}
-	sent := map[string]bool{}
+	recorded := make([]bool, len(marks))
+	type known struct {
+		v    verdict
+		refs []slotRef
+	}
+	seen := map[string]known{}
+	var rows []eventRow
 	for i, m := range marks {
-		ok, seen := sent[m.PushID]
-		if !seen {
-			var err error
-			if ok, err = s.sentTo(ctx, appID, m.PushID, deviceID); err != nil {
+		k, ok := seen[m.PushID]
+		if !ok {
+			v, refs, err := s.sentState(ctx, appID, m.PushID, deviceID)
+			if err != nil {
 				return nil, err
 			}
-			sent[m.PushID] = ok
+			k = known{v, refs}
+			seen[m.PushID] = k
 		}
-		if ok {
-			op.rows = append(op.rows, eventRow{pushID: m.PushID, deviceID: deviceID, typ: m.Type, at: m.At, mark: i})
+		if k.v != notPlanned {
+			rows = append(rows, eventRow{pushID: m.PushID, typ: m.Type, at: m.At, mark: i, sent: k.v == sentTo, refs: k.refs})
 		}
 	}
-	if len(op.rows) == 0 {
-		return op.recorded, nil
+	if len(rows) == 0 {
+		return recorded, nil
 	}
-	if err := s.events.run(s, op); err != nil {
+	// The first of equal rows (the earliest asked) is written; the others
+	// are repeats. Rows go in key order, so that two transactions take
+	// their locks in the same order.
+	slices.SortStableFunc(rows, func(a, b eventRow) int {
+		return cmp.Or(cmp.Compare(a.pushID, b.pushID), cmp.Compare(a.typ, b.typ))
+	})
+	rows = slices.CompactFunc(rows, func(a, b eventRow) bool { return a.pushID == b.pushID && a.typ == b.typ })
+	err := s.inBatchedTxRetry(ctx, rows[0].pushID, false, func(c conn) error {
+		clear(recorded)
+		return s.writeEvents(ctx, c, deviceID, rows, recorded)
+	})
+	if err != nil {
 		return nil, err
 	}
-	return op.recorded, nil
+	return recorded, nil
 }
 
-// eventRow is a mark to write, and its place in its request's marks.
+// eventRow is a mark to write, and its place in its request's marks:
+// sent when the cache showed the push sent to the device, else the
+// device's slots to judge.
 type eventRow struct {
-	pushID, deviceID string
-	typ              herald.EventType
-	at               time.Time
-	mark             int
+	pushID string
+	typ    herald.EventType
+	at     time.Time
+	mark   int
+	sent   bool
+	refs   []slotRef
 }
 
-// eventOp is one request's rows, waiting in the queue.
-type eventOp struct {
-	ctx      context.Context
-	rows     []eventRow
-	recorded []bool
-	err      error
-	// done is closed once err and recorded are final; lead when this
-	// op's goroutine is to lead the next batch.
-	done, lead chan struct{}
-}
-
-// eventQueue writes the rows of requests that queue while a batch is
-// being written in one transaction (group commit): a transaction costs
-// far more than a row, and devices report in many small requests. The
-// first request queued leads: it takes the queue (up to maxEventRows
-// rows), writes it, answers each request, and hands the lead to the first
-// of those queued meanwhile. No request is answered before the commit
-// that holds its rows; when the transaction fails, every request in it
-// gets the error (nothing of it was written).
-type eventQueue struct {
-	mu      sync.Mutex
-	queue   []*eventOp
-	leading bool
-}
-
-// maxEventRows bounds the rows one transaction writes, so that it holds
-// the writer no longer than a few milliseconds.
-const maxEventRows = 2000
-
-// eventWriteTimeout bounds a batch's transaction; a request's own end
-// does not cut the batch that holds others' rows.
-const eventWriteTimeout = 10 * time.Second
-
-// run queues op and returns once it has been written, or failed, or its
-// context ended while it still waited in the queue.
-func (q *eventQueue) run(s *Store, op *eventOp) error {
-	op.done, op.lead = make(chan struct{}), make(chan struct{})
-	q.mu.Lock()
-	q.queue = append(q.queue, op)
-	first := !q.leading
-	q.leading = true
-	q.mu.Unlock()
-	if !first {
-		select {
-		case <-op.done:
-			return op.err
-		case <-op.lead:
-		case <-op.ctx.Done():
-			if q.leave(op) {
-				return op.ctx.Err()
+// writeEvents writes a device's rows (by push and type, each once): those
+// of pushes sent to it as events, raising the pushes' counts by those that
+// were new, those of sends in flight as pending events; it sets recorded
+// for each written.
+func (s *Store) writeEvents(ctx context.Context, c conn, deviceID string, rows []eventRow, recorded []bool) error {
+	var events, pending [][]any
+	var written []eventRow
+	var waiting []eventRow
+	judged := map[string]slotJudgement{}
+	for _, r := range rows {
+		if !r.sent {
+			j, ok := judged[r.pushID]
+			if !ok {
+				var err error
+				if j, err = judgeSlots(ctx, c, r.pushID, deviceID, r.refs); err != nil {
+					return err
+				}
+				judged[r.pushID] = j
 			}
-			select { // taken into a batch, or handed the lead meanwhile
-			case <-op.done:
-				return op.err
-			case <-op.lead:
-			}
-		}
-	}
-	q.leadOne(s)
-	<-op.done // the leader's op is first in the batch it took
-	return op.err
-}
-
-// leave takes op out of the queue if it still waits there and was not
-// handed the lead.
-func (q *eventQueue) leave(op *eventOp) bool {
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	select {
-	case <-op.lead:
-		return false
-	default:
-	}
-	i := slices.Index(q.queue, op)
-	if i < 0 {
-		return false
-	}
-	q.queue = slices.Delete(q.queue, i, i+1)
-	return true
-}
-
-// leadOne writes one batch from the head of the queue and hands the lead
-// on.
-func (q *eventQueue) leadOne(s *Store) {
-	// Requests already running (parsed, about to queue) join the batch if
-	// let run first: a commit costs more than many rows. With nothing
-	// else to run, this returns at once.
-	runtime.Gosched()
-	q.mu.Lock()
-	n, rows := 0, 0
-	for n < len(q.queue) && (n == 0 || rows+len(q.queue[n].rows) <= maxEventRows) {
-		rows += len(q.queue[n].rows)
-		n++
-	}
-	ops := slices.Clone(q.queue[:n])
-	q.queue = slices.Delete(q.queue, 0, n)
-	q.mu.Unlock()
-
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ops[0].ctx), eventWriteTimeout)
-	err := s.writeEvents(ctx, ops)
-	cancel()
-	for _, op := range ops {
-		op.err = err
-		close(op.done)
-	}
-
-	q.mu.Lock()
-	defer q.mu.Unlock()
-	if len(q.queue) > 0 {
-		close(q.queue[0].lead)
-	} else {
-		q.leading = false
-	}
-}
-
-// eventRef names a row of a batch: its op and its place in op.rows.
-type eventRef struct{ op, row int }
-
-// writeEvents writes a batch's rows, each (push, device, type) once, and
-// raises the counts of the pushes by the rows that were new; it sets
-// each op's recorded marks once the transaction committed. Rows are
-// written in key order, so that two nodes writing at once take their
-// locks in the same order.
-func (s *Store) writeEvents(ctx context.Context, ops []*eventOp) error {
-	var refs []eventRef
-	for i, op := range ops {
-		for j := range op.rows {
-			refs = append(refs, eventRef{i, j})
-		}
-	}
-	row := func(r eventRef) eventRow { return ops[r.op].rows[r.row] }
-	slices.SortStableFunc(refs, func(a, b eventRef) int {
-		x, y := row(a), row(b)
-		return cmp.Or(cmp.Compare(x.pushID, y.pushID), cmp.Compare(x.deviceID, y.deviceID), cmp.Compare(x.typ, y.typ))
-	})
-	// The first of equal rows (the earliest asked) is written; the
-	// others are repeats.
-	var write []eventRef
-	args := make([][]any, 0, len(refs))
-	for i, r := range refs {
-		x := row(r)
-		if i > 0 {
-			if p := row(refs[i-1]); p.pushID == x.pushID && p.deviceID == x.deviceID && p.typ == x.typ {
+			switch j.state {
+			case slotInflight:
+				pending = append(pending, []any{r.pushID, deviceID, r.typ, r.at.UnixMilli(), j.chunk, j.pos, j.seq,
+					r.pushID, deviceID, r.typ})
+				waiting = append(waiting, r)
+				continue
+			case slotSent:
+			default:
 				continue
 			}
 		}
-		write = append(write, r)
-		args = append(args, []any{x.pushID, x.deviceID, x.typ, x.at.UnixMilli(), x.pushID})
+		// A mark pending for the device is counted by its promotion, not
+		// again here.
+		events = append(events, []any{r.pushID, deviceID, r.typ, r.at.UnixMilli(), r.pushID, r.pushID, deviceID, r.typ})
+		written = append(written, r)
 	}
-	var written []int64
-	err := s.inTx(ctx, func(c conn) error {
-		var err error
-		written, err = c.execMany(ctx, `INSERT INTO push_events (push_id, device_id, type, at)
-			SELECT ?, ?, ?, CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM pushes WHERE id = ?)
-			ON CONFLICT (push_id, device_id, type) DO NOTHING`, args)
-		if err != nil {
-			return err
-		}
-		return raiseEventCounts(ctx, c, write, written, row)
-	})
+	n, err := c.execMany(ctx, `INSERT INTO push_events (push_id, device_id, type, at)
+		SELECT ?, ?, ?, CAST(? AS BIGINT) WHERE EXISTS (SELECT 1 FROM pushes WHERE id = ?)
+		AND NOT EXISTS (SELECT 1 FROM push_pending_events WHERE push_id = ? AND device_id = ? AND type = ?)
+		ON CONFLICT (push_id, device_id, type) DO NOTHING`, events)
 	if err != nil {
 		return err
 	}
-	for i, r := range write {
-		if written[i] > 0 {
-			ops[r.op].recorded[row(r).mark] = true
-		}
+	if err := raiseEventCounts(ctx, c, written, n); err != nil {
+		return err
+	}
+	for i, r := range written {
+		recorded[r.mark] = n[i] > 0
+	}
+	n, err = c.execMany(ctx, `INSERT INTO push_pending_events (push_id, device_id, type, at, chunk, pos, seq)
+		SELECT ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)
+		WHERE NOT EXISTS (SELECT 1 FROM push_events WHERE push_id = ? AND device_id = ? AND type = ?)
+		ON CONFLICT (push_id, device_id, type) DO NOTHING`, pending)
+	if err != nil {
+		return err
+	}
+	for i, r := range waiting {
+		recorded[r.mark] = n[i] > 0
 	}
 	return nil
 }
 
-// raiseEventCounts adds the new rows (written, in the order of refs,
-// which is by push) to their pushes' counts, one update per push.
-func raiseEventCounts(ctx context.Context, c conn, refs []eventRef, written []int64, row func(eventRef) eventRow) error {
+// raiseEventCounts adds the new rows (written, which is by push, n[i] the
+// rows written[i] inserted) to their pushes' counts, one update per push.
+func raiseEventCounts(ctx context.Context, c conn, written []eventRow, n []int64) error {
 	var args [][]any
-	for i, r := range refs {
-		if written[i] == 0 {
+	for i, r := range written {
+		if n[i] == 0 {
 			continue
 		}
-		x := row(r)
-		if len(args) == 0 || args[len(args)-1][2] != x.pushID {
-			args = append(args, []any{0, 0, x.pushID})
+		if len(args) == 0 || args[len(args)-1][2] != r.pushID {
+			args = append(args, []any{0, 0, r.pushID})
 		}
 		last := args[len(args)-1]
-		if x.typ == herald.EventOpened {
+		if r.typ == herald.EventOpened {
 			last[1] = last[1].(int) + 1
 		} else {
 			last[0] = last[0].(int) + 1

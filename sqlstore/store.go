@@ -108,9 +108,7 @@ type Store struct {
 	// with herald.ErrUnavailable (the outage log aggregates them).
 	OnUnavailable func(error)
 	e             Engine
-	// events batches the rows of event reports; targets knows which
-	// devices each push was sent to.
-	events  eventQueue
+	// targets knows which devices each push was sent to.
 	targets *targets
 	lw      LookupWriter // the engine's, when it writes lookups itself
 }
