@@ -333,6 +333,18 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 	return t, ""
 }
 
+// NetServerActionsHalf is what the push costs after its refunds, in half
+// units: nothing once cancelled (Refund gives back each charge whole); a
+// cancelled night-deferred part is already deducted from
+// ServerActionsHalf when it is refunded (DeferRefund). The admin JSON and
+// its sums show this, as the usage ledger does.
+func (p Push) NetServerActionsHalf() int64 {
+	if p.Status == StatusCancelled {
+		return 0
+	}
+	return p.ServerActionsHalf
+}
+
 // ServerActions turns half units into Server Actions (0.5 each).
 func ServerActions(half int64) float64 { return float64(half) / 2 }
 

@@ -193,7 +193,7 @@ func (d *dashboard) groupPage(w http.ResponseWriter, r *http.Request) {
 	data.Pushes = ps
 	for _, p := range ps {
 		data.Counts.Add(p.Counts)
-		data.ServerActions += p.ServerActionsHalf
+		data.ServerActions += p.NetServerActionsHalf()
 	}
 	d.render(w, r, http.StatusOK, "group", viewOf("Request group "+data.Group, a, data))
 }
