@@ -2,6 +2,7 @@ package herald
 
 import (
 	"fmt"
+	"strconv"
 	"time"
 )
 
@@ -131,4 +132,30 @@ func DeferRefund(ledger []UsageEntry, half int64, at time.Time) []UsageEntry {
 		half -= n
 	}
 	return out
+}
+
+// DeferredCancel is what cancelling a push's deferred part did: the tokens
+// (of how many users) that were to be sent at DeferredUntil, now counted
+// as suppressed by the night, and the Server Actions refunded for the
+// users among them who were sent nothing else.
+type DeferredCancel struct {
+	DeferredUntil         time.Time `json:"deferredUntil"`
+	Tokens                int       `json:"tokens"`
+	Users                 int       `json:"users"`
+	RefundedServerActions float64   `json:"refundedServerActions"`
+}
+
+// DeferCancelEdit is the trail entry of a deferred part cancelled at at,
+// of a push charged chargedHalf before the cancel refunded refundHalf:
+// its deferred tokens and its charge before and after, and what the
+// cancel did.
+func DeferCancelEdit(at, until time.Time, tokens, users int, refundHalf, chargedHalf int64) Edit {
+	actions := func(half int64) string { return strconv.FormatFloat(ServerActions(half), 'f', -1, 64) }
+	return Edit{
+		At:      at.UTC(),
+		Changes: map[string]string{"deferredNight": "0", "serverActions": actions(chargedHalf - refundHalf)},
+		From:    map[string]string{"deferredNight": strconv.Itoa(tokens), "serverActions": actions(chargedHalf)},
+		DeferredCancelled: &DeferredCancel{DeferredUntil: until.UTC(), Tokens: tokens, Users: users,
+			RefundedServerActions: ServerActions(refundHalf)},
+	}
 }

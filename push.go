@@ -238,13 +238,17 @@ func (c *Counts) Add(o Counts) {
 	c.Opened += o.Opened
 }
 
-// Edit is one entry of a scheduled push's edit trail.
+// Edit is one entry of a push's edit trail: an operator's edit of a
+// scheduled push, or the cancel of a night-deferred part.
 type Edit struct {
 	At      time.Time         `json:"at"`
 	Changes map[string]string `json:"changes"`
 	// From holds the values the changed fields had before the edit, as
 	// text in the same form; edits recorded before it was kept lack it.
 	From map[string]string `json:"from,omitempty"`
+	// DeferredCancelled, on the entry of a cancelled deferred part, says
+	// what was cancelled and refunded.
+	DeferredCancelled *DeferredCancel `json:"deferredCancelled,omitempty"`
 }
 
 // Limits of spec section 8 and DESIGN.md section 5.
@@ -341,6 +345,18 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 			"(offsets are not accepted)", loc, received.In(loc).Format("2006-01-02T15:04:05"))
 	}
 	return t, ""
+}
+
+// NetServerActionsHalf is what the push costs after its refunds, in half
+// units: nothing once cancelled (Refund gives back each charge whole); a
+// cancelled night-deferred part is already deducted from
+// ServerActionsHalf when it is refunded (DeferRefund). The admin JSON and
+// its sums show this, as the usage ledger does.
+func (p Push) NetServerActionsHalf() int64 {
+	if p.Status == StatusCancelled {
+		return 0
+	}
+	return p.ServerActionsHalf
 }
 
 // ServerActions turns half units into Server Actions (0.5 each).

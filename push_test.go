@@ -262,3 +262,22 @@ func TestKindRule(t *testing.T) {
 		t.Errorf("notice to a user: got %+v, want the kind's rule", got)
 	}
 }
+
+func TestNetServerActionsHalf(t *testing.T) {
+	for _, tc := range []struct {
+		status PushStatus
+		half   int64
+		want   int64
+	}{
+		{StatusScheduled, 3, 3},
+		{StatusCancelled, 3, 0},
+		{StatusSending, 2, 2},
+		{StatusDone, 1, 1},
+		{StatusFailed, 4, 4},
+	} {
+		p := Push{Status: tc.status, ServerActionsHalf: tc.half}
+		if got := p.NetServerActionsHalf(); got != tc.want {
+			t.Errorf("%s push charged %d: got %d, want %d", tc.status, tc.half, got, tc.want)
+		}
+	}
+}

@@ -156,9 +156,11 @@ type ScheduleStore interface {
 	// CancelDeferred cancels the deferred part of a sending push (see
 	// NightDefer) after check passes on its time: its deliveries become
 	// suppressed by the night, their users are refunded, and finish is
-	// queued when nothing else is open. ErrScheduleLocked when there is no
-	// deferred part left that has not begun; check's error.
-	CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish Job) (Push, error)
+	// queued when nothing else is open (closed reports it); the push's
+	// edit trail records the cancel (DeferCancelEdit). ErrScheduleLocked
+	// when there is no deferred part left that has not begun; check's
+	// error.
+	CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish Job) (p Push, closed bool, err error)
 	// DueWork lists the send work a node's schedule watch fires (see
 	// WatchQuery), soonest first, at most q.Limit of each kind.
 	DueWork(ctx context.Context, q WatchQuery) ([]DueWork, error)

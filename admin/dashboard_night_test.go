@@ -79,3 +79,86 @@ func containsAny(s string, subs ...string) bool {
 	}
 	return false
 }
+
+// deferredPush sends u1 a marketing push with nightPolicy defer and
+// records its fan-out as delivery does at night when u1's one device has
+// no night consent: one chunk, deferred to morning (no worker runs here).
+func deferredPush(t *testing.T, e *dashEnv, a dashApp, morning time.Time) string {
+	t.Helper()
+	ctx := context.Background()
+	yes := true
+	res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Night sale", Content: "c",
+		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := herald.Delivery{Seq: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
+	f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []herald.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
+	f.To.Seq, f.To.Chunk = 1, 1
+	if started, err := e.db.StartSending(ctx, res.PushID, f); err != nil || !started {
+		t.Fatalf("StartSending: %v %v", started, err)
+	}
+	return res.PushID
+}
+
+// TestCancelDeferredRecorded: cancelling the deferred part of a push with
+// nothing else open answers the push as it then stands (done, finished,
+// counts final, refunded) and leaves a trace: an entry of its edit trail
+// saying what was cancelled and refunded, in the JSON and on the push page.
+func TestCancelDeferredRecorded(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	a := newDashApp(t, e, b)
+	app := a.app // an ad needs the footer's settings (art. 50(4))
+	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
+	if err := e.db.UpdateApp(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
+	e.clock.Set(time.Date(2026, 12, 1, 23, 0, 0, 0, seoul))
+	id := deferredPush(t, e, a, morning)
+
+	type pushView struct {
+		Status        string
+		FinishedAt    *time.Time
+		DeferredUntil *time.Time
+		ServerActions float64
+		Counts        struct{ Tokens, SuppressedNight, DeferredNight int }
+		Edits         []struct {
+			Changes, From     map[string]string
+			DeferredCancelled *struct {
+				DeferredUntil         time.Time
+				Tokens, Users         int
+				RefundedServerActions float64
+			}
+		}
+	}
+	check := func(what string, v pushView) {
+		t.Helper()
+		if v.Status != "done" || v.FinishedAt == nil || v.DeferredUntil != nil || v.ServerActions != 0 ||
+			v.Counts.Tokens != 1 || v.Counts.SuppressedNight != 1 || v.Counts.DeferredNight != 0 {
+			t.Errorf("%s: got %+v, want done and finished, 1 token suppressed by the night, none deferred, 0 Server Actions", what, v)
+		}
+		if len(v.Edits) != 1 || v.Edits[0].DeferredCancelled == nil {
+			t.Fatalf("%s: got edits %+v, want one entry recording the cancel", what, v.Edits)
+		}
+		c := *v.Edits[0].DeferredCancelled
+		if !c.DeferredUntil.Equal(morning) || c.Tokens != 1 || c.Users != 1 || c.RefundedServerActions != 0.5 {
+			t.Errorf("%s: got cancel %+v, want 1 token of 1 user due %v, 0.5 refunded", what, c, morning)
+		}
+		if ch, from := v.Edits[0].Changes, v.Edits[0].From; ch["serverActions"] != "0" || from["serverActions"] != "0.5" ||
+			ch["deferredNight"] != "0" || from["deferredNight"] != "1" {
+			t.Errorf("%s: got changes %v from %v, want serverActions 0.5 → 0, deferredNight 1 → 0", what, ch, from)
+		}
+	}
+	var answer, stored pushView
+	e.adminCall(t, "POST", "/admin/v1/pushes/"+id+"/cancel", &answer)
+	check("cancel answer", answer)
+	e.adminCall(t, "GET", "/admin/v1/pushes/"+id, &stored)
+	check("push after the cancel", stored)
+	_, body := b.get(a.path + "/pushes/" + id)
+	wantIn(t, "push page", body, `id="push-status">done<`,
+		"Deferred part cancelled: 1 tokens of 1 users that were to be sent at 2026-12-02 08:00:00 KST count as suppressed by the night; 0.5 Server Actions refunded.")
+}

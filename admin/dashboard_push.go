@@ -2,10 +2,12 @@ package admin
 
 import (
 	"errors"
+	"fmt"
 	"maps"
 	"net/http"
 	"net/url"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
@@ -124,6 +126,9 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 type editRow struct {
 	At      time.Time
 	Changes []fieldChange
+	// Note says in words what a cancel of the deferred part did; "" on
+	// other edits.
+	Note string
 }
 
 // fieldChange is one field an edit changed. Known reports that the old
@@ -140,7 +145,7 @@ func editRows(p herald.Push, loc *time.Location) []editRow {
 	last := map[string]string{} // each field's value after the edits so far
 	rows := make([]editRow, 0, len(p.Edits))
 	for _, e := range p.Edits {
-		row := editRow{At: e.At}
+		row := editRow{At: e.At, Note: deferCancelNote(e.DeferredCancelled, loc)}
 		for _, field := range slices.Sorted(maps.Keys(e.Changes)) {
 			c := fieldChange{Field: field, To: e.Changes[field]}
 			c.From, c.Known = e.From[field]
@@ -156,6 +161,15 @@ func editRows(p herald.Push, loc *time.Location) []editRow {
 		rows = append(rows, row)
 	}
 	return rows
+}
+
+// deferCancelNote says what cancelling a deferred part did; "" for nil.
+func deferCancelNote(c *herald.DeferredCancel, loc *time.Location) string {
+	if c == nil {
+		return ""
+	}
+	return fmt.Sprintf("Deferred part cancelled: %d tokens of %d users that were to be sent at %s count as suppressed by the night; %s Server Actions refunded.",
+		c.Tokens, c.Users, when(loc, c.DeferredUntil), strconv.FormatFloat(c.RefundedServerActions, 'f', -1, 64))
 }
 
 // inZone rewrites an RFC 3339 time in loc, as the pages show times.
@@ -193,7 +207,7 @@ func (d *dashboard) groupPage(w http.ResponseWriter, r *http.Request) {
 	data.Pushes = ps
 	for _, p := range ps {
 		data.Counts.Add(p.Counts)
-		data.ServerActions += p.ServerActionsHalf
+		data.ServerActions += p.NetServerActionsHalf()
 	}
 	d.render(w, r, http.StatusOK, "group", viewOf("Request group "+data.Group, a, data))
 }

@@ -63,7 +63,7 @@ func pushToJSON(p herald.Push) pushJSON {
 		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
-		ServerActions: herald.ServerActions(p.ServerActionsHalf), Counts: p.Counts, Edits: edits,
+		ServerActions: herald.ServerActions(p.NetServerActionsHalf()), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
 		AdFooter: p.AdFooterShown(),
 	}
@@ -129,11 +129,45 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	var messages []messageJSON
+	if p.Kind.Rule().PerRecipient {
+		rs, err := s.Store.Recipients(r.Context(), id)
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		messages = messagesToJSON(p, rs)
+	}
 	web.JSON(w, http.StatusOK, struct {
 		pushJSON
 		UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
 		Failures         []herald.Failure     `json:"failures"`
-	}{pushToJSON(p), unreachable, failures})
+		// Messages are the per-user messages of a push whose recipients
+		// each have content of their own (/messages, re-confirmation
+		// notices); null for the others, whose title and content are
+		// everyone's.
+		Messages []messageJSON `json:"messages"`
+	}{pushToJSON(p), unreachable, failures, messages})
+}
+
+// messageJSON is one user's message of a push with per-user content.
+type messageJSON struct {
+	UserID   string  `json:"userId"`
+	Title    string  `json:"title"`
+	Content  string  `json:"content"`
+	LinkURL  *string `json:"linkURL"`
+	ImageURL *string `json:"imageURL"`
+}
+
+// messagesToJSON lists each recipient's message, in the order stored; a
+// recipient without content of its own shows the push's.
+func messagesToJSON(p herald.Push, rs []herald.Recipient) []messageJSON {
+	out := make([]messageJSON, len(rs))
+	for i, rc := range rs {
+		c := p.ContentFor(rc)
+		out[i] = messageJSON{UserID: rc.UserID, Title: c.Title, Content: c.Content, LinkURL: orNil(c.LinkURL), ImageURL: orNil(c.ImageURL)}
+	}
+	return out
 }
 
 func (s *server) getPushGroup(w http.ResponseWriter, r *http.Request) {
@@ -156,7 +190,7 @@ func (s *server) getPushGroup(w http.ResponseWriter, r *http.Request) {
 	for i, p := range ps {
 		ids[i] = p.ID
 		counts.Add(p.Counts)
-		half += p.ServerActionsHalf
+		half += p.NetServerActionsHalf()
 	}
 	web.JSON(w, http.StatusOK, map[string]any{
 		"appId": r.PathValue("appId"), "requestGroupId": group, "pushIds": ids,

@@ -3,10 +3,12 @@ package api_test
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strings"
 	"testing"
 	"time"
 
@@ -40,7 +42,11 @@ var untypedField = regexp.MustCompile(`(?m)^\s+\w+\s+\*?(interface\{\}|any)\s+` 
 // TestOpenAPIGoClient generates the Go client with oapi-codegen's default
 // settings from api/openapi.yaml, as an app team would, and builds and vets
 // it with testdata/goclient/use.go, which makes the README's calls through
-// it. It needs the module proxy or a module cache holding oapi-codegen.
+// it; testdata/goclient/roundtrip_test.go then decodes and re-encodes
+// through the generated types every push answer (and the apps' answers) a
+// live server gives (liveEnv.clientAnswers), which must come out
+// unchanged. It needs the
+// module proxy or a module cache holding oapi-codegen.
 func TestOpenAPIGoClient(t *testing.T) {
 	if testing.Short() {
 		t.Skip("-short: generating and compiling the oapi-codegen client takes a minute")
@@ -65,7 +71,7 @@ func TestOpenAPIGoClient(t *testing.T) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("go %v: %v\n%s", args, err, stderr.Bytes())
+			t.Fatalf("go %v: %v\n%s%s", args, err, out, stderr.Bytes())
 		}
 		return out
 	}
@@ -80,7 +86,19 @@ func TestOpenAPIGoClient(t *testing.T) {
 		t.Fatal(err)
 	}
 	write("use.go", use)
+	roundTrip, err := os.ReadFile(filepath.Join("testdata", "goclient", "roundtrip_test.go"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	write("roundtrip_test.go", roundTrip)
+	if err := os.Mkdir(filepath.Join(dir, "answers"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for i, a := range newLiveEnv(t).clientAnswers() {
+		write(filepath.Join("answers", fmt.Sprintf("%02d_%s_%s.json", i, strings.ReplaceAll(a.name, " ", "-"), a.schema)), a.body)
+	}
 	write("go.mod", []byte(clientModule))
 	run("mod", "tidy")
 	run("vet", "./...")
+	run("test", "-count=1", "./...")
 }

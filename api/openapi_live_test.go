@@ -25,6 +25,7 @@ import (
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/sqlite"
 	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/webhook"
 )
@@ -169,6 +170,7 @@ func (v *validator) RoundTrip(req *http.Request) (*http.Response, error) {
 // called through the validator.
 type liveEnv struct {
 	t        *testing.T
+	db       *sqlite.DB
 	pub, adm string
 	// limited is a public listener whose rate limits answer 429 to a
 	// second request.
@@ -207,7 +209,7 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	}))
 	t.Cleanup(adm.Close)
 	v := newValidator(t)
-	return &liveEnv{t: t, pub: pub.URL, adm: adm.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}
+	return &liveEnv{t: t, db: db, pub: pub.URL, adm: adm.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}
 }
 
 // call sends one request through the validator and fails the test unless

@@ -21,7 +21,14 @@ type finishWorker struct {
 // read with its counts, final by now (every chunk is complete, or the push
 // failed), for the log line of its end.
 func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
-	s, id := w.s, job.Args.PushID
+	return w.s.finish(ctx, job.Args.PushID)
+}
+
+// finish records the end of a push every chunk of which is complete (or
+// that failed): the finish job's work, also done at once by a cancel
+// that closed the push's last open part, so that its answer shows the
+// push ended. Finishing twice is harmless: the second finds it finished.
+func (s *Service) finish(ctx context.Context, id string) error {
 	p, err := s.cfg.Store.Push(ctx, id)
 	if err != nil || p.FinishedAt != nil {
 		return gone(err)

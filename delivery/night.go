@@ -99,9 +99,20 @@ func (s *Service) untilMorning(ctx context.Context, a SendArgs) error {
 }
 
 // cancelDeferred cancels a push's deferred part until 5 minutes before its
-// morning.
+// morning. When that closed the push's last open part it finishes the
+// push at once (the queued finish job then finds it finished), so that
+// the push answered is the push as it stands: done, its counts final. A
+// finish that fails here is left to that job.
 func (s *Service) cancelDeferred(ctx context.Context, pushID string) (herald.Push, error) {
-	return s.cfg.Store.CancelDeferred(ctx, pushID, func(until time.Time) error {
+	p, closed, err := s.cfg.Store.CancelDeferred(ctx, pushID, func(until time.Time) error {
 		return herald.CheckDeferCancel(until, s.cfg.Now())
 	}, FinishArgs{PushID: pushID})
+	if err != nil || !closed {
+		return p, err
+	}
+	if err := s.finish(ctx, pushID); err != nil {
+		s.cfg.Logger.Warn("finishing the push after its deferred part was cancelled; its finish job will", "app", p.AppID, "push", pushID, "err", err)
+		return p, nil
+	}
+	return s.cfg.Store.Push(ctx, pushID)
 }

@@ -45,6 +45,13 @@ func (b *bundle) deferring() herald.Push {
 // cancelDeferred cancels the push's deferred part with the service's check
 // at the bundle's time.
 func (b *bundle) cancelDeferred(pushID string) (herald.Push, error) {
+	p, _, err := b.cancelDeferredClosed(pushID)
+	return p, err
+}
+
+// cancelDeferredClosed is cancelDeferred, also reporting whether the
+// cancel closed the push's last open part.
+func (b *bundle) cancelDeferredClosed(pushID string) (herald.Push, bool, error) {
 	return b.s.CancelDeferred(b.ctx, pushID, func(until time.Time) error {
 		if !until.Equal(morning) {
 			b.t.Errorf("check was given %v, want %v", until, morning)
@@ -93,8 +100,12 @@ func testCancelDeferred(t *testing.T, b *bundle) {
 	if b.usageOn(b.app.ID, today) != 3 {
 		t.Fatalf("charge: got %d half units, want 3", b.usageOn(b.app.ID, today))
 	}
-	got, err := b.cancelDeferred(p.ID)
+	got, closed, err := b.cancelDeferredClosed(p.ID)
 	must(t, "CancelDeferred", err)
+	if closed {
+		t.Errorf("closed: got true, want false (chunk 0 is open)")
+	}
+	wantCancelEdit(t, got, herald.DeferredCancel{DeferredUntil: morning.UTC(), Tokens: 2, Users: 2, RefundedServerActions: 1}, "1.5", "0.5")
 	if got.Counts.SuppressedNight != 2 || got.Counts.DeferredNight != 0 || got.DeferredUntil != nil || got.ServerActionsHalf != 1 {
 		t.Errorf("answer: got counts %+v until %v, %d half units; want 2 suppressed by the night, none deferred, 1", got.Counts,
 			got.DeferredUntil, got.ServerActionsHalf)
@@ -129,9 +140,29 @@ func testCancelDeferredFinishes(t *testing.T, b *bundle) {
 	p := b.deferring()
 	must(t, "CompleteChunk 0", b.s.CompleteChunk(b.ctx, p.ID, 0, finishJob(p.ID)))
 	b.wantJobs(finishJob(p.ID).Kind(), 0)
-	_, err := b.cancelDeferred(p.ID)
+	_, closed, err := b.cancelDeferredClosed(p.ID)
 	must(t, "CancelDeferred", err)
+	if !closed {
+		t.Errorf("closed: got false, want true (nothing else is open)")
+	}
 	b.wantJobs(finishJob(p.ID).Kind(), 1)
+}
+
+// wantCancelEdit fails unless the push's edit trail ends with the cancel
+// of its deferred part: what was cancelled, and its charge from and to.
+func wantCancelEdit(t *testing.T, p herald.Push, want herald.DeferredCancel, from, to string) {
+	t.Helper()
+	if len(p.Edits) == 0 || p.Edits[len(p.Edits)-1].DeferredCancelled == nil {
+		t.Fatalf("edits: got %+v, want the cancel of the deferred part last", p.Edits)
+	}
+	e := p.Edits[len(p.Edits)-1]
+	if got := *e.DeferredCancelled; !got.DeferredUntil.Equal(want.DeferredUntil) || got.Tokens != want.Tokens || got.Users != want.Users ||
+		got.RefundedServerActions != want.RefundedServerActions {
+		t.Errorf("edit: got %+v, want %+v", got, want)
+	}
+	if e.From["serverActions"] != from || e.Changes["serverActions"] != to || e.Changes["deferredNight"] != "0" {
+		t.Errorf("edit: got changes %v from %v, want serverActions %s → %s and deferredNight → 0", e.Changes, e.From, from, to)
+	}
 }
 
 func testCancelDeferredBoundary(t *testing.T, b *bundle) {

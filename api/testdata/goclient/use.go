@@ -80,11 +80,7 @@ func readme(ctx context.Context, token string) (int, int, error) {
 	if err != nil || push.JSON200 == nil {
 		return 0, 0, fmt.Errorf("push %s: %v", pushID, err)
 	}
-	opened := 0
-	if push.JSON200.Counts.Opened != nil {
-		opened = *push.JSON200.Counts.Opened
-	}
-	return push.JSON200.Counts.Sent, opened, nil
+	return push.JSON200.Counts.Sent, push.JSON200.Counts.Opened, nil
 }
 
 var _ = readme
