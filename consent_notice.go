@@ -190,9 +190,32 @@ func (a App) NoticeContent(c Consent, at time.Time) Content {
 // c whose consent was last given or confirmed at confirmed.
 func (a App) ReconfirmationContent(c Consent, confirmed time.Time) Content {
 	r := a.Reconfirmation.WithDefaults()
-	v := map[string]string{"app": a.Name, "consentDate": confirmed.In(a.Location()).Format(time.DateOnly),
-		"marketing": consentWord(c.Marketing), "marketingNight": consentWord(c.MarketingNight), "optOut": a.AdOptOut}
+	v := a.reconfirmationShared()
+	v["consentDate"] = confirmed.In(a.Location()).Format(time.DateOnly)
+	v["marketing"], v["marketingNight"] = consentWord(c.Marketing), consentWord(c.MarketingNight)
 	return Content{Title: render(r.Title, v), Content: render(r.Content, v)}
+}
+
+// reconfirmationShared holds the values of the re-confirmation
+// placeholders that are the same in every user's notice.
+func (a App) reconfirmationShared() map[string]string {
+	return map[string]string{"app": a.Name, "optOut": a.AdOptOut}
+}
+
+// ShownContent is p's content as the dashboard lists it, a's push. A
+// re-confirmation push stores the app's templates as its content (each
+// user's notice is rendered from them, see ReconfirmationContent): they
+// are shown with the placeholders every notice shares filled in ({app},
+// {optOut}), as the devices got them; those of each user's own values
+// ({consentDate}, {marketing}, {marketingNight}) stay as written. Any
+// other push's content is shown as stored.
+func (a App) ShownContent(p Push) Content {
+	c := p.Content
+	if p.Kind == KindReconfirmation {
+		v := a.reconfirmationShared()
+		c.Title, c.Content = render(c.Title, v), render(c.Content, v)
+	}
+	return c
 }
 
 // ConsentReconfirmed records that a re-confirmation notice reached the

@@ -26,6 +26,31 @@ func TestNoticeContent(t *testing.T) {
 	}
 }
 
+// TestShownContent: a re-confirmation push, which stores the app's
+// templates, is shown with the placeholders every notice shares filled in
+// as each device got them ({app}, {optOut}), each user's own left as
+// written; any other push is shown as stored.
+func TestShownContent(t *testing.T) {
+	t.Parallel()
+	a := herald.App{Name: "Shop", TimeZone: "Asia/Seoul", AdOptOut: "수신거부: 설정"}
+	r := a.Reconfirmation.WithDefaults()
+	p := herald.Push{Kind: herald.KindReconfirmation, Content: herald.Content{Title: r.Title, Content: r.Content, LinkURL: "https://x.example"}}
+	got := a.ShownContent(p)
+	sent := a.ReconfirmationContent(herald.Consent{Marketing: true}, time.Date(2025, 1, 2, 3, 0, 0, 0, time.UTC))
+	if got.Title != sent.Title || got.Title != "[Shop] 광고성 정보 수신 동의 확인 안내" || got.LinkURL != "https://x.example" {
+		t.Errorf("title: got %+v, want %q as sent", got, sent.Title)
+	}
+	if want := "{consentDate}에 동의하신 광고성 정보 수신 상태를 안내합니다: 수신 {marketing}, 야간(21시~08시) 수신 {marketingNight}. 수신거부: 설정"; got.Content != want {
+		t.Errorf("content: got %q, want %q", got.Content, want)
+	}
+	for _, k := range []herald.PushKind{herald.KindUsers, herald.KindConsentNotice, herald.KindMessages} {
+		p := herald.Push{Kind: k, Content: herald.Content{Title: "[{app}] as sent", Content: "{optOut}"}}
+		if got := a.ShownContent(p); got != p.Content {
+			t.Errorf("%s push: got %+v, want its content as stored", k, got)
+		}
+	}
+}
+
 // TestNoticeTemplates: each template names only its placeholders.
 func TestNoticeTemplates(t *testing.T) {
 	t.Parallel()

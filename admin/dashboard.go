@@ -44,6 +44,8 @@ func newDashboard(s *server) *dashboard {
 		"add":     func(a, b int) int { return a + b },
 		"source":  sourceWords,
 		"yesno":   yesNo,
+		// shown is a push's content as the pages list it (herald.App.ShownContent).
+		"shown": func(a *herald.App, p herald.Push) herald.Content { return a.ShownContent(p) },
 		"pushRows": func(a *herald.App, ps []herald.Push) pushRowsData {
 			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
 		},

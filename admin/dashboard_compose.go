@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -32,6 +33,9 @@ type composeForm struct {
 	// (a datetime-local input's value, the Server API's format); "" sends
 	// at once.
 	ScheduleTime string
+	// NightPolicy is options.nightPolicy: "skip" (the default, left out
+	// of the request) or "defer".
+	NightPolicy string
 	// Key makes the confirmed post idempotent: sent twice (a double click),
 	// it makes one push.
 	Key string
@@ -46,7 +50,7 @@ func composeFormOf(f url.Values) composeForm {
 		Title: text("title"), Content: text("content"), LinkURL: strings.TrimSpace(f.Get("linkURL")),
 		ImageURL: strings.TrimSpace(f.Get("imageURL")), RequestGroupID: strings.TrimSpace(f.Get("requestGroupId")),
 		IsMarketing: f.Get("isMarketing") == "true", IsUsingBadge: f.Get("isUsingBadge") == "true",
-		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), Key: f.Get("key")}
+		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), NightPolicy: f.Get("nightPolicy"), Key: f.Get("key")}
 }
 
 // userIDList splits the user IDs typed one per line (or separated by
@@ -88,6 +92,9 @@ func (f composeForm) request() (herald.PushKind, []byte, error) {
 	if f.IsMarketing {
 		opts["isMarketing"] = true
 	}
+	if f.NightPolicy != "" && f.NightPolicy != string(herald.NightSkip) { // the Server API judges any other value
+		opts["nightPolicy"] = f.NightPolicy
+	}
 	if f.IsUsingBadge {
 		opts["isUsingBadge"] = true
 	}
@@ -113,6 +120,11 @@ type composeReview struct {
 	Users, Unmapped int
 	CostHalf        int64
 	Sandbox         bool
+	// Night reports that an advertising push is sent in the night window
+	// (21:00–08:00 in the app's zone): now, or at its scheduled time.
+	// Morning is when that night ends, when a deferred part would go.
+	Night   bool
+	Morning time.Time
 }
 
 func (d *dashboard) composePage(w http.ResponseWriter, r *http.Request) {
@@ -183,6 +195,13 @@ func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []he
 // out, the users it would reach now.
 func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*composeReview, error) {
 	rv := &composeReview{Push: p, Users: p.RequestedUsers, CostHalf: p.ServerActionsHalf, Sandbox: a.Sandbox}
+	at := d.Now()
+	if p.ScheduledAt != nil {
+		at = *p.ScheduledAt
+	}
+	if p.Marketing && herald.IsNight(at, a.Location()) {
+		rv.Night, rv.Morning = true, herald.NextMorning(at, a.Location())
+	}
 	if p.Kind.Rule().CountsUsers {
 		users, unmapped, err := d.Store.CountTargets(ctx, a.ID, p.Topic)
 		if err != nil {

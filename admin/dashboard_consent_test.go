@@ -150,7 +150,7 @@ func TestDashboardAdPrefixAndSandbox(t *testing.T) {
 	wantIn(t, "push page", body, `id="marketing-rule">the request marked it options.isMarketing`,
 		`id="ad-footer">
 (주)헤럴드 080-123-4567
-수신거부: 마이 &gt; 설정</dd>`)
+수신거부: 마이 &gt; 설정</div>`)
 	res, err = a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Sale", Content: "c"})
 	if err != nil {
 		t.Fatal(err)

@@ -2,7 +2,9 @@ package admin_test
 
 import (
 	"context"
+	"net/http"
 	"net/url"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -161,4 +163,89 @@ func TestCancelDeferredRecorded(t *testing.T) {
 	_, body := b.get(a.path + "/pushes/" + id)
 	wantIn(t, "push page", body, `id="push-status">done<`,
 		"Deferred part cancelled: 1 tokens of 1 users that were to be sent at 2026-12-02 08:00:00 KST count as suppressed by the night; 0.5 Server Actions refunded.")
+}
+
+// unpaired finds in a page a dd that follows a dd or a dt that follows a
+// dt: the dashboard's lists are a grid of two columns, label and value, so
+// either shifts every pair after it.
+var unpaired = regexp.MustCompile(`</dd>\s*<dd|</dt>\s*<dt`)
+
+// TestDashboardComposeNight: the compose form offers the night policy; its
+// review of an ad says when it is night in the app's zone (now, or at the
+// scheduled time) and what the policy does then, and shows the footer the
+// messages get; the confirmed push carries the policy. The page of a
+// deferred push lists each label with its value, and its request group
+// counts the tokens deferred to 08:00.
+func TestDashboardComposeNight(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	a := newDashApp(t, e, b)
+	ctx := context.Background()
+	app := a.app
+	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
+	if err := e.db.UpdateApp(ctx, app); err != nil {
+		t.Fatal(err)
+	}
+	e.register(t, a.path, "d1", "t1", "u1")
+	compose := func(t *testing.T, form url.Values) string {
+		t.Helper()
+		form.Set("csrf", b.csrf(a.path+"/compose"))
+		resp, body := b.with(t).post(a.path+"/compose", form)
+		if form.Get("confirmed") == "yes" {
+			wantStatus(t, resp, body, http.StatusSeeOther)
+			return resp.Header.Get("Location")
+		}
+		wantStatus(t, resp, body, http.StatusOK)
+		return body
+	}
+	ad := func(policy, at string) url.Values {
+		return url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"(광고) Night sale"}, "content": {"c"}, "isMarketing": {"true"},
+			"nightPolicy": {policy}, "scheduleTime": {at}, "requestGroupId": {"night"}}
+	}
+	_, body := b.get(a.path + "/compose")
+	wantIn(t, "compose page", body, `id="night-skip" checked>`, `name="nightPolicy" value="defer" id="night-defer">`)
+
+	e.clock.Set(time.Date(2026, 12, 1, 23, 0, 0, 0, seoul))
+	b.login() // the session of noon has ended
+	body = compose(t, ad("defer", ""))
+	wantIn(t, "review at 23:00", body, `id="review-night">It is night now (21:00–08:00, Asia/Seoul)`,
+		"get it at <strong>2026-12-02 08:00:00 KST</strong>", `id="review-policy">defer to 08:00<`,
+		`id="review-footer">`+"\nHerald 080\nOpt out: Settings</div>", `name="nightPolicy" value="defer"`)
+	form := ad("defer", "")
+	form.Set("confirmed", "yes")
+	form.Set("key", composeKey.FindStringSubmatch(body)[1])
+	sent := compose(t, form)
+	p, err := e.db.Push(ctx, strings.TrimPrefix(sent, a.path+"/pushes/"))
+	if err != nil || p.NightPolicy != herald.NightDefer || p.AdFooter != "\nHerald 080\nOpt out: Settings" {
+		t.Fatalf("composed push: got policy %q, footer %q (%v); want defer and the app's footer", p.NightPolicy, p.AdFooter, err)
+	}
+	wantIn(t, "review at 23:00, skip", compose(t, ad("skip", "")), `id="review-night">It is night now`, "do not get it at all")
+
+	// The fan-out (no workers run here) as delivery records it at night.
+	d := herald.Delivery{Seq: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
+	f := sendstore.Fanout{Deliveries: []herald.Delivery{d},
+		Deferred: []herald.DeferredChunk{{Chunk: 0, Until: time.Date(2026, 12, 2, 8, 0, 0, 0, seoul), RefundHalf: 1}}}
+	f.To.Seq, f.To.Chunk = 1, 1
+	if started, err := e.db.StartSending(ctx, p.ID, f); err != nil || !started {
+		t.Fatalf("StartSending: %v %v", started, err)
+	}
+	_, body = b.get(sent)
+	wantIn(t, "push page", body, `id="push-deferred"`, `id="ad-footer">`)
+	if m := unpaired.FindString(body); m != "" {
+		t.Errorf("push page: got %q in its list, want each dt followed by its dd", m)
+	}
+	_, body = b.get(a.path + "/groups/night")
+	wantIn(t, "group page", body, `<th>Deferred to 08:00</th><td class="num" id="group-deferred">1<`)
+
+	e.clock.Set(time.Date(2026, 12, 2, 12, 0, 0, 0, seoul))
+	b.login()
+	if body = compose(t, ad("defer", "")); strings.Contains(body, `id="review-night"`) {
+		t.Errorf("review at noon: says it is night")
+	}
+	wantIn(t, "review of an ad scheduled for 22:00", compose(t, ad("skip", "2026-12-02T22:00")), `id="review-night">Its send time is at night`)
+	if body = compose(t, url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"Hello"}, "content": {"c"}, "scheduleTime": {"2026-12-02T22:00"}}); containsAny(body, `id="review-night"`, `id="review-footer"`) {
+		t.Errorf("review of a push that is not an ad: got a night notice or a footer")
+	}
 }

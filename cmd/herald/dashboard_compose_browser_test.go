@@ -36,6 +36,7 @@ func browserOverviewUsersCompose(t *testing.T, ctx context.Context, e *env, a te
 		t.Fatalf("latest pushes: got %q, want the last seeded push", rows)
 	}
 	screenshot(t, ctx, "dashboard-overview.png")
+	wantFits(t, ctx, "overview")
 	step(t, ctx, "overview of one day", chromedp.Click(chromedp.CSS("#days-1")), chromedp.WaitVisible(chromedp.CSS(`strong#days-1`)))
 
 	step(t, ctx, "users", chromedp.Click(chromedp.CSS(`.app-nav a[href="/apps/`+a.ID+`/users"]`)), chromedp.WaitVisible(chromedp.CSS("#users")))
@@ -57,6 +58,9 @@ func browserOverviewUsersCompose(t *testing.T, ctx context.Context, e *env, a te
 	step(t, ctx, "compose a push",
 		chromedp.Click(chromedp.CSS(`.app-nav a[href="/apps/`+a.ID+`/compose"]`)),
 		chromedp.WaitVisible(chromedp.CSS("#compose")),
+	)
+	wantRadiosLeft(t, ctx, "#compose")
+	step(t, ctx, "fill the compose form",
 		chromedp.SetValue(chromedp.CSS("#compose-users"), "minji\njun"),
 		chromedp.SetValue(chromedp.CSS("#compose-title"), "Your loyalty stamp is ready"),
 		chromedp.SetValue(chromedp.CSS("#compose-content"), "Show this at the counter for a free coffee."),

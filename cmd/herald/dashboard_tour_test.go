@@ -172,7 +172,12 @@ func TestDashboardTour(t *testing.T) {
 		t.Fatalf("emulator: got %v for the test push, want one message to Minji's token", got)
 	}
 
+	reconfirmed := browserReconfirmation(t, e, a)
 	step(t, ctx, "history", chromedp.Navigate(appPath+"/pushes"), chromedp.WaitVisible(chromedp.CSS("#pushes")))
+	if title := text(t, ctx, "#push-"+reconfirmed+" td[data-label=Title]"); !strings.HasPrefix(title, "[Coffee Shop] 광고성 정보 수신 동의 확인 안내") {
+		t.Errorf("history: the re-confirmation push is listed as %q, want its title as the devices got it", title)
+	}
+	wantFits(t, ctx, "history")
 	screenshot(t, ctx, "dashboard-history.png")
 	step(t, ctx, "copy a push ID", chromedp.Click(chromedp.CSS("#pushes button.copy")),
 		chromedp.WaitVisible(chromedp.CSS("#pushes button.copy.copied")))
@@ -188,7 +193,23 @@ func TestDashboardTour(t *testing.T) {
 		fmt.Sprintf("%d/%d/%v", len(group.PushIDs), group.Counts.Sent, group.ServerActions); got != want || len(group.PushIDs) != 2 {
 		t.Fatalf("grouped view: got pushes/sent/actions %s, want %s (the admin API's sums of 2 pushes)", got, want)
 	}
+	if counts := text(t, ctx, "#group-counts"); !strings.Contains(counts, "Deferred to 08:00") {
+		t.Errorf("grouped view: got %q, want a row Deferred to 08:00", counts)
+	}
+	wantFits(t, ctx, "group page")
 	screenshot(t, ctx, "dashboard-group.png")
+
+	step(t, ctx, "an ad's page", chromedp.Navigate(appPath+"/pushes/"+group.PushIDs[0]), chromedp.WaitVisible(chromedp.CSS("#ad-footer")))
+	ad := definitions(t, ctx, "section.card dl")
+	for label, want := range map[string]string{"Status": "done", "Title": "(광고) Spring sale: 20% off", "Content": "This weekend only.",
+		"Badge": "no", "Server Actions": fmt.Sprint(e.push(group.PushIDs[0]).ServerActions)} {
+		if ad[label] != want {
+			t.Errorf("an ad's page: %q shows %q, want %q (all: %v)", label, ad[label], want, ad)
+		}
+	}
+	if !strings.HasPrefix(ad["Ad footer"], testAdSender+" "+testAdContact+"\n"+testAdOptOut+"\n") {
+		t.Errorf("an ad's page: Ad footer shows %q, want the footer, then what it is", ad["Ad footer"])
+	}
 
 	today := time.Now().In(seoul)
 	from := today.AddDate(0, 0, -13).Format(time.DateOnly)
@@ -212,6 +233,32 @@ func TestDashboardTour(t *testing.T) {
 
 	browserOverviewUsersCompose(t, ctx, e, a, appPath)
 	browserNarrow(t, ctx, appPath, testID)
+}
+
+// browserReconfirmation makes a re-confirmation push of the tour's app: a
+// user whose consent, imported, is two years old in ten days is sent the
+// notice with the default templates. It returns the push's id.
+func browserReconfirmation(t *testing.T, e *env, a testApp) string {
+	t.Helper()
+	e.patchApp(a, map[string]any{"reconfirmation": map[string]any{"enabled": true}})
+	e.device(a, "device-hana", "tok-hana-5e81c3a0", "android", "1.6.0", "hana")
+	old := time.Now().AddDate(-2, 0, 10).UTC().Truncate(time.Second)
+	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+		map[string]any{"userId": "hana", "marketing": true, "marketingNight": false, "at": old.Format(time.RFC3339)}}}, nil); code != http.StatusOK {
+		t.Fatalf("import hana's consent: got %d, want 200", code)
+	}
+	// The app's daily run may come first: either makes the one push.
+	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, nil); code != http.StatusOK {
+		t.Fatalf("run the re-confirmation: got %d, want 200", code)
+	}
+	ps := e.pushesOfKind(a, "consent-reconfirmation")
+	if len(ps) != 1 {
+		t.Fatalf("re-confirmation pushes: got %d, want 1", len(ps))
+	}
+	if p := e.waitFinal(ps[0].PushID, 20*time.Second); p.Counts.Sent != 1 {
+		t.Fatalf("re-confirmation push: got %+v, want 1 sent", p)
+	}
+	return ps[0].PushID
 }
 
 // browserNarrow visits every page at 390 px, the width of a small phone
