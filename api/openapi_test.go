@@ -197,6 +197,11 @@ func TestOpenAPIWellFormed(t *testing.T) {
 			t.Errorf("servers: no entry for %s", url)
 		}
 	}
+	// Generated clients carry the document to app teams, who cannot look
+	// up the project's own specification sections or issues.
+	for _, cite := range regexp.MustCompile(`(?i)\b(spec(ification)? (section )?\d[\d.]*|issue \d+|DESIGN(\.md)? \d+)`).FindAll(doc, -1) {
+		t.Errorf("the document cites %q, which its readers cannot look up", cite)
+	}
 }
 
 func TestOpenAPIReferencesResolve(t *testing.T) {
