@@ -84,7 +84,7 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 			st.Old, st.New, len(st.Rows), retry, len(st.Targets))
 	}
 	var marked int
-	var stopped, ready bool
+	var stopped, ready, pending bool
 	err := s.inBulkTx(ctx, func(c conn) error {
 		ready = false
 		end, err := markable(ctx, c, appID, st)
@@ -101,9 +101,9 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		}
 		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = CASE WHEN failed THEN marked ELSE ? END, sent = sent + ?,
 			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?
-			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked, failed`,
+			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked, failed, pending_events`,
 			st.New.Settled, end, sent, st.SentOldBadge, st.SentOldImage, s.Now().UnixMilli(), pushID, st.Chunk, st.Old.Settled,
-			st.Old.Marked).Scan(&marked, &stopped)
+			st.Old.Marked).Scan(&marked, &stopped, &pending)
 		if errors.Is(err, herald.ErrNotFound) {
 			return sendstore.ErrChunkMoved
 		} else if err != nil {
@@ -122,8 +122,10 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		if err := insertDeliveries(ctx, c, pushID, rows); err != nil {
 			return err
 		}
-		if ready, err = settlePending(ctx, c, pushID, st, rows, retryChunk); err != nil {
-			return err
+		if pending && st.New.Settled > st.Old.Settled {
+			if ready, err = settlePending(ctx, c, pushID, st, rows, retryChunk); err != nil {
+				return err
+			}
 		}
 		return dropDevices(ctx, c, appID, st.Drop)
 	})

@@ -128,10 +128,14 @@ func (s *Store) writeEvents(ctx context.Context, c conn, deviceID string, rows [
 	if err != nil {
 		return err
 	}
+	var flags [][]any // the chunks now holding pending events
 	for i, r := range waiting {
 		recorded[r.mark] = n[i] > 0
+		if n[i] > 0 {
+			flags = append(flags, []any{pending[i][0], pending[i][4]})
+		}
 	}
-	return nil
+	return flagPending(ctx, c, flags)
 }
 
 // raiseEventCounts adds the new rows (written, which is by push, n[i] the

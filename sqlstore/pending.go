@@ -132,6 +132,13 @@ func judgeSlot(ctx context.Context, c conn, pushID, deviceID string, chunk, pos 
 	}
 }
 
+// flagPending marks chunks (each args: push id, chunk) as holding pending
+// events, which their steps then settle (see settlePending).
+func flagPending(ctx context.Context, c conn, chunks [][]any) error {
+	_, err := c.execMany(ctx, `UPDATE push_chunks SET pending_events = TRUE WHERE push_id = ? AND chunk = ?`, chunks)
+	return err
+}
+
 // pendingEvent is a row of push_pending_events as a step reads it.
 type pendingEvent struct {
 	deviceID string
@@ -149,14 +156,20 @@ type pendingEvent struct {
 // transaction judges these slots meanwhile (see judgeSlots).
 func settlePending(ctx context.Context, c conn, pushID string, st sendstore.ChunkStep, rows []herald.Delivery, retry int) (bool, error) {
 	var pend []pendingEvent
+	left := 0 // pending events of the chunk this step does not settle
 	err := c.each(ctx, func(row scanner) error {
 		var e pendingEvent
 		err := row.Scan(&e.deviceID, &e.typ, &e.pos, &e.seq)
 		if e.pos >= st.Old.Settled && e.pos < st.New.Settled {
 			pend = append(pend, e)
+		} else {
+			left++
 		}
 		return err
 	}, `SELECT device_id, type, pos, seq FROM push_pending_events WHERE push_id = ? AND chunk = ? AND ready = FALSE`, pushID, st.Chunk)
+	if err == nil && left == 0 {
+		_, err = c.exec(ctx, `UPDATE push_chunks SET pending_events = FALSE WHERE push_id = ? AND chunk = ?`, pushID, st.Chunk)
+	}
 	if err != nil || len(pend) == 0 {
 		return false, err
 	}
@@ -191,7 +204,12 @@ func settlePending(ctx context.Context, c conn, pushID string, st sendstore.Chun
 	if _, err := c.execMany(ctx, `DELETE FROM push_pending_events`+where, drop); err != nil {
 		return false, err
 	}
-	_, err = c.execMany(ctx, `UPDATE push_pending_events SET chunk = ?, pos = ?`+where, move)
+	if _, err := c.execMany(ctx, `UPDATE push_pending_events SET chunk = ?, pos = ?`+where, move); err != nil {
+		return false, err
+	}
+	if len(move) > 0 {
+		err = flagPending(ctx, c, [][]any{{pushID, retry}})
+	}
 	return len(ready) > 0, err
 }
 

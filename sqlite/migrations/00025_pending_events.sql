@@ -19,6 +19,11 @@ CREATE TABLE push_pending_events (
     PRIMARY KEY (push_id, device_id, type)
 ) WITHOUT ROWID;
 CREATE INDEX push_pending_events_chunk ON push_pending_events (push_id, chunk);
+-- pending_events: the chunk may hold pending events (set with the first,
+-- cleared once a step settled them all), so that a step of a chunk with
+-- none, nearly every step, reads nothing more.
+ALTER TABLE push_chunks ADD COLUMN pending_events INTEGER NOT NULL DEFAULT 0;
 
 -- +goose Down
+ALTER TABLE push_chunks DROP COLUMN pending_events;
 DROP TABLE push_pending_events;
