@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -12,7 +13,9 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/web"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // appJSON is the admin shape of an app.
@@ -416,19 +419,43 @@ func (s *server) storeCredentials(ctx context.Context, appID string, file []byte
 	if !utf8.Valid(file) {
 		return herald.Invalid(herald.Detail{Field: field, Reason: "must be UTF-8 text"})
 	}
-	if err := s.CheckFCMCredentials(file); err != nil {
+	if err := s.checkFCMCredentials(file); err != nil {
 		return herald.Invalid(herald.Detail{Field: field, Reason: err.Error()})
 	}
 	return s.Store.SetFCMCredentials(ctx, appID, s.MasterKey.Seal(file))
 }
 
+// checkFCMCredentials validates an uploaded service-account file. A
+// token_uri other than Google's refused because the server does not allow
+// any says which setting would (the FCM emulator's file is the usual case).
+func (s *server) checkFCMCredentials(b []byte) error {
+	_, err := fcm.ParseServiceAccount(b, s.FCMAllowAnyTokenURI)
+	if e, ok := errors.AsType[*fcm.InvalidServiceAccountError](err); ok && e.Field == "token_uri" && !s.FCMAllowAnyTokenURI {
+		return fmt.Errorf("%w; another token endpoint (the FCM emulator's, for tests) is accepted only when the server "+
+			"runs with HERALD_FCM_ALLOW_ANY_TOKEN_URI=true (serve --fcm-allow-any-token-uri)", err)
+	}
+	return err
+}
+
+// checkWebhookURL validates a webhook URL. An http URL or a private host
+// refused because the server does not allow them says which setting
+// would.
+func (s *server) checkWebhookURL(u string) error {
+	err := webhook.ValidateURL(u, s.WebhookAllowPrivate)
+	if err == nil || s.WebhookAllowPrivate || webhook.ValidateURL(u, true) != nil {
+		return err
+	}
+	return fmt.Errorf("%w; http and private addresses (tests, local use) are accepted only when the server runs with "+
+		"HERALD_WEBHOOK_ALLOW_PRIVATE=true (serve --webhook-allow-private)", err)
+}
+
 // setWebhook validates a webhook URL, makes its signing secret and stores
 // both; it returns the secret, shown once.
 func (s *server) setWebhook(ctx context.Context, appID, url string) (string, error) {
-	if err := s.CheckWebhookURL(url); err != nil {
+	if err := s.checkWebhookURL(url); err != nil {
 		return "", herald.Invalid(herald.Detail{Field: "url", Reason: err.Error()})
 	}
-	secret, err := s.NewWebhookSecret()
+	secret, err := webhook.NewSecret()
 	if err != nil {
 		return "", fmt.Errorf("webhook secret: %w", err)
 	}

@@ -6,19 +6,19 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/api"
 )
 
 // The compose page sends a real push in two steps: the form posts to a
 // review that shows whom it reaches and what it costs, whose form posts it
 // again with confirmed=yes to send it. Both steps judge the push with
-// Config.ReadPush, the Server API's own reading of the endpoint's body, so
+// api.ReadPush, the Server API's own reading of the endpoint's body, so
 // the dashboard sends exactly what the Server API would accept (gate,
 // limits, (광고) and charge) and nothing else.
 
@@ -165,7 +165,7 @@ func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
 		data.Form.Key = newComposeKey()
 	}
 	h := sha256.Sum256(append([]byte("dashboard compose\n"), body...))
-	id, _, err := d.Pushes.Accept(r.Context(), p, rs, &herald.Idempotency{Key: "dashboard-" + data.Form.Key, Hash: h[:]})
+	id, _, err := d.Delivery.Accept(r.Context(), p, rs, &herald.Idempotency{Key: "dashboard-" + data.Form.Key, Hash: h[:]})
 	if err != nil {
 		d.failOn(w, r, err, "compose", v)
 		return
@@ -183,10 +183,7 @@ func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []he
 	if err != nil {
 		return herald.Push{}, nil, nil, err
 	}
-	if d.ReadPush == nil {
-		return herald.Push{}, nil, nil, fmt.Errorf("admin: no ReadPush configured")
-	}
-	p, rs, err := d.ReadPush(a, kind, body, d.Now())
+	p, rs, err := api.ReadPush(a, kind, body, d.Now())
 	return p, rs, body, err
 }
 

@@ -201,11 +201,11 @@ func (d *dashboard) runReconfirmation(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !a.Reconfirmation.Enabled || d.Notices == nil {
+	if !a.Reconfirmation.Enabled || d.Delivery == nil {
 		d.fail(w, r, herald.ErrReconfirmationOff)
 		return
 	}
-	n, id, _, err := d.Notices.Reconfirm(r.Context(), a, "")
+	n, id, _, err := d.Delivery.Reconfirm(r.Context(), a, "")
 	if err != nil {
 		d.fail(w, r, err)
 		return

@@ -32,7 +32,7 @@ func (d *dashboard) deferCancelConfirm(w http.ResponseWriter, r *http.Request, a
 
 // cancelDeferred cancels the deferred part of a push and shows the push.
 func (d *dashboard) cancelDeferred(w http.ResponseWriter, r *http.Request, a herald.App, p herald.Push) {
-	if _, err := d.Schedules.CancelScheduled(r.Context(), p.ID); err != nil {
+	if _, err := d.Delivery.CancelScheduled(r.Context(), p.ID); err != nil {
 		d.fail(w, r, err)
 		return
 	}

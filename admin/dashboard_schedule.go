@@ -142,7 +142,7 @@ func (d *dashboard) editPush(w http.ResponseWriter, r *http.Request) {
 	}
 	c, err := d.pushChange(a, p, f)
 	if err == nil {
-		_, err = d.Schedules.EditScheduled(r.Context(), p.ID, c)
+		_, err = d.Delivery.EditScheduled(r.Context(), p.ID, c)
 	}
 	if err != nil {
 		d.failOn(w, r, err, "edit", d.editView(a, p, f))
@@ -164,7 +164,7 @@ func (d *dashboard) cancelPush(w http.ResponseWriter, r *http.Request) {
 		d.cancelDeferred(w, r, a, p)
 		return
 	}
-	if _, err := d.Schedules.CancelScheduled(r.Context(), p.ID); err != nil {
+	if _, err := d.Delivery.CancelScheduled(r.Context(), p.ID); err != nil {
 		v, lerr := d.scheduledView(r, a)
 		if lerr != nil {
 			d.fail(w, r, lerr)

@@ -19,14 +19,11 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/admin"
-	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/delivery"
-	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/sqlite"
-	"github.com/heraldpush/herald/webhook"
 )
 
 // dashClock is a clock the test sets.
@@ -66,7 +63,7 @@ var seoul = func() *time.Location {
 	return loc
 }()
 
-func newDashEnv(t *testing.T, tweak ...func(*admin.Config)) *dashEnv {
+func newDashEnv(t *testing.T, tweak ...func(*handler.Deps)) *dashEnv {
 	t.Helper()
 	ctx := context.Background()
 	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
@@ -90,19 +87,14 @@ func newDashEnv(t *testing.T, tweak ...func(*admin.Config)) *dashEnv {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger, Now: clock.Now})
-	cfg := admin.Config{
-		Store: db, Schedules: svc, Pushes: svc, Notices: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, Now: clock.Now,
-		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
-		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, false) },
-		NewWebhookSecret:    webhook.NewSecret,
-		ReadPush:            api.ReadPush,
-	}
+	deps := handler.Deps{Store: db, Delivery: svc, MasterKey: mk, AdminToken: testenv.AdminToken, Logger: logger, Now: clock.Now}
 	for _, f := range tweak {
-		f(&cfg)
+		f(&deps)
 	}
-	adm := httptest.NewServer(admin.NewHandler(cfg))
+	public, adminHandler := handler.New(deps)
+	adm := httptest.NewServer(adminHandler)
 	t.Cleanup(adm.Close)
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Pushes: svc, Logger: logger, Now: clock.Now}))
+	pub := httptest.NewServer(public)
 	t.Cleanup(pub.Close)
 	return &dashEnv{db: db, clock: clock, admin: adm, public: pub}
 }

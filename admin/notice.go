@@ -1,7 +1,6 @@
 package admin
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -12,13 +11,6 @@ import (
 	"github.com/heraldpush/herald/web"
 )
 
-// Reconfirmer makes re-confirmation runs (delivery.Service).
-type Reconfirmer interface {
-	// Reconfirm sends the app's users due within its lead days their
-	// notice; day "" is a run the operator asked for.
-	Reconfirm(ctx context.Context, app herald.App, day string) (notified int, pushID string, claimed bool, err error)
-}
-
 // runReconfirmation is POST /admin/v1/apps/{appId}/reconfirmation/run:
 // the run of 10:00, at once.
 func (s *server) runReconfirmation(w http.ResponseWriter, r *http.Request) {
@@ -26,11 +18,11 @@ func (s *server) runReconfirmation(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	if !a.Reconfirmation.Enabled || s.Notices == nil {
+	if !a.Reconfirmation.Enabled || s.Delivery == nil {
 		web.Error(w, r, herald.ErrReconfirmationOff)
 		return
 	}
-	n, id, _, err := s.Notices.Reconfirm(r.Context(), a, "")
+	n, id, _, err := s.Delivery.Reconfirm(r.Context(), a, "")
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -1,5 +1,10 @@
 // Package admin serves the admin listener: the operator's API (apps, keys,
 // credentials, webhooks, users, history, usage) and its web dashboard.
+// It takes delivery as one small interface (Delivery) and calls the
+// packages it shares rules with directly: api's reading of a push request
+// (the compose page), fcm's service-account check and webhook's URL check
+// and secrets. Package handler builds it beside the public listener from
+// one set of dependencies, for `herald serve` and the tests.
 package admin
 
 import (
@@ -12,6 +17,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -33,37 +39,40 @@ type Store interface {
 	herald.NoticeStore
 }
 
+// Delivery is what the admin API needs of delivery (delivery.Service).
+type Delivery interface {
+	// Accept accepts test and composed pushes durably, as the Server API
+	// does.
+	Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (id string, replayed bool, err error)
+	// EditScheduled and CancelScheduled change a scheduled push.
+	EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error)
+	CancelScheduled(ctx context.Context, pushID string) (herald.Push, error)
+	// Reconfirm sends the app's users due within its lead days their
+	// notice; day "" is a run the operator asked for.
+	Reconfirm(ctx context.Context, app herald.App, day string) (notified int, pushID string, claimed bool, err error)
+}
+
 // Config holds the admin handler's dependencies.
 type Config struct {
-	Store     Store
-	Schedules Scheduler
-	// Pushes accepts test and composed pushes (delivery.Service, as on the
-	// Server API).
-	Pushes Pusher
-	// Notices makes re-confirmation runs (delivery.Service).
-	Notices   Reconfirmer
+	Store Store
+	// Delivery accepts, edits and cancels pushes and runs re-confirmations;
+	// nil in tests that need none of them.
+	Delivery  Delivery
 	MasterKey *herald.MasterKey
 	// Token is the admin bearer token.
 	Token  string
 	Logger *slog.Logger
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
-	// CheckFCMCredentials validates an uploaded service-account file.
-	CheckFCMCredentials func([]byte) error
-	// CheckWebhookURL validates a webhook URL.
-	CheckWebhookURL func(string) error
-	// NewWebhookSecret makes a signing secret (whsec_…).
-	NewWebhookSecret func() (string, error)
-	Ready            func(*http.Request) web.Readiness
-	// OpenAPI is the document served at /openapi.yaml.
-	OpenAPI []byte
+	// FCMAllowAnyTokenURI accepts uploaded service-account files whose
+	// token_uri is not Google's (the FCM emulator's).
+	FCMAllowAnyTokenURI bool
+	// WebhookAllowPrivate accepts http webhook URLs and private hosts.
+	WebhookAllowPrivate bool
+	Ready               func(*http.Request) web.Readiness
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
-	// ReadPush judges a push as the Server API endpoint making pushes of
-	// kind judges its body (api.ReadPush): the dashboard's compose page
-	// sends through it.
-	ReadPush func(app herald.App, kind herald.PushKind, body []byte, now time.Time) (herald.Push, []herald.Recipient, error)
 	// TrustProxy trusts X-Forwarded-Proto (the session cookie is Secure
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
@@ -136,7 +145,7 @@ func NewHandler(cfg Config) http.Handler {
 		mux.HandleFunc(r.pattern, r.handler) // the dashboard checks its own session
 	}
 	web.Health(mux, cfg.Ready)
-	web.OpenAPI(mux, cfg.OpenAPI)
+	web.OpenAPI(mux, api.OpenAPI)
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}

@@ -1,18 +1,11 @@
 package admin
 
 import (
-	"context"
 	"net/http"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
 )
-
-// Scheduler edits and cancels scheduled pushes (delivery.Service).
-type Scheduler interface {
-	EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error)
-	CancelScheduled(ctx context.Context, pushID string) (herald.Push, error)
-}
 
 // pushEdit is the body of PATCH /admin/v1/pushes/{pushId}.
 type pushEdit struct {
@@ -55,7 +48,7 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, herald.Invalid(details...))
 		return
 	}
-	p, err = s.Schedules.EditScheduled(r.Context(), id, c)
+	p, err = s.Delivery.EditScheduled(r.Context(), id, c)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -64,7 +57,7 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) cancelPush(w http.ResponseWriter, r *http.Request) {
-	p, err := s.Schedules.CancelScheduled(r.Context(), r.PathValue("pushId"))
+	p, err := s.Delivery.CancelScheduled(r.Context(), r.PathValue("pushId"))
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -13,11 +13,6 @@ import (
 	"github.com/heraldpush/herald/web"
 )
 
-// Pusher accepts pushes durably (delivery.Service), as the Server API does.
-type Pusher interface {
-	Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (id string, replayed bool, err error)
-}
-
 // maxTokenLen is the longest token a test push takes, as the SDK API's
 // registerPushToken does.
 const maxTokenLen = 4096
@@ -98,7 +93,7 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 	if err := s.testPushReaches(ctx, a.ID, t); err != nil {
 		return "", err
 	}
-	id, _, err := s.Pushes.Accept(ctx, p, req.Recipients, nil)
+	id, _, err := s.Delivery.Accept(ctx, p, req.Recipients, nil)
 	return id, err
 }
 

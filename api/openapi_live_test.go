@@ -23,17 +23,16 @@ import (
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/delivery"
-	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/sqlite"
 	"github.com/heraldpush/herald/sqlite/sqlitetest"
-	"github.com/heraldpush/herald/webhook"
 )
 
 // unexercised are registered operations TestOpenAPILiveAnswers does not
 // call, each with the reason.
 var unexercised = map[string]string{
-	"GET /metrics": "served by cmd/herald's metrics handler, not by admin.NewHandler",
+	"GET /metrics": "served only when handler.Deps has Metrics (cmd/herald), not in this test",
 }
 
 // validator is an http.RoundTripper that checks every answer against
@@ -196,17 +195,16 @@ func newLiveEnv(t *testing.T) *liveEnv {
 	}
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger})
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Pushes: svc, Logger: logger}))
+	deps := handler.Deps{Store: db, Delivery: svc, MasterKey: mk, AdminToken: testenv.AdminToken, Logger: logger, WebhookAllowPrivate: true}
+	public, adminHandler := handler.New(deps)
+	pub := httptest.NewServer(public)
 	t.Cleanup(pub.Close)
 	// One request a 1,000 seconds, in bursts of one: a second request is 429.
-	limited := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Pushes: svc, Logger: logger, RateLimit: 0.001, SDKClientRateLimit: 0.001}))
+	deps.RateLimit, deps.SDKClientRateLimit = 0.001, 0.001
+	limitedHandler, _ := handler.New(deps)
+	limited := httptest.NewServer(limitedHandler)
 	t.Cleanup(limited.Close)
-	adm := httptest.NewServer(admin.NewHandler(admin.Config{
-		Store: db, Schedules: svc, Pushes: svc, Notices: svc, MasterKey: mk, Token: testenv.AdminToken, Logger: logger, OpenAPI: api.OpenAPI,
-		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
-		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, true) },
-		NewWebhookSecret:    webhook.NewSecret,
-	}))
+	adm := httptest.NewServer(adminHandler)
 	t.Cleanup(adm.Close)
 	v := newValidator(t)
 	return &liveEnv{t: t, db: db, pub: pub.URL, adm: adm.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}

@@ -1,6 +1,7 @@
 // Package api serves the public listener: the Server API of the
 // specification (x-api-key + x-secret-key) and the SDK API the mobile app
-// calls (x-api-key only).
+// calls (x-api-key only). Package handler builds it beside the admin
+// listener from one set of dependencies, for `herald serve` and the tests.
 package api
 
 import (

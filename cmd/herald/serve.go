@@ -14,10 +14,9 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/admin"
-	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/web"
@@ -190,7 +189,13 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		// holding their River jobs delays none of them
 		s.stopWatch = pushes.StartScheduleWatch(store)
 	}
-	public, adminHandler := s.handlers(pushes, masterKey, m)
+	public, adminHandler := handler.New(handler.Deps{
+		Store: s.store, Delivery: pushes, MasterKey: masterKey, AdminToken: s.AdminToken, Logger: s.log, Metrics: m,
+		Ready: func(r *http.Request) web.Readiness { return s.ready(r.Context()) }, Now: s.store.Now,
+		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
+		AuthFailureRateLimit: cfg.AuthFailureRateLimit, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy,
+	})
 	s.PublicURL = s.serve(publicLn, public)
 	s.AdminURL = s.serve(adminLn, adminHandler)
 	return s, nil
@@ -222,52 +227,6 @@ func (s *service) secrets(ctx context.Context, stdout io.Writer) (*herald.Master
 	}
 	s.AdminToken = token
 	return masterKey, nil
-}
-
-// handlers builds the public and admin listeners' handlers.
-func (s *service) handlers(pushes *delivery.Service, masterKey *herald.MasterKey, m *metrics.Metrics) (http.Handler, http.Handler) {
-	cfg, db := s.cfg, s.store
-	ready := func(r *http.Request) web.Readiness { return s.ready(r.Context()) }
-	public := api.NewHandler(api.Config{Store: db, Pushes: pushes, Logger: s.log, Observe: m.Observer("public"),
-		Events: db, CountEvent: m.Event,
-		Ready: ready, Now: db.Now, RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit,
-		SDKClientRateLimit: cfg.SDKClientRateLimit, AuthFailureRateLimit: cfg.AuthFailureRateLimit})
-	adminHandler := admin.NewHandler(admin.Config{
-		Store: db, Schedules: pushes, Pushes: pushes, Notices: pushes, MasterKey: masterKey, Token: s.AdminToken, Logger: s.log, Ready: ready, Now: db.Now,
-		Observe:             m.Observer("admin"),
-		CheckFCMCredentials: cfg.checkFCMCredentials,
-		CheckWebhookURL:     cfg.checkWebhookURL,
-		NewWebhookSecret:    webhook.NewSecret,
-		OpenAPI:             api.OpenAPI,
-		ReadPush:            api.ReadPush,
-		Metrics:             m.Handler(),
-		TrustProxy:          cfg.TrustProxy,
-	})
-	return public, adminHandler
-}
-
-// checkFCMCredentials validates an uploaded service-account file. A
-// token_uri other than Google's refused because the server does not allow
-// any says which setting would (the FCM emulator's file is the usual case).
-func (c config) checkFCMCredentials(b []byte) error {
-	_, err := fcm.ParseServiceAccount(b, c.FCMAllowAnyTokenURI)
-	if e, ok := errors.AsType[*fcm.InvalidServiceAccountError](err); ok && e.Field == "token_uri" && !c.FCMAllowAnyTokenURI {
-		return fmt.Errorf("%w; another token endpoint (the FCM emulator's, for tests) is accepted only when the server "+
-			"runs with HERALD_FCM_ALLOW_ANY_TOKEN_URI=true (serve --fcm-allow-any-token-uri)", err)
-	}
-	return err
-}
-
-// checkWebhookURL validates a webhook URL. An http URL or a private host
-// refused because the server does not allow them says which setting
-// would.
-func (c config) checkWebhookURL(u string) error {
-	err := webhook.ValidateURL(u, c.WebhookAllowPrivate)
-	if err == nil || c.WebhookAllowPrivate || webhook.ValidateURL(u, true) != nil {
-		return err
-	}
-	return fmt.Errorf("%w; http and private addresses (tests, local use) are accepted only when the server runs with "+
-		"HERALD_WEBHOOK_ALLOW_PRIVATE=true (serve --webhook-allow-private)", err)
 }
 
 // secretOrFile returns the configured value, or the one kept in the data

@@ -1,7 +1,9 @@
 // Package testenv starts Herald's public and admin handlers over real HTTP
 // (httptest) on a real SQLite database in a test's temporary directory, and
 // gives the small helpers every handler test needs: apps created through the
-// admin API, raw requests, and checks of the spec's error body.
+// admin API, raw requests, and checks of the spec's error body. The handlers
+// are handler.New's, as `herald serve` builds them, with no delivery service
+// and no metrics.
 package testenv
 
 import (
@@ -19,11 +21,8 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/admin"
-	"github.com/heraldpush/herald/api"
-	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/sqlite"
-	"github.com/heraldpush/herald/webhook"
 )
 
 // AdminToken is the bearer token of every test environment's admin API.
@@ -102,15 +101,12 @@ func New(t testing.TB, opts ...Options) *Env {
 		level = slog.LevelWarn
 	}
 	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: level}))
-	pub := httptest.NewServer(api.NewHandler(api.Config{Store: db, Events: db, Logger: logger, RateLimit: o.RateLimit,
-		SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit, AuthFailureRateLimit: o.AuthFailureRateLimit}))
+	public, adminHandler := handler.New(handler.Deps{Store: db, MasterKey: mk, AdminToken: AdminToken, Logger: logger,
+		RateLimit: o.RateLimit, SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit,
+		AuthFailureRateLimit: o.AuthFailureRateLimit, WebhookAllowPrivate: o.WebhookAllowPrivate})
+	pub := httptest.NewServer(public)
 	t.Cleanup(pub.Close)
-	adm := httptest.NewServer(admin.NewHandler(admin.Config{
-		Store: db, MasterKey: mk, Token: AdminToken, Logger: logger,
-		CheckFCMCredentials: func(b []byte) error { _, err := fcm.ParseServiceAccount(b, false); return err },
-		CheckWebhookURL:     func(u string) error { return webhook.ValidateURL(u, o.WebhookAllowPrivate) },
-		NewWebhookSecret:    webhook.NewSecret,
-	}))
+	adm := httptest.NewServer(adminHandler)
 	t.Cleanup(adm.Close)
 	return &Env{DB: db, DBPath: path, MasterKey: mk, API: pub, Admin: adm, Log: logBuf}
 }

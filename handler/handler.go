@@ -1,0 +1,73 @@
+// Package handler assembles Herald's two listeners: New builds the public
+// handler (Server API and SDK API) and the admin handler (admin API and
+// dashboard) from one Deps. `herald serve` and every test that drives the
+// handlers over HTTP call it, so they run the same wiring; a test that needs
+// less (no delivery, no metrics) leaves those fields nil.
+package handler
+
+import (
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/web"
+)
+
+// Store is what both listeners need of storage (sqlstore.Store).
+type Store interface {
+	api.Store
+	admin.Store
+	herald.EventStore
+}
+
+// Delivery is what both listeners need of delivery (delivery.Service).
+type Delivery interface {
+	api.Pusher
+	admin.Delivery
+}
+
+// Deps are the dependencies of both listeners.
+type Deps struct {
+	Store Store
+	// Delivery accepts, edits and cancels pushes; nil in tests that send
+	// none (push endpoints then fail).
+	Delivery  Delivery
+	MasterKey *herald.MasterKey
+	// AdminToken is the admin API's bearer token.
+	AdminToken string
+	Logger     *slog.Logger
+	// Metrics, when set, is told of every request and event and serves the
+	// admin listener's /metrics.
+	Metrics *metrics.Metrics
+	// Ready reports whether the service can take traffic (/readyz).
+	Ready func(*http.Request) web.Readiness
+	// Now is the handlers' clock (time.Now when nil).
+	Now func() time.Time
+	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
+	// are the public API's limits (see api.Config; zero for none).
+	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
+	// FCMAllowAnyTokenURI and WebhookAllowPrivate relax the admin API's
+	// checks of uploads (see admin.Config).
+	FCMAllowAnyTokenURI, WebhookAllowPrivate bool
+	// TrustProxy trusts the proxy's forwarded headers (see admin.Config).
+	TrustProxy bool
+}
+
+// New returns the public and the admin listeners' handlers.
+func New(d Deps) (public, adminHandler http.Handler) {
+	pc := api.Config{Store: d.Store, Events: d.Store, Pushes: d.Delivery, Logger: d.Logger, Ready: d.Ready, Now: d.Now,
+		RateLimit: d.RateLimit, SDKRateLimit: d.SDKRateLimit, SDKClientRateLimit: d.SDKClientRateLimit,
+		AuthFailureRateLimit: d.AuthFailureRateLimit}
+	ac := admin.Config{Store: d.Store, Delivery: d.Delivery, MasterKey: d.MasterKey, Token: d.AdminToken, Logger: d.Logger,
+		Ready: d.Ready, Now: d.Now, FCMAllowAnyTokenURI: d.FCMAllowAnyTokenURI, WebhookAllowPrivate: d.WebhookAllowPrivate,
+		TrustProxy: d.TrustProxy}
+	if d.Metrics != nil {
+		pc.Observe, pc.CountEvent = d.Metrics.Observer("public"), d.Metrics.Event
+		ac.Observe, ac.Metrics = d.Metrics.Observer("admin"), d.Metrics.Handler()
+	}
+	return api.NewHandler(pc), admin.NewHandler(ac)
+}
