@@ -27,20 +27,52 @@ import (
 	"github.com/heraldpush/herald/fcm/fcmtest"
 )
 
-// buildHerald builds the herald binary into a temporary directory.
+// buildHerald builds the herald binary, once for the whole test binary
+// (each test that runs it used to link its own copy, seconds of both
+// cores each time), into a directory TestMain removes.
 func buildHerald(t *testing.T) string {
 	t.Helper()
+	built.once.Do(func() { built.bin, built.err = buildHeraldIn(built.dir) })
+	if built.err != nil {
+		t.Fatal(built.err)
+	}
+	return built.bin
+}
+
+// built is the binary buildHerald built.
+var built struct {
+	once sync.Once
+	dir  string // set by TestMain
+	bin  string
+	err  error
+}
+
+// buildHeraldIn builds the herald binary into dir.
+func buildHeraldIn(dir string) (string, error) {
 	gomod, err := exec.Command("go", "env", "GOMOD").Output()
 	if err != nil {
-		t.Fatalf("go env GOMOD: %v", err)
+		return "", fmt.Errorf("go env GOMOD: %w", err)
 	}
-	bin := filepath.Join(t.TempDir(), "herald")
+	bin := filepath.Join(dir, "herald")
 	build := exec.Command("go", "build", "-o", bin, "./cmd/herald")
 	build.Dir = filepath.Dir(strings.TrimSpace(string(gomod)))
 	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("go build: %v\n%s", err, out)
+		return "", fmt.Errorf("go build: %w\n%s", err, out)
 	}
-	return bin
+	return bin, nil
+}
+
+// TestMain gives buildHerald its directory and removes it after the tests.
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "herald-test-bin-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	built.dir = dir
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
 }
 
 // process is a `herald serve` subprocess.
