@@ -223,6 +223,7 @@ func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and sends 20,000 messages")
 	}
+	t.Parallel() // its own process, data dir and emulator
 	const (
 		users     = 20000
 		perPush   = 500
