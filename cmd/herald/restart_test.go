@@ -6,6 +6,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"flag"
 	"fmt"
 	"io"
 	"net/http"
@@ -13,6 +14,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -62,8 +65,26 @@ func buildHeraldIn(dir string) (string, error) {
 	return bin, nil
 }
 
-// TestMain gives buildHerald its directory and removes it after the tests.
+// parallelTests is how many parallel tests run at once by default. The end-to-end
+// tests spend much of their time waiting (a scheduled send's run-up, the
+// emulator's latency, a process starting), so more of them than cores
+// (go test's default, GOMAXPROCS) keeps the cores busy: on 2 cores the
+// package ran in 125 s at 4 against 175 s at 2.
+const parallelTests = 4
+
+// TestMain gives buildHerald its directory and removes it after the
+// tests, and runs more parallel tests than go test's default (see
+// parallelTests) unless -parallel is given.
 func TestMain(m *testing.M) {
+	flag.Parse()
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "test.parallel" })
+	if !given {
+		if err := flag.Set("test.parallel", strconv.Itoa(max(parallelTests, runtime.GOMAXPROCS(0)))); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+	}
 	dir, err := os.MkdirTemp("", "herald-test-bin-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
