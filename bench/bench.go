@@ -282,7 +282,11 @@ func (r *runner) deliver(ctx context.Context) error {
 		defer stop()
 	}
 	server, self := r.meters()
-	if err := errors.Join(server.begin(), self.begin()); err != nil {
+	begin := server.begin()
+	if self != server {
+		begin = errors.Join(begin, self.begin())
+	}
+	if err := begin; err != nil {
 		return fmt.Errorf("bench: read usage: %w", err)
 	}
 	requests := r.opts.Mode.requests(r.opts.Users)
@@ -302,10 +306,12 @@ func (r *runner) deliver(ctx context.Context) error {
 }
 
 // meters returns the meters of the server's processes and of this one; in
-// process, both are this process.
+// process, both are this process, one meter, so that the two usages are
+// one reading and equal.
 func (r *runner) meters() (server, self *usageMeter) {
 	if r.srv.Processes == nil {
-		return &usageMeter{scope: rssScope, read: readSelf}, &usageMeter{scope: rssScope, read: readSelf}
+		m := &usageMeter{scope: rssScope, read: readSelf}
+		return m, m
 	}
 	return &usageMeter{scope: nodesScope, read: r.srv.Processes}, &usageMeter{scope: benchScope, read: readSelf}
 }
@@ -313,7 +319,10 @@ func (r *runner) meters() (server, self *usageMeter) {
 // measure records the usage of the delivery phase.
 func (r *runner) measure(server, self *usageMeter) error {
 	su, serr := server.finish(r.res.Delivery.Delivered)
-	bu, berr := self.finish(r.res.Delivery.Delivered)
+	bu, berr := su, error(nil)
+	if self != server {
+		bu, berr = self.finish(r.res.Delivery.Delivered)
+	}
 	r.res.Server, r.res.BenchProcess = su, bu
 	r.res.PeakRSSBytes, r.res.PeakRSSScope = su.PeakRSSBytes, su.Scope
 	if err := errors.Join(serr, berr); err != nil {

@@ -201,14 +201,12 @@ func TestAdFooterSent(t *testing.T) {
 // sent (docs/consent.md). It waits for a real send time, about 75 s.
 func TestAdFooterFixedAtAccept(t *testing.T) {
 	if testing.Short() {
-		t.Skip("waits for a real send time (about a minute)")
+		t.Skip("waits for a scheduled send (about 15 s)")
 	}
 	t.Parallel()
 	clk := &testClock{}
-	// 75 s ahead: room for a start on PostgreSQL before the 60 s lead.
-	slot := "2026-12-01T23:00"
-	clk.Run(time.Date(2026, 12, 1, 23, 0, 0, 0, seoul).Add(-75 * time.Second))
-	e := startClocked(t, clk)
+	sendAt, slot := nextSlot(clk)
+	e := startSlotted(t, clk)
 	a := e.newApp(optedIn())
 	e.register(a, "fixed-", "u1")
 	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) later", "content": "c",
@@ -221,6 +219,7 @@ func TestAdFooterFixedAtAccept(t *testing.T) {
 	if p := e.pushJSON(id); p["adFooter"] != testAdFooter {
 		t.Errorf("scheduled push JSON after the change: got adFooter %#v, want %q", p["adFooter"], testAdFooter)
 	}
+	startSlot(clk, sendAt)
 	waitFor(t, "the scheduled push", 90*time.Second, func() bool { return len(e.received("fixed-u1")) == 1 })
 	if got := e.bodyAt("fixed-u1", id); got != "c"+testAdFooter {
 		t.Errorf("sent: got %q, want the footer as of accept %q", got, "c"+testAdFooter)

@@ -56,6 +56,10 @@ type config struct {
 	typed map[string]bool
 	// now is the clock; only tests set it.
 	now func() time.Time
+	// riverNow is River's clock (River's own, the real one, when nil);
+	// only tests set it, to make a scheduled job due without waiting out
+	// its real minute of lead.
+	riverNow func() time.Time
 	// fanoutPage is the number of devices a topic or all-users push reads
 	// at a time (delivery's default when zero); only tests set it.
 	fanoutPage int

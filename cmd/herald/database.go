@@ -110,12 +110,28 @@ func (s *service) probeStore(ctx context.Context) error {
 // StartQueue), configured for the delivery service's workers.
 func (s *service) startQueue(ctx context.Context, pushes *delivery.Service) error {
 	logger := slog.New(s.outage.quiet(s.cfg.loggerAt(s.logOut, slog.LevelWarn).Handler(), true))
-	q, err := s.db.StartQueue(ctx, func(poll time.Duration) *river.Config { return pushes.RiverConfig(poll, logger) }, s.log)
+	q, err := s.db.StartQueue(ctx, func(poll time.Duration) *river.Config {
+		rc := pushes.RiverConfig(poll, logger)
+		if s.cfg.riverNow != nil {
+			rc.Test.Time = riverClock(s.cfg.riverNow)
+		}
+		return rc
+	}, s.log)
 	if q != nil {
 		s.queue = q
 	}
 	return err
 }
+
+// riverClock is a clock given to River (rivertype.TimeGenerator).
+type riverClock func() time.Time
+
+// Now reads the clock.
+func (c riverClock) Now() time.Time { return c() }
+
+// NowOrNil reads the clock: River then writes its time to the database
+// instead of the database's own.
+func (c riverClock) NowOrNil() *time.Time { t := c(); return &t }
 
 // closeStore closes the engine, when one is open.
 func (s *service) closeStore() error {

@@ -123,6 +123,7 @@ func TestCrashDuringAllUsersPush(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary and sends 25,000 messages")
 	}
+	t.Parallel() // its own process, data dir and emulator
 	const (
 		users, killAfter, maxInFlight = 25000, 3000, 500
 		adminToken                    = "ha_crashAllTestAdminToken0123456789abcdefg"

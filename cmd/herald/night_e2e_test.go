@@ -265,6 +265,7 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
+	t.Parallel() // its own process, data dir and emulator
 	const adminToken = "ha_nightTestAdminToken0123456789abcdefghij"
 	bin := buildHerald(t)
 	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
