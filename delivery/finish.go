@@ -103,7 +103,7 @@ func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration { return 
 
 // NextRetry follows the webhook retry policy (herald.WebhookRetry).
 func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
-	return webhookNextRetry(w.s.cfg.Now(), job.Attempt)
+	return webhookNextRetry(time.Now(), job.Attempt) // River's clock, the real one
 }
 
 // Work posts the message to the app's current webhook; an app that removed
