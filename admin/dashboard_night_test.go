@@ -24,29 +24,9 @@ func TestDashboardDeferredPush(t *testing.T) {
 	b.login()
 	a := newDashApp(t, e, b)
 	ctx := context.Background()
-	app := a.app // an ad needs the footer's settings (art. 50(4))
-	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
-	if err := e.db.UpdateApp(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	setAdFooter(t, e, a)
 	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
-	deferred := func() string {
-		t.Helper()
-		yes := true
-		res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "(광고) Night sale", Content: "c",
-			Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The fan-out (no workers run here) as delivery records it at night.
-		d := herald.Delivery{Seq: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
-		f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []herald.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
-		f.To.Seq, f.To.Chunk = 1, 1
-		if started, err := e.db.StartSending(ctx, res.PushID, f); err != nil || !started {
-			t.Fatalf("StartSending: %v %v", started, err)
-		}
-		return res.PushID
-	}
+	deferred := func() string { return deferredPush(t, e, a, morning) }
 	e.clock.Set(time.Date(2026, 12, 1, 23, 0, 0, 0, seoul))
 	id := deferred()
 	_, body := b.get(a.path + "/pushes/" + id)
@@ -82,6 +62,16 @@ func containsAny(s string, subs ...string) bool {
 	return false
 }
 
+// setAdFooter gives the app the footer's settings an ad needs (art. 50(4)).
+func setAdFooter(t *testing.T, e *dashEnv, a dashApp) {
+	t.Helper()
+	app := a.app
+	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
+	if err := e.db.UpdateApp(context.Background(), app); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // deferredPush sends u1 a marketing push with nightPolicy defer and
 // records its fan-out as delivery does at night when u1's one device has
 // no night consent: one chunk, deferred to morning (no worker runs here).
@@ -113,11 +103,7 @@ func TestCancelDeferredRecorded(t *testing.T) {
 	b := e.browser(t)
 	b.login()
 	a := newDashApp(t, e, b)
-	app := a.app // an ad needs the footer's settings (art. 50(4))
-	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
-	if err := e.db.UpdateApp(context.Background(), app); err != nil {
-		t.Fatal(err)
-	}
+	setAdFooter(t, e, a)
 	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
 	e.clock.Set(time.Date(2026, 12, 1, 23, 0, 0, 0, seoul))
 	id := deferredPush(t, e, a, morning)
@@ -183,11 +169,7 @@ func TestDashboardComposeNight(t *testing.T) {
 	b.login()
 	a := newDashApp(t, e, b)
 	ctx := context.Background()
-	app := a.app
-	app.AdSenderName, app.AdSenderContact, app.AdOptOut = "Herald", "080", "Opt out: Settings"
-	if err := e.db.UpdateApp(ctx, app); err != nil {
-		t.Fatal(err)
-	}
+	setAdFooter(t, e, a)
 	e.register(t, a.path, "d1", "t1", "u1")
 	compose := func(t *testing.T, form url.Values) string {
 		t.Helper()

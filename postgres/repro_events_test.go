@@ -6,9 +6,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
 )
@@ -17,20 +14,9 @@ import (
 // does not answer (here: tables locked by another session) returns at the
 // store's own 10 s bounds, not at the request's deadline.
 func TestReproEventsIgnoreDeadline(t *testing.T) {
-	base := databaseURL(t)
 	ctx := context.Background()
-	db := openSchema(t, base)
-	q, err := river.NewClient(riverpgxv5.New(db.Pool), &river.Config{Schema: db.Schema()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Queue = q
+	db, app := reproSchema(t)
 	now := time.Now()
-	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
-		Tier: herald.TierBusiness, AppUserEnabled: true, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now.Truncate(time.Millisecond)}
-	if err := db.CreateApp(ctx, app); err != nil {
-		t.Fatal(err)
-	}
 	u := "u0"
 	d, err := db.RegisterDevice(ctx, app.ID, herald.DeviceRegistration{DeviceID: "d0", Token: "t0", Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &u})
 	if err != nil {

@@ -7,9 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/sqlstore"
@@ -18,20 +15,9 @@ import (
 // TestReproCompleteChunkFailPushDeadlock: CompleteChunk locks its chunk,
 // then the push; FailPush locks the push, then every chunk.
 func TestReproCompleteChunkFailPushDeadlock(t *testing.T) {
-	base := databaseURL(t)
 	ctx := context.Background()
-	db := openSchema(t, base)
-	q, err := river.NewClient(riverpgxv5.New(db.Pool), &river.Config{Schema: db.Schema()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Queue = q
+	db, app := reproSchema(t)
 	now := time.Now()
-	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
-		Tier: herald.TierBusiness, AppUserEnabled: true, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now.Truncate(time.Millisecond)}
-	if err := db.CreateApp(ctx, app); err != nil {
-		t.Fatal(err)
-	}
 	var devs []herald.Device
 	for i := range 2 {
 		u := fmt.Sprintf("u%d", i)
