@@ -207,11 +207,10 @@ func testCancelNotFound(t *testing.T, b *bundle) {
 	wantErr(t, "unknown push", err, herald.ErrNotFound)
 }
 
-// dueWork lists the watch's work due in [from, until], with nothing
-// begun counted as stalled.
-func (b *bundle) dueWork(from, until time.Time, limit int) []herald.DueWork {
+// dueWork lists the watch's work for q.
+func (b *bundle) dueWork(q herald.WatchQuery) []herald.DueWork {
 	b.t.Helper()
-	got, err := b.s.DueWork(b.ctx, herald.WatchQuery{From: from, Until: until, Limit: limit})
+	got, err := b.s.DueWork(b.ctx, q)
 	if err != nil {
 		b.t.Fatalf("DueWork: %v", err)
 	}
@@ -236,23 +235,23 @@ func testDueScheduled(t *testing.T, b *bundle) {
 	}
 	b.accept(b.newPush("u5")) // immediate: never listed
 	long := sendAt.Add(-time.Hour)
-	got := b.dueWork(long, sendAt.Add(time.Minute), 10)
+	got := b.dueWork(herald.WatchQuery{From: long, Until: sendAt.Add(time.Minute), Limit: 10})
 	if want := []string{first.ID, second.ID}; !slices.Equal(workIDs(got), want) {
 		t.Fatalf("due by %v: got %v; want %v, soonest first", sendAt.Add(time.Minute), workIDs(got), want)
 	}
 	if !got[0].At.Equal(sendAt) || got[0].Deferred {
 		t.Errorf("got %+v, want a fan-out at %v", got[0], sendAt)
 	}
-	if got := b.dueWork(long, sendAt.Add(time.Hour), 1); !slices.Equal(workIDs(got), []string{first.ID}) {
+	if got := b.dueWork(herald.WatchQuery{From: long, Until: sendAt.Add(time.Hour), Limit: 1}); !slices.Equal(workIDs(got), []string{first.ID}) {
 		t.Errorf("limit 1: got %v; want %v", workIDs(got), first.ID)
 	}
-	if got := b.dueWork(long, sendAt.Add(-time.Second), 10); len(got) != 0 {
+	if got := b.dueWork(herald.WatchQuery{From: long, Until: sendAt.Add(-time.Second), Limit: 10}); len(got) != 0 {
 		t.Errorf("due before the first: got %v; want none", workIDs(got))
 	}
-	if got := b.dueWork(long, sendAt.Add(time.Hour), 10); !slices.Equal(workIDs(got), []string{first.ID, second.ID, later.ID}) {
+	if got := b.dueWork(herald.WatchQuery{From: long, Until: sendAt.Add(time.Hour), Limit: 10}); !slices.Equal(workIDs(got), []string{first.ID, second.ID, later.ID}) {
 		t.Errorf("due within the hour: got %v; want all three scheduled, soonest first", workIDs(got))
 	}
-	if got := b.dueWork(sendAt.Add(time.Second), sendAt.Add(time.Hour), 10); !slices.Equal(workIDs(got), []string{second.ID, later.ID}) {
+	if got := b.dueWork(herald.WatchQuery{From: sendAt.Add(time.Second), Until: sendAt.Add(time.Hour), Limit: 10}); !slices.Equal(workIDs(got), []string{second.ID, later.ID}) {
 		t.Errorf("due from a second after the first: got %v; want the first left to its job", workIDs(got))
 	}
 }
@@ -268,11 +267,7 @@ func testDueStalledFanout(t *testing.T, b *bundle) {
 	page.More, page.To = true, sendstore.FanoutCursor{Seq: 1, Chunk: 1}
 	b.start(p.ID, page)
 	stalled := func(before time.Time) []herald.DueWork {
-		got, err := b.s.DueWork(b.ctx, herald.WatchQuery{From: b.now, Until: b.now, FanoutStalled: before, Limit: 10})
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
+		return b.dueWork(herald.WatchQuery{From: b.now, Until: b.now, FanoutStalled: before, Limit: 10})
 	}
 	if got := stalled(b.now); len(got) != 0 {
 		t.Errorf("a page recorded now: got %v, want nothing stalled", workIDs(got))
@@ -295,19 +290,12 @@ func testDueStalledFanout(t *testing.T, b *bundle) {
 func testDueDeferredChunk(t *testing.T, b *bundle) {
 	p := b.deferring()
 	q := herald.WatchQuery{From: morning.Add(-time.Minute), Until: morning, Limit: 10}
-	list := func(q herald.WatchQuery) []herald.DueWork {
-		got, err := b.s.DueWork(b.ctx, q)
-		if err != nil {
-			t.Fatal(err)
-		}
-		return got
-	}
 	want := []herald.DueWork{{PushID: p.ID, At: morning.UTC(), Deferred: true, Chunk: 1}}
-	if got := list(q); !slices.Equal(got, want) {
+	if got := b.dueWork(q); !slices.Equal(got, want) {
 		t.Errorf("at the morning: got %+v, want %+v", got, want)
 	}
-	if q := (herald.WatchQuery{From: morning.Add(time.Second), Until: morning.Add(time.Hour), Limit: 10}); len(list(q)) != 0 {
-		t.Errorf("after its time: got %+v, want it left to its job", list(q))
+	if q := (herald.WatchQuery{From: morning.Add(time.Second), Until: morning.Add(time.Hour), Limit: 10}); len(b.dueWork(q)) != 0 {
+		t.Errorf("after its time: got %+v, want it left to its job", b.dueWork(q))
 	}
 	w := b.resume(p.ID, 1)
 	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, New: rng(0, 2), Targets: slotTargets(0, w.Slots...)}, 2)
@@ -316,26 +304,26 @@ func testDueDeferredChunk(t *testing.T, b *bundle) {
 		t.Errorf("moved at %v, want the step's time %v", moved, b.now)
 	}
 	q.ChunkStalled = b.now
-	if got := list(q); len(got) != 0 {
+	if got := b.dueWork(q); len(got) != 0 {
 		t.Errorf("begun, moved at the stall bound: got %+v, want nothing", got)
 	}
 	q.ChunkStalled = b.now.Add(time.Millisecond)
-	if got := list(q); !slices.Equal(got, want) {
+	if got := b.dueWork(q); !slices.Equal(got, want) {
 		t.Errorf("begun, stalled: got %+v, want %+v", got, want)
 	}
 	// Every send settled but the chunk not completed (its run stopped
 	// between the two): still the watch's once stalled.
 	b.tick(time.Second)
 	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, Old: rng(0, 2), New: rng(2, 2)}, 2)
-	if got := list(q); len(got) != 0 {
+	if got := b.dueWork(q); len(got) != 0 {
 		t.Errorf("settled just now: got %+v, want nothing", got)
 	}
 	q.ChunkStalled = b.now.Add(time.Millisecond)
-	if got := list(q); !slices.Equal(got, want) {
+	if got := b.dueWork(q); !slices.Equal(got, want) {
 		t.Errorf("settled, not completed, stalled: got %+v, want %+v", got, want)
 	}
 	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 1, finishJob(p.ID)))
-	if got := list(q); len(got) != 0 {
+	if got := b.dueWork(q); len(got) != 0 {
 		t.Errorf("completed: got %+v, want nothing", got)
 	}
 }
