@@ -73,8 +73,7 @@ func setAdFooter(t *testing.T, e *dashEnv, a dashApp) {
 }
 
 // deferredPush sends u1 a marketing push with nightPolicy defer and
-// records its fan-out as delivery does at night when u1's one device has
-// no night consent: one chunk, deferred to morning (no worker runs here).
+// records its fan-out at night (deferFanout).
 func deferredPush(t *testing.T, e *dashEnv, a dashApp, morning time.Time) string {
 	t.Helper()
 	ctx := context.Background()
@@ -84,13 +83,21 @@ func deferredPush(t *testing.T, e *dashEnv, a dashApp, morning time.Time) string
 	if err != nil {
 		t.Fatal(err)
 	}
+	deferFanout(t, e, res.PushID, morning)
+	return res.PushID
+}
+
+// deferFanout records the fan-out of a push to u1 as delivery does at
+// night when u1's one device (d1) has no night consent: one chunk,
+// deferred to morning (no worker runs here).
+func deferFanout(t *testing.T, e *dashEnv, pushID string, morning time.Time) {
+	t.Helper()
 	d := herald.Delivery{Seq: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
 	f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []herald.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
 	f.To.Seq, f.To.Chunk = 1, 1
-	if started, err := e.db.StartSending(ctx, res.PushID, f); err != nil || !started {
+	if started, err := e.db.StartSending(context.Background(), pushID, f); err != nil || !started {
 		t.Fatalf("StartSending: %v %v", started, err)
 	}
-	return res.PushID
 }
 
 // TestCancelDeferredRecorded: cancelling the deferred part of a push with
@@ -205,14 +212,7 @@ func TestDashboardComposeNight(t *testing.T) {
 	}
 	wantIn(t, "review at 23:00, skip", compose(t, ad("skip", "")), `id="review-night">It is night now`, "do not get it at all")
 
-	// The fan-out (no workers run here) as delivery records it at night.
-	d := herald.Delivery{Seq: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
-	f := sendstore.Fanout{Deliveries: []herald.Delivery{d},
-		Deferred: []herald.DeferredChunk{{Chunk: 0, Until: time.Date(2026, 12, 2, 8, 0, 0, 0, seoul), RefundHalf: 1}}}
-	f.To.Seq, f.To.Chunk = 1, 1
-	if started, err := e.db.StartSending(ctx, p.ID, f); err != nil || !started {
-		t.Fatalf("StartSending: %v %v", started, err)
-	}
+	deferFanout(t, e, p.ID, time.Date(2026, 12, 2, 8, 0, 0, 0, seoul))
 	_, body = b.get(sent)
 	wantIn(t, "push page", body, `id="push-deferred"`, `id="ad-footer">`)
 	if m := unpaired.FindString(body); m != "" {
