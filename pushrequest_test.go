@@ -50,9 +50,6 @@ func TestNewPush(t *testing.T) {
 			Push{Kind: KindUsers, Status: StatusSending, RequestedUsers: 1}, nil},
 		{"TestToToken", app, PushRequest{Kind: KindToken, Token: "tok", Content: plain, Test: true},
 			Push{Kind: KindToken, Status: StatusSending, RequestedUsers: 1}, nil},
-		{"ErrAppNotRegistered", App{ID: "app", FCMCredentials: []byte("sa")}, PushRequest{Kind: KindAll, Content: plain},
-			Push{}, ErrAppNotFound},
-		{"ErrNoFCM", App{ID: "app", Registered: true}, PushRequest{Kind: KindAll, Content: plain}, Push{}, ErrNoFCM},
 		{"ErrAdWithoutFooter", App{ID: "app", Registered: true, FCMCredentials: []byte("sa")},
 			PushRequest{Kind: KindAll, Content: ad}, Push{}, ErrInvalidRequest},
 	}
@@ -89,5 +86,25 @@ func TestNewPush(t *testing.T) {
 				t.Errorf("got topic %q token %q content %+v scheduled %v, want the request's", p.Topic, p.Token, p.Content, p.ScheduledAt)
 			}
 		})
+	}
+}
+
+// TestPushGate: an app not registered, or without FCM credentials, may
+// not make pushes. (NewPush does not check it again: each way of making
+// a push checks it once, where its answer belongs; see PushGate.)
+func TestPushGate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		app  App
+		want error
+	}{
+		{"Open", App{ID: "app", Registered: true, FCMCredentials: []byte("sa")}, nil},
+		{"ErrAppNotRegistered", App{ID: "app", FCMCredentials: []byte("sa")}, ErrAppNotFound},
+		{"ErrNoFCM", App{ID: "app", Registered: true}, ErrNoFCM},
+	} {
+		if err := PushGate(tt.app); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+			t.Errorf("%s: got %v, want %v", tt.name, err, tt.want)
+		}
 	}
 }
