@@ -25,7 +25,7 @@ func fromMS(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// AcceptPush stores a push with its recipients, charge and job at once.
+// AcceptPush stores a push with its recipients, job and ledger entries at once.
 func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
 	id, replayed := p.ID, false
 	err := s.inTx(ctx, func(c conn) error {
