@@ -199,13 +199,13 @@ func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*c
 	if p.Marketing && herald.IsNight(at, a.Location()) {
 		rv.Night, rv.Morning = true, herald.NextMorning(at, a.Location())
 	}
-	if p.Kind.Rule().CountsUsers {
+	if p.Rule().CountsUsers {
 		users, unmapped, err := d.Store.CountTargets(ctx, a.ID, p.Topic)
 		if err != nil {
 			return nil, err
 		}
 		rv.Users, rv.Unmapped = users+unmapped, unmapped
-		rv.CostHalf = int64(rv.Users) * herald.HalfPerUser
+		rv.CostHalf = p.Cost(rv.Users)
 	}
 	return rv, nil
 }

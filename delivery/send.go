@@ -56,7 +56,7 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
-	if p.Kind.Rule().PerRecipient {
+	if p.Rule().PerRecipient {
 		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
 			return err
 		}
