@@ -12,7 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/request"
 )
 
 // The compose page sends a real push in two steps: the form posts to a
@@ -183,7 +183,7 @@ func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []he
 	if err != nil {
 		return herald.Push{}, nil, nil, err
 	}
-	p, rs, err := api.ReadPush(a, kind, body, d.Now())
+	p, rs, err := request.ReadPush(a, kind, body, d.Now())
 	return p, rs, body, err
 }
 
