@@ -18,7 +18,7 @@ import (
 // The compose page sends a real push in two steps: the form posts to a
 // review that shows whom it reaches and what it costs, whose form posts it
 // again with confirmed=yes to send it. Both steps judge the push with
-// api.ReadPush, the Server API's own reading of the endpoint's body, so
+// request.ReadPush, the Server API's own reading of the endpoint's body, so
 // the dashboard sends exactly what the Server API would accept (gate,
 // limits, (광고) and charge) and nothing else.
 
