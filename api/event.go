@@ -32,7 +32,7 @@ func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	events := events(o, "events", now)
+	events := readEvents(o, "events", now)
 	if err := request.Invalid(details); err != nil {
 		web.Error(w, r, err)
 		return
@@ -57,10 +57,10 @@ func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 	web.JSON(w, http.StatusOK, answer)
 }
 
-// events reads the events array: 1 to herald.MaxEvents objects, each with
+// readEvents reads the events array: 1 to herald.MaxEvents objects, each with
 // pushId, type (received or opened) and an optional RFC 3339 at (now when
 // absent or null).
-func events(o request.Object, name string, now time.Time) []herald.Event {
+func readEvents(o request.Object, name string, now time.Time) []herald.Event {
 	items := o.Array(name, herald.MaxEvents)
 	events := make([]herald.Event, 0, len(items))
 	for i, raw := range items {
