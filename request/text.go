@@ -91,9 +91,9 @@ func memberName(raw []byte) string {
 	return key
 }
 
-// ValidJSONString reports whether raw, one JSON string token with its
+// validJSONString reports whether raw, one JSON string token with its
 // quotes, holds only valid UTF-8 and no lone surrogate escape.
-func ValidJSONString(raw []byte) bool {
+func validJSONString(raw []byte) bool {
 	if len(raw) < 2 || raw[0] != '"' {
 		return false
 	}

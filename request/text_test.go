@@ -59,29 +59,6 @@ func TestTextProblems(t *testing.T) {
 	}
 }
 
-func TestValidJSONString(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		raw  string
-		want bool
-	}{
-		{`"u1"`, true},
-		{`"\ud83d\ude00"`, true},
-		{`"사용자"`, true},
-		{`""`, true},
-		{`"\ud800"`, false},
-		{"\"a\xffb\"", false},
-		{`"a"b"`, false},
-		{`u1`, false},
-		{`"`, false},
-	}
-	for _, tt := range tests {
-		if got := request.ValidJSONString([]byte(tt.raw)); got != tt.want {
-			t.Errorf("%q: got %v, want %v", tt.raw, got, tt.want)
-		}
-	}
-}
-
 // TestTextProblemsBounded: a body full of bad strings gives at most ten
 // details, so an answer never grows with the body.
 func TestTextProblemsBounded(t *testing.T) {

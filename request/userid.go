@@ -25,7 +25,7 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 		if !ok && json.Unmarshal(raw, &s) != nil {
 			return "", "must be a string or an integer"
 		}
-		if !ValidJSONString(raw) {
+		if !validJSONString(raw) {
 			return "", herald.ReasonInvalidUTF8 + " without lone surrogate escapes"
 		}
 		if strings.TrimSpace(s) == "" {
