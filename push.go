@@ -101,7 +101,7 @@ func (p Push) Cost(users int) int64 {
 // PushGate opens push making to an app: it must be registered
 // (ErrAppNotFound) and have FCM credentials (ErrNoFCM). Each way of making
 // a push checks it once, where its answer belongs: the Server API's push
-// routes before the body is read, api.ReadPush for the dashboard, the
+// routes before the body is read, request.ReadPush for the dashboard, the
 // admin API's test push. NewPush does not check it again.
 func PushGate(a App) error {
 	switch {

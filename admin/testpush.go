@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -50,7 +51,7 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 	case !hasUser:
 		d = append(d, herald.Detail{Field: "userId", Reason: "is required (or token)"})
 	default:
-		id, reason := herald.ParseUserID(q.UserID)
+		id, reason := request.ParseUserID(q.UserID)
 		if reason != "" {
 			d = append(d, herald.Detail{Field: "userId", Reason: reason})
 		}

@@ -219,7 +219,7 @@ func userIDs(rs []herald.Recipient) []string {
 // where to stands, which it moves past them: suppressed ones already final,
 // the others pending and numbered into chunks, those deferred to the
 // morning (herald.NightDefer) in chunks of their own after the others.
-func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []herald.DeferredChunk) {
+func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []sendstore.DeferredChunk) {
 	var ds []herald.Delivery
 	var later deferral
 	open := 0

@@ -54,13 +54,13 @@ func (d *deferral) group(r nightRule, g recipientDevices, sentNow, deferred int)
 // number puts the deferred deliveries of ds, p's, into chunks of their own
 // after the page's other chunks, moves to past them, and returns them,
 // each refunding what p cost for its refundable users (herald.Push.Cost).
-func (d *deferral) number(p herald.Push, ds []herald.Delivery, r nightRule, chunkSize int, to *sendstore.FanoutCursor) []herald.DeferredChunk {
+func (d *deferral) number(p herald.Push, ds []herald.Delivery, r nightRule, chunkSize int, to *sendstore.FanoutCursor) []sendstore.DeferredChunk {
 	if len(d.at) == 0 {
 		return nil
 	}
-	chunks := make([]herald.DeferredChunk, (len(d.at)+chunkSize-1)/chunkSize)
+	chunks := make([]sendstore.DeferredChunk, (len(d.at)+chunkSize-1)/chunkSize)
 	for i := range chunks {
-		chunks[i] = herald.DeferredChunk{Chunk: to.Chunk + i, Until: r.morning}
+		chunks[i] = sendstore.DeferredChunk{Chunk: to.Chunk + i, Until: r.morning}
 	}
 	for k, i := range d.at {
 		ds[i].Chunk = to.Chunk + k/chunkSize

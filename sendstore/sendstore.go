@@ -33,7 +33,7 @@ type Fanout struct {
 	Charge herald.Charge
 	// Deferred are the page's chunks that wait for the morning (see
 	// herald.NightDefer); their jobs are among Jobs.
-	Deferred []herald.DeferredChunk
+	Deferred []DeferredChunk
 }
 
 // FanoutCursor is how far a push's fan-out has gone: the devices read, and
