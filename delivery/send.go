@@ -143,14 +143,13 @@ func (c *chunk) bounded(wait time.Duration) time.Duration {
 	return min(wait, max(time.Second, c.deadline.Sub(c.s.cfg.Now())))
 }
 
-// retryJob returns the job of a retry chunk, due after wait (bounded). A
+// retryJob returns the job of a retry chunk, due after wait (bounded),
+// numbered by the step that makes the chunk (SendArgs.ForChunk). A
 // deferred chunk's retry chunks keep its morning, from which their hour of
 // retries runs.
-func (c *chunk) retryJob(wait time.Duration) func(chunk int) herald.Job {
+func (c *chunk) retryJob(wait time.Duration) SendArgs {
 	due := time.Now().Add(c.bounded(wait)) // River's clock, the real one
-	return func(chunk int) herald.Job {
-		return SendArgs{PushID: c.push.ID, Chunk: chunk, Due: due, Morning: c.args.Morning}
-	}
+	return SendArgs{PushID: c.push.ID, Due: due, Morning: c.args.Morning}
 }
 
 // chunkResult is how a run over a chunk ended.

@@ -297,5 +297,5 @@ func retryAt(t *testing.T, st sendstore.ChunkStep) time.Time {
 	if st.Retry == nil {
 		t.Fatalf("step %+v: no retry chunk", st)
 	}
-	return st.Retry.Job(-1).(SendArgs).Due
+	return st.Retry.Job.(SendArgs).Due
 }
