@@ -188,9 +188,9 @@ func TestApply(t *testing.T) {
 		want:  Chunk{Range: rng(1, 2)},
 		err:   ErrChunkMoved,
 	}, {
-		name:  "out of range: settle past the range",
-		step:  ChunkStep{New: rng(1, 1)},
-		err:   errOutOfRange,
+		name: "out of range: settle past the range",
+		step: ChunkStep{New: rng(1, 1)},
+		err:  errOutOfRange,
 	}, {
 		name:  "out of range: cursor back",
 		chunk: Chunk{Range: rng(1, 1)},
@@ -204,9 +204,9 @@ func TestApply(t *testing.T) {
 		want:  Chunk{Range: rng(0, 2)},
 		err:   errOutOfRange,
 	}, {
-		name:  "out of range: more targets than slots marked",
-		step:  ChunkStep{New: rng(0, 1), Targets: []SlotTarget{target(0, 0, true), target(1, 1, true)}},
-		err:   errOutOfRange,
+		name: "out of range: more targets than slots marked",
+		step: ChunkStep{New: rng(0, 1), Targets: []SlotTarget{target(0, 0, true), target(1, 1, true)}},
+		err:  errOutOfRange,
 	}, {
 		name:  "out of range: more rows and retries than slots settled",
 		chunk: Chunk{Range: rng(0, 2)},
