@@ -33,7 +33,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 // looks again then.
 func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bool) error {
 	id := args.PushID
-	p, err := s.cfg.Store.PushRecord(ctx, id)
+	p, err := s.sends.PushRecord(ctx, id)
 	if err != nil {
 		return gone(err)
 	}
@@ -43,7 +43,7 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	if err := s.untilMorning(ctx, args); err != nil {
 		return err // a deferred chunk, before its time
 	}
-	app, err := s.cfg.Store.App(ctx, p.AppID)
+	app, err := s.sends.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -56,11 +56,11 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
 	if p.Kind.Rule().PerRecipient {
-		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
+		if c.recipients, err = s.sends.Recipients(ctx, id); err != nil {
 			return err
 		}
 	}
-	work, err := s.cfg.Store.ResumeChunk(ctx, id, args.Chunk)
+	work, err := s.sends.ResumeChunk(ctx, id, args.Chunk)
 	if err != nil || work.Stopped {
 		return err // on stopped: the push failed meanwhile
 	}
@@ -100,19 +100,19 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	case r.again:
 		return river.JobSnooze(c.bounded(r.wait))
 	}
-	return s.cfg.Store.CompleteChunk(ctx, id, args.Chunk, FinishArgs{PushID: id})
+	return s.sends.CompleteChunk(ctx, id, args.Chunk, FinishArgs{PushID: id})
 }
 
 // fail ends a push that cannot be sent, with the reason.
 func (s *Service) fail(ctx context.Context, p herald.Push, reason string) error {
-	return s.cfg.Store.FailPush(ctx, p.ID, reason, FinishArgs{PushID: p.ID})
+	return s.sends.FailPush(ctx, p.ID, reason, FinishArgs{PushID: p.ID})
 }
 
 // warn tells the operator that FCM refused something about the app's
 // credentials: in the log and on the app's page.
 func (s *Service) warn(ctx context.Context, app herald.App, p herald.Push, warning string) {
 	s.cfg.Logger.Warn("FCM refused the app's credentials", "app", app.ID, "push", p.ID, "reason", warning)
-	if err := s.cfg.Store.SetFCMWarning(context.WithoutCancel(ctx), app.ID, warning, s.cfg.Now()); err != nil {
+	if err := s.sends.SetFCMWarning(context.WithoutCancel(ctx), app.ID, warning, s.cfg.Now()); err != nil {
 		s.cfg.Logger.Error("recording an FCM warning", "app", app.ID, "err", err)
 	}
 }
@@ -304,14 +304,14 @@ func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, e
 		for _, d := range ds {
 			users = append(users, d.UserID)
 		}
-		r.ofUser, err = c.s.cfg.Store.DevicesOfUsers(ctx, c.app.ID, users)
+		r.ofUser, err = c.s.sends.DevicesOfUsers(ctx, c.app.ID, users)
 		return r, err
 	}
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.DeviceID
 	}
-	r.byID, err = c.s.cfg.Store.DevicesByID(ctx, c.app.ID, ids)
+	r.byID, err = c.s.sends.DevicesByID(ctx, c.app.ID, ids)
 	return r, err
 }
 

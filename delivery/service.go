@@ -100,6 +100,11 @@ type Config struct {
 type Service struct {
 	cfg  Config
 	pace *pacer // each app's sends paced to its rate
+	// The store as each worker uses it (see SendStore).
+	sends    SendStore
+	fanouts  FanoutStore
+	finishes FinishStore
+	consents ConsentEventStore
 }
 
 // New returns a Service with defaults filled in.
@@ -128,7 +133,8 @@ func New(cfg Config) *Service {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
 	}
-	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate)}
+	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate),
+		sends: cfg.Store, fanouts: cfg.Store, finishes: cfg.Store, consents: cfg.Store}
 }
 
 // Workers returns River's workers for every job kind of delivery.
