@@ -4,6 +4,17 @@
 // steps that settle them, and Store, the guarded writes behind them. The
 // words (chunk, slot, window, settled, in flight, retry chunk) are
 // delivery's; see its package documentation.
+//
+// The chunk machine lives here, where both sides see it: Chunk is a
+// chunk's state (its Range, and Stopped once its push failed), and
+// Chunk.Apply(step, facts) its one transition, pure and tested without a
+// database. A ChunkStep settles the slots whose sends came back (rows,
+// counts, a RetryChunk) and marks the next ones in flight (Targets); the
+// Facts are what the store loads for it (the targets' devices, the retry
+// chunk's number); the Effects are the writes it makes besides the new
+// range. Store.AdvanceChunk loads, applies and persists; it decides
+// nothing itself. A retry chunk's job is a value (ChunkJob) that takes
+// the chunk's number once the step has one.
 package sendstore
 
 import (
