@@ -252,7 +252,7 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 // Unless verify is set, a wave without advertising is judged as planned,
 // without reading the devices: consent does not apply to it, and the
 // write that marks it in flight checks every target's device against its
-// token and owner (see sendstore.Store.AdvanceChunk), so a device that
+// token and owner (see sendstore.Chunk.Apply), so a device that
 // changed is never sent to; the caller judges what the check refused
 // again with verify set, which resolves it (refresh, reinstall, NO_TOKEN).
 func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([]send, error) {
