@@ -124,7 +124,10 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		// failure here leaves ready.
 		_ = s.promotePending(ctx, pushID)
 	}
-	return next.Marked, next.Stopped, err
+	if err != nil {
+		return 0, false, err
+	}
+	return next.Marked, next.Stopped, nil
 }
 
 // loadChunk returns a chunk's range and whether it stopped (its push
