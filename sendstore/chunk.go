@@ -77,7 +77,7 @@ type NumberedChunk struct {
 //     push no longer sending, its slots are rows, failed with their last
 //     error, and the chunk returned is Stopped.
 func (c Chunk) Apply(st ChunkStep, f Facts) (Chunk, Effects, error) {
-	if err := st.check(); err != nil {
+	if err := st.Check(); err != nil {
 		return c, Effects{}, err
 	}
 	if c.Range != st.Old {
@@ -104,8 +104,9 @@ func (c Chunk) Apply(st ChunkStep, f Facts) (Chunk, Effects, error) {
 	return next, e, nil
 }
 
-// check reports a step whose shape is impossible whatever the chunk.
-func (st ChunkStep) check() error {
+// Check reports a step whose shape is impossible whatever the chunk (see
+// Apply).
+func (st ChunkStep) Check() error {
 	if st.New.Settled < st.Old.Settled || st.New.Settled > st.Old.Marked || st.New.Marked < st.Old.Marked ||
 		st.New.Settled-st.Old.Settled < len(st.Rows)+st.retried() || len(st.Targets) > st.New.Marked-st.Old.Marked {
 		return fmt.Errorf("sendstore: chunk step out of range: %+v to %+v, %d rows, %d retried, %d targets",

@@ -74,6 +74,9 @@ func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (send
 // transaction that lost a race runs again on the new one), with the rows,
 // the retry chunk and the dropped devices.
 func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sendstore.ChunkStep) (int, bool, error) {
+	if err := st.Check(); err != nil {
+		return 0, false, err // refused before anything is read
+	}
 	var next sendstore.Chunk
 	var ready bool
 	err := s.inBulkTx(ctx, func(c conn) error {
