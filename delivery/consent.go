@@ -35,11 +35,11 @@ func (w *consentWorker) NextRetry(job *river.Job[herald.ConsentEventJob]) time.T
 // ones).
 func (w *consentWorker) Work(ctx context.Context, job *river.Job[herald.ConsentEventJob]) error {
 	s, a := w.s, job.Args
-	rec, state, err := s.cfg.Store.ConsentEvent(ctx, a.AppID, a.UserID, a.Seq)
+	rec, state, err := s.consents.ConsentEvent(ctx, a.AppID, a.UserID, a.Seq)
 	if err != nil || state != herald.EventPending {
 		return gone(err) // ended by an earlier run, or the app was deleted
 	}
-	app, err := s.cfg.Store.App(ctx, a.AppID)
+	app, err := s.consents.App(ctx, a.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -75,6 +75,6 @@ func (w *consentWorker) failed(ctx context.Context, job *river.Job[herald.Consen
 
 // end records the event's end and queues the user's next one.
 func (w *consentWorker) end(ctx context.Context, a herald.ConsentEventJob, end herald.ConsentEventState) error {
-	_, err := w.s.cfg.Store.EndConsentEvent(ctx, a.AppID, a.UserID, a.Seq, end)
+	_, err := w.s.consents.EndConsentEvent(ctx, a.AppID, a.UserID, a.Seq, end)
 	return gone(err)
 }

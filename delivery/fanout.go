@@ -32,11 +32,11 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 // run that moved it (the watch takes up a fan-out whose run stopped). The
 // run yields (river.JobSnooze(0)) once the clock passes yieldAt, when set.
 func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time) error {
-	p, err := s.cfg.Store.PushRecord(ctx, args.PushID)
+	p, err := s.fanouts.PushRecord(ctx, args.PushID)
 	if err != nil {
 		return gone(err)
 	}
-	from, done, err := s.cfg.Store.FanoutProgress(ctx, p.ID)
+	from, done, err := s.fanouts.FanoutProgress(ctx, p.ID)
 	switch {
 	case err != nil:
 		return gone(err)
@@ -50,7 +50,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 			return err
 		}
 	}
-	app, err := s.cfg.Store.App(ctx, p.AppID)
+	app, err := s.fanouts.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -59,7 +59,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		if err != nil {
 			return err
 		}
-		started, err := s.cfg.Store.StartSending(ctx, p.ID, f)
+		started, err := s.fanouts.StartSending(ctx, p.ID, f)
 		if err != nil || !started {
 			return err // on not started: another run moved the fan-out on, or the push ended
 		}
@@ -87,7 +87,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		}
 		groups = g
 	case p.Rule().Targeted:
-		list, after, err := s.cfg.Store.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
+		list, after, err := s.fanouts.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
 		}
@@ -95,11 +95,11 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		groups, f.To.Users = groupDevices(list, from)
 		f.Charge = app.PushCharge(p, f.To.Users-from.Users, s.cfg.Now())
 	default:
-		rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+		rs, err := s.fanouts.Recipients(ctx, p.ID)
 		if err != nil {
 			return f, err
 		}
-		devices, err := s.cfg.Store.DevicesOfUsers(ctx, p.AppID, userIDs(rs))
+		devices, err := s.fanouts.DevicesOfUsers(ctx, p.AppID, userIDs(rs))
 		if err != nil {
 			return f, err
 		}
@@ -120,7 +120,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 // holds it. A test push is not charged, so the users it reaches are not
 // counted on the cursor.
 func (s *Service) tokenDevice(ctx context.Context, p herald.Push) ([]recipientDevices, error) {
-	d, err := s.cfg.Store.DeviceByToken(ctx, p.AppID, p.Token)
+	d, err := s.fanouts.DeviceByToken(ctx, p.AppID, p.Token)
 	switch {
 	case errors.Is(err, herald.ErrNotFound):
 		return nil, nil

@@ -29,11 +29,11 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 // that closed the push's last open part, so that its answer shows the
 // push ended. Finishing twice is harmless: the second finds it finished.
 func (s *Service) finish(ctx context.Context, id string) error {
-	p, err := s.cfg.Store.Push(ctx, id)
+	p, err := s.finishes.Push(ctx, id)
 	if err != nil || p.FinishedAt != nil {
 		return gone(err)
 	}
-	app, err := s.cfg.Store.App(ctx, p.AppID)
+	app, err := s.finishes.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -41,7 +41,7 @@ func (s *Service) finish(ctx context.Context, id string) error {
 	if err != nil {
 		return err
 	}
-	ds, err := s.cfg.Store.DeliveriesOf(ctx, id, users)
+	ds, err := s.finishes.DeliveriesOf(ctx, id, users)
 	if err != nil {
 		return err
 	}
@@ -53,7 +53,7 @@ func (s *Service) finish(ctx context.Context, id string) error {
 	if p.Rule().ConfirmsOnFinish { // the users it reached are confirmed
 		follow = append(follow, ReconfirmedArgs{PushID: id})
 	}
-	finished, err := s.cfg.Store.FinishPush(ctx, id, unreachable, follow)
+	finished, err := s.finishes.FinishPush(ctx, id, unreachable, follow)
 	if err != nil || !finished {
 		return err
 	}
@@ -73,9 +73,9 @@ func (s *Service) finish(ctx context.Context, id string) error {
 // through their devices) those with an undeliverable delivery.
 func (s *Service) trackedUsers(ctx context.Context, p herald.Push) ([]string, error) {
 	if p.Rule().Targeted {
-		return s.cfg.Store.UndeliverableUsers(ctx, p.ID)
+		return s.finishes.UndeliverableUsers(ctx, p.ID)
 	}
-	rs, err := s.cfg.Store.Recipients(ctx, p.ID)
+	rs, err := s.finishes.Recipients(ctx, p.ID)
 	return userIDs(rs), err
 }
 
@@ -110,7 +110,7 @@ func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
 // its webhook gets nothing.
 func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) error {
 	s := w.s
-	app, err := s.cfg.Store.App(ctx, job.Args.Report.AppID)
+	app, err := s.finishes.App(ctx, job.Args.Report.AppID)
 	if err != nil || app.WebhookURL == "" {
 		return gone(err)
 	}

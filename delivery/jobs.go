@@ -73,6 +73,13 @@ type SendArgs struct {
 // Kind names the job.
 func (SendArgs) Kind() string { return "herald.send" }
 
+// ForChunk returns the job of chunk number chunk: a retry chunk's job,
+// made before the chunk has its number (see sendstore.RetryChunk).
+func (a SendArgs) ForChunk(chunk int) herald.Job {
+	a.Chunk = chunk
+	return a
+}
+
 // deferred tells a chunk the fan-out deferred to the morning (a retry
 // chunk of one keeps its morning, but is numbered below 0).
 func (a SendArgs) deferred() bool { return !a.Morning.IsZero() && a.Chunk >= 0 }

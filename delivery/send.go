@@ -34,7 +34,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 // looks again then.
 func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bool) error {
 	id := args.PushID
-	p, err := s.cfg.Store.PushRecord(ctx, id)
+	p, err := s.sends.PushRecord(ctx, id)
 	if err != nil {
 		return gone(err)
 	}
@@ -44,7 +44,7 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	if err := s.untilMorning(ctx, args); err != nil {
 		return err // a deferred chunk, before its time
 	}
-	app, err := s.cfg.Store.App(ctx, p.AppID)
+	app, err := s.sends.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -57,11 +57,11 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
 	if p.Rule().PerRecipient {
-		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
+		if c.recipients, err = s.sends.Recipients(ctx, id); err != nil {
 			return err
 		}
 	}
-	work, err := s.cfg.Store.ResumeChunk(ctx, id, args.Chunk)
+	work, err := s.sends.ResumeChunk(ctx, id, args.Chunk)
 	if err != nil || work.Stopped {
 		return err // on stopped: the push failed meanwhile
 	}
@@ -101,19 +101,19 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	case r.again:
 		return river.JobSnooze(c.bounded(r.wait))
 	}
-	return s.cfg.Store.CompleteChunk(ctx, id, args.Chunk, FinishArgs{PushID: id})
+	return s.sends.CompleteChunk(ctx, id, args.Chunk, FinishArgs{PushID: id})
 }
 
 // fail ends a push that cannot be sent, with the reason.
 func (s *Service) fail(ctx context.Context, p herald.Push, reason string) error {
-	return s.cfg.Store.FailPush(ctx, p.ID, reason, FinishArgs{PushID: p.ID})
+	return s.sends.FailPush(ctx, p.ID, reason, FinishArgs{PushID: p.ID})
 }
 
 // warn tells the operator that FCM refused something about the app's
 // credentials: in the log and on the app's page.
 func (s *Service) warn(ctx context.Context, app herald.App, p herald.Push, warning string) {
 	s.cfg.Logger.Warn("FCM refused the app's credentials", "app", app.ID, "push", p.ID, "reason", warning)
-	if err := s.cfg.Store.SetFCMWarning(context.WithoutCancel(ctx), app.ID, warning, s.cfg.Now()); err != nil {
+	if err := s.sends.SetFCMWarning(context.WithoutCancel(ctx), app.ID, warning, s.cfg.Now()); err != nil {
 		s.cfg.Logger.Error("recording an FCM warning", "app", app.ID, "err", err)
 	}
 }
@@ -144,14 +144,13 @@ func (c *chunk) bounded(wait time.Duration) time.Duration {
 	return min(wait, max(time.Second, c.deadline.Sub(c.s.cfg.Now())))
 }
 
-// retryJob returns the job of a retry chunk, due after wait (bounded). A
+// retryJob returns the job of a retry chunk, due after wait (bounded),
+// numbered by the step that makes the chunk (SendArgs.ForChunk). A
 // deferred chunk's retry chunks keep its morning, from which their hour of
 // retries runs.
-func (c *chunk) retryJob(wait time.Duration) func(chunk int) herald.Job {
+func (c *chunk) retryJob(wait time.Duration) SendArgs {
 	due := time.Now().Add(c.bounded(wait)) // River's clock, the real one
-	return func(chunk int) herald.Job {
-		return SendArgs{PushID: c.push.ID, Chunk: chunk, Due: due, Morning: c.args.Morning}
-	}
+	return SendArgs{PushID: c.push.ID, Due: due, Morning: c.args.Morning}
 }
 
 // chunkResult is how a run over a chunk ended.
@@ -254,7 +253,7 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 // Unless verify is set, a wave without advertising is judged as planned,
 // without reading the devices: consent does not apply to it, and the
 // write that marks it in flight checks every target's device against its
-// token and owner (see sendstore.Store.AdvanceChunk), so a device that
+// token and owner (see sendstore.Chunk.Apply), so a device that
 // changed is never sent to; the caller judges what the check refused
 // again with verify set, which resolves it (refresh, reinstall, NO_TOKEN).
 func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([]send, error) {
@@ -306,14 +305,14 @@ func (c *chunk) resolver(ctx context.Context, ds []herald.Delivery) (resolver, e
 		for _, d := range ds {
 			users = append(users, d.UserID)
 		}
-		r.ofUser, err = c.s.cfg.Store.DevicesOfUsers(ctx, c.app.ID, users)
+		r.ofUser, err = c.s.sends.DevicesOfUsers(ctx, c.app.ID, users)
 		return r, err
 	}
 	ids := make([]string, len(ds))
 	for i, d := range ds {
 		ids[i] = d.DeviceID
 	}
-	r.byID, err = c.s.cfg.Store.DevicesByID(ctx, c.app.ID, ids)
+	r.byID, err = c.s.sends.DevicesByID(ctx, c.app.ID, ids)
 	return r, err
 }
 

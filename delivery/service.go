@@ -27,6 +27,20 @@
 //     at their backoff, and sends cut off or left in flight by a run that
 //     died, due at once and marked resent. Its send job runs like any
 //     other; the push finishes once every chunk has.
+//
+// The chunk is a state machine, held as a value (sendstore.Chunk: its
+// range, and whether its push failed) and moved by one transition,
+// Chunk.Apply(step, facts) → (chunk, effects), which reads nothing: a
+// run builds a step from the outcomes that came back and the slots it
+// judged (window.go), the store loads the chunk and the facts the step
+// depends on (its targets' devices now, a retry chunk's number), applies
+// it and persists the new range with the effects (rows, counts, the
+// retry chunk and its job, dead tokens) in one transaction. When the
+// machine ends the range short of what a step asked for (a device
+// changed since it was judged), the run judges the rest on the devices
+// as they are now (see judge). Each worker reaches the store through the
+// narrow interface it uses (SendStore, FanoutStore, FinishStore,
+// ConsentEventStore).
 package delivery
 
 import (
@@ -100,6 +114,11 @@ type Config struct {
 type Service struct {
 	cfg  Config
 	pace *pacer // each app's sends paced to its rate
+	// The store as each worker uses it (see SendStore).
+	sends    SendStore
+	fanouts  FanoutStore
+	finishes FinishStore
+	consents ConsentEventStore
 }
 
 // New returns a Service with defaults filled in.
@@ -128,7 +147,8 @@ func New(cfg Config) *Service {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
 	}
-	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate)}
+	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate),
+		sends: cfg.Store, fanouts: cfg.Store, finishes: cfg.Store, consents: cfg.Store}
 }
 
 // Workers returns River's workers for every job kind of delivery.

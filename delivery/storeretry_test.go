@@ -44,7 +44,7 @@ func TestSendWorkSettleRetried(t *testing.T) {
 	id := b.accept("u1", "u2")
 	must(t, b.fanout(id))
 	flaky := &flakyAdvance{Store: b.db, fail: map[int]bool{2: true, 3: true}} // call 1 marks, 2 and 3 settle
-	b.s.cfg.Store = flaky
+	b.s.sends = flaky
 	must(t, b.send(id, 0))
 	if flaky.calls < 4 {
 		t.Fatalf("AdvanceChunk calls: got %d, want the settle written after two failures", flaky.calls)

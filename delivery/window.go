@@ -206,7 +206,7 @@ const settleRetryFor = 10 * time.Second
 // gives up with the store's error: the next run resumes from what was
 // written.
 func (w *window) write(ctx context.Context, st sendstore.ChunkStep) (int, bool, error) {
-	store := w.c.s.cfg.Store
+	store := w.c.s.sends
 	marked, stopped, err := store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
 	deadline := time.Now().Add(settleRetryFor)
 	for wait := 50 * time.Millisecond; errors.Is(err, herald.ErrUnavailable) && time.Now().Add(wait).Before(deadline); wait = min(2*wait, time.Second) {

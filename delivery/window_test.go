@@ -18,9 +18,9 @@ import (
 // holds one device, dN with token tN, and AdvanceChunk keeps the chunk's
 // cursor and range as the real store does, marking at most markLimit.
 type chunkStore struct {
-	Store // nil: any other method panics
-	mu    sync.Mutex
-	steps []sendstore.ChunkStep
+	SendStore // nil: any other method panics
+	mu        sync.Mutex
+	steps     []sendstore.ChunkStep
 	settled, marked,
 	markLimit int
 	reads int // of devices
@@ -97,8 +97,9 @@ func slots(n int) []herald.Delivery {
 	return ds
 }
 
-func newChunk(store Store, sender Sender, concurrency int) *chunk {
-	s := New(Config{Store: store, Sender: sender, Concurrency: concurrency})
+func newChunk(store SendStore, sender Sender, concurrency int) *chunk {
+	s := New(Config{Sender: sender, Concurrency: concurrency})
+	s.sends = store // all a chunk's run reaches
 	return &chunk{s: s, app: herald.App{ID: "app_1"}, push: herald.Push{ID: "push_1", Kind: herald.KindUsers},
 		loc: time.UTC, yieldAt: time.Now().Add(time.Hour), sender: sender.ForApp("app_1", nil)}
 }
@@ -297,5 +298,5 @@ func retryAt(t *testing.T, st sendstore.ChunkStep) time.Time {
 	if st.Retry == nil {
 		t.Fatalf("step %+v: no retry chunk", st)
 	}
-	return st.Retry.Job(-1).(SendArgs).Due
+	return st.Retry.Job.(SendArgs).Due
 }

@@ -4,6 +4,17 @@
 // steps that settle them, and Store, the guarded writes behind them. The
 // words (chunk, slot, window, settled, in flight, retry chunk) are
 // delivery's; see its package documentation.
+//
+// The chunk machine lives here, where both sides see it: Chunk is a
+// chunk's state (its Range, and Stopped once its push failed), and
+// Chunk.Apply(step, facts) its one transition, pure and tested without a
+// database. A ChunkStep settles the slots whose sends came back (rows,
+// counts, a RetryChunk) and marks the next ones in flight (Targets); the
+// Facts are what the store loads for it (the targets' devices, the retry
+// chunk's number); the Effects are the writes it makes besides the new
+// range. Store.AdvanceChunk loads, applies and persists; it decides
+// nothing itself. A retry chunk's job is a value (ChunkJob) that takes
+// the chunk's number once the step has one.
 package sendstore
 
 import (
@@ -92,17 +103,13 @@ type Store interface {
 	// recorded has no work.
 	ResumeChunk(ctx context.Context, pushID string, chunk int) (ChunkWork, error)
 	// AdvanceChunk writes one step of a chunk's progress in one
-	// transaction: the range moves from step.Old to step.New, the rows are
-	// written, the dead tokens dropped, and step.Retry becomes a retry
-	// chunk (a new chunk of the push, numbered below every other, with its
-	// job). Before marking, the device of each target is checked: the
-	// range then ends at the first target whose device no longer holds
-	// that token (or is no longer mapped to its Owner), the slots before
-	// it marked and the rest left to be judged again. It returns where the
-	// range now ends, and stopped when the push failed: then nothing more
-	// is marked, and the retry chunk's slots are recorded failed instead.
-	// ErrChunkMoved, writing nothing, when the chunk's range is no longer
-	// step.Old.
+	// transaction: it loads the chunk and the step's Facts (the targets'
+	// devices, the retry chunk's number), applies the step (Chunk.Apply,
+	// which says what the step does) and persists the result. It returns
+	// where the range now ends, and stopped when the push failed: then
+	// nothing more is marked, and the retry chunk's slots are recorded
+	// failed instead. ErrChunkMoved, writing nothing, when the chunk's
+	// range is no longer step.Old.
 	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (marked int, stopped bool, err error)
 	// CompleteChunk marks a chunk finished and, when it was the last one,
 	// inserts finish: once, however many complete at once.
@@ -167,8 +174,7 @@ type ChunkStep struct {
 	Old Range
 	// New is the range the step writes: New.Settled, from Old.Settled up
 	// to Old.Marked, is the new cursor; New.Marked, from Old.Marked on,
-	// the in-flight end asked for (the store may end it sooner, see
-	// Store.AdvanceChunk).
+	// the in-flight end asked for (it may end sooner, see Chunk.Apply).
 	New Range
 	// Rows are the settled slots whose outcome is not a first send: any
 	// outcome but sent, or a send of a slot that may have been sent
@@ -197,9 +203,15 @@ type RetryChunk struct {
 	// of it may have reached FCM, and Error, the last failure (recorded
 	// when the push failed meanwhile and nothing is sent again).
 	Slots []herald.Delivery
-	// Job returns the send job of the new chunk numbered chunk, due when
-	// its slots are to be sent.
-	Job func(chunk int) herald.Job
+	// Job is the new chunk's send job, due when its slots are to be
+	// sent; the step's transaction numbers it with the chunk.
+	Job ChunkJob
+}
+
+// ChunkJob is the send job of a chunk not numbered yet.
+type ChunkJob interface {
+	// ForChunk returns the job of the chunk numbered chunk.
+	ForChunk(chunk int) herald.Job
 }
 
 // DeadToken is a token a send found dead: its device is deleted, but only

@@ -68,66 +68,58 @@ func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (send
 	return w, nil
 }
 
-// AdvanceChunk writes one step of a chunk's progress: the targets' devices
-// are checked in the same transaction, then the cursor and the in-flight
-// end move together in one guarded write, the rows are written (only
-// outcomes that are not a first send) and the retry chunk is made.
+// AdvanceChunk writes one step of a chunk's progress: it loads the chunk
+// and the step's facts, applies the step (sendstore.Chunk.Apply) and
+// persists the new range in a write guarded by the state it loaded (a
+// transaction that lost a race runs again on the new one), with the rows,
+// the retry chunk and the dropped devices.
 func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sendstore.ChunkStep) (int, bool, error) {
-	retry := 0
-	if st.Retry != nil {
-		retry = len(st.Retry.Slots)
+	if err := st.Check(); err != nil {
+		return 0, false, err // refused before anything is read
 	}
-	sent := st.New.Settled - st.Old.Settled - len(st.Rows) - retry
-	if st.New.Settled < st.Old.Settled || st.New.Settled > st.Old.Marked || st.New.Marked < st.Old.Marked || sent < 0 ||
-		len(st.Targets) > st.New.Marked-st.Old.Marked {
-		return 0, false, fmt.Errorf("sqlstore: chunk step out of range: %+v to %+v, %d rows, %d retried, %d targets",
-			st.Old, st.New, len(st.Rows), retry, len(st.Targets))
-	}
-	var marked int
-	var stopped, ready, pending bool
+	var next sendstore.Chunk
+	var ready bool
 	err := s.inBulkTx(ctx, func(c conn) error {
 		ready = false
-		end, err := markable(ctx, c, appID, st)
+		cur, err := loadChunk(ctx, c, pushID, st.Chunk)
 		if err != nil {
 			return err
 		}
-		// A retry chunk's number is taken first: the push's row is locked
-		// before its chunk's, in the order FailPush locks them.
-		retryChunk := 0
-		if st.Retry != nil {
-			if retryChunk, err = nextRetryChunk(ctx, c, pushID); err != nil {
-				return err
-			}
+		f, err := stepFacts(ctx, c, appID, pushID, st)
+		if err != nil {
+			return err
 		}
-		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = CASE WHEN failed THEN marked ELSE ? END, sent = sent + ?,
+		var e sendstore.Effects
+		if next, e, err = cur.Apply(st, f); err != nil {
+			return err
+		}
+		var pending bool
+		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = ?, sent = sent + ?,
 			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?
-			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? RETURNING marked, failed, pending_events`,
-			st.New.Settled, end, sent, st.SentOldBadge, st.SentOldImage, s.Now().UnixMilli(), pushID, st.Chunk, st.Old.Settled,
-			st.Old.Marked).Scan(&marked, &stopped, &pending)
+			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? AND failed = ? RETURNING pending_events`,
+			next.Settled, next.Marked, e.Sent, e.SentOldBadge, e.SentOldImage, s.Now().UnixMilli(),
+			pushID, st.Chunk, cur.Settled, cur.Marked, cur.Stopped).Scan(&pending)
 		if errors.Is(err, herald.ErrNotFound) {
-			return sendstore.ErrChunkMoved
+			return errConflict // moved since it was loaded: judged again on what it is now
 		} else if err != nil {
 			return err
 		}
-		rows := st.Rows
-		switch {
-		case st.Retry == nil:
-		case stopped || retryChunk == 0:
-			stopped, rows, retryChunk = true, append(slices.Clip(rows), failedSlots(st.Retry.Slots)...), 0
-		default:
-			if err := insertRetryChunk(ctx, c, pushID, retryChunk, st.Retry); err != nil {
+		retryChunk := 0
+		if e.Retry != nil {
+			retryChunk = e.Retry.Chunk
+			if err := insertRetryChunk(ctx, c, pushID, e.Retry); err != nil {
 				return err
 			}
 		}
-		if err := insertDeliveries(ctx, c, pushID, rows); err != nil {
+		if err := insertDeliveries(ctx, c, pushID, e.Rows); err != nil {
 			return err
 		}
 		if pending && st.New.Settled > st.Old.Settled {
-			if ready, err = settlePending(ctx, c, pushID, st, rows, retryChunk); err != nil {
+			if ready, err = settlePending(ctx, c, pushID, st, e.Rows, retryChunk); err != nil {
 				return err
 			}
 		}
-		return dropDevices(ctx, c, appID, st.Drop)
+		return dropDevices(ctx, c, appID, e.Drop)
 	})
 	if err == nil && ready {
 		// Counted on the push's row in a transaction of their own, which
@@ -135,7 +127,54 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		// failure here leaves ready.
 		_ = s.promotePending(ctx, pushID)
 	}
-	return marked, stopped, err
+	if err != nil {
+		return 0, false, err
+	}
+	return next.Marked, next.Stopped, nil
+}
+
+// loadChunk returns a chunk's range and whether it stopped (its push
+// failed); ErrChunkMoved for a chunk never recorded.
+func loadChunk(ctx context.Context, c conn, pushID string, chunk int) (sendstore.Chunk, error) {
+	var ch sendstore.Chunk
+	err := c.queryRow(ctx, `SELECT settled, marked, failed FROM push_chunks WHERE push_id = ? AND chunk = ?`, pushID, chunk).
+		Scan(&ch.Settled, &ch.Marked, &ch.Stopped)
+	if errors.Is(err, herald.ErrNotFound) {
+		return ch, sendstore.ErrChunkMoved
+	}
+	return ch, err
+}
+
+// stepFacts loads what a step depends on besides its chunk: its targets'
+// devices and, for a step with a retry chunk, the chunk's number. The
+// number is taken first, on the push's row, which is locked before its
+// chunk's in the order FailPush locks them; it is given back with the
+// transaction when the step does not apply.
+func stepFacts(ctx context.Context, c conn, appID, pushID string, st sendstore.ChunkStep) (sendstore.Facts, error) {
+	var f sendstore.Facts
+	var err error
+	if st.Retry != nil {
+		if f.RetryChunk, err = nextRetryChunk(ctx, c, pushID); err != nil {
+			return f, err
+		}
+	}
+	if len(st.Targets) == 0 {
+		return f, nil
+	}
+	ids := make([]string, 0, len(st.Targets))
+	for _, t := range st.Targets {
+		ids = append(ids, t.DeviceID)
+	}
+	f.Devices = make(map[string]sendstore.Holding, len(ids))
+	err = c.lookup(ctx, HeldTokensLookup, appID, ids,
+		func(row scanner) error {
+			var id string
+			var h sendstore.Holding
+			err := row.Scan(&id, &h.Token, &h.User)
+			f.Devices[id] = h
+			return err
+		})
+	return f, err
 }
 
 // nextRetryChunk takes the number of a push's next retry chunk, counting
@@ -152,65 +191,14 @@ func nextRetryChunk(ctx context.Context, c conn, pushID string) (int, error) {
 	return -n, err
 }
 
-// insertRetryChunk records retry chunk number chunk: its slots and its job.
-func insertRetryChunk(ctx context.Context, c conn, pushID string, chunk int, r *sendstore.RetryChunk) error {
-	slots := slices.Clone(r.Slots)
-	for i := range slots {
-		slots[i].Chunk = chunk
-	}
+// insertRetryChunk records a retry chunk: its slots and its job.
+func insertRetryChunk(ctx context.Context, c conn, pushID string, r *sendstore.NumberedChunk) error {
 	if _, err := c.exec(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`,
-		pushID, chunk, len(slots), encodeSlots(slots)); err != nil {
+		pushID, r.Chunk, len(r.Slots), encodeSlots(r.Slots)); err != nil {
 		return err
 	}
-	_, err := c.insertJobs(ctx, []herald.Job{r.Job(chunk)})
+	_, err := c.insertJobs(ctx, []herald.Job{r.Job})
 	return err
-}
-
-// failedSlots are the slots of a retry chunk whose push failed meanwhile,
-// recorded failed with their last error instead of sent again.
-func failedSlots(ds []herald.Delivery) []herald.Delivery {
-	out := slices.Clone(ds)
-	for i := range out {
-		out[i].State = herald.DeliveryFailed
-	}
-	return out
-}
-
-// markable returns where a step's in-flight range may end: at
-// st.New.Marked, or at the first target whose device no longer holds its
-// token (or is no longer mapped to its owner). This is the one guard that
-// a device is sent only the token it holds, for the user it belongs to.
-func markable(ctx context.Context, c conn, appID string, st sendstore.ChunkStep) (int, error) {
-	if len(st.Targets) == 0 {
-		return st.New.Marked, nil
-	}
-	ids := make([]string, 0, len(st.Targets))
-	for _, t := range st.Targets {
-		ids = append(ids, t.DeviceID)
-	}
-	type holding struct {
-		token string
-		user  *string
-	}
-	now := make(map[string]holding, len(ids))
-	err := c.lookup(ctx, HeldTokensLookup, appID, ids,
-		func(row scanner) error {
-			var id string
-			var h holding
-			err := row.Scan(&id, &h.token, &h.user)
-			now[id] = h
-			return err
-		})
-	if err != nil {
-		return 0, err
-	}
-	for _, t := range st.Targets {
-		h, ok := now[t.DeviceID]
-		if !ok || h.token != t.Token || t.Owner != nil && (h.user == nil || *h.user != *t.Owner) {
-			return t.Pos, nil
-		}
-	}
-	return st.New.Marked, nil
 }
 
 // dropDevices deletes the devices of dead tokens, each only while it still

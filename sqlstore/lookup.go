@@ -33,7 +33,7 @@ type LookupWriter interface {
 }
 
 // The lookups of devices the store makes, all on the send path: a chunk's
-// devices by id and by user, and the guard of each send step (markable).
+// devices by id and by user, and the facts of each send step (stepFacts).
 var (
 	DevicesByIDLookup    = Lookup{Table: `devices`, Columns: deviceColumns, Scope: `app_id`, Key: `device_id`, Order: `created_at, device_id`}
 	DevicesOfUsersLookup = Lookup{Table: `devices`, Columns: deviceColumns, Scope: `app_id`, Key: `user_id`, Order: `created_at, device_id`}

@@ -52,8 +52,13 @@ func slotTargets(from int, ds ...herald.Delivery) []sendstore.SlotTarget {
 
 // retryChunk is a retry chunk of ds whose job is sendJob.
 func retryChunk(pushID string, ds ...herald.Delivery) *sendstore.RetryChunk {
-	return &sendstore.RetryChunk{Slots: ds, Job: func(chunk int) herald.Job { return sendJob(pushID, chunk) }}
+	return &sendstore.RetryChunk{Slots: ds, Job: retryJob(pushID)}
 }
+
+// retryJob is the job of a push's retry chunk before it is numbered.
+type retryJob string
+
+func (j retryJob) ForChunk(chunk int) herald.Job { return sendJob(string(j), chunk) }
 
 // states returns the states of a push's deliveries in order of seq.
 func (b *bundle) states(pushID string) []herald.DeliveryState {
