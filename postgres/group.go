@@ -37,7 +37,7 @@ const (
 // run beside the batches as ever: the rows each batch's writes lock are
 // held until its commit.
 func newBatch(db *DB, lanes int) *sqlstore.Group {
-	return sqlstore.NewGroup(func(ctx context.Context) (sqlstore.GroupTx, error) {
+	return sqlstore.NewGroup(func(ctx context.Context, _ bool) (sqlstore.GroupTx, error) {
 		opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 		tx, err := db.Pool.BeginTx(ctx, opts)
 		if err != nil && brokenConn(err) {

@@ -38,10 +38,9 @@ type DB struct {
 	Queue Queue
 	path  string
 	ready readiness
-	// gate orders the store's transactions on the writer.
-	gate gate
-	// batch commits the transactions that may share a commit together.
-	batch *sqlstore.Group
+	// writer is the one queue the store's transactions wait in (see
+	// newWriter).
+	writer *sqlstore.Group
 }
 
 // busyTimeout is how long a statement waits for a lock another process
@@ -78,7 +77,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	db := &DB{Writer: w, Reader: r, path: path}
-	db.batch = newBatch(db)
+	db.writer = newWriter(db)
 	db.Store = sqlstore.New(engine{db})
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil
