@@ -35,7 +35,8 @@ const (
 // cost no round trip of their own: they wait (pending) and go with the
 // next statement. Transactions of other processes, and those not batched,
 // run beside the batches as ever: the rows each batch's writes lock are
-// held until its commit.
+// held until its commit. Only transactions that may share come here (see
+// InTx), so every batch begins shared.
 func newBatch(db *DB, lanes int) *sqlstore.Group {
 	return sqlstore.NewGroup(func(ctx context.Context, _ bool) (sqlstore.GroupTx, error) {
 		opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
