@@ -4,6 +4,16 @@
 // the same schema and its jobs inserted in the store's transactions.
 // Transactions run at READ COMMITTED; every transition is a guarded write
 // (see sqlstore), so no correctness rests on a single writer.
+//
+// How a write reaches the database: a transaction that may share its
+// commit (sqlstore.TxOptions.Batched: registrations, device updates,
+// events) waits in the group commit's queue (a sqlstore.Group of lanes
+// batches at once, see newBatch), its batch then for a connection of the
+// pool; any other takes a connection of the pool at once. The database
+// runs them side by side, so no write waits for another's turn, only for
+// the rows it locks: bulk work needs no queue of its own behind requests,
+// as it does on SQLite's one writer. River's client takes connections of
+// the same pool.
 package postgres
 
 import (
@@ -39,7 +49,8 @@ type DB struct {
 	sqlDB  *sql.DB // the pool as database/sql, for goose
 	schema string
 	rb     rebinder
-	// batch commits the transactions that may share a commit together.
+	// batch commits the transactions that may share a commit together:
+	// the one queue a write may wait in before the pool's.
 	batch *sqlstore.Group
 	ready sqlstore.Readiness
 }

@@ -37,7 +37,7 @@ func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool},
 // others queued at the same time (see newBatch).
 func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
 	if opts.Batched && !opts.Bulk {
-		return e.db.batch.Run(ctx, opts.Key, fn)
+		return e.db.batch.Run(ctx, opts, fn)
 	}
 	var committing bool
 	run := func() error {

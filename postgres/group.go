@@ -35,9 +35,10 @@ const (
 // cost no round trip of their own: they wait (pending) and go with the
 // next statement. Transactions of other processes, and those not batched,
 // run beside the batches as ever: the rows each batch's writes lock are
-// held until its commit.
+// held until its commit. Only transactions that may share come here (see
+// InTx), so every batch begins shared.
 func newBatch(db *DB, lanes int) *sqlstore.Group {
-	return sqlstore.NewGroup(func(ctx context.Context) (sqlstore.GroupTx, error) {
+	return sqlstore.NewGroup(func(ctx context.Context, _ bool) (sqlstore.GroupTx, error) {
 		opts := pgx.TxOptions{IsoLevel: pgx.ReadCommitted}
 		tx, err := db.Pool.BeginTx(ctx, opts)
 		if err != nil && brokenConn(err) {

@@ -27,19 +27,39 @@ func openMigrated(t *testing.T) *DB {
 	return db
 }
 
-// batchQueued waits until n transactions wait in db's batch queue.
+// batchQueued waits until n transactions wait in db's writer queue.
 func batchQueued(t *testing.T, db *DB, n int) {
 	t.Helper()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
-		got := db.batch.Queued()
+		got := db.writer.Queued()
 		if got == n {
 			return
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("batch queue: got %d, want %d", got, n)
+			t.Fatalf("writer queue: got %d, want %d", got, n)
 		}
 		time.Sleep(time.Millisecond) // the poll interval; the deadline bounds the wait
+	}
+}
+
+// hold runs a transaction of opts's kind that holds the writer until
+// release is called; release returns the transaction's result.
+func hold(t *testing.T, db *DB, opts sqlstore.TxOptions) (release func() error) {
+	t.Helper()
+	started, free := make(chan struct{}), make(chan struct{})
+	done := make(chan error, 1)
+	go func() {
+		done <- engine{db}.InTx(context.Background(), opts, func(sqlstore.Tx) error {
+			close(started)
+			<-free
+			return nil
+		})
+	}()
+	<-started
+	return func() error {
+		close(free)
+		return <-done
 	}
 }
 
@@ -71,9 +91,7 @@ func metaNames(t *testing.T, db *DB, names ...string) map[string]bool {
 // the writer and returns each transaction's result.
 func runQueued(t *testing.T, db *DB, ctxs []context.Context, fns []func(sqlstore.Tx) error, prepare func()) []error {
 	t.Helper()
-	if err := db.gate.enter(context.Background(), false); err != nil {
-		t.Fatal(err)
-	}
+	release := hold(t, db, sqlstore.TxOptions{})
 	errs := make([]error, len(fns))
 	var wg sync.WaitGroup
 	for i, fn := range fns {
@@ -85,7 +103,9 @@ func runQueued(t *testing.T, db *DB, ctxs []context.Context, fns []func(sqlstore
 		batchQueued(t, db, i+1) // one by one: the queue's order is the start order
 	}
 	prepare()
-	db.gate.leave()
+	if err := release(); err != nil {
+		t.Errorf("the transaction holding the writer: %v", err)
+	}
 	wg.Wait()
 	return errs
 }
@@ -165,11 +185,13 @@ func TestBatch(t *testing.T) {
 	})
 	t.Run("DeadlineWhileTheWriterIsHeld", func(t *testing.T) {
 		// A database that does not answer: the leader (waiting for the
-		// writer) and one queued behind it both give up at their
-		// deadline instead of waiting for as long as the writer is held.
+		// writer's connection, which River, say, holds) and one queued
+		// behind it both give up at their deadline instead of waiting for
+		// as long as the writer is held.
 		t.Parallel()
 		db := openMigrated(t)
-		if err := db.gate.enter(context.Background(), false); err != nil {
+		held, err := db.Writer.Conn(context.Background())
+		if err != nil {
 			t.Fatal(err)
 		}
 		errs := make(chan error, 2)
@@ -191,13 +213,10 @@ func TestBatch(t *testing.T) {
 				t.Fatal("a batched transaction still waits for the held writer past its deadline")
 			}
 		}
-		db.gate.mu.Lock()
-		held, waiting := db.gate.held, len(db.gate.urgent)+len(db.gate.bulk)
-		db.gate.mu.Unlock()
-		if !held || waiting != 0 {
-			t.Errorf("the writer after the batch gave up: held %v with %d waiting, want still the test's with none waiting", held, waiting)
+		if inUse, waiting := db.Writer.Stats().InUse, db.writer.Queued(); inUse != 1 || waiting != 0 {
+			t.Errorf("the writer after the batch gave up: %d connection(s) in use with %d waiting, want still the test's with none waiting", inUse, waiting)
 		}
-		db.gate.leave()
+		held.Close()
 		if got := metaNames(t, db, "a", "b"); got["a"] || got["b"] {
 			t.Errorf("rows committed: got %v, want none", got)
 		}

@@ -1,5 +1,20 @@
 // Package sqlite is Herald's embedded store: herald's store interfaces on
 // SQLite (modernc.org/sqlite, pure Go), with River's tables in the same file.
+//
+// How a write reaches the database: SQLite takes one writer at a time, so
+// every write goes through DB.Writer, a pool of one connection. The
+// store's transactions first wait in one queue, the writer's scheduler (a
+// sqlstore.Group of one lane, see newWriter), which runs one transaction
+// at a time: those answering requests (an accept, a registration, a
+// device's events) before bulk delivery work (fan-out pages, chunk
+// steps, outcomes; sqlstore.TxOptions.Bulk), each kind in order of
+// arrival, and those that may share a commit (sqlstore.TxOptions.Batched:
+// registrations, device updates, events) several in one. The connection
+// is then free for it, but when River holds it: River's client writes
+// through database/sql on the same pool (fetching and completing jobs),
+// outside the scheduler, and a store transaction waits for at most the
+// River transaction running. Migrations and ReclaimJobs (at start) and
+// the readiness probe's heartbeat write use the pool directly too.
 package sqlite
 
 import (
@@ -24,9 +39,9 @@ import (
 var migrations embed.FS
 
 // DB is an open Herald database: the shared SQL store (package sqlstore)
-// on SQLite. SQLite takes one writer at a time, so all writes (ours and
-// River's) go through Writer, a pool of one connection; reads use Reader, a
-// pool of several read-only connections that WAL lets run beside the
+// on SQLite. All writes (ours, queued in the writer's scheduler, and
+// River's) go through Writer, a pool of one connection; reads use Reader,
+// a pool of several read-only connections that WAL lets run beside the
 // writer.
 type DB struct {
 	// Store holds the queries; its Now is the clock, which tests replace.
@@ -38,10 +53,9 @@ type DB struct {
 	Queue Queue
 	path  string
 	ready readiness
-	// gate orders the store's transactions on the writer.
-	gate gate
-	// batch commits the transactions that may share a commit together.
-	batch *sqlstore.Group
+	// writer is the one queue the store's transactions wait in (see
+	// newWriter).
+	writer *sqlstore.Group
 }
 
 // busyTimeout is how long a statement waits for a lock another process
@@ -78,7 +92,7 @@ func Open(ctx context.Context, path string) (*DB, error) {
 	r.SetMaxOpenConns(8)
 	r.SetMaxIdleConns(8)
 	db := &DB{Writer: w, Reader: r, path: path}
-	db.batch = newBatch(db)
+	db.writer = newWriter(db)
 	db.Store = sqlstore.New(engine{db})
 	db.SetMinFreeBytes(defaultMinFree)
 	return db, nil

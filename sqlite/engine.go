@@ -25,28 +25,10 @@ type engine struct{ db *DB }
 
 func (e engine) Reader() sqlstore.Querier { return querier{e.db.Reader} }
 
-// InTx runs fn in a transaction on the writer, its turn given by the gate
-// (API requests before bulk delivery work).
-//
-// Transactions marked batched (and not bulk) may share their
-// commit with others queued at the same time (see batch).
+// InTx runs fn in a transaction on the writer, queued in the writer's
+// scheduler (see newWriter).
 func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
-	if opts.Batched && !opts.Bulk {
-		return e.db.batch.Run(ctx, opts.Key, fn)
-	}
-	if err := e.db.gate.enter(ctx, opts.Bulk); err != nil {
-		return err
-	}
-	defer e.db.gate.leave()
-	tx, err := e.db.Writer.BeginTx(ctx, nil)
-	if err != nil {
-		return err
-	}
-	if err = fn(newTxn(tx, e.db.Queue)); err != nil {
-		tx.Rollback()
-		return err
-	}
-	return tx.Commit()
+	return e.db.writer.Run(ctx, opts, fn)
 }
 
 // Translate maps driver errors to the store's, in one place.

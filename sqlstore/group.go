@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"hash/fnv"
 	"runtime"
+	"slices"
 	"sync"
 	"time"
 )
@@ -29,39 +30,67 @@ type GroupTx interface {
 	Rollback(ctx context.Context) error
 }
 
-// Group commits transactions that may share a commit (TxOptions.Batched)
-// together: group commit, one queue for every engine. A commit costs
-// more than a small transaction's statements (on SQLite the WAL frames
-// written and the writer handed on, on PostgreSQL two round trips and a
-// WAL flush), so transactions that queue while a batch runs share one:
-// the first in the queue leads, begins a transaction (Begin), runs every
-// queued transaction in a savepoint of its own, commits, answers each,
-// and hands the lead to the first of those queued meanwhile. No
-// transaction is answered before the commit that holds its writes; one
-// that fails is rolled back to its savepoint and answered its error at
-// once, the others going on. Alone in the queue, a transaction runs
-// without a savepoint. An engine builds one with NewGroup.
+// Group is an engine's writer scheduler: the one queue a write
+// transaction of the store's waits in before it reaches the database.
+// It does two things.
+//
+// It orders: in a lane, transactions that answer requests (not
+// TxOptions.Bulk) go before bulk delivery work that waited longer, each
+// kind in order of arrival, so that an accept never waits behind a long
+// row of a fan-out's small writes.
+//
+// It commits together those that may share a commit (TxOptions.Batched,
+// never bulk): group commit. A commit costs more than a small
+// transaction's statements (on SQLite the WAL frames written and the
+// writer handed on, on PostgreSQL two round trips and a WAL flush), so
+// transactions that queue while a batch runs share one: the first in the
+// queue leads, begins a transaction (Begin), runs its own and every other
+// shareable transaction queued in a savepoint of its own, commits,
+// answers each, and hands the lead to the first of those queued
+// meanwhile. No transaction is answered before the commit that holds its
+// writes; one that fails is rolled back to its savepoint and answered its
+// error at once, the others going on. Alone in its batch, a transaction
+// runs without a savepoint. A transaction that may not share leads a
+// batch of its own, in a transaction begun under its own context.
+//
+// A lane runs one batch at a time; a group with several lanes runs that
+// many at once, on an engine that can (each in a transaction on a
+// connection of its own). An engine builds one with NewGroup.
 type Group struct {
-	begin func(ctx context.Context) (GroupTx, error)
+	begin func(ctx context.Context, shared bool) (GroupTx, error)
 	max   int
 	mu    sync.Mutex
 	lanes []lane
 }
 
-// lane is a queue of its own with a leader of its own: a group with
-// several runs that many batches at once, on an engine that can (each
-// in a transaction on a connection of its own).
+// lane is a queue of its own with a leader of its own.
 type lane struct {
-	// queue holds the transactions waiting; its first is the leader's
-	// whenever leading is true.
+	// queue holds the transactions waiting, those not bulk first, each
+	// kind in order of arrival. While leading is true a leader is
+	// running: its own transaction stays in queue until it takes its
+	// batch.
 	queue   []*groupOp
 	leading bool
 }
 
+// add queues op: after the lane's others of its kind, before any bulk
+// one when it is not bulk.
+func (l *lane) add(op *groupOp) {
+	i := len(l.queue)
+	if !op.bulk {
+		for i > 0 && l.queue[i-1].bulk {
+			i--
+		}
+	}
+	l.queue = slices.Insert(l.queue, i, op)
+}
+
 // NewGroup returns a group whose batches run in transactions begin
-// starts (after taking the engine's turn, if it has one), at most max
-// transactions in one and at most lanes batches at once.
-func NewGroup(begin func(ctx context.Context) (GroupTx, error), max, lanes int) *Group {
+// starts, at most max transactions in one and at most lanes batches at
+// once. begin is told whether the batch may hold several transactions
+// (shared: its statements must then ignore the end of any one's context;
+// ctx is the batch's) or one that may not share (ctx is its own).
+func NewGroup(begin func(ctx context.Context, shared bool) (GroupTx, error), max, lanes int) *Group {
 	return &Group{begin: begin, max: max, lanes: make([]lane, lanes)}
 }
 
@@ -69,7 +98,9 @@ func NewGroup(begin func(ctx context.Context) (GroupTx, error), max, lanes int) 
 type groupOp struct {
 	ctx context.Context
 	fn  func(Tx) error
-	err error
+	// bulk: TxOptions.Bulk; shared: it may share its batch.
+	bulk, shared bool
+	err          error
 	// done is closed once err is final; lead when this op's goroutine is
 	// to lead the next batch.
 	done, lead chan struct{}
@@ -80,7 +111,8 @@ func (op *groupOp) finish(err error) {
 	close(op.done)
 }
 
-// Queued returns how many transactions wait in the queues (for tests).
+// Queued returns how many transactions wait in the queues, a leader's
+// among them until it takes its batch (for tests).
 func (g *Group) Queued() int {
 	g.mu.Lock()
 	defer g.mu.Unlock()
@@ -107,21 +139,23 @@ func (g *Group) pick() *lane {
 	return best
 }
 
-// Run queues fn and returns once it has committed or failed. Those of
-// one key (TxOptions.Key) join one lane; those of none, the lane pick
-// finds.
-func (g *Group) Run(ctx context.Context, key string, fn func(Tx) error) error {
-	op := &groupOp{ctx: ctx, fn: fn, done: make(chan struct{}), lead: make(chan struct{})}
+// Run queues fn and returns once it has committed or failed. opts says
+// its kind (Bulk), whether it may share a commit (Batched, not Bulk) and
+// its lane: those of one key (TxOptions.Key) join one lane; those of
+// none, the lane pick finds.
+func (g *Group) Run(ctx context.Context, opts TxOptions, fn func(Tx) error) error {
+	op := &groupOp{ctx: ctx, fn: fn, bulk: opts.Bulk, shared: opts.Batched && !opts.Bulk,
+		done: make(chan struct{}), lead: make(chan struct{})}
 	g.mu.Lock()
 	var l *lane
-	if key == "" {
+	if opts.Key == "" {
 		l = g.pick()
 	} else {
 		h := fnv.New32a()
-		h.Write([]byte(key))
+		h.Write([]byte(opts.Key))
 		l = &g.lanes[h.Sum32()%uint32(len(g.lanes))]
 	}
-	l.queue = append(l.queue, op)
+	l.add(op)
 	first := !l.leading
 	l.leading = true
 	g.mu.Unlock()
@@ -141,7 +175,7 @@ func (g *Group) Run(ctx context.Context, key string, fn func(Tx) error) error {
 			}
 		}
 	}
-	g.leadOne(l)
+	g.leadOne(l, op)
 	<-op.done // the leader's op is first in the batch it took
 	return op.err
 }
@@ -156,11 +190,9 @@ func (g *Group) leave(l *lane, op *groupOp) bool {
 		return false
 	default:
 	}
-	for i, o := range l.queue {
-		if o == op {
-			l.queue = append(l.queue[:i], l.queue[i+1:]...)
-			return true
-		}
+	if i := slices.Index(l.queue, op); i >= 0 {
+		l.queue = slices.Delete(l.queue, i, i+1)
+		return true
 	}
 	return false
 }
@@ -168,25 +200,28 @@ func (g *Group) leave(l *lane, op *groupOp) bool {
 // batchTimeout bounds a batch whose leader's context has no deadline.
 const batchTimeout = 10 * time.Second
 
-// leadOne begins a transaction, takes the lane's queue, commits the batch
-// and hands the lead on. The batch runs until the leader's deadline
-// (batchTimeout without one), whatever the end of any op's context: a
-// database that does not answer fails the batch's transactions by then,
-// as it fails one alone.
-func (g *Group) leadOne(l *lane) {
-	g.mu.Lock()
-	first := l.queue[0].ctx
-	g.mu.Unlock()
-	deadline, ok := first.Deadline()
-	if !ok {
-		deadline = time.Now().Add(batchTimeout)
+// leadOne begins a transaction, takes leader and, when it may share,
+// the others of the lane's queue that may (up to max in all), commits the
+// batch and hands the lead on. A shared batch runs until the leader's
+// deadline (batchTimeout without one), whatever the end of any op's
+// context: a database that does not answer fails the batch's
+// transactions by then, as it fails one alone. A batch of one that may
+// not share runs under its own context.
+func (g *Group) leadOne(l *lane, leader *groupOp) {
+	ctx := leader.ctx
+	if leader.shared {
+		deadline, ok := ctx.Deadline()
+		if !ok {
+			deadline = time.Now().Add(batchTimeout)
+		}
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(context.WithoutCancel(ctx), deadline)
+		defer cancel()
 	}
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(first), deadline)
-	defer cancel()
-	// Begin (the engine's turn) is waited for whatever the leader's
-	// caller does: others wait on this leader.
-	tx, err := g.begin(ctx)
-	if g.alone(l) {
+	// Begin is waited for whatever the leader's caller does: others wait
+	// on this leader.
+	tx, err := g.begin(ctx, leader.shared)
+	if leader.shared && g.alone(l) {
 		// Requests already running on this process (read, about to
 		// queue) join the batch if let run first: after a batch's
 		// answers, the first request back would otherwise commit alone
@@ -195,9 +230,14 @@ func (g *Group) leadOne(l *lane) {
 		runtime.Gosched()
 	}
 	g.mu.Lock()
-	n := min(len(l.queue), g.max)
-	ops := append([]*groupOp(nil), l.queue[:n]...)
-	l.queue = append(l.queue[:0], l.queue[n:]...)
+	ops := []*groupOp{leader}
+	l.queue = slices.DeleteFunc(l.queue, func(op *groupOp) bool {
+		take := op == leader || leader.shared && op.shared && len(ops) < g.max
+		if take && op != leader {
+			ops = append(ops, op)
+		}
+		return take
+	})
 	g.mu.Unlock()
 
 	g.commit(ctx, tx, err, ops)
@@ -242,7 +282,7 @@ func (g *Group) commit(ctx context.Context, tx GroupTx, err error, ops []*groupO
 			_ = tx.Rollback(ctx)
 			op.finish(err)
 			rest := append(ran, ops[i+1:]...)
-			next, err := g.begin(ctx)
+			next, err := g.begin(ctx, true)
 			g.commit(ctx, next, err, rest)
 			return
 		}

@@ -77,10 +77,10 @@ type Engine interface {
 	// Reader runs reads outside any transaction.
 	Reader() Querier
 	// InTx runs fn in a write transaction, committing when fn returns nil
-	// and rolling back otherwise. An engine with one writer may let
-	// transactions that are not bulk (TxOptions.Bulk) go first; an
-	// engine may commit batched ones together (TxOptions.Batched, see
-	// Group).
+	// and rolling back otherwise. An engine queues its writes in one
+	// scheduler at most, a Group: one with one writer lets transactions
+	// that are not bulk (TxOptions.Bulk) go first; an engine may commit
+	// batched ones together (TxOptions.Batched).
 	InTx(ctx context.Context, opts TxOptions, fn func(Tx) error) error
 	// Translate maps the driver's errors to the store's: no row is
 	// herald.ErrNotFound, a unique violation wraps ErrUnique, a deadlock

@@ -140,7 +140,7 @@ type TxOptions struct {
 	// Bulk marks bulk delivery work: the send path's transitions
 	// (fan-out, chunk steps, outcomes, ends), many and small. An engine
 	// with one writer lets other writes, which answer API requests, go
-	// before them.
+	// before them (see Group).
 	Bulk bool
 	// Batched marks a transaction that may share its commit with others
 	// (group commit, see Group): an engine may run several such

@@ -2,6 +2,7 @@ package sqlite
 
 import (
 	"context"
+	"database/sql"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sqlstore"
@@ -11,60 +12,55 @@ import (
 // holds the writer no longer than a few ordinary transactions.
 const maxBatch = 128
 
-// newBatch is the group commit of the transactions marked batched
-// (sqlstore.TxOptions, see sqlstore.Group): each batch takes the writer
-// (the gate) and runs in one transaction on it.
-func newBatch(db *DB) *sqlstore.Group {
-	return sqlstore.NewGroup(func(ctx context.Context) (sqlstore.GroupTx, error) {
-		// The writer is waited for until the batch's deadline (its
-		// leader's, see sqlstore.Group), whatever the leader's caller
-		// does: others wait on this leader.
-		if err := db.gate.enter(ctx, false); err != nil {
-			return nil, err
-		}
+// newWriter is the writer's scheduler (see sqlstore.Group), with one
+// lane: every transaction of the store's waits in it, those answering
+// requests before bulk delivery work, and those marked batched
+// (sqlstore.TxOptions) committed together. Its lane runs one transaction
+// at a time, so the one connection of the Writer pool is free for it but
+// when River holds it.
+func newWriter(db *DB) *sqlstore.Group {
+	return sqlstore.NewGroup(func(ctx context.Context, shared bool) (sqlstore.GroupTx, error) {
 		tx, err := db.Writer.BeginTx(ctx, nil)
 		if err != nil {
-			db.gate.leave()
 			return nil, err
 		}
-		return batchTx{detached{newTxn(tx, db.Queue)}, db}, nil
+		t := newTxn(tx, db.Queue)
+		if shared {
+			return writeTx{detached{t}, tx}, nil
+		}
+		return writeTx{t, tx}, nil
 	}, maxBatch, 1)
 }
 
-// batchTx is a batch's transaction on the writer. Its savepoint
-// statements are kept compiled like the store's. SQLite rolls back the
-// whole transaction when a write is interrupted, which would take the
-// others' writes with it: its statements ignore the end of any op's
-// context (detached).
-type batchTx struct {
-	detached
-	db *DB
+// writeTx is a transaction on the writer. Its savepoint statements are
+// kept compiled like the store's. SQLite rolls back the whole transaction
+// when a write is interrupted, which would take the others' writes with
+// it: a shared batch's statements ignore the end of any op's context
+// (detached); those of a transaction alone end with its context, as its
+// transaction does.
+type writeTx struct {
+	sqlstore.Tx
+	tx *sql.Tx
 }
 
-func (b batchTx) Savepoint(ctx context.Context) error {
-	_, err := b.Exec(ctx, `SAVEPOINT batch_op`)
+func (w writeTx) Savepoint(ctx context.Context) error {
+	_, err := w.Exec(ctx, `SAVEPOINT batch_op`)
 	return err
 }
 
-func (b batchTx) RollbackTo(ctx context.Context) error {
-	_, err := b.Exec(ctx, `ROLLBACK TO batch_op`)
+func (w writeTx) RollbackTo(ctx context.Context) error {
+	_, err := w.Exec(ctx, `ROLLBACK TO batch_op`)
 	return err
 }
 
-func (b batchTx) Release(ctx context.Context) error {
-	_, err := b.Exec(ctx, `RELEASE batch_op`)
+func (w writeTx) Release(ctx context.Context) error {
+	_, err := w.Exec(ctx, `RELEASE batch_op`)
 	return err
 }
 
-func (b batchTx) Commit(context.Context) error {
-	defer b.db.gate.leave()
-	return b.t.tx.Commit()
-}
+func (w writeTx) Commit(context.Context) error { return w.tx.Commit() }
 
-func (b batchTx) Rollback(context.Context) error {
-	defer b.db.gate.leave()
-	return b.t.tx.Rollback()
-}
+func (w writeTx) Rollback(context.Context) error { return w.tx.Rollback() }
 
 // detached is a transaction whose statements run under their context's
 // values but never its cancellation (see batchTx).
