@@ -139,7 +139,7 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	p := Push{
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token,
 		Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
-		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt,
+		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
 		CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
 	}
 	if p.ScheduledAt != nil {
@@ -233,6 +233,10 @@ type Push struct {
 	Edits          []Edit
 	// NightPolicy is options.nightPolicy ("" is NightSkip).
 	NightPolicy NightPolicy
+	// TTL is options.ttl: how many seconds the push service keeps each
+	// message for a device that is offline, counted from its send (see
+	// MaxTTL); nil when not given (the push service's default, 4 weeks).
+	TTL *int
 	// DeferredUntil is when the push's deferred part (see NightDefer) is
 	// sent: set, with Counts.DeferredNight, while one waits.
 	DeferredUntil *time.Time
@@ -608,6 +612,18 @@ func (c PushChange) content(cur Content) Content {
 		}
 	}
 	return cur
+}
+
+// MaxTTL is the longest options.ttl, in seconds: 28 days, the longest FCM
+// keeps a message.
+const MaxTTL = 2_419_200
+
+// TTLProblem returns why seconds is no options.ttl, "" when it is one.
+func TTLProblem(seconds int64) string {
+	if seconds < 0 || seconds > MaxTTL {
+		return fmt.Sprintf("must be a whole number of seconds from 0 to %d", MaxTTL)
+	}
+	return ""
 }
 
 // MaxFCMPayload is FCM's limit on the payload of one message, in bytes, for

@@ -21,6 +21,8 @@ type PushRequest struct {
 	IsMarketingOpt bool
 	NightPolicy    NightPolicy
 	RequestGroupID string
+	// TTL is options.ttl (see Push.TTL); nil when absent.
+	TTL *int
 	// ScheduledAt is when a scheduled push is due; nil sends it now.
 	ScheduledAt *time.Time
 	// Test marks an operator's test push, which is charged nothing.

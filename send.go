@@ -25,6 +25,12 @@ type Notification struct {
 	// that message's index. The push service shows a message sent twice to
 	// a device (a resend after a crash) once, the later replacing the first.
 	Tag string
+	// HasTTL says the message has a time to live: TTL seconds from its
+	// send (0: deliver now or never), ending at Expires (unix seconds).
+	// Without one the push service keeps it its default time.
+	HasTTL  bool
+	TTL     int
+	Expires int64
 	// ValidateOnly has the push service check the message without
 	// delivering it (FCM's validate_only): the sends of a sandbox app.
 	ValidateOnly bool

@@ -5,6 +5,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"net/http"
 	"strconv"
@@ -44,6 +45,7 @@ func newDashboard(s *server) *dashboard {
 		"add":     func(a, b int) int { return a + b },
 		"source":  sourceWords,
 		"yesno":   yesNo,
+		"ttl":     formatTTL,
 		// shown is a push's content as the pages list it (herald.App.ShownContent).
 		"shown": func(a *herald.App, p herald.Push) herald.Content { return a.ShownContent(p) },
 		"pushRows": func(a *herald.App, ps []herald.Push) pushRowsData {
@@ -254,6 +256,17 @@ func (d *dashboard) asset(name, contentType string) http.HandlerFunc {
 // formatActions writes half Server Actions as Server Actions: 3 → "1.5".
 func formatActions(half int64) string {
 	return strconv.FormatFloat(herald.ServerActions(half), 'f', -1, 64)
+}
+
+// formatTTL says a push's options.ttl in words.
+func formatTTL(ttl *int) string {
+	switch {
+	case ttl == nil:
+		return "FCM's default (4 weeks)"
+	case *ttl == 0:
+		return "0: delivered now or never"
+	}
+	return fmt.Sprintf("%d s (%s) from each send", *ttl, time.Duration(*ttl)*time.Second)
 }
 
 // openRate formats a push's open rate (opened / sent) as a percentage;

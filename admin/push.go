@@ -44,6 +44,8 @@ type pushJSON struct {
 	// AdFooter is the text appended to the body of each marketing message
 	// (content stays as sent); null when none.
 	AdFooter *string `json:"adFooter"`
+	// TTL is options.ttl in seconds; null when the push gave none.
+	TTL *int `json:"ttl"`
 }
 
 func orNil(s string) *string {
@@ -65,7 +67,7 @@ func pushToJSON(p herald.Push) pushJSON {
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.NetServerActionsHalf()), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
-		AdFooter: p.AdFooterShown(),
+		AdFooter: p.AdFooterShown(), TTL: p.TTL,
 	}
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip

@@ -52,6 +52,9 @@ type Options struct {
 	// NightPolicy is "skip" (the default) or "defer": a marketing push
 	// sent at night goes to devices without night consent at 08:00.
 	NightPolicy string `json:"nightPolicy,omitempty"`
+	// TTL is how long FCM keeps each message for an offline device, in
+	// seconds from its send (0–2,419,200); nil leaves FCM's default.
+	TTL *int `json:"ttl,omitempty"`
 }
 
 // PushResult is the answer to an accepted push.

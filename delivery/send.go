@@ -367,11 +367,15 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 		rc = c.recipients[d.RecipientIdx]
 	}
 	content := p.Sent(rc) // a marketing message with its ad footer
-	err := c.sender.Deliver(ctx, herald.Notification{
+	n := herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge, RequestGroupID: p.RequestGroupID,
 		Tag: c.tagOf(d), ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
-	})
+	}
+	if p.TTL != nil { // counted from this send: a deferred part's from 08:00
+		n.HasTTL, n.TTL, n.Expires = true, *p.TTL, c.s.cfg.Now().Unix()+int64(*p.TTL)
+	}
+	err := c.sender.Deliver(ctx, n)
 	sd.out = c.outcomeOf(err, ctx.Err() != nil, d)
 }
 

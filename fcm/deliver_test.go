@@ -53,7 +53,7 @@ func marshalled(t *testing.T, n herald.Notification) string {
 	t.Helper()
 	want, err := json.Marshal(sendRequest{ValidateOnly: n.ValidateOnly, Message: BuildMessage(n.Token, Notification{
 		Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
-		RequestGroupID: n.RequestGroupID, Tag: n.Tag})})
+		RequestGroupID: n.RequestGroupID, Tag: n.Tag, HasTTL: n.HasTTL, TTL: n.TTL, Expires: n.Expires})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -78,6 +78,8 @@ func TestTemplateBody(t *testing.T) {
 	shapes := []herald.Notification{
 		{PushID: "push_1"},
 		{PushID: "push_1", Tag: "push_1"},
+		{PushID: "push_1", Tag: "push_1", HasTTL: true, TTL: 3600, Expires: 1_800_000_000},
+		{PushID: "push_1", HasTTL: true, Expires: 1_800_000_000},
 		{PushID: "push_2", ImageURL: "https://img.example/a.png?x=<1>&y=\"2\"", LinkURL: "https://example.com/x?a=1&b=2",
 			Badge: true, ValidateOnly: true, RequestGroupID: "group-1", Tag: "push_2-199"},
 		{LinkURL: "myapp://open/\u2028", RequestGroupID: "not a label", Tag: "not a topic <&>"},

@@ -7,6 +7,7 @@ package fcm
 import (
 	"net/url"
 	"regexp"
+	"strconv"
 )
 
 // Notification is the content of one push as Herald knows it, before it is
@@ -21,6 +22,11 @@ type Notification struct {
 	// RequestGroupID becomes the message's analytics label when FCM
 	// accepts it as one (see AnalyticsLabel).
 	RequestGroupID string
+	// HasTTL, TTL and Expires are the message's time to live (see
+	// herald.Notification): android.ttl and the apns-expiration header.
+	HasTTL  bool
+	TTL     int
+	Expires int64
 	// Tag is the same on every send of one message (see herald.Notification):
 	// the Android notification tag, the APNs collapse id and the web-push
 	// Topic, so a message sent twice to a device replaces itself on screen.
@@ -67,6 +73,7 @@ type MessageNotification struct {
 
 // AndroidConfig is the Android-specific part of a Message.
 type AndroidConfig struct {
+	TTL          string               `json:"ttl,omitempty"`
 	Notification *AndroidNotification `json:"notification,omitempty"`
 }
 
@@ -86,6 +93,7 @@ type APNSConfig struct {
 // APNSHeaders are the APNs request headers of a Message.
 type APNSHeaders struct {
 	CollapseID string `json:"apns-collapse-id,omitempty"`
+	Expiration string `json:"apns-expiration,omitempty"`
 }
 
 // APNSPayload is the APNs payload of a Message.
@@ -127,9 +135,7 @@ func BuildMessage(token string, n Notification) Message {
 	if n.Title != "" || n.Body != "" || n.ImageURL != "" {
 		m.Notification = &MessageNotification{Title: n.Title, Body: n.Body, Image: n.ImageURL}
 	}
-	if n.ImageURL != "" || n.Tag != "" {
-		m.Android = &AndroidConfig{Notification: &AndroidNotification{Image: n.ImageURL, Tag: n.Tag}}
-	}
+	m.Android = buildAndroid(n)
 	m.APNS = buildAPNS(n)
 	if label := AnalyticsLabel(n.RequestGroupID); label != "" {
 		m.FCMOptions = &FCMOptions{AnalyticsLabel: label}
@@ -184,17 +190,44 @@ func buildData(n Notification) map[string]string {
 	return data
 }
 
-// buildAPNS returns the Apple part of n, or nil when it would be empty.
-func buildAPNS(n Notification) *APNSConfig {
-	collapse := collapses(n.Tag)
-	if !n.Badge && n.ImageURL == "" && !collapse {
+// buildAndroid returns the Android part of n, or nil when it would be
+// empty.
+func buildAndroid(n Notification) *AndroidConfig {
+	var a AndroidConfig
+	if n.HasTTL {
+		a.TTL = strconv.Itoa(n.TTL) + "s" // a protobuf Duration in JSON
+	}
+	if n.ImageURL != "" || n.Tag != "" {
+		a.Notification = &AndroidNotification{Image: n.ImageURL, Tag: n.Tag}
+	}
+	if a == (AndroidConfig{}) {
 		return nil
 	}
+	return &a
+}
+
+// buildAPNS returns the Apple part of n, or nil when it would be empty.
+func buildAPNS(n Notification) *APNSConfig {
+	var h APNSHeaders
+	if collapses(n.Tag) {
+		h.CollapseID = n.Tag
+	}
+	if n.HasTTL {
+		// APNs reads 0 as "deliver now or never", as FCM reads "0s";
+		// another time to live ends at a moment, in unix seconds.
+		h.Expiration = "0"
+		if n.TTL > 0 {
+			h.Expiration = strconv.FormatInt(n.Expires, 10)
+		}
+	}
 	apns := &APNSConfig{}
-	if collapse {
-		apns.Headers = &APNSHeaders{CollapseID: n.Tag}
+	if h != (APNSHeaders{}) {
+		apns.Headers = &h
 	}
 	if !n.Badge && n.ImageURL == "" {
+		if apns.Headers == nil {
+			return nil
+		}
 		return apns
 	}
 	apns.Payload = &APNSPayload{}

@@ -87,6 +87,25 @@ func TestBuildMessage(t *testing.T) {
 				`"webpush":{"headers":{"Topic":"push_2"},"fcm_options":{"link":"https://l/y"}}}`,
 		},
 		{
+			name: "TTL",
+			n:    Notification{Title: "Hi", HasTTL: true, TTL: 3600, Expires: 1_800_003_600},
+			want: `{"token":"tok","notification":{"title":"Hi"},"android":{"ttl":"3600s"},"apns":{"headers":{"apns-expiration":"1800003600"}}}`,
+		},
+		{
+			// 0 is "deliver now or never" to both services.
+			name: "TTLZero",
+			n:    Notification{Title: "Hi", HasTTL: true, Expires: 1_800_000_000},
+			want: `{"token":"tok","notification":{"title":"Hi"},"android":{"ttl":"0s"},"apns":{"headers":{"apns-expiration":"0"}}}`,
+		},
+		{
+			name: "TTLWithTagAndImage",
+			n:    Notification{Title: "Hi", ImageURL: "https://i/x.png", Tag: "push_3", HasTTL: true, TTL: 60, Expires: 1_800_000_060},
+			want: `{"token":"tok","notification":{"title":"Hi","image":"https://i/x.png"},` +
+				`"android":{"ttl":"60s","notification":{"image":"https://i/x.png","tag":"push_3"}},` +
+				`"apns":{"headers":{"apns-collapse-id":"push_3","apns-expiration":"1800000060"},"payload":{"aps":{"mutable-content":1}},"fcm_options":{"image":"https://i/x.png"}},` +
+				`"webpush":{"headers":{"Topic":"push_3"}}}`,
+		},
+		{
 			// APNs takes at most 64 bytes, a web-push Topic 32 characters of
 			// the URL-safe base64 alphabet: another tag is Android's only.
 			name: "TagNotATopic",

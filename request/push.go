@@ -1,6 +1,8 @@
 package request
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"strconv"
 	"time"
@@ -99,6 +101,25 @@ func JudgePush(app herald.App, kind herald.PushKind, body []byte, received time.
 	return p, req.Recipients, nil
 }
 
+// ttl reads options.ttl: a whole number of seconds (no fraction or
+// exponent, no string) within herald.TTLProblem's range; nil when refused.
+func (o Object) ttl(raw json.RawMessage) *int {
+	t := bytes.TrimSpace(raw)
+	digits := bytes.TrimPrefix(t, []byte("-"))
+	whole := len(digits) > 0 && len(digits) <= 12 && bytes.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) < 0
+	n, err := strconv.ParseInt(string(t), 10, 64)
+	reason := herald.TTLProblem(n)
+	if !whole || err != nil {
+		reason = herald.TTLProblem(-1)
+	}
+	if reason != "" {
+		o.Fail("ttl", reason)
+		return nil
+	}
+	seconds := int(n)
+	return &seconds
+}
+
 // Topic reads a required topic name.
 func (o Object) Topic(name string) string {
 	t, ok := o.Str(name, true, 0)
@@ -179,7 +200,7 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 	if !ok {
 		return
 	}
-	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy")
+	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl")
 	if b := opt.Boolean("isUsingBadge"); b != nil {
 		p.Badge = *b
 	}
@@ -192,6 +213,9 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 			opt.Fail("nightPolicy", herald.NightPolicyReason)
 		}
 		p.NightPolicy = policy
+	}
+	if raw, ok := opt.Raw("ttl"); ok {
+		p.TTL = opt.ttl(raw)
 	}
 	if g, ok := opt.Str("requestGroupId", false, 0); ok {
 		if reason := herald.RequestGroupIDProblem(g); reason != "" {

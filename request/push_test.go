@@ -90,3 +90,47 @@ func TestReadPushUnknownKind(t *testing.T) {
 		t.Errorf("PushLimit(token): got %d, want 0", got)
 	}
 }
+
+// TestReadPushTTL: options.ttl is a whole number of seconds from 0 to 28
+// days on every push endpoint; null is absent; anything else is refused
+// naming options.ttl.
+func TestReadPushTTL(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC)
+	app := herald.App{ID: "app", Registered: true, FCMCredentials: []byte("sa")}
+	reason := fmt.Sprintf("must be a whole number of seconds from 0 to %d", herald.MaxTTL)
+	for _, tt := range []struct {
+		ttl  string
+		want *int // nil: absent; refused when bad
+		bad  bool
+	}{
+		{ttl: `0`, want: new(0)}, {ttl: `3600`, want: new(3600)}, {ttl: ` 2419200 `, want: new(herald.MaxTTL)},
+		{ttl: `null`},
+		{ttl: `-1`, bad: true}, {ttl: `2419201`, bad: true}, {ttl: `1.5`, bad: true}, {ttl: `3600.0`, bad: true},
+		{ttl: `1e3`, bad: true}, {ttl: `"3600"`, bad: true}, {ttl: `true`, bad: true}, {ttl: `[]`, bad: true},
+		{ttl: `99999999999999999999999`, bad: true}, {ttl: `-0`, want: new(0)},
+	} {
+		for _, kind := range []herald.PushKind{herald.KindUsers, herald.KindMessages, herald.KindTopic, herald.KindAll} {
+			body := map[herald.PushKind]string{
+				herald.KindUsers:    `{"userIds":["u1"],"title":"t","content":"c","options":{"ttl":%s}}`,
+				herald.KindMessages: `{"messages":[{"userId":"u1","title":"t","content":"c"}],"options":{"ttl":%s}}`,
+				herald.KindTopic:    `{"topic":"news","title":"t","content":"c","options":{"ttl":%s}}`,
+				herald.KindAll:      `{"title":"t","content":"c","options":{"ttl":%s}}`,
+			}[kind]
+			p, _, err := request.ReadPush(app, kind, []byte(fmt.Sprintf(body, tt.ttl)), now)
+			if tt.bad {
+				var e *herald.Error
+				if !errors.As(err, &e) || len(e.Details) != 1 || e.Details[0] != (herald.Detail{Field: "options.ttl", Reason: reason}) {
+					t.Errorf("%s ttl %s: got %v, want the one detail on options.ttl", kind, tt.ttl, err)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s ttl %s: %v", kind, tt.ttl, err)
+			}
+			if (p.TTL == nil) != (tt.want == nil) || p.TTL != nil && *p.TTL != *tt.want {
+				t.Errorf("%s ttl %s: got %v, want %v", kind, tt.ttl, p.TTL, tt.want)
+			}
+		}
+	}
+}

@@ -55,11 +55,11 @@ func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipien
 	edits, _ := json.Marshal(p.Edits)
 	if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 		title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-		job_id, recipients, token, night_defer, ad_footer)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
+		job_id, recipients, token, night_defer, ad_footer, ttl)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
 		p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge,
 		p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt), p.CreatedAt.UnixMilli(), string(edits), ids[0],
-		encodeRecipients(rs), p.Token, p.NightPolicy == herald.NightDefer, p.AdFooter); err != nil {
+		encodeRecipients(rs), p.Token, p.NightPolicy == herald.NightDefer, p.AdFooter, p.TTL); err != nil {
 		return err
 	}
 	return insertUsage(ctx, c, p.Ledger)
@@ -136,7 +136,7 @@ func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token,
-	night_defer, ad_footer`
+	night_defer, ad_footer, ttl`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -145,15 +145,20 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var created int64
 	var edits string
 	var nightDefer bool
+	var ttl sql.NullInt64
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
-		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter},
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter, &ttl},
 		extra...)...)
 	if err != nil {
 		return p, err
 	}
 	if nightDefer {
 		p.NightPolicy = herald.NightDefer
+	}
+	if ttl.Valid {
+		seconds := int(ttl.Int64)
+		p.TTL = &seconds
 	}
 	p.ScheduledAt, p.StartedAt, p.FinishedAt = fromMS(scheduled), fromMS(started), fromMS(finished)
 	p.CreatedAt = time.UnixMilli(created).UTC()

@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/heraldpush/herald"
@@ -174,12 +175,20 @@ func validateData(msg object) *fcmError {
 	return nil
 }
 
-// validateAndroid checks the Android notification's image and tag are
-// strings.
+// validateAndroid checks the Android time to live (see androidTTL) and
+// that the notification's image and tag are strings.
 func validateAndroid(msg object) *fcmError {
 	android, ferr := decodeObject(msg["android"], "message.android", nil)
 	if ferr != nil {
 		return ferr
+	}
+	ttl, ferr := android.stringField("ttl", "message.android")
+	if ferr != nil {
+		return ferr
+	}
+	if ttl != "" && !validTTL(ttl) {
+		const field = "message.android.ttl"
+		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (type.googleapis.com/google.protobuf.Duration), %q", field, ttl), field)
 	}
 	n, ferr := decodeObject(android["notification"], "message.android.notification", nil)
 	if ferr != nil {
@@ -210,6 +219,24 @@ func headers(raw json.RawMessage, path string) (map[string]string, *fcmError) {
 	return h, nil
 }
 
+// androidTTL is a protobuf Duration in JSON, seconds with up to nine
+// decimals and an "s"; FCM keeps a message at most 28 days (2,419,200 s).
+var androidTTL = regexp.MustCompile(`^([0-9]+)(\.[0-9]{1,9})?s$`)
+
+// validTTL reports whether ttl is an android.ttl FCM takes (androidTTL).
+func validTTL(ttl string) bool {
+	m := androidTTL.FindStringSubmatch(ttl)
+	if m == nil {
+		return false
+	}
+	secs, err := strconv.ParseInt(m[1], 10, 64)
+	return err == nil && (secs < herald.MaxTTL || secs == herald.MaxTTL && strings.Trim(m[2], ".0") == "")
+}
+
+// apnsExpiration is the apns-expiration header: a unix time in seconds, 0
+// for "now or never".
+var apnsExpiration = regexp.MustCompile(`^[0-9]{1,12}$`)
+
 // maxCollapseID is the longest apns-collapse-id APNs takes, in bytes.
 const maxCollapseID = 64
 
@@ -230,6 +257,10 @@ func validateAPNS(msg object) *fcmError {
 	if id, ok := h["apns-collapse-id"]; ok && len(id) > maxCollapseID {
 		const field = "message.apns.headers"
 		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (apns-collapse-id): over %d bytes", field, maxCollapseID), field)
+	}
+	if exp, ok := h["apns-expiration"]; ok && !apnsExpiration.MatchString(exp) {
+		const field = "message.apns.headers"
+		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (apns-expiration %q): must be a unix time in seconds", field, exp), field)
 	}
 	if _, ferr := decodeObject(apns["payload"], "message.apns.payload", nil); ferr != nil {
 		return ferr
