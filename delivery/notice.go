@@ -24,15 +24,15 @@ type noticeWorker struct {
 // Work accepts the notice's push, unless an earlier run did.
 func (w *noticeWorker) Work(ctx context.Context, job *river.Job[herald.ConsentNoticeJob]) error {
 	s, a := w.s, job.Args
-	rec, err := s.cfg.Store.ConsentRecord(ctx, a.AppID, a.RecordID)
+	rec, err := s.notices.ConsentRecord(ctx, a.AppID, a.RecordID)
 	if err != nil {
 		return gone(err)
 	}
 	id := herald.DerivedID("push_", rec.At, fmt.Sprintf("consent-notice/%s/%d", a.AppID, a.RecordID))
-	if _, err := s.cfg.Store.PushRecord(ctx, id); !errors.Is(err, herald.ErrNotFound) {
+	if _, err := s.notices.PushRecord(ctx, id); !errors.Is(err, herald.ErrNotFound) {
 		return err // nil: made already
 	}
-	app, err := s.cfg.Store.App(ctx, a.AppID)
+	app, err := s.notices.App(ctx, a.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -40,7 +40,7 @@ func (w *noticeWorker) Work(ctx context.Context, job *river.Job[herald.ConsentNo
 	switch {
 	case rec.UserID != nil:
 	case rec.DeviceID != nil:
-		devices, err := s.cfg.Store.DevicesByID(ctx, app.ID, []string{*rec.DeviceID})
+		devices, err := s.notices.DevicesByID(ctx, app.ID, []string{*rec.DeviceID})
 		if err != nil {
 			return err
 		}
@@ -82,7 +82,7 @@ func (s *Service) Reconfirm(ctx context.Context, app herald.App, day string) (no
 		p = &rp
 		pushID = p.ID
 	}
-	notified, claimed, err = s.cfg.Store.ClaimReconfirmation(ctx, app.ID, day, app.Reconfirmation.DueBy(now), p, rs, FanoutArgs{PushID: pushID})
+	notified, claimed, err = s.notices.ClaimReconfirmation(ctx, app.ID, day, app.Reconfirmation.DueBy(now), p, rs, FanoutArgs{PushID: pushID})
 	if err != nil || notified == 0 {
 		return 0, "", claimed, err
 	}
@@ -96,13 +96,13 @@ const duePage = 1000
 // device and no notice on its way, each with its notice.
 func (s *Service) dueRecipients(ctx context.Context, app herald.App, now time.Time) ([]herald.Recipient, error) {
 	until := app.Reconfirmation.DueBy(now)
-	pending, err := s.cfg.Store.ReconfirmingUsers(ctx, app.ID)
+	pending, err := s.notices.ReconfirmingUsers(ctx, app.ID)
 	if err != nil {
 		return nil, err
 	}
 	var rs []herald.Recipient
 	for cursor, first := "", true; first || cursor != ""; first = false {
-		due, next, err := s.cfg.Store.ConsentDue(ctx, app.ID, until, duePage, cursor)
+		due, next, err := s.notices.ConsentDue(ctx, app.ID, until, duePage, cursor)
 		if err != nil {
 			return nil, err
 		}
@@ -110,7 +110,7 @@ func (s *Service) dueRecipients(ctx context.Context, app herald.App, now time.Ti
 		for i, d := range due {
 			ids[i] = d.UserID
 		}
-		devices, err := s.cfg.Store.DevicesOfUsers(ctx, app.ID, ids)
+		devices, err := s.notices.DevicesOfUsers(ctx, app.ID, ids)
 		if err != nil {
 			return nil, err
 		}
@@ -149,7 +149,7 @@ func (w *dailyWorker) Work(ctx context.Context, _ *river.Job[DailyArgs]) error {
 // local time is past ReconfirmationHour, that day's run unless it was made
 // (on any node).
 func (s *Service) DailyReconfirmations(ctx context.Context) error {
-	apps, err := s.cfg.Store.ListApps(ctx)
+	apps, err := s.notices.ListApps(ctx)
 	if err != nil {
 		return err
 	}
@@ -161,7 +161,7 @@ func (s *Service) DailyReconfirmations(ctx context.Context) error {
 			continue
 		}
 		day := local.Format(time.DateOnly)
-		if done, err := s.cfg.Store.ReconfirmationClaimed(ctx, app.ID, day); err != nil || done {
+		if done, err := s.notices.ReconfirmationClaimed(ctx, app.ID, day); err != nil || done {
 			errs = append(errs, err)
 			continue
 		}
@@ -202,15 +202,15 @@ type reconfirmedWorker struct {
 // user whose every delivery failed (a dead token) stays due.
 func (w *reconfirmedWorker) Work(ctx context.Context, job *river.Job[ReconfirmedArgs]) error {
 	s := w.s
-	p, err := s.cfg.Store.PushRecord(ctx, job.Args.PushID)
+	p, err := s.notices.PushRecord(ctx, job.Args.PushID)
 	if err != nil {
 		return gone(err)
 	}
-	ds, err := s.cfg.Store.Deliveries(ctx, p.ID)
+	ds, err := s.notices.Deliveries(ctx, p.ID)
 	if err != nil {
 		return err
 	}
-	app, err := s.cfg.Store.App(ctx, p.AppID)
+	app, err := s.notices.App(ctx, p.AppID)
 	if err != nil {
 		return gone(err)
 	}
@@ -223,6 +223,6 @@ func (w *reconfirmedWorker) Work(ctx context.Context, job *river.Job[Reconfirmed
 			reached = append(reached, d.UserID)
 		}
 	}
-	_, err = s.cfg.Store.RecordReconfirmed(ctx, p.AppID, p.ID, reached, s.cfg.Now())
+	_, err = s.notices.RecordReconfirmed(ctx, p.AppID, p.ID, reached, s.cfg.Now())
 	return gone(err)
 }

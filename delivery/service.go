@@ -119,6 +119,7 @@ type Service struct {
 	fanouts  FanoutStore
 	finishes FinishStore
 	consents ConsentEventStore
+	notices  NoticeStore
 }
 
 // New returns a Service with defaults filled in.
@@ -148,7 +149,7 @@ func New(cfg Config) *Service {
 		cfg.Observe = func(string) {}
 	}
 	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate),
-		sends: cfg.Store, fanouts: cfg.Store, finishes: cfg.Store, consents: cfg.Store}
+		sends: cfg.Store, fanouts: cfg.Store, finishes: cfg.Store, consents: cfg.Store, notices: cfg.Store}
 }
 
 // Workers returns River's workers for every job kind of delivery.

@@ -9,9 +9,9 @@ import (
 )
 
 // Each worker reaches the store through the narrow interface of what it
-// reads and writes; Store, all of them and what accepting and editing
-// pushes and the consent notices need, is what Config takes, as the
-// Service runs every worker.
+// reads and writes. Store, all of them and what accepting, editing and
+// cancelling pushes need, is what Config takes, as the Service runs every
+// worker.
 
 // SendStore is what a send job's run uses (send.go, window.go): the push
 // and its app, the devices a wave is judged on, and the chunk's steps.
@@ -50,6 +50,25 @@ type FinishStore interface {
 	DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]herald.Delivery, error)
 	UndeliverableUsers(ctx context.Context, pushID string) ([]string, error)
 	FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error)
+}
+
+// NoticeStore is what the consent notices and the daily re-confirmation
+// runs use (notice.go): the apps, the consent records and due users they
+// read, the devices they reach, and the claims and confirmations that make
+// each notice once.
+type NoticeStore interface {
+	App(ctx context.Context, id string) (herald.App, error)
+	ListApps(ctx context.Context) ([]herald.App, error)
+	PushRecord(ctx context.Context, id string) (herald.Push, error)
+	Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error)
+	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error)
+	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
+	ConsentRecord(ctx context.Context, appID string, id int64) (herald.ConsentRecord, error)
+	ConsentDue(ctx context.Context, appID string, until time.Time, limit int, cursor string) ([]herald.ConsentDue, string, error)
+	ReconfirmingUsers(ctx context.Context, appID string) (map[string]bool, error)
+	ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error)
+	ClaimReconfirmation(ctx context.Context, appID, day string, until time.Time, p *herald.Push, rs []herald.Recipient, job herald.Job) (int, bool, error)
+	RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error)
 }
 
 // ConsentEventStore is what a consent.changed event's job uses
