@@ -20,7 +20,7 @@ const importUsers = 100_000
 // cover.
 func (e *env) addUsers(appID string, n int) {
 	e.t.Helper()
-	db, query := e.svc.db.JobsDB(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+	db, query := e.svc.DB.JobsDB(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 		INSERT INTO users (app_id, user_id, state, created_at) SELECT ?, 'u' || CAST(i AS TEXT), 'registered', 0 FROM n`
 	if e.dbURL != "" {
 		query = strings.Replace(strings.Replace(query, "?", "$1", 1), "?", "$2", 1)

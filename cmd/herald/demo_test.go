@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/server"
 )
 
 // TestDemoRestart: `serve --demo` prints where its service-account file is;
@@ -33,7 +34,7 @@ func TestDemoRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo service-account file: %v", err)
 	}
-	e := &env{t: t, svc: &service{PublicURL: urls[1], AdminURL: urls[2]}, adminTok: readAdminToken(t, dataDir)}
+	e := &env{t: t, svc: &service{Server: &server.Server{PublicURL: urls[1], AdminURL: urls[2]}}, adminTok: readAdminToken(t, dataDir)}
 	var app struct{ AppID, APIKey, SecretKey string }
 	if code := e.admin("POST", "/admin/v1/apps", map[string]any{"name": "Mine"}, &app); code != http.StatusCreated {
 		t.Fatalf("create app: got %d", code)
@@ -52,7 +53,7 @@ func TestDemoRestart(t *testing.T) {
 	if again.waitOutput(fileLine)[1] != credsPath {
 		t.Errorf("restart: service-account file moved, want %s kept", credsPath)
 	}
-	e.svc = &service{PublicURL: urls[1], AdminURL: urls[2]}
+	e.svc = &service{Server: &server.Server{PublicURL: urls[1], AdminURL: urls[2]}}
 	a.c = client.New(urls[1], app.APIKey, app.SecretKey, nil)
 	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"me"}, Title: "After a restart", Content: "Still here"})
 	if err != nil {

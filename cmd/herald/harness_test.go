@@ -109,15 +109,15 @@ func (e *env) queryRow(query string, args ...any) *sql.Row {
 		n := 0
 		query = regexp.MustCompile(`\?`).ReplaceAllStringFunc(query, func(string) string { n++; return "$" + strconv.Itoa(n) })
 	}
-	return e.svc.db.JobsDB().QueryRow(query, args...)
+	return e.svc.DB.JobsDB().QueryRow(query, args...)
 }
 
 // sqliteDB is the service's SQLite engine; the test fails on PostgreSQL.
 func (e *env) sqliteDB() *sqlite.DB {
 	e.t.Helper()
-	db, ok := e.svc.db.(*sqlite.DB)
+	db, ok := e.svc.DB.(*sqlite.DB)
 	if !ok {
-		e.t.Fatalf("the service's engine is %s, not SQLite", e.svc.db.Name())
+		e.t.Fatalf("the service's engine is %s, not SQLite", e.svc.DB.Name())
 	}
 	return db
 }

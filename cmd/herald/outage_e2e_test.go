@@ -70,11 +70,9 @@ func checkUnavailable(t *testing.T, what string, resp testenv.Response) {
 // (River's job fetch failing, typically), so the test proves they are.
 func (e *env) waitHeld() {
 	e.t.Helper()
-	o := e.svc.outage
 	waitFor(e.t, "a repeated error line held back", 20*time.Second, func() bool {
-		o.mu.Lock()
-		defer o.mu.Unlock()
-		return o.down && o.held > 0
+		down, held := e.svc.Outage()
+		return down && held > 0
 	})
 }
 

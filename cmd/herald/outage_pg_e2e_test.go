@@ -246,7 +246,7 @@ func TestOutagePostgres(t *testing.T) {
 
 // jobStates lists River's jobs, one a line.
 func (e *env) jobStates() string {
-	rows, err := e.svc.db.JobsDB().Query(`SELECT id, kind, state, attempt FROM river_job ORDER BY id`)
+	rows, err := e.svc.DB.JobsDB().Query(`SELECT id, kind, state, attempt FROM river_job ORDER BY id`)
 	if err != nil {
 		return err.Error()
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/server"
 )
 
 // readmeExample returns the shell blocks of the README section "Example:
@@ -103,7 +105,7 @@ func TestReadmeNewApp(t *testing.T) {
 	urls := serve.waitOutput(listening)
 
 	moved := strings.NewReplacer("http://127.0.0.1:8080", urls[1], "http://127.0.0.1:8081", urls[2], "http://127.0.0.1:9099", emuURL)
-	e := &env{t: t, svc: &service{PublicURL: urls[1], AdminURL: urls[2]}, adminTok: readAdminToken(t, filepath.Join(dir, "herald-data"))}
+	e := &env{t: t, svc: &service{Server: &server.Server{PublicURL: urls[1], AdminURL: urls[2]}}, adminTok: readAdminToken(t, filepath.Join(dir, "herald-data"))}
 	var p pushView
 	// A reader runs step 8 after reading step 7's answer: by then the push
 	// is done, which the test waits for rather than racing the send.

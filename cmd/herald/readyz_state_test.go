@@ -55,7 +55,7 @@ func (e *env) waitReadyzState(code int, want readyzState) {
 func (e *env) execDB(query string, args ...any) {
 	e.t.Helper()
 	var err error
-	switch db := e.svc.db.(type) {
+	switch db := e.svc.DB.(type) {
 	case *postgres.DB:
 		_, err = db.Pool.Exec(context.Background(), query, args...)
 	case *sqlite.DB:

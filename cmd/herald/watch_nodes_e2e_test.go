@@ -105,7 +105,7 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	wantDeferredPush(t, e, a, id, morning, 3)
 	// The deferred chunk's job is due 6 s before its morning: a node that
 	// then dies has fetched it.
-	n, err := e.svc.db.JobsDB().Exec(`UPDATE river_job SET state = 'running', attempt = attempt + 1, attempted_at = now(),
+	n, err := e.svc.DB.JobsDB().Exec(`UPDATE river_job SET state = 'running', attempt = attempt + 1, attempted_at = now(),
 		attempted_by = ARRAY['node_killed'] WHERE kind = 'herald.send' AND args->>'pushId' = $1 AND args->>'morning' IS NOT NULL
 		AND state IN ('scheduled', 'available')`, id)
 	if err != nil {

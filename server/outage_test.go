@@ -1,6 +1,7 @@
-package main
+package server
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"log/slog"
@@ -76,5 +77,43 @@ func TestOutageLogsOnce(t *testing.T) {
 	slog.New(o.quiet(slog.NewTextHandler(debug, &slog.HandlerOptions{Level: slog.LevelDebug}), true)).Error("producer: Error fetching jobs")
 	if got := debug.String(); !strings.Contains(got, `level=DEBUG msg="producer: Error fetching jobs"`) {
 		t.Errorf("a held line with DEBUG enabled: got %q, want it written at DEBUG", got)
+	}
+}
+
+// syncBuffer is a bytes.Buffer safe for a logger's concurrent writes.
+type syncBuffer struct {
+	mu  sync.Mutex
+	buf bytes.Buffer
+}
+
+func newSyncBuffer() *syncBuffer { return &syncBuffer{} }
+
+func (b *syncBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.Write(p)
+}
+
+func (b *syncBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// The lines that start and end an outage.
+const (
+	outageStart = "database unavailable"
+	outageEnd   = "database available again"
+)
+
+// waitFor polls cond until it holds or the deadline passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", timeout, what)
+		}
+		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for work
 	}
 }
