@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -150,4 +152,28 @@ func TestConsentImportCLINamesBadLine(t *testing.T) {
 	if h := e.consentHistory(a, "u1"); len(h) != 0 {
 		t.Errorf("u1 after the bad line: got %v, want nothing of the batch imported", h)
 	}
+}
+
+// consentHistory reads a user's consent history through the admin API.
+func (e *env) consentHistory(a testApp, userID string) []consentChange {
+	e.t.Helper()
+	var out struct {
+		UserID  string
+		Changes []consentChange
+	}
+	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/users/"+url.PathEscape(userID)+"/consent-history", nil, &out); code != http.StatusOK {
+		e.t.Fatalf("consent history of %s: got %d, want 200", userID, code)
+	}
+	if out.UserID != userID {
+		e.t.Errorf("consent history: got userId %q, want %q", out.UserID, userID)
+	}
+	return out.Changes
+}
+
+// consentChange is one entry of GET …/consent-history.
+type consentChange struct {
+	At                        time.Time
+	Source                    string
+	DeviceID                  *string
+	Marketing, MarketingNight struct{ From, To bool }
 }

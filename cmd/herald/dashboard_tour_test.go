@@ -276,3 +276,14 @@ func browserNarrow(t *testing.T, ctx context.Context, appPath, pushID string) {
 		}
 	}
 }
+
+// pushesOfKind returns the app's pushes of one kind, newest first.
+func (e *env) pushesOfKind(a testApp, kind string) []pushView {
+	var out []pushView
+	for _, p := range e.pushList(a) {
+		if p.Kind == kind {
+			out = append(out, p)
+		}
+	}
+	return out
+}

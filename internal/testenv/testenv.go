@@ -28,6 +28,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
@@ -218,11 +219,13 @@ func (e *Env) QueryRow(query string, args ...any) *sql.Row {
 
 var placeholder = regexp.MustCompile(`\?`)
 
-// App is an app created through the admin API, with its keys.
+// App is an app created through the admin API, with its keys and a Go
+// client of the Server API holding them.
 type App struct {
 	ID        string
 	APIKey    string
 	SecretKey string
+	Client    *client.Client
 }
 
 // CreateApp creates an app through the admin API with the given settings
@@ -241,7 +244,7 @@ func (e *Env) CreateApp(t testing.TB, settings map[string]any) App {
 		AppID, APIKey, SecretKey string
 	}
 	res.Decode(t, &out)
-	return App{ID: out.AppID, APIKey: out.APIKey, SecretKey: out.SecretKey}
+	return App{ID: out.AppID, APIKey: out.APIKey, SecretKey: out.SecretKey, Client: client.New(e.API.URL, out.APIKey, out.SecretKey, nil)}
 }
 
 // BusinessApp creates an app on the business tier with the app-user feature

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -28,27 +28,27 @@ func TestEventsEndToEnd(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 	ctx := context.Background()
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1", "u2", "u3") // devices dev-u1-0, dev-u2-1, dev-u3-2
-	e.device(a, "dev-late", "tok-late", "android", "1.6.0", "u4")
-	other := e.newApp(nil)
-	e.device(other, "dev-u1-0", "tok-other", "android", "1.6.0", "u1") // the same device id in another app
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1", "u2", "u3") // devices dev-u1-0, dev-u2-1, dev-u3-2
+	e.Device(a, "dev-late", "tok-late", "android", "1.6.0", "u4")
+	other := e.NewApp(nil)
+	e.Device(other, "dev-u1-0", "tok-other", "android", "1.6.0", "u1") // the same device id in another app
 
-	first, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1", "u2", "u3"}, Title: "Spring", Content: "sale",
+	first, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1", "u2", "u3"}, Title: "Spring", Content: "sale",
 		Options: &client.Options{RequestGroupID: "spring-sale"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "Spring", Content: "last day",
+	second, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "Spring", Content: "last day",
 		Options: &client.Options{RequestGroupID: "spring-sale"}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitFinal(first.PushID, 10*time.Second)
-	e.waitFinal(second.PushID, 10*time.Second)
+	e.WaitFinal(first.PushID, 10*time.Second)
+	e.WaitFinal(second.PushID, 10*time.Second)
 
 	// What the device got: the push id to report, and Firebase's label.
-	msgs := e.received("tok-u1")
+	msgs := e.Received("tok-u1")
 	if len(msgs) != 2 {
 		t.Fatalf("tok-u1: got %d messages, want 2", len(msgs))
 	}
@@ -77,16 +77,16 @@ func TestEventsEndToEnd(t *testing.T) {
 		events   []client.Event
 		accepted int
 	}{
-		{"ReceivedAndOpened", a.c, "dev-u1-0", []client.Event{{PushID: first.PushID, Type: "received"}, {PushID: first.PushID, Type: "opened"}}, 2},
-		{"OpenedAlone", a.c, "dev-u2-1", []client.Event{{PushID: first.PushID, Type: "opened"}}, 1},
-		{"ReceivedAfterOpened", a.c, "dev-u2-1", []client.Event{{PushID: first.PushID, Type: "received"}}, 0},
-		{"Repeat", a.c, "dev-u1-0", []client.Event{{PushID: first.PushID, Type: "opened"}, {PushID: first.PushID, Type: "opened"}}, 0},
-		{"Stale", a.c, "dev-u3-2", []client.Event{{PushID: first.PushID, Type: "received", At: stale}}, 0},
-		{"AnotherAppsDevice", other.c, "dev-u1-0", []client.Event{{PushID: first.PushID, Type: "opened"}}, 0},
-		{"UnknownDevice", a.c, "dev-nobody", []client.Event{{PushID: first.PushID, Type: "received"}}, 0},
-		{"NotSentToDevice", a.c, "dev-late", []client.Event{{PushID: first.PushID, Type: "received"}}, 0},
-		{"UnknownPush", a.c, "dev-u1-0", []client.Event{{PushID: "push_0000000000000000000000", Type: "received"}}, 0},
-		{"SecondPushReceived", a.c, "dev-u1-0", []client.Event{{PushID: second.PushID, Type: "received", At: time.Now().UTC().Format(time.RFC3339)}}, 1},
+		{"ReceivedAndOpened", a.Client, "dev-u1-0", []client.Event{{PushID: first.PushID, Type: "received"}, {PushID: first.PushID, Type: "opened"}}, 2},
+		{"OpenedAlone", a.Client, "dev-u2-1", []client.Event{{PushID: first.PushID, Type: "opened"}}, 1},
+		{"ReceivedAfterOpened", a.Client, "dev-u2-1", []client.Event{{PushID: first.PushID, Type: "received"}}, 0},
+		{"Repeat", a.Client, "dev-u1-0", []client.Event{{PushID: first.PushID, Type: "opened"}, {PushID: first.PushID, Type: "opened"}}, 0},
+		{"Stale", a.Client, "dev-u3-2", []client.Event{{PushID: first.PushID, Type: "received", At: stale}}, 0},
+		{"AnotherAppsDevice", other.Client, "dev-u1-0", []client.Event{{PushID: first.PushID, Type: "opened"}}, 0},
+		{"UnknownDevice", a.Client, "dev-nobody", []client.Event{{PushID: first.PushID, Type: "received"}}, 0},
+		{"NotSentToDevice", a.Client, "dev-late", []client.Event{{PushID: first.PushID, Type: "received"}}, 0},
+		{"UnknownPush", a.Client, "dev-u1-0", []client.Event{{PushID: "push_0000000000000000000000", Type: "received"}}, 0},
+		{"SecondPushReceived", a.Client, "dev-u1-0", []client.Event{{PushID: second.PushID, Type: "received", At: time.Now().UTC().Format(time.RFC3339)}}, 1},
 	} {
 		got, err := r.c.ReportEvents(ctx, r.device, r.events)
 		if err != nil {
@@ -98,9 +98,9 @@ func TestEventsEndToEnd(t *testing.T) {
 	}
 
 	var p1, p2, group eventCounts
-	e.admin("GET", "/admin/v1/pushes/"+first.PushID, nil, &p1)
-	e.admin("GET", "/admin/v1/pushes/"+second.PushID, nil, &p2)
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/push-groups/spring-sale", nil, &group); code != http.StatusOK {
+	e.AdminJSON("GET", "/admin/v1/pushes/"+first.PushID, nil, &p1)
+	e.AdminJSON("GET", "/admin/v1/pushes/"+second.PushID, nil, &p2)
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/push-groups/spring-sale", nil, &group); code != http.StatusOK {
 		t.Fatalf("push group: got %d, want 200", code)
 	}
 	if p1.Counts.Sent != 3 || p1.Counts.Received != 2 || p1.Counts.Opened != 2 {
@@ -113,7 +113,7 @@ func TestEventsEndToEnd(t *testing.T) {
 		t.Errorf("group: got %+v, want sent 4, received 3, opened 2", group.Counts)
 	}
 
-	resp, err := http.Get(e.svc.AdminURL + "/metrics")
+	resp, err := http.Get(e.Admin.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

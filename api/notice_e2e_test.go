@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"encoding/json"
@@ -9,10 +9,12 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // notification reads the title and body of an emulator message.
-func notification(t *testing.T, m emuMessage) (string, string) {
+func notification(t *testing.T, m testenv.EmuMessage) (string, string) {
 	t.Helper()
 	var msg struct {
 		Notification struct{ Title, Body string }
@@ -25,9 +27,9 @@ func notification(t *testing.T, m emuMessage) (string, string) {
 }
 
 // pushesOfKind returns the app's pushes of one kind, newest first.
-func (e *env) pushesOfKind(a testApp, kind string) []pushView {
-	var out []pushView
-	for _, p := range e.pushList(a) {
+func (e *env) pushesOfKind(a testenv.App, kind string) []testenv.PushView {
+	var out []testenv.PushView
+	for _, p := range e.PushList(a) {
 		if p.Kind == kind {
 			out = append(out, p)
 		}
@@ -44,19 +46,19 @@ func (e *env) pushesOfKind(a testApp, kind string) []pushView {
 func TestConsentResultNotices(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"name": "마이샵", "tier": "business", "appUserEnabled": true,
+	a := e.NewApp(map[string]any{"name": "마이샵", "tier": "business", "appUserEnabled": true,
 		"consentNotice": map[string]any{"enabled": true}})
-	e.device(a, "dev-0", "tok-0", "android", "1.6.0", nil)
-	e.device(a, "dev-1", "tok-1", "android", "1.6.0", "u1")
-	e.device(a, "dev-2", "tok-2", "ios", "1.6.0", "u1")
+	e.Device(a, "dev-0", "tok-0", "android", "1.6.0", nil)
+	e.Device(a, "dev-1", "tok-1", "android", "1.6.0", "u1")
+	e.Device(a, "dev-2", "tok-2", "ios", "1.6.0", "u1")
 
 	e.sdkConsent(a, map[string]any{"deviceId": "dev-0", "marketing": true})
 	e.sdkConsent(a, map[string]any{"deviceId": "dev-1", "marketing": true, "marketingNight": true})
 	e.serverConsent(a, "u1", map[string]bool{"marketing": true, "marketingNight": true})
-	if code := e.admin("PATCH", "/admin/v1/apps/"+a.ID+"/users/u1/consent", map[string]bool{"marketing": false}, nil); code != http.StatusOK {
+	if code := e.AdminJSON("PATCH", "/admin/v1/apps/"+a.ID+"/users/u1/consent", map[string]bool{"marketing": false}, nil); code != http.StatusOK {
 		t.Fatalf("admin consent: got %d, want 200", code)
 	}
-	waitFor(t, "four notices done", 30*time.Second, func() bool {
+	testenv.WaitFor(t, "four notices done", 30*time.Second, func() bool {
 		ps := e.pushesOfKind(a, "consent-notice")
 		done := 0
 		for _, p := range ps {
@@ -71,7 +73,7 @@ func TestConsentResultNotices(t *testing.T) {
 			t.Errorf("notice %s: got serverActions %v marketing %v, want an uncharged informational push", p.PushID, p.ServerActions, p.Marketing)
 		}
 	}
-	if got := e.usage(a); got != 0 {
+	if got := e.Usage(a); got != 0 {
 		t.Errorf("usage: got %v, want 0 (notices are not charged)", got)
 	}
 	today := time.Now().In(seoul).Format(time.DateOnly)
@@ -85,7 +87,7 @@ func TestConsentResultNotices(t *testing.T) {
 	}
 	want["tok-2"] = want["tok-1"]
 	for token, bodies := range want {
-		ms := e.received(token)
+		ms := e.Received(token)
 		var got []string
 		for _, m := range ms {
 			title, body := notification(t, m)
@@ -99,13 +101,13 @@ func TestConsentResultNotices(t *testing.T) {
 		}
 	}
 
-	e.patchApp(a, map[string]any{"consentNotice": map[string]any{"enabled": false}})
+	e.PatchApp(a, map[string]any{"consentNotice": map[string]any{"enabled": false}})
 	e.serverConsent(a, "u1", map[string]bool{"marketing": true})
 	e.sdkConsent(a, map[string]any{"deviceId": "dev-0", "marketing": false})
 	// The notice's job is recorded in the decision's transaction: none
 	// now is none ever.
 	var jobs int
-	if err := e.queryRow(`SELECT COUNT(*) FROM river_job WHERE kind = ?`, "herald.consent_notice").Scan(&jobs); err != nil || jobs != 4 {
+	if err := e.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = ?`, "herald.consent_notice").Scan(&jobs); err != nil || jobs != 4 {
 		t.Errorf("notice jobs after decisions with the notice off: got %d, %v, want still 4", jobs, err)
 	}
 }
@@ -139,15 +141,15 @@ func TestReconfirmationRun(t *testing.T) {
 	t.Parallel()
 	e := start(t)
 	zone := beforeTen(t)
-	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true, "timeZone": zone.String(),
+	a := e.NewApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true, "timeZone": zone.String(),
 		"reconfirmation": map[string]any{"enabled": true, "content": "{consentDate} 동의 {marketing}/{marketingNight}"}})
-	recv := newReceiver(t, 0)
-	secret := e.putWebhook(a, recv.URL)
-	e.device(a, "dev-due", "tok-due", "android", "1.6.0", "due")
-	e.device(a, "dev-dead", "unregistered-dead", "android", "1.6.0", "dead")
-	e.device(a, "dev-nodev", "tok-nodev", "android", "1.6.0", "nodev")
-	e.device(a, "dev-recent", "tok-recent", "android", "1.6.0", "recent")
-	if r := e.serverDo("DELETE", "/api/sdk/v2/push-token", map[string]string{"x-api-key": a.APIKey}, map[string]string{"deviceId": "dev-nodev"}); r.Status != http.StatusOK {
+	recv := testenv.NewReceiver(t, 0)
+	secret := e.PutWebhook(a, recv.URL)
+	e.Device(a, "dev-due", "tok-due", "android", "1.6.0", "due")
+	e.Device(a, "dev-dead", "unregistered-dead", "android", "1.6.0", "dead")
+	e.Device(a, "dev-nodev", "tok-nodev", "android", "1.6.0", "nodev")
+	e.Device(a, "dev-recent", "tok-recent", "android", "1.6.0", "recent")
+	if r := e.ServerDo("DELETE", "/api/sdk/v2/push-token", map[string]string{"x-api-key": a.APIKey}, map[string]string{"deviceId": "dev-nodev"}); r.Status != http.StatusOK {
 		t.Fatalf("delete dev-nodev: got %d %s", r.Status, r.Body)
 	}
 	old := time.Now().AddDate(-2, 0, 10).UTC().Truncate(time.Second) // due in ten days
@@ -156,7 +158,7 @@ func TestReconfirmationRun(t *testing.T) {
 		return map[string]any{"userId": user, "marketing": true, "marketingNight": true, "at": at.Format(time.RFC3339)}
 	}
 	var imp importAnswer
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
 		entry("due", old), entry("dead", old), entry("nodev", old), entry("recent", yearAgo),
 		entry("ghost", old), entry("due", time.Now().Add(time.Hour)),
 	}}, &imp); code != http.StatusOK {
@@ -176,17 +178,17 @@ func TestReconfirmationRun(t *testing.T) {
 		Notified int
 		PushID   *string
 	}
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &run); code != http.StatusOK || run.PushID == nil {
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &run); code != http.StatusOK || run.PushID == nil {
 		t.Fatalf("run: got %d %+v, want 200 with a push", code, run)
 	}
 	if run.Notified != 2 {
 		t.Errorf("notified: got %d, want 2 (due and dead: nodev has no device)", run.Notified)
 	}
-	p := e.waitFinal(*run.PushID, 30*time.Second)
+	p := e.WaitFinal(*run.PushID, 30*time.Second)
 	if p.Kind != "consent-reconfirmation" || p.Counts.Sent != 1 || p.Counts.Unreachable != 1 || p.ServerActions != 0 {
 		t.Errorf("push: got %+v, want consent-reconfirmation, 1 sent, 1 unreachable, not charged", p)
 	}
-	ms := e.received("tok-due")
+	ms := e.Received("tok-due")
 	if len(ms) != 1 {
 		t.Fatalf("tok-due: got %d messages, want 1", len(ms))
 	}
@@ -194,7 +196,7 @@ func TestReconfirmationRun(t *testing.T) {
 		body != old.In(zone).Format(time.DateOnly)+" 동의 동의/동의" {
 		t.Errorf("notice: got %q %q", title, body)
 	}
-	waitFor(t, "due's reconfirmation in the trail", 30*time.Second, func() bool {
+	testenv.WaitFor(t, "due's reconfirmation in the trail", 30*time.Second, func() bool {
 		h := e.consentHistory(a, "due")
 		return len(h) > 0 && h[len(h)-1].Source == "reconfirmation"
 	})
@@ -212,28 +214,28 @@ func TestReconfirmationRun(t *testing.T) {
 	if due, _ := e.consentDue(a, "?within=30d"); fmt.Sprint(dueIDs(due)) != "[dead nodev]" {
 		t.Errorf("due after the run: got %v, want dead and nodev (due's clock restarted)", dueIDs(due))
 	}
-	consentHooks := func() []hook {
-		var out []hook
-		for _, h := range recv.hooks() {
+	consentHooks := func() []testenv.Hook {
+		var out []testenv.Hook
+		for _, h := range recv.Hooks() {
 			if strings.Contains(string(h.Body), `"type":"consent.changed"`) {
 				out = append(out, h)
 			}
 		}
 		return out
 	}
-	waitFor(t, "the consent.changed event", 30*time.Second, func() bool { return len(consentHooks()) >= 1 })
+	testenv.WaitFor(t, "the consent.changed event", 30*time.Second, func() bool { return len(consentHooks()) >= 1 })
 	for _, h := range consentHooks() {
 		ev := verifiedConsent(t, secret, h)
 		if ev.Type != "consent.changed" || ev.Data.UserID != "due" || ev.Data.Source != "reconfirmation" || !ev.Data.Marketing || !ev.Data.MarketingNight {
 			t.Errorf("event: got %s, want consent.changed of due with source reconfirmation (imports send none)", h.Body)
 		}
 	}
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &run); code != http.StatusOK || run.PushID != nil || run.Notified != 0 {
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &run); code != http.StatusOK || run.PushID != nil || run.Notified != 0 {
 		t.Errorf("second run: got %d %+v, want 200 with nobody (dead's token was dropped, nodev has none)", code, run)
 	}
-	e.patchApp(a, map[string]any{"reconfirmation": map[string]any{"enabled": false}})
+	e.PatchApp(a, map[string]any{"reconfirmation": map[string]any{"enabled": false}})
 	var refused struct{ Code, Message string }
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &refused); code != http.StatusConflict ||
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &refused); code != http.StatusConflict ||
 		refused.Code != "ERR-AB-CFG-01" || refused.Message != "Feature not enabled for this app." {
 		t.Errorf("run when off: got %d %+v, want 409 ERR-AB-CFG-01", code, refused)
 	}
@@ -270,9 +272,9 @@ func beforeTen(t *testing.T) *time.Location {
 func TestConsentImportMissingMember(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true})
+	a := e.NewApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true})
 	for _, u := range []string{"u0", "u1", "u2", "u3"} {
-		e.device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
+		e.Device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
 	}
 	at := time.Now().AddDate(-1, 0, 0).UTC().Format(time.RFC3339)
 	whole := func(user string) map[string]any {
@@ -291,7 +293,7 @@ func TestConsentImportMissingMember(t *testing.T) {
 				Code    string
 				Details []struct{ Field, Reason string }
 			}
-			code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+			code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
 				whole("u0"), whole("u1"), whole("u2"), tc.last}}, &refused)
 			if code != http.StatusBadRequest || refused.Code != "ERR-AB-VAL-00" || len(refused.Details) != 1 || refused.Details[0].Field != tc.field {
 				t.Errorf("import: got %d %+v, want 400 ERR-AB-VAL-00 naming %s", code, refused, tc.field)
@@ -304,7 +306,7 @@ func TestConsentImportMissingMember(t *testing.T) {
 		}
 	}
 	var imp importAnswer
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
 		whole("u0"), whole("u1"), whole("u2"), whole("u3")}}, &imp); code != http.StatusOK || imp.Imported != 4 {
 		t.Errorf("whole entries: got %d %+v, want 4 imported", code, imp)
 	}
@@ -316,16 +318,16 @@ func TestConsentImportMissingMember(t *testing.T) {
 func TestReconfirmationConcurrentRuns(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true, "timeZone": beforeTen(t).String(),
+	a := e.NewApp(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true, "timeZone": beforeTen(t).String(),
 		"reconfirmation": map[string]any{"enabled": true}})
 	users := []string{"u1", "u2", "u3"}
 	var entries []any
 	old := time.Now().AddDate(-2, 0, 10).UTC().Truncate(time.Second) // due in ten days
 	for _, u := range users {
-		e.device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
+		e.Device(a, "dev-"+u, "tok-"+u, "android", "1.6.0", u)
 		entries = append(entries, map[string]any{"userId": u, "marketing": true, "marketingNight": false, "at": old.Format(time.RFC3339)})
 	}
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": entries}, nil); code != http.StatusOK {
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": entries}, nil); code != http.StatusOK {
 		t.Fatalf("import: got %d, want 200", code)
 	}
 	type runAnswer struct {
@@ -338,7 +340,7 @@ func TestReconfirmationConcurrentRuns(t *testing.T) {
 	var wg sync.WaitGroup
 	for i := range runs {
 		wg.Go(func() {
-			codes[i] = e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &answers[i])
+			codes[i] = e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, &answers[i])
 		})
 	}
 	wg.Wait()
@@ -356,7 +358,7 @@ func TestReconfirmationConcurrentRuns(t *testing.T) {
 	if pushID == "" {
 		t.Fatalf("runs: got %+v, want one naming %d users", answers, len(users))
 	}
-	p := e.waitFinal(pushID, 30*time.Second)
+	p := e.WaitFinal(pushID, 30*time.Second)
 	if p.Counts.Sent != len(users) {
 		t.Errorf("push: got %+v, want %d sent", p.Counts, len(users))
 	}
@@ -364,7 +366,7 @@ func TestReconfirmationConcurrentRuns(t *testing.T) {
 		t.Errorf("re-confirmation pushes: got %d, want 1", len(got))
 	}
 	for _, u := range users {
-		if ms := e.received("tok-" + u); len(ms) != 1 {
+		if ms := e.Received("tok-" + u); len(ms) != 1 {
 			t.Errorf("tok-%s: got %d notices, want 1", u, len(ms))
 		}
 	}

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -9,15 +9,17 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/testenv"
+
 	"github.com/heraldpush/herald/client"
 )
 
 func TestPushUsersEndToEnd(t *testing.T) {
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business"})
-	e.register(a, "tok-", "u1", "u2", "u3")
+	a := e.NewApp(map[string]any{"tier": "business"})
+	e.Register(a, "tok-", "u1", "u2", "u3")
 	badge := true
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: []any{"u1", "u2", "u3", "ghost"}, Title: "Hello", Content: "World",
 		LinkURL: "https://example.com/x", ImageURL: "https://example.com/i.png",
 		Options: &client.Options{IsUsingBadge: &badge, RequestGroupID: "grp-1"},
@@ -28,16 +30,16 @@ func TestPushUsersEndToEnd(t *testing.T) {
 	if res.Message != "Push has been requested to be sent." || res.PushID == "" {
 		t.Fatalf("got %+v", res)
 	}
-	waitFor(t, "3 messages", 10*time.Second, func() bool { return e.emu.Stats().Accepted == 3 })
-	msgs := e.emu.Messages("tok-u1")
+	testenv.WaitFor(t, "3 messages", 10*time.Second, func() bool { return e.Emulator.Stats().Accepted == 3 })
+	msgs := e.Emulator.Messages("tok-u1")
 	if len(msgs) != 1 {
 		t.Fatalf("got %d messages for tok-u1, want 1", len(msgs))
 	}
 	var m map[string]any
 	json.Unmarshal(msgs[0].Message, &m)
 	t.Logf("%s", msgs[0].Message)
-	waitFor(t, "push done", 10*time.Second, func() bool { return e.push(res.PushID).Status == "done" })
-	p := e.push(res.PushID)
+	testenv.WaitFor(t, "push done", 10*time.Second, func() bool { return e.Push(res.PushID).Status == "done" })
+	p := e.Push(res.PushID)
 	if p.Counts.Sent != 3 || p.Counts.Unreachable != 1 || p.Counts.RequestedUsers != 4 {
 		t.Fatalf("counts %+v", p.Counts)
 	}
@@ -46,15 +48,15 @@ func TestPushUsersEndToEnd(t *testing.T) {
 func TestMetrics(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1", "u2")
-	e.register(a, "unregistered-", "u3")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "u3"}, Title: "t", Content: "c"})
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1", "u2")
+	e.Register(a, "unregistered-", "u3")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "u3"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "push done", 10*time.Second, func() bool { return e.push(res.PushID).Status == "done" })
-	resp, err := http.Get(e.svc.AdminURL + "/metrics")
+	testenv.WaitFor(t, "push done", 10*time.Second, func() bool { return e.Push(res.PushID).Status == "done" })
+	resp, err := http.Get(e.Admin.URL + "/metrics")
 	if err != nil {
 		t.Fatal(err)
 	}

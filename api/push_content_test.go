@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -34,12 +34,12 @@ func at(v any, path ...string) any {
 
 // onlyMessage returns the one message the emulator received for token.
 func (e *env) onlyMessage(token string) map[string]any {
-	e.t.Helper()
-	msgs := e.received(token)
+	e.T.Helper()
+	msgs := e.Received(token)
 	if len(msgs) != 1 {
-		e.t.Fatalf("messages for %s: got %d, want 1", token, len(msgs))
+		e.T.Fatalf("messages for %s: got %d, want 1", token, len(msgs))
 	}
-	return fcmMessage(e.t, msgs[0].Message)
+	return fcmMessage(e.T, msgs[0].Message)
 }
 
 // wantAt checks the value at a path of an FCM message; want nil means the
@@ -58,17 +58,17 @@ func wantAt(t *testing.T, m map[string]any, want any, path ...string) {
 func TestPushContentUsers(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.device(a, "d-android", "content-android", "android", "1.6.0", "c1")
-	e.device(a, "d-ios", "content-ios", "ios", "1.6.0", "c2")
-	e.device(a, "d-web", "content-web", "web", "1.6.0", "c3")
+	a := e.NewApp(nil)
+	e.Device(a, "d-android", "content-android", "android", "1.6.0", "c1")
+	e.Device(a, "d-ios", "content-ios", "ios", "1.6.0", "c2")
+	e.Device(a, "d-web", "content-web", "web", "1.6.0", "c3")
 	// Below 1.5.0 (badge) and 1.6.0 (image): still sent the same message.
-	e.device(a, "d-old", "content-old", "ios", "1.4.0", "c4")
+	e.Device(a, "d-old", "content-old", "ios", "1.4.0", "c4")
 	users := []any{"c1", "c2", "c3", "c4"}
 	tokens := []string{"content-android", "content-ios", "content-web", "content-old"}
 
 	badge := true
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: users, Title: "제목 Title", Content: "본문 body",
 		LinkURL: "https://example.com/deal?id=1", ImageURL: "https://cdn.example.com/img.png",
 		Options: &client.Options{IsUsingBadge: &badge, RequestGroupID: "content-g1"},
@@ -76,13 +76,13 @@ func TestPushContentUsers(t *testing.T) {
 	if err != nil {
 		t.Fatalf("push: got %v, want nil", err)
 	}
-	if p := e.waitFinal(res.PushID, 10*time.Second); p.Status != "done" || p.Counts.Sent != 4 {
+	if p := e.WaitFinal(res.PushID, 10*time.Second); p.Status != "done" || p.Counts.Sent != 4 {
 		t.Fatalf("push: got status %s sent %d, want done 4", p.Status, p.Counts.Sent)
 	}
 	var counts struct {
 		Counts struct{ BadgeUnsupported, ImageUnsupported int }
 	}
-	e.admin("GET", "/admin/v1/pushes/"+res.PushID, nil, &counts)
+	e.AdminJSON("GET", "/admin/v1/pushes/"+res.PushID, nil, &counts)
 	if c := counts.Counts; c.BadgeUnsupported != 1 || c.ImageUnsupported != 1 {
 		t.Fatalf("history of the 1.4.0 device: got %+v, want it counted once for badge and image", c)
 	}
@@ -104,14 +104,14 @@ func TestPushContentUsers(t *testing.T) {
 	}
 
 	t.Run("HTTPLinkNoImageNoBadge", func(t *testing.T) {
-		e.emu.Reset()
-		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+		e.Emulator.Reset()
+		res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 			UserIDs: []any{"c1"}, Title: "t", Content: "c", LinkURL: "http://example.com/plain",
 		})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		e.waitFinal(res.PushID, 10*time.Second)
+		e.WaitFinal(res.PushID, 10*time.Second)
 		m := e.onlyMessage("content-android")
 		wantAt(t, m, "http://example.com/plain", "data", "linkURL")
 		wantAt(t, m, res.PushID, "data", "pushId")
@@ -123,15 +123,15 @@ func TestPushContentUsers(t *testing.T) {
 	})
 
 	t.Run("BadgeFalse", func(t *testing.T) {
-		e.emu.Reset()
+		e.Emulator.Reset()
 		off := false
-		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+		res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 			UserIDs: []any{"c2"}, Title: "t", Content: "c", Options: &client.Options{IsUsingBadge: &off},
 		})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		e.waitFinal(res.PushID, 10*time.Second)
+		e.WaitFinal(res.PushID, 10*time.Second)
 		m := e.onlyMessage("content-ios")
 		wantAt(t, m, nil, "apns", "payload", "aps", "badge")
 		wantAt(t, m, nil, "data", "linkURL")
@@ -142,13 +142,13 @@ func TestPushContentUsers(t *testing.T) {
 func TestPushContentMessages(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.device(a, "d1", "msg-1", "android", "1.6.0", "m1")
-	e.device(a, "d2", "msg-2", "ios", "1.6.0", 2)
-	e.device(a, "d3", "msg-3", "web", "1.6.0", "m3")
+	a := e.NewApp(nil)
+	e.Device(a, "d1", "msg-1", "android", "1.6.0", "m1")
+	e.Device(a, "d2", "msg-2", "ios", "1.6.0", 2)
+	e.Device(a, "d3", "msg-3", "web", "1.6.0", "m3")
 
 	badge := true
-	res, err := a.c.PushMessages(context.Background(), client.PushMessagesRequest{
+	res, err := a.Client.PushMessages(context.Background(), client.PushMessagesRequest{
 		Messages: []client.Message{
 			{UserID: "m1", Title: "For one", Content: "Body one", LinkURL: "https://one.example/x", ImageURL: "https://one.example/i.jpg"},
 			{UserID: 2, Title: "For two", Content: "Body two"},
@@ -162,7 +162,7 @@ func TestPushContentMessages(t *testing.T) {
 	if res.Message != "Push has been requested to be sent." {
 		t.Errorf("answer: got %q, want the spec's string", res.Message)
 	}
-	p := e.waitFinal(res.PushID, 10*time.Second)
+	p := e.WaitFinal(res.PushID, 10*time.Second)
 	if p.Status != "done" || p.Kind != "messages" || p.Counts.Sent != 3 || !p.IsUsingBadge {
 		t.Errorf("push: got status %s kind %s sent %d badge %v, want done messages 3 true", p.Status, p.Kind, p.Counts.Sent, p.IsUsingBadge)
 	}

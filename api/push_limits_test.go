@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -14,11 +14,6 @@ import (
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
-const (
-	usersPath    = "/api/push/v2/users"
-	messagesPath = "/api/push/v2/messages"
-)
-
 // runes returns a URL of exactly n Unicode code points, mostly the
 // three-byte "가", so a limit counted in bytes would refuse it.
 func runes(n int) string {
@@ -26,8 +21,8 @@ func runes(n int) string {
 	return head + strings.Repeat("가", n-len(head))
 }
 
-// userIDs returns n distinct user IDs "<prefix><i>".
-func userIDs(prefix string, n int) []any {
+// numberedIDs returns n distinct user IDs "<prefix><i>".
+func numberedIDs(prefix string, n int) []any {
 	ids := make([]any, n)
 	for i := range ids {
 		ids[i] = fmt.Sprintf("%s%d", prefix, i)
@@ -95,8 +90,8 @@ func messagesBodyOfSize(t *testing.T, userID string, size int) []byte {
 func TestPushLimitsRefused(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "limit-", "u0", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "limit-", "u0", "u1")
 	two := []any{"u0", "u1"}
 	msgs := func(override map[string]any) map[string]any {
 		m := map[string]any{"userId": "u0", "title": "t", "content": "c"}
@@ -118,7 +113,7 @@ func TestPushLimitsRefused(t *testing.T) {
 		body      any
 		wantField string
 	}{
-		{"UserIDs501", usersPath, usersBody(userIDs("u", 501), nil), "userIds"},
+		{"UserIDs501", usersPath, usersBody(numberedIDs("u", 501), nil), "userIds"},
 		{"UserIDsEmpty", usersPath, usersBody([]any{}, nil), "userIds"},
 		{"UserIDsMissing", usersPath, map[string]any{"title": "t", "content": "c"}, "userIds"},
 		{"UserIDFraction", usersPath, usersBody([]any{"u0", 1.5}, nil), "userIds[1]"},
@@ -135,7 +130,7 @@ func TestPushLimitsRefused(t *testing.T) {
 		{"RequestGroupIDBackslash", usersPath, opts(map[string]any{"requestGroupId": `abc\de`}), "options.requestGroupId"},
 		{"RequestGroupIDBacktick", usersPath, opts(map[string]any{"requestGroupId": "abc`de"}), "options.requestGroupId"},
 		{"BadgeNotBoolean", usersPath, opts(map[string]any{"isUsingBadge": "yes"}), "options.isUsingBadge"},
-		{"Messages201", messagesPath, map[string]any{"messages": messagesTo(userIDs("u", 201))}, "messages"},
+		{"Messages201", messagesPath, map[string]any{"messages": messagesTo(numberedIDs("u", 201))}, "messages"},
 		{"MessagesEmpty", messagesPath, map[string]any{"messages": []any{}}, "messages"},
 		{"MessagesBody153601", messagesPath, messagesBodyOfSize(t, "u0", herald.MaxMessagesBody+1), "body"},
 		{"MessagesScheduleTime", messagesPath, map[string]any{"messages": messagesTo(two), "options": map[string]any{"scheduleTime": future}}, "options.scheduleTime"},
@@ -148,7 +143,7 @@ func TestPushLimitsRefused(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := e.serverDo(http.MethodPost, tt.path, a.keys(), tt.body)
+			res := e.ServerDo(http.MethodPost, tt.path, a.Keys(), tt.body)
 			got := testenv.WantError(t, res, tt.path, herald.ErrInvalidRequest)
 			named := false
 			for _, d := range got.Details {
@@ -160,15 +155,15 @@ func TestPushLimitsRefused(t *testing.T) {
 			if id := res.Header.Get("X-Push-Id"); id != "" {
 				t.Errorf("X-Push-Id: got %q, want none", id)
 			}
-			if ps := e.pushList(a); len(ps) != 0 {
+			if ps := e.PushList(a); len(ps) != 0 {
 				t.Errorf("pushes stored: got %d, want 0", len(ps))
 			}
 		})
 	}
-	if s := e.emu.Stats(); s.Received != 0 {
+	if s := e.Emulator.Stats(); s.Received != 0 {
 		t.Errorf("emulator: got %d send requests, want 0", s.Received)
 	}
-	if u := e.usage(a); u != 0 {
+	if u := e.Usage(a); u != 0 {
 		t.Errorf("usage: got %v Server Actions, want 0", u)
 	}
 }
@@ -178,8 +173,8 @@ func TestPushLimitsRefused(t *testing.T) {
 func TestPushLimitsAccepted(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "edge-", "u0")
+	a := e.NewApp(nil)
+	e.Register(a, "edge-", "u0")
 
 	tests := []struct {
 		name      string
@@ -189,9 +184,9 @@ func TestPushLimitsAccepted(t *testing.T) {
 		// check, when set, inspects the message u0's token received.
 		check func(t *testing.T, m map[string]any)
 	}{
-		{name: "UserIDs500", path: usersPath, body: usersBody(append([]any{"u0"}, userIDs("x", 499)...), nil), wantUsers: 500},
+		{name: "UserIDs500", path: usersPath, body: usersBody(append([]any{"u0"}, numberedIDs("x", 499)...), nil), wantUsers: 500},
 		{name: "UserIDs1", path: usersPath, body: usersBody([]any{"u0"}, nil), wantUsers: 1},
-		{name: "Messages200", path: messagesPath, body: map[string]any{"messages": messagesTo(append([]any{"u0"}, userIDs("x", 199)...))}, wantUsers: 200},
+		{name: "Messages200", path: messagesPath, body: map[string]any{"messages": messagesTo(append([]any{"u0"}, numberedIDs("x", 199)...))}, wantUsers: 200},
 		{name: "MessagesBody153600", path: messagesPath, body: messagesBodyOfSize(t, "u0", herald.MaxMessagesBody),
 			wantUsers: herald.MaxMessagesBody/padPerMessage + 1,
 			check: func(t *testing.T, m map[string]any) {
@@ -217,24 +212,24 @@ func TestPushLimitsAccepted(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res := e.serverDo(http.MethodPost, tt.path, a.keys(), tt.body)
+			res := e.ServerDo(http.MethodPost, tt.path, a.Keys(), tt.body)
 			if res.Status != http.StatusOK {
 				t.Fatalf("status: got %d %s, want 200", res.Status, res.Body)
 			}
 			id := res.Header.Get("X-Push-Id")
-			p := e.waitFinal(id, 10*time.Second)
+			p := e.WaitFinal(id, 10*time.Second)
 			if p.Status != "done" || p.Counts.RequestedUsers != tt.wantUsers || p.Counts.Sent != 1 {
 				t.Errorf("push: got status %s requested %d sent %d, want done %d 1", p.Status, p.Counts.RequestedUsers, p.Counts.Sent, tt.wantUsers)
 			}
 			if want := float64(tt.wantUsers) / 2; p.ServerActions != want {
 				t.Errorf("serverActions: got %v, want %v", p.ServerActions, want)
 			}
-			sent := e.sentTo(id)
+			sent := e.SentTo(id)
 			if sent["edge-u0"] != 1 || len(sent) != 1 {
 				t.Fatalf("messages by token: got %v, want edge-u0 once", sent)
 			}
 			if tt.check != nil {
-				for _, r := range e.received("edge-u0") {
+				for _, r := range e.Received("edge-u0") {
 					if m := fcmMessage(t, r.Message); at(m, "data", "pushId") == id {
 						tt.check(t, m)
 					}
@@ -249,15 +244,15 @@ func TestPushLimitsAccepted(t *testing.T) {
 func TestPushDuplicateUserIDs(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "dup-", "d1", "d2", "7")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	a := e.NewApp(nil)
+	e.Register(a, "dup-", "d1", "d2", "7")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: []any{"d1", "d1", "d2", 7, "7", "d2"}, Title: "t", Content: "c",
 	})
 	if err != nil {
 		t.Fatalf("push: got %v, want nil", err)
 	}
-	p := e.waitFinal(res.PushID, 10*time.Second)
+	p := e.WaitFinal(res.PushID, 10*time.Second)
 	if p.Counts.RequestedUsers != 3 || p.Counts.Sent != 3 || p.Counts.Unreachable != 0 {
 		t.Errorf("counts: got %+v, want requested 3 sent 3 unreachable 0", p.Counts)
 	}
@@ -265,10 +260,10 @@ func TestPushDuplicateUserIDs(t *testing.T) {
 		t.Errorf("serverActions: got %v, want 1.5", p.ServerActions)
 	}
 	want := map[string]int{"dup-d1": 1, "dup-d2": 1, "dup-7": 1}
-	if got := e.sentTo(res.PushID); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := e.SentTo(res.PushID); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages by token: got %v, want %v", got, want)
 	}
-	if got := e.usage(a); got != 1.5 {
+	if got := e.Usage(a); got != 1.5 {
 		t.Errorf("usage: got %v Server Actions, want 1.5", got)
 	}
 }
@@ -279,10 +274,10 @@ func TestPushDuplicateUserIDs(t *testing.T) {
 func TestPushGates(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	unregistered := e.newApp(map[string]any{"registered": false})
-	noFCM := e.newAppWithoutFCM(nil)
-	e.register(unregistered, "gate-", "u1")
-	e.register(noFCM, "gate-", "u1")
+	unregistered := e.NewApp(map[string]any{"registered": false})
+	noFCM := e.NewAppWithoutFCM(nil)
+	e.Register(unregistered, "gate-", "u1")
+	e.Register(noFCM, "gate-", "u1")
 	valid := map[string]any{"users": usersBody([]any{"u1"}, nil), "messages": map[string]any{"messages": messagesTo([]any{"u1"})}}
 	badSecret := "hs_" + strings.Repeat("A", 40)
 	unknownKey := "hk_" + strings.Repeat("B", 32)
@@ -296,59 +291,59 @@ func TestPushGates(t *testing.T) {
 				body   any
 				want   *herald.Error
 			}{
-				{"Unregistered", unregistered.keys(), body, herald.ErrAppNotFound},
-				{"UnregisteredInvalidBody", unregistered.keys(), `{"userIds": 5}`, herald.ErrAppNotFound},
+				{"Unregistered", unregistered.Keys(), body, herald.ErrAppNotFound},
+				{"UnregisteredInvalidBody", unregistered.Keys(), `{"userIds": 5}`, herald.ErrAppNotFound},
 				{"UnregisteredWrongSecret", map[string]string{"x-api-key": unregistered.APIKey, "x-secret-key": badSecret}, body, herald.ErrBadSecretKey},
 				{"UnregisteredNoSecret", map[string]string{"x-api-key": unregistered.APIKey}, body, herald.ErrNoSecretKey},
 				{"UnregisteredNoAPIKey", map[string]string{"x-secret-key": unregistered.SecretKey}, body, herald.ErrNoAPIKey},
 				{"NoKeys", nil, body, herald.ErrNoKeys},
 				{"MalformedAPIKey", map[string]string{"x-api-key": "nope", "x-secret-key": badSecret}, body, herald.ErrBadAPIKeyType},
 				{"UnknownAPIKey", map[string]string{"x-api-key": unknownKey, "x-secret-key": badSecret}, body, herald.ErrUnknownAPIKey},
-				{"NoFCM", noFCM.keys(), body, herald.ErrNoFCM},
-				{"NoFCMInvalidBody", noFCM.keys(), `not json`, herald.ErrNoFCM},
+				{"NoFCM", noFCM.Keys(), body, herald.ErrNoFCM},
+				{"NoFCMInvalidBody", noFCM.Keys(), `not json`, herald.ErrNoFCM},
 				{"NoFCMWrongSecret", map[string]string{"x-api-key": noFCM.APIKey, "x-secret-key": badSecret}, body, herald.ErrBadSecretKey},
 			}
 			for _, tt := range tests {
 				t.Run(tt.name, func(t *testing.T) {
-					res := e.serverDo(http.MethodPost, path, tt.header, tt.body)
+					res := e.ServerDo(http.MethodPost, path, tt.header, tt.body)
 					testenv.WantError(t, res, path, tt.want)
 				})
 			}
 		})
 	}
-	got := testenv.WantError(t, e.serverDo(http.MethodPost, usersPath, noFCM.keys(), valid["users"]), usersPath, herald.ErrNoFCM)
+	got := testenv.WantError(t, e.ServerDo(http.MethodPost, usersPath, noFCM.Keys(), valid["users"]), usersPath, herald.ErrNoFCM)
 	if got.Message != "FCM Account data not found." {
 		t.Errorf("message: got %q, want %q", got.Message, "FCM Account data not found.")
 	}
 	if len(got.Details) != 1 || !strings.Contains(got.Details[0].Reason, "PUT /admin/v1/apps/{appId}/fcm-credentials") {
 		t.Errorf("details: got %+v, want one naming the upload, PUT /admin/v1/apps/{appId}/fcm-credentials", got.Details)
 	}
-	for _, a := range []testApp{unregistered, noFCM} {
-		if ps := e.pushList(a); len(ps) != 0 {
+	for _, a := range []testenv.App{unregistered, noFCM} {
+		if ps := e.PushList(a); len(ps) != 0 {
 			t.Errorf("pushes of %s: got %d, want 0", a.ID, len(ps))
 		}
 	}
 
 	t.Run("GatesFollowSettings", func(t *testing.T) {
-		a := e.newApp(nil)
-		e.register(a, "gate2-", "u1")
-		e.patchApp(a, map[string]any{"registered": false})
-		testenv.WantError(t, e.serverDo(http.MethodPost, usersPath, a.keys(), valid["users"]), usersPath, herald.ErrAppNotFound)
-		e.patchApp(a, map[string]any{"registered": true})
-		if code := e.admin("DELETE", "/admin/v1/apps/"+a.ID+"/fcm-credentials", nil, nil); code != http.StatusNoContent {
+		a := e.NewApp(nil)
+		e.Register(a, "gate2-", "u1")
+		e.PatchApp(a, map[string]any{"registered": false})
+		testenv.WantError(t, e.ServerDo(http.MethodPost, usersPath, a.Keys(), valid["users"]), usersPath, herald.ErrAppNotFound)
+		e.PatchApp(a, map[string]any{"registered": true})
+		if code := e.AdminJSON("DELETE", "/admin/v1/apps/"+a.ID+"/fcm-credentials", nil, nil); code != http.StatusNoContent {
 			t.Fatalf("delete credentials: got %d, want 204", code)
 		}
-		testenv.WantError(t, e.serverDo(http.MethodPost, messagesPath, a.keys(), valid["messages"]), messagesPath, herald.ErrNoFCM)
-		e.putCredentials(a, "proj-gate2")
-		res := e.serverDo(http.MethodPost, usersPath, a.keys(), valid["users"])
+		testenv.WantError(t, e.ServerDo(http.MethodPost, messagesPath, a.Keys(), valid["messages"]), messagesPath, herald.ErrNoFCM)
+		e.PutCredentials(a, "proj-gate2")
+		res := e.ServerDo(http.MethodPost, usersPath, a.Keys(), valid["users"])
 		if res.Status != http.StatusOK {
 			t.Fatalf("with credentials again: got %d %s, want 200", res.Status, res.Body)
 		}
-		if p := e.waitFinal(res.Header.Get("X-Push-Id"), 10*time.Second); p.Counts.Sent != 1 {
+		if p := e.WaitFinal(res.Header.Get("X-Push-Id"), 10*time.Second); p.Counts.Sent != 1 {
 			t.Errorf("sent: got %d, want 1", p.Counts.Sent)
 		}
 	})
-	if s := e.emu.Stats(); s.Received != 1 {
+	if s := e.Emulator.Stats(); s.Received != 1 {
 		t.Errorf("emulator: got %d send requests, want 1 (the last push only)", s.Received)
 	}
 }
@@ -358,22 +353,22 @@ func TestPushGates(t *testing.T) {
 func TestPushIdempotencyKey(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "idem-", "u1", "u2")
+	a := e.NewApp(nil)
+	e.Register(a, "idem-", "u1", "u2")
 	body := []byte(`{"userIds":["u1","u2"],"title":"Once","content":"only once"}`)
 	withKey := func(key string) map[string]string {
-		h := a.keys()
+		h := a.Keys()
 		h["Idempotency-Key"] = key
 		return h
 	}
 
-	first := e.serverDo(http.MethodPost, usersPath, withKey("order-42"), body)
+	first := e.ServerDo(http.MethodPost, usersPath, withKey("order-42"), body)
 	if first.Status != http.StatusOK {
 		t.Fatalf("first: got %d %s, want 200", first.Status, first.Body)
 	}
 	id := first.Header.Get("X-Push-Id")
 	t.Run("SameBodyReplays", func(t *testing.T) {
-		again := e.serverDo(http.MethodPost, usersPath, withKey("order-42"), body)
+		again := e.ServerDo(http.MethodPost, usersPath, withKey("order-42"), body)
 		if again.Status != http.StatusOK || string(again.Body) != string(first.Body) {
 			t.Errorf("replay: got %d %s, want 200 %s", again.Status, again.Body, first.Body)
 		}
@@ -381,37 +376,37 @@ func TestPushIdempotencyKey(t *testing.T) {
 			t.Errorf("X-Push-Id: got %q, want %q", got, id)
 		}
 	})
-	e.waitFinal(id, 10*time.Second)
+	e.WaitFinal(id, 10*time.Second)
 	t.Run("SameBodyAfterDone", func(t *testing.T) {
-		again := e.serverDo(http.MethodPost, usersPath, withKey("order-42"), body)
+		again := e.ServerDo(http.MethodPost, usersPath, withKey("order-42"), body)
 		if got := again.Header.Get("X-Push-Id"); again.Status != http.StatusOK || got != id {
 			t.Errorf("replay: got %d X-Push-Id %q, want 200 %q", again.Status, got, id)
 		}
 	})
 	t.Run("DifferentBodyConflicts", func(t *testing.T) {
 		other := []byte(`{"userIds":["u1"],"title":"Once","content":"changed"}`)
-		res := e.serverDo(http.MethodPost, usersPath, withKey("order-42"), other)
+		res := e.ServerDo(http.MethodPost, usersPath, withKey("order-42"), other)
 		testenv.WantError(t, res, usersPath, herald.ErrIdempotencyReuse)
 	})
 	t.Run("SameKeyOtherEndpointConflicts", func(t *testing.T) {
-		res := e.serverDo(http.MethodPost, messagesPath, withKey("order-42"), map[string]any{"messages": messagesTo([]any{"u1"})})
+		res := e.ServerDo(http.MethodPost, messagesPath, withKey("order-42"), map[string]any{"messages": messagesTo([]any{"u1"})})
 		testenv.WantError(t, res, messagesPath, herald.ErrIdempotencyReuse)
 	})
-	if ps := e.pushList(a); len(ps) != 1 || ps[0].PushID != id {
+	if ps := e.PushList(a); len(ps) != 1 || ps[0].PushID != id {
 		t.Fatalf("pushes: got %d, want only %s", len(ps), id)
 	}
-	if got := e.sentTo(id); got["idem-u1"] != 1 || got["idem-u2"] != 1 || len(got) != 2 {
+	if got := e.SentTo(id); got["idem-u1"] != 1 || got["idem-u2"] != 1 || len(got) != 2 {
 		t.Errorf("messages by token: got %v, want each token once", got)
 	}
-	if s := e.emu.Stats(); s.Received != 2 {
+	if s := e.Emulator.Stats(); s.Received != 2 {
 		t.Errorf("emulator: got %d send requests, want 2", s.Received)
 	}
-	if u := e.usage(a); u != 1 {
+	if u := e.Usage(a); u != 1 {
 		t.Errorf("usage: got %v Server Actions, want 1 (charged once)", u)
 	}
 
 	t.Run("OtherKeySends", func(t *testing.T) {
-		res := e.serverDo(http.MethodPost, usersPath, withKey("order-43"), body)
+		res := e.ServerDo(http.MethodPost, usersPath, withKey("order-43"), body)
 		if got := res.Header.Get("X-Push-Id"); res.Status != http.StatusOK || got == id || got == "" {
 			t.Errorf("other key: got %d X-Push-Id %q, want 200 and a new push", res.Status, got)
 		}
@@ -421,19 +416,19 @@ func TestPushIdempotencyKey(t *testing.T) {
 func TestPushNullOptionalMembers(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	for _, tc := range []struct{ path, body string }{
 		{"/api/push/v2/users", `{"userIds":["u1"],"title":"t","content":"c","linkURL":null,"imageURL":null,"options":null}`},
 		{"/api/push/v2/users", `{"userIds":["u1"],"title":"t","content":"c","options":{"isUsingBadge":null,"requestGroupId":null,"scheduleTime":null,"isMarketing":null}}`},
 		{"/api/push/v2/messages", `{"messages":[{"userId":"u1","title":"t","content":"c","linkURL":null}],"options":{"scheduleTime":null}}`},
 	} {
-		res := e.serverDo("POST", tc.path, a.keys(), json.RawMessage(tc.body))
+		res := e.ServerDo("POST", tc.path, a.Keys(), json.RawMessage(tc.body))
 		if res.Status != http.StatusOK {
 			t.Errorf("%s %s: got %d %s, want 200", tc.path, tc.body, res.Status, res.Body)
 		}
 	}
-	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), json.RawMessage(`{"userIds":["u1"],"title":null,"content":"c"}`))
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), json.RawMessage(`{"userIds":["u1"],"title":null,"content":"c"}`))
 	if res.Status != http.StatusBadRequest {
 		t.Errorf("null title: got %d, want 400", res.Status)
 	}

@@ -1,10 +1,12 @@
-package main
+package api_test
 
 import (
 	"context"
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald/client"
 )
@@ -14,25 +16,25 @@ import (
 func TestPushGroupMergesHistory(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1", "u2", "u3")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1", "u2", "u3")
 	opts := &client.Options{RequestGroupID: "spring-sale"}
-	first, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "ghost"}, Title: "t", Content: "c", Options: opts})
+	first, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "ghost"}, Title: "t", Content: "c", Options: opts})
 	if err != nil {
 		t.Fatal(err)
 	}
-	second, err := a.c.PushMessages(context.Background(), client.PushMessagesRequest{
+	second, err := a.Client.PushMessages(context.Background(), client.PushMessagesRequest{
 		Messages: []client.Message{{UserID: "u3", Title: "t3", Content: "c3"}}, Options: opts,
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
-	other, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
+	other, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, id := range []string{first.PushID, second.PushID, other.PushID} {
-		e.waitFinal(id, 10*time.Second)
+		e.WaitFinal(id, 10*time.Second)
 	}
 	var g struct {
 		RequestGroupID string
@@ -40,7 +42,7 @@ func TestPushGroupMergesHistory(t *testing.T) {
 		ServerActions  float64
 		Counts         struct{ RequestedUsers, Sent, Unreachable int }
 	}
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/push-groups/spring-sale", nil, &g); code != http.StatusOK {
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/push-groups/spring-sale", nil, &g); code != http.StatusOK {
 		t.Fatalf("push group: got %d, want 200", code)
 	}
 	if len(g.PushIDs) != 2 || g.PushIDs[0] != first.PushID || g.PushIDs[1] != second.PushID {
@@ -49,12 +51,12 @@ func TestPushGroupMergesHistory(t *testing.T) {
 	if g.ServerActions != 2 || g.Counts.RequestedUsers != 4 || g.Counts.Sent != 3 || g.Counts.Unreachable != 1 {
 		t.Fatalf("merged entry: got %v SA and %+v, want 2 SA, 4 requested, 3 sent, 1 unreachable", g.ServerActions, g.Counts)
 	}
-	var list struct{ Pushes []pushView }
-	e.admin("GET", "/admin/v1/apps/"+a.ID+"/pushes?requestGroupId=spring-sale", nil, &list)
+	var list struct{ Pushes []testenv.PushView }
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/pushes?requestGroupId=spring-sale", nil, &list)
 	if len(list.Pushes) != 2 {
 		t.Fatalf("history filtered by group: got %d pushes, want 2", len(list.Pushes))
 	}
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/push-groups/no-such-group", nil, nil); code != http.StatusNotFound {
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/push-groups/no-such-group", nil, nil); code != http.StatusNotFound {
 		t.Fatalf("unknown group: got %d, want 404", code)
 	}
 }
@@ -64,23 +66,23 @@ func TestPushGroupMergesHistory(t *testing.T) {
 // one as APP_DELETED.
 func TestUnregisteredOldTokenIsExpired(t *testing.T) {
 	t.Parallel()
-	clk := &testClock{}
+	clk := &testenv.Clock{}
 	now := time.Now()
 	clk.Run(now.Add(-271 * 24 * time.Hour))
-	e := startClocked(t, clk)
-	a := e.newApp(nil)
-	e.register(a, "unregistered-", "old")
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(nil)
+	e.Register(a, "unregistered-", "old")
 	clk.Run(now)
-	e.register(a, "unregistered-", "fresh")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"old", "fresh"}, Title: "t", Content: "c"})
+	e.Register(a, "unregistered-", "fresh")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"old", "fresh"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitFinal(res.PushID, 10*time.Second)
+	e.WaitFinal(res.PushID, 10*time.Second)
 	var p struct {
 		UnreachableUsers []struct{ UserID, Reason string }
 	}
-	e.admin("GET", "/admin/v1/pushes/"+res.PushID, nil, &p)
+	e.AdminJSON("GET", "/admin/v1/pushes/"+res.PushID, nil, &p)
 	got := map[string]string{}
 	for _, u := range p.UnreachableUsers {
 		got[u.UserID] = u.Reason
@@ -95,23 +97,23 @@ func TestUnregisteredOldTokenIsExpired(t *testing.T) {
 // ends.
 func TestRetriesEndAfterAnHour(t *testing.T) {
 	t.Parallel()
-	clk := &testClock{}
-	start := time.Now()
-	clk.Run(start)
-	e := startClocked(t, clk)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "ok")
-	e.register(a, "down-", "cut-off")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok", "cut-off"}, Title: "t", Content: "c"})
+	clk := &testenv.Clock{}
+	began := time.Now()
+	clk.Run(began)
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "ok")
+	e.Register(a, "down-", "cut-off")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok", "cut-off"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the first failed attempt", 10*time.Second, func() bool { return e.emu.Stats().Rejected >= 1 })
-	if p := e.push(res.PushID); p.Status != "sending" {
+	testenv.WaitFor(t, "the first failed attempt", 10*time.Second, func() bool { return e.Emulator.Stats().Rejected >= 1 })
+	if p := e.Push(res.PushID); p.Status != "sending" {
 		t.Fatalf("after one failure: got %s, want still sending", p.Status)
 	}
-	clk.Run(start.Add(61 * time.Minute))
-	p := e.waitFinal(res.PushID, 20*time.Second)
+	clk.Run(began.Add(61 * time.Minute))
+	p := e.WaitFinal(res.PushID, 20*time.Second)
 	if p.Status != "done" || p.Counts.Sent != 1 || p.Counts.Failed != 1 {
 		t.Fatalf("after an hour: got %s with %+v, want done, 1 sent and 1 failed", p.Status, p.Counts)
 	}

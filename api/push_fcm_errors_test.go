@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -16,30 +16,30 @@ import (
 func TestPushFCMErrors(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
+	a := e.NewApp(nil)
 	for user, token := range map[string]string{
 		"unreg": "unregistered-1", "inval": "invalid-1", "mism": "mismatch-1",
 		"quota": "quota-1", "unavail": "unavailable-1", "fine": "fine-1",
 	} {
-		e.device(a, "dev-"+user, token, "android", "1.6.0", user)
+		e.Device(a, "dev-"+user, token, "android", "1.6.0", user)
 	}
 	// "both" has one working and one dead device: it is reached.
-	e.device(a, "dev-both-ok", "both-ok", "ios", "1.6.0", "both")
-	e.device(a, "dev-both-dead", "unregistered-both", "android", "1.6.0", "both")
+	e.Device(a, "dev-both-ok", "both-ok", "ios", "1.6.0", "both")
+	e.Device(a, "dev-both-dead", "unregistered-both", "android", "1.6.0", "both")
 	// "bare" registered a device, then removed its token: no token left.
-	e.device(a, "dev-bare", "bare-1", "android", "1.6.0", "bare")
-	if err := a.c.DeletePushToken(context.Background(), "dev-bare"); err != nil {
+	e.Device(a, "dev-bare", "bare-1", "android", "1.6.0", "bare")
+	if err := a.Client.DeletePushToken(context.Background(), "dev-bare"); err != nil {
 		t.Fatalf("delete token: %v", err)
 	}
 
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: []any{"unreg", "inval", "mism", "quota", "unavail", "fine", "both", "bare", "ghost"},
 		Title:   "t", Content: "c", Options: &client.Options{RequestGroupID: "fcm-errors"},
 	})
 	if err != nil {
 		t.Fatalf("push: got %v, want nil", err)
 	}
-	p := e.waitFinal(res.PushID, 30*time.Second)
+	p := e.WaitFinal(res.PushID, 30*time.Second)
 
 	t.Run("Done", func(t *testing.T) {
 		if p.Status != "done" || p.FailureReason != "" {
@@ -65,28 +65,28 @@ func TestPushFCMErrors(t *testing.T) {
 	})
 	t.Run("DeadTokensDeleted", func(t *testing.T) {
 		for _, user := range []string{"unreg", "inval", "mism"} {
-			if u := e.user(a, user); len(u.Devices) != 0 {
+			if u := e.UserView(a, user); len(u.Devices) != 0 {
 				t.Errorf("devices of %s: got %+v, want none", user, u.Devices)
 			}
 		}
-		u := e.user(a, "both")
+		u := e.UserView(a, "both")
 		if len(u.Devices) != 1 || u.Devices[0].DeviceID != "dev-both-ok" {
 			t.Errorf("devices of both: got %+v, want only dev-both-ok", u.Devices)
 		}
 		for _, user := range []string{"quota", "unavail", "fine"} {
-			if u := e.user(a, user); len(u.Devices) != 1 {
+			if u := e.UserView(a, user); len(u.Devices) != 1 {
 				t.Errorf("devices of %s: got %d, want 1", user, len(u.Devices))
 			}
 		}
 	})
 	t.Run("RetriedAndDeliveredOnce", func(t *testing.T) {
-		got := e.sentTo(res.PushID)
+		got := e.SentTo(res.PushID)
 		want := map[string]int{"quota-1": 1, "unavailable-1": 1, "fine-1": 1, "both-ok": 1}
 		if fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("messages by token: got %v, want %v", got, want)
 		}
 		// Each retried token was sent twice: refused, then accepted.
-		if s := e.emu.Stats(); s.Received != 10 || s.Accepted != 4 {
+		if s := e.Emulator.Stats(); s.Received != 10 || s.Accepted != 4 {
 			t.Errorf("emulator: got %+v, want received 10 accepted 4", s)
 		}
 	})
@@ -104,11 +104,11 @@ func TestPushFCMErrors(t *testing.T) {
 		}
 	})
 	t.Run("NoSecondSendToDeletedTokens", func(t *testing.T) {
-		again, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"unreg", "both"}, Title: "t", Content: "c"})
+		again, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"unreg", "both"}, Title: "t", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		q := e.waitFinal(again.PushID, 10*time.Second)
+		q := e.WaitFinal(again.PushID, 10*time.Second)
 		if q.Counts.Tokens != 1 || q.Counts.Sent != 1 || len(q.UnreachableUsers) != 1 || q.UnreachableUsers[0].Reason != "NO_TOKEN" {
 			t.Errorf("push: got counts %+v unreachable %v, want 1 token sent and unreg NO_TOKEN", q.Counts, q.UnreachableUsers)
 		}
@@ -124,15 +124,15 @@ func TestPushAuthFailures(t *testing.T) {
 	e := start(t)
 
 	t.Run("ThirdPartyAuthError", func(t *testing.T) {
-		a := e.newApp(nil)
-		e.device(a, "dev-ios", "auth-ios", "ios", "1.6.0", "u1")
-		e.device(a, "dev-android", "fine-android", "android", "1.6.0", "u1")
-		e.device(a, "dev-u2", "fine-u2", "android", "1.6.0", "u2")
-		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
+		a := e.NewApp(nil)
+		e.Device(a, "dev-ios", "auth-ios", "ios", "1.6.0", "u1")
+		e.Device(a, "dev-android", "fine-android", "android", "1.6.0", "u1")
+		e.Device(a, "dev-u2", "fine-u2", "android", "1.6.0", "u2")
+		res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		p := e.waitFinal(res.PushID, 10*time.Second)
+		p := e.WaitFinal(res.PushID, 10*time.Second)
 		if p.Status != "done" || p.FailureReason != "" {
 			t.Errorf("push: got status %s reason %q, want done", p.Status, p.FailureReason)
 		}
@@ -142,13 +142,13 @@ func TestPushAuthFailures(t *testing.T) {
 		if len(p.Failures) != 1 || p.Failures[0].UserID != "u1" || !strings.Contains(p.Failures[0].Error, "THIRD_PARTY_AUTH_ERROR") {
 			t.Errorf("failures: got %+v, want u1's ios token failed with THIRD_PARTY_AUTH_ERROR", p.Failures)
 		}
-		if got := e.sentTo(res.PushID); got["fine-android"] != 1 || got["fine-u2"] != 1 || len(got) != 2 {
+		if got := e.SentTo(res.PushID); got["fine-android"] != 1 || got["fine-u2"] != 1 || len(got) != 2 {
 			t.Errorf("messages by token: got %v, want one to each android token", got)
 		}
-		if u := e.user(a, "u1"); len(u.Devices) != 2 {
+		if u := e.UserView(a, "u1"); len(u.Devices) != 2 {
 			t.Errorf("devices: got %d, want 2 (an auth error says nothing about the token)", len(u.Devices))
 		}
-		if logs := e.logs.String(); !strings.Contains(logs, "FCM refused the app's credentials") || !strings.Contains(logs, res.PushID) {
+		if logs := e.Log.String(); !strings.Contains(logs, "FCM refused the app's credentials") || !strings.Contains(logs, res.PushID) {
 			t.Errorf("logs: want a warning naming push %s:\n%s", res.PushID, logs)
 		}
 		if page := e.dashboardPage("/apps/" + a.ID); !strings.Contains(page, `id="fcm-warning"`) || !strings.Contains(page, "APNs or web-push") {
@@ -157,14 +157,14 @@ func TestPushAuthFailures(t *testing.T) {
 	})
 	// FCM's legacy spelling of THIRD_PARTY_AUTH_ERROR is the same error.
 	t.Run("LegacyApnsAuthError", func(t *testing.T) {
-		a := e.newApp(nil)
-		e.device(a, "dev-ios", "apnsauth-ios", "ios", "1.6.0", "u1")
-		e.device(a, "dev-u2", "fine-u2", "android", "1.6.0", "u2")
-		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
+		a := e.NewApp(nil)
+		e.Device(a, "dev-ios", "apnsauth-ios", "ios", "1.6.0", "u1")
+		e.Device(a, "dev-u2", "fine-u2", "android", "1.6.0", "u2")
+		res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		p := e.waitFinal(res.PushID, 10*time.Second)
+		p := e.WaitFinal(res.PushID, 10*time.Second)
 		if p.Status != "done" || p.FailureReason != "" {
 			t.Errorf("push: got status %s reason %q, want done", p.Status, p.FailureReason)
 		}
@@ -174,7 +174,7 @@ func TestPushAuthFailures(t *testing.T) {
 		if len(p.Failures) != 1 || p.Failures[0].UserID != "u1" || !strings.Contains(p.Failures[0].Error, "APNS_AUTH_ERROR") {
 			t.Errorf("failures: got %+v, want u1's ios token failed with APNS_AUTH_ERROR", p.Failures)
 		}
-		if got := e.sentTo(res.PushID); got["fine-u2"] != 1 || len(got) != 1 {
+		if got := e.SentTo(res.PushID); got["fine-u2"] != 1 || len(got) != 1 {
 			t.Errorf("messages by token: got %v, want one to fine-u2", got)
 		}
 		if page := e.dashboardPage("/apps/" + a.ID); !strings.Contains(page, `id="fcm-warning"`) || !strings.Contains(page, "APNs or web-push") {
@@ -182,18 +182,18 @@ func TestPushAuthFailures(t *testing.T) {
 		}
 	})
 	t.Run("DeniedProject", func(t *testing.T) {
-		a := e.newAppWithoutFCM(nil)
-		e.putCredentials(a, "denied-project")
-		e.register(a, "deny-", "u1", "u2")
-		res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
+		a := e.NewAppWithoutFCM(nil)
+		e.PutCredentials(a, "denied-project")
+		e.Register(a, "deny-", "u1", "u2")
+		res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		p := e.waitFinal(res.PushID, 10*time.Second)
+		p := e.WaitFinal(res.PushID, 10*time.Second)
 		if p.Status != "failed" || !strings.Contains(p.FailureReason, "invalid_grant") {
 			t.Errorf("push: got status %s reason %q, want failed naming the token endpoint's invalid_grant", p.Status, p.FailureReason)
 		}
-		if got := e.sentTo(res.PushID); len(got) != 0 {
+		if got := e.SentTo(res.PushID); len(got) != 0 {
 			t.Errorf("messages: got %v, want none", got)
 		}
 	})

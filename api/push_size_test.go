@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"bytes"
@@ -39,8 +39,8 @@ func oversizeReason(n int) string {
 func TestPushSize(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "size-", "u0", "u1", "u2", "u3")
+	a := e.NewApp(nil)
+	e.Register(a, "size-", "u0", "u1", "u2", "u3")
 
 	t.Run("RefusedAtAccept", func(t *testing.T) {
 		// 1,400 three-byte characters: 4,200 bytes in 1,400 code points.
@@ -70,7 +70,7 @@ func TestPushSize(t *testing.T) {
 		}
 		for _, tt := range tests {
 			t.Run(tt.name, func(t *testing.T) {
-				res := e.serverDo(http.MethodPost, tt.path, a.keys(), tt.body)
+				res := e.ServerDo(http.MethodPost, tt.path, a.Keys(), tt.body)
 				got := testenv.WantError(t, res, tt.path, herald.ErrInvalidRequest)
 				if len(got.Details) != 1 || got.Details[0].Field != tt.want.Field || got.Details[0].Reason != tt.want.Reason {
 					t.Errorf("details: got %+v, want [%+v]", got.Details, tt.want)
@@ -80,13 +80,13 @@ func TestPushSize(t *testing.T) {
 				}
 			})
 		}
-		if ps := e.pushList(a); len(ps) != 0 {
+		if ps := e.PushList(a); len(ps) != 0 {
 			t.Errorf("pushes stored: got %d, want 0", len(ps))
 		}
-		if u := e.usage(a); u != 0 {
+		if u := e.Usage(a); u != 0 {
 			t.Errorf("usage: got %v Server Actions, want 0", u)
 		}
-		if s := e.emu.Stats(); s.Received != 0 {
+		if s := e.Emulator.Stats(); s.Received != 0 {
 			t.Errorf("emulator: got %d send requests, want 0", s.Received)
 		}
 	})
@@ -95,9 +95,9 @@ func TestPushSize(t *testing.T) {
 		// 1,332 three-byte characters make a title of 3,996 bytes: with
 		// body "c", a payload of exactly 4,096 bytes.
 		title := strings.Repeat("가", 1332)
-		users := e.serverDo(http.MethodPost, usersPath, a.keys(), usersBody([]any{"u0"}, map[string]any{"title": title, "content": "c"}))
+		users := e.ServerDo(http.MethodPost, usersPath, a.Keys(), usersBody([]any{"u0"}, map[string]any{"title": title, "content": "c"}))
 		body := strings.Repeat("é", 1998) // 3,996 bytes
-		messages := e.serverDo(http.MethodPost, messagesPath, a.keys(), map[string]any{"messages": []map[string]any{
+		messages := e.ServerDo(http.MethodPost, messagesPath, a.Keys(), map[string]any{"messages": []map[string]any{
 			{"userId": "u1", "title": "t", "content": body},
 			{"userId": "u2", "title": "t", "content": "c"},
 		}})
@@ -111,7 +111,7 @@ func TestPushSize(t *testing.T) {
 				t.Fatalf("%s: got %d %s, want 200", c.name, c.res.Status, c.res.Body)
 			}
 			id := c.res.Header.Get("X-Push-Id")
-			p := e.waitFinal(id, 10*time.Second)
+			p := e.WaitFinal(id, 10*time.Second)
 			if p.Status != "done" || p.Counts.Sent != c.users || p.ServerActions != float64(c.users)/2 {
 				t.Errorf("%s push: got %s, %d sent, %v SA; want done, %d sent, %v SA", c.name, p.Status, p.Counts.Sent, p.ServerActions, c.users, float64(c.users)/2)
 			}
@@ -119,7 +119,7 @@ func TestPushSize(t *testing.T) {
 				t.Errorf("%s: the message FCM received counts %d bytes, want exactly 4096", c.name, got)
 			}
 		}
-		if u := e.usage(a); u != 1.5 {
+		if u := e.Usage(a); u != 1.5 {
 			t.Errorf("usage: got %v Server Actions, want 1.5", u)
 		}
 	})
@@ -131,7 +131,7 @@ func TestPushSize(t *testing.T) {
 			t.Fatal(err)
 		}
 		var refused testenv.ErrorBody
-		code := e.admin(http.MethodPatch, "/admin/v1/pushes/"+p.PushID, map[string]any{"content": strings.Repeat("c", 4000)}, &refused)
+		code := e.AdminJSON(http.MethodPatch, "/admin/v1/pushes/"+p.PushID, map[string]any{"content": strings.Repeat("c", 4000)}, &refused)
 		if code != http.StatusBadRequest || refused.Code != herald.ErrInvalidRequest.Code || len(refused.Details) != 1 || refused.Details[0].Field != "content" {
 			t.Fatalf("oversized edit: got %d %+v, want 400 ERR-AB-VAL-00 naming content", code, refused)
 		}
@@ -139,15 +139,15 @@ func TestPushSize(t *testing.T) {
 			Title, Content string
 			Edits          []any
 		}
-		e.admin(http.MethodGet, "/admin/v1/pushes/"+p.PushID, nil, &stored)
+		e.AdminJSON(http.MethodGet, "/admin/v1/pushes/"+p.PushID, nil, &stored)
 		if stored.Content != "at "+at || len(stored.Edits) != 0 {
 			t.Fatalf("after the refused edit: got content %q and %d edits, want %q and none", stored.Content, len(stored.Edits), "at "+at)
 		}
 		// Title "Scheduled" (9 bytes) and a body of 3,988 bytes: 4,096.
-		if code := e.admin(http.MethodPatch, "/admin/v1/pushes/"+p.PushID, map[string]any{"content": strings.Repeat("c", 3988)}, nil); code != http.StatusOK {
+		if code := e.AdminJSON(http.MethodPatch, "/admin/v1/pushes/"+p.PushID, map[string]any{"content": strings.Repeat("c", 3988)}, nil); code != http.StatusOK {
 			t.Fatalf("edit to exactly 4,096 bytes: got %d, want 200", code)
 		}
-		if code := e.admin(http.MethodPatch, "/admin/v1/pushes/"+p.PushID, map[string]any{"title": "Scheduled!"}, nil); code != http.StatusBadRequest {
+		if code := e.AdminJSON(http.MethodPatch, "/admin/v1/pushes/"+p.PushID, map[string]any{"title": "Scheduled!"}, nil); code != http.StatusBadRequest {
 			t.Fatalf("one more title byte: got %d, want 400", code)
 		}
 	})
@@ -161,7 +161,7 @@ func TestPushSize(t *testing.T) {
 // for token from push id.
 func wirePayloadSize(t *testing.T, e *env, token, id string) int {
 	t.Helper()
-	for _, r := range e.received(token) {
+	for _, r := range e.Received(token) {
 		var m struct{ Notification, Data map[string]string }
 		if err := json.Unmarshal(r.Message, &m); err != nil {
 			t.Fatalf("decode %s: %v", r.Message, err)
@@ -179,7 +179,7 @@ func wirePayloadSize(t *testing.T, e *env, token, id string) int {
 // send an oversized message itself.
 func emulatorRefusesOversized(t *testing.T, e *env) {
 	const project = "proj-direct"
-	conf, err := google.JWTConfigFromJSON(fcmtest.ServiceAccountJSON(t, project, e.emuURL+"/token"), fcm.MessagingScope)
+	conf, err := google.JWTConfigFromJSON(fcmtest.ServiceAccountJSON(t, project, e.EmulatorURL+"/token"), fcm.MessagingScope)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +193,7 @@ func emulatorRefusesOversized(t *testing.T, e *env) {
 			"notification": map[string]string{"title": title, "body": "c"},
 			"data":         map[string]string{"pushId": strings.Repeat("p", 27)},
 		}})
-		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.emuURL+"/v1/projects/"+project+"/messages:send", bytes.NewReader(body))
+		req, _ := http.NewRequestWithContext(t.Context(), http.MethodPost, e.EmulatorURL+"/v1/projects/"+project+"/messages:send", bytes.NewReader(body))
 		req.Header.Set("Authorization", "Bearer "+tok.AccessToken)
 		req.Header.Set("Content-Type", "application/json")
 		resp, err := http.DefaultClient.Do(req)
@@ -218,7 +218,7 @@ func emulatorRefusesOversized(t *testing.T, e *env) {
 	if status, got := send("direct-at", strings.Repeat("a", 3996)); status != http.StatusOK {
 		t.Errorf("4,096 bytes: got %d %v, want 200", status, got)
 	}
-	if n, m := len(e.received("direct-over")), len(e.received("direct-at")); n != 0 || m != 1 {
+	if n, m := len(e.Received("direct-over")), len(e.Received("direct-at")); n != 0 || m != 1 {
 		t.Errorf("emulator kept %d oversized and %d at-limit messages, want 0 and 1", n, m)
 	}
 }

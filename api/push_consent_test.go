@@ -1,10 +1,12 @@
-package main
+package api_test
 
 import (
 	"context"
 	"fmt"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
@@ -40,25 +42,25 @@ func zoneWithHour(t *testing.T, now time.Time, hour int) string {
 // (marketing at any hour). The consent is set through PATCH marketing and
 // the SDK's consent switch. The app puts the (광고) prefix in its bodies
 // (adPrefixCheck off), so options.isMarketing alone marks a plain title.
-func consentApp(t *testing.T, e *env, tz string) testApp {
+func consentApp(t *testing.T, e *env, tz string) testenv.App {
 	t.Helper()
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz, "adPrefixCheck": false})
-	e.register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "none", "day", "all")
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz, "adPrefixCheck": false})
+	e.Register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "none", "day", "all")
 	ctx := context.Background()
 	on, off := true, false
-	if got, err := a.c.SetMarketing(ctx, "day", client.MarketingState{Marketing: &on}); err != nil || got != (client.Consent{Marketing: true}) {
+	if got, err := a.Client.SetMarketing(ctx, "day", client.MarketingState{Marketing: &on}); err != nil || got != (client.Consent{Marketing: true}) {
 		t.Fatalf("set day consent: got %+v %v, want marketing only", got, err)
 	}
-	if got, err := a.c.SetMarketing(ctx, "all", client.MarketingState{Marketing: &on, MarketingNight: &off}); err != nil || got.MarketingNight {
+	if got, err := a.Client.SetMarketing(ctx, "all", client.MarketingState{Marketing: &on, MarketingNight: &off}); err != nil || got.MarketingNight {
 		t.Fatalf("set all consent: got %+v %v", got, err)
 	}
 	// The in-app switch turns night on for "all"'s device (registered by
 	// e.register as dev-all-2).
-	if got, err := a.c.SetConsent(ctx, "dev-all-2", nil, &on); err != nil || !got.Marketing || !got.MarketingNight {
+	if got, err := a.Client.SetConsent(ctx, "dev-all-2", nil, &on); err != nil || !got.Marketing || !got.MarketingNight {
 		t.Fatalf("SDK consent for all: got %+v %v, want both true", got, err)
 	}
 	for user, want := range map[string]herald.Consent{"none": {}, "day": {Marketing: true}, "all": {Marketing: true, MarketingNight: true}} {
-		u := e.user(a, user)
+		u := e.UserView(a, user)
 		if len(u.Devices) != 1 || u.Devices[0].Marketing != want.Marketing || u.Devices[0].MarketingNight != want.MarketingNight {
 			t.Fatalf("device consent of %s: got %+v, want %+v", user, u.Devices, want)
 		}
@@ -67,13 +69,13 @@ func consentApp(t *testing.T, e *env, tz string) testApp {
 }
 
 // wantDelivered checks which of the users' tokens received push id.
-func wantDelivered(t *testing.T, e *env, a testApp, id string, users ...string) {
+func wantDelivered(t *testing.T, e *env, a testenv.App, id string, users ...string) {
 	t.Helper()
 	want := map[string]int{}
 	for _, u := range users {
 		want["cons-"+a.ID[len(a.ID)-6:]+"-"+u] = 1
 	}
-	if got := e.sentTo(id); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := e.SentTo(id); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages by token: got %v, want %v", got, want)
 	}
 }
@@ -90,7 +92,7 @@ func TestPushConsentAndNight(t *testing.T) {
 
 	tests := []struct {
 		name                string
-		app                 testApp
+		app                 testenv.App
 		req                 client.PushUsersRequest
 		wantTo              []string
 		wantConsent, wantNt int
@@ -106,11 +108,11 @@ func TestPushConsentAndNight(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, err := tt.app.c.PushUsers(context.Background(), tt.req)
+			res, err := tt.app.Client.PushUsers(context.Background(), tt.req)
 			if err != nil {
 				t.Fatalf("push: got %v, want nil", err)
 			}
-			p := e.waitFinal(res.PushID, 10*time.Second)
+			p := e.WaitFinal(res.PushID, 10*time.Second)
 			c := p.Counts
 			if p.Status != "done" || c.Sent != len(tt.wantTo) || c.SuppressedConsent != tt.wantConsent || c.SuppressedNight != tt.wantNt {
 				t.Errorf("push: got status %s sent %d suppressedConsent %d suppressedNight %d, want done %d %d %d",
@@ -124,7 +126,7 @@ func TestPushConsentAndNight(t *testing.T) {
 	}
 
 	t.Run("MessagesEachTitleOnItsOwn", func(t *testing.T) {
-		res, err := night.c.PushMessages(context.Background(), client.PushMessagesRequest{Messages: []client.Message{
+		res, err := night.Client.PushMessages(context.Background(), client.PushMessagesRequest{Messages: []client.Message{
 			{UserID: "none", Title: "(광고) for none", Content: "c"},
 			{UserID: "day", Title: "(광고) for day", Content: "c"},
 			{UserID: "all", Title: "Receipt for all", Content: "c"},
@@ -132,7 +134,7 @@ func TestPushConsentAndNight(t *testing.T) {
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		p := e.waitFinal(res.PushID, 10*time.Second)
+		p := e.WaitFinal(res.PushID, 10*time.Second)
 		if c := p.Counts; c.Sent != 1 || c.SuppressedConsent != 1 || c.SuppressedNight != 1 || !p.Marketing {
 			t.Errorf("push: got sent %d suppressedConsent %d suppressedNight %d marketing %v, want 1 1 1 true",
 				c.Sent, c.SuppressedConsent, c.SuppressedNight, p.Marketing)
@@ -140,14 +142,14 @@ func TestPushConsentAndNight(t *testing.T) {
 		wantDelivered(t, e, night, res.PushID, "all")
 	})
 	t.Run("MessagesPlainReachesEveryone", func(t *testing.T) {
-		res, err := night.c.PushMessages(context.Background(), client.PushMessagesRequest{Messages: []client.Message{
+		res, err := night.Client.PushMessages(context.Background(), client.PushMessagesRequest{Messages: []client.Message{
 			{UserID: "none", Title: "Plain none", Content: "c"},
 			{UserID: "day", Title: "Plain day", Content: "c"},
 		}})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		p := e.waitFinal(res.PushID, 10*time.Second)
+		p := e.WaitFinal(res.PushID, 10*time.Second)
 		if c := p.Counts; c.Sent != 2 || c.SuppressedConsent != 0 || c.SuppressedNight != 0 {
 			t.Errorf("push: got sent %d suppressedConsent %d suppressedNight %d, want 2 0 0", c.Sent, c.SuppressedConsent, c.SuppressedNight)
 		}
@@ -155,14 +157,14 @@ func TestPushConsentAndNight(t *testing.T) {
 	})
 	t.Run("ConsentWithdrawnBeforeSend", func(t *testing.T) {
 		no := false
-		if _, err := day.c.SetMarketing(context.Background(), "day", client.MarketingState{Marketing: &no}); err != nil {
+		if _, err := day.Client.SetMarketing(context.Background(), "day", client.MarketingState{Marketing: &no}); err != nil {
 			t.Fatalf("withdraw consent: %v", err)
 		}
-		res, err := day.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: everyone, Title: "(광고) again", Content: "c"})
+		res, err := day.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: everyone, Title: "(광고) again", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: got %v, want nil", err)
 		}
-		if c := e.waitFinal(res.PushID, 10*time.Second).Counts; c.Sent != 1 || c.SuppressedConsent != 2 {
+		if c := e.WaitFinal(res.PushID, 10*time.Second).Counts; c.Sent != 1 || c.SuppressedConsent != 2 {
 			t.Errorf("push: got sent %d suppressedConsent %d, want 1 2", c.Sent, c.SuppressedConsent)
 		}
 		wantDelivered(t, e, day, res.PushID, "all")

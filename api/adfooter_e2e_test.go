@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"encoding/json"
@@ -6,10 +6,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // emuNotification is the notification of one message the emulator took.
-func emuNotification(t *testing.T, m emuMessage) (title, body string) {
+func emuNotification(t *testing.T, m testenv.EmuMessage) (title, body string) {
 	t.Helper()
 	var msg struct {
 		Notification struct{ Title, Body string }
@@ -23,19 +25,19 @@ func emuNotification(t *testing.T, m emuMessage) (title, body string) {
 // bodyAt waits for the one message of push id at token and returns its
 // notification body.
 func (e *env) bodyAt(token, id string) string {
-	e.t.Helper()
-	e.waitFinal(id, 20*time.Second)
+	e.T.Helper()
+	e.WaitFinal(id, 20*time.Second)
 	var bodies []string
-	for _, m := range e.received(token) {
+	for _, m := range e.Received(token) {
 		var msg struct{ Data map[string]string }
 		json.Unmarshal(m.Message, &msg)
 		if msg.Data["pushId"] == id {
-			_, body := emuNotification(e.t, m)
+			_, body := emuNotification(e.T, m)
 			bodies = append(bodies, body)
 		}
 	}
 	if len(bodies) != 1 {
-		e.t.Fatalf("messages of %s at %s: got %d, want 1", id, token, len(bodies))
+		e.T.Fatalf("messages of %s at %s: got %d, want 1", id, token, len(bodies))
 	}
 	return bodies[0]
 }
@@ -43,10 +45,10 @@ func (e *env) bodyAt(token, id string) string {
 // pushJSON reads the admin JSON of a push as a map, so that a member's
 // absence and null show.
 func (e *env) pushJSON(id string) map[string]any {
-	e.t.Helper()
+	e.T.Helper()
 	var out map[string]any
-	if code := e.admin("GET", "/admin/v1/pushes/"+id, nil, &out); code != http.StatusOK {
-		e.t.Fatalf("get push %s: got %d", id, code)
+	if code := e.AdminJSON("GET", "/admin/v1/pushes/"+id, nil, &out); code != http.StatusOK {
+		e.T.Fatalf("get push %s: got %d", id, code)
 	}
 	return out
 }
@@ -57,15 +59,15 @@ func optedIn() map[string]any {
 	return map[string]any{"defaultConsent": map[string]any{"marketing": true, "marketingNight": true}}
 }
 
-// TestAdFooterRefused: an app under the (광고) rule without the footer's
+// TestAdFooterRefusedEndToEnd: an app under the (광고) rule without the footer's
 // settings has every ad refused, on each push endpoint and the admin test
 // push, with one detail per unset setting citing art. 50(4); nothing is
 // stored, charged or sent. A plain push of the same app goes out.
-func TestAdFooterRefused(t *testing.T) {
+func TestAdFooterRefusedEndToEnd(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"adSender": nil, "adOptOut": nil})
-	e.register(a, "nofooter-", "u1")
+	a := e.NewApp(map[string]any{"adSender": nil, "adOptOut": nil})
+	e.Register(a, "nofooter-", "u1")
 	ad := map[string]any{"isMarketing": true}
 	requests := []struct {
 		path string
@@ -81,16 +83,16 @@ func TestAdFooterRefused(t *testing.T) {
 		{"/api/push/v2/all", map[string]any{"title": "(광고) Sale", "content": "c", "options": ad}},
 	}
 	for _, r := range requests {
-		res := e.serverDo("POST", r.path, a.keys(), r.body)
+		res := e.ServerDo("POST", r.path, a.Keys(), r.body)
 		wantFooterRefusal(t, r.path, res.Status, res.Body)
 	}
 	var refusal json.RawMessage
-	code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/test-push", map[string]any{"userId": "u1", "title": "(광고) test", "content": "c"}, &refusal)
+	code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/test-push", map[string]any{"userId": "u1", "title": "(광고) test", "content": "c"}, &refusal)
 	wantFooterRefusal(t, "test-push", code, refusal)
-	if n := len(e.pushList(a)); n != 0 || e.usage(a) != 0 || e.emu.Stats().Received != 0 {
-		t.Errorf("after refusals: got %d pushes, %v Server Actions, %d sends; want none", n, e.usage(a), e.emu.Stats().Received)
+	if n := len(e.PushList(a)); n != 0 || e.Usage(a) != 0 || e.Emulator.Stats().Received != 0 {
+		t.Errorf("after refusals: got %d pushes, %v Server Actions, %d sends; want none", n, e.Usage(a), e.Emulator.Stats().Received)
 	}
-	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "Receipt", "content": "c"})
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "Receipt", "content": "c"})
 	if res.Status != http.StatusOK {
 		t.Fatalf("plain push: got %d %s, want 200", res.Status, res.Body)
 	}
@@ -131,12 +133,12 @@ func wantFooterRefusal(t *testing.T, what string, status int, raw []byte) {
 func TestAdFooterSent(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(optedIn()) // the test app's footer: testAdFooter
+	a := e.NewApp(optedIn()) // the test app's footer: testenv.AdFooter
 	for _, u := range []string{"u1", "u2", "u3"} {
-		e.register(a, "footer-", u)
+		e.Register(a, "footer-", u)
 	}
 	content := "주말 한정 20% 할인\n지금 확인하세요"
-	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) 봄 세일", "content": content})
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) 봄 세일", "content": content})
 	if res.Status != http.StatusOK {
 		t.Fatalf("ad on /users: got %d %s", res.Status, res.Body)
 	}
@@ -145,11 +147,11 @@ func TestAdFooterSent(t *testing.T) {
 		t.Errorf("/users body at the emulator: got %q, want %q", got, want)
 	}
 	p := e.pushJSON(users)
-	if p["content"] != content || p["adFooter"] != testAdFooter {
-		t.Errorf("/users push JSON: got content %q and adFooter %#v, want %q and %q", p["content"], p["adFooter"], content, testAdFooter)
+	if p["content"] != content || p["adFooter"] != testenv.AdFooter {
+		t.Errorf("/users push JSON: got content %q and adFooter %#v, want %q and %q", p["content"], p["adFooter"], content, testenv.AdFooter)
 	}
 
-	res = e.serverDo("POST", "/api/push/v2/messages", a.keys(), map[string]any{"messages": []any{
+	res = e.ServerDo("POST", "/api/push/v2/messages", a.Keys(), map[string]any{"messages": []any{
 		map[string]any{"userId": "u2", "title": "주문 확인", "content": "주문이 접수되었습니다"},
 		map[string]any{"userId": "u3", "title": "(광고) 쿠폰", "content": "쿠폰이 도착했어요"},
 	}})
@@ -160,14 +162,14 @@ func TestAdFooterSent(t *testing.T) {
 	if got := e.bodyAt("footer-u2", mixed); got != "주문이 접수되었습니다" {
 		t.Errorf("/messages plain message: got %q, want it as given", got)
 	}
-	if got, want := e.bodyAt("footer-u3", mixed), "쿠폰이 도착했어요"+testAdFooter; got != want {
+	if got, want := e.bodyAt("footer-u3", mixed), "쿠폰이 도착했어요"+testenv.AdFooter; got != want {
 		t.Errorf("/messages marketing message: got %q, want %q", got, want)
 	}
-	if p := e.pushJSON(mixed); p["adFooter"] != testAdFooter {
-		t.Errorf("/messages push JSON: got adFooter %#v, want %q", p["adFooter"], testAdFooter)
+	if p := e.pushJSON(mixed); p["adFooter"] != testenv.AdFooter {
+		t.Errorf("/messages push JSON: got adFooter %#v, want %q", p["adFooter"], testenv.AdFooter)
 	}
 
-	res = e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "배송 안내", "content": "배송이 시작되었습니다"})
+	res = e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "배송 안내", "content": "배송이 시작되었습니다"})
 	plain := res.Header.Get("X-Push-Id")
 	if got := e.bodyAt("footer-u1", plain); got != "배송이 시작되었습니다" {
 		t.Errorf("plain push: got %q, want it as given", got)
@@ -180,10 +182,10 @@ func TestAdFooterSent(t *testing.T) {
 
 	// adPrefixCheck off: no prefix rule and no footer, even on a push the
 	// request marks as an ad.
-	e.patchApp(a, map[string]any{"adPrefixCheck": false})
+	e.PatchApp(a, map[string]any{"adPrefixCheck": false})
 	var id string
-	waitFor(t, "the public API to see the setting", 5*time.Second, func() bool {
-		res = e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "Sale", "content": "off",
+	testenv.WaitFor(t, "the public API to see the setting", 5*time.Second, func() bool {
+		res = e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "Sale", "content": "off",
 			"options": map[string]any{"isMarketing": true}})
 		id = res.Header.Get("X-Push-Id")
 		return res.Status == http.StatusOK
@@ -204,24 +206,24 @@ func TestAdFooterFixedAtAccept(t *testing.T) {
 		t.Skip("waits for a scheduled send (about 15 s)")
 	}
 	t.Parallel()
-	clk := &testClock{}
+	clk := &testenv.Clock{}
 	sendAt, slot := nextSlot(clk)
-	e := startSlotted(t, clk)
-	a := e.newApp(optedIn())
-	e.register(a, "fixed-", "u1")
-	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) later", "content": "c",
+	e := start(t, testenv.Slotted(clk))
+	a := e.NewApp(optedIn())
+	e.Register(a, "fixed-", "u1")
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) later", "content": "c",
 		"options": map[string]any{"scheduleTime": slot}})
 	if res.Status != http.StatusOK {
 		t.Fatalf("scheduled ad: got %d %s", res.Status, res.Body)
 	}
 	id := res.Header.Get("X-Push-Id")
-	e.patchApp(a, map[string]any{"adSender": map[string]any{"name": "New Co.", "contact": "02-999"}, "adOptOut": "new text"})
-	if p := e.pushJSON(id); p["adFooter"] != testAdFooter {
-		t.Errorf("scheduled push JSON after the change: got adFooter %#v, want %q", p["adFooter"], testAdFooter)
+	e.PatchApp(a, map[string]any{"adSender": map[string]any{"name": "New Co.", "contact": "02-999"}, "adOptOut": "new text"})
+	if p := e.pushJSON(id); p["adFooter"] != testenv.AdFooter {
+		t.Errorf("scheduled push JSON after the change: got adFooter %#v, want %q", p["adFooter"], testenv.AdFooter)
 	}
 	startSlot(clk, sendAt)
-	waitFor(t, "the scheduled push", 90*time.Second, func() bool { return len(e.received("fixed-u1")) == 1 })
-	if got := e.bodyAt("fixed-u1", id); got != "c"+testAdFooter {
-		t.Errorf("sent: got %q, want the footer as of accept %q", got, "c"+testAdFooter)
+	testenv.WaitFor(t, "the scheduled push", 90*time.Second, func() bool { return len(e.Received("fixed-u1")) == 1 })
+	if got := e.bodyAt("fixed-u1", id); got != "c"+testenv.AdFooter {
+		t.Errorf("sent: got %q, want the footer as of accept %q", got, "c"+testenv.AdFooter)
 	}
 }

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"net/url"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald/webhook"
 )
@@ -28,17 +30,17 @@ func (c consentChange) String() string {
 }
 
 // consentHistory reads a user's consent history through the admin API.
-func (e *env) consentHistory(a testApp, userID string) []consentChange {
-	e.t.Helper()
+func (e *env) consentHistory(a testenv.App, userID string) []consentChange {
+	e.T.Helper()
 	var out struct {
 		UserID  string
 		Changes []consentChange
 	}
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/users/"+url.PathEscape(userID)+"/consent-history", nil, &out); code != http.StatusOK {
-		e.t.Fatalf("consent history of %s: got %d, want 200", userID, code)
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/users/"+url.PathEscape(userID)+"/consent-history", nil, &out); code != http.StatusOK {
+		e.T.Fatalf("consent history of %s: got %d, want 200", userID, code)
 	}
 	if out.UserID != userID {
-		e.t.Errorf("consent history: got userId %q, want %q", out.UserID, userID)
+		e.T.Errorf("consent history: got userId %q, want %q", out.UserID, userID)
 	}
 	return out.Changes
 }
@@ -56,7 +58,7 @@ type consentEvent struct {
 }
 
 // verifiedConsent checks a message's signature and decodes it.
-func verifiedConsent(t *testing.T, secret string, h hook) consentEvent {
+func verifiedConsent(t *testing.T, secret string, h testenv.Hook) consentEvent {
 	t.Helper()
 	if err := webhook.Verify(secret, h.Header, h.Body, time.Now(), 0); err != nil {
 		t.Errorf("signature of %s: got %v, want it to verify", h.Header.Get(webhook.HeaderID), err)
@@ -73,18 +75,18 @@ func verifiedConsent(t *testing.T, secret string, h hook) consentEvent {
 }
 
 // sdkConsent flips the in-app consent switch of a device.
-func (e *env) sdkConsent(a testApp, body map[string]any) {
-	e.t.Helper()
-	if r := e.serverDo("PATCH", "/api/sdk/v2/consent", map[string]string{"x-api-key": a.APIKey}, body); r.Status != http.StatusOK {
-		e.t.Fatalf("SDK consent %v: got %d %s, want 200", body, r.Status, r.Body)
+func (e *env) sdkConsent(a testenv.App, body map[string]any) {
+	e.T.Helper()
+	if r := e.ServerDo("PATCH", "/api/sdk/v2/consent", map[string]string{"x-api-key": a.APIKey}, body); r.Status != http.StatusOK {
+		e.T.Fatalf("SDK consent %v: got %d %s, want 200", body, r.Status, r.Body)
 	}
 }
 
 // serverConsent sets a user's pair through the Server API.
-func (e *env) serverConsent(a testApp, userID string, state map[string]bool) {
-	e.t.Helper()
-	if r := e.serverDo("PATCH", "/api/app-user/v2/marketing", a.keys(), map[string]any{"userId": userID, "state": state}); r.Status != http.StatusOK {
-		e.t.Fatalf("Server API consent %v: got %d %s, want 200", state, r.Status, r.Body)
+func (e *env) serverConsent(a testenv.App, userID string, state map[string]bool) {
+	e.T.Helper()
+	if r := e.ServerDo("PATCH", "/api/app-user/v2/marketing", a.Keys(), map[string]any{"userId": userID, "state": state}); r.Status != http.StatusOK {
+		e.T.Fatalf("Server API consent %v: got %d %s, want 200", state, r.Status, r.Body)
 	}
 }
 
@@ -96,22 +98,22 @@ func (e *env) serverConsent(a testApp, userID string, state map[string]bool) {
 func TestConsentTrailAndEvents(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true,
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true,
 		"defaultConsent": map[string]bool{"marketing": true, "marketingNight": false}})
-	recv := newReceiver(t, 1)
-	secret := e.putWebhook(a, recv.URL)
+	recv := testenv.NewReceiver(t, 1)
+	secret := e.PutWebhook(a, recv.URL)
 
-	e.device(a, "dev-1", "tok-1", "android", "1.6.0", "u1") // app-default
+	e.Device(a, "dev-1", "tok-1", "android", "1.6.0", "u1") // app-default
 	e.sdkConsent(a, map[string]any{"deviceId": "dev-1", "marketingNight": true})
 	e.serverConsent(a, "u1", map[string]bool{"marketing": false})
-	if code := e.admin("PATCH", "/admin/v1/apps/"+a.ID+"/users/u1/consent", map[string]bool{"marketing": true}, nil); code != http.StatusOK {
+	if code := e.AdminJSON("PATCH", "/admin/v1/apps/"+a.ID+"/users/u1/consent", map[string]bool{"marketing": true}, nil); code != http.StatusOK {
 		t.Fatalf("admin consent: got %d, want 200", code)
 	}
-	if r := e.serverDo("DELETE", "/api/app-user/v2", a.keys(), map[string]any{"userId": "u1"}); r.Status != http.StatusOK {
+	if r := e.ServerDo("DELETE", "/api/app-user/v2", a.Keys(), map[string]any{"userId": "u1"}); r.Status != http.StatusOK {
 		t.Fatalf("withdraw: got %d %s", r.Status, r.Body)
 	}
 
-	if u := e.user(a, "u1"); u.State != "withdrawn" || len(u.Devices) != 0 {
+	if u := e.UserView(a, "u1"); u.State != "withdrawn" || len(u.Devices) != 0 {
 		t.Errorf("user: got %+v, want withdrawn without devices", u)
 	}
 	got := e.consentHistory(a, "u1")
@@ -135,8 +137,8 @@ func TestConsentTrailAndEvents(t *testing.T) {
 	}
 
 	// One refusal, its retry about 5 s later, then the other three.
-	waitFor(t, "five webhook messages", 60*time.Second, func() bool { return len(recv.hooks()) >= 5 })
-	hooks := recv.hooks()
+	testenv.WaitFor(t, "five webhook messages", 60*time.Second, func() bool { return len(recv.Hooks()) >= 5 })
+	hooks := recv.Hooks()
 	if len(hooks) != 5 {
 		t.Fatalf("messages: got %d, want 5", len(hooks))
 	}
@@ -179,14 +181,14 @@ type dueUser struct {
 }
 
 // consentDue reads one page of the consent-due list.
-func (e *env) consentDue(a testApp, query string) ([]dueUser, *string) {
-	e.t.Helper()
+func (e *env) consentDue(a testenv.App, query string) ([]dueUser, *string) {
+	e.T.Helper()
 	var out struct {
 		Users      []dueUser
 		NextCursor *string
 	}
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/consent-due"+query, nil, &out); code != http.StatusOK {
-		e.t.Fatalf("consent-due%s: got %d, want 200", query, code)
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/consent-due"+query, nil, &out); code != http.StatusOK {
+		e.T.Fatalf("consent-due%s: got %d, want 200", query, code)
 	}
 	return out.Users, out.NextCursor
 }
@@ -206,14 +208,14 @@ func dueIDs(us []dueUser) []string {
 // recorded and takes the user off the list.
 func TestConsentDue(t *testing.T) {
 	t.Parallel()
-	clk := &testClock{}
+	clk := &testenv.Clock{}
 	given := time.Date(2024, 2, 29, 12, 0, 0, 0, seoul) // a leap day: due on 1 March
 	clk.Freeze(given)
-	e := startClocked(t, clk)
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true})
-	e.device(a, "dev-1", "tok-1", "android", "1.6.0", "u1")
-	e.device(a, "dev-2", "tok-2", "android", "1.6.0", "u2")
-	e.device(a, "dev-3", "tok-3", "android", "1.6.0", "u3")
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	e.Device(a, "dev-1", "tok-1", "android", "1.6.0", "u1")
+	e.Device(a, "dev-2", "tok-2", "android", "1.6.0", "u2")
+	e.Device(a, "dev-3", "tok-3", "android", "1.6.0", "u3")
 	e.serverConsent(a, "u1", map[string]bool{"marketing": true, "marketingNight": true})
 	clk.Freeze(given.Add(time.Hour))
 	e.sdkConsent(a, map[string]any{"deviceId": "dev-2", "marketing": true})

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
@@ -63,34 +65,25 @@ func (g *gate) open(token string) { close(g.release[token]) }
 // startGated runs the service against an emulator that holds the tokens.
 func startGated(t *testing.T, tokens ...string) (*env, *gate) {
 	g := newGate(tokens...)
-	return startWith(t, emulator.Options{BeforeAnswer: g.beforeAnswer}), g
+	return start(t, testenv.Options{Emulator: emulator.Options{BeforeAnswer: g.beforeAnswer}}), g
 }
 
 // fillers registers n users f0…f<n-1>, token tok-f<i>, and returns them.
-func (e *env) fillers(a testApp, n int) []string {
-	e.t.Helper()
+func (e *env) fillers(a testenv.App, n int) []string {
+	e.T.Helper()
 	users := make([]string, n)
 	for i := range users {
 		users[i] = fmt.Sprintf("f%d", i)
-		e.device(a, "dev-"+users[i], "tok-"+users[i], "android", "1.6.0", users[i])
+		e.Device(a, "dev-"+users[i], "tok-"+users[i], "android", "1.6.0", users[i])
 	}
 	return users
 }
 
-func (e *env) setUser(a testApp, deviceID string, userID any) {
-	e.t.Helper()
-	if _, err := a.c.SetUserID(context.Background(), deviceID, userID); err != nil {
-		e.t.Fatalf("set user of %s to %v: %v", deviceID, userID, err)
+func (e *env) setUser(a testenv.App, deviceID string, userID any) {
+	e.T.Helper()
+	if _, err := a.Client.SetUserID(context.Background(), deviceID, userID); err != nil {
+		e.T.Fatalf("set user of %s to %v: %v", deviceID, userID, err)
 	}
-}
-
-// unreachable returns the push's unreachable users and their reasons.
-func (p pushView) unreachable() map[string]string {
-	out := map[string]string{}
-	for _, u := range p.UnreachableUsers {
-		out[u.UserID] = u.Reason
-	}
-	return out
 }
 
 // TestDeviceHandedOverDuringFanout: a /messages message written for alice
@@ -99,16 +92,16 @@ func (p pushView) unreachable() map[string]string {
 func TestDeviceHandedOverDuringFanout(t *testing.T) {
 	t.Parallel()
 	e, g := startGated(t, "tok-f0")
-	a := e.newApp(nil)
+	a := e.NewApp(nil)
 	users := e.fillers(a, 50)
-	e.device(a, "dev-alice", "tok-alice", "android", "1.6.0", "alice")
-	e.device(a, "dev-carol", "tok-carol", "android", "1.6.0", "carol")
-	e.device(a, "dev-bob", "tok-bob", "android", "1.6.0", "bob")
+	e.Device(a, "dev-alice", "tok-alice", "android", "1.6.0", "alice")
+	e.Device(a, "dev-carol", "tok-carol", "android", "1.6.0", "carol")
+	e.Device(a, "dev-bob", "tok-bob", "android", "1.6.0", "bob")
 	var msgs []client.Message
 	for _, u := range append(users, "alice", "carol") {
 		msgs = append(msgs, client.Message{UserID: u, Title: "for " + u, Content: "personal"})
 	}
-	res, err := a.c.PushMessages(context.Background(), client.PushMessagesRequest{Messages: msgs})
+	res, err := a.Client.PushMessages(context.Background(), client.PushMessagesRequest{Messages: msgs})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
@@ -116,9 +109,9 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 	e.setUser(a, "dev-alice", "bob")
 	e.setUser(a, "dev-carol", nil)
 	g.open("tok-f0")
-	p := e.waitFinal(res.PushID, 30*time.Second)
+	p := e.WaitFinal(res.PushID, 30*time.Second)
 
-	sent := e.sentTo(res.PushID)
+	sent := e.SentTo(res.PushID)
 	if sent["tok-alice"] != 0 || sent["tok-carol"] != 0 || sent["tok-bob"] != 0 {
 		t.Errorf("messages by token: got %v, want none to the handed-over, logged-out or bob's devices", sent)
 	}
@@ -126,7 +119,7 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 		t.Errorf("push: got %s with %+v, want done with 50 sent", p.Status, p.Counts)
 	}
 	want := map[string]string{"alice": "NO_TOKEN", "carol": "NO_TOKEN"}
-	if got := p.unreachable(); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := p.Unreachable(); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("unreachable: got %v, want %v", got, want)
 	}
 }
@@ -137,11 +130,11 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 func TestDeviceHandedOverDuringRetry(t *testing.T) {
 	t.Parallel()
 	e, g := startGated(t, "unavailable-alice", "unavailable-carol")
-	a := e.newApp(nil)
-	e.device(a, "dev-alice", "unavailable-alice", "android", "1.6.0", "alice")
-	e.device(a, "dev-carol", "unavailable-carol", "android", "1.6.0", "carol")
-	e.device(a, "dev-dave", "unavailable-dave", "android", "1.6.0", "dave")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	a := e.NewApp(nil)
+	e.Device(a, "dev-alice", "unavailable-alice", "android", "1.6.0", "alice")
+	e.Device(a, "dev-carol", "unavailable-carol", "android", "1.6.0", "carol")
+	e.Device(a, "dev-dave", "unavailable-dave", "android", "1.6.0", "dave")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: []any{"alice", "carol", "dave"}, Title: "for alice, carol and dave", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
@@ -152,16 +145,16 @@ func TestDeviceHandedOverDuringRetry(t *testing.T) {
 	e.setUser(a, "dev-carol", nil)
 	g.open("unavailable-alice") // answered 503: retried later
 	g.open("unavailable-carol")
-	p := e.waitFinal(res.PushID, 30*time.Second)
+	p := e.WaitFinal(res.PushID, 30*time.Second)
 
-	if got := e.sentTo(res.PushID); fmt.Sprint(got) != "map[unavailable-dave:1]" {
+	if got := e.SentTo(res.PushID); fmt.Sprint(got) != "map[unavailable-dave:1]" {
 		t.Errorf("messages by token: got %v, want only dave's retry", got)
 	}
-	if s := e.emu.Stats(); s.Received != 4 || s.Accepted != 1 {
+	if s := e.Emulator.Stats(); s.Received != 4 || s.Accepted != 1 {
 		t.Errorf("emulator: got %+v, want 4 requests (three 503s, dave's retry) and 1 accepted", s)
 	}
 	want := map[string]string{"alice": "NO_TOKEN", "carol": "NO_TOKEN"}
-	if got := p.unreachable(); p.Status != "done" || fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := p.Unreachable(); p.Status != "done" || fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("push: got %s, unreachable %v, want done, %v", p.Status, got, want)
 	}
 }
@@ -173,22 +166,22 @@ func TestDeviceHandedOverDuringRetry(t *testing.T) {
 func TestTokenRefreshedDuringFanout(t *testing.T) {
 	t.Parallel()
 	e, g := startGated(t, "tok-f0")
-	a := e.newApp(nil)
+	a := e.NewApp(nil)
 	users := e.fillers(a, 50)
-	e.device(a, "dev-alice", "tok-alice-1", "android", "1.6.0", "alice")
-	e.device(a, "dev-dan", "tok-dan", "ios", "1.6.0", "dan")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	e.Device(a, "dev-alice", "tok-alice-1", "android", "1.6.0", "alice")
+	e.Device(a, "dev-dan", "tok-dan", "ios", "1.6.0", "dan")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: append(anys(users), "alice", "dan"), Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
 	g.await(t, "tok-f0")
-	e.device(a, "dev-alice", "tok-alice-2", "android", "1.6.0", "alice") // refresh
-	e.device(a, "dev-dan-2", "tok-dan", "ios", "1.6.0", "dan")           // reinstall
+	e.Device(a, "dev-alice", "tok-alice-2", "android", "1.6.0", "alice") // refresh
+	e.Device(a, "dev-dan-2", "tok-dan", "ios", "1.6.0", "dan")           // reinstall
 	g.open("tok-f0")
-	p := e.waitFinal(res.PushID, 30*time.Second)
+	p := e.WaitFinal(res.PushID, 30*time.Second)
 
-	sent := e.sentTo(res.PushID)
+	sent := e.SentTo(res.PushID)
 	if sent["tok-alice-2"] != 1 || sent["tok-alice-1"] != 0 || sent["tok-dan"] != 1 || len(sent) != 52 {
 		t.Errorf("messages: got alice-2 %d, alice-1 %d, dan %d, %d tokens; want 1, 0, 1, 52",
 			sent["tok-alice-2"], sent["tok-alice-1"], sent["tok-dan"], len(sent))
@@ -212,38 +205,38 @@ func anys(ss []string) []any {
 func TestAccessTokenRevokedDuringPush(t *testing.T) {
 	t.Parallel()
 	e, g := startGated(t, "tok-f0")
-	a := e.newApp(nil)
+	a := e.NewApp(nil)
 	users := e.fillers(a, 120)
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: anys(users), Title: "t", Content: "c"})
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: anys(users), Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
 	g.await(t, "tok-f0")
-	e.emu.RevokeTokens() // the waves after the first meet a revoked token
+	e.Emulator.RevokeTokens() // the waves after the first meet a revoked token
 	g.open("tok-f0")
-	p := e.waitFinal(res.PushID, 30*time.Second)
+	p := e.WaitFinal(res.PushID, 30*time.Second)
 	if p.Status != "done" || p.Counts.Sent != 120 || p.Counts.Failed != 0 {
 		t.Errorf("push: got %s %q, %+v; want done with 120 sent", p.Status, p.FailureReason, p.Counts)
 	}
-	sent := e.sentTo(res.PushID)
+	sent := e.SentTo(res.PushID)
 	for _, u := range users {
 		if sent["tok-"+u] != 1 {
 			t.Fatalf("messages to tok-%s: got %d, want 1", u, sent["tok-"+u])
 		}
 	}
-	if got := e.emu.TokenGrants(); got != 2 {
+	if got := e.Emulator.TokenGrants(); got != 2 {
 		t.Errorf("access tokens issued: got %d, want 2 (the first, one fresh)", got)
 	}
 
 	t.Run("FreshTokenRefused", func(t *testing.T) {
-		b := e.newAppWithoutFCM(nil)
-		e.putCredentials(b, "revoked-project") // FCM refuses every token of it
-		e.device(b, "dev-x", "tok-x", "android", "1.6.0", "x")
-		res, err := b.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"x"}, Title: "t", Content: "c"})
+		b := e.NewAppWithoutFCM(nil)
+		e.PutCredentials(b, "revoked-project") // FCM refuses every token of it
+		e.Device(b, "dev-x", "tok-x", "android", "1.6.0", "x")
+		res, err := b.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"x"}, Title: "t", Content: "c"})
 		if err != nil {
 			t.Fatalf("push: %v", err)
 		}
-		p := e.waitFinal(res.PushID, 30*time.Second)
+		p := e.WaitFinal(res.PushID, 30*time.Second)
 		if p.Status != "failed" || !strings.Contains(p.FailureReason, "fresh access token was refused") {
 			t.Errorf("push: got %s %q, want failed because a fresh token was refused", p.Status, p.FailureReason)
 		}
@@ -255,21 +248,21 @@ func TestAccessTokenRevokedDuringPush(t *testing.T) {
 func TestTokenEndpointDownThenUp(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
+	a := e.NewApp(nil)
 	users := e.fillers(a, 3)
-	e.emu.SetTokenEndpointStatus(http.StatusServiceUnavailable)
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: anys(users), Title: "t", Content: "c"})
+	e.Emulator.SetTokenEndpointStatus(http.StatusServiceUnavailable)
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: anys(users), Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	waitFor(t, "a retry on the token endpoint", 30*time.Second, func() bool {
-		return strings.Count(e.logs.String(), "FCM access token unavailable") >= 2
+	testenv.WaitFor(t, "a retry on the token endpoint", 30*time.Second, func() bool {
+		return strings.Count(e.Log.String(), "FCM access token unavailable") >= 2
 	})
-	if p := e.push(res.PushID); p.Status != "sending" || e.emu.Stats().Received != 0 {
-		t.Fatalf("while the token endpoint is down: got %s and %d sends, want sending and none", p.Status, e.emu.Stats().Received)
+	if p := e.Push(res.PushID); p.Status != "sending" || e.Emulator.Stats().Received != 0 {
+		t.Fatalf("while the token endpoint is down: got %s and %d sends, want sending and none", p.Status, e.Emulator.Stats().Received)
 	}
-	e.emu.SetTokenEndpointStatus(0)
-	p := e.waitFinal(res.PushID, 30*time.Second)
+	e.Emulator.SetTokenEndpointStatus(0)
+	p := e.WaitFinal(res.PushID, 30*time.Second)
 	if p.Status != "done" || p.Counts.Sent != 3 {
 		t.Errorf("push: got %s %q, %+v; want done with 3 sent", p.Status, p.FailureReason, p.Counts)
 	}
@@ -278,17 +271,17 @@ func TestTokenEndpointDownThenUp(t *testing.T) {
 // dashboardPage signs in to the dashboard with the admin token and returns
 // the page at path.
 func (e *env) dashboardPage(path string) string {
-	e.t.Helper()
+	e.T.Helper()
 	jar, _ := cookiejar.New(nil)
 	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
-	resp, err := hc.PostForm(e.svc.AdminURL+"/login", url.Values{"token": {e.adminTok}})
+	resp, err := hc.PostForm(e.Admin.URL+"/login", url.Values{"token": {testenv.AdminToken}})
 	if err != nil || resp.StatusCode != http.StatusSeeOther {
-		e.t.Fatalf("dashboard login: got %v %v, want 303", resp, err)
+		e.T.Fatalf("dashboard login: got %v %v, want 303", resp, err)
 	}
 	resp.Body.Close()
-	resp, err = hc.Get(e.svc.AdminURL + path)
+	resp, err = hc.Get(e.Admin.URL + path)
 	if err != nil {
-		e.t.Fatalf("GET %s: %v", path, err)
+		e.T.Fatalf("GET %s: %v", path, err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"fmt"
@@ -16,8 +16,8 @@ import (
 // registration answered 200 is stored with its user, and no refused switch
 // changed anything.
 func TestRegisterConcurrent(t *testing.T) {
-	e := start(t, func(c *config) { c.SDKRateLimit, c.SDKClientRateLimit = 0, 0 })
-	a := e.newApp(nil)
+	e := start(t)
+	a := e.NewApp(nil)
 	sdk := map[string]string{"x-api-key": a.APIKey}
 	const workers, each = 16, 20
 	var wg sync.WaitGroup
@@ -28,12 +28,12 @@ func TestRegisterConcurrent(t *testing.T) {
 			defer wg.Done()
 			for i := range each {
 				id := fmt.Sprintf("%d-%d", w, i)
-				res := testenv.Send(t, http.DefaultClient, e.svc.PublicURL, testenv.Request{Method: http.MethodPost, URL: "/api/sdk/v2/push-token", Header: sdk,
+				res := testenv.Send(t, http.DefaultClient, e.API.URL, testenv.Request{Method: http.MethodPost, URL: "/api/sdk/v2/push-token", Header: sdk,
 					Body: map[string]any{"deviceId": "d" + id, "token": "tok-" + id, "platform": "android", "appSourceVersion": "1.6.0", "userId": "u" + id}})
 				if res.Status != http.StatusOK {
 					errs <- fmt.Sprintf("register %s: got %d %s, want 200", id, res.Status, res.Body)
 				}
-				res = testenv.Send(t, http.DefaultClient, e.svc.PublicURL, testenv.Request{Method: http.MethodPatch, URL: "/api/sdk/v2/consent", Header: sdk,
+				res = testenv.Send(t, http.DefaultClient, e.API.URL, testenv.Request{Method: http.MethodPatch, URL: "/api/sdk/v2/consent", Header: sdk,
 					Body: map[string]any{"deviceId": "d" + id, "marketingNight": true}})
 				if res.Status != http.StatusBadRequest {
 					errs <- fmt.Sprintf("night consent without marketing on %s: got %d %s, want 400", id, res.Status, res.Body)
@@ -47,14 +47,14 @@ func TestRegisterConcurrent(t *testing.T) {
 		t.Error(msg)
 	}
 	var devices, users, night int
-	if err := e.queryRow(`SELECT count(*), count(DISTINCT user_id), count(CASE WHEN marketing_night THEN 1 END) FROM devices WHERE app_id = ?`, a.ID).
+	if err := e.QueryRow(`SELECT count(*), count(DISTINCT user_id), count(CASE WHEN marketing_night THEN 1 END) FROM devices WHERE app_id = ?`, a.ID).
 		Scan(&devices, &users, &night); err != nil {
 		t.Fatal(err)
 	}
 	if devices != workers*each || users != workers*each || night != 0 {
 		t.Errorf("stored: got %d devices of %d users, %d with night consent; want %d of %d, 0", devices, users, night, workers*each, workers*each)
 	}
-	if u := e.user(a, "u3-7"); u.State != "registered" || len(u.Devices) != 1 || u.Devices[0].DeviceID != "d3-7" {
+	if u := e.UserView(a, "u3-7"); u.State != "registered" || len(u.Devices) != 1 || u.Devices[0].DeviceID != "d3-7" {
 		t.Errorf("user u3-7: got %+v, want registered with device d3-7", u)
 	}
 }
@@ -63,13 +63,13 @@ func TestRegisterConcurrent(t *testing.T) {
 // SDK API at once, though the SDK API keeps apps it read for a moment.
 func TestSDKDeletedApp(t *testing.T) {
 	e := start(t)
-	a := e.newApp(nil)
-	e.device(a, "d1", "tok-1", "ios", "1.6.0", "u1")
-	if code := e.admin("DELETE", "/admin/v1/apps/"+a.ID, nil, nil); code >= 300 {
+	a := e.NewApp(nil)
+	e.Device(a, "d1", "tok-1", "ios", "1.6.0", "u1")
+	if code := e.AdminJSON("DELETE", "/admin/v1/apps/"+a.ID, nil, nil); code >= 300 {
 		t.Fatalf("delete app: got %d", code)
 	}
 	const path = "/api/sdk/v2/push-token"
-	res := e.serverDo(http.MethodPost, path, map[string]string{"x-api-key": a.APIKey},
+	res := e.ServerDo(http.MethodPost, path, map[string]string{"x-api-key": a.APIKey},
 		map[string]any{"deviceId": "d2", "token": "tok-2", "platform": "ios", "appSourceVersion": "1.6.0", "userId": "u2"})
 	testenv.WantError(t, res, path, herald.ErrUnknownAPIKey)
 }

@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"encoding/json"
@@ -33,8 +33,8 @@ func wantAdPrefixRefusal(t *testing.T, r testenv.Response, field string) {
 func TestAdPrefixRule(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "ad-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "ad-", "u1")
 	marketing := map[string]any{"isMarketing": true}
 	refused := []struct {
 		path, field string
@@ -49,10 +49,10 @@ func TestAdPrefixRule(t *testing.T) {
 		}, "options": marketing}},
 	}
 	for _, tt := range refused {
-		wantAdPrefixRefusal(t, e.serverDo("POST", tt.path, a.keys(), tt.body), tt.field)
+		wantAdPrefixRefusal(t, e.ServerDo("POST", tt.path, a.Keys(), tt.body), tt.field)
 	}
-	if n := len(e.pushList(a)); n != 0 || e.usage(a) != 0 {
-		t.Errorf("after refusals: got %d pushes and %v Server Actions, want none", n, e.usage(a))
+	if n := len(e.PushList(a)); n != 0 || e.Usage(a) != 0 {
+		t.Errorf("after refusals: got %d pushes and %v Server Actions, want none", n, e.Usage(a))
 	}
 
 	rules := map[string]string{}
@@ -63,7 +63,7 @@ func TestAdPrefixRule(t *testing.T) {
 		if tt.rule == "isMarketing" {
 			body["options"] = marketing
 		}
-		r := e.serverDo("POST", "/api/push/v2/users", a.keys(), body)
+		r := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), body)
 		if r.Status != http.StatusOK {
 			t.Fatalf("push %q: got %d %s", tt.title, r.Status, r.Body)
 		}
@@ -76,7 +76,7 @@ func TestAdPrefixRule(t *testing.T) {
 			MarketingRule *string
 		}
 	}
-	e.admin("GET", "/admin/v1/apps/"+a.ID+"/pushes", nil, &list)
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/pushes", nil, &list)
 	wantRules := []string{"", "adPrefix", "isMarketing"} // newest first
 	for i, p := range list.Pushes {
 		got := ""
@@ -90,32 +90,32 @@ func TestAdPrefixRule(t *testing.T) {
 
 	t.Run("ScheduledEditKeepsThePrefix", func(t *testing.T) {
 		at := time.Now().In(seoul).Add(2 * time.Hour).Format("2006-01-02T15:04")
-		r := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) Later", "content": "c",
+		r := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) Later", "content": "c",
 			"options": map[string]any{"isMarketing": true, "scheduleTime": at}})
 		if r.Status != http.StatusOK {
 			t.Fatalf("schedule: got %d %s", r.Status, r.Body)
 		}
 		id := r.Header.Get("X-Push-Id")
-		code := e.admin("PATCH", "/admin/v1/pushes/"+id, map[string]any{"title": "Later"}, nil)
-		if code != http.StatusBadRequest || e.push(id).Status != "scheduled" {
+		code := e.AdminJSON("PATCH", "/admin/v1/pushes/"+id, map[string]any{"title": "Later"}, nil)
+		if code != http.StatusBadRequest || e.Push(id).Status != "scheduled" {
 			t.Errorf("edit dropping the prefix: got %d, want 400 and the push unchanged", code)
 		}
-		if code := e.admin("PATCH", "/admin/v1/pushes/"+id, map[string]any{"title": "(광고) Sooner"}, nil); code != http.StatusOK {
+		if code := e.AdminJSON("PATCH", "/admin/v1/pushes/"+id, map[string]any{"title": "(광고) Sooner"}, nil); code != http.StatusOK {
 			t.Errorf("edit keeping the prefix: got %d, want 200", code)
 		}
 	})
 
 	t.Run("CheckOff", func(t *testing.T) {
-		e.patchApp(a, map[string]any{"adPrefixCheck": false})
+		e.PatchApp(a, map[string]any{"adPrefixCheck": false})
 		var app struct{ AdPrefixCheck *bool }
-		if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &app); app.AdPrefixCheck == nil || *app.AdPrefixCheck {
+		if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &app); app.AdPrefixCheck == nil || *app.AdPrefixCheck {
 			t.Errorf("app: got adPrefixCheck %v, want false", app.AdPrefixCheck)
 		}
-		r := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "Sale", "content": "(광고) in the body", "options": marketing})
+		r := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "Sale", "content": "(광고) in the body", "options": marketing})
 		if r.Status != http.StatusOK {
 			t.Fatalf("with the check off: got %d %s, want 200", r.Status, r.Body)
 		}
-		if p := e.push(r.Header.Get("X-Push-Id")); !p.Marketing {
+		if p := e.Push(r.Header.Get("X-Push-Id")); !p.Marketing {
 			t.Errorf("push: got %+v, want marketing", p)
 		}
 	})

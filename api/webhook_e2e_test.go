@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
@@ -26,7 +28,7 @@ type undeliverable struct {
 }
 
 // verified checks a webhook message's signature and decodes it.
-func verified(t *testing.T, secret string, h hook) undeliverable {
+func verified(t *testing.T, secret string, h testenv.Hook) undeliverable {
 	t.Helper()
 	if err := webhook.Verify(secret, h.Header, h.Body, time.Now(), 0); err != nil {
 		t.Errorf("signature of %s: got %v, want it to verify", h.Header.Get(webhook.HeaderID), err)
@@ -42,10 +44,10 @@ func verified(t *testing.T, secret string, h hook) undeliverable {
 }
 
 // hooksFor returns the messages the receiver got about push id.
-func hooksFor(t *testing.T, r *receiver, id string) []hook {
+func hooksFor(t *testing.T, r *testenv.Receiver, id string) []testenv.Hook {
 	t.Helper()
-	var out []hook
-	for _, h := range r.hooks() {
+	var out []testenv.Hook
+	for _, h := range r.Hooks() {
 		var ev undeliverable
 		if json.Unmarshal(h.Body, &ev) == nil && ev.Data.PushID == id {
 			out = append(out, h)
@@ -57,36 +59,36 @@ func hooksFor(t *testing.T, r *receiver, id string) []hook {
 func TestWebhookUndeliverable(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	recv := newReceiver(t, 0)
-	secret := e.putWebhook(a, recv.URL)
+	a := e.NewApp(nil)
+	recv := testenv.NewReceiver(t, 0)
+	secret := e.PutWebhook(a, recv.URL)
 	if !strings.HasPrefix(secret, webhook.SecretPrefix) {
 		t.Fatalf("secret: got %q, want the whsec_ prefix", secret)
 	}
 	var app struct{ WebhookURL string }
-	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &app); app.WebhookURL != recv.URL {
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &app); app.WebhookURL != recv.URL {
 		t.Errorf("app webhookUrl: got %q, want %q", app.WebhookURL, recv.URL)
 	}
-	e.register(a, "wh-", "ok")
-	e.device(a, "dev-gone", "unregistered-gone", "android", "1.6.0", "gone")
-	e.device(a, "dev-stale", "invalid-stale", "android", "1.6.0", "stale")
+	e.Register(a, "wh-", "ok")
+	e.Device(a, "dev-gone", "unregistered-gone", "android", "1.6.0", "gone")
+	e.Device(a, "dev-stale", "invalid-stale", "android", "1.6.0", "stale")
 
 	// A push that reaches everyone reports nothing.
-	quiet, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok"}, Title: "t", Content: "c"})
+	quiet, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	e.waitFinal(quiet.PushID, 10*time.Second)
+	e.WaitFinal(quiet.PushID, 10*time.Second)
 
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: []any{"ok", "gone", "stale", "ghost", 42}, Title: "t", Content: "c",
 		Options: &client.Options{RequestGroupID: "wh-group1"},
 	})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	e.waitFinal(res.PushID, 10*time.Second)
-	waitFor(t, "the webhook message", 10*time.Second, func() bool { return len(hooksFor(t, recv, res.PushID)) > 0 })
+	e.WaitFinal(res.PushID, 10*time.Second)
+	testenv.WaitFor(t, "the webhook message", 10*time.Second, func() bool { return len(hooksFor(t, recv, res.PushID)) > 0 })
 
 	hooks := hooksFor(t, recv, res.PushID)
 	if len(hooks) != 1 {
@@ -129,16 +131,16 @@ func TestWebhookUndeliverable(t *testing.T) {
 func TestWebhookBatches(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	recv := newReceiver(t, 0)
-	secret := e.putWebhook(a, recv.URL)
+	a := e.NewApp(nil)
+	recv := testenv.NewReceiver(t, 0)
+	secret := e.PutWebhook(a, recv.URL)
 
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: userIDs("nobody-", 500), Title: "t", Content: "c"})
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: numberedIDs("nobody-", 500), Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	e.waitFinal(res.PushID, 10*time.Second)
-	waitFor(t, "the webhook message", 10*time.Second, func() bool { return len(hooksFor(t, recv, res.PushID)) > 0 })
+	e.WaitFinal(res.PushID, 10*time.Second)
+	testenv.WaitFor(t, "the webhook message", 10*time.Second, func() bool { return len(hooksFor(t, recv, res.PushID)) > 0 })
 	hooks := hooksFor(t, recv, res.PushID)
 	if len(hooks) != 1 {
 		t.Fatalf("messages: got %d, want 1", len(hooks))
@@ -161,15 +163,15 @@ func TestWebhookBatches(t *testing.T) {
 func TestWebhookRetry(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	recv := newReceiver(t, 1)
-	secret := e.putWebhook(a, recv.URL)
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"nobody"}, Title: "t", Content: "c"})
+	a := e.NewApp(nil)
+	recv := testenv.NewReceiver(t, 1)
+	secret := e.PutWebhook(a, recv.URL)
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"nobody"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	waitFor(t, "the retried webhook message", 30*time.Second, func() bool { return len(recv.hooks()) >= 2 })
-	hooks := recv.hooks()
+	testenv.WaitFor(t, "the retried webhook message", 30*time.Second, func() bool { return len(recv.Hooks()) >= 2 })
+	hooks := recv.Hooks()
 	first, second := hooks[0], hooks[1]
 	if id1, id2 := first.Header.Get(webhook.HeaderID), second.Header.Get(webhook.HeaderID); id1 == "" || id1 != id2 {
 		t.Errorf("webhook-id: got %q then %q, want the same", id1, id2)
@@ -182,7 +184,7 @@ func TestWebhookRetry(t *testing.T) {
 			t.Errorf("pushId: got %q, want %q", ev.Data.PushID, res.PushID)
 		}
 	}
-	if p := e.push(res.PushID); p.Status != "done" {
+	if p := e.Push(res.PushID); p.Status != "done" {
 		t.Errorf("push status: got %s, want done", p.Status)
 	}
 }

@@ -1,8 +1,6 @@
-package main
+package api_test
 
 import (
-	"io"
-	"net"
 	"net/http"
 	"regexp"
 	"strconv"
@@ -12,34 +10,26 @@ import (
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
-// fromAddr is an HTTP client whose connections come from the loopback
-// address ip (all of 127/8 is local on Linux), a client of its own to the
-// rate limits.
-func fromAddr(ip string) *http.Client {
-	d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.ParseIP(ip)}}
-	return &http.Client{Transport: &http.Transport{DialContext: d.DialContext}}
-}
-
 // hammer sends the i-th request from the i-th client until one is answered
 // 429 or tries run out, and returns the 429 and the answers before it.
 func (e *env) hammer(tries int, req func(i int) (*http.Client, testenv.Request)) (testenv.Response, []int) {
-	e.t.Helper()
+	e.T.Helper()
 	var before []int
 	for i := range tries {
 		hc, r := req(i)
-		res := testenv.Send(e.t, hc, e.svc.PublicURL, r)
+		res := testenv.Send(e.T, hc, e.API.URL, r)
 		if res.Status == http.StatusTooManyRequests {
 			return res, before
 		}
 		before = append(before, res.Status)
 	}
-	e.t.Fatalf("no 429 in %d requests (answers %v)", tries, before)
+	e.T.Fatalf("no 429 in %d requests (answers %v)", tries, before)
 	return testenv.Response{}, nil
 }
 
 // wantTooMany checks the 429 body of spec section 7 and a Retry-After of
 // whole seconds.
-func wantTooMany(t *testing.T, res testenv.Response, path string) {
+func wantTooManyBody(t *testing.T, res testenv.Response, path string) {
 	t.Helper()
 	want := `{"statusCode":429,"path":"` + path + `","code":"ERR-AB-RTL-01","message":"Too many requests."}` + "\n"
 	if string(res.Body) != want {
@@ -50,7 +40,7 @@ func wantTooMany(t *testing.T, res testenv.Response, path string) {
 	}
 }
 
-func sdkRegister(a testApp, device string) testenv.Request {
+func sdkRegister(a testenv.App, device string) testenv.Request {
 	return testenv.Request{Method: http.MethodPost, URL: "/api/sdk/v2/push-token", Header: map[string]string{"x-api-key": a.APIKey},
 		Body: map[string]any{"deviceId": device, "token": "tok-" + device, "platform": "android", "appSourceVersion": "1.6.0"}}
 }
@@ -61,21 +51,21 @@ func sdkRegister(a testApp, device string) testenv.Request {
 // With 20 tries the 429 can only be missed if each request took 1 s.
 func TestSDKRateLimitPerClient(t *testing.T) {
 	t.Parallel()
-	e := start(t, func(c *config) { c.SDKClientRateLimit = 1 })
-	a := e.newApp(nil)
+	e := start(t, testenv.Options{SDKClientRateLimit: 1})
+	a := e.NewApp(nil)
 	one := fromAddr("127.0.0.1")
 	res, before := e.hammer(20, func(i int) (*http.Client, testenv.Request) { return one, sdkRegister(a, "d"+strconv.Itoa(i)) })
 	t.Logf("429 after %d accepted registrations", len(before))
-	wantTooMany(t, res, "/api/sdk/v2/push-token")
+	wantTooManyBody(t, res, "/api/sdk/v2/push-token")
 	for _, s := range before {
 		if s != http.StatusOK {
 			t.Errorf("before the limit: got %d, want 200", s)
 		}
 	}
-	if res := testenv.Send(t, fromAddr("127.0.0.2"), e.svc.PublicURL, sdkRegister(a, "other")); res.Status != http.StatusOK {
+	if res := testenv.Send(t, fromAddr("127.0.0.2"), e.API.URL, sdkRegister(a, "other")); res.Status != http.StatusOK {
 		t.Errorf("another address: got %d %s, want 200", res.Status, res.Body)
 	}
-	if res := e.serverDo(http.MethodPost, "/api/push/v2/users", a.keys(),
+	if res := e.ServerDo(http.MethodPost, "/api/push/v2/users", a.Keys(),
 		map[string]any{"userIds": []string{"u1"}, "title": "t", "content": "c"}); res.Status != http.StatusOK {
 		t.Errorf("Server API from the limited address: got %d %s, want 200", res.Status, res.Body)
 	}
@@ -85,15 +75,15 @@ func TestSDKRateLimitPerClient(t *testing.T) {
 // by every address; another app has its own.
 func TestSDKRateLimitPerApp(t *testing.T) {
 	t.Parallel()
-	e := start(t, func(c *config) { c.SDKRateLimit = 1 })
-	a, b := e.newApp(nil), e.newApp(nil)
+	e := start(t, testenv.Options{SDKRateLimit: 1})
+	a, b := e.NewApp(nil), e.NewApp(nil)
 	addrs := []*http.Client{fromAddr("127.0.0.1"), fromAddr("127.0.0.2"), fromAddr("127.0.0.3")}
 	res, before := e.hammer(20, func(i int) (*http.Client, testenv.Request) {
 		return addrs[i%len(addrs)], sdkRegister(a, "d"+strconv.Itoa(i))
 	})
 	t.Logf("429 after %d accepted registrations", len(before))
-	wantTooMany(t, res, "/api/sdk/v2/push-token")
-	if res := testenv.Send(t, http.DefaultClient, e.svc.PublicURL, sdkRegister(b, "d1")); res.Status != http.StatusOK {
+	wantTooManyBody(t, res, "/api/sdk/v2/push-token")
+	if res := testenv.Send(t, http.DefaultClient, e.API.URL, sdkRegister(b, "d1")); res.Status != http.StatusOK {
 		t.Errorf("another app: got %d %s, want 200", res.Status, res.Body)
 	}
 }
@@ -105,8 +95,8 @@ func TestSDKRateLimitPerApp(t *testing.T) {
 // pushes.
 func TestAuthFailureRateLimitEndToEnd(t *testing.T) {
 	t.Parallel()
-	e := start(t, func(c *config) { c.AuthFailureRateLimit = 1 })
-	a := e.newApp(nil)
+	e := start(t, testenv.Options{AuthFailureRateLimit: 1})
+	a := e.NewApp(nil)
 	const path = "/api/push/v2/users"
 	body := map[string]any{"userIds": []string{"u1"}, "title": "t", "content": "c"}
 	wrong := map[string]string{"x-api-key": a.APIKey, "x-secret-key": wrongSecret(a.SecretKey)}
@@ -123,39 +113,13 @@ func TestAuthFailureRateLimitEndToEnd(t *testing.T) {
 			t.Errorf("before the limit: got %d, want 401", s)
 		}
 	}
-	wantTooMany(t, res, path)
-	if got := regexp.MustCompile(`path=`+path+` appId="" status=429`).FindAllString(e.logs.String(), -1); len(got) == 0 {
+	wantTooManyBody(t, res, path)
+	if got := regexp.MustCompile(`path=`+path+` appId="" status=429`).FindAllString(e.Log.String(), -1); len(got) == 0 {
 		t.Errorf("log: got no 429 line without an app id, want the key never looked up")
 	}
-	right := testenv.Send(t, fromAddr("127.0.0.2"), e.svc.PublicURL, testenv.Request{Method: http.MethodPost, URL: path, Header: a.keys(), Body: body})
+	right := testenv.Send(t, fromAddr("127.0.0.2"), e.API.URL, testenv.Request{Method: http.MethodPost, URL: path, Header: a.Keys(), Body: body})
 	if right.Status != http.StatusOK {
 		t.Errorf("right secret from another address: got %d %s, want 200", right.Status, right.Body)
-	}
-}
-
-func TestRateLimitConfig(t *testing.T) {
-	t.Parallel()
-	load := func(env map[string]string, args ...string) (config, error) {
-		return loadConfig(args, func(k string) string { return env[k] }, io.Discard)
-	}
-	c, err := load(nil)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if c.RateLimit != 5000 || c.SDKRateLimit != 3000 || c.SDKClientRateLimit != 50 || c.AuthFailureRateLimit != 10 {
-		t.Errorf("defaults: got %v/%v/%v/%v, want 5000/3000/50/10", c.RateLimit, c.SDKRateLimit, c.SDKClientRateLimit, c.AuthFailureRateLimit)
-	}
-	c, err = load(map[string]string{"HERALD_SDK_RATE_LIMIT": "0", "HERALD_SDK_CLIENT_RATE_LIMIT": "7.5"}, "--auth-failure-rate-limit", "3")
-	if err != nil || c.SDKRateLimit != 0 || c.SDKClientRateLimit != 7.5 || c.AuthFailureRateLimit != 3 {
-		t.Errorf("set: got (%v/%v/%v, %v), want (0/7.5/3, nil)", c.SDKRateLimit, c.SDKClientRateLimit, c.AuthFailureRateLimit, err)
-	}
-	for _, bad := range []string{"-1", "fast", "Inf", "NaN"} {
-		if _, err := load(map[string]string{"HERALD_AUTH_FAILURE_RATE_LIMIT": bad}); err == nil || !strings.Contains(err.Error(), "HERALD_AUTH_FAILURE_RATE_LIMIT") {
-			t.Errorf("HERALD_AUTH_FAILURE_RATE_LIMIT=%s: got %v, want an error naming it", bad, err)
-		}
-	}
-	if _, err := load(nil, "--sdk-client-rate-limit", "-2"); err == nil || !strings.Contains(err.Error(), "--sdk-client-rate-limit") {
-		t.Errorf("--sdk-client-rate-limit -2: got %v, want an error naming it", err)
 	}
 }
 
