@@ -15,26 +15,6 @@ import (
 // runs on an injected clock set shortly before 08:00 in Seoul, so the
 // morning comes within seconds; the emulator keeps the real clock.
 
-// nightView is the admin record of a push as these tests read it.
-type nightView struct {
-	Status        string
-	NightPolicy   string
-	DeferredUntil *time.Time
-	ServerActions float64
-	Counts        struct {
-		Tokens, Sent, SuppressedConsent, SuppressedNight, DeferredNight int
-	}
-}
-
-func (e *env) nightPush(id string) nightView {
-	e.T.Helper()
-	var v nightView
-	if code := e.AdminJSON("GET", "/admin/v1/pushes/"+id, nil, &v); code != http.StatusOK {
-		e.T.Fatalf("get push %s: got %d", id, code)
-	}
-	return v
-}
-
 // nightApp is consentApp in Seoul ("none", "day", "all") with two more
 // users of marketing consent by day only: "late", who gives night consent
 // before the morning, and "quit", who withdraws marketing consent by then.
@@ -65,11 +45,11 @@ func pushDefer(t *testing.T, a testenv.App, users ...any) string {
 
 // wantDeferred waits for the push's night-consent device ("all") and
 // checks that n tokens wait for the morning.
-func wantDeferredPush(t *testing.T, e *env, a testenv.App, id string, morning time.Time, n int) nightView {
+func wantDeferredPush(t *testing.T, e *env, a testenv.App, id string, morning time.Time, n int) testenv.NightView {
 	t.Helper()
 	testenv.WaitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(e.SentTo(id)) == 1 })
 	wantDelivered(t, e, a, id, "all")
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "sending" || v.NightPolicy != "defer" || v.Counts.DeferredNight != n || v.DeferredUntil == nil ||
 		!v.DeferredUntil.Equal(morning) || v.Counts.SuppressedConsent != 1 || v.Counts.SuppressedNight != 0 {
 		t.Fatalf("before the morning: got %+v (until %v), want sending, %d deferred until %v, 1 suppressed by consent", v,
@@ -100,7 +80,7 @@ func wantMorning(t *testing.T, e *env, clk *testenv.Clock, a testenv.App, id str
 	t.Helper()
 	p := e.WaitFinal(id, 60*time.Second)
 	wantDelivered(t, e, a, id, "all", "day", "late")
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "done" || v.Counts.Tokens != 5 || v.Counts.Sent != 3 || v.Counts.SuppressedConsent != 2 ||
 		v.Counts.SuppressedNight != 0 || v.Counts.DeferredNight != 0 || v.DeferredUntil != nil || v.ServerActions != 2.5 {
 		t.Errorf("after the morning: got %s %+v (until %v), want done, 5 tokens, 3 sent, 2 suppressed by consent, 2.5 Server Actions",
@@ -153,7 +133,7 @@ func TestNightDeferralCancel(t *testing.T) {
 	if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 || e.Usage(a) != 1.5 {
 		t.Fatalf("charge: got %v on the push, %v in the ledger, want 1.5", v.ServerActions, e.Usage(a))
 	}
-	var answer nightView
+	var answer testenv.NightView
 	if code := e.AdminJSON("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
 		t.Fatalf("cancel at 07:50: got %d, want 200", code)
 	}
@@ -161,7 +141,7 @@ func TestNightDeferralCancel(t *testing.T) {
 		t.Errorf("cancel answer: got %+v, want 1 suppressed by the night, none deferred, 1 Server Action", answer)
 	}
 	e.WaitFinal(id, 20*time.Second)
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "done" || v.Counts.Sent != 1 || v.Counts.SuppressedNight != 1 || v.Counts.SuppressedConsent != 1 || v.ServerActions != 1 {
 		t.Errorf("after the cancel: got %+v, want done, 1 sent, 1 suppressed each way, 1 Server Action", v)
 	}
@@ -181,7 +161,7 @@ func TestNightDeferralCancel(t *testing.T) {
 	if code := e.AdminJSON("POST", "/admin/v1/pushes/"+late+"/cancel", nil, &refused); code != http.StatusConflict || refused.Code != "ERR-AB-SCH-01" {
 		t.Errorf("cancel at 07:55:01: got %d %s, want 409 ERR-AB-SCH-01", code, refused.Code)
 	}
-	if v := e.nightPush(late); v.Status != "sending" || v.Counts.DeferredNight != 1 || v.ServerActions != 1.5 || e.Usage(a) != 2.5 {
+	if v := e.NightPush(late); v.Status != "sending" || v.Counts.DeferredNight != 1 || v.ServerActions != 1.5 || e.Usage(a) != 2.5 {
 		t.Errorf("after the refused cancel: got %+v, usage %v; want still deferred, 1.5 on the push, 2.5 in the ledger", v, e.Usage(a))
 	}
 	wantDelivered(t, e, a, id, "all")
@@ -213,12 +193,12 @@ func TestNightDeferralAllAndMessages(t *testing.T) {
 		if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 {
 			t.Fatalf("push %s: got %v Server Actions, want 1.5", id, v.ServerActions)
 		}
-		var answer nightView
+		var answer testenv.NightView
 		if code := e.AdminJSON("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
 			t.Fatalf("cancel %s: got %d, want 200", id, code)
 		}
 		e.WaitFinal(id, 20*time.Second)
-		if v := e.nightPush(id); v.Status != "done" || v.Counts.SuppressedNight != 1 || v.Counts.Sent != 1 || v.ServerActions != 1 {
+		if v := e.NightPush(id); v.Status != "done" || v.Counts.SuppressedNight != 1 || v.Counts.Sent != 1 || v.ServerActions != 1 {
 			t.Errorf("push %s after the cancel: got %+v, want done, 1 sent, 1 suppressed by the night, 1 Server Action", id, v)
 		}
 	}

@@ -389,3 +389,24 @@ func (h *Harness) PutWebhook(a App, url string) string {
 	}
 	return out.Secret
 }
+
+// NightView is the admin record of a push as the night tests read it.
+type NightView struct {
+	Status        string
+	NightPolicy   string
+	DeferredUntil *time.Time
+	ServerActions float64
+	Counts        struct {
+		Tokens, Sent, SuppressedConsent, SuppressedNight, DeferredNight int
+	}
+}
+
+// NightPush reads a push's admin record as a NightView.
+func (h *Harness) NightPush(id string) NightView {
+	h.T.Helper()
+	var v NightView
+	if code := h.AdminJSON("GET", "/admin/v1/pushes/"+id, nil, &v); code != http.StatusOK {
+		h.T.Fatalf("get push %s: got %d", id, code)
+	}
+	return v
+}

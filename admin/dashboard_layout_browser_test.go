@@ -1,4 +1,4 @@
-package main
+package admin_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/chromedp/chromedp"
 
@@ -129,23 +131,23 @@ func nextNight() time.Time {
 // group's page counts it as deferred to 08:00; every table fits 1280 px.
 func TestDashboardNightCompose(t *testing.T) {
 	t.Parallel()
-	clk := &testClock{}
+	clk := &testenv.Clock{}
 	night := nextNight()
 	clk.Run(night)
-	e := startClocked(t, clk)
+	e := start(t, testenv.Clocked(clk))
 	ctx := headless(t, 90*time.Second)
 	step(t, ctx, "desktop window", chromedp.EmulateViewport(1280, 900))
 	appID, apiKey, secret := browserNewApp(t, ctx, e, "Night Shop")
-	a := testApp{ID: appID, APIKey: apiKey, SecretKey: secret, c: client.New(e.svc.PublicURL, apiKey, secret, nil)}
-	e.patchApp(a, map[string]any{"timeZone": "Asia/Seoul", "adSender": map[string]any{"name": testAdSender, "contact": testAdContact}, "adOptOut": testAdOptOut})
+	a := testenv.App{ID: appID, APIKey: apiKey, SecretKey: secret, Client: client.New(e.API.URL, apiKey, secret, nil)}
+	e.PatchApp(a, map[string]any{"timeZone": "Asia/Seoul", "adSender": map[string]any{"name": testenv.AdSender, "contact": testenv.AdContact}, "adOptOut": testenv.AdOptOut})
 	yes, no := true, false
 	for user, night := range map[string]*bool{"owl": &yes, "lark": &no} {
-		e.device(a, "device-"+user, "tok-"+user, "android", "1.6.0", user)
-		if _, err := a.c.SetConsent(context.Background(), "device-"+user, &yes, night); err != nil {
+		e.Device(a, "device-"+user, "tok-"+user, "android", "1.6.0", user)
+		if _, err := a.Client.SetConsent(context.Background(), "device-"+user, &yes, night); err != nil {
 			t.Fatalf("consent of %s: %v", user, err)
 		}
 	}
-	appPath := e.svc.AdminURL + "/apps/" + appID
+	appPath := e.Admin.URL + "/apps/" + appID
 
 	step(t, ctx, "compose an ad at night",
 		chromedp.Navigate(appPath+"/compose"),
@@ -163,8 +165,8 @@ func TestDashboardNightCompose(t *testing.T) {
 		t.Errorf("review: got night notice %q, want it night now, the rest sent at 08:00", n)
 	}
 	footer := evaluate[string](t, ctx, "read the footer", `document.querySelector("#review-footer").textContent`)
-	if footer != testAdFooter {
-		t.Errorf("review: got footer %q, want %q", footer, testAdFooter)
+	if footer != testenv.AdFooter {
+		t.Errorf("review: got footer %q, want %q", footer, testenv.AdFooter)
 	}
 	review := definitions(t, ctx, "#review dl")
 	if review["Title"] != "(광고) Midnight sale" || review["At night"] != "defer to 08:00" {
@@ -173,9 +175,9 @@ func TestDashboardNightCompose(t *testing.T) {
 	step(t, ctx, "confirm the push", chromedp.Click(chromedp.CSS("#confirm-send")), chromedp.WaitVisible(chromedp.CSS("#notice")))
 	loc := evaluate[string](t, ctx, "read the location", `location.pathname`)
 	id := loc[strings.LastIndex(loc, "/")+1:]
-	var stored nightView
-	waitFor(t, "the night-consent device", 20*time.Second, func() bool {
-		stored = e.nightPush(id)
+	var stored testenv.NightView
+	testenv.WaitFor(t, "the night-consent device", 20*time.Second, func() bool {
+		stored = e.NightPush(id)
 		return stored.Counts.Sent == 1
 	})
 	if stored.NightPolicy != "defer" || stored.Counts.DeferredNight != 1 || stored.DeferredUntil == nil {
@@ -190,7 +192,7 @@ func TestDashboardNightCompose(t *testing.T) {
 			t.Errorf("push page: %q shows %q, want %q (all: %v)", label, got[label], want, got)
 		}
 	}
-	if !strings.HasPrefix(got["Ad footer"], strings.TrimPrefix(testAdFooter, "\n")) {
+	if !strings.HasPrefix(got["Ad footer"], strings.TrimPrefix(testenv.AdFooter, "\n")) {
 		t.Errorf("push page: Ad footer shows %q, want the footer first", got["Ad footer"])
 	}
 	wantFits(t, ctx, "push page")

@@ -1,4 +1,4 @@
-package main
+package admin_test
 
 import (
 	"bytes"
@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/testenv"
+
 	"github.com/chromedp/cdproto/network"
 	"github.com/chromedp/chromedp"
 
@@ -22,7 +24,7 @@ import (
 // or sent by another client, lands on the login page.
 func browserSignOut(t *testing.T, ctx context.Context, e *env) {
 	t.Helper()
-	base := e.svc.AdminURL
+	base := e.Admin.URL
 	cookies, err := chromedp.Call(ctx, network.GetCookies, network.GetCookiesParams{URLs: []string{base + "/"}})
 	if err != nil {
 		t.Fatalf("read cookies: %v", err)
@@ -63,17 +65,17 @@ func browserSignOut(t *testing.T, ctx context.Context, e *env) {
 // outcome: sent, suppressed by consent, unreachable, a request group of
 // two, and one message per user. It waits until they are done and returns
 // the id of the last, whose two sends FCM refused.
-func seedHistory(t *testing.T, e *env, a testApp) (refused string) {
+func seedHistory(t *testing.T, e *env, a testenv.App) (refused string) {
 	t.Helper()
 	ctx := context.Background()
 	devices := map[string]string{"minji": "tok-minji-4f2a9c1e", "jun": "tok-jun-8b3d7e20", "seoyeon": "tok-seoyeon-1c9e5a77",
 		"hyun": "tok-hyun-6d0b2f93", "dahye": "unregistered-dahye-0a4c", "tae": "invalid-tae-73e1"}
 	for user, token := range devices {
-		e.device(a, "device-"+user, token, "android", "1.6.0", user)
+		e.Device(a, "device-"+user, token, "android", "1.6.0", user)
 	}
 	yes := true
 	for _, user := range []string{"minji", "jun"} {
-		if _, err := a.c.SetConsent(ctx, "device-"+user, &yes, &yes); err != nil {
+		if _, err := a.Client.SetConsent(ctx, "device-"+user, &yes, &yes); err != nil {
 			t.Fatalf("consent of %s: %v", user, err)
 		}
 	}
@@ -85,17 +87,17 @@ func seedHistory(t *testing.T, e *env, a testApp) (refused string) {
 		}
 		ids = append(ids, res.PushID)
 	}
-	send(a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"minji", "jun", "seoyeon", "ghost"}, Title: "Your order has shipped", Content: "It arrives tomorrow."}))
+	send(a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"minji", "jun", "seoyeon", "ghost"}, Title: "Your order has shipped", Content: "It arrives tomorrow."}))
 	for _, users := range [][]any{{"minji", "jun", "seoyeon", "hyun"}, {"dahye", "tae"}} {
-		send(a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: users, Title: "(광고) Spring sale: 20% off", Content: "This weekend only.",
+		send(a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: users, Title: "(광고) Spring sale: 20% off", Content: "This weekend only.",
 			Options: &client.Options{RequestGroupID: "spring-sale"}}))
 	}
-	send(a.c.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
+	send(a.Client.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
 		{UserID: "minji", Title: "Minji, your table is ready", Content: "Table 4, by the window."},
 		{UserID: "jun", Title: "Jun, your parcel is here", Content: "Locker 12, code 4821."}}}))
-	send(a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"dahye", "tae"}, Title: "Your coupon expires today", Content: "Use it before midnight."}))
+	send(a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"dahye", "tae"}, Title: "Your coupon expires today", Content: "Use it before midnight."}))
 	for _, id := range ids {
-		e.waitFinal(id, 20*time.Second)
+		e.WaitFinal(id, 20*time.Second)
 	}
 	return ids[len(ids)-1]
 }
@@ -140,12 +142,12 @@ func TestDashboardTour(t *testing.T) {
 	t.Parallel()
 	ctx := headless(t, 150*time.Second)
 	e := start(t)
-	base := e.svc.AdminURL
+	base := e.Admin.URL
 	step(t, ctx, "desktop window", chromedp.EmulateViewport(1280, 900))
 	appID, apiKey, secret := browserNewApp(t, ctx, e, "Coffee Shop")
-	a := testApp{ID: appID, APIKey: apiKey, SecretKey: secret, c: client.New(e.svc.PublicURL, apiKey, secret, nil)}
+	a := testenv.App{ID: appID, APIKey: apiKey, SecretKey: secret, Client: client.New(e.API.URL, apiKey, secret, nil)}
 	// The footer the seeded ads need (art. 50(4)).
-	e.patchApp(a, map[string]any{"adSender": map[string]any{"name": testAdSender, "contact": testAdContact}, "adOptOut": testAdOptOut})
+	e.PatchApp(a, map[string]any{"adSender": map[string]any{"name": testenv.AdSender, "contact": testenv.AdContact}, "adOptOut": testenv.AdOptOut})
 	refused := seedHistory(t, e, a)
 	appPath := base + "/apps/" + appID
 
@@ -165,10 +167,10 @@ func TestDashboardTour(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#push-id")),
 	)
 	testID := text(t, ctx, "#push-id")
-	if p := e.waitFinal(testID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 || p.ServerActions != 0 {
+	if p := e.WaitFinal(testID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 || p.ServerActions != 0 {
 		t.Fatalf("test push: got %+v, want done, 1 sent, not charged", p)
 	}
-	if got := e.sentTo(testID); got["tok-minji-4f2a9c1e"] != 1 {
+	if got := e.SentTo(testID); got["tok-minji-4f2a9c1e"] != 1 {
 		t.Fatalf("emulator: got %v for the test push, want one message to Minji's token", got)
 	}
 
@@ -188,7 +190,7 @@ func TestDashboardTour(t *testing.T) {
 		ServerActions float64
 		Counts        struct{ Sent, SuppressedConsent int }
 	}
-	e.admin("GET", "/admin/v1/apps/"+appID+"/push-groups/spring-sale", nil, &group)
+	e.AdminJSON("GET", "/admin/v1/apps/"+appID+"/push-groups/spring-sale", nil, &group)
 	if got, want := text(t, ctx, "#group-pushes")+"/"+text(t, ctx, "#group-sent")+"/"+text(t, ctx, "#group-actions"),
 		fmt.Sprintf("%d/%d/%v", len(group.PushIDs), group.Counts.Sent, group.ServerActions); got != want || len(group.PushIDs) != 2 {
 		t.Fatalf("grouped view: got pushes/sent/actions %s, want %s (the admin API's sums of 2 pushes)", got, want)
@@ -202,12 +204,12 @@ func TestDashboardTour(t *testing.T) {
 	step(t, ctx, "an ad's page", chromedp.Navigate(appPath+"/pushes/"+group.PushIDs[0]), chromedp.WaitVisible(chromedp.CSS("#ad-footer")))
 	ad := definitions(t, ctx, "section.card dl")
 	for label, want := range map[string]string{"Status": "done", "Title": "(광고) Spring sale: 20% off", "Content": "This weekend only.",
-		"Badge": "no", "Server Actions": fmt.Sprint(e.push(group.PushIDs[0]).ServerActions)} {
+		"Badge": "no", "Server Actions": fmt.Sprint(e.Push(group.PushIDs[0]).ServerActions)} {
 		if ad[label] != want {
 			t.Errorf("an ad's page: %q shows %q, want %q (all: %v)", label, ad[label], want, ad)
 		}
 	}
-	if !strings.HasPrefix(ad["Ad footer"], testAdSender+" "+testAdContact+"\n"+testAdOptOut+"\n") {
+	if !strings.HasPrefix(ad["Ad footer"], testenv.AdSender+" "+testenv.AdContact+"\n"+testenv.AdOptOut+"\n") {
 		t.Errorf("an ad's page: Ad footer shows %q, want the footer, then what it is", ad["Ad footer"])
 	}
 
@@ -221,8 +223,8 @@ func TestDashboardTour(t *testing.T) {
 	if err != nil || len(bars) != 14 || bars[13] != "bar "+today.Format(time.DateOnly) || bars[0] != "bar zero "+from {
 		t.Fatalf("usage chart: got %v (%v), want 14 bars, zero on %s, charged today", bars, err, from)
 	}
-	if total := text(t, ctx, "#usage-total"); total != fmt.Sprint(e.usage(a)) {
-		t.Fatalf("usage total: got %s, want the admin API's %v", total, e.usage(a))
+	if total := text(t, ctx, "#usage-total"); total != fmt.Sprint(e.Usage(a)) {
+		t.Fatalf("usage total: got %s, want the admin API's %v", total, e.Usage(a))
 	}
 	screenshot(t, ctx, "dashboard-usage.png")
 	step(t, ctx, "app page", chromedp.Navigate(appPath), chromedp.WaitVisible(chromedp.CSS("#fcm-account")))
@@ -238,24 +240,24 @@ func TestDashboardTour(t *testing.T) {
 // browserReconfirmation makes a re-confirmation push of the tour's app: a
 // user whose consent, imported, is two years old in ten days is sent the
 // notice with the default templates. It returns the push's id.
-func browserReconfirmation(t *testing.T, e *env, a testApp) string {
+func browserReconfirmation(t *testing.T, e *env, a testenv.App) string {
 	t.Helper()
-	e.patchApp(a, map[string]any{"reconfirmation": map[string]any{"enabled": true}})
-	e.device(a, "device-hana", "tok-hana-5e81c3a0", "android", "1.6.0", "hana")
+	e.PatchApp(a, map[string]any{"reconfirmation": map[string]any{"enabled": true}})
+	e.Device(a, "device-hana", "tok-hana-5e81c3a0", "android", "1.6.0", "hana")
 	old := time.Now().AddDate(-2, 0, 10).UTC().Truncate(time.Second)
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/consent-import", map[string]any{"users": []any{
 		map[string]any{"userId": "hana", "marketing": true, "marketingNight": false, "at": old.Format(time.RFC3339)}}}, nil); code != http.StatusOK {
 		t.Fatalf("import hana's consent: got %d, want 200", code)
 	}
 	// The app's daily run may come first: either makes the one push.
-	if code := e.admin("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, nil); code != http.StatusOK {
+	if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/reconfirmation/run", nil, nil); code != http.StatusOK {
 		t.Fatalf("run the re-confirmation: got %d, want 200", code)
 	}
 	ps := e.pushesOfKind(a, "consent-reconfirmation")
 	if len(ps) != 1 {
 		t.Fatalf("re-confirmation pushes: got %d, want 1", len(ps))
 	}
-	if p := e.waitFinal(ps[0].PushID, 20*time.Second); p.Counts.Sent != 1 {
+	if p := e.WaitFinal(ps[0].PushID, 20*time.Second); p.Counts.Sent != 1 {
 		t.Fatalf("re-confirmation push: got %+v, want 1 sent", p)
 	}
 	return ps[0].PushID
@@ -278,9 +280,9 @@ func browserNarrow(t *testing.T, ctx context.Context, appPath, pushID string) {
 }
 
 // pushesOfKind returns the app's pushes of one kind, newest first.
-func (e *env) pushesOfKind(a testApp, kind string) []pushView {
-	var out []pushView
-	for _, p := range e.pushList(a) {
+func (e *env) pushesOfKind(a testenv.App, kind string) []testenv.PushView {
+	var out []testenv.PushView
+	for _, p := range e.PushList(a) {
 		if p.Kind == kind {
 			out = append(out, p)
 		}

@@ -1,4 +1,4 @@
-package main
+package admin_test
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/chromedp/chromedp"
 
@@ -85,11 +87,11 @@ func text(t *testing.T, ctx context.Context, sel string) string {
 // as a file, all through the dashboard; it returns the app's id and keys.
 func browserNewApp(t *testing.T, ctx context.Context, e *env, name string) (appID, apiKey, secret string) {
 	t.Helper()
-	base := e.svc.AdminURL
+	base := e.Admin.URL
 	step(t, ctx, "sign in",
 		chromedp.Navigate(base+"/"),
 		chromedp.WaitVisible(chromedp.CSS("#token")), // an anonymous visit lands on the login page
-		chromedp.SendKeys(chromedp.CSS("#token"), e.adminTok),
+		chromedp.SendKeys(chromedp.CSS("#token"), testenv.AdminToken),
 		chromedp.Click(chromedp.CSS("#sign-in")),
 		chromedp.WaitVisible(chromedp.CSS("#new-app")),
 	)
@@ -104,7 +106,7 @@ func browserNewApp(t *testing.T, ctx context.Context, e *env, name string) (appI
 		t.Fatalf("app page: got id %q, api key %q, secret %q", appID, apiKey, secret)
 	}
 	credsFile := filepath.Join(t.TempDir(), "service-account.json")
-	if err := os.WriteFile(credsFile, fcmtest.ServiceAccountJSON(t, "proj-browser", e.emuURL+"/token"), 0o600); err != nil {
+	if err := os.WriteFile(credsFile, fcmtest.ServiceAccountJSON(t, "proj-browser", e.EmulatorURL+"/token"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	step(t, ctx, "upload FCM credentials",
@@ -123,13 +125,13 @@ func TestDashboardBrowser(t *testing.T) {
 	t.Parallel()
 	ctx := headless(t, 45*time.Second)
 	e := start(t)
-	base := e.svc.AdminURL
+	base := e.Admin.URL
 	appID, apiKey, secret := browserNewApp(t, ctx, e, "Browser app")
 
 	// The harness runs on the real clock: two hours ahead is far from both
 	// the 60 s lead and the 5-minute edit deadline.
 	at := time.Now().In(seoul).Add(2 * time.Hour).Format("2006-01-02T15:04")
-	res, err := client.New(e.svc.PublicURL, apiKey, secret, nil).PushUsers(context.Background(), client.PushUsersRequest{
+	res, err := client.New(e.API.URL, apiKey, secret, nil).PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: []any{"u1"}, Title: "Original title", Content: "Hello", Options: &client.Options{ScheduleTime: at},
 	})
 	if err != nil {
@@ -156,7 +158,7 @@ func TestDashboardBrowser(t *testing.T) {
 	if c := text(t, ctx, "#consequence"); !strings.Contains(c, "0.5 Server Actions are refunded") {
 		t.Fatalf("confirmation page: got %q, want the refund named", c)
 	}
-	if e.push(id).Status != "scheduled" {
+	if e.Push(id).Status != "scheduled" {
 		t.Fatalf("before the confirmation: push no longer scheduled")
 	}
 	step(t, ctx, "confirm the cancellation",
@@ -173,7 +175,7 @@ func TestDashboardBrowser(t *testing.T) {
 		Status, Title string
 		Edits         []struct{ Changes map[string]string }
 	}
-	if code := e.admin("GET", "/admin/v1/pushes/"+id, nil, &p); code != http.StatusOK {
+	if code := e.AdminJSON("GET", "/admin/v1/pushes/"+id, nil, &p); code != http.StatusOK {
 		t.Fatalf("get push: got %d, want 200", code)
 	}
 	if p.Status != "cancelled" || p.Title != "Edited in the browser" || len(p.Edits) != 1 || p.Edits[0].Changes["title"] != "Edited in the browser" {

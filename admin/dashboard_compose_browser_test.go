@@ -1,4 +1,4 @@
-package main
+package admin_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/chromedp/chromedp"
 )
@@ -15,15 +17,15 @@ import (
 // admin API's; the users page searches and opens a user; a push composed
 // to two users is reviewed (its users and cost), confirmed and reaches
 // both devices at the FCM emulator. It takes their screenshots on the way.
-func browserOverviewUsersCompose(t *testing.T, ctx context.Context, e *env, a testApp, appPath string) {
+func browserOverviewUsersCompose(t *testing.T, ctx context.Context, e *env, a testenv.App, appPath string) {
 	t.Helper()
-	step(t, ctx, "overview from the apps list", chromedp.Navigate(e.svc.AdminURL+"/"),
+	step(t, ctx, "overview from the apps list", chromedp.Navigate(e.Admin.URL+"/"),
 		chromedp.Click(chromedp.CSS(`a[href="/apps/`+a.ID+`/overview"]`)), chromedp.WaitVisible(chromedp.CSS("#overview")))
 	var api struct {
 		Pushes, RequestedUsers, Sent, Failed, Unreachable int
 		ServerActions                                     float64
 	}
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/overview?days=7", nil, &api); code != 200 {
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/overview?days=7", nil, &api); code != 200 {
 		t.Fatalf("GET overview: got %d, want 200", code)
 	}
 	got := strings.Join([]string{text(t, ctx, "#ov-pushes"), text(t, ctx, "#ov-users"), text(t, ctx, "#ov-sent"),
@@ -71,9 +73,9 @@ func browserOverviewUsersCompose(t *testing.T, ctx context.Context, e *env, a te
 	if users, cost := text(t, ctx, "#review-users"), text(t, ctx, "#review-actions"); users != "2" || cost != "1" {
 		t.Fatalf("review: got %s users for %s Server Actions, want 2 for 1", users, cost)
 	}
-	before := len(e.pushList(a))
+	before := len(e.PushList(a))
 	screenshot(t, ctx, "dashboard-compose.png")
-	if after := len(e.pushList(a)); after != before {
+	if after := len(e.PushList(a)); after != before {
 		t.Fatalf("before the confirmation: got %d pushes, want %d", after, before)
 	}
 	step(t, ctx, "confirm the push", chromedp.Click(chromedp.CSS("#confirm-send")), chromedp.WaitVisible(chromedp.CSS("#notice")))
@@ -82,11 +84,11 @@ func browserOverviewUsersCompose(t *testing.T, ctx context.Context, e *env, a te
 		t.Fatal(err)
 	}
 	id := loc[strings.LastIndex(loc, "/")+1:]
-	p := e.waitFinal(id, 20*time.Second)
+	p := e.WaitFinal(id, 20*time.Second)
 	if p.Status != "done" || p.Kind != "users" || p.Counts.Sent != 2 || p.ServerActions != 1 || p.RequestGroupID != "stamp-june" {
 		t.Fatalf("composed push: got %+v, want done, 2 sent, 1 Server Action, in group stamp-june", p)
 	}
-	if sent := e.sentTo(id); sent["tok-minji-4f2a9c1e"] != 1 || sent["tok-jun-8b3d7e20"] != 1 || len(sent) != 2 {
+	if sent := e.SentTo(id); sent["tok-minji-4f2a9c1e"] != 1 || sent["tok-jun-8b3d7e20"] != 1 || len(sent) != 2 {
 		t.Fatalf("emulator: got %v, want one message each to Minji's and Jun's tokens", sent)
 	}
 }
