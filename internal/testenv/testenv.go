@@ -46,7 +46,7 @@ type Engine string
 
 // The engines.
 const (
-	SQLite   Engine = "" // the default
+	SQLite   Engine = "sqlite" // the default
 	Postgres Engine = "postgres"
 )
 
@@ -64,6 +64,10 @@ func TestEngine() Engine {
 type Options struct {
 	// Engine is the store's database (SQLite when empty).
 	Engine Engine
+	// DatabaseURL, when set, runs the store on PostgreSQL at this URL
+	// instead of in a fresh schema; SQLiteDir runs the embedded store in
+	// this directory instead of the test's temporary one.
+	DatabaseURL, SQLiteDir string
 	// Emulator configures the FCM emulator the node sends through.
 	Emulator emulator.Options
 	// WebhookAllowPrivate mirrors HERALD_WEBHOOK_ALLOW_PRIVATE.
@@ -152,14 +156,27 @@ func New(t testing.TB, opts ...Options) *Env {
 	if err != nil {
 		t.Fatal(err)
 	}
+	if o.Engine == "" {
+		o.Engine = SQLite
+	}
+	if o.DatabaseURL != "" {
+		o.Engine = Postgres
+	}
 	e := &Env{Engine: o.Engine, MasterKey: mk, Log: &Buffer{}}
 	e.Emulator, e.EmulatorURL = fcmtest.StartEmulator(t, o.Emulator)
 	var dbURL string
 	switch o.Engine {
 	case SQLite:
-		e.DBPath = filepath.Join(t.TempDir(), "herald.db")
+		dir := o.SQLiteDir
+		if dir == "" {
+			dir = t.TempDir()
+		}
+		e.DBPath = filepath.Join(dir, "herald.db")
 	case Postgres:
-		dbURL = pgtest.NewSchema(t, pgtest.BaseURL(t), map[string]string{"pool_max_conns": "8"})
+		dbURL = o.DatabaseURL
+		if dbURL == "" {
+			dbURL = pgtest.NewSchema(t, pgtest.BaseURL(t), map[string]string{"pool_max_conns": "8"})
+		}
 	default:
 		t.Fatalf("testenv: unknown engine %q", o.Engine)
 	}

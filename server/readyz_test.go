@@ -1,11 +1,10 @@
-package main
+package server_test
 
 import (
 	"database/sql"
 	"encoding/json"
 	"math"
 	"net/http"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -37,7 +36,7 @@ func (e *env) waitReadyz(t *testing.T, status int, reasons ...string) {
 	if len(reasons) == 0 {
 		reasons = []string{""}
 	}
-	for _, base := range []string{e.svc.PublicURL, e.svc.AdminURL} {
+	for _, base := range []string{e.API.URL, e.Admin.URL} {
 		var code int
 		var body readyz
 		deadline := time.Now().Add(20 * time.Second)
@@ -65,7 +64,7 @@ func (e *env) waitReadyz(t *testing.T, status int, reasons ...string) {
 func TestReadyzWhenTheDatabaseCannotWrite(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	e.sqliteOnly("makes the SQLite writer read-only or full")
+	e.SQLiteOnly("makes the SQLite writer read-only or full")
 	e.waitReadyz(t, http.StatusOK, "")
 
 	t.Run("ReadOnly", func(t *testing.T) {
@@ -89,19 +88,19 @@ func TestReadyzWhenTheDatabaseCannotWrite(t *testing.T) {
 	t.Run("DiskFull", func(t *testing.T) {
 		// Real statfs of the data directory against a floor no file
 		// system meets.
-		e.sqliteDB().SetMinFreeBytes(math.MaxUint64)
+		e.SQLiteDB().SetMinFreeBytes(math.MaxUint64)
 		e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: disk full")
-		e.sqliteDB().SetMinFreeBytes(1 << 20)
+		e.SQLiteDB().SetMinFreeBytes(1 << 20)
 		e.waitReadyz(t, http.StatusOK, "")
 	})
-	if !strings.Contains(e.logs.String(), "not ready") {
+	if !strings.Contains(e.Log.String(), "not ready") {
 		t.Errorf("log: got no \"not ready\" line, want the cause logged")
 	}
 }
 
 func execWriter(t *testing.T, e *env, query string) {
 	t.Helper()
-	if _, err := e.sqliteDB().Writer.Exec(query); err != nil {
+	if _, err := e.SQLiteDB().Writer.Exec(query); err != nil {
 		t.Fatalf("%s: %v", query, err)
 	}
 }
@@ -111,7 +110,7 @@ func execWriter(t *testing.T, e *env, query string) {
 // releases it (or the test ends).
 func (e *env) lockFromOutside(t *testing.T) (unlock func()) {
 	t.Helper()
-	other, err := sql.Open("sqlite", "file:"+filepath.Join(e.dataDir, "herald.db")+"?_txlock=immediate")
+	other, err := sql.Open("sqlite", "file:"+e.DBPath+"?_txlock=immediate")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"errors"
@@ -10,35 +10,26 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald/fcm/emulator"
-	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // outageLines are the log lines of an outage: one when it starts, one when
 // it ends.
-const (
-	outageStart = "database unavailable"
-	outageEnd   = "database available again"
-)
 
-// startIn runs the service on the embedded store in dataDir.
+// startIn runs Herald on the embedded store in dataDir.
 func startIn(t *testing.T, dataDir string) *env {
 	t.Helper()
-	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
-	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: dataDir, adminTok: "test-admin-token"}
-	e.startService()
-	return e
+	return start(t, testenv.Options{SQLiteDir: dataDir})
 }
 
 // outagePush sends a push to user u1 with an Idempotency-Key and returns
 // the answer and how long it took.
-func (e *env) outagePush(a testApp, key string) (testenv.Response, time.Duration) {
-	e.t.Helper()
-	h := a.keys()
+func (e *env) outagePush(a testenv.App, key string) (testenv.Response, time.Duration) {
+	e.T.Helper()
+	h := a.Keys()
 	h["Idempotency-Key"] = key
 	began := time.Now()
-	resp := testenv.Send(e.t, &http.Client{Timeout: 30 * time.Second}, e.svc.PublicURL, testenv.Request{
+	resp := testenv.Send(e.T, &http.Client{Timeout: 30 * time.Second}, e.API.URL, testenv.Request{
 		Method: "POST", URL: "/api/push/v2/users", Header: h,
 		Body: map[string]any{"userIds": []string{"u1"}, "title": "t", "content": "c"},
 	})
@@ -69,43 +60,43 @@ func checkUnavailable(t *testing.T, what string, resp testenv.Response) {
 // waitHeld waits until the outage in progress has held back a log line
 // (River's job fetch failing, typically), so the test proves they are.
 func (e *env) waitHeld() {
-	e.t.Helper()
-	waitFor(e.t, "a repeated error line held back", 20*time.Second, func() bool {
-		down, held := e.svc.Outage()
+	e.T.Helper()
+	testenv.WaitFor(e.T, "a repeated error line held back", 20*time.Second, func() bool {
+		down, held := e.Node.Outage()
 		return down && held > 0
 	})
 }
 
 // countLines counts the log lines containing msg.
 func (e *env) countLines(msg string) int {
-	return strings.Count(e.logs.String(), msg)
+	return strings.Count(e.Log.String(), msg)
 }
 
 // waitLines waits until the log holds n lines containing msg.
 func (e *env) waitLines(msg string, n int) {
-	e.t.Helper()
-	waitFor(e.t, "the log line "+msg, 20*time.Second, func() bool { return e.countLines(msg) >= n })
+	e.T.Helper()
+	testenv.WaitFor(e.T, "the log line "+msg, 20*time.Second, func() bool { return e.countLines(msg) >= n })
 }
 
 // checkOutageLog fails the test unless the log holds n outages, each one
 // start and one end line, and none of River's per-poll errors.
 func (e *env) checkOutageLog(n int) {
-	e.t.Helper()
+	e.T.Helper()
 	e.waitLines(outageEnd, n)
 	if got := e.countLines(outageStart); got != n {
-		e.t.Errorf("log: %d %q lines, want %d", got, outageStart, n)
+		e.T.Errorf("log: %d %q lines, want %d", got, outageStart, n)
 	}
 	if got := e.countLines(outageEnd); got != n {
-		e.t.Errorf("log: %d %q lines, want %d", got, outageEnd, n)
+		e.T.Errorf("log: %d %q lines, want %d", got, outageEnd, n)
 	}
 	if got := e.countLines("level=ERROR"); got != n {
-		e.t.Errorf("log: %d ERROR lines, want %d (the starts; River's failed polls and the failed requests held back)", got, n)
+		e.T.Errorf("log: %d ERROR lines, want %d (the starts; River's failed polls and the failed requests held back)", got, n)
 	}
 	if got := e.countLines(`msg="producer: Error fetching jobs"`); got != 0 {
-		e.t.Errorf("log: %d lines of River's failed polls, want none", got)
+		e.T.Errorf("log: %d lines of River's failed polls, want none", got)
 	}
-	if e.t.Failed() || testing.Verbose() {
-		e.t.Logf("log:\n%s", e.logs.String())
+	if e.T.Failed() || testing.Verbose() {
+		e.T.Logf("log:\n%s", e.Log.String())
 	}
 }
 
@@ -156,11 +147,11 @@ func fill(t *testing.T, dir string) string {
 // full"; once room is made both answer 200 again, the push with the same
 // Idempotency-Key is sent once, and the log holds one outage.
 func TestOutageSQLiteDiskFull(t *testing.T) {
-	sqliteOnly(t, "fills the embedded store's file system")
+	testenv.SQLiteOnly(t, "fills the embedded store's file system")
 	dir := mountTmpfs(t, "8m")
 	e := startIn(t, dir)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	if resp, _ := e.outagePush(a, "before"); resp.Status != http.StatusOK {
 		t.Fatalf("push before: got %d %s", resp.Status, resp.Body)
 	}
@@ -181,9 +172,9 @@ func TestOutageSQLiteDiskFull(t *testing.T) {
 	if resp.Status != http.StatusOK {
 		t.Fatalf("push with room made: got %d %s, want 200", resp.Status, resp.Body)
 	}
-	waitFor(t, "both pushes delivered", 20*time.Second, func() bool { return len(e.received("tok-u1")) >= 2 })
+	testenv.WaitFor(t, "both pushes delivered", 20*time.Second, func() bool { return len(e.Received("tok-u1")) >= 2 })
 	e.checkOutageLog(1)
-	if got := len(e.received("tok-u1")); got != 2 {
+	if got := len(e.Received("tok-u1")); got != 2 {
 		t.Errorf("device received %d pushes, want 2 (the one refused 503 sent once, on its retry)", got)
 	}
 }
@@ -194,10 +185,10 @@ func TestOutageSQLiteDiskFull(t *testing.T) {
 // cannot be remounted read-only): a push answers 503, /readyz 503
 // "read-only", and both recover.
 func TestOutageSQLiteReadOnly(t *testing.T) {
-	sqliteOnly(t, "makes the SQLite writer read-only")
+	testenv.SQLiteOnly(t, "makes the SQLite writer read-only")
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 
 	execWriter(t, e, "PRAGMA query_only = 1")
 	resp, took := e.outagePush(a, "ro")
@@ -211,6 +202,6 @@ func TestOutageSQLiteReadOnly(t *testing.T) {
 	if resp, _ := e.outagePush(a, "ro"); resp.Status != http.StatusOK {
 		t.Fatalf("push once writable: got %d %s, want 200", resp.Status, resp.Body)
 	}
-	waitFor(t, "the push delivered", 20*time.Second, func() bool { return len(e.received("tok-u1")) >= 1 })
+	testenv.WaitFor(t, "the push delivered", 20*time.Second, func() bool { return len(e.Received("tok-u1")) >= 1 })
 	e.checkOutageLog(1)
 }

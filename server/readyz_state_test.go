@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"context"
@@ -6,6 +6,8 @@ import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/sqlite"
@@ -34,16 +36,16 @@ func readyzOf(t *testing.T, base string) (int, readyzState) {
 // waitReadyzState polls both listeners' /readyz (cached for a second) until
 // each answers code and want, or fails after 20 s.
 func (e *env) waitReadyzState(code int, want readyzState) {
-	e.t.Helper()
-	for _, base := range []string{e.svc.PublicURL, e.svc.AdminURL} {
+	e.T.Helper()
+	for _, base := range []string{e.API.URL, e.Admin.URL} {
 		deadline := time.Now().Add(20 * time.Second)
 		for {
-			got, body := readyzOf(e.t, base)
+			got, body := readyzOf(e.T, base)
 			if got == code && body == want {
 				break
 			}
 			if time.Now().After(deadline) {
-				e.t.Fatalf("%s/readyz: got %d %+v, want %d %+v", base, got, body, code, want)
+				e.T.Fatalf("%s/readyz: got %d %+v, want %d %+v", base, got, body, code, want)
 			}
 			time.Sleep(20 * time.Millisecond) // polling interval, not a wait for work
 		}
@@ -53,16 +55,16 @@ func (e *env) waitReadyzState(code int, want readyzState) {
 // execDB runs a statement on the test's database, on either engine,
 // through the service's own connections.
 func (e *env) execDB(query string, args ...any) {
-	e.t.Helper()
+	e.T.Helper()
 	var err error
-	switch db := e.svc.DB.(type) {
+	switch db := e.Node.DB.(type) {
 	case *postgres.DB:
 		_, err = db.Pool.Exec(context.Background(), query, args...)
 	case *sqlite.DB:
 		_, err = db.Writer.Exec(query, args...)
 	}
 	if err != nil {
-		e.t.Fatalf("%s: %v", query, err)
+		e.T.Fatalf("%s: %v", query, err)
 	}
 }
 
@@ -74,23 +76,23 @@ func (e *env) execDB(query string, args ...any) {
 // says which engine ran.
 func TestReadyzDatabaseAndMigrations(t *testing.T) {
 	t.Parallel()
-	t.Run(testEngine(), func(t *testing.T) {
+	t.Run(string(testenv.TestEngine()), func(t *testing.T) {
 		e := start(t)
-		e.waitReadyzState(http.StatusOK, readyzState{Status: "ready", Database: testEngine(), Migrations: "current"})
+		e.waitReadyzState(http.StatusOK, readyzState{Status: "ready", Database: string(testenv.TestEngine()), Migrations: "current"})
 
 		var newest int64
-		if err := e.queryRow(`SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&newest); err != nil {
+		if err := e.QueryRow(`SELECT max(version_id) FROM goose_db_version WHERE is_applied`).Scan(&newest); err != nil {
 			t.Fatal(err)
 		}
 		placeholder := "?"
-		if e.dbURL != "" {
+		if e.Engine == testenv.Postgres {
 			placeholder = "$1"
 		}
 		e.execDB(`DELETE FROM goose_db_version WHERE version_id = `+placeholder, newest)
 		e.waitReadyzState(http.StatusServiceUnavailable, readyzState{
-			Status: "unavailable", Database: testEngine(), Migrations: "pending", Reason: "database migrations are not current",
+			Status: "unavailable", Database: string(testenv.TestEngine()), Migrations: "pending", Reason: "database migrations are not current",
 		})
 		e.execDB(`INSERT INTO goose_db_version (version_id, is_applied) VALUES (`+placeholder+`, true)`, newest)
-		e.waitReadyzState(http.StatusOK, readyzState{Status: "ready", Database: testEngine(), Migrations: "current"})
+		e.waitReadyzState(http.StatusOK, readyzState{Status: "ready", Database: string(testenv.TestEngine()), Migrations: "current"})
 	})
 }

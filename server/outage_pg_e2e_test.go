@@ -1,4 +1,4 @@
-package main
+package server_test
 
 import (
 	"context"
@@ -6,162 +6,19 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"net"
 	"net/http"
 	"net/url"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldpush/herald/client"
-	"github.com/heraldpush/herald/fcm/emulator"
-	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
-
-// tcpProxy stands between herald and PostgreSQL so a test can take the
-// database away from one herald only: frozen (connections stay open and
-// nothing passes, as with a SIGSTOPped server, a paused VM or a
-// black-holed path) or stopped (every connection closed and new ones
-// refused at once). The shared PostgreSQL server itself is never touched.
-type tcpProxy struct {
-	ln       net.Listener
-	upstream string
-
-	mu      sync.Mutex
-	frozen  chan struct{} // closed when bytes may pass
-	refuse  bool
-	conns   map[net.Conn]struct{}
-	closing bool
-	wg      sync.WaitGroup
-}
-
-// startProxy listens on a free loopback port and forwards to upstream
-// until the test ends.
-func startProxy(t *testing.T, upstream string) *tcpProxy {
-	t.Helper()
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	p := &tcpProxy{ln: ln, upstream: upstream, frozen: make(chan struct{}), conns: map[net.Conn]struct{}{}}
-	close(p.frozen)
-	p.wg.Go(p.accept)
-	t.Cleanup(p.close)
-	return p
-}
-
-func (p *tcpProxy) accept() {
-	for {
-		c, err := p.ln.Accept()
-		if err != nil {
-			return
-		}
-		p.mu.Lock()
-		refuse := p.refuse || p.closing
-		p.mu.Unlock()
-		if refuse {
-			c.Close()
-			continue
-		}
-		up, err := net.DialTimeout("tcp", p.upstream, 5*time.Second)
-		if err != nil {
-			c.Close()
-			continue
-		}
-		if !p.track(c, up) {
-			continue
-		}
-		p.wg.Go(func() { p.pipe(c, up) })
-		p.wg.Go(func() { p.pipe(up, c) })
-	}
-}
-
-// track records a connection pair, or closes it when the proxy stopped
-// meanwhile.
-func (p *tcpProxy) track(cs ...net.Conn) bool {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.refuse || p.closing {
-		for _, c := range cs {
-			c.Close()
-		}
-		return false
-	}
-	for _, c := range cs {
-		p.conns[c] = struct{}{}
-	}
-	return true
-}
-
-// pipe copies src to dst, holding every chunk while the proxy is frozen.
-func (p *tcpProxy) pipe(src, dst net.Conn) {
-	defer src.Close()
-	defer dst.Close()
-	buf := make([]byte, 32<<10)
-	for {
-		n, err := src.Read(buf)
-		if n > 0 {
-			p.mu.Lock()
-			thawed := p.frozen
-			p.mu.Unlock()
-			<-thawed
-			if _, werr := dst.Write(buf[:n]); werr != nil {
-				return
-			}
-		}
-		if err != nil {
-			return
-		}
-	}
-}
-
-// freeze holds every byte from now on, in both directions.
-func (p *tcpProxy) freeze() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.frozen = make(chan struct{})
-}
-
-// stop closes every connection and refuses new ones.
-func (p *tcpProxy) stop() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.refuse = true
-	p.thawLocked()
-	for c := range p.conns {
-		c.Close()
-	}
-	clear(p.conns)
-}
-
-// restore lets connections and bytes through again.
-func (p *tcpProxy) restore() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.refuse = false
-	p.thawLocked()
-}
-
-func (p *tcpProxy) thawLocked() {
-	select {
-	case <-p.frozen:
-	default:
-		close(p.frozen)
-	}
-}
-
-func (p *tcpProxy) close() {
-	p.stop()
-	p.mu.Lock()
-	p.closing = true
-	p.mu.Unlock()
-	p.ln.Close()
-	p.wg.Wait()
-}
 
 // TestOutagePostgres takes PostgreSQL away from a running herald through
 // a proxy: frozen, a push answers 503 with Retry-After when its deadline
@@ -170,30 +27,27 @@ func (p *tcpProxy) close() {
 // logged once when it starts and once when it ends.
 func TestOutagePostgres(t *testing.T) {
 	base := pgtest.BaseURL(t)
-	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
-	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: t.TempDir(), adminTok: "test-admin-token"}
 	u, err := url.Parse(pgtest.NewSchema(t, base, map[string]string{"pool_max_conns": "8"}))
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
-	e.dbURL = u.String()
-	e.startService()
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	p := testenv.StartProxy(t, u.Host)
+	u.Host = p.Addr()
+	e := start(t, testenv.Options{DatabaseURL: u.String()})
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	if resp, _ := e.outagePush(a, "before"); resp.Status != http.StatusOK {
 		t.Fatalf("push before: got %d %s", resp.Status, resp.Body)
 	}
 
-	p.freeze()
+	p.Freeze()
 	resp, took := e.outagePush(a, "frozen")
 	t.Logf("frozen: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
 	checkUnavailable(t, "push with the database frozen", resp)
 	// An SDK registration, which shares a commit with those queued beside
 	// it (group commit), gives up at the request's deadline too.
 	start := time.Now()
-	_, err = a.c.RegisterPushToken(context.Background(), client.RegisterRequest{
+	_, err = a.Client.RegisterPushToken(context.Background(), client.RegisterRequest{
 		DeviceID: "dev-frozen", Token: "tok-frozen", Platform: "android", AppSourceVersion: "1.6.0", UserID: "u2",
 	})
 	t.Logf("frozen: registration answered %v in %s", err, time.Since(start).Round(time.Millisecond))
@@ -202,7 +56,7 @@ func TestOutagePostgres(t *testing.T) {
 	}
 	e.waitReadyz(t, http.StatusServiceUnavailable, "database unreachable")
 	e.waitHeld()
-	p.restore()
+	p.Restore()
 	e.waitReadyz(t, http.StatusOK, "")
 	e.waitLines(outageEnd, 1)
 	resp, took = e.outagePush(a, "frozen")
@@ -211,13 +65,13 @@ func TestOutagePostgres(t *testing.T) {
 		t.Fatalf("push after the freeze: got %d %s, want 200", resp.Status, resp.Body)
 	}
 
-	p.stop()
+	p.Stop()
 	resp, took = e.outagePush(a, "stopped")
 	t.Logf("stopped: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
 	checkUnavailable(t, "push with the database stopped", resp)
 	e.waitReadyz(t, http.StatusServiceUnavailable, "database unreachable")
 	e.waitHeld()
-	p.restore()
+	p.Restore()
 	e.waitReadyz(t, http.StatusOK, "")
 	resp, took = e.outagePush(a, "stopped")
 	t.Logf("back: push answered %d in %s", resp.Status, took.Round(time.Millisecond))
@@ -228,14 +82,14 @@ func TestOutagePostgres(t *testing.T) {
 	e.checkOutageLog(2)
 	// One push per Idempotency-Key: the two answered 503 were stored by
 	// their retries only, and each sent at most once.
-	if got := len(e.pushList(a)); got != 3 {
+	if got := len(e.PushList(a)); got != 3 {
 		t.Errorf("app has %d pushes, want 3 (before, frozen, stopped)", got)
 	}
 	deadline := time.Now().Add(10 * time.Second)
-	for len(e.received("tok-u1")) < 3 && time.Now().Before(deadline) {
+	for len(e.Received("tok-u1")) < 3 && time.Now().Before(deadline) {
 		time.Sleep(10 * time.Millisecond) // polling interval, not a wait for work
 	}
-	if got := len(e.received("tok-u1")); got > 3 {
+	if got := len(e.Received("tok-u1")); got > 3 {
 		t.Errorf("device received %d pushes, want at most 3", got)
 	} else if got < 3 {
 		// A job fetch whose answer was lost with its connection leaves the
@@ -246,7 +100,7 @@ func TestOutagePostgres(t *testing.T) {
 
 // jobStates lists River's jobs, one a line.
 func (e *env) jobStates() string {
-	rows, err := e.svc.DB.JobsDB().Query(`SELECT id, kind, state, attempt FROM river_job ORDER BY id`)
+	rows, err := e.Node.DB.JobsDB().Query(`SELECT id, kind, state, attempt FROM river_job ORDER BY id`)
 	if err != nil {
 		return err.Error()
 	}
@@ -295,11 +149,9 @@ func TestOutagePostgresReadOnly(t *testing.T) {
 		t.Fatal(err)
 	}
 	u.Path = "/" + strings.Trim(db, `"`)
-	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{})
-	e := &env{t: t, emu: emu, emuURL: emuURL, logs: newSyncBuffer(), dataDir: t.TempDir(), adminTok: "test-admin-token", dbURL: u.String()}
-	e.startService()
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	e := start(t, testenv.Options{DatabaseURL: u.String()})
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	setReadOnly := func(on bool) {
 		t.Helper()
 		stmt := `ALTER DATABASE ` + db + ` RESET default_transaction_read_only`
@@ -322,11 +174,11 @@ func TestOutagePostgresReadOnly(t *testing.T) {
 
 	setReadOnly(false)
 	e.waitReadyz(t, http.StatusOK, "")
-	waitFor(t, "a push accepted", 20*time.Second, func() bool {
+	testenv.WaitFor(t, "a push accepted", 20*time.Second, func() bool {
 		resp, _ = e.outagePush(a, "ro")
 		return resp.Status == http.StatusOK
 	})
-	waitFor(t, "the push delivered", 20*time.Second, func() bool { return len(e.received("tok-u1")) == 1 })
+	testenv.WaitFor(t, "the push delivered", 20*time.Second, func() bool { return len(e.Received("tok-u1")) == 1 })
 	e.waitLines(outageEnd, 1)
 	if starts, ends := e.countLines(outageStart), e.countLines(outageEnd); starts != ends {
 		t.Errorf("log: %d outage starts, %d ends", starts, ends)
@@ -335,6 +187,6 @@ func TestOutagePostgresReadOnly(t *testing.T) {
 		t.Errorf("log: %d lines of River's failed polls, want none", got)
 	}
 	if t.Failed() || testing.Verbose() {
-		t.Logf("log:\n%s", e.logs.String())
+		t.Logf("log:\n%s", e.Log.String())
 	}
 }

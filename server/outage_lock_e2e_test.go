@@ -1,9 +1,11 @@
-package main
+package server_test
 
 import (
 	"net/http"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // TestOutageSQLiteLocked holds the database's write lock from another
@@ -11,10 +13,10 @@ import (
 // DESIGN.md's 10 s (its deadline, plus at most SQLite's busy timeout of
 // 1.5 s, which a context does not interrupt), and 200 once it is released.
 func TestOutageSQLiteLocked(t *testing.T) {
-	sqliteOnly(t, "locks the embedded store's file")
+	testenv.SQLiteOnly(t, "locks the embedded store's file")
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	unlock := e.lockFromOutside(t)
 	e.waitReadyz(t, http.StatusServiceUnavailable, "database cannot take writes: database is locked",
 		"database cannot take writes: the writer did not answer within 2s")
