@@ -27,7 +27,7 @@ func (e *env) addUsers(appID string, n int) {
 	if e.dbURL != "" {
 		query = strings.Replace(strings.Replace(query, "?", "$1", 1), "?", "$2", 1)
 	} else {
-		db = e.sqliteDB().Writer
+		db = e.SQLiteDB().Writer
 	}
 	if _, err := db.Exec(query, n, appID); err != nil {
 		e.t.Fatalf("add users: %v", err)
@@ -50,7 +50,7 @@ func (e *env) addUsers(appID string, n int) {
 func TestConsentImportCLI(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.addUsers(a.ID, importUsers)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "users.jsonl")
@@ -129,7 +129,7 @@ func TestConsentImportCLI(t *testing.T) {
 func TestConsentImportCLINamesBadLine(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.addUsers(a.ID, 6)
 	var body strings.Builder
 	for i := 1; i <= 5; i++ {
@@ -161,7 +161,7 @@ func (e *env) consentHistory(a testApp, userID string) []consentChange {
 		UserID  string
 		Changes []consentChange
 	}
-	if code := e.admin("GET", "/admin/v1/apps/"+a.ID+"/users/"+url.PathEscape(userID)+"/consent-history", nil, &out); code != http.StatusOK {
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/users/"+url.PathEscape(userID)+"/consent-history", nil, &out); code != http.StatusOK {
 		e.t.Fatalf("consent history of %s: got %d, want 200", userID, code)
 	}
 	if out.UserID != userID {

@@ -10,6 +10,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // TestCrashDuringAllUsersPush kills the server with SIGKILL while an
@@ -19,7 +20,7 @@ import (
 // at most one process's sends in flight), that the push ended done with
 // its counts, and that its users were charged once.
 func TestCrashDuringAllUsersPush(t *testing.T) {
-	sqliteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
+	testenv.SQLiteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds the binary and sends 25,000 messages")
 	}

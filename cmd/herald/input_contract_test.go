@@ -21,24 +21,24 @@ func TestAppUserTierRuleEndToEnd(t *testing.T) {
 	enable := herald.Detail{Field: "appUserEnabled", Reason: "needs the business tier or higher (the tier is basic)"}
 	t.Run("AdminCreate", func(t *testing.T) {
 		var res testenv.ErrorBody
-		if code := e.admin(http.MethodPost, "/admin/v1/apps", map[string]any{"name": "low", "tier": "basic", "appUserEnabled": true}, &res); code != http.StatusBadRequest ||
+		if code := e.AdminJSON(http.MethodPost, "/admin/v1/apps", map[string]any{"name": "low", "tier": "basic", "appUserEnabled": true}, &res); code != http.StatusBadRequest ||
 			len(res.Details) != 1 || res.Details[0] != enable {
 			t.Errorf("got %d %+v, want 400 with %+v", code, res, enable)
 		}
 	})
 	t.Run("AdminPatch", func(t *testing.T) {
-		a := e.newAppWithoutFCM(map[string]any{"tier": "basic"})
+		a := e.NewAppWithoutFCM(map[string]any{"tier": "basic"})
 		var res testenv.ErrorBody
-		if code := e.admin(http.MethodPatch, "/admin/v1/apps/"+a.ID, map[string]any{"appUserEnabled": true}, &res); code != http.StatusBadRequest ||
+		if code := e.AdminJSON(http.MethodPatch, "/admin/v1/apps/"+a.ID, map[string]any{"appUserEnabled": true}, &res); code != http.StatusBadRequest ||
 			len(res.Details) != 1 || res.Details[0] != enable {
 			t.Errorf("got %d %+v, want 400 with %+v", code, res, enable)
 		}
 		// The app never looks enabled: it answers 403, as its settings say.
 		const path = "/api/app-user/v2/marketing"
-		res2 := e.serverDo(http.MethodPatch, path, a.keys(), `{"userId":"u1","state":{"marketing":true}}`)
+		res2 := e.ServerDo(http.MethodPatch, path, a.Keys(), `{"userId":"u1","state":{"marketing":true}}`)
 		testenv.WantError(t, res2, path, herald.ErrMarketingUnavailable.With((herald.App{Tier: herald.TierBasic}).AppUserProblems()...))
 		var got struct{ AppUserEnabled bool }
-		e.admin(http.MethodGet, "/admin/v1/apps/"+a.ID, nil, &got)
+		e.AdminJSON(http.MethodGet, "/admin/v1/apps/"+a.ID, nil, &got)
 		if got.AppUserEnabled {
 			t.Errorf("app after refused patch: appUserEnabled true, want false")
 		}
@@ -58,7 +58,7 @@ func TestAppUserTierRuleEndToEnd(t *testing.T) {
 		}
 	})
 	var list struct{ Apps []struct{ Name string } }
-	e.admin(http.MethodGet, "/admin/v1/apps", nil, &list)
+	e.AdminJSON(http.MethodGet, "/admin/v1/apps", nil, &list)
 	for _, a := range list.Apps {
 		if a.Name == "low" || a.Name == "Low" {
 			t.Errorf("apps: got %q stored, want every low-tier app-user create refused", a.Name)

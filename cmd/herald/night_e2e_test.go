@@ -12,27 +12,8 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 )
-
-// nightView is the admin record of a push as these tests read it.
-type nightView struct {
-	Status        string
-	NightPolicy   string
-	DeferredUntil *time.Time
-	ServerActions float64
-	Counts        struct {
-		Tokens, Sent, SuppressedConsent, SuppressedNight, DeferredNight int
-	}
-}
-
-func (e *env) nightPush(id string) nightView {
-	e.t.Helper()
-	var v nightView
-	if code := e.admin("GET", "/admin/v1/pushes/"+id, nil, &v); code != http.StatusOK {
-		e.t.Fatalf("get push %s: got %d", id, code)
-	}
-	return v
-}
 
 // nightApp is consentApp in Seoul ("none", "day", "all") with two more
 // users of marketing consent by day only: "late", who gives night consent
@@ -40,10 +21,10 @@ func (e *env) nightPush(id string) nightView {
 func nightApp(t *testing.T, e *env) testApp {
 	t.Helper()
 	a := consentApp(t, e, "Asia/Seoul")
-	e.register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "late", "quit")
+	e.Register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "late", "quit")
 	on := true
 	for _, u := range []string{"late", "quit"} {
-		if _, err := a.c.SetMarketing(context.Background(), u, client.MarketingState{Marketing: &on}); err != nil {
+		if _, err := a.Client.SetMarketing(context.Background(), u, client.MarketingState{Marketing: &on}); err != nil {
 			t.Fatalf("consent of %s: %v", u, err)
 		}
 	}
@@ -54,7 +35,7 @@ func nightApp(t *testing.T, e *env) testApp {
 func pushDefer(t *testing.T, a testApp, users ...any) string {
 	t.Helper()
 	yes := true
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "Night sale", Content: "50% off",
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "Night sale", Content: "50% off",
 		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
 	if err != nil {
 		t.Fatalf("push: %v", err)
@@ -64,11 +45,11 @@ func pushDefer(t *testing.T, a testApp, users ...any) string {
 
 // wantDeferred waits for the push's night-consent device ("all") and
 // checks that n tokens wait for the morning.
-func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.Time, n int) nightView {
+func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.Time, n int) testenv.NightView {
 	t.Helper()
-	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(e.sentTo(id)) == 1 })
+	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(e.SentTo(id)) == 1 })
 	wantDelivered(t, e, a, id, "all")
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "sending" || v.NightPolicy != "defer" || v.Counts.DeferredNight != n || v.DeferredUntil == nil ||
 		!v.DeferredUntil.Equal(morning) || v.Counts.SuppressedConsent != 1 || v.Counts.SuppressedNight != 0 {
 		t.Fatalf("before the morning: got %+v (until %v), want sending, %d deferred until %v, 1 suppressed by consent", v,
@@ -82,10 +63,10 @@ func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.T
 func morningChanges(t *testing.T, clk *testClock, a testApp, morning time.Time) {
 	t.Helper()
 	on, off := true, false
-	if _, err := a.c.SetMarketing(context.Background(), "late", client.MarketingState{Marketing: &on, MarketingNight: &on}); err != nil {
+	if _, err := a.Client.SetMarketing(context.Background(), "late", client.MarketingState{Marketing: &on, MarketingNight: &on}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.c.SetMarketing(context.Background(), "quit", client.MarketingState{Marketing: &off}); err != nil {
+	if _, err := a.Client.SetMarketing(context.Background(), "quit", client.MarketingState{Marketing: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if !clk.Now().Before(morning) {
@@ -97,16 +78,16 @@ func morningChanges(t *testing.T, clk *testClock, a testApp, morning time.Time) 
 // "day" and "late" at 08:00 each once, "quit" suppressed, the charge kept.
 func wantMorning(t *testing.T, e *env, clk *testClock, a testApp, id string, morning time.Time) {
 	t.Helper()
-	p := e.waitFinal(id, 60*time.Second)
+	p := e.WaitFinal(id, 60*time.Second)
 	wantDelivered(t, e, a, id, "all", "day", "late")
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "done" || v.Counts.Tokens != 5 || v.Counts.Sent != 3 || v.Counts.SuppressedConsent != 2 ||
 		v.Counts.SuppressedNight != 0 || v.Counts.DeferredNight != 0 || v.DeferredUntil != nil || v.ServerActions != 2.5 {
 		t.Errorf("after the morning: got %s %+v (until %v), want done, 5 tokens, 3 sent, 2 suppressed by consent, 2.5 Server Actions",
 			p.Status, v, v.DeferredUntil)
 	}
 	for _, u := range []string{"day", "late"} {
-		msgs := e.received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
+		msgs := e.Received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
 		if len(msgs) != 1 {
 			t.Fatalf("%s: got %d messages, want 1", u, len(msgs))
 		}
@@ -176,7 +157,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	e.startService(func(c *config) { c.now = clk.Now })
 	wantMorning(t, e, clk, a, id, morning)
 	var workers int
-	if err := e.queryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'morning' IS NOT NULL`,
+	if err := e.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'morning' IS NOT NULL`,
 		id).Scan(&workers); err != nil || workers != 1 {
 		t.Errorf("deferred send jobs: got %d %v, want 1", workers, err)
 	}
@@ -188,7 +169,7 @@ func TestNightDeferralNodes(t *testing.T) {
 // cancelled there with its refund. (The firing after a restart is
 // TestNightDeferralRestart's, on an injected clock.)
 func TestNightDeferralSurvivesKill(t *testing.T) {
-	sqliteOnly(t, "a crash of the one process on the embedded store; TestNightDeferralNodes covers PostgreSQL")
+	testenv.SQLiteOnly(t, "a crash of the one process on the embedded store; TestNightDeferralNodes covers PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -228,14 +209,14 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 	}
 	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(emu.Messages("tok-all")) == 1 })
 	morning := herald.NextMorning(time.Now(), loc)
-	read := func(p *process) nightView {
-		var v nightView
+	read := func(p *process) testenv.NightView {
+		var v testenv.NightView
 		if code := p.adminJSON(adminToken, "GET", "/admin/v1/pushes/"+res.PushID, nil, &v); code != http.StatusOK {
 			t.Fatalf("get push: got %d", code)
 		}
 		return v
 	}
-	wantWaiting := func(when string, v nightView) {
+	wantWaiting := func(when string, v testenv.NightView) {
 		if v.Status != "sending" || v.Counts.DeferredNight != 1 || v.DeferredUntil == nil || !v.DeferredUntil.Equal(morning) || v.ServerActions != 1 {
 			t.Fatalf("%s: got %+v (until %v), want sending, 1 deferred until %v, 1 Server Action", when, v, v.DeferredUntil, morning)
 		}
@@ -248,7 +229,7 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 	proc.kill()
 	proc = startProcess(t, bin, dataDir, adminToken, emuURL)
 	wantWaiting("after the restart", read(proc))
-	var answer nightView
+	var answer testenv.NightView
 	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/pushes/"+res.PushID+"/cancel", nil, &answer); code != http.StatusOK {
 		t.Fatalf("cancel: got %d, want 200", code)
 	}
@@ -268,23 +249,23 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 // (adPrefixCheck off), so options.isMarketing alone marks a plain title.
 func consentApp(t *testing.T, e *env, tz string) testApp {
 	t.Helper()
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz, "adPrefixCheck": false})
-	e.register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "none", "day", "all")
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz, "adPrefixCheck": false})
+	e.Register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "none", "day", "all")
 	ctx := context.Background()
 	on, off := true, false
-	if got, err := a.c.SetMarketing(ctx, "day", client.MarketingState{Marketing: &on}); err != nil || got != (client.Consent{Marketing: true}) {
+	if got, err := a.Client.SetMarketing(ctx, "day", client.MarketingState{Marketing: &on}); err != nil || got != (client.Consent{Marketing: true}) {
 		t.Fatalf("set day consent: got %+v %v, want marketing only", got, err)
 	}
-	if got, err := a.c.SetMarketing(ctx, "all", client.MarketingState{Marketing: &on, MarketingNight: &off}); err != nil || got.MarketingNight {
+	if got, err := a.Client.SetMarketing(ctx, "all", client.MarketingState{Marketing: &on, MarketingNight: &off}); err != nil || got.MarketingNight {
 		t.Fatalf("set all consent: got %+v %v", got, err)
 	}
 	// The in-app switch turns night on for "all"'s device (registered by
 	// e.register as dev-all-2).
-	if got, err := a.c.SetConsent(ctx, "dev-all-2", nil, &on); err != nil || !got.Marketing || !got.MarketingNight {
+	if got, err := a.Client.SetConsent(ctx, "dev-all-2", nil, &on); err != nil || !got.Marketing || !got.MarketingNight {
 		t.Fatalf("SDK consent for all: got %+v %v, want both true", got, err)
 	}
 	for user, want := range map[string]herald.Consent{"none": {}, "day": {Marketing: true}, "all": {Marketing: true, MarketingNight: true}} {
-		u := e.user(a, user)
+		u := e.UserView(a, user)
 		if len(u.Devices) != 1 || u.Devices[0].Marketing != want.Marketing || u.Devices[0].MarketingNight != want.MarketingNight {
 			t.Fatalf("device consent of %s: got %+v, want %+v", user, u.Devices, want)
 		}
@@ -299,7 +280,7 @@ func wantDelivered(t *testing.T, e *env, a testApp, id string, users ...string) 
 	for _, u := range users {
 		want["cons-"+a.ID[len(a.ID)-6:]+"-"+u] = 1
 	}
-	if got := e.sentTo(id); fmt.Sprint(got) != fmt.Sprint(want) {
+	if got := e.SentTo(id); fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("messages by token: got %v, want %v", got, want)
 	}
 }

@@ -53,8 +53,8 @@ func (e *env) pushProjects(n int) (shared, other []time.Time) {
 	e.t.Helper()
 	var apps [3]testApp
 	for i, project := range []string{"shared-proj", "shared-proj", "other-proj"} {
-		apps[i] = e.newAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
-		e.putCredentials(apps[i], project)
+		apps[i] = e.NewAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
+		e.PutCredentials(apps[i], project)
 	}
 	users := make([]any, n)
 	for j := range users {
@@ -62,14 +62,14 @@ func (e *env) pushProjects(n int) (shared, other []time.Time) {
 	}
 	for i, a := range apps {
 		for _, u := range users {
-			e.register(a, fmt.Sprintf("proj%d-", i), u.(string))
+			e.Register(a, fmt.Sprintf("proj%d-", i), u.(string))
 		}
 	}
 	ids := make([]string, len(apps))
 	var wg sync.WaitGroup
 	for i, a := range apps {
 		wg.Go(func() {
-			res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
+			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
 			if err != nil {
 				e.t.Errorf("push of app %d: %v", i, err)
 				return
@@ -82,7 +82,7 @@ func (e *env) pushProjects(n int) (shared, other []time.Time) {
 		e.t.FailNow()
 	}
 	for i, id := range ids {
-		if p := e.waitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
+		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
 			e.t.Fatalf("push of app %d: got %s with %d sent, want done with %d", i, p.Status, p.Counts.Sent, n)
 		}
 	}

@@ -16,7 +16,7 @@ import (
 func TestRefusalsNameTheSetting(t *testing.T) {
 	t.Parallel()
 	e := start(t, func(c *config) { c.FCMAllowAnyTokenURI, c.WebhookAllowPrivate = false, false })
-	a := e.newAppWithoutFCM(nil)
+	a := e.NewAppWithoutFCM(nil)
 	cli := func(args ...string) error {
 		_, _, err := heraldCLI(t, nil, append(append([]string{"app"}, args...), "--server", e.svc.AdminURL, "--token", e.adminTok)...)
 		return err

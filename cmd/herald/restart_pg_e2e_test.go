@@ -38,8 +38,8 @@ func TestDatabaseRestartMidPush(t *testing.T) {
 	u.Host = p.Addr()
 	e.dbURL = u.String()
 	e.startService()
-	a := e.newApp(nil)
-	c := a.c
+	a := e.NewApp(nil)
+	c := a.Client
 	registerAll(t, c, users, 16)
 
 	var pushIDs []string

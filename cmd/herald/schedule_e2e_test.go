@@ -43,7 +43,7 @@ func mustZone(name string) *time.Location {
 }
 
 func schedule(a testApp, users []any, at string) (client.PushResult, error) {
-	return a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	return a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: users, Title: "Scheduled", Content: "at " + at, Options: &client.Options{ScheduleTime: at},
 	})
 }
@@ -83,8 +83,8 @@ func TestScheduledRestartAcrossSendTime(t *testing.T) {
 	clk := &testClock{}
 	sendAt, slot := nextSlot(clk)
 	e := startSlotted(t, clk)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	res, err := schedule(a, []any{"u1"}, slot)
 	if err != nil {
 		t.Fatal(err)
@@ -98,5 +98,5 @@ func TestScheduledRestartAcrossSendTime(t *testing.T) {
 	e.startService(slotted(clk))
 	waitFor(t, "the overdue push", 20*time.Second, func() bool { return len(e.emu.Messages("tok-u1")) == 1 })
 	t.Logf("sent %v after the restart", clk.Fake(e.emu.Messages("tok-u1")[0].ReceivedAt).Sub(restarted))
-	waitFor(t, "push done", 10*time.Second, func() bool { return e.push(res.PushID).Status == "done" })
+	waitFor(t, "push done", 10*time.Second, func() bool { return e.Push(res.PushID).Status == "done" })
 }

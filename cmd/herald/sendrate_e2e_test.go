@@ -38,14 +38,14 @@ func (e *env) pushPaced(a testApp, n int) time.Duration {
 	var users [2][]any
 	for i := range n {
 		u := fmt.Sprintf("u%02d", i)
-		e.register(a, "rate-", u)
+		e.Register(a, "rate-", u)
 		users[i*2/n] = append(users[i*2/n], u)
 	}
 	ids := make([]string, 2)
 	var wg sync.WaitGroup
 	for i := range ids {
 		wg.Go(func() {
-			res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users[i], Title: "paced", Content: "c"})
+			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users[i], Title: "paced", Content: "c"})
 			if err != nil {
 				e.t.Errorf("push %d: %v", i, err)
 				return
@@ -58,7 +58,7 @@ func (e *env) pushPaced(a testApp, n int) time.Duration {
 		e.t.FailNow()
 	}
 	for i, id := range ids {
-		if p := e.waitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != len(users[i]) {
+		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != len(users[i]) {
 			e.t.Errorf("push %s: got %s with %d sent, want done with %d", id, p.Status, p.Counts.Sent, len(users[i]))
 		}
 	}
@@ -93,7 +93,7 @@ func TestSendRateSharedByNodes(t *testing.T) {
 	waitFor(t, "both nodes to count two", 20*time.Second, func() bool {
 		return strings.Count(e.logs.String(), `msg="nodes sharing the send rates" nodes=2`) == 2
 	})
-	a := e.newApp(map[string]any{"sendRatePerMinute": 600})
+	a := e.NewApp(map[string]any{"sendRatePerMinute": 600})
 	const n, burst, perNode = 40, 2, 5.0 // burst: one per node
 	floor := time.Duration(float64(n-burst)/(2*perNode)*float64(time.Second)) - time.Second
 	span := e.pushPaced(a, n)
@@ -102,11 +102,11 @@ func TestSendRateSharedByNodes(t *testing.T) {
 	}
 	t.Logf("%d sends over %v on two nodes", n, span)
 	var live int
-	if err := e.queryRow(`SELECT COUNT(*) FROM nodes`).Scan(&live); err != nil || live != 2 {
+	if err := e.QueryRow(`SELECT COUNT(*) FROM nodes`).Scan(&live); err != nil || live != 2 {
 		t.Errorf("nodes table: got %d rows (%v), want 2", live, err)
 	}
 	second.shutdown()
-	if err := e.queryRow(`SELECT COUNT(*) FROM nodes`).Scan(&live); err != nil || live != 1 {
+	if err := e.QueryRow(`SELECT COUNT(*) FROM nodes`).Scan(&live); err != nil || live != 1 {
 		t.Errorf("nodes table after a node stopped: got %d rows (%v), want 1", live, err)
 	}
 }

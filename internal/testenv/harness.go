@@ -81,7 +81,7 @@ func (h *Harness) AdminJSON(method, path string, body any, out any) int {
 		rd = bytes.NewReader(b)
 	}
 	req, _ := http.NewRequest(method, h.Admin.URL+path, rd)
-	req.Header.Set("Authorization", "Bearer "+AdminToken)
+	req.Header.Set("Authorization", "Bearer "+h.AdminToken)
 	req.Header.Set("Content-Type", "application/json")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {

@@ -108,6 +108,9 @@ type Env struct {
 	// Engine is the store's database.
 	Engine    Engine
 	MasterKey *herald.MasterKey
+	// AdminToken is the admin API's bearer token (the AdminToken
+	// constant in environments New starts).
+	AdminToken string
 	// API is the public listener (Server API and SDK API).
 	API Listener
 	// Admin is the admin listener.
@@ -162,7 +165,7 @@ func New(t testing.TB, opts ...Options) *Env {
 	if o.DatabaseURL != "" {
 		o.Engine = Postgres
 	}
-	e := &Env{Engine: o.Engine, MasterKey: mk, Log: &Buffer{}}
+	e := &Env{Engine: o.Engine, MasterKey: mk, AdminToken: AdminToken, Log: &Buffer{}}
 	e.Emulator, e.EmulatorURL = fcmtest.StartEmulator(t, o.Emulator)
 	var dbURL string
 	switch o.Engine {
@@ -368,7 +371,7 @@ func (e *Env) SDK(t testing.TB, app App, method, path string, body any) Response
 func (e *Env) AdminDo(t testing.TB, method, path string, body any) Response {
 	t.Helper()
 	return Send(t, http.DefaultClient, e.Admin.URL, Request{Method: method, URL: path, Body: body,
-		Header: map[string]string{"Authorization": "Bearer " + AdminToken}})
+		Header: map[string]string{"Authorization": "Bearer " + e.AdminToken}})
 }
 
 // SetMarketing calls PATCH /api/app-user/v2/marketing.
