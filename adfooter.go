@@ -97,7 +97,7 @@ func (p Push) footerPayloadProblems(rs []Recipient) []Detail {
 	if p.AdFooter == "" {
 		return nil
 	}
-	if p.Kind != KindMessages {
+	if !p.Rule().PerRecipient {
 		if d, over := p.Sent(Recipient{}).PayloadProblem(); over {
 			d.Reason += " with the ad footer"
 			return []Detail{d}

@@ -211,11 +211,34 @@ func (a App) reconfirmationShared() map[string]string {
 // other push's content is shown as stored.
 func (a App) ShownContent(p Push) Content {
 	c := p.Content
-	if p.Kind == KindReconfirmation {
+	if p.Rule().Templated {
 		v := a.reconfirmationShared()
 		c.Title, c.Content = render(c.Title, v), render(c.Content, v)
 	}
 	return c
+}
+
+// NewConsentNotice makes the result notice of the consent decision rec
+// (art. 50(7)) as of now, with id (derived from the record, so that a run
+// that dies after accepting it finds it again): to rec's user, or, with
+// token set, to the device holding it (no user is mapped to it). It is
+// informational and not charged (see its KindRule).
+func NewConsentNotice(app App, id string, rec ConsentRecord, token string, now time.Time) (Push, []Recipient) {
+	req := PushRequest{Kind: KindConsentNotice, Token: token, Content: app.NoticeContent(rec.To, rec.At)}
+	if token == "" && rec.UserID != nil {
+		req.Recipients = []Recipient{{UserID: *rec.UserID}}
+	}
+	return buildPush(app, id, req, now), req.Recipients
+}
+
+// NewReconfirmation makes the push of a re-confirmation run (art. 50(8))
+// at now to rs, each with its notice (ReconfirmationContent): its content
+// is the app's templates (see ShownContent); it is informational and not
+// charged.
+func NewReconfirmation(app App, rs []Recipient, now time.Time) Push {
+	r := app.Reconfirmation.WithDefaults()
+	req := PushRequest{Kind: KindReconfirmation, Content: Content{Title: r.Title, Content: r.Content}, Recipients: rs}
+	return buildPush(app, NewID("push_", now), req, now)
 }
 
 // ConsentReconfirmed records that a re-confirmation notice reached the

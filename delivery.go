@@ -21,11 +21,11 @@ const (
 	DeliverySuppressedNight   DeliveryState = "suppressed_night"
 )
 
-// OpenDeliveryStates are the states of a delivery without an outcome yet.
-var OpenDeliveryStates = []DeliveryState{DeliveryPending, DeliveryInflight, DeliveryRetry}
+// openDeliveryStates are the states of a delivery without an outcome yet.
+var openDeliveryStates = []DeliveryState{DeliveryPending, DeliveryInflight, DeliveryRetry}
 
 // Final reports whether the state is an outcome.
-func (s DeliveryState) Final() bool { return !slices.Contains(OpenDeliveryStates, s) }
+func (s DeliveryState) Final() bool { return !slices.Contains(openDeliveryStates, s) }
 
 // The reasons a user is reported unreachable (spec section 6).
 const (

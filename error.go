@@ -26,6 +26,10 @@ type Detail struct {
 	Reason string `json:"reason"`
 }
 
+// ReasonInvalidUTF8 is the reason a text that is not valid UTF-8 is
+// refused, in a JSON body (see package request) or anywhere else.
+const ReasonInvalidUTF8 = "must be valid UTF-8"
+
 func (e *Error) Error() string {
 	if len(e.Details) > 0 {
 		return fmt.Sprintf("%s: %s (%s: %s)", e.Code, e.Message, e.Details[0].Field, e.Details[0].Reason)

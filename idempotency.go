@@ -30,7 +30,7 @@ const (
 // stored record (nil when the key was never used). ErrIdempotencyReuse
 // when the key was used within the window with another body.
 func DecideIdempotency(stored *IdempotencyRecord, idem Idempotency, now time.Time) (IdempotencyDecision, error) {
-	if stored == nil || !IdempotencyLive(stored.CreatedAt, now) {
+	if stored == nil || !idempotencyLive(stored.CreatedAt, now) {
 		return IdempotencyClaim, nil
 	}
 	if !bytes.Equal(stored.Hash, idem.Hash) {
@@ -39,8 +39,8 @@ func DecideIdempotency(stored *IdempotencyRecord, idem Idempotency, now time.Tim
 	return IdempotencyReplay, nil
 }
 
-// IdempotencyLive reports whether a key first used at created still binds
+// idempotencyLive reports whether a key first used at created still binds
 // at now.
-func IdempotencyLive(created, now time.Time) bool {
+func idempotencyLive(created, now time.Time) bool {
 	return now.Sub(created) < IdempotencyWindow
 }

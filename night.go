@@ -96,16 +96,6 @@ var ErrNothingDeferred = ErrScheduleLocked.With(Detail{Field: "status", Reason: 
 	"it was sent at once and has no part waiting for the morning (08:00) left to cancel; only a scheduled push can be " +
 	"edited or cancelled, until 5 minutes before its send time"})
 
-// DeferredChunk is a chunk of a fan-out page whose slots wait for the
-// morning: its send job runs at Until (the next 08:00 in the app's time
-// zone), and cancelling it refunds RefundHalf (its users who were sent
-// nothing else, 0.5 each).
-type DeferredChunk struct {
-	Chunk      int
-	Until      time.Time
-	RefundHalf int64
-}
-
 // DeferRefund returns the ledger entries that refund half units of a
 // push's ledger entries at at: taken from what each day it was charged
 // has left after the refunds before (an earlier cancel), in the order of

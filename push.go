@@ -21,8 +21,9 @@ const (
 	KindToken PushKind = "token"
 )
 
-// KindRule is how a push of one kind finds its recipients and counts
-// them: the rule fan-out, sending, the finish and the store all apply.
+// KindRule is how a push of one kind finds its recipients, counts and
+// charges them: the rule fan-out, sending, the finish and the store all
+// apply. Read it through Push.Rule, which knows a push to a token.
 type KindRule struct {
 	// Targeted: the push goes to devices found at send time (a topic's
 	// subscribers, every device, the device holding a token) rather than
@@ -33,9 +34,13 @@ type KindRule struct {
 	// is sent to only while it is still mapped to that user. A targeted
 	// push goes to the device itself, whoever uses it then.
 	Personal bool
+	// Charged: the push costs HalfPerUser for each user it is for (see
+	// Push.Cost); a test push to a token and Herald's own notices are not
+	// charged.
+	Charged bool
 	// CountsUsers: the users its fan-out finds are counted as its
-	// requested users and charged for as it fans out (topic, all users);
-	// a token push (a test) is not charged.
+	// requested users (and, when charged, charged for) as it fans out
+	// (topic, all users).
 	CountsUsers bool
 	// PerRecipient: each recipient has content of its own (the messages
 	// of /messages, a re-confirmation run's notices with each user's
@@ -45,36 +50,115 @@ type KindRule struct {
 	// 50(7) and (8)): sent whatever the user's consent and the hour, never
 	// charged.
 	Informational bool
+	// Templated: its content is the app's notice templates, from which
+	// each recipient's notice is rendered (see App.ShownContent).
+	Templated bool
+	// ConfirmsOnFinish: its finish records the users it reached as having
+	// confirmed their consent (a re-confirmation run, art. 50(8)).
+	ConfirmsOnFinish bool
 }
 
 // kindRules holds each kind's rule; a new kind is one line here.
 var kindRules = map[PushKind]KindRule{
-	KindUsers:          {Personal: true},
-	KindMessages:       {Personal: true, PerRecipient: true},
-	KindTopic:          {Targeted: true, CountsUsers: true},
-	KindAll:            {Targeted: true, CountsUsers: true},
+	KindUsers:          {Personal: true, Charged: true},
+	KindMessages:       {Personal: true, Charged: true, PerRecipient: true},
+	KindTopic:          {Targeted: true, Charged: true, CountsUsers: true},
+	KindAll:            {Targeted: true, Charged: true, CountsUsers: true},
 	KindToken:          {Targeted: true},
 	KindConsentNotice:  {Personal: true, Informational: true},
-	KindReconfirmation: {Personal: true, PerRecipient: true, Informational: true},
+	KindReconfirmation: {Personal: true, PerRecipient: true, Informational: true, Templated: true, ConfirmsOnFinish: true},
 }
 
-// Rule returns the kind's rule; an unknown kind is treated as personal.
-func (k PushKind) Rule() KindRule {
-	if r, ok := kindRules[k]; ok {
-		return r
-	}
-	return KindRule{Personal: true}
-}
-
-// Rule is the push's kind's rule, for the push: one to a token (a test
-// push, or a consent notice to a device no user is mapped to) goes to the
-// device holding the token, whoever uses it then.
+// Rule is the push's rule: its kind's (an unknown kind is treated as
+// personal), except that one to a token (a test push, or a consent notice
+// to a device no user is mapped to) goes to the device holding the token,
+// whoever uses it then. It is the only way to the rule, so that no reader
+// of a push's kind alone can miss its token.
 func (p Push) Rule() KindRule {
-	r := p.Kind.Rule()
+	r, ok := kindRules[p.Kind]
+	if !ok {
+		r = KindRule{Personal: true}
+	}
 	if p.Token != "" {
 		r.Targeted, r.Personal = true, false
 	}
 	return r
+}
+
+// Cost is what the push costs for users of the users it is for, in half
+// units: HalfPerUser each when it is charged (KindRule.Charged), nothing
+// otherwise. It is the one price: the accept charges a push's requested
+// users with it (App.PushCharge), a topic or all-users fan-out each user
+// it finds, the dashboard's review shows it, and cancelling a deferred
+// part refunds it for each user sent nothing else.
+func (p Push) Cost(users int) int64 {
+	if !p.Rule().Charged {
+		return 0
+	}
+	return int64(users) * HalfPerUser
+}
+
+// PushGate opens push making to an app: it must be registered
+// (ErrAppNotFound) and have FCM credentials (ErrNoFCM). Each way of making
+// a push checks it once, where its answer belongs: the Server API's push
+// routes before the body is read, request.ReadPush for the dashboard, the
+// admin API's test push. NewPush does not check it again.
+func PushGate(a App) error {
+	switch {
+	case !a.Registered:
+		return ErrAppNotFound
+	case len(a.FCMCredentials) == 0:
+		return ErrNoFCM
+	}
+	return nil
+}
+
+// NewPush makes the push app (open by PushGate) is asked for at now,
+// ready to be accepted: refused by the ad footer's rule when it is
+// marketing and the app lacks a footer setting or a message would grow
+// past FCM's limit with it (ErrInvalidRequest, see FixAdFooter). See
+// buildPush for what it is made.
+func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
+	p := buildPush(app, NewID("push_", now), req, now)
+	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
+	// a setting, counted in each marketing message's payload.
+	if err := p.FixAdFooter(app, req.Recipients); err != nil {
+		return Push{}, err
+	}
+	return p, nil
+}
+
+// buildPush is the one builder of every push (NewPush, NewConsentNotice,
+// NewReconfirmation): app's push with id, made at now. It is marketing
+// when marked options.isMarketing or when a title (the push's, or any
+// message's) starts with "(광고)", unless it is Herald's own notice;
+// scheduled when it has a time, else sending; a push to a token is to one
+// device. It is charged its requested users (App.PushCharge: what its
+// kind costs, on the app's ledger unless a sandbox), a test push nothing.
+func buildPush(app App, id string, req PushRequest, now time.Time) Push {
+	p := Push{
+		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token,
+		Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
+		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt,
+		CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
+	}
+	if p.ScheduledAt != nil {
+		p.Status = StatusScheduled
+	}
+	if p.Token != "" {
+		p.RequestedUsers = 1
+	}
+	if !req.Test {
+		c := app.PushCharge(p, len(req.Recipients), p.CreatedAt)
+		p.ServerActionsHalf, p.Ledger = c.Half, c.Ledger
+	}
+	if !p.Rule().Informational {
+		p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
+		for _, rc := range req.Recipients {
+			p.Marketing = p.Marketing || p.MarketingFor(rc)
+		}
+	}
+	return p
 }
 
 // PushStatus is where a push is in its life: scheduled pushes wait for their
@@ -140,9 +224,13 @@ type Push struct {
 	FinishedAt     *time.Time
 	// ServerActionsHalf is the charge in half Server Actions.
 	ServerActionsHalf int64
-	RequestedUsers    int
-	Counts            Counts
-	Edits             []Edit
+	// Ledger is what accepting the push writes to the app's usage ledger
+	// (its Charge as NewPush made it); the store writes it as given and
+	// does not read it back.
+	Ledger         []UsageEntry
+	RequestedUsers int
+	Counts         Counts
+	Edits          []Edit
 	// NightPolicy is options.nightPolicy ("" is NightSkip).
 	NightPolicy NightPolicy
 	// DeferredUntil is when the push's deferred part (see NightDefer) is
@@ -155,7 +243,7 @@ type Push struct {
 
 // MarketingFor reports whether a recipient's message is marketing.
 func (p Push) MarketingFor(r Recipient) bool {
-	if p.Kind.Rule().Informational {
+	if p.Rule().Informational {
 		return false // a consent notice is sent whatever the consent
 	}
 	if p.IsMarketingOpt {

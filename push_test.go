@@ -234,22 +234,24 @@ func TestPushIDLen(t *testing.T) {
 }
 
 // TestKindRule holds each push kind to its rule: who it goes to, whose
-// devices must still be the user's, which kinds count (and charge) the
-// users their fan-out finds, which carry content per recipient, and which
-// are Herald's own notices; and a push to a token goes to the device.
+// devices must still be the user's, which are charged, which kinds count
+// (and charge) the users their fan-out finds, which carry content per
+// recipient, which are Herald's own notices, whose content is the app's
+// templates and whose finish confirms consent; and a push to a token goes
+// to the device.
 func TestKindRule(t *testing.T) {
 	t.Parallel()
 	for kind, want := range map[PushKind]KindRule{
-		KindUsers:           {Personal: true},
-		KindMessages:        {Personal: true, PerRecipient: true},
-		KindTopic:           {Targeted: true, CountsUsers: true},
-		KindAll:             {Targeted: true, CountsUsers: true},
+		KindUsers:           {Personal: true, Charged: true},
+		KindMessages:        {Personal: true, Charged: true, PerRecipient: true},
+		KindTopic:           {Targeted: true, Charged: true, CountsUsers: true},
+		KindAll:             {Targeted: true, Charged: true, CountsUsers: true},
 		KindToken:           {Targeted: true},
 		KindConsentNotice:   {Personal: true, Informational: true},
-		KindReconfirmation:  {Personal: true, PerRecipient: true, Informational: true},
+		KindReconfirmation:  {Personal: true, PerRecipient: true, Informational: true, Templated: true, ConfirmsOnFinish: true},
 		PushKind("unknown"): {Personal: true},
 	} {
-		if got := kind.Rule(); got != want {
+		if got := (Push{Kind: kind}).Rule(); got != want {
 			t.Errorf("%s: got %+v, want %+v", kind, got, want)
 		}
 	}
@@ -258,7 +260,7 @@ func TestKindRule(t *testing.T) {
 	if got, want := p.Rule(), (KindRule{Targeted: true, Informational: true}); got != want {
 		t.Errorf("notice to a token: got %+v, want %+v", got, want)
 	}
-	if got := (Push{Kind: KindConsentNotice}).Rule(); got != KindConsentNotice.Rule() {
+	if got := (Push{Kind: KindConsentNotice}).Rule(); got != kindRules[KindConsentNotice] {
 		t.Errorf("notice to a user: got %+v, want the kind's rule", got)
 	}
 }

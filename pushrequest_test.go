@@ -50,9 +50,6 @@ func TestNewPush(t *testing.T) {
 			Push{Kind: KindUsers, Status: StatusSending, RequestedUsers: 1}, nil},
 		{"TestToToken", app, PushRequest{Kind: KindToken, Token: "tok", Content: plain, Test: true},
 			Push{Kind: KindToken, Status: StatusSending, RequestedUsers: 1}, nil},
-		{"ErrAppNotRegistered", App{ID: "app", FCMCredentials: []byte("sa")}, PushRequest{Kind: KindAll, Content: plain},
-			Push{}, ErrAppNotFound},
-		{"ErrNoFCM", App{ID: "app", Registered: true}, PushRequest{Kind: KindAll, Content: plain}, Push{}, ErrNoFCM},
 		{"ErrAdWithoutFooter", App{ID: "app", Registered: true, FCMCredentials: []byte("sa")},
 			PushRequest{Kind: KindAll, Content: ad}, Push{}, ErrInvalidRequest},
 	}
@@ -89,5 +86,85 @@ func TestNewPush(t *testing.T) {
 				t.Errorf("got topic %q token %q content %+v scheduled %v, want the request's", p.Topic, p.Token, p.Content, p.ScheduledAt)
 			}
 		})
+	}
+}
+
+// TestPushGate: an app not registered, or without FCM credentials, may
+// not make pushes. (NewPush does not check it again: each way of making
+// a push checks it once, where its answer belongs; see PushGate.)
+func TestPushGate(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name string
+		app  App
+		want error
+	}{
+		{"Open", App{ID: "app", Registered: true, FCMCredentials: []byte("sa")}, nil},
+		{"ErrAppNotRegistered", App{ID: "app", FCMCredentials: []byte("sa")}, ErrAppNotFound},
+		{"ErrNoFCM", App{ID: "app", Registered: true}, ErrNoFCM},
+	} {
+		if err := PushGate(tt.app); !errors.Is(err, tt.want) || (tt.want == nil) != (err == nil) {
+			t.Errorf("%s: got %v, want %v", tt.name, err, tt.want)
+		}
+	}
+}
+
+// TestNewPushLedger: the accept's ledger entries are made with the push,
+// on the app's local day (the store writes them as given); a sandbox's
+// push and a test push write none, the sandbox's showing its cost.
+func TestNewPushLedger(t *testing.T) {
+	t.Parallel()
+	if _, err := time.LoadLocation("Asia/Seoul"); err != nil {
+		t.Skip("no time zone data")
+	}
+	now := time.Date(2026, 3, 1, 23, 30, 0, 0, time.UTC) // 08:30 on the 2nd in Seoul
+	app := App{ID: "app", Registered: true, FCMCredentials: []byte("sa"), TimeZone: "Asia/Seoul"}
+	req := PushRequest{Kind: KindUsers, Content: Content{Title: "t", Content: "c"}, Recipients: []Recipient{{UserID: "a"}, {UserID: "b"}}}
+	p, err := NewPush(app, req, now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := UsageEntry{AppID: "app", PushID: p.ID, Day: "2026-03-02", Half: 2 * HalfPerUser, At: p.CreatedAt}
+	if len(p.Ledger) != 1 || p.Ledger[0] != want || p.ServerActionsHalf != want.Half {
+		t.Errorf("charged: got %d, ledger %+v; want %d, [%+v]", p.ServerActionsHalf, p.Ledger, want.Half, want)
+	}
+	sandbox := app
+	sandbox.Sandbox = true
+	if p, _ := NewPush(sandbox, req, now); len(p.Ledger) != 0 || p.ServerActionsHalf != 2*HalfPerUser {
+		t.Errorf("sandbox: got %d, ledger %+v; want the cost shown, no ledger", p.ServerActionsHalf, p.Ledger)
+	}
+	req.Test = true
+	if p, _ := NewPush(app, req, now); len(p.Ledger) != 0 || p.ServerActionsHalf != 0 {
+		t.Errorf("test push: got %d, ledger %+v; want nothing", p.ServerActionsHalf, p.Ledger)
+	}
+}
+
+// TestNoticeConstructors: Herald's own notices are made by the builder
+// NewPush uses: sending, not charged, never marketing (whatever their
+// template's title), one requested user for a notice to a user or a
+// device, each due user for a re-confirmation run.
+func TestNoticeConstructors(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 1, 1, 2, 3, 456789, time.UTC)
+	app := App{ID: "app", Name: "Shop", ConsentNotice: ConsentNotice{Title: "(광고) {app}"},
+		Reconfirmation: Reconfirmation{Title: "(광고) again"}}
+	u := "u1"
+	rec := ConsentRecord{AppID: "app", UserID: &u, At: now, To: Consent{Marketing: true}}
+	p, rs := NewConsentNotice(app, "push_n", rec, "", now)
+	if p.ID != "push_n" || p.Kind != KindConsentNotice || p.Status != StatusSending || p.RequestedUsers != 1 || len(rs) != 1 ||
+		rs[0].UserID != "u1" || p.ServerActionsHalf != 0 || len(p.Ledger) != 0 || p.Marketing || p.Content != app.NoticeContent(rec.To, rec.At) ||
+		!p.CreatedAt.Equal(now.Truncate(time.Millisecond)) {
+		t.Errorf("notice to a user: got %+v, %+v", p, rs)
+	}
+	rec.UserID = nil
+	p, rs = NewConsentNotice(app, "push_d", rec, "tok", now)
+	if p.Token != "tok" || p.RequestedUsers != 1 || len(rs) != 0 || !p.Rule().Targeted || p.ServerActionsHalf != 0 {
+		t.Errorf("notice to a device: got %+v, %+v", p, rs)
+	}
+	due := []Recipient{{UserID: "a"}, {UserID: "b"}}
+	r := NewReconfirmation(app, due, now)
+	if r.Kind != KindReconfirmation || r.RequestedUsers != 2 || r.ServerActionsHalf != 0 || r.Marketing ||
+		r.Content.Title != "(광고) again" || r.Content.Content != DefaultReconfirmationContent || r.ID == "" {
+		t.Errorf("re-confirmation: got %+v", r)
 	}
 }

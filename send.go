@@ -20,6 +20,11 @@ type Notification struct {
 	// RequestGroupID is the push's requestGroupId; the push service may
 	// label the message with it for its own reports.
 	RequestGroupID string
+	// Tag is the same on every send of one message and differs between
+	// messages: the push id, and on a push with a message per recipient
+	// that message's index. The push service shows a message sent twice to
+	// a device (a resend after a crash) once, the later replacing the first.
+	Tag string
 	// ValidateOnly has the push service check the message without
 	// delivering it (FCM's validate_only): the sends of a sandbox app.
 	ValidateOnly bool

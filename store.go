@@ -83,7 +83,9 @@ type Idempotency struct {
 // reading one need. Every method that takes jobs inserts them in the same
 // transaction as its writes.
 type PushStore interface {
-	// AcceptPush stores a push, its recipients, its charge and job at once.
+	// AcceptPush stores a push, its recipients, its job and its charge's
+	// ledger entries (p.Ledger, written as given: the domain decides the
+	// charge) at once.
 	// With an idempotency key used before it stores nothing and returns the
 	// first push's id and replayed; ErrIdempotencyReuse when the body differs.
 	AcceptPush(ctx context.Context, p Push, rs []Recipient, idem *Idempotency, job Job) (id string, replayed bool, err error)

@@ -13,6 +13,23 @@ type UsageEntry struct {
 	At   time.Time
 }
 
+// Charge is what one step of a push (its accept, or a page of a topic's
+// or all-users fan-out) costs: Half, added to the push's cost
+// (Push.ServerActionsHalf), and the usage ledger's entries, which the
+// store writes as given.
+type Charge struct {
+	Half   int64
+	Ledger []UsageEntry
+}
+
+// PushCharge is what the app owes for p reaching users more of its users
+// at at: their cost (Push.Cost), written to the ledger on the app's local
+// day; a sandbox's ledger gets nothing, though the push shows its cost.
+func (a App) PushCharge(p Push, users int, at time.Time) Charge {
+	half := p.Cost(users)
+	return Charge{Half: half, Ledger: a.Charge(p.ID, half, at)}
+}
+
 // Charge is the ledger entry charging the app half units for a push at at,
 // on the app's local day; none when there is nothing to charge. A sandbox
 // app is charged nothing: its pushes only show their cost.

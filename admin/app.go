@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 	"github.com/heraldpush/herald/webhook"
 )
@@ -413,7 +414,7 @@ func (s *server) storeCredentials(ctx context.Context, appID string, file []byte
 	if len(file) > maxServiceAccount {
 		return herald.Invalid(herald.Detail{Field: field, Reason: fmt.Sprintf("must be a service-account file of at most %d bytes", maxServiceAccount)})
 	}
-	if d := herald.TextProblems(file); len(d) > 0 {
+	if d := request.TextProblems(file); len(d) > 0 {
 		return herald.Invalid(d...)
 	}
 	if !utf8.Valid(file) {

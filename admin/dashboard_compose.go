@@ -12,13 +12,13 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/request"
 )
 
 // The compose page sends a real push in two steps: the form posts to a
 // review that shows whom it reaches and what it costs, whose form posts it
 // again with confirmed=yes to send it. Both steps judge the push with
-// api.ReadPush, the Server API's own reading of the endpoint's body, so
+// request.ReadPush, the Server API's own reading of the endpoint's body, so
 // the dashboard sends exactly what the Server API would accept (gate,
 // limits, (광고) and charge) and nothing else.
 
@@ -183,7 +183,7 @@ func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []he
 	if err != nil {
 		return herald.Push{}, nil, nil, err
 	}
-	p, rs, err := api.ReadPush(a, kind, body, d.Now())
+	p, rs, err := request.ReadPush(a, kind, body, d.Now())
 	return p, rs, body, err
 }
 
@@ -199,13 +199,13 @@ func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*c
 	if p.Marketing && herald.IsNight(at, a.Location()) {
 		rv.Night, rv.Morning = true, herald.NextMorning(at, a.Location())
 	}
-	if p.Kind.Rule().CountsUsers {
+	if p.Rule().CountsUsers {
 		users, unmapped, err := d.Store.CountTargets(ctx, a.ID, p.Topic)
 		if err != nil {
 			return nil, err
 		}
 		rv.Users, rv.Unmapped = users+unmapped, unmapped
-		rv.CostHalf = int64(rv.Users) * herald.HalfPerUser
+		rv.CostHalf = p.Cost(rv.Users)
 	}
 	return rv, nil
 }

@@ -93,7 +93,7 @@ func deferredPush(t *testing.T, e *dashEnv, a dashApp, morning time.Time) string
 func deferFanout(t *testing.T, e *dashEnv, pushID string, morning time.Time) {
 	t.Helper()
 	d := herald.Delivery{Seq: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
-	f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []herald.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
+	f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []sendstore.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
 	f.To.Seq, f.To.Chunk = 1, 1
 	if started, err := e.db.StartSending(context.Background(), pushID, f); err != nil || !started {
 		t.Fatalf("StartSending: %v %v", started, err)

@@ -112,7 +112,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
 		data.Failures, err = d.Store.Failures(r.Context(), p.ID)
 	}
-	if err == nil && p.Kind.Rule().PerRecipient {
+	if err == nil && p.Rule().PerRecipient {
 		data.Messages, err = d.Store.Recipients(r.Context(), p.ID)
 	}
 	if err != nil {

@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 )
 
 // maxBody bounds an admin JSON body.
@@ -41,7 +42,7 @@ func readBody(r *http.Request) ([]byte, error) {
 // wrong type and a member v has no field for are refused (DESIGN section 4,
 // item 8): a typo must never pass for a setting left alone.
 func decodeBody(body []byte, v any) error {
-	if d := herald.TextProblems(body); len(d) > 0 {
+	if d := request.TextProblems(body); len(d) > 0 {
 		return herald.Invalid(d...)
 	}
 	if err := json.Unmarshal(body, v); err != nil {
@@ -49,7 +50,7 @@ func decodeBody(body []byte, v any) error {
 		if errors.As(err, &te) && te.Field != "" {
 			return herald.Invalid(herald.Detail{Field: te.Field, Reason: "must be " + jsonKind(te.Type)})
 		}
-		return herald.Invalid(herald.Detail{Field: "body", Reason: herald.NotObjectReason(body)})
+		return herald.Invalid(herald.Detail{Field: "body", Reason: request.NotObjectReason(body)})
 	}
 	if d := unknownMembers(body, reflect.TypeOf(v), ""); len(d) > 0 {
 		return herald.Invalid(d...)

@@ -9,6 +9,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/request"
 )
 
 // wantDetail checks a 400 whose details hold want.
@@ -66,8 +67,8 @@ func TestAdminInvalidText(t *testing.T) {
 	t.Parallel()
 	env := testenv.New(t)
 	for _, tt := range []struct{ body, reason string }{
-		{`{"name":"shop\ud800"}`, herald.ReasonLoneSurrogate},
-		{`{"name":"\udc00shop"}`, herald.ReasonLoneSurrogate},
+		{`{"name":"shop\ud800"}`, request.ReasonLoneSurrogate},
+		{`{"name":"\udc00shop"}`, request.ReasonLoneSurrogate},
 		{"{\"name\":\"shop\xff\"}", herald.ReasonInvalidUTF8},
 		{`{"name":"a","defaultConsent":{"\ud800":true}}`, "member names must be valid UTF-8 without lone surrogate escapes"},
 	} {
@@ -216,7 +217,7 @@ func TestAdminPushEditUnknownMembers(t *testing.T) {
 		want herald.Detail
 	}{
 		{`{"title":"New","scheduletime":"2026-12-01T15:00"}`, herald.Detail{Field: "scheduletime", Reason: "unknown field"}},
-		{`{"title":"New \ud800"}`, herald.Detail{Field: "title", Reason: herald.ReasonLoneSurrogate}},
+		{`{"title":"New \ud800"}`, herald.Detail{Field: "title", Reason: request.ReasonLoneSurrogate}},
 	} {
 		res := testenv.Send(t, http.DefaultClient, e.admin.URL, testenv.Request{Method: http.MethodPatch, URL: path,
 			Header: map[string]string{"Authorization": "Bearer " + testenv.AdminToken}, Body: tt.body})

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -93,7 +94,7 @@ func importEntryOf(raw json.RawMessage, field string) (herald.ConsentImport, []h
 	var d []herald.Detail
 	if len(q.UserID) == 0 {
 		d = append(d, herald.Detail{Field: field + ".userId", Reason: "is required"})
-	} else if id, reason := herald.ParseUserID(q.UserID); reason != "" {
+	} else if id, reason := request.ParseUserID(q.UserID); reason != "" {
 		d = append(d, herald.Detail{Field: field + ".userId", Reason: reason})
 	} else {
 		e.UserID = id

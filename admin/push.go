@@ -130,7 +130,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	var messages []messageJSON
-	if p.Kind.Rule().PerRecipient {
+	if p.Rule().PerRecipient {
 		rs, err := s.Store.Recipients(r.Context(), id)
 		if err != nil {
 			web.Error(w, r, err)

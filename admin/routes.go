@@ -1,9 +1,9 @@
 // Package admin serves the admin listener: the operator's API (apps, keys,
 // credentials, webhooks, users, history, usage) and its web dashboard.
 // It takes delivery as one small interface (Delivery) and calls the
-// packages it shares rules with directly: api's reading of a push request
-// (the compose page), fcm's service-account check and webhook's URL check
-// and secrets. Package handler builds it beside the public listener from
+// packages it shares rules with directly: request's reading of bodies
+// (its JSON bodies, and a push request for the compose page), fcm's
+// service-account check and webhook's URL check and secrets. Package handler builds it beside the public listener from
 // one set of dependencies, for `herald serve` and the tests.
 package admin
 

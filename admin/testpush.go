@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -50,7 +51,7 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 	case !hasUser:
 		d = append(d, herald.Detail{Field: "userId", Reason: "is required (or token)"})
 	default:
-		id, reason := herald.ParseUserID(q.UserID)
+		id, reason := request.ParseUserID(q.UserID)
 		if reason != "" {
 			d = append(d, herald.Detail{Field: "userId", Reason: reason})
 		}
@@ -75,14 +76,18 @@ func (q testPushRequest) problems() (testPush, []herald.Detail) {
 
 // sendTestPush sends one push through the whole pipeline, but charges
 // nothing: to one user like POST /api/push/v2/users, or to the device that
-// holds a token when it fans out. herald.NewPush makes it as the Server
-// API's pushes (the app registered and with FCM credentials, an ad with its
-// footer), and a device must be there to send to (ErrNoDevice): a test
-// with nowhere to go would pass in silence.
+// holds a token when it fans out. The app must pass the Server API's gate
+// (herald.PushGate: registered, with FCM credentials), herald.NewPush
+// makes it as the Server API's pushes (an ad with its footer), and a
+// device must be there to send to (ErrNoDevice): a test with nowhere to go
+// would pass in silence.
 func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (string, error) {
 	req := herald.PushRequest{Kind: herald.KindUsers, Content: t.Content, Recipients: []herald.Recipient{{UserID: t.UserID}}, Test: true}
 	if t.Token != "" {
 		req.Kind, req.Token, req.Recipients = herald.KindToken, t.Token, nil
+	}
+	if err := herald.PushGate(a); err != nil {
+		return "", err
 	}
 	p, err := herald.NewPush(a, req, s.Now())
 	if err != nil {

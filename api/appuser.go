@@ -5,27 +5,28 @@ import (
 	"net/http"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
 // setMarketing is PATCH /api/app-user/v2/marketing (spec 4.1).
 func (s *server) setMarketing(w http.ResponseWriter, r *http.Request) {
 	app := appFrom(r.Context())
-	body, err := readBody(r, defaultBodyLimit)
+	body, err := readBody(r, request.DefaultBodyLimit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	o, details := parseObject(body)
-	userID, _ := o.userID("userId")
+	o, details := request.Parse(body)
+	userID, _ := o.UserID("userId")
 	var change herald.ConsentChange
-	if state, ok := o.child("state", true); ok {
-		change = herald.ConsentChange{Marketing: state.boolean("marketing"), MarketingNight: state.boolean("marketingNight")}
+	if state, ok := o.Child("state", true); ok {
+		change = herald.ConsentChange{Marketing: state.Boolean("marketing"), MarketingNight: state.Boolean("marketingNight")}
 		if len(*details) == 0 {
 			*details = append(*details, change.Shape("state")...)
 		}
 	}
-	if err := o.check(); err != nil {
+	if err := o.Check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -46,14 +47,14 @@ func (s *server) setMarketing(w http.ResponseWriter, r *http.Request) {
 // withdrawUser is DELETE /api/app-user/v2 (spec 4.2).
 func (s *server) withdrawUser(w http.ResponseWriter, r *http.Request) {
 	app := appFrom(r.Context())
-	body, err := readBody(r, defaultBodyLimit)
+	body, err := readBody(r, request.DefaultBodyLimit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	o, _ := parseObject(body)
-	userID, _ := o.userID("userId")
-	if err := o.check(); err != nil {
+	o, _ := request.Parse(body)
+	userID, _ := o.UserID("userId")
+	if err := o.Check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}

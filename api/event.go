@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -31,8 +32,8 @@ func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	now := s.now()
-	events := o.events("events", now)
-	if err := invalid(details); err != nil {
+	events := readEvents(o, "events", now)
+	if err := request.Invalid(details); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -56,30 +57,30 @@ func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 	web.JSON(w, http.StatusOK, answer)
 }
 
-// events reads the events array: 1 to herald.MaxEvents objects, each with
+// readEvents reads the events array: 1 to herald.MaxEvents objects, each with
 // pushId, type (received or opened) and an optional RFC 3339 at (now when
 // absent or null).
-func (o object) events(name string, now time.Time) []herald.Event {
-	items := o.array(name, herald.MaxEvents)
+func readEvents(o request.Object, name string, now time.Time) []herald.Event {
+	items := o.Array(name, herald.MaxEvents)
 	events := make([]herald.Event, 0, len(items))
 	for i, raw := range items {
-		e, ok := o.element(fmt.Sprintf("%s[%d]", name, i), raw)
+		e, ok := o.Element(fmt.Sprintf("%s[%d]", name, i), raw)
 		if !ok {
 			continue
 		}
 		ev := herald.Event{At: now}
-		ev.PushID, _ = e.str("pushId", true, 255)
-		typ, ok := e.str("type", true, 0)
+		ev.PushID, _ = e.Str("pushId", true, 255)
+		typ, ok := e.Str("type", true, 0)
 		if ok && !herald.EventType(typ).Valid() {
-			e.fail("type", "must be received or opened")
+			e.Fail("type", "must be received or opened")
 		}
 		ev.Type = herald.EventType(typ)
-		e.dropNulls("at")
-		if v, present := e.raw("at"); present {
-			text, isString := jsonString(v)
+		e.DropNulls("at")
+		if v, present := e.Raw("at"); present {
+			text, isString := request.JSONString(v)
 			at, err := time.Parse(time.RFC3339, text)
 			if !isString || err != nil {
-				e.fail("at", "must be an RFC 3339 time such as 2025-06-11T13:04:30Z")
+				e.Fail("at", "must be an RFC 3339 time such as 2025-06-11T13:04:30Z")
 			}
 			ev.At = at
 		}

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -79,6 +80,10 @@ func (f *fake) AppByAPIKey(_ context.Context, key string) (herald.App, error) {
 
 func (f *fake) Accept(_ context.Context, p herald.Push, rs []herald.Recipient, _ *herald.Idempotency) (string, bool, error) {
 	p.ID, p.CreatedAt = "", time.Time{} // fresh on every request
+	p.Ledger = slices.Clone(p.Ledger)
+	for i := range p.Ledger {
+		p.Ledger[i].PushID, p.Ledger[i].At = "", time.Time{}
+	}
 	f.record(call{Op: "push", Push: p, Recipients: rs})
 	return "push_fake", false, nil
 }

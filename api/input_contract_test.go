@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/request"
 )
 
 // End-to-end tests of the input contract (DESIGN.md section 4, item 8):
@@ -69,7 +70,7 @@ func TestUnknownMembersRefusedEndToEnd(t *testing.T) {
 		// Go would keep the last "options" silently: an immediate push.
 		body := fmt.Sprintf(`{"userIds":["u1"],"title":"Sale","content":"c","options":{"scheduleTime":%q},"options":null}`, later)
 		wantInvalid(t, e.ServerDo(http.MethodPost, usersPath, a.Keys(), body), usersPath,
-			herald.Detail{Field: "options", Reason: herald.ReasonDuplicateMember})
+			herald.Detail{Field: "options", Reason: request.ReasonDuplicateMember})
 	})
 	t.Run("MessagesElement", func(t *testing.T) {
 		body := `{"messages":[{"userId":"u1","title":"t","content":"c"},{"userId":"u1","titel":"t","title":"t","content":"c"}]}`
@@ -127,9 +128,9 @@ func TestInvalidTextRefusedEndToEnd(t *testing.T) {
 		want       herald.Detail
 	}{
 		{"UserIDInvalidByte", "{\"userIds\":[\"u1\",\"u\xff1\"],\"title\":\"t\",\"content\":\"c\"}", herald.Detail{Field: "userIds[1]", Reason: herald.ReasonInvalidUTF8}},
-		{"UserIDLoneSurrogate", `{"userIds":["\ud800"],"title":"t","content":"c"}`, herald.Detail{Field: "userIds[0]", Reason: herald.ReasonLoneSurrogate}},
+		{"UserIDLoneSurrogate", `{"userIds":["\ud800"],"title":"t","content":"c"}`, herald.Detail{Field: "userIds[0]", Reason: request.ReasonLoneSurrogate}},
 		{"TitleInvalidByte", "{\"userIds\":[\"u1\"],\"title\":\"Sale \xe2\x82\",\"content\":\"c\"}", herald.Detail{Field: "title", Reason: herald.ReasonInvalidUTF8}},
-		{"TitleLoneSurrogate", `{"userIds":["u1"],"title":"Sale \udc00","content":"c"}`, herald.Detail{Field: "title", Reason: herald.ReasonLoneSurrogate}},
+		{"TitleLoneSurrogate", `{"userIds":["u1"],"title":"Sale \udc00","content":"c"}`, herald.Detail{Field: "title", Reason: request.ReasonLoneSurrogate}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -141,7 +142,7 @@ func TestInvalidTextRefusedEndToEnd(t *testing.T) {
 		sdk := map[string]string{"x-api-key": a.APIKey}
 		for i, id := range []struct{ text, reason string }{
 			{"bob\xff", herald.ReasonInvalidUTF8}, {"bob\xfe", herald.ReasonInvalidUTF8},
-			{`bob\ud800`, herald.ReasonLoneSurrogate}, {`bob\udfff`, herald.ReasonLoneSurrogate},
+			{`bob\ud800`, request.ReasonLoneSurrogate}, {`bob\udfff`, request.ReasonLoneSurrogate},
 		} {
 			body := fmt.Sprintf(`{"deviceId":"dev-bob-%d","token":"tok-bob-%d","platform":"ios","appSourceVersion":"1.6.0","userId":"%s"}`, i, i, id.text)
 			wantInvalid(t, e.ServerDo(http.MethodPost, path, sdk, body), path, herald.Detail{Field: "userId", Reason: id.reason})

@@ -81,7 +81,7 @@ func (e *liveEnv) deferredPush(loc *time.Location) string {
 		"content": "50% off", "options": map[string]any{"isMarketing": true, "nightPolicy": "defer"}}, http.StatusOK).Header.Get("X-Push-Id")
 	d := herald.Delivery{Seq: 0, UserID: "user-1", DeviceID: "device-1", Token: "fcm-token-1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
 	morning := herald.NextMorning(time.Now().Add(time.Hour), loc)
-	f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []herald.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
+	f := sendstore.Fanout{Deliveries: []herald.Delivery{d}, Deferred: []sendstore.DeferredChunk{{Chunk: 0, Until: morning, RefundHalf: 1}}}
 	f.To.Seq, f.To.Chunk = 1, 1
 	if started, err := e.db.StartSending(ctx, id, f); err != nil || !started {
 		e.t.Fatalf("record the deferred fan-out: %v %v", started, err)

@@ -7,6 +7,7 @@ import (
 	"regexp"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -25,23 +26,23 @@ func answerDevice(w http.ResponseWriter, d herald.Device) {
 var semver = regexp.MustCompile(`^\d{1,6}\.\d{1,6}\.\d{1,6}([-+][0-9A-Za-z.-]{1,64})?$`)
 
 // sdkObject reads an SDK body and its deviceId.
-func sdkObject(r *http.Request) (object, *[]herald.Detail, string, error) {
-	body, err := readBody(r, defaultBodyLimit)
+func sdkObject(r *http.Request) (request.Object, *[]herald.Detail, string, error) {
+	body, err := readBody(r, request.DefaultBodyLimit)
 	if err != nil {
-		return object{}, nil, "", err
+		return request.Object{}, nil, "", err
 	}
-	o, details := parseLenient(body)
-	deviceID, _ := o.str("deviceId", true, 255)
+	o, details := request.ParseLenient(body)
+	deviceID, _ := o.Str("deviceId", true, 255)
 	return o, details, deviceID, nil
 }
 
 // optionalUserID reads a userId that may be absent or null (nil then).
-func (o object) optionalUserID(name string) *string {
-	raw, ok := o.raw(name)
+func optionalUserID(o request.Object, name string) *string {
+	raw, ok := o.Raw(name)
 	if !ok || string(bytes.TrimSpace(raw)) == "null" {
 		return nil
 	}
-	id, ok := o.userID(name)
+	id, ok := o.UserID(name)
 	if !ok {
 		return nil
 	}
@@ -55,17 +56,17 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	token, _ := o.str("token", true, 4096)
-	platform, ok := o.str("platform", true, 0)
+	token, _ := o.Str("token", true, 4096)
+	platform, ok := o.Str("platform", true, 0)
 	if ok && !herald.Platform(platform).Valid() {
-		o.fail("platform", "must be android, ios or web")
+		o.Fail("platform", "must be android, ios or web")
 	}
-	version, ok := o.str("appSourceVersion", true, 0)
+	version, ok := o.Str("appSourceVersion", true, 0)
 	if ok && !semver.MatchString(version) {
-		o.fail("appSourceVersion", "must be a semantic version such as 1.6.0")
+		o.Fail("appSourceVersion", "must be a semantic version such as 1.6.0")
 	}
-	userID := o.optionalUserID("userId")
-	if err := invalid(details); err != nil {
+	userID := optionalUserID(o, "userId")
+	if err := request.Invalid(details); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -87,11 +88,11 @@ func (s *server) setUserID(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	if _, present := o.raw("userId"); !present {
-		o.fail("userId", "is required (null unmaps the device)")
+	if _, present := o.Raw("userId"); !present {
+		o.Fail("userId", "is required (null unmaps the device)")
 	}
-	userID := o.optionalUserID("userId")
-	if err := invalid(details); err != nil {
+	userID := optionalUserID(o, "userId")
+	if err := request.Invalid(details); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -110,11 +111,11 @@ func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	change := herald.ConsentChange{Marketing: o.boolean("marketing"), MarketingNight: o.boolean("marketingNight")}
+	change := herald.ConsentChange{Marketing: o.Boolean("marketing"), MarketingNight: o.Boolean("marketingNight")}
 	if len(*details) == 0 {
 		*details = append(*details, change.Shape("")...)
 	}
-	if err := invalid(details); err != nil {
+	if err := request.Invalid(details); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -130,7 +131,7 @@ func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
 func (s *server) deleteDevice(w http.ResponseWriter, r *http.Request) {
 	_, details, deviceID, err := sdkObject(r)
 	if err == nil {
-		err = invalid(details)
+		err = request.Invalid(details)
 	}
 	if err == nil {
 		err = s.sdkError(r, s.store.DeleteDevice(r.Context(), appFrom(r.Context()).ID, deviceID))

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -14,14 +15,14 @@ var errTokenNotFound = &herald.Error{Code: herald.ErrNotFound.Code, Status: http
 // deletePushToken is DELETE /api/push-token/v2 (spec 4.5): the app's back
 // end removes one token mapping.
 func (s *server) deletePushToken(w http.ResponseWriter, r *http.Request) {
-	body, err := readBody(r, defaultBodyLimit)
+	body, err := readBody(r, request.DefaultBodyLimit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	o, _ := parseObject(body)
-	token, _ := o.str("token", true, 4096)
-	if err := o.check(); err != nil {
+	o, _ := request.Parse(body)
+	token, _ := o.Str("token", true, 4096)
+	if err := o.Check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}

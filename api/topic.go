@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 
+	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -20,15 +21,15 @@ func (s *server) unsubscribe(w http.ResponseWriter, r *http.Request) {
 // topicMembership reads {topic, userIds} and applies change to every device
 // of those users; it answers the topic and the number of devices changed.
 func (s *server) topicMembership(w http.ResponseWriter, r *http.Request, change func(ctx context.Context, appID, topic string, userIDs []string) (int, error)) {
-	body, err := readBody(r, defaultBodyLimit)
+	body, err := readBody(r, request.DefaultBodyLimit)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	o, _ := parseObject(body)
-	topic := o.topic("topic")
-	ids := o.userIDs("userIds")
-	if err := o.check(); err != nil {
+	o, _ := request.Parse(body)
+	topic := o.Topic("topic")
+	ids := o.UserIDs("userIds")
+	if err := o.Check(); err != nil {
 		web.Error(w, r, err)
 		return
 	}

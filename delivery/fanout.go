@@ -55,7 +55,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		return gone(err)
 	}
 	for {
-		f, err := s.fanoutPage(ctx, p, from, s.nightRuleFor(p, app, from))
+		f, err := s.fanoutPage(ctx, app, p, from, s.nightRuleFor(p, app, from))
 		if err != nil {
 			return err
 		}
@@ -76,7 +76,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 // fanoutPage plans the next page of a push's fan-out: every device of the
 // users a push names, the device holding a token push's token, or the next
 // page of a topic's or the app's devices.
-func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.FanoutCursor, rule nightRule) (sendstore.Fanout, error) {
+func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push, from sendstore.FanoutCursor, rule nightRule) (sendstore.Fanout, error) {
 	f := sendstore.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
 	switch {
@@ -86,14 +86,14 @@ func (s *Service) fanoutPage(ctx context.Context, p herald.Push, from sendstore.
 			return f, err
 		}
 		groups = g
-	case p.Kind.Rule().Targeted:
+	case p.Rule().Targeted:
 		list, after, err := s.cfg.Store.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
 		}
 		f.To.After, f.More = after, len(list) == s.cfg.FanoutPage
 		groups, f.To.Users = groupDevices(list, from)
-		f.ChargeHalf = int64(f.To.Users - from.Users)
+		f.Charge = app.PushCharge(p, f.To.Users-from.Users, s.cfg.Now())
 	default:
 		rs, err := s.cfg.Store.Recipients(ctx, p.ID)
 		if err != nil {
@@ -179,7 +179,7 @@ func (s *Service) logFanout(p herald.Push, to sendstore.FanoutCursor) {
 		msg = "scheduled push fired"
 	}
 	users := p.RequestedUsers
-	if p.Kind.Rule().CountsUsers {
+	if p.Rule().CountsUsers {
 		users = to.Users
 	}
 	s.cfg.Logger.Info(msg, "app", p.AppID, "push", p.ID, "kind", p.Kind, "users", users, "tokens", to.Seq, "chunks", to.Chunk)
@@ -219,7 +219,7 @@ func userIDs(rs []herald.Recipient) []string {
 // where to stands, which it moves past them: suppressed ones already final,
 // the others pending and numbered into chunks, those deferred to the
 // morning (herald.NightDefer) in chunks of their own after the others.
-func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []herald.DeferredChunk) {
+func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []sendstore.DeferredChunk) {
 	var ds []herald.Delivery
 	var later deferral
 	open := 0
@@ -252,5 +252,5 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 	}
 	to.Seq += len(ds)
 	to.Chunk += (open + chunkSize - 1) / chunkSize
-	return ds, later.number(ds, rule, chunkSize, to)
+	return ds, later.number(p, ds, rule, chunkSize, to)
 }

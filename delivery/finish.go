@@ -50,7 +50,7 @@ func (s *Service) finish(ctx context.Context, id string) error {
 	if app.WebhookURL != "" {
 		follow = s.webhookJobs(p, unreachable)
 	}
-	if p.Kind == herald.KindReconfirmation { // the users it reached are confirmed
+	if p.Rule().ConfirmsOnFinish { // the users it reached are confirmed
 		follow = append(follow, ReconfirmedArgs{PushID: id})
 	}
 	finished, err := s.cfg.Store.FinishPush(ctx, id, unreachable, follow)

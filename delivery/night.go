@@ -16,7 +16,7 @@ type nightRule struct {
 	// morning is the next 08:00 in the app's zone: when deferred
 	// deliveries are sent (herald.NightDefer).
 	morning time.Time
-	// charged: the push is charged per user (all but token pushes);
+	// charged: the push is charged per user (herald.KindRule.Charged);
 	// newFrom is the index of the page's first user not charged on an
 	// earlier page (a user whose devices began there is not refunded
 	// here, see deferral).
@@ -28,8 +28,8 @@ type nightRule struct {
 // the service's time.
 func (s *Service) nightRuleFor(p herald.Push, app herald.App, from sendstore.FanoutCursor) nightRule {
 	now, loc := s.cfg.Now(), app.Location()
-	r := nightRule{night: herald.IsNight(now, loc), morning: herald.NextMorning(now, loc), charged: p.Kind != herald.KindToken}
-	if p.Kind.Rule().CountsUsers {
+	r := nightRule{night: herald.IsNight(now, loc), morning: herald.NextMorning(now, loc), charged: p.Rule().Charged}
+	if p.Rule().CountsUsers {
 		r.newFrom = from.Users
 	}
 	return r
@@ -51,21 +51,22 @@ func (d *deferral) group(r nightRule, g recipientDevices, sentNow, deferred int)
 	}
 }
 
-// number puts the deferred deliveries of ds into chunks of their own after
-// the page's other chunks, moves to past them, and returns them.
-func (d *deferral) number(ds []herald.Delivery, r nightRule, chunkSize int, to *sendstore.FanoutCursor) []herald.DeferredChunk {
+// number puts the deferred deliveries of ds, p's, into chunks of their own
+// after the page's other chunks, moves to past them, and returns them,
+// each refunding what p cost for its refundable users (herald.Push.Cost).
+func (d *deferral) number(p herald.Push, ds []herald.Delivery, r nightRule, chunkSize int, to *sendstore.FanoutCursor) []sendstore.DeferredChunk {
 	if len(d.at) == 0 {
 		return nil
 	}
-	chunks := make([]herald.DeferredChunk, (len(d.at)+chunkSize-1)/chunkSize)
+	chunks := make([]sendstore.DeferredChunk, (len(d.at)+chunkSize-1)/chunkSize)
 	for i := range chunks {
-		chunks[i] = herald.DeferredChunk{Chunk: to.Chunk + i, Until: r.morning}
+		chunks[i] = sendstore.DeferredChunk{Chunk: to.Chunk + i, Until: r.morning}
 	}
 	for k, i := range d.at {
 		ds[i].Chunk = to.Chunk + k/chunkSize
 	}
 	for _, k := range d.refund {
-		chunks[k/chunkSize].RefundHalf++
+		chunks[k/chunkSize].RefundHalf += p.Cost(1)
 	}
 	to.Chunk += len(chunks)
 	return chunks

@@ -52,7 +52,7 @@ func TestPlanDefer(t *testing.T) {
 			}
 		}
 		// a2 b1 | b2 d1: b refunded in chunk 3 (its first deferred device), d in chunk 4.
-		wantDeferred := []herald.DeferredChunk{{Chunk: 3, Until: morning, RefundHalf: 1}, {Chunk: 4, Until: morning, RefundHalf: 1}}
+		wantDeferred := []sendstore.DeferredChunk{{Chunk: 3, Until: morning, RefundHalf: 1}, {Chunk: 4, Until: morning, RefundHalf: 1}}
 		if len(deferred) != len(wantDeferred) || deferred[0] != wantDeferred[0] || deferred[1] != wantDeferred[1] {
 			t.Errorf("deferred: got %+v, want %+v", deferred, wantDeferred)
 		}
@@ -109,7 +109,7 @@ func TestDeferJobs(t *testing.T) {
 	s := New(Config{Now: func() time.Time { return now }})
 	morning := now.Add(7 * time.Hour)
 	f := sendstore.Fanout{Jobs: []herald.Job{SendArgs{PushID: "p", Chunk: 0}, SendArgs{PushID: "p", Chunk: 1}},
-		Deferred: []herald.DeferredChunk{{Chunk: 1, Until: morning}}}
+		Deferred: []sendstore.DeferredChunk{{Chunk: 1, Until: morning}}}
 	before := time.Now()
 	s.deferJobs(&f)
 	first, second := f.Jobs[0].(SendArgs), f.Jobs[1].(SendArgs)

@@ -36,12 +36,9 @@ func (w *noticeWorker) Work(ctx context.Context, job *river.Job[herald.ConsentNo
 	if err != nil {
 		return gone(err)
 	}
-	p := herald.Push{ID: id, AppID: app.ID, Kind: herald.KindConsentNotice, Status: herald.StatusSending,
-		Content: app.NoticeContent(rec.To, rec.At), CreatedAt: s.cfg.Now().UTC().Truncate(time.Millisecond), RequestedUsers: 1}
-	var rs []herald.Recipient
+	var token string
 	switch {
 	case rec.UserID != nil:
-		rs = []herald.Recipient{{UserID: *rec.UserID}}
 	case rec.DeviceID != nil:
 		devices, err := s.cfg.Store.DevicesByID(ctx, app.ID, []string{*rec.DeviceID})
 		if err != nil {
@@ -51,10 +48,11 @@ func (w *noticeWorker) Work(ctx context.Context, job *river.Job[herald.ConsentNo
 		if !ok {
 			return nil // the device is gone: no one to tell
 		}
-		p.Token = d.Token
+		token = d.Token
 	default:
 		return nil
 	}
+	p, rs := herald.NewConsentNotice(app, id, rec, token, s.cfg.Now())
 	_, _, err = s.Accept(ctx, p, rs, nil)
 	return err
 }
@@ -80,10 +78,8 @@ func (s *Service) Reconfirm(ctx context.Context, app herald.App, day string) (no
 	}
 	var p *herald.Push
 	if len(rs) > 0 {
-		r := app.Reconfirmation.WithDefaults()
-		p = &herald.Push{ID: herald.NewID("push_", now), AppID: app.ID, Kind: herald.KindReconfirmation, Status: herald.StatusSending,
-			Content: herald.Content{Title: r.Title, Content: r.Content}, CreatedAt: now.UTC().Truncate(time.Millisecond),
-			RequestedUsers: len(rs)}
+		rp := herald.NewReconfirmation(app, rs, now)
+		p = &rp
 		pushID = p.ID
 	}
 	notified, claimed, err = s.cfg.Store.ClaimReconfirmation(ctx, app.ID, day, app.Reconfirmation.DueBy(now), p, rs, FanoutArgs{PushID: pushID})

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -55,7 +56,7 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
-	if p.Kind.Rule().PerRecipient {
+	if p.Rule().PerRecipient {
 		if c.recipients, err = s.cfg.Store.Recipients(ctx, id); err != nil {
 			return err
 		}
@@ -370,9 +371,19 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	err := c.sender.Deliver(ctx, herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge, RequestGroupID: p.RequestGroupID,
-		ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
+		Tag: c.tagOf(d), ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
 	})
 	sd.out = c.outcomeOf(err, ctx.Err() != nil, d)
+}
+
+// tagOf is the tag of d's message (herald.Notification.Tag): the push id,
+// and on a push with a message per recipient the message's index, so two
+// messages of one push to one user both show.
+func (c *chunk) tagOf(d herald.Delivery) string {
+	if c.recipients == nil {
+		return c.push.ID
+	}
+	return c.push.ID + "-" + strconv.Itoa(d.RecipientIdx)
 }
 
 // outcomeOf maps the answer to a send of d to its outcome. cut reports

@@ -57,13 +57,13 @@ func TestTokenFanout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
 			p := herald.Push{ID: "push_1", AppID: "app_1", Kind: herald.KindToken, Token: tt.token, RequestedUsers: 1}
-			f, err := s.fanoutPage(context.Background(), p, sendstore.FanoutCursor{}, nightRule{})
+			f, err := s.fanoutPage(context.Background(), herald.App{ID: "app_1"}, p, sendstore.FanoutCursor{}, nightRule{})
 			if err != nil {
 				t.Fatalf("fanoutPage: %v", err)
 			}
-			if f.More || f.ChargeHalf != 0 || f.To.Users != 0 || len(f.Jobs) != tt.wantJobs {
+			if f.More || f.Charge.Half != 0 || f.To.Users != 0 || len(f.Jobs) != tt.wantJobs {
 				t.Errorf("fan-out: got more %v, charge %d, users %d, %d jobs; want false, 0, 0, %d",
-					f.More, f.ChargeHalf, f.To.Users, len(f.Jobs), tt.wantJobs)
+					f.More, f.Charge.Half, f.To.Users, len(f.Jobs), tt.wantJobs)
 			}
 			if tt.wantDevice == "" {
 				if len(f.Deliveries) != 0 {

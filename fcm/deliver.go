@@ -59,7 +59,7 @@ func (a *App) deliverEncoded(ctx context.Context, n herald.Notification) error {
 // notificationOf is n as BuildMessage takes it.
 func notificationOf(n herald.Notification) Notification {
 	return Notification{Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID,
-		Badge: n.Badge, RequestGroupID: n.RequestGroupID}
+		Badge: n.Badge, RequestGroupID: n.RequestGroupID, Tag: n.Tag}
 }
 
 // Authorize makes sure an access token for the app is at hand: Herald's
@@ -81,18 +81,21 @@ func (c *Client) AuthorizeApp(ctx context.Context, appKey string, serviceAccount
 	return c.ForApp(appKey, serviceAccount).Authorize(ctx)
 }
 
-// The marks stand in for the token, title and body while a template is
-// encoded; each is found as a whole JSON string, which no other part of a
-// real message is (see errMarks for one that is).
+// The marks stand in for the token, title, body and tag while a template
+// is encoded; each is found as a whole JSON string, which no other part of
+// a real message is (see errMarks for one that is).
 const (
 	tokenMark = "\x00herald-token\x00"
 	titleMark = "\x00herald-title\x00"
 	bodyMark  = "\x00herald-body\x00"
+	tagMark   = "\x00herald-tag\x00"
 )
 
-// shapeOf is n's shape: its content with the token left out and its title
-// and body, when present, as their marks. Whether each is present shapes
-// the message (an empty one is omitted), what each says does not.
+// shapeOf is n's shape: its content with the token left out and its title,
+// body and tag, when present, as their marks. Whether each is present
+// shapes the message (an empty one is omitted), what each says does not; a
+// tag that is no APNs collapse id or web-push Topic (see collapses) is
+// part of the shape.
 func shapeOf(n herald.Notification) herald.Notification {
 	n.Token = ""
 	if n.Title != "" {
@@ -101,12 +104,15 @@ func shapeOf(n herald.Notification) herald.Notification {
 	if n.Body != "" {
 		n.Body = bodyMark
 	}
+	if n.Tag != "" && collapses(n.Tag) {
+		n.Tag = tagMark
+	}
 	return n
 }
 
-// template is the body of a messages:send request with the token, title
-// and body left out: a send's body is parts[0], the first hole's text as a
-// JSON string, parts[1], and so on.
+// template is the body of a messages:send request with the token, title,
+// body and tag left out: a send's body is parts[0], the first hole's text
+// as a JSON string, parts[1], and so on.
 type template struct {
 	shape herald.Notification
 	parts [][]byte
@@ -121,6 +127,7 @@ const (
 	holeToken hole = iota
 	holeTitle
 	holeBody
+	holeTag
 )
 
 // mark is the text that stands in for h while a template is encoded.
@@ -130,8 +137,20 @@ func (h hole) mark() string {
 		return titleMark
 	case holeBody:
 		return bodyMark
+	case holeTag:
+		return tagMark
 	}
 	return tokenMark
+}
+
+// count is how many times the message carries h's text: a tag three times
+// (the Android tag, the APNs collapse id and the web-push Topic), the
+// others once.
+func (h hole) count() int {
+	if h == holeTag {
+		return 3
+	}
+	return 1
 }
 
 // text is the text of n that fills h.
@@ -141,6 +160,8 @@ func (h hole) text(n herald.Notification) string {
 		return n.Title
 	case holeBody:
 		return n.Body
+	case holeTag:
+		return n.Tag
 	}
 	return n.Token
 }
@@ -157,27 +178,42 @@ func newTemplate(shape herald.Notification) (*template, error) {
 	if err != nil {
 		return nil, err
 	}
-	holes := []hole{holeToken}
+	kinds := []hole{holeToken}
 	if shape.Title != "" {
-		holes = append(holes, holeTitle)
+		kinds = append(kinds, holeTitle)
 	}
 	if shape.Body != "" {
-		holes = append(holes, holeBody)
+		kinds = append(kinds, holeBody)
 	}
-	at := make(map[hole]int, len(holes))
-	for _, h := range holes {
+	if shape.Tag == tagMark {
+		kinds = append(kinds, holeTag)
+	}
+	type place struct {
+		at int
+		h  hole
+	}
+	var places []place
+	for _, h := range kinds {
 		quoted := appendJSONString(nil, h.mark())
-		if bytes.Count(body, quoted) != 1 {
+		if bytes.Count(body, quoted) != h.count() {
 			return nil, errMarks
 		}
-		at[h] = bytes.Index(body, quoted)
+		for from := 0; ; {
+			i := bytes.Index(body[from:], quoted)
+			if i < 0 {
+				break
+			}
+			places = append(places, place{from + i, h})
+			from += i + len(quoted)
+		}
 	}
-	slices.SortFunc(holes, func(a, b hole) int { return at[a] - at[b] })
-	t := &template{shape: shape, holes: holes}
+	slices.SortFunc(places, func(a, b place) int { return a.at - b.at })
+	t := &template{shape: shape}
 	from := 0
-	for _, h := range holes {
-		t.parts = append(t.parts, body[from:at[h]])
-		from = at[h] + len(appendJSONString(nil, h.mark()))
+	for _, p := range places {
+		t.parts = append(t.parts, body[from:p.at])
+		t.holes = append(t.holes, p.h)
+		from = p.at + len(appendJSONString(nil, p.h.mark()))
 	}
 	t.parts = append(t.parts, body[from:])
 	return t, nil

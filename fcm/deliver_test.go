@@ -2,7 +2,9 @@ package fcm
 
 import (
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -51,7 +53,7 @@ func marshalled(t *testing.T, n herald.Notification) string {
 	t.Helper()
 	want, err := json.Marshal(sendRequest{ValidateOnly: n.ValidateOnly, Message: BuildMessage(n.Token, Notification{
 		Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID, Badge: n.Badge,
-		RequestGroupID: n.RequestGroupID})})
+		RequestGroupID: n.RequestGroupID, Tag: n.Tag})})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -69,15 +71,16 @@ func spliced(t *testing.T, n herald.Notification) string {
 }
 
 // TestTemplateBody: a body spliced from a template is byte for byte the
-// one encoding the whole message gives, whatever the token, title and body
-// hold, and one template serves every message of its shape.
+// one encoding the whole message gives, whatever the token, title, body
+// and tag hold, and one template serves every message of its shape.
 func TestTemplateBody(t *testing.T) {
 	t.Parallel()
 	shapes := []herald.Notification{
 		{PushID: "push_1"},
+		{PushID: "push_1", Tag: "push_1"},
 		{PushID: "push_2", ImageURL: "https://img.example/a.png?x=<1>&y=\"2\"", LinkURL: "https://example.com/x?a=1&b=2",
-			Badge: true, ValidateOnly: true, RequestGroupID: "group-1"},
-		{LinkURL: "myapp://open/\u2028", RequestGroupID: "not a label"},
+			Badge: true, ValidateOnly: true, RequestGroupID: "group-1", Tag: "push_2-199"},
+		{LinkURL: "myapp://open/\u2028", RequestGroupID: "not a label", Tag: "not a topic <&>"},
 		{},
 	}
 	for _, shape := range shapes {
@@ -94,6 +97,17 @@ func TestTemplateBody(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestTemplateTagIsAMark: a tag that is no Topic is part of the shape, so
+// one that reads as a mark's text makes the marks ambiguous, and Deliver
+// then encodes the message whole (errMarks).
+func TestTemplateTagIsAMark(t *testing.T) {
+	t.Parallel()
+	n := herald.Notification{Token: "tok", Title: "x", Tag: titleMark}
+	if _, err := newTemplate(shapeOf(n)); !errors.Is(err, errMarks) {
+		t.Fatalf("got %v, want errMarks", err)
 	}
 }
 
@@ -127,7 +141,7 @@ func TestTemplatePersonal(t *testing.T) {
 			t.Fatalf("%d: payload %d bytes, over FCM's limit", i, sent.FCMPayloadSize())
 		}
 		n := herald.Notification{Token: "tok-" + string(rune('a'+i)), PushID: p.ID, Title: sent.Title, Body: sent.Content,
-			Badge: p.Badge, RequestGroupID: p.RequestGroupID}
+			Badge: p.Badge, RequestGroupID: p.RequestGroupID, Tag: p.ID + "-" + strconv.Itoa(i)}
 		if tmpl == nil || tmpl.shape != shapeOf(n) {
 			var err error
 			if tmpl, err = newTemplate(shapeOf(n)); err != nil {
@@ -138,7 +152,8 @@ func TestTemplatePersonal(t *testing.T) {
 			t.Errorf("%d:\n got %s\nwant %s", i, got, want)
 		}
 	}
-	if a, b := shapeOf(herald.Notification{Title: "x", Body: "y"}), shapeOf(herald.Notification{Title: "another", Body: "z"}); a != b {
+	if a, b := shapeOf(herald.Notification{Title: "x", Body: "y", Tag: "push_01-0"}),
+		shapeOf(herald.Notification{Title: "another", Body: "z", Tag: "push_01-1"}); a != b {
 		t.Errorf("two messages of one push have shapes %+v and %+v; want one", a, b)
 	}
 }

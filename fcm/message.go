@@ -21,6 +21,10 @@ type Notification struct {
 	// RequestGroupID becomes the message's analytics label when FCM
 	// accepts it as one (see AnalyticsLabel).
 	RequestGroupID string
+	// Tag is the same on every send of one message (see herald.Notification):
+	// the Android notification tag, the APNs collapse id and the web-push
+	// Topic, so a message sent twice to a device replaces itself on screen.
+	Tag string
 }
 
 // Message is the FCM HTTP v1 message object, limited to the parts Herald
@@ -69,12 +73,19 @@ type AndroidConfig struct {
 // AndroidNotification is the Android notification override of a Message.
 type AndroidNotification struct {
 	Image string `json:"image,omitempty"`
+	Tag   string `json:"tag,omitempty"`
 }
 
 // APNSConfig is the Apple-specific part of a Message.
 type APNSConfig struct {
+	Headers    *APNSHeaders    `json:"headers,omitempty"`
 	Payload    *APNSPayload    `json:"payload,omitempty"`
 	FCMOptions *APNSFCMOptions `json:"fcm_options,omitempty"`
+}
+
+// APNSHeaders are the APNs request headers of a Message.
+type APNSHeaders struct {
+	CollapseID string `json:"apns-collapse-id,omitempty"`
 }
 
 // APNSPayload is the APNs payload of a Message.
@@ -95,7 +106,13 @@ type APNSFCMOptions struct {
 
 // WebpushConfig is the web-push part of a Message.
 type WebpushConfig struct {
+	Headers    *WebpushHeaders    `json:"headers,omitempty"`
 	FCMOptions *WebpushFCMOptions `json:"fcm_options,omitempty"`
+}
+
+// WebpushHeaders are the Web Push protocol headers of a Message.
+type WebpushHeaders struct {
+	Topic string `json:"Topic,omitempty"`
 }
 
 // WebpushFCMOptions are FCM's options for web push.
@@ -110,19 +127,46 @@ func BuildMessage(token string, n Notification) Message {
 	if n.Title != "" || n.Body != "" || n.ImageURL != "" {
 		m.Notification = &MessageNotification{Title: n.Title, Body: n.Body, Image: n.ImageURL}
 	}
-	if n.ImageURL != "" {
-		m.Android = &AndroidConfig{Notification: &AndroidNotification{Image: n.ImageURL}}
+	if n.ImageURL != "" || n.Tag != "" {
+		m.Android = &AndroidConfig{Notification: &AndroidNotification{Image: n.ImageURL, Tag: n.Tag}}
 	}
 	m.APNS = buildAPNS(n)
 	if label := AnalyticsLabel(n.RequestGroupID); label != "" {
 		m.FCMOptions = &FCMOptions{AnalyticsLabel: label}
 	}
+	m.Webpush = buildWebpush(n)
+	return m
+}
+
+// A tag is sent as the APNs collapse id and the web-push Topic only where
+// those take it: APNs takes at most 64 bytes, a Topic at most 32 characters
+// of the URL-safe base64 alphabet (RFC 8030). Herald's tags (a push id, and
+// a message's index) always fit; another stays on Android only.
+var webpushTopic = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+
+// collapses reports whether tag goes out as the APNs collapse id and the
+// web-push Topic too (see webpushTopic). tagMark, which stands for a tag
+// that does while a template is encoded, does.
+func collapses(tag string) bool {
+	return tag == tagMark || webpushTopic.MatchString(tag)
+}
+
+// buildWebpush returns the web-push part of n, or nil when it would be
+// empty.
+func buildWebpush(n Notification) *WebpushConfig {
+	var w WebpushConfig
+	if collapses(n.Tag) {
+		w.Headers = &WebpushHeaders{Topic: n.Tag}
+	}
 	if isHTTPS(n.LinkURL) {
 		// FCM rejects a web-push link that is not https, so other links
 		// travel in data only.
-		m.Webpush = &WebpushConfig{FCMOptions: &WebpushFCMOptions{Link: n.LinkURL}}
+		w.FCMOptions = &WebpushFCMOptions{Link: n.LinkURL}
 	}
-	return m
+	if w == (WebpushConfig{}) {
+		return nil
+	}
+	return &w
 }
 
 // buildData returns the data map of n, or nil when it would be empty.
@@ -142,10 +186,18 @@ func buildData(n Notification) map[string]string {
 
 // buildAPNS returns the Apple part of n, or nil when it would be empty.
 func buildAPNS(n Notification) *APNSConfig {
-	if !n.Badge && n.ImageURL == "" {
+	collapse := collapses(n.Tag)
+	if !n.Badge && n.ImageURL == "" && !collapse {
 		return nil
 	}
-	apns := &APNSConfig{Payload: &APNSPayload{}}
+	apns := &APNSConfig{}
+	if collapse {
+		apns.Headers = &APNSHeaders{CollapseID: n.Tag}
+	}
+	if !n.Badge && n.ImageURL == "" {
+		return apns
+	}
+	apns.Payload = &APNSPayload{}
 	if n.Badge {
 		one := 1
 		apns.Payload.APS.Badge = &one

@@ -2,6 +2,7 @@ package fcm
 
 import (
 	"encoding/json"
+	"strings"
 	"testing"
 )
 
@@ -68,6 +69,34 @@ func TestBuildMessage(t *testing.T) {
 			name: "AnalyticsLabel",
 			n:    Notification{Title: "Hi", RequestGroupID: "spring-sale_2025.v1~%20"},
 			want: `{"token":"tok","notification":{"title":"Hi"},"fcm_options":{"analytics_label":"spring-sale_2025.v1~%20"}}`,
+		},
+		{
+			name: "Tag",
+			n:    Notification{Title: "Hi", PushID: "push_1", Tag: "push_1-7"},
+			want: `{"token":"tok","notification":{"title":"Hi"},"data":{"pushId":"push_1"},` +
+				`"android":{"notification":{"tag":"push_1-7"}},"apns":{"headers":{"apns-collapse-id":"push_1-7"}},` +
+				`"webpush":{"headers":{"Topic":"push_1-7"}}}`,
+		},
+		{
+			name: "TagWithEverything",
+			n: Notification{Title: "T", ImageURL: "https://i/x.png", LinkURL: "https://l/y", Badge: true,
+				Tag: "push_2"},
+			want: `{"token":"tok","notification":{"title":"T","image":"https://i/x.png"},"data":{"linkURL":"https://l/y"},` +
+				`"android":{"notification":{"image":"https://i/x.png","tag":"push_2"}},` +
+				`"apns":{"headers":{"apns-collapse-id":"push_2"},"payload":{"aps":{"badge":1,"mutable-content":1}},"fcm_options":{"image":"https://i/x.png"}},` +
+				`"webpush":{"headers":{"Topic":"push_2"},"fcm_options":{"link":"https://l/y"}}}`,
+		},
+		{
+			// APNs takes at most 64 bytes, a web-push Topic 32 characters of
+			// the URL-safe base64 alphabet: another tag is Android's only.
+			name: "TagNotATopic",
+			n:    Notification{Title: "Hi", Tag: "sale#1"},
+			want: `{"token":"tok","notification":{"title":"Hi"},"android":{"notification":{"tag":"sale#1"}}}`,
+		},
+		{
+			name: "TagTooLongForATopic",
+			n:    Notification{Title: "Hi", Tag: strings.Repeat("a", 33)},
+			want: `{"token":"tok","notification":{"title":"Hi"},"android":{"notification":{"tag":"` + strings.Repeat("a", 33) + `"}}}`,
 		},
 		{
 			name: "RequestGroupIDNotALabel",

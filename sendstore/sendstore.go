@@ -28,10 +28,12 @@ type Fanout struct {
 	Deliveries []herald.Delivery
 	Jobs       []herald.Job
 	Finish     herald.Job
-	ChargeHalf int64
+	// Charge is what the page's new users cost (herald.App.PushCharge):
+	// added to the push's cost, its ledger entries written as given.
+	Charge herald.Charge
 	// Deferred are the page's chunks that wait for the morning (see
 	// herald.NightDefer); their jobs are among Jobs.
-	Deferred []herald.DeferredChunk
+	Deferred []DeferredChunk
 }
 
 // FanoutCursor is how far a push's fan-out has gone: the devices read, and

@@ -65,7 +65,7 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 			return err
 		}
 		if f.To.Users != f.From.Users {
-			if err := recordTargets(ctx, c, pushID, f, s.Now()); err != nil {
+			if err := recordTargets(ctx, c, pushID, f); err != nil {
 				return err
 			}
 		}
@@ -86,12 +86,12 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 func (s *Store) FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error) {
 	var f sendstore.FanoutCursor
 	var done bool
-	var kind herald.PushKind
+	var p herald.Push // its kind and token, for its rule
 	var users int
 	err := s.reader().queryRow(ctx, `SELECT fanout_done, fanout_mapped, fanout_user, fanout_device, fanout_seq, fanout_chunk,
-		kind, requested_users FROM pushes WHERE id = ?`, pushID).Scan(
-		&done, &f.After.Mapped, &f.After.UserID, &f.After.DeviceID, &f.Seq, &f.Chunk, &kind, &users)
-	if kind.Rule().CountsUsers {
+		kind, token, requested_users FROM pushes WHERE id = ?`, pushID).Scan(
+		&done, &f.After.Mapped, &f.After.UserID, &f.After.DeviceID, &f.Seq, &f.Chunk, &p.Kind, &p.Token, &users)
+	if p.Rule().CountsUsers {
 		f.Users = users
 	}
 	return f, done, err
@@ -132,14 +132,14 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.De
 }
 
 // recordTargets counts the users a page of a topic or all-users push
-// targets with the push, and charges for this page's new ones.
-func recordTargets(ctx context.Context, c conn, pushID string, f sendstore.Fanout, now time.Time) error {
-	var appID string
-	if err := c.queryRow(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = server_actions_half + ?
-		WHERE id = ? RETURNING app_id`, f.To.Users, f.ChargeHalf, pushID).Scan(&appID); err != nil {
+// targets with the push, and writes the charge for this page's new ones
+// as given (f.Charge).
+func recordTargets(ctx context.Context, c conn, pushID string, f sendstore.Fanout) error {
+	if _, err := c.exec(ctx, `UPDATE pushes SET requested_users = ?, server_actions_half = server_actions_half + ?
+		WHERE id = ?`, f.To.Users, f.Charge.Half, pushID); err != nil {
 		return err
 	}
-	return charge(ctx, c, appID, pushID, f.ChargeHalf, now)
+	return insertUsage(ctx, c, f.Charge.Ledger)
 }
 
 const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform, app_source_version, token_updated_at, chunk,

@@ -7,11 +7,12 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // recordDeferred marks a fan-out page's deferred chunks (herald.NightDefer):
 // when they are sent, and what cancelling them refunds.
-func recordDeferred(ctx context.Context, c conn, pushID string, ds []herald.DeferredChunk) error {
+func recordDeferred(ctx context.Context, c conn, pushID string, ds []sendstore.DeferredChunk) error {
 	args := make([][]any, len(ds))
 	for i, d := range ds {
 		args[i] = []any{d.Until.UnixMilli(), d.RefundHalf, pushID, d.Chunk}

@@ -25,7 +25,7 @@ func fromMS(v sql.NullInt64) *time.Time {
 	return &t
 }
 
-// AcceptPush stores a push with its recipients, charge and job at once.
+// AcceptPush stores a push with its recipients, job and ledger entries at once.
 func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
 	id, replayed := p.ID, false
 	err := s.inTx(ctx, func(c conn) error {
@@ -42,29 +42,27 @@ func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recip
 	return id, replayed, err
 }
 
-// insertPush stores a push with its recipients, charge and job.
+// insertPush stores a push with its recipients, job and ledger entries
+// (its charge, as the domain decided it: Push.Ledger).
 func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipient, job herald.Job) error {
 	// The job first, so that the push is one insert with its job and
-	// recipients, which also reads what the charge needs of the app (its
-	// terms): the fewer statements, the fewer round trips an accept waits
-	// for (on PostgreSQL each waits for a core while a fan-out runs).
+	// recipients: the fewer statements, the fewer round trips an accept
+	// waits for (on PostgreSQL each waits for a core while a fan-out runs).
 	ids, err := c.insertJobs(ctx, []herald.Job{job})
 	if err != nil {
 		return err
 	}
 	edits, _ := json.Marshal(p.Edits)
-	var terms appTerms
-	if err := c.queryRow(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
+	if _, err := c.exec(ctx, `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 		title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
 		job_id, recipients, token, night_defer, ad_footer)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)
-		RETURNING `+appTermsColumns, p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status, p.Marketing, p.IsMarketingOpt,
-		p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge, p.RequestedUsers, p.ServerActionsHalf,
-		ms(p.ScheduledAt), p.CreatedAt.UnixMilli(), string(edits), ids[0], encodeRecipients(rs), p.Token,
-		p.NightPolicy == herald.NightDefer, p.AdFooter, p.AppID, p.AppID).Scan(&terms.timeZone, &terms.sandbox); err != nil {
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
+		p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge,
+		p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt), p.CreatedAt.UnixMilli(), string(edits), ids[0],
+		encodeRecipients(rs), p.Token, p.NightPolicy == herald.NightDefer, p.AdFooter); err != nil {
 		return err
 	}
-	return insertUsage(ctx, c, terms.app(p.AppID).Charge(p.ID, p.ServerActionsHalf, p.CreatedAt))
+	return insertUsage(ctx, c, p.Ledger)
 }
 
 // claimIdempotencyKey returns the push a key already stands for, or claims
@@ -125,20 +123,8 @@ func (s *Store) IdempotentPush(ctx context.Context, appID string, idem herald.Id
 	return p, err == nil, err
 }
 
-// charge records what the app owes for a push at at (App.Charge decides:
-// its local day, nothing for a sandbox).
-func charge(ctx context.Context, c conn, appID, pushID string, half int64, at time.Time) error {
-	if half == 0 {
-		return nil
-	}
-	app, err := chargeTerms(ctx, c, appID)
-	if err != nil {
-		return err
-	}
-	return insertUsage(ctx, c, app.Charge(pushID, half, at))
-}
-
-// insertUsage writes ledger entries.
+// insertUsage writes ledger entries, as given (the domain decides them:
+// herald.App.PushCharge, Refund, DeferRefund); none is no statement.
 func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error {
 	args := make([][]any, len(entries))
 	for i, e := range entries {
@@ -146,31 +132,6 @@ func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error
 	}
 	_, err := c.execMany(ctx, `INSERT INTO usage (app_id, push_id, day, half_units, created_at) VALUES (?,?,?,?,?)`, args)
 	return err
-}
-
-// chargeTerms reads what App.Charge needs of an app: its time zone (an
-// unknown app has the default) and whether it is a sandbox.
-func chargeTerms(ctx context.Context, c conn, appID string) (herald.App, error) {
-	var terms appTerms
-	err := c.queryRow(ctx, `SELECT `+appTermsColumns, appID, appID).Scan(&terms.timeZone, &terms.sandbox)
-	return terms.app(appID), err
-}
-
-// appTermsColumns read an app's terms (appTerms) by its id, given twice,
-// as scalar subqueries: NULL for an unknown app.
-const appTermsColumns = `(SELECT time_zone FROM apps WHERE id = ?), (SELECT sandbox FROM apps WHERE id = ?)`
-
-// appTerms are what App.Charge needs of an app, as appTermsColumns read
-// them.
-type appTerms struct {
-	timeZone sql.NullString
-	sandbox  sql.NullBool
-}
-
-// app is the app of the terms: an unknown one has the default time zone
-// and is no sandbox.
-func (t appTerms) app(id string) herald.App {
-	return herald.App{ID: id, TimeZone: t.timeZone.String, Sandbox: t.sandbox.Bool}
 }
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,

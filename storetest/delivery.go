@@ -193,7 +193,7 @@ func testStartTargeted(t *testing.T, b *bundle) {
 	// The fan-out happens on the next local day: it is charged then.
 	b.setNow(time.Date(2025, 6, 11, 16, 0, 0, 0, time.UTC))
 	f := fanout(p.ID, plan([]herald.Device{d1, d2}, 10))
-	f.To.Users, f.ChargeHalf = 2, 2
+	f.To.Users, f.Charge = 2, b.app.PushCharge(p, 2, b.now)
 	b.start(p.ID, f)
 	got := b.pushOf(p.ID)
 	if got.RequestedUsers != 2 || got.ServerActionsHalf != 2 || got.Counts.RequestedUsers != 2 {

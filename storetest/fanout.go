@@ -104,14 +104,15 @@ func (b *bundle) pagedTopicPush() (herald.Push, sendstore.Fanout, sendstore.Fano
 	devices := []herald.Device{b.register("d1", "t1", "u1"), b.register("d2", "t2", "u1"), b.register("d3", "t3", "u2"),
 		b.register("d4", "t4", "u3")}
 	p, _ := b.newPush()
-	p.Kind, p.Topic, p.RequestedUsers, p.ServerActionsHalf = herald.KindAll, "", 0, 0
+	p.Kind, p.Topic, p.RequestedUsers = herald.KindAll, "", 0
+	b.charge(&p, 0)
 	b.accept(p, nil)
 	ds := plan(devices, 2) // chunks 0 and 1
 	first := sendstore.Fanout{More: true, Deliveries: ds[:3], Jobs: []herald.Job{sendJob(p.ID, 0), sendJob(p.ID, 1)},
-		Finish: finishJob(p.ID), ChargeHalf: 2}
+		Finish: finishJob(p.ID), Charge: b.app.PushCharge(p, 2, b.now)}
 	first.To = sendstore.FanoutCursor{After: sendstore.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "d3"}, Seq: 3, Chunk: 2, Users: 2}
 	ds[3].Chunk = 2
-	last := sendstore.Fanout{From: first.To, Deliveries: ds[3:], Jobs: []herald.Job{sendJob(p.ID, 2)}, Finish: finishJob(p.ID), ChargeHalf: 1}
+	last := sendstore.Fanout{From: first.To, Deliveries: ds[3:], Jobs: []herald.Job{sendJob(p.ID, 2)}, Finish: finishJob(p.ID), Charge: b.app.PushCharge(p, 1, b.now)}
 	last.To = sendstore.FanoutCursor{After: sendstore.DeviceCursor{Mapped: true, UserID: "u3", DeviceID: "d4"}, Seq: 4, Chunk: 3, Users: 3}
 	return p, first, last
 }

@@ -92,6 +92,7 @@ func testPushesFilters(t *testing.T, b *bundle) {
 	other := b.newApp("other")
 	p, rs := b.newPush("u1")
 	p.AppID, p.RequestGroupID = other.ID, "group-1"
+	b.charge(&p, len(rs))
 	_, _, err = b.s.AcceptPush(b.ctx, p, rs, nil, fanoutJob(p.ID))
 	must(t, "AcceptPush other app", err)
 
@@ -194,6 +195,7 @@ func testPushGroup(t *testing.T, b *bundle) {
 	other := b.newApp("other")
 	p, rs := b.newPush("u1")
 	p.AppID, p.RequestGroupID = other.ID, "group-1"
+	b.charge(&p, len(rs))
 	_, _, err := b.s.AcceptPush(b.ctx, p, rs, nil, fanoutJob(p.ID))
 	must(t, "AcceptPush other app", err)
 
@@ -268,6 +270,7 @@ func testUsageLocalDay(t *testing.T, b *bundle) {
 	b.setNow(time.Date(2025, 6, 12, 6, 59, 0, 0, time.UTC)) // 23:59 on the 11th in Los Angeles
 	p, rs := b.newPush("u1", "u2", "u3")
 	p.AppID = la.ID
+	b.charge(&p, len(rs))
 	_, _, err := b.s.AcceptPush(b.ctx, p, rs, nil, fanoutJob(p.ID))
 	must(t, "AcceptPush", err)
 

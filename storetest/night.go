@@ -37,7 +37,7 @@ func (b *bundle) deferring() herald.Push {
 	ds := plan([]herald.Device{d1, d2, d3}, 10)
 	ds[1].Chunk, ds[2].Chunk = 1, 1
 	f := fanout(p.ID, ds)
-	f.Deferred = []herald.DeferredChunk{{Chunk: 1, Until: morning, RefundHalf: 2}}
+	f.Deferred = []sendstore.DeferredChunk{{Chunk: 1, Until: morning, RefundHalf: 2}}
 	b.start(p.ID, f)
 	return p
 }

@@ -78,7 +78,8 @@ func testNoticeDisabled(t *testing.T, b *bundle) {
 // content.
 func (b *bundle) reconfirmPush(users ...string) (herald.Push, []herald.Recipient) {
 	p, rs := b.newPush(users...)
-	p.Kind, p.ServerActionsHalf = herald.KindReconfirmation, 0
+	p.Kind = herald.KindReconfirmation
+	b.charge(&p, len(rs))
 	for i := range rs {
 		rs[i].Content = &herald.Content{Title: "t", Content: "for " + rs[i].UserID}
 	}

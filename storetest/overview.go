@@ -48,6 +48,7 @@ func testPushTotalsWindow(t *testing.T, b *bundle) {
 	other := b.newApp("other")
 	p, rs := b.newPush("u1")
 	p.AppID = other.ID
+	b.charge(&p, len(rs))
 	_, _, err = b.s.AcceptPush(b.ctx, p, rs, nil, fanoutJob(p.ID))
 	must(t, "AcceptPush other app", err)
 	b.setNow(now)

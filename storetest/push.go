@@ -24,13 +24,26 @@ var pushTests = []test{
 // each.
 func (b *bundle) newPush(users ...string) (herald.Push, []herald.Recipient) {
 	p := herald.Push{ID: herald.NewID("push_", b.now), AppID: b.app.ID, Kind: herald.KindUsers, Status: herald.StatusSending,
-		Content: herald.Content{Title: "title", Content: "content"}, RequestedUsers: len(users),
-		ServerActionsHalf: int64(len(users)), CreatedAt: b.now}
+		Content: herald.Content{Title: "title", Content: "content"}, RequestedUsers: len(users), CreatedAt: b.now}
+	b.charge(&p, len(users))
 	rs := make([]herald.Recipient, len(users))
 	for i, u := range users {
 		rs[i] = herald.Recipient{UserID: u}
 	}
 	return p, rs
+}
+
+// charge sets what accepting p charges for users of its users, as the
+// domain decides it (herald.App.PushCharge) for its app as stored now:
+// the store writes the charge it is given.
+func (b *bundle) charge(p *herald.Push, users int) {
+	b.t.Helper()
+	app, err := b.s.App(b.ctx, p.AppID)
+	if err != nil {
+		b.t.Fatalf("App %s: %v", p.AppID, err)
+	}
+	c := app.PushCharge(*p, users, p.CreatedAt)
+	p.ServerActionsHalf, p.Ledger = c.Half, c.Ledger
 }
 
 // accept stores p with its fan-out job.
@@ -103,7 +116,8 @@ func testAcceptStores(t *testing.T, b *bundle) {
 		{UserID: "u1", Content: &herald.Content{Title: "for u1", Content: "c1", ImageURL: "https://i.example/1.png"}},
 		{UserID: "u3"},
 	}
-	p.RequestedUsers, p.ServerActionsHalf = 3, 3
+	p.RequestedUsers = 3
+	b.charge(&p, 3)
 	p.AdFooter = "\n(주)헤럴드 080-123-4567\n수신거부: 설정"
 	b.accept(p, rs)
 
@@ -222,6 +236,7 @@ func testAcceptKeyPerApp(t *testing.T, b *bundle) {
 	other := b.newApp("other")
 	p, rs := b.newPush("u1")
 	p.AppID = other.ID
+	b.charge(&p, len(rs))
 	id, replayed, err := b.s.AcceptPush(b.ctx, p, rs, &idem, fanoutJob(p.ID))
 	if err != nil || replayed || id != p.ID {
 		t.Errorf("same key, other app: got (%s, %v, %v), want (%s, false, nil)", id, replayed, err, p.ID)

@@ -62,7 +62,8 @@ func testDeviceByTokenMoved(t *testing.T, b *bundle) {
 
 func testAcceptTokenPush(t *testing.T, b *bundle) {
 	p, _ := b.newPush()
-	p.Kind, p.Token, p.RequestedUsers, p.ServerActionsHalf = herald.KindToken, "t1", 1, 0
+	p.Kind, p.Token, p.RequestedUsers = herald.KindToken, "t1", 1
+	b.charge(&p, 1)
 	b.accept(p, nil)
 	got := b.pushOf(p.ID)
 	if got.Kind != herald.KindToken || got.Token != "t1" || got.RequestedUsers != 1 || got.ServerActionsHalf != 0 {

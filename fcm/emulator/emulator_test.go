@@ -214,6 +214,15 @@ func TestSendValidation(t *testing.T) {
 		{"FullMapping", `{"message":{"token":"t1","android":{"notification":{"image":"https://i"}},` +
 			`"apns":{"payload":{"aps":{"badge":1,"mutable-content":1}},"fcm_options":{"image":"https://i"}},` +
 			`"webpush":{"fcm_options":{"link":"https://l"}}}}`, 200, ""},
+		{"CollapseTags", `{"message":{"token":"t1","android":{"notification":{"tag":"push_1-7"}},` +
+			`"apns":{"headers":{"apns-collapse-id":"push_1-7"}},"webpush":{"headers":{"Topic":"push_1-7"}}}}`, 200, ""},
+		{"AndroidTagNotString", `{"message":{"token":"t1","android":{"notification":{"tag":7}}}}`, 400, "INVALID_ARGUMENT"},
+		{"APNSHeaderNotString", `{"message":{"token":"t1","apns":{"headers":{"apns-priority":10}}}}`, 400, "INVALID_ARGUMENT"},
+		{"APNSCollapseIDTooLong", `{"message":{"token":"t1","apns":{"headers":{"apns-collapse-id":"` + strings.Repeat("a", 65) + `"}}}}`, 400, "INVALID_ARGUMENT"},
+		{"APNSCollapseID64Bytes", `{"message":{"token":"t1","apns":{"headers":{"apns-collapse-id":"` + strings.Repeat("a", 64) + `"}}}}`, 200, ""},
+		{"WebpushTopicTooLong", `{"message":{"token":"t1","webpush":{"headers":{"Topic":"` + strings.Repeat("a", 33) + `"}}}}`, 400, "INVALID_ARGUMENT"},
+		{"WebpushTopicBadCharacter", `{"message":{"token":"t1","webpush":{"headers":{"Topic":"push#1"}}}}`, 400, "INVALID_ARGUMENT"},
+		{"WebpushHeadersNotObject", `{"message":{"token":"t1","webpush":{"headers":"Topic"}}}`, 400, "INVALID_ARGUMENT"},
 		{"NotJSON", `{"message":`, 400, "INVALID_ARGUMENT"},
 		{"NoMessage", `{}`, 400, "INVALID_ARGUMENT"},
 		{"NoTarget", `{"message":{"notification":{"title":"a"}}}`, 400, "INVALID_ARGUMENT"},

@@ -174,7 +174,8 @@ func validateData(msg object) *fcmError {
 	return nil
 }
 
-// validateAndroid checks the Android notification image.
+// validateAndroid checks the Android notification's image and tag are
+// strings.
 func validateAndroid(msg object) *fcmError {
 	android, ferr := decodeObject(msg["android"], "message.android", nil)
 	if ferr != nil {
@@ -184,15 +185,51 @@ func validateAndroid(msg object) *fcmError {
 	if ferr != nil {
 		return ferr
 	}
-	_, ferr = n.stringField("image", "message.android.notification")
+	if _, ferr = n.stringField("image", "message.android.notification"); ferr != nil {
+		return ferr
+	}
+	_, ferr = n.stringField("tag", "message.android.notification")
 	return ferr
 }
+
+// headers decodes a message's platform headers at path: an object of
+// strings (FCM's map<string, string>).
+func headers(raw json.RawMessage, path string) (map[string]string, *fcmError) {
+	obj, ferr := decodeObject(raw, path, nil)
+	if ferr != nil {
+		return nil, ferr
+	}
+	h := make(map[string]string, len(obj))
+	for k := range obj {
+		v, ferr := obj.stringField(k, path)
+		if ferr != nil {
+			return nil, ferr
+		}
+		h[k] = v
+	}
+	return h, nil
+}
+
+// maxCollapseID is the longest apns-collapse-id APNs takes, in bytes.
+const maxCollapseID = 64
+
+// webpushTopic is the Web Push protocol's Topic (RFC 8030 section 5.4): at
+// most 32 characters of the URL-safe base64 alphabet.
+var webpushTopic = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
 
 // validateAPNS checks the APNs payload is an object and the image a string.
 func validateAPNS(msg object) *fcmError {
 	apns, ferr := decodeObject(msg["apns"], "message.apns", nil)
 	if ferr != nil {
 		return ferr
+	}
+	h, ferr := headers(apns["headers"], "message.apns.headers")
+	if ferr != nil {
+		return ferr
+	}
+	if id, ok := h["apns-collapse-id"]; ok && len(id) > maxCollapseID {
+		const field = "message.apns.headers"
+		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (apns-collapse-id): over %d bytes", field, maxCollapseID), field)
 	}
 	if _, ferr := decodeObject(apns["payload"], "message.apns.payload", nil); ferr != nil {
 		return ferr
@@ -205,11 +242,20 @@ func validateAPNS(msg object) *fcmError {
 	return ferr
 }
 
-// validateWebpush requires the web-push link to be https, as FCM does.
+// validateWebpush requires the web-push link to be https, as FCM does,
+// and a Topic header to be one (see webpushTopic).
 func validateWebpush(msg object) *fcmError {
 	webpush, ferr := decodeObject(msg["webpush"], "message.webpush", nil)
 	if ferr != nil {
 		return ferr
+	}
+	h, ferr := headers(webpush["headers"], "message.webpush.headers")
+	if ferr != nil {
+		return ferr
+	}
+	if topic, ok := h["Topic"]; ok && !webpushTopic.MatchString(topic) {
+		const field = "message.webpush.headers"
+		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (Topic %q): must match %s", field, topic, webpushTopic), field)
 	}
 	const path = "message.webpush.fcm_options"
 	opts, ferr := decodeObject(webpush.either("fcm_options", "fcmOptions"), path, nil)

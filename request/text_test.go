@@ -1,17 +1,18 @@
-package herald_test
+package request_test
 
 import (
 	"slices"
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 )
 
 func TestTextProblems(t *testing.T) {
 	t.Parallel()
 	const (
 		bad  = herald.ReasonInvalidUTF8
-		lone = herald.ReasonLoneSurrogate
+		lone = request.ReasonLoneSurrogate
 	)
 	tests := []struct {
 		name string
@@ -38,9 +39,9 @@ func TestTextProblems(t *testing.T) {
 		{"ErrInArray", `{"userIds":["a","b","\ud800"]}`, []herald.Detail{{Field: "userIds[2]", Reason: lone}}},
 		{"SameNameInTwoObjects", `{"options":{"isUsingBadge":true},"messages":[{"userId":"a"},{"userId":"b"}]}`, nil},
 		{"ErrDuplicateMember", `{"options":{"scheduleTime":"2030-01-01T00:00"},"options":null}`,
-			[]herald.Detail{{Field: "options", Reason: herald.ReasonDuplicateMember}}},
+			[]herald.Detail{{Field: "options", Reason: request.ReasonDuplicateMember}}},
 		{"ErrDuplicateEscapedName", `{"messages":[{"title":"a","\u0074itle":"b"}]}`,
-			[]herald.Detail{{Field: "messages[0].title", Reason: herald.ReasonDuplicateMember}}},
+			[]herald.Detail{{Field: "messages[0].title", Reason: request.ReasonDuplicateMember}}},
 		{"ErrInNestedArray", `{"messages":[{"userId":"a","title":"t"},{"title":"x","userId":"\udfff"}]}`,
 			[]herald.Detail{{Field: "messages[1].userId", Reason: lone}}},
 		{"ErrInOptions", "{\"options\":{\"requestGroupId\":\"g\xfe\"}}", []herald.Detail{{Field: "options.requestGroupId", Reason: bad}}},
@@ -51,33 +52,10 @@ func TestTextProblems(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			if got := herald.TextProblems([]byte(tt.body)); !slices.Equal(got, tt.want) {
+			if got := request.TextProblems([]byte(tt.body)); !slices.Equal(got, tt.want) {
 				t.Errorf("got %+v, want %+v", got, tt.want)
 			}
 		})
-	}
-}
-
-func TestValidJSONString(t *testing.T) {
-	t.Parallel()
-	tests := []struct {
-		raw  string
-		want bool
-	}{
-		{`"u1"`, true},
-		{`"\ud83d\ude00"`, true},
-		{`"사용자"`, true},
-		{`""`, true},
-		{`"\ud800"`, false},
-		{"\"a\xffb\"", false},
-		{`"a"b"`, false},
-		{`u1`, false},
-		{`"`, false},
-	}
-	for _, tt := range tests {
-		if got := herald.ValidJSONString([]byte(tt.raw)); got != tt.want {
-			t.Errorf("%q: got %v, want %v", tt.raw, got, tt.want)
-		}
 	}
 }
 
@@ -93,7 +71,7 @@ func TestTextProblemsBounded(t *testing.T) {
 		body = append(body, `"\ud800"`...)
 	}
 	body = append(body, "]}"...)
-	if got := herald.TextProblems(body); len(got) != 10 || got[9].Field != "userIds[9]" {
+	if got := request.TextProblems(body); len(got) != 10 || got[9].Field != "userIds[9]" {
 		t.Errorf("got %d details (%+v), want the first 10", len(got), got)
 	}
 }

@@ -1,4 +1,4 @@
-package herald_test
+package request_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
 )
 
 func TestParseUserID(t *testing.T) {
@@ -49,7 +50,7 @@ func TestParseUserID(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			got, reason := herald.ParseUserID(json.RawMessage(tt.raw))
+			got, reason := request.ParseUserID(json.RawMessage(tt.raw))
 			if tt.wantReason {
 				if reason == "" || got != "" {
 					t.Errorf("got (%q, %q), want (\"\", a reason)", got, reason)
@@ -65,8 +66,8 @@ func TestParseUserID(t *testing.T) {
 
 func TestParseUserIDNumberAndStringAreOneUser(t *testing.T) {
 	t.Parallel()
-	n, _ := herald.ParseUserID(json.RawMessage(`123`))
-	s, _ := herald.ParseUserID(json.RawMessage(`"123"`))
+	n, _ := request.ParseUserID(json.RawMessage(`123`))
+	s, _ := request.ParseUserID(json.RawMessage(`"123"`))
 	if n != s {
 		t.Errorf("got %q for 123 and %q for \"123\", want the same", n, s)
 	}

@@ -1,4 +1,4 @@
-package herald
+package request
 
 import (
 	"bytes"
@@ -8,13 +8,15 @@ import (
 	"slices"
 	"strconv"
 	"unicode/utf8"
+
+	"github.com/heraldpush/herald"
 )
 
-// Reasons a JSON string is refused by TextProblems. Go's encoding/json
-// would turn both into U+FFFD without a word, so that two different userIds
-// become one user and a mangled title reaches FCM.
+// Reasons a JSON string is refused by TextProblems, besides
+// herald.ReasonInvalidUTF8. Go's encoding/json would turn invalid UTF-8 and
+// a lone surrogate into U+FFFD without a word, so that two different
+// userIds become one user and a mangled title reaches FCM.
 const (
-	ReasonInvalidUTF8   = "must be valid UTF-8"
 	ReasonLoneSurrogate = `must not hold a lone surrogate escape (\ud800 to \udfff without its pair)`
 	// ReasonDuplicateMember: a member named twice in one object, which Go
 	// would read as the last one without a word.
@@ -30,10 +32,10 @@ const maxTextProblems = 10
 // twice in one object: the field is the string's or member's path
 // (messages[2].title, userIds[0]), "body" for a top-level string. Only strings are looked at: a text that is no JSON at all is left
 // to the parser, which refuses it.
-func TextProblems(body []byte) []Detail {
+func TextProblems(body []byte) []herald.Detail {
 	var (
 		stack []frame
-		out   []Detail
+		out   []herald.Detail
 	)
 	for i := 0; i < len(body) && len(out) < maxTextProblems; i++ {
 		switch body[i] {
@@ -59,17 +61,17 @@ func TextProblems(body []byte) []Detail {
 			isKey := len(stack) > 0 && stack[len(stack)-1].object && stack[len(stack)-1].expectKey
 			switch {
 			case isKey && reason != "":
-				out = append(out, Detail{Field: path(stack[:len(stack)-1]), Reason: reasonMemberNameText})
+				out = append(out, herald.Detail{Field: path(stack[:len(stack)-1]), Reason: reasonMemberNameText})
 			case isKey:
 				key := memberName(body[i:end])
 				top := &stack[len(stack)-1]
 				top.key = key
 				if slices.Contains(top.seen, key) {
-					out = append(out, Detail{Field: path(stack), Reason: ReasonDuplicateMember})
+					out = append(out, herald.Detail{Field: path(stack), Reason: ReasonDuplicateMember})
 				}
 				top.seen = append(top.seen, key)
 			case reason != "":
-				out = append(out, Detail{Field: path(stack), Reason: reason})
+				out = append(out, herald.Detail{Field: path(stack), Reason: reason})
 			}
 			i = end - 1
 		}
@@ -89,9 +91,9 @@ func memberName(raw []byte) string {
 	return key
 }
 
-// ValidJSONString reports whether raw, one JSON string token with its
+// validJSONString reports whether raw, one JSON string token with its
 // quotes, holds only valid UTF-8 and no lone surrogate escape.
-func ValidJSONString(raw []byte) bool {
+func validJSONString(raw []byte) bool {
 	if len(raw) < 2 || raw[0] != '"' {
 		return false
 	}
@@ -153,7 +155,7 @@ func scanString(body []byte, start int) (end int, reason string) {
 		default:
 			r, size := utf8.DecodeRune(body[j:])
 			if r == utf8.RuneError && size == 1 && reason == "" {
-				reason = ReasonInvalidUTF8
+				reason = herald.ReasonInvalidUTF8
 			}
 			j += size
 		}

@@ -1,0 +1,92 @@
+package request_test
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/request"
+)
+
+// TestReadPush: ReadPush, which the Server API's push endpoints and the
+// dashboard's compose page both read through, applies the endpoint's gate
+// and its body limit itself, reads the recipients a body names (a user
+// named twice once) and refuses what the endpoint refuses, naming the
+// field.
+func TestReadPush(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC)
+	app := herald.App{ID: "app", Registered: true, FCMCredentials: []byte("sa")}
+	noFCM := app
+	noFCM.FCMCredentials = nil
+	over := `{"userIds":["u1"],"title":"t","content":"` + strings.Repeat("x", int(request.PushLimit(herald.KindUsers))) + `"}`
+	tests := []struct {
+		name    string
+		app     herald.App
+		kind    herald.PushKind
+		body    string
+		wantErr error
+		// wantDetail is the one detail of an ErrInvalidRequest.
+		wantDetail herald.Detail
+		wantUsers  []string
+	}{
+		{name: "Users", app: app, kind: herald.KindUsers, body: `{"userIds":["u1",2,"u1"],"title":"t","content":"c"}`,
+			wantUsers: []string{"u1", "2"}},
+		{name: "Topic", app: app, kind: herald.KindTopic, body: `{"topic":"news","title":"t","content":"c"}`},
+		{name: "ErrAppNotFound", app: herald.App{ID: "app"}, kind: herald.KindUsers, body: `{}`, wantErr: herald.ErrAppNotFound},
+		{name: "ErrNoFCM", app: noFCM, kind: herald.KindAll, body: `{}`, wantErr: herald.ErrNoFCM},
+		{name: "ErrOverLimit", app: app, kind: herald.KindUsers, body: over, wantErr: herald.ErrInvalidRequest,
+			wantDetail: herald.Detail{Field: "body", Reason: fmt.Sprintf("must be at most %d bytes", request.PushLimit(herald.KindUsers))}},
+		{name: "ErrNoScheduleOnMessages", app: app, kind: herald.KindMessages,
+			body:    `{"messages":[{"userId":"u1","title":"t","content":"c"}],"options":{"scheduleTime":"2026-03-02 15:00:00"}}`,
+			wantErr: herald.ErrInvalidRequest, wantDetail: herald.Detail{Field: "options.scheduleTime", Reason: "is not available on this endpoint"}},
+		{name: "ErrUnknownMember", app: app, kind: herald.KindAll, body: `{"title":"t","content":"c","topic":"news"}`,
+			wantErr: herald.ErrInvalidRequest, wantDetail: herald.Detail{Field: "topic", Reason: "unknown field"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			p, rs, err := request.ReadPush(tt.app, tt.kind, []byte(tt.body), now)
+			if tt.wantErr != nil {
+				if !errors.Is(err, tt.wantErr) {
+					t.Fatalf("got %v, want %v", err, tt.wantErr)
+				}
+				var e *herald.Error
+				if tt.wantDetail != (herald.Detail{}) && (!errors.As(err, &e) || len(e.Details) != 1 || e.Details[0] != tt.wantDetail) {
+					t.Errorf("got %v, want the one detail %+v", err, tt.wantDetail)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("got %v, want a push", err)
+			}
+			if p.Kind != tt.kind || p.AppID != app.ID {
+				t.Errorf("got a %s push of %s, want a %s push of %s", p.Kind, p.AppID, tt.kind, app.ID)
+			}
+			var users []string
+			for _, r := range rs {
+				users = append(users, r.UserID)
+			}
+			if !slices.Equal(users, tt.wantUsers) {
+				t.Errorf("recipients: got %q, want %q", users, tt.wantUsers)
+			}
+		})
+	}
+}
+
+// TestReadPushUnknownKind: only the four push endpoints' kinds are read; a
+// token push (the admin API's test push) is no body of theirs.
+func TestReadPushUnknownKind(t *testing.T) {
+	t.Parallel()
+	app := herald.App{ID: "app", Registered: true, FCMCredentials: []byte("sa")}
+	if _, _, err := request.ReadPush(app, herald.KindToken, []byte(`{}`), time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC)); err == nil {
+		t.Fatal("a token push read: got no error")
+	}
+	if got := request.PushLimit(herald.KindToken); got != 0 {
+		t.Errorf("PushLimit(token): got %d, want 0", got)
+	}
+}
