@@ -1,8 +1,11 @@
 // Package handler assembles Herald's two listeners: New builds the public
 // handler (Server API and SDK API) and the admin handler (admin API and
-// dashboard) from one Deps. `herald serve` and every test that drives the
-// handlers over HTTP call it, so they run the same wiring; a test that needs
-// less (no delivery, no metrics) leaves those fields nil.
+// dashboard) from one Deps. server.New calls it for `herald serve` and for
+// every test that runs a whole node (internal/testenv); the few tests that
+// need the handlers on a store they drive by hand (admin's dashboard tests
+// on a frozen clock with River not working jobs, api's OpenAPI test with a
+// second, rate-limited listener on the same store) call it directly and
+// leave what they do not need (metrics) nil.
 package handler
 
 import (

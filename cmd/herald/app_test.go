@@ -85,7 +85,7 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 		}
 		return out
 	}
-	a := e.newAppWithoutFCM(map[string]any{"name": "Shop"})
+	a := e.NewAppWithoutFCM(map[string]any{"name": "Shop"})
 
 	must("app", "update", a.ID, "--tier", "business", "--app-user", "--time-zone", "Europe/Berlin", "--send-rate", "1200")
 	var got struct {
@@ -93,12 +93,12 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 		AppUserEnabled       bool
 		SendRatePerMinute    int
 	}
-	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &got)
 	if got.Name != "Shop" || got.Tier != "business" || !got.AppUserEnabled || got.TimeZone != "Europe/Berlin" || got.SendRatePerMinute != 1200 {
 		t.Fatalf("after app update: got %+v, want the name kept and the four settings changed", got)
 	}
 	must("app", "update", a.ID, "--app-user=false")
-	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &got)
 	if got.AppUserEnabled || got.Tier != "business" {
 		t.Fatalf("after --app-user=false: got %+v, want the feature off and the tier kept", got)
 	}
@@ -120,7 +120,7 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 			t.Errorf("herald %v: got %v, want an error with %q", tt.args, err, tt.want)
 		}
 	}
-	e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &got)
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &got)
 	if got.Tier != "business" || got.SendRatePerMinute != 1200 {
 		t.Fatalf("after refused updates: got %+v, want nothing changed", got)
 	}
@@ -140,11 +140,11 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 		t.Errorf("app credentials: got %q, want the Firebase project and service account stored, not the app table", out)
 	}
 	var creds struct{ HasFcmCredentials bool }
-	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &creds); !creds.HasFcmCredentials {
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &creds); !creds.HasFcmCredentials {
 		t.Fatal("after app credentials --file: the app has no FCM credentials")
 	}
 	must("app", "credentials", a.ID, "--delete")
-	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &creds); creds.HasFcmCredentials {
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &creds); creds.HasFcmCredentials {
 		t.Fatal("after app credentials --delete: the app still has FCM credentials")
 	}
 
@@ -153,7 +153,7 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 		t.Errorf("app webhook: got %q, want the url and its whsec_ secret", out)
 	}
 	var hook struct{ WebhookURL *string }
-	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL == nil || *hook.WebhookURL != "http://127.0.0.1:9/hook" {
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL == nil || *hook.WebhookURL != "http://127.0.0.1:9/hook" {
 		t.Fatalf("after app webhook: got %v, want the url", hook.WebhookURL)
 	}
 	// app show without --json: every setting an operator sets, the
@@ -168,7 +168,7 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 	}
 	must("app", "webhook", a.ID, "--delete")
 	hook.WebhookURL = nil
-	if e.admin("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL != nil {
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &hook); hook.WebhookURL != nil {
 		t.Fatalf("after app webhook --delete: got %v, want none", *hook.WebhookURL)
 	}
 }

@@ -25,20 +25,20 @@ func TestOnlineBackup(t *testing.T) {
 	}
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "backup-tok-", "u1", "u2")
-	before, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "Before the backup", Content: "c"})
+	a := e.NewApp(nil)
+	e.Register(a, "backup-tok-", "u1", "u2")
+	before, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "Before the backup", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitFinal(before.PushID, 20*time.Second)
+	e.WaitFinal(before.PushID, 20*time.Second)
 
 	// Pushes keep coming while the copies are taken.
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
 		for range 20 {
-			a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "During the backup", Content: "c"})
+			a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "During the backup", Content: "c"})
 		}
 	}()
 	db := filepath.Join(e.dataDir, "herald.db")
@@ -89,7 +89,8 @@ func restoreAndSend(t *testing.T, e *env, a testApp, backup string, masterKey []
 	}
 	t.Cleanup(func() { svc.shutdown() })
 	restored := &env{t: t, svc: svc, emu: e.emu, emuURL: e.emuURL, adminTok: e.adminTok}
-	if p := restored.push(oldPush); p.Status != "done" || p.Counts.Sent != 2 {
+	restored.bind()
+	if p := restored.Push(oldPush); p.Status != "done" || p.Counts.Sent != 2 {
 		t.Fatalf("restored history: got %+v, want the push before the backup, done with 2 sent", p)
 	}
 	c := client.New(svc.PublicURL, a.APIKey, a.SecretKey, nil)
@@ -97,7 +98,7 @@ func restoreAndSend(t *testing.T, e *env, a testApp, backup string, masterKey []
 	if err != nil {
 		t.Fatalf("push on the restored store: %v", err)
 	}
-	if p := restored.waitFinal(res.PushID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
+	if p := restored.WaitFinal(res.PushID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
 		t.Fatalf("push after the restore: got %+v, want done with 1 sent (the credentials open with the key)", p)
 	}
 }

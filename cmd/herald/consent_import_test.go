@@ -5,6 +5,8 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,12 +22,12 @@ const importUsers = 100_000
 // cover.
 func (e *env) addUsers(appID string, n int) {
 	e.t.Helper()
-	db, query := e.svc.db.JobsDB(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
+	db, query := e.svc.DB.JobsDB(), `WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < ?)
 		INSERT INTO users (app_id, user_id, state, created_at) SELECT ?, 'u' || CAST(i AS TEXT), 'registered', 0 FROM n`
 	if e.dbURL != "" {
 		query = strings.Replace(strings.Replace(query, "?", "$1", 1), "?", "$2", 1)
 	} else {
-		db = e.sqliteDB().Writer
+		db = e.SQLiteDB().Writer
 	}
 	if _, err := db.Exec(query, n, appID); err != nil {
 		e.t.Fatalf("add users: %v", err)
@@ -48,7 +50,7 @@ func (e *env) addUsers(appID string, n int) {
 func TestConsentImportCLI(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.addUsers(a.ID, importUsers)
 	dir := t.TempDir()
 	path := filepath.Join(dir, "users.jsonl")
@@ -127,7 +129,7 @@ func TestConsentImportCLI(t *testing.T) {
 func TestConsentImportCLINamesBadLine(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.addUsers(a.ID, 6)
 	var body strings.Builder
 	for i := 1; i <= 5; i++ {
@@ -150,4 +152,28 @@ func TestConsentImportCLINamesBadLine(t *testing.T) {
 	if h := e.consentHistory(a, "u1"); len(h) != 0 {
 		t.Errorf("u1 after the bad line: got %v, want nothing of the batch imported", h)
 	}
+}
+
+// consentHistory reads a user's consent history through the admin API.
+func (e *env) consentHistory(a testApp, userID string) []consentChange {
+	e.t.Helper()
+	var out struct {
+		UserID  string
+		Changes []consentChange
+	}
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/users/"+url.PathEscape(userID)+"/consent-history", nil, &out); code != http.StatusOK {
+		e.t.Fatalf("consent history of %s: got %d, want 200", userID, code)
+	}
+	if out.UserID != userID {
+		e.t.Errorf("consent history: got userId %q, want %q", out.UserID, userID)
+	}
+	return out.Changes
+}
+
+// consentChange is one entry of GET …/consent-history.
+type consentChange struct {
+	At                        time.Time
+	Source                    string
+	DeviceID                  *string
+	Marketing, MarketingNight struct{ From, To bool }
 }

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // wantModes fails unless each of dir's files named in want has that mode.
@@ -33,12 +34,12 @@ var secureModes = map[string]os.FileMode{
 // the dir is made 0700 and every file in it 0600, the database's WAL and
 // shared-memory files included.
 func TestDataDirCreatedPrivate(t *testing.T) {
-	sqliteOnly(t, "the embedded store's data dir")
+	testenv.SQLiteOnly(t, "the embedded store's data dir")
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	e := start(t, func(c *config) { c.DataDir, c.AdminToken = dir, "" })
 	e.adminTok = e.svc.AdminToken // generated into the data dir
-	e.newAppWithoutFCM(nil)       // a write through the WAL
+	e.NewAppWithoutFCM(nil)       // a write through the WAL
 	wantModes(t, dir, secureModes)
 	if strings.Contains(e.logs.String(), "tightened permissions") {
 		t.Errorf("log: got a tightening on a new data dir, want none")
@@ -48,7 +49,7 @@ func TestDataDirCreatedPrivate(t *testing.T) {
 // TestDataDirTightened starts on a data dir left 0755 with its database
 // and keys 0644: each is tightened before use, and the log says so.
 func TestDataDirTightened(t *testing.T) {
-	sqliteOnly(t, "the embedded store's data dir")
+	testenv.SQLiteOnly(t, "the embedded store's data dir")
 	t.Parallel()
 	dir := filepath.Join(t.TempDir(), "data")
 	if err := os.Mkdir(dir, 0o755); err != nil {
@@ -76,7 +77,7 @@ func TestDataDirTightened(t *testing.T) {
 	}
 	e := start(t, func(c *config) { c.DataDir, c.AdminToken = dir, "" })
 	e.adminTok = e.svc.AdminToken
-	e.newAppWithoutFCM(nil)
+	e.NewAppWithoutFCM(nil)
 	wantModes(t, dir, secureModes)
 	logs := e.logs.String()
 	for _, name := range []string{dir, filepath.Join(dir, "herald.db"), filepath.Join(dir, "master-key"), filepath.Join(dir, "admin-token")} {

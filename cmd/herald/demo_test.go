@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/server"
 )
 
 // TestDemoRestart: `serve --demo` prints where its service-account file is;
@@ -33,16 +34,17 @@ func TestDemoRestart(t *testing.T) {
 	if err != nil {
 		t.Fatalf("demo service-account file: %v", err)
 	}
-	e := &env{t: t, svc: &service{PublicURL: urls[1], AdminURL: urls[2]}, adminTok: readAdminToken(t, dataDir)}
+	e := &env{t: t, svc: &service{Server: &server.Server{PublicURL: urls[1], AdminURL: urls[2]}}, adminTok: readAdminToken(t, dataDir)}
+	e.bind()
 	var app struct{ AppID, APIKey, SecretKey string }
-	if code := e.admin("POST", "/admin/v1/apps", map[string]any{"name": "Mine"}, &app); code != http.StatusCreated {
+	if code := e.AdminJSON("POST", "/admin/v1/apps", map[string]any{"name": "Mine"}, &app); code != http.StatusCreated {
 		t.Fatalf("create app: got %d", code)
 	}
-	if code := e.admin("PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
+	if code := e.AdminJSON("PUT", "/admin/v1/apps/"+app.AppID+"/fcm-credentials", creds, nil); code != http.StatusOK {
 		t.Fatalf("upload the demo's service-account file: got %d, want 200", code)
 	}
-	a := testApp{ID: app.AppID, c: client.New(urls[1], app.APIKey, app.SecretKey, nil)}
-	e.device(a, "d1", "mine-token-1", "android", "1.6.0", "me")
+	a := testApp{ID: app.AppID, Client: client.New(urls[1], app.APIKey, app.SecretKey, nil)}
+	e.Device(a, "d1", "mine-token-1", "android", "1.6.0", "me")
 	if err := demo.stop(); err != nil {
 		t.Fatalf("stop the demo: %v", err)
 	}
@@ -52,13 +54,14 @@ func TestDemoRestart(t *testing.T) {
 	if again.waitOutput(fileLine)[1] != credsPath {
 		t.Errorf("restart: service-account file moved, want %s kept", credsPath)
 	}
-	e.svc = &service{PublicURL: urls[1], AdminURL: urls[2]}
-	a.c = client.New(urls[1], app.APIKey, app.SecretKey, nil)
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"me"}, Title: "After a restart", Content: "Still here"})
+	e.svc = &service{Server: &server.Server{PublicURL: urls[1], AdminURL: urls[2]}}
+	e.bind()
+	a.Client = client.New(urls[1], app.APIKey, app.SecretKey, nil)
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"me"}, Title: "After a restart", Content: "Still here"})
 	if err != nil {
 		t.Fatalf("push after the restart: %v", err)
 	}
-	if p := e.waitFinal(res.PushID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
+	if p := e.WaitFinal(res.PushID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
 		b, _ := json.Marshal(p)
 		t.Fatalf("push after the restart: got %s, want done with 1 sent", b)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // TestGracefulStopMidFanout stops `herald serve` with SIGTERM while a
@@ -17,7 +18,7 @@ import (
 // database, and after a restart every token has exactly one message and
 // none is recorded as resent.
 func TestGracefulStopMidFanout(t *testing.T) {
-	sqliteOnly(t, "a stop of the one process on the embedded store")
+	testenv.SQLiteOnly(t, "a stop of the one process on the embedded store")
 	if testing.Short() {
 		t.Skip("builds the binary and sends 5,000 messages")
 	}

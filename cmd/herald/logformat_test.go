@@ -78,13 +78,13 @@ func TestDocumentedPushLogFields(t *testing.T) {
 		}
 	}
 	e := start(t)
-	a := e.newApp(nil)
-	e.register(a, "logs-", "u1")
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
+	a := e.NewApp(nil)
+	e.Register(a, "logs-", "u1")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	e.waitFinal(res.PushID, 10*time.Second)
+	e.WaitFinal(res.PushID, 10*time.Second)
 	waitFor(t, "push done logged", 5*time.Second, func() bool { return strings.Contains(e.logs.String(), `msg="push done"`) })
 	for msg, fields := range documented {
 		var line string

@@ -8,12 +8,13 @@ import (
 	"path/filepath"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/server"
 )
 
 // masterKey returns the master key, configured or kept in the data dir
 // (generated there on first start), once the store has confirmed that it
 // is the key its secrets are sealed with (DESIGN.md section 2).
-func (s *service) masterKey(ctx context.Context) (*herald.MasterKey, error) {
+func (s *service) masterKey(ctx context.Context, srv *server.Server) (*herald.MasterKey, error) {
 	text, created, err := s.cfg.secretOrFile(s.cfg.MasterKey, "master-key", herald.NewMasterKeyText)
 	if err != nil {
 		return nil, err
@@ -22,20 +23,20 @@ func (s *service) masterKey(ctx context.Context) (*herald.MasterKey, error) {
 	if err != nil {
 		return nil, fmt.Errorf("master key: %w", err)
 	}
-	err = herald.VerifyMasterKey(ctx, s.store, key)
+	err = herald.VerifyMasterKey(ctx, srv.Store, key)
 	if errors.Is(err, herald.ErrMasterKeyMismatch) {
-		return nil, s.keyMismatch(created)
+		return nil, s.keyMismatch(created, srv.DB.Shared())
 	}
 	return key, err
 }
 
 // keyMismatch says which key was given and what to do. A key generated
 // just now is removed again: it can open nothing here.
-func (s *service) keyMismatch(created bool) error {
+func (s *service) keyMismatch(created, shared bool) error {
 	file := filepath.Join(s.cfg.DataDir, "master-key")
 	const keep = "Without that key the FCM credentials and webhook secrets stored here cannot be opened; nothing was changed"
 	switch {
-	case s.db.Shared():
+	case shared:
 		return fmt.Errorf("%w: HERALD_MASTER_KEY (--master-key) holds another key. Start every node with the key the database's secrets were sealed with. %s",
 			herald.ErrMasterKeyMismatch, keep)
 	case s.cfg.MasterKey != "":

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/sqlite"
 )
 
@@ -44,7 +45,7 @@ func (e *env) pushOne(a testApp, userID string) {
 	if err != nil {
 		e.t.Fatalf("push: %v", err)
 	}
-	if p := e.waitFinal(res.PushID, 30*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
+	if p := e.WaitFinal(res.PushID, 30*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
 		e.t.Fatalf("push: got %s with %d sent (%s), want done with 1 sent", p.Status, p.Counts.Sent, p.FailureReason)
 	}
 }
@@ -65,9 +66,9 @@ func TestMasterKeyCheckAtStart(t *testing.T) {
 	t.Parallel()
 	keyA, keyB := herald.NewMasterKeyText(), herald.NewMasterKeyText()
 	e := start(t, withKey(keyA))
-	a := e.newApp(nil)
-	e.putWebhook(a, newReceiver(t, 0).URL)
-	e.device(a, "d1", "tok-mk-1", "android", "1.6.0", "u1")
+	a := e.NewApp(nil)
+	e.PutWebhook(a, testenv.NewReceiver(t, 0).URL)
+	e.Device(a, "d1", "tok-mk-1", "android", "1.6.0", "u1")
 	e.stop()
 
 	_, err := e.tryStart(withKey(keyB))
@@ -79,6 +80,7 @@ func TestMasterKeyCheckAtStart(t *testing.T) {
 		t.Fatalf("start with the original key: %v", err)
 	}
 	e.svc = svc
+	e.bind()
 	e.pushOne(a, "u1")
 }
 
@@ -86,12 +88,12 @@ func TestMasterKeyCheckAtStart(t *testing.T) {
 // secrets, no check) is verified by opening a sealed value; the wrong key
 // is refused and stores nothing, the right one stores the check.
 func TestMasterKeyCheckUpgrade(t *testing.T) {
-	sqliteOnly(t, "edits the SQLite file directly")
+	testenv.SQLiteOnly(t, "edits the SQLite file directly")
 	t.Parallel()
 	keyA, keyB := herald.NewMasterKeyText(), herald.NewMasterKeyText()
 	e := start(t, withKey(keyA))
-	a := e.newApp(nil)
-	e.device(a, "d1", "tok-up-1", "android", "1.6.0", "u1")
+	a := e.NewApp(nil)
+	e.Device(a, "d1", "tok-up-1", "android", "1.6.0", "u1")
 	e.stop()
 	dropKeyCheck(t, e.dataDir)
 
@@ -105,6 +107,7 @@ func TestMasterKeyCheckUpgrade(t *testing.T) {
 		t.Fatalf("start with the original key: %v", err)
 	}
 	e.svc = svc
+	e.bind()
 	e.pushOne(a, "u1")
 	e.stop()
 	if !hasKeyCheck(t, e.dataDir) {
@@ -116,10 +119,10 @@ func TestMasterKeyCheckUpgrade(t *testing.T) {
 // the next start generates a new one, finds it does not match and refuses,
 // removing the useless new file. Restoring the file starts the service.
 func TestMasterKeyFileMissing(t *testing.T) {
-	sqliteOnly(t, "the master-key file of the data dir")
+	testenv.SQLiteOnly(t, "the master-key file of the data dir")
 	t.Parallel()
 	e := start(t)
-	e.newApp(nil)
+	e.NewApp(nil)
 	e.stop()
 	file := filepath.Join(e.dataDir, "master-key")
 	original, err := os.ReadFile(file)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"testing"
@@ -11,31 +12,8 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 )
-
-// The night deferral end to end (options.nightPolicy "defer"): the service
-// runs on an injected clock set shortly before 08:00 in Seoul, so the
-// morning comes within seconds; the emulator keeps the real clock.
-
-// nightView is the admin record of a push as these tests read it.
-type nightView struct {
-	Status        string
-	NightPolicy   string
-	DeferredUntil *time.Time
-	ServerActions float64
-	Counts        struct {
-		Tokens, Sent, SuppressedConsent, SuppressedNight, DeferredNight int
-	}
-}
-
-func (e *env) nightPush(id string) nightView {
-	e.t.Helper()
-	var v nightView
-	if code := e.admin("GET", "/admin/v1/pushes/"+id, nil, &v); code != http.StatusOK {
-		e.t.Fatalf("get push %s: got %d", id, code)
-	}
-	return v
-}
 
 // nightApp is consentApp in Seoul ("none", "day", "all") with two more
 // users of marketing consent by day only: "late", who gives night consent
@@ -43,10 +21,10 @@ func (e *env) nightPush(id string) nightView {
 func nightApp(t *testing.T, e *env) testApp {
 	t.Helper()
 	a := consentApp(t, e, "Asia/Seoul")
-	e.register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "late", "quit")
+	e.Register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "late", "quit")
 	on := true
 	for _, u := range []string{"late", "quit"} {
-		if _, err := a.c.SetMarketing(context.Background(), u, client.MarketingState{Marketing: &on}); err != nil {
+		if _, err := a.Client.SetMarketing(context.Background(), u, client.MarketingState{Marketing: &on}); err != nil {
 			t.Fatalf("consent of %s: %v", u, err)
 		}
 	}
@@ -57,7 +35,7 @@ func nightApp(t *testing.T, e *env) testApp {
 func pushDefer(t *testing.T, a testApp, users ...any) string {
 	t.Helper()
 	yes := true
-	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "Night sale", Content: "50% off",
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "Night sale", Content: "50% off",
 		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
 	if err != nil {
 		t.Fatalf("push: %v", err)
@@ -67,11 +45,11 @@ func pushDefer(t *testing.T, a testApp, users ...any) string {
 
 // wantDeferred waits for the push's night-consent device ("all") and
 // checks that n tokens wait for the morning.
-func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.Time, n int) nightView {
+func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.Time, n int) testenv.NightView {
 	t.Helper()
-	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(e.sentTo(id)) == 1 })
+	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(e.SentTo(id)) == 1 })
 	wantDelivered(t, e, a, id, "all")
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "sending" || v.NightPolicy != "defer" || v.Counts.DeferredNight != n || v.DeferredUntil == nil ||
 		!v.DeferredUntil.Equal(morning) || v.Counts.SuppressedConsent != 1 || v.Counts.SuppressedNight != 0 {
 		t.Fatalf("before the morning: got %+v (until %v), want sending, %d deferred until %v, 1 suppressed by consent", v,
@@ -85,10 +63,10 @@ func wantDeferredPush(t *testing.T, e *env, a testApp, id string, morning time.T
 func morningChanges(t *testing.T, clk *testClock, a testApp, morning time.Time) {
 	t.Helper()
 	on, off := true, false
-	if _, err := a.c.SetMarketing(context.Background(), "late", client.MarketingState{Marketing: &on, MarketingNight: &on}); err != nil {
+	if _, err := a.Client.SetMarketing(context.Background(), "late", client.MarketingState{Marketing: &on, MarketingNight: &on}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.c.SetMarketing(context.Background(), "quit", client.MarketingState{Marketing: &off}); err != nil {
+	if _, err := a.Client.SetMarketing(context.Background(), "quit", client.MarketingState{Marketing: &off}); err != nil {
 		t.Fatal(err)
 	}
 	if !clk.Now().Before(morning) {
@@ -100,43 +78,22 @@ func morningChanges(t *testing.T, clk *testClock, a testApp, morning time.Time) 
 // "day" and "late" at 08:00 each once, "quit" suppressed, the charge kept.
 func wantMorning(t *testing.T, e *env, clk *testClock, a testApp, id string, morning time.Time) {
 	t.Helper()
-	p := e.waitFinal(id, 60*time.Second)
+	p := e.WaitFinal(id, 60*time.Second)
 	wantDelivered(t, e, a, id, "all", "day", "late")
-	v := e.nightPush(id)
+	v := e.NightPush(id)
 	if v.Status != "done" || v.Counts.Tokens != 5 || v.Counts.Sent != 3 || v.Counts.SuppressedConsent != 2 ||
 		v.Counts.SuppressedNight != 0 || v.Counts.DeferredNight != 0 || v.DeferredUntil != nil || v.ServerActions != 2.5 {
 		t.Errorf("after the morning: got %s %+v (until %v), want done, 5 tokens, 3 sent, 2 suppressed by consent, 2.5 Server Actions",
 			p.Status, v, v.DeferredUntil)
 	}
 	for _, u := range []string{"day", "late"} {
-		msgs := e.received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
+		msgs := e.Received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
 		if len(msgs) != 1 {
 			t.Fatalf("%s: got %d messages, want 1", u, len(msgs))
 		}
 		if at := clk.Fake(msgs[0].ReceivedAt); at.Before(morning) {
 			t.Errorf("%s: sent at %v, before the morning %v", u, at, morning)
 		}
-	}
-}
-
-// TestNightDeferralAtEight: a marketing push with nightPolicy defer at
-// 07:59:48 in Seoul goes at once to the device with night consent, counts
-// the day-only ones as deferred until 08:00, and sends them at 08:00 of the
-// injected clock, their consent judged again then.
-func TestNightDeferralAtEight(t *testing.T) {
-	t.Parallel()
-	clk := &testClock{}
-	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-time.Hour))
-	e := startClocked(t, clk)
-	a := nightApp(t, e)
-	clk.Run(morning.Add(-12 * time.Second)) // the app is set up: the morning comes soon after the push
-	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
-	wantDeferredPush(t, e, a, id, morning, 3)
-	morningChanges(t, clk, a, morning)
-	wantMorning(t, e, clk, a, id, morning)
-	if got := e.usage(a); got != 2.5 {
-		t.Errorf("usage: got %v Server Actions, want 2.5 (charged once)", got)
 	}
 }
 
@@ -200,59 +157,10 @@ func TestNightDeferralNodes(t *testing.T) {
 	e.startService(func(c *config) { c.now = clk.Now })
 	wantMorning(t, e, clk, a, id, morning)
 	var workers int
-	if err := e.queryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'morning' IS NOT NULL`,
+	if err := e.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'morning' IS NOT NULL`,
 		id).Scan(&workers); err != nil || workers != 1 {
 		t.Errorf("deferred send jobs: got %d %v, want 1", workers, err)
 	}
-}
-
-// TestNightDeferralCancel: the operator cancels the deferred part at
-// 07:50: its users count as suppressed by the night, are refunded in the
-// ledger and the push's Server Actions, and the push ends done; within 5
-// minutes of 08:00 the cancel is refused 409 and nothing changes.
-func TestNightDeferralCancel(t *testing.T) {
-	t.Parallel()
-	clk := &testClock{}
-	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-10 * time.Minute))
-	e := startClocked(t, clk)
-	a := consentApp(t, e, "Asia/Seoul")
-	id := pushDefer(t, a, "none", "day", "all")
-	if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 || e.usage(a) != 1.5 {
-		t.Fatalf("charge: got %v on the push, %v in the ledger, want 1.5", v.ServerActions, e.usage(a))
-	}
-	var answer nightView
-	if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
-		t.Fatalf("cancel at 07:50: got %d, want 200", code)
-	}
-	if answer.Counts.SuppressedNight != 1 || answer.Counts.DeferredNight != 0 || answer.ServerActions != 1 {
-		t.Errorf("cancel answer: got %+v, want 1 suppressed by the night, none deferred, 1 Server Action", answer)
-	}
-	e.waitFinal(id, 20*time.Second)
-	v := e.nightPush(id)
-	if v.Status != "done" || v.Counts.Sent != 1 || v.Counts.SuppressedNight != 1 || v.Counts.SuppressedConsent != 1 || v.ServerActions != 1 {
-		t.Errorf("after the cancel: got %+v, want done, 1 sent, 1 suppressed each way, 1 Server Action", v)
-	}
-	if got := e.usage(a); got != 1 {
-		t.Errorf("usage: got %v, want 1.5 charged less 0.5 refunded", got)
-	}
-	var refused struct{ Code string }
-	if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &refused); code != http.StatusConflict || refused.Code != "ERR-AB-SCH-01" {
-		t.Errorf("cancel again: got %d %s, want 409 ERR-AB-SCH-01", code, refused.Code)
-	}
-
-	// A second push, cancelled at 07:55:01: too late.
-	late := pushDefer(t, a, "none", "day", "all")
-	wantDeferredPush(t, e, a, late, morning, 1)
-	clk.Run(morning.Add(-5*time.Minute + time.Second))
-	refused.Code = ""
-	if code := e.admin("POST", "/admin/v1/pushes/"+late+"/cancel", nil, &refused); code != http.StatusConflict || refused.Code != "ERR-AB-SCH-01" {
-		t.Errorf("cancel at 07:55:01: got %d %s, want 409 ERR-AB-SCH-01", code, refused.Code)
-	}
-	if v := e.nightPush(late); v.Status != "sending" || v.Counts.DeferredNight != 1 || v.ServerActions != 1.5 || e.usage(a) != 2.5 {
-		t.Errorf("after the refused cancel: got %+v, usage %v; want still deferred, 1.5 on the push, 2.5 in the ledger", v, e.usage(a))
-	}
-	wantDelivered(t, e, a, id, "all")
 }
 
 // TestNightDeferralSurvivesKill runs the real binary (SQLite) in a zone
@@ -261,7 +169,7 @@ func TestNightDeferralCancel(t *testing.T) {
 // cancelled there with its refund. (The firing after a restart is
 // TestNightDeferralRestart's, on an injected clock.)
 func TestNightDeferralSurvivesKill(t *testing.T) {
-	sqliteOnly(t, "a crash of the one process on the embedded store; TestNightDeferralNodes covers PostgreSQL")
+	testenv.SQLiteOnly(t, "a crash of the one process on the embedded store; TestNightDeferralNodes covers PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds the binary")
 	}
@@ -301,14 +209,14 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 	}
 	waitFor(t, "the night-consent device", 20*time.Second, func() bool { return len(emu.Messages("tok-all")) == 1 })
 	morning := herald.NextMorning(time.Now(), loc)
-	read := func(p *process) nightView {
-		var v nightView
+	read := func(p *process) testenv.NightView {
+		var v testenv.NightView
 		if code := p.adminJSON(adminToken, "GET", "/admin/v1/pushes/"+res.PushID, nil, &v); code != http.StatusOK {
 			t.Fatalf("get push: got %d", code)
 		}
 		return v
 	}
-	wantWaiting := func(when string, v nightView) {
+	wantWaiting := func(when string, v testenv.NightView) {
 		if v.Status != "sending" || v.Counts.DeferredNight != 1 || v.DeferredUntil == nil || !v.DeferredUntil.Equal(morning) || v.ServerActions != 1 {
 			t.Fatalf("%s: got %+v (until %v), want sending, 1 deferred until %v, 1 Server Action", when, v, v.DeferredUntil, morning)
 		}
@@ -321,7 +229,7 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 	proc.kill()
 	proc = startProcess(t, bin, dataDir, adminToken, emuURL)
 	wantWaiting("after the restart", read(proc))
-	var answer nightView
+	var answer testenv.NightView
 	if code := proc.adminJSON(adminToken, "POST", "/admin/v1/pushes/"+res.PushID+"/cancel", nil, &answer); code != http.StatusOK {
 		t.Fatalf("cancel: got %d, want 200", code)
 	}
@@ -334,42 +242,70 @@ func TestNightDeferralSurvivesKill(t *testing.T) {
 	}
 }
 
-// TestNightDeferralAllAndMessages: deferral on /all (charged per user as
-// it fans out) and on a mixed /messages request (each message marketing
-// by its own title), each cancelled at 07:50 with its refund.
-func TestNightDeferralAllAndMessages(t *testing.T) {
-	t.Parallel()
-	clk := &testClock{}
-	morning := time.Date(2026, 12, 6, 8, 0, 0, 0, seoul)
-	clk.Run(morning.Add(-10 * time.Minute))
-	e := startClocked(t, clk)
-	a := consentApp(t, e, "Asia/Seoul")
-	yes, ctx := true, context.Background()
-	all, err := a.c.PushAll(ctx, client.PushAllRequest{Title: "Night sale", Content: "c",
-		Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer"}})
+// consentApp is an app with three users of different consent: "none" (the
+// default, no marketing), "day" (marketing, not at night) and "all"
+// (marketing at any hour). The consent is set through PATCH marketing and
+// the SDK's consent switch. The app puts the (광고) prefix in its bodies
+// (adPrefixCheck off), so options.isMarketing alone marks a plain title.
+func consentApp(t *testing.T, e *env, tz string) testApp {
+	t.Helper()
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": tz, "adPrefixCheck": false})
+	e.Register(a, "cons-"+a.ID[len(a.ID)-6:]+"-", "none", "day", "all")
+	ctx := context.Background()
+	on, off := true, false
+	if got, err := a.Client.SetMarketing(ctx, "day", client.MarketingState{Marketing: &on}); err != nil || got != (client.Consent{Marketing: true}) {
+		t.Fatalf("set day consent: got %+v %v, want marketing only", got, err)
+	}
+	if got, err := a.Client.SetMarketing(ctx, "all", client.MarketingState{Marketing: &on, MarketingNight: &off}); err != nil || got.MarketingNight {
+		t.Fatalf("set all consent: got %+v %v", got, err)
+	}
+	// The in-app switch turns night on for "all"'s device (registered by
+	// e.register as dev-all-2).
+	if got, err := a.Client.SetConsent(ctx, "dev-all-2", nil, &on); err != nil || !got.Marketing || !got.MarketingNight {
+		t.Fatalf("SDK consent for all: got %+v %v, want both true", got, err)
+	}
+	for user, want := range map[string]herald.Consent{"none": {}, "day": {Marketing: true}, "all": {Marketing: true, MarketingNight: true}} {
+		u := e.UserView(a, user)
+		if len(u.Devices) != 1 || u.Devices[0].Marketing != want.Marketing || u.Devices[0].MarketingNight != want.MarketingNight {
+			t.Fatalf("device consent of %s: got %+v, want %+v", user, u.Devices, want)
+		}
+	}
+	return a
+}
+
+// wantDelivered checks which of the users' tokens received push id.
+func wantDelivered(t *testing.T, e *env, a testApp, id string, users ...string) {
+	t.Helper()
+	want := map[string]int{}
+	for _, u := range users {
+		want["cons-"+a.ID[len(a.ID)-6:]+"-"+u] = 1
+	}
+	if got := e.SentTo(id); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("messages by token: got %v, want %v", got, want)
+	}
+}
+
+// zoneWithHour returns an Etc/GMT zone whose wall clock reads hour (plus the
+// current minutes) at now. Etc/GMT signs are inverted: Etc/GMT-9 is UTC+9.
+func zoneWithHour(t *testing.T, now time.Time, hour int) string {
+	t.Helper()
+	off := (hour - now.UTC().Hour() + 48) % 24 // UTC+off, 0..23
+	if off > 12 {
+		off -= 24 // -11..12, all of which Etc/GMT has
+	}
+	name := "Etc/GMT"
+	switch {
+	case off > 0:
+		name = fmt.Sprintf("Etc/GMT-%d", off)
+	case off < 0:
+		name = fmt.Sprintf("Etc/GMT+%d", -off)
+	}
+	loc, err := time.LoadLocation(name)
 	if err != nil {
-		t.Fatal(err)
+		t.Fatalf("load %s: %v", name, err)
 	}
-	msgs, err := a.c.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
-		{UserID: "none", Title: "(광고) for none", Content: "c"}, {UserID: "day", Title: "(광고) for day", Content: "c"},
-		{UserID: "all", Title: "Your receipt", Content: "not an ad"}}, Options: &client.Options{NightPolicy: "defer"}})
-	if err != nil {
-		t.Fatal(err)
+	if got := now.In(loc).Hour(); got != hour {
+		t.Fatalf("%s: got hour %d, want %d", name, got, hour)
 	}
-	for _, id := range []string{all.PushID, msgs.PushID} {
-		if v := wantDeferredPush(t, e, a, id, morning, 1); v.ServerActions != 1.5 {
-			t.Fatalf("push %s: got %v Server Actions, want 1.5", id, v.ServerActions)
-		}
-		var answer nightView
-		if code := e.admin("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &answer); code != http.StatusOK {
-			t.Fatalf("cancel %s: got %d, want 200", id, code)
-		}
-		e.waitFinal(id, 20*time.Second)
-		if v := e.nightPush(id); v.Status != "done" || v.Counts.SuppressedNight != 1 || v.Counts.Sent != 1 || v.ServerActions != 1 {
-			t.Errorf("push %s after the cancel: got %+v, want done, 1 sent, 1 suppressed by the night, 1 Server Action", id, v)
-		}
-	}
-	if got := e.usage(a); got != 2 {
-		t.Errorf("usage: got %v, want 3 charged less 1 refunded", got)
-	}
+	return name
 }

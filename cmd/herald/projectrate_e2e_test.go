@@ -14,30 +14,6 @@ import (
 	"github.com/heraldpush/herald/client"
 )
 
-// TestFCMProjectRate: two apps whose service accounts name one FCM project,
-// each at the default 600,000 a minute, are paced together to the
-// project's rate, here --fcm-project-rate 600 (10 a second): 20 users of
-// each, pushed at once, arrive at the emulator over at least 3.9 s (the
-// project bucket lets 1 go at once, each other 0.1 s after the one
-// before); the test asks 2.9 s. Unpaced, or paced per app, the 40 arrive
-// within milliseconds. An app of another project is not held back by
-// them: its 20 arrive within the first second.
-func TestFCMProjectRate(t *testing.T) {
-	t.Parallel()
-	e := start(t, func(c *config) { c.FCMProjectRate = "600" })
-	const n, rate, burst = 20, 10, 1 // each app's users; a second; the bucket holds a tenth of a second
-	shared, other := e.pushProjects(n)
-	floor := time.Duration(float64(2*n-burst)/rate*float64(time.Second)) - time.Second
-	if span := shared[2*n-1].Sub(shared[0]); span < floor {
-		t.Errorf("the %d sends of one project arrived within %v, want at least %v at 10 a second", 2*n, span, floor)
-	} else {
-		t.Logf("%d sends of two apps of one project over %v", 2*n, span)
-	}
-	if span := other[n-1].Sub(other[0]); span > 2*time.Second {
-		t.Errorf("the other project's %d sends spread over %v, want them unpaced by the first project (under 2s)", n, span)
-	}
-}
-
 // TestFCMProjectRateSharedByNodes: two nodes on one PostgreSQL database
 // share a project's rate as they share an app's: once each has seen the
 // other, each paces the project to 5 a second of its 10, so the 40 sends
@@ -77,8 +53,8 @@ func (e *env) pushProjects(n int) (shared, other []time.Time) {
 	e.t.Helper()
 	var apps [3]testApp
 	for i, project := range []string{"shared-proj", "shared-proj", "other-proj"} {
-		apps[i] = e.newAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
-		e.putCredentials(apps[i], project)
+		apps[i] = e.NewAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
+		e.PutCredentials(apps[i], project)
 	}
 	users := make([]any, n)
 	for j := range users {
@@ -86,14 +62,14 @@ func (e *env) pushProjects(n int) (shared, other []time.Time) {
 	}
 	for i, a := range apps {
 		for _, u := range users {
-			e.register(a, fmt.Sprintf("proj%d-", i), u.(string))
+			e.Register(a, fmt.Sprintf("proj%d-", i), u.(string))
 		}
 	}
 	ids := make([]string, len(apps))
 	var wg sync.WaitGroup
 	for i, a := range apps {
 		wg.Go(func() {
-			res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
+			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
 			if err != nil {
 				e.t.Errorf("push of app %d: %v", i, err)
 				return
@@ -106,7 +82,7 @@ func (e *env) pushProjects(n int) (shared, other []time.Time) {
 		e.t.FailNow()
 	}
 	for i, id := range ids {
-		if p := e.waitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
+		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
 			e.t.Fatalf("push of app %d: got %s with %d sent, want done with %d", i, p.Status, p.Counts.Sent, n)
 		}
 	}

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald/server"
 )
 
 // readmeExample returns the shell blocks of the README section "Example:
@@ -103,13 +105,14 @@ func TestReadmeNewApp(t *testing.T) {
 	urls := serve.waitOutput(listening)
 
 	moved := strings.NewReplacer("http://127.0.0.1:8080", urls[1], "http://127.0.0.1:8081", urls[2], "http://127.0.0.1:9099", emuURL)
-	e := &env{t: t, svc: &service{PublicURL: urls[1], AdminURL: urls[2]}, adminTok: readAdminToken(t, filepath.Join(dir, "herald-data"))}
+	e := &env{t: t, svc: &service{Server: &server.Server{PublicURL: urls[1], AdminURL: urls[2]}}, adminTok: readAdminToken(t, filepath.Join(dir, "herald-data")), emuURL: emuURL}
+	e.bind()
 	var p pushView
 	// A reader runs step 8 after reading step 7's answer: by then the push
 	// is done, which the test waits for rather than racing the send.
 	waitForPush := func(cmd string, values map[string]string) {
 		if p.PushID == "" && strings.Contains(cmd, "/api/app-user/v2/marketing") {
-			p = e.waitFinal(values["PUSH_ID"], 20*time.Second)
+			p = e.WaitFinal(values["PUSH_ID"], 20*time.Second)
 		}
 	}
 	values, outputs := runSteps(t, dir, shellCommands(moved.Replace(steps)), waitForPush)
@@ -119,8 +122,7 @@ func TestReadmeNewApp(t *testing.T) {
 	if p.Status != "done" || p.Counts.Sent != 1 {
 		t.Fatalf("the README's push: got status %s, %d sent, want done with 1 sent", p.Status, p.Counts.Sent)
 	}
-	e.emuURL = emuURL
-	got := e.received("fcm-token-1")
+	got := e.Received("fcm-token-1")
 	if len(got) != 1 || !strings.Contains(string(got[0].Message), "Your order has shipped") {
 		t.Fatalf("emulator: got %d messages for the README's token, want the README's push", len(got))
 	}
@@ -130,7 +132,7 @@ func TestReadmeNewApp(t *testing.T) {
 			t.Errorf("README step 8: no answer %s in\n%s", want, strings.Join(outputs, "\n"))
 		}
 	}
-	u := e.user(testApp{ID: values["APP_ID"]}, "user-1")
+	u := e.UserView(testApp{ID: values["APP_ID"]}, "user-1")
 	if u.State != "withdrawn" || len(u.Devices) != 0 || u.Marketing {
 		t.Fatalf("README step 8: got user %+v, want user-1 withdrawn with no device and no consent", u)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
@@ -33,12 +34,12 @@ func TestDatabaseRestartMidPush(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := startProxy(t, u.Host)
-	u.Host = p.ln.Addr().String()
+	p := testenv.StartProxy(t, u.Host)
+	u.Host = p.Addr()
 	e.dbURL = u.String()
 	e.startService()
-	a := e.newApp(nil)
-	c := a.c
+	a := e.NewApp(nil)
+	c := a.Client
 	registerAll(t, c, users, 16)
 
 	var pushIDs []string
@@ -54,10 +55,10 @@ func TestDatabaseRestartMidPush(t *testing.T) {
 		pushIDs = append(pushIDs, res.PushID)
 	}
 	waitFor(t, "the first 300 messages", 60*time.Second, func() bool { return emu.Stats().Accepted >= 300 })
-	p.stop()
+	p.Stop()
 	at := emu.Stats().Accepted
 	time.Sleep(400 * time.Millisecond) // the length of the restart, not a wait for work
-	p.restore()
+	p.Restore()
 	t.Logf("database away for 0.4 s after %d of %d messages", at, users)
 
 	sent := func() map[string]int { return sentByPush(t, emu, pushIDs) }

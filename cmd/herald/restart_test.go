@@ -28,6 +28,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // buildHerald builds the herald binary, once for the whole test binary
@@ -240,7 +241,7 @@ func (p *process) adminJSON(token, method, path string, body []byte, out any) in
 // and checks that every token got its message exactly once, except tokens
 // whose send was in flight at the kill, which the server records as resent.
 func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
-	sqliteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
+	testenv.SQLiteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
 	if testing.Short() {
 		t.Skip("builds the binary and sends 20,000 messages")
 	}

@@ -2,69 +2,19 @@ package main
 
 import (
 	"context"
-	"errors"
-	"fmt"
-	"net/http"
-	"slices"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/internal/testenv"
 )
-
-// testClock is a clock a test can set: running from the set time, or frozen
-// at it.
-type testClock struct {
-	mu     sync.Mutex
-	offset time.Duration
-	frozen *time.Time
-	// riverAhead is how far River's clock (River) runs ahead of the real
-	// one.
-	riverAhead time.Duration
-}
-
-func (c *testClock) Now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.frozen != nil {
-		return *c.frozen
-	}
-	return time.Now().Add(c.offset)
-}
-
-// Run makes the clock read t now and run on from there.
-func (c *testClock) Run(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.frozen, c.offset = nil, time.Until(t)
-}
-
-// Freeze stops the clock at t.
-func (c *testClock) Freeze(t time.Time) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.frozen = &t
-}
-
-// River is River's clock for a test that skips a scheduled job's real
-// wait (startSlot): the real clock, ahead by what was skipped.
-func (c *testClock) River() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.riverAhead)
-}
-
-// Fake converts a reading of the real clock to this clock (running mode).
-func (c *testClock) Fake(real time.Time) time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return real.Add(c.offset)
-}
 
 // startClocked runs the service on clk. The emulator keeps the real clock:
 // it checks the expiry of the JWTs that x/oauth2 signs on the real one.
+// testClock is the clock tests set (testenv.Clock).
+type testClock = testenv.Clock
+
 func startClocked(t *testing.T, clk *testClock) *env {
 	t.Helper()
 	return startWith(t, emulator.Options{}, func(c *config) { c.now = clk.Now })
@@ -72,13 +22,15 @@ func startClocked(t *testing.T, clk *testClock) *env {
 
 // startSlotted runs the service on clk, with River on clk.River, for a
 // test of a real scheduled send (nextSlot, startSlot).
-func startSlotted(t *testing.T, clk *testClock) *env {
-	t.Helper()
-	return startWith(t, emulator.Options{}, clk.slotted)
+// slotted sets the clocks of startSlotted.
+func slotted(c *testClock) func(*config) {
+	return func(cfg *config) { cfg.now, cfg.riverNow = c.Now, c.River }
 }
 
-// slotted sets the clocks of startSlotted.
-func (c *testClock) slotted(cfg *config) { cfg.now, cfg.riverNow = c.Now, c.River }
+func startSlotted(t *testing.T, clk *testClock) *env {
+	t.Helper()
+	return startWith(t, emulator.Options{}, slotted(clk))
+}
 
 var seoul = mustZone("Asia/Seoul")
 
@@ -91,179 +43,9 @@ func mustZone(name string) *time.Location {
 }
 
 func schedule(a testApp, users []any, at string) (client.PushResult, error) {
-	return a.c.PushUsers(context.Background(), client.PushUsersRequest{
+	return a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: users, Title: "Scheduled", Content: "at " + at, Options: &client.Options{ScheduleTime: at},
 	})
-}
-
-func wantCode(t *testing.T, err error, status int, code string) {
-	t.Helper()
-	var ce *client.Error
-	if !errors.As(err, &ce) || ce.StatusCode != status || ce.Code != code {
-		t.Fatalf("got %v, want %d %s", err, status, code)
-	}
-}
-
-func TestScheduleTimeRules(t *testing.T) {
-	clk := &testClock{}
-	clk.Freeze(time.Date(2026, 12, 1, 22, 4, 30, 0, seoul))
-	e := startClocked(t, clk)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
-	users := []any{"u1"}
-
-	t.Run("SpecExample", func(t *testing.T) {
-		_, err := schedule(a, users, "2026-12-01T22:05")
-		wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
-		res, err := schedule(a, users, "2026-12-01T22:06")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if res.Message != "Push has been scheduled successfully." || res.PushID == "" {
-			t.Fatalf("got %+v, want the scheduled answer with a push id", res)
-		}
-	})
-	t.Run("ExactlySixtySeconds", func(t *testing.T) {
-		clk.Freeze(time.Date(2026, 12, 1, 22, 5, 0, 0, seoul))
-		if _, err := schedule(a, users, "2026-12-01T22:06"); err != nil {
-			t.Fatalf("exactly 60 s ahead: got %v, want accepted", err)
-		}
-		clk.Freeze(time.Date(2026, 12, 1, 22, 5, 0, int(time.Millisecond), seoul))
-		_, err := schedule(a, users, "2026-12-01T22:06")
-		wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
-	})
-	t.Run("IdempotentReplayAfterLead", func(t *testing.T) {
-		clk.Freeze(time.Date(2026, 12, 1, 22, 10, 0, 0, seoul))
-		ctx := client.WithIdempotencyKey(context.Background(), "sched-1")
-		req := client.PushUsersRequest{UserIDs: users, Title: "t", Content: "c", Options: &client.Options{ScheduleTime: "2026-12-01T22:12"}}
-		first, err := a.c.PushUsers(ctx, req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// 90 s later the time is under 60 s away; the repeat still replays.
-		clk.Freeze(time.Date(2026, 12, 1, 22, 11, 30, 0, seoul))
-		again, err := a.c.PushUsers(ctx, req)
-		if err != nil || again != first {
-			t.Fatalf("repeat: got %+v %v, want the first answer %+v", again, err, first)
-		}
-		req.Title = "other"
-		_, err = a.c.PushUsers(ctx, req)
-		wantCode(t, err, http.StatusConflict, "ERR-AB-IDM-01")
-	})
-	t.Run("NotACalendarTime", func(t *testing.T) {
-		for _, at := range []string{"2027-02-30T10:00", "2027-01-01T24:00", "2027-01-01T10:60", "2027-01-01 10:00", "2027-01-01T10:00:00", "27-01-01T10:00"} {
-			_, err := schedule(a, users, at)
-			wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
-		}
-	})
-	t.Run("DSTGap", func(t *testing.T) {
-		b := e.newApp(map[string]any{"timeZone": "America/New_York"})
-		e.register(b, "ny-", "u1")
-		// Clocks jump from 02:00 to 03:00 on 2027-03-14 in New York.
-		_, err := schedule(b, users, "2027-03-14T02:30")
-		wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
-		if _, err := schedule(b, users, "2027-03-14T03:30"); err != nil {
-			t.Fatalf("after the gap: got %v, want accepted", err)
-		}
-	})
-	t.Run("NotOnMessages", func(t *testing.T) {
-		_, err := a.c.PushMessages(context.Background(), client.PushMessagesRequest{
-			Messages: []client.Message{{UserID: "u1", Title: "t", Content: "c"}},
-			Options:  &client.Options{ScheduleTime: "2026-12-02T10:00"},
-		})
-		wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
-	})
-}
-
-func TestScheduledEditAndCancel(t *testing.T) {
-	clk := &testClock{}
-	sendAt := time.Date(2026, 12, 1, 23, 0, 0, 0, seoul)
-	clk.Freeze(sendAt.Add(-time.Hour))
-	e := startClocked(t, clk)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1", "u2")
-	edited, err := schedule(a, []any{"u1"}, "2026-12-01T23:00")
-	if err != nil {
-		t.Fatal(err)
-	}
-	cancelled, err := schedule(a, []any{"u2"}, "2026-12-01T23:00")
-	if err != nil {
-		t.Fatal(err)
-	}
-
-	t.Run("ListSoonestFirst", func(t *testing.T) {
-		later, err := schedule(a, []any{"u1"}, "2026-12-01T23:30")
-		if err != nil {
-			t.Fatal(err)
-		}
-		var l struct{ Pushes []pushView }
-		e.admin("GET", "/admin/v1/apps/"+a.ID+"/scheduled-pushes", nil, &l)
-		var ids []string
-		for _, p := range l.Pushes {
-			ids = append(ids, p.PushID)
-		}
-		if len(ids) != 3 || ids[2] != later.PushID {
-			t.Fatalf("got %v, want the 23:30 push (%s) last", ids, later.PushID)
-		}
-		if code := e.admin("POST", "/admin/v1/pushes/"+later.PushID+"/cancel", nil, nil); code != http.StatusOK {
-			t.Fatalf("cancel: got %d", code)
-		}
-	})
-	t.Run("EditAtExactlyFiveMinutes", func(t *testing.T) {
-		clk.Freeze(sendAt.Add(-5 * time.Minute))
-		var p struct {
-			Title string
-			Edits []struct{ Changes map[string]string }
-		}
-		if code := e.admin("PATCH", "/admin/v1/pushes/"+edited.PushID, map[string]any{"title": "Edited", "isUsingBadge": true}, &p); code != http.StatusOK {
-			t.Fatalf("edit 5 min before: got %d, want 200", code)
-		}
-		if p.Title != "Edited" || len(p.Edits) != 1 || p.Edits[0].Changes["title"] != "Edited" {
-			t.Fatalf("got %+v, want the new title and one edit in the trail", p)
-		}
-	})
-	t.Run("CancelRefunds", func(t *testing.T) {
-		var p pushView
-		if code := e.admin("POST", "/admin/v1/pushes/"+cancelled.PushID+"/cancel", nil, &p); code != http.StatusOK || p.Status != "cancelled" {
-			t.Fatalf("cancel: got %d %q, want 200 cancelled", code, p.Status)
-		}
-		var u struct{ TotalServerActions float64 }
-		e.admin("GET", "/admin/v1/apps/"+a.ID+"/usage?from=2026-12-01&to=2026-12-01", nil, &u)
-		if u.TotalServerActions != 0.5 {
-			t.Fatalf("usage after refunds: got %v, want 0.5 (only the edited push)", u.TotalServerActions)
-		}
-	})
-	t.Run("TooLate", func(t *testing.T) {
-		clk.Freeze(sendAt.Add(-5*time.Minute + time.Millisecond))
-		var body struct{ Code string }
-		if code := e.admin("PATCH", "/admin/v1/pushes/"+edited.PushID, map[string]any{"title": "Late"}, &body); code != http.StatusConflict || body.Code != "ERR-AB-SCH-01" {
-			t.Fatalf("late edit: got %d %s, want 409 ERR-AB-SCH-01", code, body.Code)
-		}
-		if code := e.admin("POST", "/admin/v1/pushes/"+edited.PushID+"/cancel", nil, &body); code != http.StatusConflict || body.Code != "ERR-AB-SCH-01" {
-			t.Fatalf("late cancel: got %d %s, want 409 ERR-AB-SCH-01", code, body.Code)
-		}
-	})
-	t.Run("JobsFollowEdits", func(t *testing.T) {
-		// The cancelled push's job is cancelled, so it is never sent; the
-		// edited push keeps one live job for its time.
-		if state := e.jobState(cancelled.PushID); state != "cancelled" {
-			t.Fatalf("cancelled push's job: got %q, want cancelled", state)
-		}
-		if state := e.jobState(edited.PushID); state != "scheduled" {
-			t.Fatalf("edited push's job: got %q, want scheduled", state)
-		}
-	})
-}
-
-// jobState reads the state of a push's River job from the database.
-func (e *env) jobState(pushID string) string {
-	e.t.Helper()
-	var state string
-	err := e.queryRow(`SELECT state FROM river_job WHERE id = (SELECT job_id FROM pushes WHERE id = ?)`, pushID).Scan(&state)
-	if err != nil {
-		e.t.Fatalf("job of %s: %v", pushID, err)
-	}
-	return state
 }
 
 // nextSlot is a send time 61 s ahead of the clock, the shortest wait a
@@ -289,55 +71,8 @@ const slotRunUp = 15 * time.Second
 // that the job River holds for a real minute after the request is due as
 // a real scheduled send's job is by then.
 func startSlot(clk *testClock, at time.Time) {
-	clk.mu.Lock()
-	clk.riverAhead += 61 * time.Second
-	clk.mu.Unlock()
+	clk.AdvanceRiver(61 * time.Second)
 	clk.Run(at.Add(-slotRunUp))
-}
-
-func TestScheduledPushPunctual(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for a scheduled send (about 15 s)")
-	}
-	t.Parallel()
-	clk := &testClock{}
-	sendAt, slot := nextSlot(clk)
-	e := startSlotted(t, clk)
-	a := e.newApp(nil)
-	const pushes = 20
-	var ids []string
-	for i := range pushes {
-		u := fmt.Sprintf("u%d", i)
-		if i < pushes-1 {
-			e.register(a, "tok-", u)
-		}
-		res, err := schedule(a, []any{u}, slot)
-		if err != nil {
-			t.Fatal(err)
-		}
-		ids = append(ids, res.PushID)
-	}
-	// Recipients are resolved at send time: a user registered after the
-	// request still gets the push.
-	e.register(a, "tok-", fmt.Sprintf("u%d", pushes-1))
-	startSlot(clk, sendAt)
-	waitFor(t, "every scheduled push", 90*time.Second, func() bool { return e.emu.Stats().Accepted == pushes })
-	var delays []time.Duration
-	for _, m := range e.emu.Messages("") {
-		d := clk.Fake(m.ReceivedAt).Sub(sendAt)
-		if d < 0 {
-			t.Fatalf("a message arrived %v before its time", -d)
-		}
-		delays = append(delays, d)
-	}
-	slices.Sort(delays)
-	t.Logf("delay from scheduled time to FCM message over %d pushes: p50 %v, max %v", len(delays), delays[len(delays)/2], delays[len(delays)-1])
-	if max := delays[len(delays)-1]; max > time.Second {
-		t.Fatalf("got a message %v after its time, want within 1 s", max)
-	}
-	for _, id := range ids {
-		waitFor(t, "push done", 10*time.Second, func() bool { return e.push(id).Status == "done" })
-	}
 }
 
 func TestScheduledRestartAcrossSendTime(t *testing.T) {
@@ -348,8 +83,8 @@ func TestScheduledRestartAcrossSendTime(t *testing.T) {
 	clk := &testClock{}
 	sendAt, slot := nextSlot(clk)
 	e := startSlotted(t, clk)
-	a := e.newApp(nil)
-	e.register(a, "tok-", "u1")
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
 	res, err := schedule(a, []any{"u1"}, slot)
 	if err != nil {
 		t.Fatal(err)
@@ -360,8 +95,8 @@ func TestScheduledRestartAcrossSendTime(t *testing.T) {
 	}
 	clk.Run(sendAt.Add(2 * time.Second)) // the send time passes while the server is down
 	restarted := clk.Now()
-	e.startService(clk.slotted)
+	e.startService(slotted(clk))
 	waitFor(t, "the overdue push", 20*time.Second, func() bool { return len(e.emu.Messages("tok-u1")) == 1 })
 	t.Logf("sent %v after the restart", clk.Fake(e.emu.Messages("tok-u1")[0].ReceivedAt).Sub(restarted))
-	waitFor(t, "push done", 10*time.Second, func() bool { return e.push(res.PushID).Status == "done" })
+	waitFor(t, "push done", 10*time.Second, func() bool { return e.Push(res.PushID).Status == "done" })
 }

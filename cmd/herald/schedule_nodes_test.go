@@ -94,19 +94,19 @@ func TestConnectionsTerminatedThenPush(t *testing.T) {
 	e := start(t, func(c *config) {
 		c.DatabaseURL = pgtest.WithParams(t, c.DatabaseURL, map[string]string{"application_name": name})
 	})
-	a := e.newApp(nil)
-	e.register(a, "term-", "u1", "u2")
+	a := e.NewApp(nil)
+	e.Register(a, "term-", "u1", "u2")
 	conn := pgConnect(t, os.Getenv(pgtest.EnvURL))
 	var ended int
 	if err := conn.QueryRow(context.Background(),
 		`SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE application_name = $1`, name).Scan(&ended); err != nil || ended == 0 {
 		t.Fatalf("terminate: got %d sessions ended, %v; want some", ended, err)
 	}
-	res := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []string{"u1", "u2"}, "title": "after", "content": "c"})
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []string{"u1", "u2"}, "title": "after", "content": "c"})
 	if res.Status != http.StatusOK {
 		t.Fatalf("push after %d sessions ended: got %d %s, want 200", ended, res.Status, res.Body)
 	}
-	p := e.waitFinal(res.Header.Get("X-Push-Id"), 20*time.Second)
+	p := e.WaitFinal(res.Header.Get("X-Push-Id"), 20*time.Second)
 	if p.Status != "done" || p.Counts.Sent != 2 {
 		t.Fatalf("push: got %s with %d sent, want done with 2", p.Status, p.Counts.Sent)
 	}

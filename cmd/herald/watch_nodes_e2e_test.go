@@ -60,18 +60,18 @@ func TestScheduledFanoutNodes(t *testing.T) {
 				t.Fatal(err)
 			}
 			t.Cleanup(func() { other.shutdown() })
-			a := e.newApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": "Asia/Seoul"})
-			registerAll(t, a.c, 20, 4)
+			a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": "Asia/Seoul"})
+			registerAll(t, a.Client, 20, 4)
 
-			res := e.serverDo("POST", "/api/push/v2/all", a.keys(),
+			res := e.ServerDo("POST", "/api/push/v2/all", a.Keys(),
 				map[string]any{"title": "All", "content": "c", "options": map[string]any{"scheduleTime": at.Format("2006-01-02T15:04")}})
 			if res.Status != http.StatusOK {
 				t.Fatalf("scheduled all-users push: got %d %s", res.Status, res.Body)
 			}
 			id := res.Header.Get("X-Push-Id")
 			clk.Run(at.Add(-3 * time.Second)) // its River job keeps the real clock: the nodes' watches fire it
-			p := e.waitFinal(id, 60*time.Second)
-			got := e.sentTo(id)
+			p := e.WaitFinal(id, 60*time.Second)
+			got := e.SentTo(id)
 			for i := range 20 {
 				if tok := fmt.Sprintf("crash-%d", i); got[tok] != 1 {
 					t.Errorf("%s: %d messages, want 1", tok, got[tok])
@@ -105,7 +105,7 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	wantDeferredPush(t, e, a, id, morning, 3)
 	// The deferred chunk's job is due 6 s before its morning: a node that
 	// then dies has fetched it.
-	n, err := e.svc.db.JobsDB().Exec(`UPDATE river_job SET state = 'running', attempt = attempt + 1, attempted_at = now(),
+	n, err := e.svc.DB.JobsDB().Exec(`UPDATE river_job SET state = 'running', attempt = attempt + 1, attempted_at = now(),
 		attempted_by = ARRAY['node_killed'] WHERE kind = 'herald.send' AND args->>'pushId' = $1 AND args->>'morning' IS NOT NULL
 		AND state IN ('scheduled', 'available')`, id)
 	if err != nil {
@@ -119,11 +119,11 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	if err := e.svc.shutdown(); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, "the morning's sends", 20*time.Second, func() bool { return len(e.sentTo(id)) == 3 })
+	waitFor(t, "the morning's sends", 20*time.Second, func() bool { return len(e.SentTo(id)) == 3 })
 	e.startService(func(c *config) { c.now = clk.Now })
 	wantMorning(t, e, clk, a, id, morning)
 	for _, u := range []string{"day", "late"} {
-		msgs := e.received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
+		msgs := e.Received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
 		if late := clk.Fake(msgs[0].ReceivedAt).Sub(morning); late > time.Second {
 			t.Errorf("%s: sent %v after 08:00, want within 1 s", u, late)
 		}

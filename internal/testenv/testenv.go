@@ -1,37 +1,80 @@
-// Package testenv starts Herald's public and admin handlers over real HTTP
-// (httptest) on a real SQLite database in a test's temporary directory, and
-// gives the small helpers every handler test needs: apps created through the
-// admin API, raw requests, and checks of the spec's error body. The handlers
-// are handler.New's, as `herald serve` builds them, with no delivery service
-// and no metrics.
+// Package testenv starts a whole Herald node (server.New, as `herald
+// serve` builds it) for a test: both listeners over real HTTP on loopback,
+// its store on a real database (SQLite in the test's temporary directory
+// by default, or a fresh PostgreSQL schema, see Options.Engine), the
+// delivery service and River running against an FCM emulator, on clocks the
+// test may inject. It gives the small helpers every handler test needs:
+// apps created through the admin API, raw requests, and checks of the
+// spec's error body.
 package testenv
 
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
-	"net/http/httptest"
+	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/delivery"
+	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/postgres/pgtest"
+	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlstore"
 )
 
 // AdminToken is the bearer token of every test environment's admin API.
 const AdminToken = "ha_testAdminToken0123456789abcdefghijklmnopqrst"
 
+// Engine names the database an environment's store runs on.
+type Engine string
+
+// The engines.
+const (
+	SQLite   Engine = "sqlite" // the default
+	Postgres Engine = "postgres"
+)
+
+// TestEngine is the engine of tests that run on either: PostgreSQL, each
+// test in a fresh schema, when HERALD_TEST_DATABASE_URL is set; else
+// SQLite.
+func TestEngine() Engine {
+	if os.Getenv(pgtest.EnvURL) != "" {
+		return Postgres
+	}
+	return SQLite
+}
+
 // Options changes how New builds the environment.
 type Options struct {
+	// Engine is the store's database (SQLite when empty).
+	Engine Engine
+	// DatabaseURL, when set, runs the store on PostgreSQL at this URL
+	// instead of in a fresh schema; SQLiteDir runs the embedded store in
+	// this directory instead of the test's temporary one.
+	DatabaseURL, SQLiteDir string
+	// Emulator configures the FCM emulator the node sends through.
+	Emulator emulator.Options
 	// WebhookAllowPrivate mirrors HERALD_WEBHOOK_ALLOW_PRIVATE.
 	WebhookAllowPrivate bool
+	// FCMAllowAnyTokenURI mirrors HERALD_FCM_ALLOW_ANY_TOKEN_URI (set it
+	// to upload the emulator's service accounts, see Env.PutCredentials).
+	FCMAllowAnyTokenURI bool
 	// QuietLog drops log lines below warnings (benchmarks), so the log
 	// buffer does not grow with every request.
 	QuietLog bool
@@ -40,19 +83,50 @@ type Options struct {
 	// SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit mirror
 	// their HERALD_* variables (zero: none).
 	SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
+	// FCMProjectRate mirrors HERALD_FCM_PROJECT_RATE (its default when
+	// zero).
+	FCMProjectRate int
+	// Now is the node's clock and RiverNow River's (the real ones when
+	// nil), see server.Config.
+	Now, RiverNow func() time.Time
+	// FanoutPage, SendSlice and DeliveryStore tune delivery (see
+	// server.Config).
+	FanoutPage    int
+	SendSlice     time.Duration
+	DeliveryStore func(delivery.Store) delivery.Store
 }
 
-// Env is one running Herald: both listeners and their database.
+// Env is one running Herald: both listeners, its database and the FCM
+// emulator it sends through.
 type Env struct {
-	DB        *sqlite.DB
-	DBPath    string
+	// Node is the running Herald.
+	Node *server.Server
+	// Store is its store; DB its SQLite engine (nil on PostgreSQL).
+	Store  *sqlstore.Store
+	DB     *sqlite.DB
+	DBPath string
+	// Engine is the store's database.
+	Engine    Engine
 	MasterKey *herald.MasterKey
+	// AdminToken is the admin API's bearer token (the AdminToken
+	// constant in environments New starts).
+	AdminToken string
 	// API is the public listener (Server API and SDK API).
-	API *httptest.Server
+	API Listener
 	// Admin is the admin listener.
-	Admin *httptest.Server
-	// Log collects every log line both handlers write (debug level and up).
+	Admin Listener
+	// Emulator is the FCM emulator at EmulatorURL (the FCM endpoint; with
+	// "/token" appended, the token URI).
+	Emulator    *emulator.Emulator
+	EmulatorURL string
+	// Log collects every log line the node writes (debug level and up).
 	Log *Buffer
+}
+
+// Listener is one of the node's listeners.
+type Listener struct {
+	// URL is its base URL, http://127.0.0.1:port.
+	URL string
 }
 
 // Buffer is a bytes.Buffer safe for the concurrent writes of a logger.
@@ -74,48 +148,104 @@ func (b *Buffer) String() string {
 	return b.buf.String()
 }
 
-// New starts an environment that is torn down when the test ends.
+// New starts an environment that is stopped when the test ends.
 func New(t testing.TB, opts ...Options) *Env {
 	t.Helper()
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	ctx := context.Background()
-	path := filepath.Join(t.TempDir(), "herald.db")
-	db, err := sqlite.Open(ctx, path)
-	if err != nil {
-		t.Fatalf("open database: %v", err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatalf("migrate: %v", err)
-	}
 	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
 	if err != nil {
 		t.Fatal(err)
 	}
-	logBuf := &Buffer{}
+	if o.Engine == "" {
+		o.Engine = SQLite
+	}
+	if o.DatabaseURL != "" {
+		o.Engine = Postgres
+	}
+	e := &Env{Engine: o.Engine, MasterKey: mk, AdminToken: AdminToken, Log: &Buffer{}}
+	e.Emulator, e.EmulatorURL = fcmtest.StartEmulator(t, o.Emulator)
+	var dbURL string
+	switch o.Engine {
+	case SQLite:
+		dir := o.SQLiteDir
+		if dir == "" {
+			dir = t.TempDir()
+		}
+		e.DBPath = filepath.Join(dir, "herald.db")
+	case Postgres:
+		dbURL = o.DatabaseURL
+		if dbURL == "" {
+			dbURL = pgtest.NewSchema(t, pgtest.BaseURL(t), map[string]string{"pool_max_conns": "8"})
+		}
+	default:
+		t.Fatalf("testenv: unknown engine %q", o.Engine)
+	}
 	level := slog.LevelDebug
 	if o.QuietLog {
 		level = slog.LevelWarn
 	}
-	logger := slog.New(slog.NewTextHandler(logBuf, &slog.HandlerOptions{Level: level}))
-	public, adminHandler := handler.New(handler.Deps{Store: db, MasterKey: mk, AdminToken: AdminToken, Logger: logger,
-		RateLimit: o.RateLimit, SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit,
-		AuthFailureRateLimit: o.AuthFailureRateLimit, WebhookAllowPrivate: o.WebhookAllowPrivate})
-	pub := httptest.NewServer(public)
-	t.Cleanup(pub.Close)
-	adm := httptest.NewServer(adminHandler)
-	t.Cleanup(adm.Close)
-	return &Env{DB: db, DBPath: path, MasterKey: mk, API: pub, Admin: adm, Log: logBuf}
+	logger := slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: level}))
+	riverLogger := slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
+	publicLn, adminLn := listen(t), listen(t)
+	srv, err := server.New(context.Background(), server.Config{
+		DatabaseURL: dbURL, SQLitePath: e.DBPath,
+		Secrets: func(ctx context.Context, s *server.Server) (*herald.MasterKey, string, error) {
+			return mk, AdminToken, herald.VerifyMasterKey(ctx, s.Store, mk)
+		},
+		Logger: logger, RiverLogger: riverLogger,
+		FCMEndpoint: e.EmulatorURL, FCMAllowAnyTokenURI: o.FCMAllowAnyTokenURI, FCMProjectRate: o.FCMProjectRate,
+		WebhookAllowPrivate: o.WebhookAllowPrivate,
+		RateLimit:           o.RateLimit, SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit,
+		AuthFailureRateLimit: o.AuthFailureRateLimit,
+		Now:                  o.Now, RiverNow: o.RiverNow, FanoutPage: o.FanoutPage, SendSlice: o.SendSlice,
+		DeliveryStore: o.DeliveryStore,
+	}, publicLn, adminLn)
+	if err != nil {
+		t.Fatalf("testenv: start herald: %v", err)
+	}
+	t.Cleanup(func() {
+		if err := srv.Stop(nil); err != nil {
+			t.Errorf("testenv: stop herald: %v", err)
+		}
+	})
+	e.Node, e.Store = srv, srv.Store
+	e.DB, _ = srv.DB.(*sqlite.DB)
+	e.API, e.Admin = Listener{URL: srv.PublicURL}, Listener{URL: srv.AdminURL}
+	return e
 }
 
-// App is an app created through the admin API, with its keys.
+// listen binds a loopback port for one of the node's listeners.
+func listen(t testing.TB) net.Listener {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatalf("testenv: listen: %v", err)
+	}
+	return ln
+}
+
+// QueryRow runs a read-only query of the environment's database on either
+// engine; it is written with ? placeholders.
+func (e *Env) QueryRow(query string, args ...any) *sql.Row {
+	if e.Engine == Postgres {
+		n := 0
+		query = placeholder.ReplaceAllStringFunc(query, func(string) string { n++; return "$" + strconv.Itoa(n) })
+	}
+	return e.Node.DB.JobsDB().QueryRow(query, args...)
+}
+
+var placeholder = regexp.MustCompile(`\?`)
+
+// App is an app created through the admin API, with its keys and a Go
+// client of the Server API holding them.
 type App struct {
 	ID        string
 	APIKey    string
 	SecretKey string
+	Client    *client.Client
 }
 
 // CreateApp creates an app through the admin API with the given settings
@@ -134,7 +264,7 @@ func (e *Env) CreateApp(t testing.TB, settings map[string]any) App {
 		AppID, APIKey, SecretKey string
 	}
 	res.Decode(t, &out)
-	return App{ID: out.AppID, APIKey: out.APIKey, SecretKey: out.SecretKey}
+	return App{ID: out.AppID, APIKey: out.APIKey, SecretKey: out.SecretKey, Client: client.New(e.API.URL, out.APIKey, out.SecretKey, nil)}
 }
 
 // BusinessApp creates an app on the business tier with the app-user feature
@@ -241,7 +371,7 @@ func (e *Env) SDK(t testing.TB, app App, method, path string, body any) Response
 func (e *Env) AdminDo(t testing.TB, method, path string, body any) Response {
 	t.Helper()
 	return Send(t, http.DefaultClient, e.Admin.URL, Request{Method: method, URL: path, Body: body,
-		Header: map[string]string{"Authorization": "Bearer " + AdminToken}})
+		Header: map[string]string{"Authorization": "Bearer " + e.AdminToken}})
 }
 
 // SetMarketing calls PATCH /api/app-user/v2/marketing.

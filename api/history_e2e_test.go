@@ -1,0 +1,120 @@
+package api_test
+
+import (
+	"context"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald/internal/testenv"
+
+	"github.com/heraldpush/herald/client"
+)
+
+// TestPushGroupMergesHistory: pushes sharing a requestGroupId are one
+// history entry with summed counts and charge.
+func TestPushGroupMergesHistory(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1", "u2", "u3")
+	opts := &client.Options{RequestGroupID: "spring-sale"}
+	first, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "ghost"}, Title: "t", Content: "c", Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	second, err := a.Client.PushMessages(context.Background(), client.PushMessagesRequest{
+		Messages: []client.Message{{UserID: "u3", Title: "t3", Content: "c3"}}, Options: opts,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range []string{first.PushID, second.PushID, other.PushID} {
+		e.WaitFinal(id, 10*time.Second)
+	}
+	var g struct {
+		RequestGroupID string
+		PushIDs        []string
+		ServerActions  float64
+		Counts         struct{ RequestedUsers, Sent, Unreachable int }
+	}
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/push-groups/spring-sale", nil, &g); code != http.StatusOK {
+		t.Fatalf("push group: got %d, want 200", code)
+	}
+	if len(g.PushIDs) != 2 || g.PushIDs[0] != first.PushID || g.PushIDs[1] != second.PushID {
+		t.Fatalf("push ids: got %v, want [%s %s]", g.PushIDs, first.PushID, second.PushID)
+	}
+	if g.ServerActions != 2 || g.Counts.RequestedUsers != 4 || g.Counts.Sent != 3 || g.Counts.Unreachable != 1 {
+		t.Fatalf("merged entry: got %v SA and %+v, want 2 SA, 4 requested, 3 sent, 1 unreachable", g.ServerActions, g.Counts)
+	}
+	var list struct{ Pushes []testenv.PushView }
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/pushes?requestGroupId=spring-sale", nil, &list)
+	if len(list.Pushes) != 2 {
+		t.Fatalf("history filtered by group: got %d pushes, want 2", len(list.Pushes))
+	}
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/push-groups/no-such-group", nil, nil); code != http.StatusNotFound {
+		t.Fatalf("unknown group: got %d, want 404", code)
+	}
+}
+
+// TestUnregisteredOldTokenIsExpired: FCM's UNREGISTERED for a token last
+// refreshed more than 270 days ago is reported as TOKEN_EXPIRED, a fresh
+// one as APP_DELETED.
+func TestUnregisteredOldTokenIsExpired(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	now := time.Now()
+	clk.Run(now.Add(-271 * 24 * time.Hour))
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(nil)
+	e.Register(a, "unregistered-", "old")
+	clk.Run(now)
+	e.Register(a, "unregistered-", "fresh")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"old", "fresh"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.WaitFinal(res.PushID, 10*time.Second)
+	var p struct {
+		UnreachableUsers []struct{ UserID, Reason string }
+	}
+	e.AdminJSON("GET", "/admin/v1/pushes/"+res.PushID, nil, &p)
+	got := map[string]string{}
+	for _, u := range p.UnreachableUsers {
+		got[u.UserID] = u.Reason
+	}
+	if got["old"] != "TOKEN_EXPIRED" || got["fresh"] != "APP_DELETED" {
+		t.Fatalf("reasons: got %v, want old TOKEN_EXPIRED and fresh APP_DELETED", got)
+	}
+}
+
+// TestRetriesEndAfterAnHour: a token FCM keeps answering 503 is retried
+// until an hour after the push started, then recorded failed, and the push
+// ends.
+func TestRetriesEndAfterAnHour(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	began := time.Now()
+	clk.Run(began)
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "ok")
+	e.Register(a, "down-", "cut-off")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok", "cut-off"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	testenv.WaitFor(t, "the first failed attempt", 10*time.Second, func() bool { return e.Emulator.Stats().Rejected >= 1 })
+	if p := e.Push(res.PushID); p.Status != "sending" {
+		t.Fatalf("after one failure: got %s, want still sending", p.Status)
+	}
+	clk.Run(began.Add(61 * time.Minute))
+	p := e.WaitFinal(res.PushID, 20*time.Second)
+	if p.Status != "done" || p.Counts.Sent != 1 || p.Counts.Failed != 1 {
+		t.Fatalf("after an hour: got %s with %+v, want done, 1 sent and 1 failed", p.Status, p.Counts)
+	}
+}

@@ -1,0 +1,309 @@
+// Package server assembles one Herald node and runs it: New opens the
+// store on the configured engine (SQLite or PostgreSQL) and migrates it,
+// resolves the secrets, builds the metrics, the delivery service and its
+// River queue (on an injected clock in tests), the schedule watch and the
+// node heartbeat when the database is shared, and the two listeners'
+// handlers (package handler), and serves them on the listeners it is
+// given. Stop takes it down in order: HTTP, workers, database.
+//
+// `herald serve` (cmd/herald) calls New after parsing its flags and
+// locking its data dir, and every test that needs a whole Herald calls it
+// too (internal/testenv, cmd/herald's end-to-end tests), so tests run the
+// wiring the binary runs. The store's outages are logged once each
+// (outage.go) instead of once per failing call.
+package server
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/riverqueue/river"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/delivery"
+	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/sqlstore"
+	"github.com/heraldpush/herald/web"
+	"github.com/heraldpush/herald/webhook"
+)
+
+// Config is what New needs to assemble a node.
+type Config struct {
+	// DatabaseURL opens PostgreSQL; when empty the embedded SQLite store
+	// at SQLitePath is opened (its directory locked by the caller).
+	DatabaseURL string
+	SQLitePath  string
+	// Secrets returns the master key, checked against the store (see
+	// herald.VerifyMasterKey), and the admin token. It is called once the
+	// store is open and migrated, before anything runs: `herald serve`
+	// reads or generates them in its data dir there.
+	Secrets func(ctx context.Context, s *Server) (*herald.MasterKey, string, error)
+	// Logger is the node's log; RiverLogger River's (warnings and up).
+	// Both hold back the lines a store outage repeats (see outage).
+	Logger, RiverLogger *slog.Logger
+	// Version and Commit label the metrics.
+	Version, Commit string
+	// FCMEndpoint is FCM's base URL; FCMAllowAnyTokenURI accepts service
+	// accounts with any token_uri.
+	FCMEndpoint         string
+	FCMAllowAnyTokenURI bool
+	// FCMProjectRate is the sends a minute of all apps of one FCM project
+	// (herald.DefaultFCMProjectRate when zero).
+	FCMProjectRate int
+	// WebhookAllowPrivate allows http and private webhook addresses.
+	WebhookAllowPrivate bool
+	// TrustProxy trusts the admin listener's forwarded headers.
+	TrustProxy bool
+	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
+	// are the public API's limits (see api.Config; zero for none).
+	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
+
+	// Now is the node's clock (time.Now when nil); only tests set it.
+	Now func() time.Time
+	// RiverNow is River's clock (River's own when nil); only tests set
+	// it, to make a scheduled or deferred job due without waiting.
+	RiverNow func() time.Time
+	// FanoutPage and SendSlice tune delivery (see delivery.Config; its
+	// defaults when zero); only tests set them.
+	FanoutPage int
+	SendSlice  time.Duration
+	// DeliveryStore wraps the store delivery works on (its jobs and the
+	// schedule watch); only tests set it, to inject faults.
+	DeliveryStore func(delivery.Store) delivery.Store
+}
+
+// Server is a running node.
+type Server struct {
+	// DB is the open engine and Store the store on it.
+	DB    Engine
+	Store *sqlstore.Store
+	// Migrated counts the migrations New applied.
+	Migrated int
+	// Delivery is the delivery service its workers and handlers share.
+	Delivery *delivery.Service
+	// MasterKey and AdminToken are the secrets Config.Secrets returned.
+	MasterKey  *herald.MasterKey
+	AdminToken string
+	// PublicURL and AdminURL are the listeners' URLs.
+	PublicURL, AdminURL string
+
+	cfg       Config
+	log       *slog.Logger
+	outage    *outage
+	queue     sqlstore.QueueRunner
+	stopBeat  func() // ends the node heartbeat (shared database)
+	stopWatch func() // ends the schedule watch (shared database)
+	servers   []*http.Server
+	errc      chan error
+	stopOnce  sync.Once
+	stopErr   error
+}
+
+// New assembles a node and serves it on publicLn and adminLn (closed by
+// Stop, or when New fails). On failure everything it started is stopped
+// again, with the "shutting down" and "stopped" lines logged.
+func New(ctx context.Context, cfg Config, publicLn, adminLn net.Listener) (_ *Server, err error) {
+	defer func() {
+		if err != nil { // closed by the servers' shutdown once they serve them
+			publicLn.Close()
+			adminLn.Close()
+		}
+	}()
+	s := &Server{cfg: cfg, errc: make(chan error, 2)}
+	s.outage = newOutage(cfg.Logger, s.probeStore)
+	s.log = slog.New(s.outage.quiet(cfg.Logger.Handler(), false))
+	if err := s.start(ctx, publicLn, adminLn); err != nil {
+		return nil, errors.Join(err, s.Stop(fmt.Errorf("start failed: %w", err)))
+	}
+	return s, nil
+}
+
+// Log is the node's logger, holding back the lines an outage repeats.
+func (s *Server) Log() *slog.Logger { return s.log }
+
+// start opens the store, then starts the workers and serves the listeners.
+func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) error {
+	cfg := s.cfg
+	db, store, migrated, err := Open(ctx, cfg.DatabaseURL, cfg.SQLitePath)
+	s.DB, s.Store, s.Migrated = db, store, migrated
+	if err != nil {
+		return err
+	}
+	s.Store.Now = cfg.Now
+	if s.Store.Now == nil {
+		s.Store.Now = time.Now
+	}
+	s.Store.OnUnavailable = s.outage.suspect
+	s.log.Info("store open", "engine", s.DB.Describe())
+	if newer := NewerSchema(ctx, s.DB); newer != "" {
+		s.log.Warn(newer)
+	}
+	if s.MasterKey, s.AdminToken, err = cfg.Secrets(ctx, s); err != nil {
+		return err
+	}
+	m := metrics.New(s.DB.JobsDB(), cfg.Version, cfg.Commit)
+	projectRate := cfg.FCMProjectRate
+	if projectRate == 0 {
+		projectRate = herald.DefaultFCMProjectRate
+	}
+	var ds delivery.Store = s.Store
+	if cfg.DeliveryStore != nil {
+		ds = cfg.DeliveryStore(ds)
+	}
+	s.Delivery = delivery.New(delivery.Config{
+		Observe:        m.Send,
+		Store:          ds,
+		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
+		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+		MasterKey:      s.MasterKey,
+		Logger:         s.log,
+		Now:            s.Store.Now,
+		FanoutPage:     cfg.FanoutPage,
+		SendSlice:      cfg.SendSlice,
+		FCMProjectRate: projectRate,
+	})
+	if err := s.startQueue(ctx); err != nil {
+		return err
+	}
+	if s.DB.Shared() { // nodes sharing the database share each app's send rate
+		s.stopBeat = s.Delivery.StartHeartbeat(s.Store, herald.NewID("node_", time.Now()))
+		// every node fires scheduled pushes at their time, so one that dies
+		// holding their River jobs delays none of them
+		s.stopWatch = s.Delivery.StartScheduleWatch(ds)
+	}
+	public, adminHandler := handler.New(handler.Deps{
+		Store: s.Store, Delivery: s.Delivery, MasterKey: s.MasterKey, AdminToken: s.AdminToken, Logger: s.log, Metrics: m,
+		Ready: func(r *http.Request) web.Readiness { return s.ready(r.Context()) }, Now: s.Store.Now,
+		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
+		AuthFailureRateLimit: cfg.AuthFailureRateLimit, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy,
+	})
+	s.PublicURL = s.serve(publicLn, public)
+	s.AdminURL = s.serve(adminLn, adminHandler)
+	return nil
+}
+
+// startQueue starts River on the store's database (see the engines'
+// StartQueue), configured for the delivery service's workers.
+func (s *Server) startQueue(ctx context.Context) error {
+	logger := slog.New(s.outage.quiet(s.cfg.RiverLogger.Handler(), true))
+	q, err := s.DB.StartQueue(ctx, func(poll time.Duration) *river.Config {
+		rc := s.Delivery.RiverConfig(poll, logger)
+		if s.cfg.RiverNow != nil {
+			rc.Test.Time = riverClock(s.cfg.RiverNow)
+		}
+		return rc
+	}, s.log)
+	if q != nil {
+		s.queue = q
+	}
+	return err
+}
+
+// ready reports whether the store can serve (reachable, migrated,
+// writable) and names its engine, for /readyz.
+func (s *Server) ready(ctx context.Context) web.Readiness {
+	state := web.Readiness{Database: s.DB.Name(), Err: s.DB.Ready(ctx)}
+	s.outage.observe(state.Err, nil)
+	return state
+}
+
+// probeStore probes the open engine's readiness afresh, for the outage
+// watcher (nil before one is open).
+func (s *Server) probeStore(ctx context.Context) error {
+	if s.DB == nil {
+		return nil
+	}
+	return s.DB.Recheck(ctx)
+}
+
+// Outage reports whether a store outage is in progress and how many log
+// lines it has held back so far.
+func (s *Server) Outage() (down bool, held int) {
+	s.outage.mu.Lock()
+	defer s.outage.mu.Unlock()
+	return s.outage.down, s.outage.held
+}
+
+// Err delivers the error a listener's server stopped with, if one does.
+func (s *Server) Err() <-chan error { return s.errc }
+
+// serve serves h on ln (port 0 works) with timeouts, and returns its URL.
+func (s *Server) serve(ln net.Listener, h http.Handler) string {
+	srv := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 5 * time.Second,
+		ReadTimeout:       30 * time.Second,
+		WriteTimeout:      60 * time.Second,
+		IdleTimeout:       120 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          slog.NewLogLogger(s.log.Handler(), slog.LevelWarn),
+	}
+	s.servers = append(s.servers, srv)
+	go func() {
+		if err := srv.Serve(ln); !errors.Is(err, http.ErrServerClosed) {
+			s.errc <- err
+		}
+	}()
+	return "http://" + ln.Addr().String()
+}
+
+// Stop shuts the node down once, logging a line when it begins (with its
+// cause, when there is one) and one when everything has stopped.
+func (s *Server) Stop(cause error) error {
+	s.stopOnce.Do(func() {
+		if cause != nil {
+			s.log.Info("shutting down", "reason", cause.Error())
+		} else {
+			s.log.Info("shutting down")
+		}
+		began := time.Now()
+		s.stopErr = s.stopAll()
+		took := time.Since(began).Round(time.Millisecond)
+		if s.stopErr != nil {
+			s.log.Error("stopped, with errors", "err", s.stopErr, "took", took)
+			return
+		}
+		s.log.Info("stopped", "took", took)
+	})
+	return s.stopErr
+}
+
+// stopAll stops in order: HTTP (finishing in-flight requests), workers,
+// database.
+func (s *Server) stopAll() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	var errs []error
+	for _, srv := range s.servers {
+		errs = append(errs, srv.Shutdown(ctx))
+	}
+	if s.queue != nil {
+		// Running jobs finish (a chunk takes about a second); past the
+		// deadline they are cancelled and picked up again at next start.
+		stopCtx, stopCancel := context.WithTimeout(ctx, 10*time.Second)
+		if err := s.queue.Stop(stopCtx); err != nil {
+			errs = append(errs, s.queue.StopAndCancel(ctx))
+		}
+		stopCancel()
+	}
+	if s.stopWatch != nil {
+		s.stopWatch()
+	}
+	if s.stopBeat != nil {
+		s.stopBeat()
+	}
+	s.outage.close()
+	if s.DB != nil {
+		errs = append(errs, s.DB.Close())
+	}
+	return errors.Join(errs...)
+}
