@@ -1,4 +1,4 @@
-package main
+package api_test
 
 import (
 	"context"
@@ -20,17 +20,17 @@ import (
 func TestPushTTL(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	a := e.newApp(map[string]any{"tier": "business"})
-	e.register(a, "ttl-", "u1")
+	a := e.NewApp(map[string]any{"tier": "business"})
+	e.Register(a, "ttl-", "u1")
 	ctx := context.Background()
 
-	bad := e.serverDo("POST", "/api/push/v2/users", a.keys(), map[string]any{"userIds": []any{"u1"}, "title": "t", "content": "c",
+	bad := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "t", "content": "c",
 		"options": map[string]any{"ttl": herald.MaxTTL + 1}})
 	if got := testenv.WantError(t, bad, "/api/push/v2/users", herald.ErrInvalidRequest); len(got.Details) != 1 || got.Details[0].Field != "options.ttl" {
 		t.Fatalf("ttl over 28 days: got %s, want 400 naming options.ttl", bad.Body)
 	}
-	if got := e.pushList(a); len(got) != 0 || e.usage(a) != 0 {
-		t.Fatalf("a refused push: %d pushes stored, %v Server Actions charged; want none", len(got), e.usage(a))
+	if got := e.PushList(a); len(got) != 0 || e.Usage(a) != 0 {
+		t.Fatalf("a refused push: %d pushes stored, %v Server Actions charged; want none", len(got), e.Usage(a))
 	}
 
 	type sent struct {
@@ -44,15 +44,15 @@ func TestPushTTL(t *testing.T) {
 	}{{"hour", new(3600)}, {"zero", new(0)}, {"absent", nil}} {
 		t.Run(tt.name, func(t *testing.T) {
 			before := time.Now()
-			res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: tt.name,
+			res, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "t", Content: tt.name,
 				Options: &client.Options{TTL: tt.ttl}})
 			if err != nil {
 				t.Fatal(err)
 			}
-			e.waitFinal(res.PushID, 10*time.Second)
+			e.WaitFinal(res.PushID, 10*time.Second)
 			after := time.Now()
 			var m sent
-			for _, r := range e.received("ttl-u1") {
+			for _, r := range e.Received("ttl-u1") {
 				var s sent
 				if err := json.Unmarshal(r.Message, &s); err != nil {
 					t.Fatal(err)
