@@ -96,6 +96,9 @@ func TestNodes(t *testing.T) {
 	// The killed node's jobs are rescued by the others after
 	// delivery.RescueAfter, plus a pass of River's rescuer.
 	waitFor(t, "every token", 4*time.Minute, func() bool { return len(sent()) == users })
+	// A resend is recorded when its answer is: the pushes' end says every
+	// answer is (a resent token seen at the emulator may not be, yet).
+	pgWaitFinished(t, dbURL, pushIDs)
 
 	t.Run("NoTokenMissedDuplicatesOnlyInFlight", func(t *testing.T) {
 		got := sent()
@@ -197,6 +200,22 @@ func pgResentTokens(t *testing.T, dbURL string, pushIDs []string) map[string]boo
 		out[tok] = true
 	}
 	return out
+}
+
+// pgWaitFinished waits until every one of the pushes has ended (done or
+// failed).
+func pgWaitFinished(t *testing.T, dbURL string, pushIDs []string) {
+	t.Helper()
+	conn := pgConnect(t, dbURL)
+	waitFor(t, "the pushes' end", time.Minute, func() bool {
+		var open int
+		err := conn.QueryRow(context.Background(),
+			`SELECT COUNT(*) FROM pushes WHERE id = ANY($1) AND status NOT IN ('done', 'failed')`, pushIDs).Scan(&open)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return open == 0
+	})
 }
 
 // sendWorkers counts the River clients (one per node) that worked send jobs.

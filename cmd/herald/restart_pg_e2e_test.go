@@ -63,6 +63,9 @@ func TestDatabaseRestartMidPush(t *testing.T) {
 
 	sent := func() map[string]int { return sentByPush(t, emu, pushIDs) }
 	waitFor(t, "every token", 3*time.Minute, func() bool { return len(sent()) == users })
+	// A resend is recorded when its answer is: the pushes' end says every
+	// answer is (a resent token seen at the emulator may not be, yet).
+	pgWaitFinished(t, dbURL, pushIDs)
 	resent := pgResentTokens(t, dbURL, pushIDs)
 	dups := 0
 	for token, n := range sent() {
