@@ -21,9 +21,7 @@ import (
 // its counts, and that its users were charged once.
 func TestCrashDuringAllUsersPush(t *testing.T) {
 	testenv.SQLiteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
-	if testing.Short() {
-		t.Skip("builds the binary and sends 25,000 messages")
-	}
+	testenv.Long(t, "builds the binary and sends 25,000 messages through a crash")
 	t.Parallel() // its own process, data dir and emulator
 	const (
 		users, killAfter, maxInFlight = 25000, 3000, 500

@@ -242,9 +242,7 @@ func (p *process) adminJSON(token, method, path string, body []byte, out any) in
 // whose send was in flight at the kill, which the server records as resent.
 func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
 	testenv.SQLiteOnly(t, "a crash of the one process on the embedded store; TestNodes covers PostgreSQL")
-	if testing.Short() {
-		t.Skip("builds the binary and sends 20,000 messages")
-	}
+	testenv.Long(t, "builds the binary and sends 20,000 messages through a crash")
 	t.Parallel() // its own process, data dir and emulator
 	const (
 		users     = 20000

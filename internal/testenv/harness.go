@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"net/url"
+	"os"
 	"slices"
 	"sync"
 	"testing"
@@ -46,6 +47,20 @@ func StartWith(t *testing.T, o Options) *Harness {
 	t.Helper()
 	o.Engine = TestEngine()
 	return &Harness{Env: New(t, o), T: t}
+}
+
+// EnvLong names the variable that runs the long tests (load-sized crash
+// and import runs, long simulations): CI sets it; `go test ./...` leaves
+// them out, so that it runs in about two minutes.
+const EnvLong = "HERALD_TEST_LONG"
+
+// Long skips a long test (what it does, for the message) unless EnvLong
+// is set.
+func Long(t testing.TB, what string) {
+	t.Helper()
+	if os.Getenv(EnvLong) == "" {
+		t.Skip(what + ": a long test, run with " + EnvLong + "=1 (CI does)")
+	}
 }
 
 // SQLiteOnly skips a test of something only the embedded store has when
