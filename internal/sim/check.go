@@ -21,7 +21,7 @@ type observed struct {
 	// fcm counts the sends FCM accepted, by push and token.
 	fcm map[[2]string]int
 	// reported are the users each push's delivered webhooks named.
-	reported map[string]map[string]bool
+	reported   map[string]map[string]bool
 	violations []string
 
 	deaths, jobErrors, opErrors, sends int

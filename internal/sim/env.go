@@ -6,6 +6,9 @@ import (
 	"encoding/json"
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"sync"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -13,7 +16,6 @@ import (
 
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/sqlite"
-	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
 // env is the store of a run and the queue that plays River's part: the
@@ -40,12 +42,51 @@ const jobTable = `CREATE TABLE sim_job (
 	node TEXT NOT NULL DEFAULT ''
 )`
 
+// template is a migrated store with the job table, made once per process
+// and copied for each run (migrating takes longer than most runs).
+var template struct {
+	once sync.Once
+	data []byte
+	err  error
+}
+
 func openEnv(w *world) *env {
-	db := sqlitetest.Open(w.t)
-	db.Now = time.Now
-	if _, err := db.Writer.Exec(jobTable); err != nil {
+	template.once.Do(func() {
+		dir, err := os.MkdirTemp("", "herald-sim-")
+		if err != nil {
+			template.err = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		path := filepath.Join(dir, "herald.db")
+		db, err := sqlite.Open(context.Background(), path)
+		if err == nil {
+			err = db.Migrate(context.Background())
+		}
+		if err == nil {
+			_, err = db.Writer.Exec(jobTable)
+		}
+		if err == nil {
+			err = db.Close()
+		}
+		if err == nil {
+			template.data, err = os.ReadFile(path)
+		}
+		template.err = err
+	})
+	if template.err != nil {
+		w.t.Fatal(template.err)
+	}
+	path := filepath.Join(w.t.TempDir(), "herald.db")
+	if err := os.WriteFile(path, template.data, 0o600); err != nil {
 		w.t.Fatal(err)
 	}
+	db, err := sqlite.Open(context.Background(), path)
+	if err != nil {
+		w.t.Fatal(err)
+	}
+	w.t.Cleanup(func() { db.Close() })
+	db.Now = time.Now
 	e := &env{w: w, db: db, store: db}
 	db.Queue = queue{}
 	return e

@@ -172,7 +172,7 @@ func (w *world) drawOp(i int, at time.Time) op {
 		user := w.user()
 		o.name = "withdraw " + user
 		o.do = w.userOp(func(ctx context.Context, db userStore) error { return db.WithdrawUser(ctx, "app_sim", user) })
-	default: // an SDK event: a device reports a push received or opened
+	default: // an SDK event: a device reports a push received or opened (herald.PlanEvents, as the SDK API)
 		dev, k := fmt.Sprintf("d%d_0", 1+w.rng.IntN(users)), w.rng.IntN(1<<20)
 		typ := herald.EventReceived
 		if w.rng.IntN(2) == 0 {
@@ -184,7 +184,8 @@ func (w *world) drawOp(i int, at time.Time) op {
 			if !ok {
 				return nil
 			}
-			_, err := db.RecordEvents(ctx, "app_sim", dev, []herald.EventMark{{PushID: id, Type: typ, At: time.Now()}})
+			plan := herald.PlanEvents([]herald.Event{{PushID: id, Type: typ, At: time.Now()}}, time.Now())
+			_, err := db.RecordEvents(ctx, "app_sim", dev, plan.Marks)
 			return err
 		})
 	}
@@ -274,8 +275,10 @@ func (w *world) pickPush(k int) (string, bool) {
 }
 
 // startOps starts the operations due by now, each on a live node chosen
-// from the seed, as goroutines whose calls are scheduling points.
-func (w *world) startOps(now time.Time) {
+// from the seed, as goroutines whose calls are scheduling points, and
+// says how many.
+func (w *world) startOps(now time.Time) int {
+	k := 0
 	for ; w.nextOp < len(w.ops) && !w.ops[w.nextOp].at.After(now); w.nextOp++ {
 		o := w.ops[w.nextOp]
 		var live []*node
@@ -286,6 +289,7 @@ func (w *world) startOps(now time.Time) {
 		}
 		n := live[w.rng.IntN(len(live))]
 		ctx := withActor(n.ctx, fmt.Sprintf("api%03d", w.nextOp))
+		k++
 		go func() {
 			if err := o.do(ctx, n); err != nil {
 				w.mu.Lock()
@@ -294,4 +298,5 @@ func (w *world) startOps(now time.Time) {
 			}
 		}()
 	}
+	return k
 }

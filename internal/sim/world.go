@@ -1,6 +1,7 @@
 package sim
 
 import (
+	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -30,8 +31,13 @@ type Options struct {
 // which the clock jumps, the watches' looks held (see idle).
 const (
 	maxDeaths  = 3
-	quietAfter = 15 * time.Second
+	// rescueEvery is how often River's rescuer looks (its default).
+	rescueEvery = 30 * time.Second
+	quietAfter = 5 * time.Second
 )
+
+// stepStats, when set, counts the steps by call (a profile of a run).
+var stepStats map[string]int
 
 // errDead is what a dead node's calls get: nothing of them reaches the
 // store or FCM.
@@ -61,10 +67,10 @@ type verdict struct {
 type waiter struct {
 	key   string // actor and call: the order of waiters is by key, not arrival
 	actor string
-	node *node
-	kind pointKind
-	args []any
-	turn chan verdict
+	node  *node
+	kind  pointKind
+	args  []any
+	turn  chan verdict
 }
 
 type pointKind int
@@ -103,6 +109,7 @@ type world struct {
 	healAt, endAt time.Time
 	ops           []op
 	nextOp        int
+	rescued       time.Time
 	obs           observed
 	logger        *slog.Logger
 }
@@ -195,10 +202,13 @@ func (w *world) loop() {
 		if !now.Before(w.endAt) {
 			return
 		}
-		w.startOps(now)
-		w.env.rescue(now)
-		w.restartNodes(now)
-		synctest.Wait()
+		if now.Sub(w.rescued) >= rescueEvery {
+			w.env.rescue(now)
+			w.rescued = now
+		}
+		if w.startOps(now)+w.restartNodes(now) > 0 {
+			synctest.Wait()
+		}
 		w.mu.Lock()
 		ws := slices.Clone(w.waiting)
 		w.mu.Unlock()
@@ -221,6 +231,10 @@ func (w *world) loop() {
 		if k := len(ws) + len(fetchers); k > 0 {
 			w.steps++
 			if c := w.rng.IntN(k); c < len(ws) {
+				if stepStats != nil {
+					f := strings.Fields(ws[c].key)
+					stepStats[f[1]]++
+				}
 				w.grant(ws[c])
 			} else {
 				fetchers[c-len(ws)].fetch(now)
@@ -261,7 +275,7 @@ func (w *world) idle(now time.Time) {
 			w.quiet = nil
 			w.mu.Unlock()
 		}()
-		d -= 6 * time.Second // the watches look before it
+		d -= 3 * time.Second // the watches look before it (watchAhead is 5 s)
 	}
 	select {
 	case <-w.wake:
@@ -283,13 +297,17 @@ func (w *world) nextEvent(now time.Time) time.Time {
 	return next
 }
 
-// restartNodes starts a new incarnation of each dead node due back.
-func (w *world) restartNodes(now time.Time) {
+// restartNodes starts a new incarnation of each dead node due back, and
+// says how many.
+func (w *world) restartNodes(now time.Time) int {
+	k := 0
 	for i, n := range w.nodes {
 		if n.dead && !now.Before(n.restartAt) {
 			w.nodes[i] = w.newNode(i)
+			k++
 		}
 	}
+	return k
 }
 
 // grant gives a waiting call its turn, with its verdict from the seed.
