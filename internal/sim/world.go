@@ -1,7 +1,6 @@
 package sim
 
 import (
-	"strings"
 	"context"
 	"errors"
 	"fmt"
@@ -9,6 +8,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 	"testing/synctest"
@@ -30,10 +30,10 @@ type Options struct {
 // maxDeaths bounds the node deaths of a run; quietAfter is the wait from
 // which the clock jumps, the watches' looks held (see idle).
 const (
-	maxDeaths  = 3
+	maxDeaths = 3
 	// rescueEvery is how often River's rescuer looks (its default).
 	rescueEvery = 30 * time.Second
-	quietAfter = 5 * time.Second
+	quietAfter  = 5 * time.Second
 )
 
 // stepStats, when set, counts the steps by call (a profile of a run).
