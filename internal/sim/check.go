@@ -171,6 +171,7 @@ func (w *world) checkPush(ctx context.Context, p herald.Push) {
 			sentRows[d.Token]++
 		}
 	}
+	w.checkEvents(p, ds)
 	for tok, n := range sentRows {
 		if w.obs.fcm[[2]string{p.ID, tok}] == 0 && !w.app.Sandbox {
 			w.violate("push %s: %d deliveries to token %s counted sent, which FCM never accepted", p.ID, n, tok)
@@ -228,4 +229,25 @@ func keys(m map[string]bool) []string {
 	out := slices.Collect(maps.Keys(m))
 	sort.Strings(out)
 	return out
+}
+
+// checkEvents: an event counts only for a device the push was sent to.
+func (w *world) checkEvents(p herald.Push, ds []herald.Delivery) {
+	sent := map[string]bool{}
+	for _, d := range ds {
+		if d.State == herald.DeliverySent {
+			sent[d.DeviceID] = true
+		}
+	}
+	rows, err := w.env.db.Reader.Query(`SELECT device_id, type FROM push_events WHERE push_id = ?`, p.ID)
+	w.env.must(err)
+	defer rows.Close()
+	for rows.Next() {
+		var dev, typ string
+		w.env.must(rows.Scan(&dev, &typ))
+		if !sent[dev] {
+			w.violate("push %s: event %s of device %s counted, which it was not sent", p.ID, typ, dev)
+		}
+	}
+	w.env.must(rows.Err())
 }
