@@ -18,8 +18,10 @@ type observed struct {
 	// marks: each actor's last marking of a push's token in flight, with
 	// the device that held the token at that write.
 	marks map[string]mark
-	// fcm counts the sends FCM accepted, by push and token.
-	fcm map[[2]string]int
+	// fcm counts the sends FCM accepted, by push and token; fcmDevice
+	// notes them by push and the device marked.
+	fcm       map[[2]string]int
+	fcmDevice map[[2]string]bool
 	// reported are the users each push's delivered webhooks named.
 	reported   map[string]map[string]bool
 	violations []string
@@ -48,6 +50,7 @@ func (w *world) observe(wt *waiter, v verdict) {
 	}
 	if w.obs.marks == nil {
 		w.obs.marks, w.obs.fcm, w.obs.reported = map[string]mark{}, map[[2]string]int{}, map[string]map[string]bool{}
+		w.obs.fcmDevice = map[[2]string]bool{}
 	}
 	ctx := context.Background()
 	switch {
@@ -67,8 +70,11 @@ func (w *world) observe(wt *waiter, v verdict) {
 		w.checkSend(wt.actor, pushID, msg)
 		if v.answer == nil {
 			w.obs.fcm[[2]string{pushID, msg.Token}]++
+			if m, ok := w.obs.marks[wt.actor+" "+pushID+" "+msg.Token]; ok {
+				w.obs.fcmDevice[[2]string{pushID, m.target.DeviceID}] = true
+			}
 		}
-	case wt.kind == pointWebhook && len(wt.args) == 2 && v.answer == nil:
+	case wt.kind == pointWebhook && len(wt.args) == 2 && v.answer == nil: // Report(push id, report)
 		r := wt.args[1].(herald.UndeliverableReport)
 		if w.obs.reported[r.PushID] == nil {
 			w.obs.reported[r.PushID] = map[string]bool{}
@@ -162,21 +168,19 @@ func (w *world) checkPush(ctx context.Context, p herald.Push) {
 	}
 	ds, err := w.env.store.Deliveries(ctx, p.ID)
 	w.env.must(err)
-	resent, sentRows := map[string]bool{}, map[string]int{}
+	resent := map[string]bool{}
 	for _, d := range ds {
 		if d.Resent {
 			resent[d.Token] = true
 		}
-		if d.State == herald.DeliverySent {
-			sentRows[d.Token]++
+		// A delivery shows the token and device it was planned with; it
+		// went to the token its device held then (a refresh), or to the
+		// device a reinstall moved its token to.
+		if d.State == herald.DeliverySent && w.obs.fcm[[2]string{p.ID, d.Token}] == 0 && !w.obs.fcmDevice[[2]string{p.ID, d.DeviceID}] {
+			w.violate("push %s: delivery %d (device %s, token %s) counted sent, which FCM never accepted", p.ID, d.Seq, d.DeviceID, d.Token)
 		}
 	}
 	w.checkEvents(p, ds)
-	for tok, n := range sentRows {
-		if w.obs.fcm[[2]string{p.ID, tok}] == 0 && !w.app.Sandbox {
-			w.violate("push %s: %d deliveries to token %s counted sent, which FCM never accepted", p.ID, n, tok)
-		}
-	}
 	for k, n := range w.obs.fcm {
 		if k[0] == p.ID && n > 1 && !resent[k[1]] {
 			w.violate("push %s sent %d times to token %s, none recorded resent", p.ID, n, k[1])

@@ -42,7 +42,7 @@ func (n *node) point(ctx context.Context, kind pointKind, method string, args ..
 	key := method
 	for _, a := range args {
 		if s, ok := a.(string); ok {
-			key += " " + s
+			key += " " + n.w.alias(s)
 		}
 	}
 	v := n.w.wait(ctx, n, kind, key, args...)
@@ -160,7 +160,7 @@ func (n *node) Deliver(ctx context.Context, msg herald.Notification) error {
 // Report is a scheduling point: the app's webhook receiver answers from
 // the seed.
 func (n *node) Report(ctx context.Context, _, _ string, r herald.UndeliverableReport) error {
-	v, err := n.point(ctx, pointWebhook, "Report", r.ID, r)
+	v, err := n.point(ctx, pointWebhook, "Report", r.PushID, r)
 	if err != nil {
 		return err
 	}

@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"hash"
+	"hash/fnv"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -35,6 +37,9 @@ const (
 	rescueEvery = 30 * time.Second
 	quietAfter  = 5 * time.Second
 )
+
+// traceTo, when set, is written each step's key.
+var traceTo io.Writer
 
 // stepStats, when set, counts the steps by call (a profile of a run).
 var stepStats map[string]int
@@ -109,6 +114,8 @@ type world struct {
 	healAt, endAt time.Time
 	ops           []op
 	nextOp        int
+	aliases       map[string]string // push ids by alias (see alias)
+	trace         hash.Hash64       // of the steps, in order: equal on replay
 	rescued       time.Time
 	obs           observed
 	logger        *slog.Logger
@@ -127,7 +134,7 @@ func Run(t *testing.T, seed uint64, opt Options) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		w := &world{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), opt: opt,
-			wake: make(chan struct{}, 1)}
+			wake: make(chan struct{}, 1), aliases: map[string]string{}, trace: fnv.New64a()}
 		w.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		if opt.Log != nil {
 			w.logger = slog.New(slog.NewTextHandler(opt.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -167,8 +174,8 @@ func (w *world) run() {
 	w.loop()
 	w.close()
 	w.check()
-	w.t.Logf("seed %d: zone %s, %d nodes, %d ops (%d failed), %d pushes accepted, %d steps, %d sends, %d deaths, %d job errors; %s",
-		w.seed, w.app.TimeZone, w.opt.Nodes, len(w.ops), w.obs.opErrors, len(w.obs.accepted), w.steps, w.obs.sends, w.obs.deaths, w.obs.jobErrors, realNow().Sub(began))
+	w.t.Logf("seed %d: zone %s, %d nodes, %d ops (%d failed), %d pushes accepted, %d steps (trace %016x), %d sends, %d deaths, %d job errors; %s simulated",
+		w.seed, w.app.TimeZone, w.opt.Nodes, len(w.ops), w.obs.opErrors, len(w.obs.accepted), w.steps, w.trace.Sum64(), w.obs.sends, w.obs.deaths, w.obs.jobErrors, realNow().Sub(began))
 }
 
 // newNode starts a node: its service on the shared store, and its
@@ -235,8 +242,13 @@ func (w *world) loop() {
 					f := strings.Fields(ws[c].key)
 					stepStats[f[1]]++
 				}
+				w.trace.Write([]byte(ws[c].key + "\n"))
+				if traceTo != nil {
+					fmt.Fprintln(traceTo, ws[c].key)
+				}
 				w.grant(ws[c])
 			} else {
+				w.trace.Write([]byte("fetch " + fetchers[c-len(ws)].name + "\n"))
 				fetchers[c-len(ws)].fetch(now)
 			}
 			continue
@@ -310,8 +322,40 @@ func (w *world) restartNodes(now time.Time) int {
 	return k
 }
 
+// alias names a push in the waiters' keys by the order it was accepted
+// in, which the schedule fixes: its id has a random part.
+func (w *world) alias(s string) string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if a, ok := w.aliases[s]; ok {
+		return a
+	}
+	return s
+}
+
+// nameNew gives the push a call is about to accept its alias.
+func (w *world) nameNew(wt *waiter) {
+	var id string
+	for _, a := range wt.args {
+		switch p := a.(type) {
+		case herald.Push:
+			id = p.ID
+		case *herald.Push:
+			if p != nil {
+				id = p.ID
+			}
+		}
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.aliases[id]; id != "" && !ok {
+		w.aliases[id] = fmt.Sprintf("p%d", len(w.aliases))
+	}
+}
+
 // grant gives a waiting call its turn, with its verdict from the seed.
 func (w *world) grant(wt *waiter) {
+	w.nameNew(wt)
 	w.mu.Lock()
 	w.waiting = slices.DeleteFunc(w.waiting, func(x *waiter) bool { return x == wt })
 	w.mu.Unlock()
