@@ -65,6 +65,15 @@ func (w *world) register(ctx context.Context, device string, user *string) {
 }
 
 func (w *world) consent(ctx context.Context, user string) {
+	if w.rng.IntN(3) == 0 {
+		// Consent given about two years ago, imported: the user is due a
+		// re-confirmation notice within the lead days, or soon after.
+		at := w.start.AddDate(-2, 0, 0).Add(time.Duration(w.rng.IntN(40*24)) * time.Hour)
+		_, _, err := w.env.store.ImportConsent(ctx, "app_sim", []herald.ConsentImport{{UserID: user,
+			Consent: herald.Consent{Marketing: true, MarketingNight: w.rng.IntN(2) == 0}, At: at}}, time.Now())
+		w.env.must(err)
+		return
+	}
 	m := w.rng.IntN(3) > 0
 	night := m && w.rng.IntN(2) == 0
 	_, err := w.env.store.SetUserConsent(ctx, "app_sim", user, herald.ConsentChange{Marketing: &m, MarketingNight: &night})
