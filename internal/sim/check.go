@@ -116,7 +116,7 @@ func (w *world) checkSend(actor, pushID string, msg herald.Notification) {
 // check runs the invariants on the store after the run.
 func (w *world) check() {
 	ctx := context.Background()
-	rows, err := w.env.db.Reader.Query(`SELECT id FROM pushes ORDER BY id`)
+	rows, err := w.env.query(`SELECT id FROM pushes ORDER BY id`)
 	w.env.must(err)
 	var ids []string
 	for rows.Next() {
@@ -243,7 +243,7 @@ func (w *world) checkEvents(p herald.Push, ds []herald.Delivery) {
 			sent[d.DeviceID] = true
 		}
 	}
-	rows, err := w.env.db.Reader.Query(`SELECT device_id, type FROM push_events WHERE push_id = ?`, p.ID)
+	rows, err := w.env.query(`SELECT device_id, type FROM push_events WHERE push_id = ?`, p.ID)
 	w.env.must(err)
 	defer rows.Close()
 	for rows.Next() {

@@ -8,6 +8,8 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"regexp"
+	"strconv"
 	"sync"
 	"time"
 
@@ -16,6 +18,7 @@ import (
 
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlstore"
 )
 
 // env is the store of a run and the queue that plays River's part: the
@@ -26,8 +29,28 @@ import (
 // rescuer would, on the bubble's clock.
 type env struct {
 	w     *world
-	db    *sqlite.DB
-	store *sqlite.DB
+	sql   *sql.DB // the store's database, for the job table and the checks
+	pg    bool    // numbered placeholders
+	store *sqlstore.Store
+}
+
+// rebind numbers a query's placeholders on PostgreSQL.
+func (e *env) rebind(q string) string {
+	if !e.pg {
+		return q
+	}
+	n := 0
+	return placeholder.ReplaceAllStringFunc(q, func(string) string { n++; return "$" + strconv.Itoa(n) })
+}
+
+var placeholder = regexp.MustCompile(`\?`)
+
+func (e *env) queryRow(q string, args ...any) *sql.Row { return e.sql.QueryRow(e.rebind(q), args...) }
+func (e *env) query(q string, args ...any) (*sql.Rows, error) {
+	return e.sql.Query(e.rebind(q), args...)
+}
+func (e *env) exec(q string, args ...any) (sql.Result, error) {
+	return e.sql.Exec(e.rebind(q), args...)
 }
 
 const jobTable = `CREATE TABLE sim_job (
@@ -87,15 +110,30 @@ func openEnv(w *world) *env {
 	}
 	w.t.Cleanup(func() { db.Close() })
 	db.Now = time.Now
-	e := &env{w: w, db: db, store: db}
 	db.Queue = queue{}
-	return e
+	return &env{w: w, sql: db.Writer, store: db.Store}
 }
 
-// queue inserts and cancels jobs in the store's transactions.
+// queue inserts and cancels jobs in the store's transactions on SQLite.
 type queue struct{}
 
 func (queue) InsertManyTx(ctx context.Context, tx *sql.Tx, params []river.InsertManyParams) ([]*rivertype.JobInsertResult, error) {
+	return insertJobs(params, func(kind string, args []byte, state string, at int64, maxAttempts int) (int64, error) {
+		var id int64
+		err := tx.QueryRowContext(ctx, `INSERT INTO sim_job (kind, args, state, scheduled_at, max_attempts) VALUES (?,?,?,?,?) RETURNING id`,
+			kind, args, state, at, maxAttempts).Scan(&id)
+		return id, err
+	})
+}
+
+func (queue) JobCancelTx(ctx context.Context, tx *sql.Tx, id int64) (*rivertype.JobRow, error) {
+	_, err := tx.ExecContext(ctx, `UPDATE sim_job SET state = 'cancelled' WHERE id = ? AND state IN ('available','scheduled','retryable')`, id)
+	return &rivertype.JobRow{ID: id}, err
+}
+
+// insertJobs makes each job's row, as River's insert would: scheduled
+// when due later, with River's default attempts unless its options say.
+func insertJobs(params []river.InsertManyParams, insert func(kind string, args []byte, state string, at int64, maxAttempts int) (int64, error)) ([]*rivertype.JobInsertResult, error) {
 	out := make([]*rivertype.JobInsertResult, len(params))
 	now := time.Now()
 	for i, p := range params {
@@ -117,19 +155,13 @@ func (queue) InsertManyTx(ctx context.Context, tx *sql.Tx, params []river.Insert
 		if maxAttempts == 0 {
 			maxAttempts = river.MaxAttemptsDefault
 		}
-		var id int64
-		if err := tx.QueryRowContext(ctx, `INSERT INTO sim_job (kind, args, state, scheduled_at, max_attempts) VALUES (?,?,?,?,?) RETURNING id`,
-			p.Args.Kind(), args, state, at.UnixMilli(), maxAttempts).Scan(&id); err != nil {
+		id, err := insert(p.Args.Kind(), args, state, at.UnixMilli(), maxAttempts)
+		if err != nil {
 			return nil, err
 		}
 		out[i] = &rivertype.JobInsertResult{Job: &rivertype.JobRow{ID: id, Kind: p.Args.Kind(), EncodedArgs: args}}
 	}
 	return out, nil
-}
-
-func (queue) JobCancelTx(ctx context.Context, tx *sql.Tx, id int64) (*rivertype.JobRow, error) {
-	_, err := tx.ExecContext(ctx, `UPDATE sim_job SET state = 'cancelled' WHERE id = ? AND state IN ('available','scheduled','retryable')`, id)
-	return &rivertype.JobRow{ID: id}, err
 }
 
 func (e *env) must(err error) {
@@ -141,7 +173,7 @@ func (e *env) must(err error) {
 // due counts the jobs a node may fetch now.
 func (e *env) due(now time.Time) int {
 	var n int
-	e.must(e.db.Writer.QueryRow(`SELECT COUNT(*) FROM sim_job WHERE state IN ('available','scheduled','retryable') AND scheduled_at <= ?`,
+	e.must(e.queryRow(`SELECT COUNT(*) FROM sim_job WHERE state IN ('available','scheduled','retryable') AND scheduled_at <= ?`,
 		now.UnixMilli()).Scan(&n))
 	return n
 }
@@ -149,8 +181,8 @@ func (e *env) due(now time.Time) int {
 // nextDue is when the next job falls due or the rescuer next frees one.
 func (e *env) nextDue(now time.Time) time.Time {
 	var at, rescue sql.NullInt64
-	e.must(e.db.Writer.QueryRow(`SELECT MIN(scheduled_at) FROM sim_job WHERE state IN ('available','scheduled','retryable')`).Scan(&at))
-	e.must(e.db.Writer.QueryRow(`SELECT MIN(attempted_at) FROM sim_job WHERE state = 'running'`).Scan(&rescue))
+	e.must(e.queryRow(`SELECT MIN(scheduled_at) FROM sim_job WHERE state IN ('available','scheduled','retryable')`).Scan(&at))
+	e.must(e.queryRow(`SELECT MIN(attempted_at) FROM sim_job WHERE state = 'running'`).Scan(&rescue))
 	next := int64(math.MaxInt64)
 	if at.Valid {
 		next = at.Int64
@@ -167,7 +199,7 @@ func (e *env) nextDue(now time.Time) time.Time {
 // claim takes one of the due jobs, chosen from the seed (nodes fetching
 // at once take them in any order), for n.
 func (e *env) claim(n *node, now time.Time) *rivertype.JobRow {
-	rows, err := e.db.Writer.Query(`SELECT id, kind, args, attempt, max_attempts FROM sim_job
+	rows, err := e.query(`SELECT id, kind, args, attempt, max_attempts FROM sim_job
 		WHERE state IN ('available','scheduled','retryable') AND scheduled_at <= ? ORDER BY id`, now.UnixMilli())
 	e.must(err)
 	var due []*rivertype.JobRow
@@ -185,7 +217,7 @@ func (e *env) claim(n *node, now time.Time) *rivertype.JobRow {
 	r.Attempt++
 	r.State = rivertype.JobStateRunning
 	r.AttemptedAt = &now
-	_, err = e.db.Writer.Exec(`UPDATE sim_job SET state = 'running', attempt = ?, attempted_at = ?, node = ? WHERE id = ?`,
+	_, err = e.exec(`UPDATE sim_job SET state = 'running', attempt = ?, attempted_at = ?, node = ? WHERE id = ?`,
 		r.Attempt, now.UnixMilli(), n.name, r.ID)
 	e.must(err)
 	return r
@@ -218,7 +250,7 @@ func (e *env) complete(row *rivertype.JobRow, unit delivery.JobUnit, err error) 
 	if state == "discarded" || state == "retryable" {
 		e.w.obs.jobErrors++
 	}
-	_, dberr := e.db.Writer.Exec(`UPDATE sim_job SET state = ?, scheduled_at = ?, attempt = ? WHERE id = ? AND state = 'running' AND attempt = ?`,
+	_, dberr := e.exec(`UPDATE sim_job SET state = ?, scheduled_at = ?, attempt = ? WHERE id = ? AND state = 'running' AND attempt = ?`,
 		state, at.UnixMilli(), attempt, row.ID, row.Attempt)
 	e.must(dberr)
 }
@@ -226,7 +258,7 @@ func (e *env) complete(row *rivertype.JobRow, unit delivery.JobUnit, err error) 
 // rescue makes jobs running for longer than RescueAfter retryable, as
 // River's rescuer does (whether or not their node lives).
 func (e *env) rescue(now time.Time) {
-	_, err := e.db.Writer.Exec(`UPDATE sim_job SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
+	_, err := e.exec(`UPDATE sim_job SET state = CASE WHEN attempt >= max_attempts THEN 'discarded' ELSE 'retryable' END,
 		scheduled_at = ? WHERE state = 'running' AND attempted_at + ? <= ?`,
 		now.UnixMilli(), delivery.RescueAfter.Milliseconds(), now.UnixMilli())
 	e.must(err)
@@ -236,7 +268,7 @@ func (e *env) rescue(now time.Time) {
 func (e *env) insert(args river.JobArgs, at time.Time) {
 	raw, err := json.Marshal(args)
 	e.must(err)
-	_, err = e.db.Writer.Exec(`INSERT INTO sim_job (kind, args, state, scheduled_at, max_attempts) VALUES (?,?,'scheduled',?,?)`,
+	_, err = e.exec(`INSERT INTO sim_job (kind, args, state, scheduled_at, max_attempts) VALUES (?,?,'scheduled',?,?)`,
 		args.Kind(), raw, at.UnixMilli(), river.MaxAttemptsDefault)
 	e.must(err)
 }

@@ -25,6 +25,9 @@ type Options struct {
 	Nodes int // simulated nodes (default 2 or 3, from the seed)
 	// Ops is the number of workload operations (default 30).
 	Ops int
+	// Postgres, when set, is the URL of a PostgreSQL database to run on
+	// (a schema of its own), instead of the embedded store.
+	Postgres string
 	// Log, when set, gets the services' log lines (for replaying a seed).
 	Log io.Writer
 }
@@ -153,7 +156,11 @@ func (w *world) run() {
 	}
 	w.prob = faults{storeErr: w.rng.Float64() * 0.03, death: w.rng.Float64() * 0.002,
 		fcmFail: w.rng.Float64() * 0.3, authFail: w.rng.Float64() * 0.01, hookFail: w.rng.Float64() * 0.3}
-	w.env = openEnv(w)
+	if w.opt.Postgres != "" {
+		w.env = openPostgres(w, w.opt.Postgres)
+	} else {
+		w.env = openEnv(w)
+	}
 	w.setup()
 	w.ops = w.workload()
 	last := w.start
