@@ -4,9 +4,9 @@
 // schedule watch, on the real embedded store, driven through hours of
 // simulated time by one seed that decides the order of every step, every
 // fault and every answer of FCM. Run(t, seed, …) runs one seed and
-// checks the invariants; TestSim runs many (HERALD_SIM_SEEDS, default
-// 200) and a failing seed prints the command that replays it
-// (HERALD_SIM_SEED=n).
+// checks the invariants; TestSim runs many (HERALD_SIM_SEEDS, default 30;
+// TestSimPostgres on PostgreSQL when HERALD_TEST_DATABASE_URL is set) and
+// a failing seed prints the command that replays it (HERALD_SIM_SEED=n).
 //
 // What is real: delivery.Service (one per node, all on one store), its
 // workers as River would run them (delivery.Service.Unit), its schedule
@@ -50,7 +50,10 @@
 //     queue as a crash leaves them, and it comes back as a new node (new
 //     service, new watch) up to 3 minutes later. At most 3 deaths a run;
 //     no fault after 30 minutes past the last operation, so the run
-//     settles. A job run twice comes from the rescuer and from retries.
+//     settles. A job runs twice (River's at-least-once) when its completion
+//     meets a fault or its node's death after its work was done (the job
+//     stays running and the rescuer frees it), and when the rescuer frees
+//     a job a live node still runs (for RescueAfter).
 //   - The workload: API requests and SDK calls at times from the seed,
 //     each on a live node: pushes of every kind made by herald.NewPush
 //     and accepted by delivery.Service.Accept (users, messages, topic,

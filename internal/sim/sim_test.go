@@ -11,7 +11,7 @@ import (
 
 // TestSim runs the simulation over many seeds, in parallel:
 // HERALD_SIM_SEED runs one (with the services' log), HERALD_SIM_SEEDS sets
-// how many (default 40, to fit the two-minute suite on two shared cores;
+// how many (default 30, to fit the two-minute suite on two shared cores;
 // 10 with -short), HERALD_SIM_FIRST the first.
 func TestSim(t *testing.T) {
 	if s := os.Getenv("HERALD_SIM_SEED"); s != "" {
@@ -22,7 +22,7 @@ func TestSim(t *testing.T) {
 		Run(t, seed, Options{Log: os.Stderr})
 		return
 	}
-	def := 40
+	def := 30
 	if testing.Short() {
 		def = 10
 	}
