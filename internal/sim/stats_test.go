@@ -5,6 +5,8 @@ import (
 	"testing"
 )
 
+// TestSimStats (HERALD_SIM_STATS=file) writes one seed's step trace to
+// file (HERALD_SIM_STATS_SEED, default 3) and logs its steps by call.
 func TestSimStats(t *testing.T) {
 	if os.Getenv("HERALD_SIM_STATS") == "" {
 		t.Skip("HERALD_SIM_STATS not set")
@@ -16,6 +18,7 @@ func TestSimStats(t *testing.T) {
 	}
 	defer f.Close()
 	traceTo = f
-	Run(t, 3, Options{})
+	seed := uint64(envInt(t, "HERALD_SIM_STATS_SEED", 3))
+	Run(t, seed, Options{})
 	t.Log(stepStats)
 }
