@@ -11,14 +11,13 @@ func TestSimStats(t *testing.T) {
 	if os.Getenv("HERALD_SIM_STATS") == "" {
 		t.Skip("HERALD_SIM_STATS not set")
 	}
-	stepStats = map[string]int{}
 	f, err := os.Create(os.Getenv("HERALD_SIM_STATS"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	traceTo = f
 	seed := uint64(envInt(t, "HERALD_SIM_STATS_SEED", 3))
-	Run(t, seed, Options{})
-	t.Log(stepStats)
+	steps := map[string]int{}
+	Run(t, seed, Options{Trace: f, Steps: steps})
+	t.Log(steps)
 }

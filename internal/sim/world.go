@@ -28,6 +28,10 @@ type Options struct {
 	// Postgres, when set, is the URL of a PostgreSQL database to run on
 	// (a schema of its own), instead of the embedded store.
 	Postgres string
+	// Trace, when set, is written each step's key, in order; Steps, when
+	// set, counts the steps by call (a profile of a run).
+	Trace io.Writer
+	Steps map[string]int
 	// Log, when set, gets the services' log lines (for replaying a seed).
 	Log io.Writer
 }
@@ -40,12 +44,6 @@ const (
 	rescueEvery = 30 * time.Second
 	quietAfter  = 5 * time.Second
 )
-
-// traceTo, when set, is written each step's key.
-var traceTo io.Writer
-
-// stepStats, when set, counts the steps by call (a profile of a run).
-var stepStats map[string]int
 
 // errDead is what a dead node's calls get: nothing of them reaches the
 // store or FCM.
@@ -177,12 +175,12 @@ func (w *world) run() {
 	for i := range w.opt.Nodes {
 		w.nodes = append(w.nodes, w.newNode(i))
 	}
-	began := realNow()
+	began := time.Now() // the bubble's clock: the time simulated
 	w.loop()
 	w.close()
 	w.check()
 	w.t.Logf("seed %d: zone %s, %d nodes, %d ops (%d failed), %d pushes accepted, %d steps (trace %016x), %d sends, %d deaths, %d job errors; %s simulated",
-		w.seed, w.app.TimeZone, w.opt.Nodes, len(w.ops), w.obs.opErrors, len(w.obs.accepted), w.steps, w.trace.Sum64(), w.obs.sends, w.obs.deaths, w.obs.jobErrors, realNow().Sub(began))
+		w.seed, w.app.TimeZone, w.opt.Nodes, len(w.ops), w.obs.opErrors, len(w.obs.accepted), w.steps, w.trace.Sum64(), w.obs.sends, w.obs.deaths, w.obs.jobErrors, time.Since(began))
 }
 
 // newNode starts a node: its service on the shared store, and its
@@ -245,13 +243,12 @@ func (w *world) loop() {
 		if k := len(ws) + len(fetchers); k > 0 {
 			w.steps++
 			if c := w.rng.IntN(k); c < len(ws) {
-				if stepStats != nil {
-					f := strings.Fields(ws[c].key)
-					stepStats[f[1]]++
+				if w.opt.Steps != nil {
+					w.opt.Steps[strings.Fields(ws[c].key)[1]]++
 				}
 				w.trace.Write([]byte(ws[c].key + "\n"))
-				if traceTo != nil {
-					fmt.Fprintln(traceTo, ws[c].key)
+				if w.opt.Trace != nil {
+					fmt.Fprintln(w.opt.Trace, ws[c].key)
 				}
 				w.grant(ws[c])
 			} else {
