@@ -273,7 +273,7 @@ func cmpString(a, b string) int {
 
 // idle lets the clock run to the next thing due: a job, an operation, a
 // rescue or a restart, or whatever a goroutine's own timer wakes first. A
-// wait longer than a minute is a quiet stretch: the watches' looks are
+// wait longer than quietAfter is a quiet stretch: the watches' looks are
 // held meanwhile, so the clock jumps rather than ticking every 2 s.
 func (w *world) idle(now time.Time) {
 	next := earliest(w.endAt, w.env.nextDue(now), w.nextEvent(now))
