@@ -1,0 +1,257 @@
+package sim
+
+import (
+	"context"
+	"fmt"
+	"maps"
+	"slices"
+	"sort"
+	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
+)
+
+// observed is what the scheduler saw happen, for the invariants.
+type observed struct {
+	accepted []string
+	// marks: each actor's last marking of a push's token in flight, with
+	// the device that held the token at that write.
+	marks map[string]mark
+	// fcm counts the sends FCM accepted, by push and token; fcmDevice
+	// notes them by push and the device marked.
+	fcm       map[[2]string]int
+	fcmDevice map[[2]string]bool
+	// reported are the users each push's delivered webhooks named.
+	reported   map[string]map[string]bool
+	violations []string
+
+	deaths, jobErrors, opErrors, sends int
+}
+
+// mark is a token marked in flight, as the store's guarded write saw it.
+type mark struct {
+	target sendstore.SlotTarget
+	holder herald.Device
+	held   bool
+	at     time.Time
+}
+
+func (w *world) violate(format string, args ...any) {
+	w.obs.violations = append(w.obs.violations, fmt.Sprintf("%s: ", time.Now().UTC().Format(time.DateTime))+fmt.Sprintf(format, args...))
+}
+
+// observe notes a granted call, before it runs: the devices a step marks
+// in flight (as they are at that write), the sends FCM accepts, the
+// webhooks delivered. It checks each send against its marking.
+func (w *world) observe(wt *waiter, v verdict) {
+	if v.errBefore != nil || v.dieBefore {
+		return
+	}
+	if w.obs.marks == nil {
+		w.obs.marks, w.obs.fcm, w.obs.reported = map[string]mark{}, map[[2]string]int{}, map[string]map[string]bool{}
+		w.obs.fcmDevice = map[[2]string]bool{}
+	}
+	ctx := context.Background()
+	switch {
+	case wt.kind == pointStore && len(wt.args) == 3:
+		st, ok := wt.args[2].(sendstore.ChunkStep)
+		if !ok {
+			return
+		}
+		pushID := wt.args[1].(string)
+		for _, t := range st.Targets {
+			d, err := w.env.store.DeviceByToken(ctx, w.app.ID, t.Token)
+			w.obs.marks[wt.actor+" "+pushID+" "+t.Token] = mark{target: t, holder: d, held: err == nil, at: time.Now()}
+		}
+	case wt.kind == pointFCM:
+		pushID, msg := wt.args[0].(string), wt.args[2].(herald.Notification)
+		w.obs.sends++
+		w.checkSend(wt.actor, pushID, msg)
+		if v.answer == nil {
+			w.obs.fcm[[2]string{pushID, msg.Token}]++
+			if m, ok := w.obs.marks[wt.actor+" "+pushID+" "+msg.Token]; ok {
+				w.obs.fcmDevice[[2]string{pushID, m.target.DeviceID}] = true
+			}
+		}
+	case wt.kind == pointWebhook && len(wt.args) == 2 && v.answer == nil: // Report(push id, report)
+		r := wt.args[1].(herald.UndeliverableReport)
+		if w.obs.reported[r.PushID] == nil {
+			w.obs.reported[r.PushID] = map[string]bool{}
+		}
+		for _, u := range r.Users {
+			w.obs.reported[r.PushID][u.UserID] = true
+		}
+	}
+}
+
+// checkSend: a send goes only to a token its run marked in flight, whose
+// device at that write was the one planned and (for a push naming its
+// users) still the recipient's; an ad only with the consent it needs at
+// that hour.
+func (w *world) checkSend(actor, pushID string, msg herald.Notification) {
+	m, ok := w.obs.marks[actor+" "+pushID+" "+msg.Token]
+	if !ok {
+		w.violate("push %s sent to token %s by %s, which never marked it in flight", pushID, msg.Token, actor)
+		return
+	}
+	p, err := w.env.store.PushRecord(context.Background(), pushID)
+	if err != nil {
+		w.violate("push %s sent but not found: %v", pushID, err)
+		return
+	}
+	switch {
+	case !m.held || m.holder.ID != m.target.DeviceID:
+		w.violate("push %s sent to token %s: at its marking the token was held by device %q, not the planned %q", pushID, msg.Token, m.holder.ID, m.target.DeviceID)
+	case p.Rule().Personal && m.target.Owner == nil:
+		w.violate("push %s (personal) marked token %s without an owner", pushID, msg.Token)
+	case p.Rule().Personal && (m.holder.UserID == nil || *m.holder.UserID != *m.target.Owner):
+		w.violate("push %s sent to token %s: at its marking device %s was not user %s's", pushID, msg.Token, m.holder.ID, *m.target.Owner)
+	case p.Marketing && herald.Suppress(true, m.holder.Consent, herald.IsNight(m.at, w.app.Location())) != herald.NotSuppressed:
+		w.violate("ad %s sent to device %s at %s (local %s) with consent %+v", pushID, m.holder.ID, m.at.UTC().Format(time.TimeOnly),
+			m.at.In(w.app.Location()).Format(time.TimeOnly), m.holder.Consent)
+	}
+}
+
+// check runs the invariants on the store after the run.
+func (w *world) check() {
+	ctx := context.Background()
+	rows, err := w.env.query(`SELECT id FROM pushes ORDER BY id`)
+	w.env.must(err)
+	var ids []string
+	for rows.Next() {
+		var id string
+		w.env.must(rows.Scan(&id))
+		ids = append(ids, id)
+	}
+	rows.Close()
+	for _, id := range ids {
+		p, err := w.env.store.Push(ctx, id)
+		w.env.must(err)
+		w.checkPush(ctx, p)
+	}
+	w.checkReconfirmations(ctx, ids)
+	if len(w.obs.violations) > 0 {
+		w.t.Errorf("seed %d: %d invariant(s) broken:\n  %s\nreplay: HERALD_SIM_SEED=%d go test ./internal/sim -run 'TestSim$' -v",
+			w.seed, len(w.obs.violations), joinLines(w.obs.violations), w.seed)
+	}
+}
+
+func joinLines(s []string) string {
+	out := ""
+	for i, l := range s {
+		if i > 0 {
+			out += "\n  "
+		}
+		out += l
+	}
+	return out
+}
+
+// checkPush: the push ended (its time has passed); its counts add up; no
+// token had it twice unless recorded resent; every delivery counted sent
+// reached FCM; received ≤ sent; its charge is the domain's; its
+// unreachable users were each named in a webhook delivered.
+func (w *world) checkPush(ctx context.Context, p herald.Push) {
+	switch p.Status {
+	case herald.StatusDone, herald.StatusFailed, herald.StatusCancelled:
+	default:
+		w.violate("push %s (%s, scheduled %v) is %s at the end of the run", p.ID, p.Kind, p.ScheduledAt, p.Status)
+		return
+	}
+	c := p.Counts
+	if p.Status == herald.StatusDone && c.Tokens != c.Sent+c.Failed+c.SuppressedConsent+c.SuppressedNight+c.DeferredNight {
+		w.violate("push %s counts do not add up: %+v", p.ID, c)
+	}
+	if c.Received > c.Sent || c.Opened > c.Received {
+		w.violate("push %s counts received %d, opened %d of %d sent", p.ID, c.Received, c.Opened, c.Sent)
+	}
+	ds, err := w.env.store.Deliveries(ctx, p.ID)
+	w.env.must(err)
+	resent := map[string]bool{}
+	for _, d := range ds {
+		if d.Resent {
+			resent[d.Token] = true
+		}
+		// A delivery shows the token and device it was planned with; it
+		// went to the token its device held then (a refresh), or to the
+		// device a reinstall moved its token to.
+		if d.State == herald.DeliverySent && w.obs.fcm[[2]string{p.ID, d.Token}] == 0 && !w.obs.fcmDevice[[2]string{p.ID, d.DeviceID}] {
+			w.violate("push %s: delivery %d (device %s, token %s) counted sent, which FCM never accepted", p.ID, d.Seq, d.DeviceID, d.Token)
+		}
+	}
+	w.checkEvents(p, ds)
+	for k, n := range w.obs.fcm {
+		if k[0] == p.ID && n > 1 && !resent[k[1]] {
+			w.violate("push %s sent %d times to token %s, none recorded resent", p.ID, n, k[1])
+		}
+	}
+	if p.Status != herald.StatusDone && p.Status != herald.StatusFailed {
+		return
+	}
+	if !p.Rule().CountsUsers && !p.Rule().Informational && p.Kind != herald.KindToken && p.NightPolicy != herald.NightDefer &&
+		p.NetServerActionsHalf() != int64(p.RequestedUsers)*herald.HalfPerUser {
+		w.violate("push %s (%s) charged %d half units for %d users", p.ID, p.Kind, p.NetServerActionsHalf(), p.RequestedUsers)
+	}
+	if p.Rule().CountsUsers && p.NightPolicy != herald.NightDefer && p.NetServerActionsHalf() != int64(c.RequestedUsers)*herald.HalfPerUser {
+		w.violate("push %s (%s) charged %d half units for %d users found", p.ID, p.Kind, p.NetServerActionsHalf(), c.RequestedUsers)
+	}
+	un, err := w.env.store.UnreachableUsersOf(ctx, p.ID)
+	w.env.must(err)
+	want := map[string]bool{}
+	for _, u := range un {
+		want[u.UserID] = true
+	}
+	got := w.obs.reported[p.ID]
+	if !maps.Equal(want, got) && !(len(want) == 0 && len(got) == 0) {
+		w.violate("push %s: unreachable users %v, webhooks delivered for %v", p.ID, keys(want), keys(got))
+	}
+}
+
+// checkReconfirmations: one re-confirmation notice per user per local day.
+func (w *world) checkReconfirmations(ctx context.Context, ids []string) {
+	seen := map[string]string{}
+	for _, id := range ids {
+		p, err := w.env.store.PushRecord(ctx, id)
+		w.env.must(err)
+		if p.Kind != herald.KindReconfirmation {
+			continue
+		}
+		rs, err := w.env.store.Recipients(ctx, id)
+		w.env.must(err)
+		day := p.CreatedAt.In(w.app.Location()).Format(time.DateOnly)
+		for _, r := range rs {
+			if first, ok := seen[r.UserID+" "+day]; ok {
+				w.violate("user %s sent two re-confirmation notices on %s: %s and %s", r.UserID, day, first, id)
+			}
+			seen[r.UserID+" "+day] = id
+		}
+	}
+}
+
+func keys(m map[string]bool) []string {
+	out := slices.Collect(maps.Keys(m))
+	sort.Strings(out)
+	return out
+}
+
+// checkEvents: an event counts only for a device the push was sent to.
+func (w *world) checkEvents(p herald.Push, ds []herald.Delivery) {
+	sent := map[string]bool{}
+	for _, d := range ds {
+		if d.State == herald.DeliverySent {
+			sent[d.DeviceID] = true
+		}
+	}
+	rows, err := w.env.query(`SELECT device_id, type FROM push_events WHERE push_id = ?`, p.ID)
+	w.env.must(err)
+	defer rows.Close()
+	for rows.Next() {
+		var dev, typ string
+		w.env.must(rows.Scan(&dev, &typ))
+		if !sent[dev] {
+			w.violate("push %s: event %s of device %s counted, which it was not sent", p.ID, typ, dev)
+		}
+	}
+	w.env.must(rows.Err())
+}
