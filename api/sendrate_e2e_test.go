@@ -2,7 +2,6 @@ package api_test
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"net/http"
 	"slices"
@@ -14,23 +13,6 @@ import (
 
 	"github.com/heraldpush/herald/client"
 )
-
-// arrivals returns when the emulator accepted each message of each push,
-// oldest first, by push id.
-func (e *env) arrivals(pushIDs ...string) map[string][]time.Time {
-	e.T.Helper()
-	out := map[string][]time.Time{}
-	for _, r := range e.Emulator.Messages("") {
-		var m struct{ Data map[string]string }
-		if err := json.Unmarshal(r.Message, &m); err != nil {
-			e.T.Fatalf("emulator message %s: %v", r.Message, err)
-		}
-		if id := m.Data["pushId"]; slices.Contains(pushIDs, id) {
-			out[id] = append(out[id], r.ReceivedAt)
-		}
-	}
-	return out
-}
 
 // TestSendRate: an app set through the admin API to 600 sends a minute (10
 // a second) sends two pushes of 20 users each, accepted together, at its
@@ -89,7 +71,7 @@ func (e *env) pushPaced(a testenv.App, n int) time.Duration {
 		}
 	}
 	var all []time.Time
-	for _, at := range e.arrivals(ids...) {
+	for _, at := range e.Arrivals(ids...) {
 		all = append(all, at...)
 	}
 	if len(all) != n {

@@ -2,16 +2,12 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/client"
 )
 
 // TestFCMProjectRateSharedByNodes: two nodes on one PostgreSQL database
@@ -36,66 +32,13 @@ func TestFCMProjectRateSharedByNodes(t *testing.T) {
 		return strings.Count(e.logs.String(), `msg="nodes sharing the send rates" nodes=2`) == 2
 	})
 	const n, burst, perNode = 20, 2, 5.0 // burst: one per node
-	shared, _ := e.pushProjects(n)
+	shared, _ := e.PushProjects(n)
 	floor := time.Duration(float64(2*n-burst)/(2*perNode)*float64(time.Second)) - time.Second
 	if span := shared[2*n-1].Sub(shared[0]); span < floor {
 		t.Errorf("the %d sends of one project arrived within %v, want at least %v at 10 a second over both nodes", 2*n, span, floor)
 	} else {
 		t.Logf("%d sends of two apps of one project over %v on two nodes", 2*n, span)
 	}
-}
-
-// pushProjects makes two apps of one FCM project and one of another, each
-// at the default app rate with n users, pushes to all of each at once,
-// waits for the three pushes and returns when the emulator took each
-// message: the 2n of the shared project and the n of the other, in order.
-func (e *env) pushProjects(n int) (shared, other []time.Time) {
-	e.t.Helper()
-	var apps [3]testApp
-	for i, project := range []string{"shared-proj", "shared-proj", "other-proj"} {
-		apps[i] = e.NewAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
-		e.PutCredentials(apps[i], project)
-	}
-	users := make([]any, n)
-	for j := range users {
-		users[j] = fmt.Sprintf("u%02d", j)
-	}
-	for i, a := range apps {
-		for _, u := range users {
-			e.Register(a, fmt.Sprintf("proj%d-", i), u.(string))
-		}
-	}
-	ids := make([]string, len(apps))
-	var wg sync.WaitGroup
-	for i, a := range apps {
-		wg.Go(func() {
-			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
-			if err != nil {
-				e.t.Errorf("push of app %d: %v", i, err)
-				return
-			}
-			ids[i] = res.PushID
-		})
-	}
-	wg.Wait()
-	if e.t.Failed() {
-		e.t.FailNow()
-	}
-	for i, id := range ids {
-		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
-			e.t.Fatalf("push of app %d: got %s with %d sent, want done with %d", i, p.Status, p.Counts.Sent, n)
-		}
-	}
-	arrivals := e.arrivals(ids...)
-	shared = append(arrivals[ids[0]], arrivals[ids[1]]...)
-	other = arrivals[ids[2]]
-	if len(shared) != 2*n || len(other) != n {
-		e.t.Fatalf("arrivals: got %d of the shared project and %d of the other, want %d and %d", len(shared), len(other), 2*n, n)
-	}
-	for _, ts := range [][]time.Time{shared, other} {
-		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
-	}
-	return shared, other
 }
 
 // TestFCMProjectRateConfig: HERALD_FCM_PROJECT_RATE and --fcm-project-rate

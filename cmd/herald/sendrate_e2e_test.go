@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"io"
 	"slices"
@@ -13,23 +12,6 @@ import (
 
 	"github.com/heraldpush/herald/client"
 )
-
-// arrivals returns when the emulator accepted each message of each push,
-// oldest first, by push id.
-func (e *env) arrivals(pushIDs ...string) map[string][]time.Time {
-	e.t.Helper()
-	out := map[string][]time.Time{}
-	for _, r := range e.emu.Messages("") {
-		var m struct{ Data map[string]string }
-		if err := json.Unmarshal(r.Message, &m); err != nil {
-			e.t.Fatalf("emulator message %s: %v", r.Message, err)
-		}
-		if id := m.Data["pushId"]; slices.Contains(pushIDs, id) {
-			out[id] = append(out[id], r.ReceivedAt)
-		}
-	}
-	return out
-}
 
 // pushPaced registers n users of a, sends them two pushes of n/2 each at
 // once, waits for both and returns the span of the arrivals of all n.
@@ -63,7 +45,7 @@ func (e *env) pushPaced(a testApp, n int) time.Duration {
 		}
 	}
 	var all []time.Time
-	for _, at := range e.arrivals(ids...) {
+	for _, at := range e.Arrivals(ids...) {
 		all = append(all, at...)
 	}
 	if len(all) != n {

@@ -425,3 +425,73 @@ func (h *Harness) NightPush(id string) NightView {
 	}
 	return v
 }
+
+// Arrivals returns when the emulator accepted each message of each push,
+// oldest first, by push id.
+func (h *Harness) Arrivals(pushIDs ...string) map[string][]time.Time {
+	h.T.Helper()
+	out := map[string][]time.Time{}
+	for _, r := range h.Emulator.Messages("") {
+		var m struct{ Data map[string]string }
+		if err := json.Unmarshal(r.Message, &m); err != nil {
+			h.T.Fatalf("emulator message %s: %v", r.Message, err)
+		}
+		if id := m.Data["pushId"]; slices.Contains(pushIDs, id) {
+			out[id] = append(out[id], r.ReceivedAt)
+		}
+	}
+	return out
+}
+
+// PushProjects makes two apps of one FCM project and one of another, each
+// at the default app rate with n users, pushes to all of each at once,
+// waits for the three pushes and returns when the emulator took each
+// message: the 2n of the shared project and the n of the other, in order.
+func (h *Harness) PushProjects(n int) (shared, other []time.Time) {
+	h.T.Helper()
+	var apps [3]App
+	for i, project := range []string{"shared-proj", "shared-proj", "other-proj"} {
+		apps[i] = h.NewAppWithoutFCM(map[string]any{"name": fmt.Sprintf("app %d", i)})
+		h.PutCredentials(apps[i], project)
+	}
+	users := make([]any, n)
+	for j := range users {
+		users[j] = fmt.Sprintf("u%02d", j)
+	}
+	for i, a := range apps {
+		for _, u := range users {
+			h.Register(a, fmt.Sprintf("proj%d-", i), u.(string))
+		}
+	}
+	ids := make([]string, len(apps))
+	var wg sync.WaitGroup
+	for i, a := range apps {
+		wg.Go(func() {
+			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
+			if err != nil {
+				h.T.Errorf("push of app %d: %v", i, err)
+				return
+			}
+			ids[i] = res.PushID
+		})
+	}
+	wg.Wait()
+	if h.T.Failed() {
+		h.T.FailNow()
+	}
+	for i, id := range ids {
+		if p := h.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
+			h.T.Fatalf("push of app %d: got %s with %d sent, want done with %d", i, p.Status, p.Counts.Sent, n)
+		}
+	}
+	arrivals := h.Arrivals(ids...)
+	shared = append(arrivals[ids[0]], arrivals[ids[1]]...)
+	other = arrivals[ids[2]]
+	if len(shared) != 2*n || len(other) != n {
+		h.T.Fatalf("arrivals: got %d of the shared project and %d of the other, want %d and %d", len(shared), len(other), 2*n, n)
+	}
+	for _, ts := range [][]time.Time{shared, other} {
+		slices.SortFunc(ts, func(x, y time.Time) int { return x.Compare(y) })
+	}
+	return shared, other
+}
