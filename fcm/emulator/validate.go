@@ -202,19 +202,14 @@ func validateAndroid(msg object) *fcmError {
 }
 
 // headers decodes a message's platform headers at path: an object of
-// strings (FCM's map<string, string>).
+// strings (FCM's map<string, string>), decoded at once.
 func headers(raw json.RawMessage, path string) (map[string]string, *fcmError) {
-	obj, ferr := decodeObject(raw, path, nil)
-	if ferr != nil {
-		return nil, ferr
+	if isNull(raw) {
+		return nil, nil
 	}
-	h := make(map[string]string, len(obj))
-	for k := range obj {
-		v, ferr := obj.stringField(k, path)
-		if ferr != nil {
-			return nil, ferr
-		}
-		h[k] = v
+	var h map[string]string
+	if err := json.Unmarshal(raw, &h); err != nil {
+		return nil, errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (map<string, string>), %s", path, raw), path)
 	}
 	return h, nil
 }
