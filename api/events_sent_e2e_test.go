@@ -52,7 +52,7 @@ func TestEventsOnlyForSentDevices(t *testing.T) {
 	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, seoul)
 	clk.Run(morning.Add(-10 * time.Minute))
 	e := start(t, testenv.Clocked(clk))
-	a := consentApp(t, e, "Asia/Seoul")
+	a := testenv.ConsentApp(t, e.Harness, "Asia/Seoul")
 	e.Device(a, "dev-gone", "unregistered-gone", "android", "1.6.0", "gone")
 	ctx := context.Background()
 	yes := true
@@ -61,7 +61,7 @@ func TestEventsOnlyForSentDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantDeferredPush(t, e, a, night.PushID, morning, 1)
+	testenv.WantDeferredPush(t, e.Harness, a, night.PushID, morning, 1)
 	failed, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"all", "gone"}, Title: "Notice", Content: "hello",
 		Options: &client.Options{RequestGroupID: "night-sale"}})
 	if err != nil {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/delivery"
+	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -101,8 +102,8 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	morning := time.Date(2026, 12, 8, 8, 0, 0, 0, seoul)
 	e, a := startNightNodes(t, clk, morning)
 	clk.Run(morning.Add(-15 * time.Second))
-	id := pushDefer(t, a, "none", "day", "all", "late", "quit")
-	wantDeferredPush(t, e, a, id, morning, 3)
+	id := testenv.PushDefer(t, a, "none", "day", "all", "late", "quit")
+	testenv.WantDeferredPush(t, e.Harness, a, id, morning, 3)
 	// The deferred chunk's job is due 6 s before its morning: a node that
 	// then dies has fetched it.
 	n, err := e.svc.DB.JobsDB().Exec(`UPDATE river_job SET state = 'running', attempt = attempt + 1, attempted_at = now(),
@@ -114,14 +115,14 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	if rows, _ := n.RowsAffected(); rows != 1 {
 		t.Fatalf("deferred send jobs taken by the dead node: %d, want 1", rows)
 	}
-	morningChanges(t, clk, a, morning)
+	testenv.MorningChanges(t, clk, a, morning)
 	waitFor(t, "2 s before the morning", 20*time.Second, func() bool { return !clk.Now().Before(morning.Add(-2 * time.Second)) })
 	if err := e.svc.shutdown(); err != nil {
 		t.Fatal(err)
 	}
 	waitFor(t, "the morning's sends", 20*time.Second, func() bool { return len(e.SentTo(id)) == 3 })
 	e.startService(func(c *config) { c.now = clk.Now })
-	wantMorning(t, e, clk, a, id, morning)
+	testenv.WantMorning(t, e.Harness, clk, a, id, morning)
 	for _, u := range []string{"day", "late"} {
 		msgs := e.Received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)
 		if late := clk.Fake(msgs[0].ReceivedAt).Sub(morning); late > time.Second {
