@@ -1,17 +1,9 @@
 package api_test
 
 import (
-	"context"
-	"fmt"
 	"net/http"
-	"slices"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/heraldpush/herald/internal/testenv"
-
-	"github.com/heraldpush/herald/client"
 )
 
 // TestSendRate: an app set through the admin API to 600 sends a minute (10
@@ -32,53 +24,11 @@ func TestSendRate(t *testing.T) {
 	}
 	const n, rate, burst = 40, 10, 1 // a second; the bucket holds a tenth of a second
 	floor := time.Duration(float64(n-burst)/rate*float64(time.Second)) - time.Second
-	span := e.pushPaced(a, n)
+	span := e.PushPaced(a, n)
 	if span < floor {
 		t.Errorf("the %d sends arrived within %v, want at least %v at 10 a second", n, span, floor)
 	}
 	t.Logf("%d sends over %v", n, span)
-}
-
-// pushPaced registers n users of a, sends them two pushes of n/2 each at
-// once, waits for both and returns the span of the arrivals of all n.
-func (e *env) pushPaced(a testenv.App, n int) time.Duration {
-	e.T.Helper()
-	var users [2][]any
-	for i := range n {
-		u := fmt.Sprintf("u%02d", i)
-		e.Register(a, "rate-", u)
-		users[i*2/n] = append(users[i*2/n], u)
-	}
-	ids := make([]string, 2)
-	var wg sync.WaitGroup
-	for i := range ids {
-		wg.Go(func() {
-			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users[i], Title: "paced", Content: "c"})
-			if err != nil {
-				e.T.Errorf("push %d: %v", i, err)
-				return
-			}
-			ids[i] = res.PushID
-		})
-	}
-	wg.Wait()
-	if e.T.Failed() {
-		e.T.FailNow()
-	}
-	for i, id := range ids {
-		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != len(users[i]) {
-			e.T.Errorf("push %s: got %s with %d sent, want done with %d", id, p.Status, p.Counts.Sent, len(users[i]))
-		}
-	}
-	var all []time.Time
-	for _, at := range e.Arrivals(ids...) {
-		all = append(all, at...)
-	}
-	if len(all) != n {
-		e.T.Fatalf("arrivals: got %d, want %d", len(all), n)
-	}
-	slices.SortFunc(all, func(x, y time.Time) int { return x.Compare(y) })
-	return all[n-1].Sub(all[0])
 }
 
 // TestSendRateInvalid: a send rate that is not a whole number from 1 to

@@ -2,58 +2,11 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"io"
-	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
-
-	"github.com/heraldpush/herald/client"
 )
-
-// pushPaced registers n users of a, sends them two pushes of n/2 each at
-// once, waits for both and returns the span of the arrivals of all n.
-func (e *env) pushPaced(a testApp, n int) time.Duration {
-	e.t.Helper()
-	var users [2][]any
-	for i := range n {
-		u := fmt.Sprintf("u%02d", i)
-		e.Register(a, "rate-", u)
-		users[i*2/n] = append(users[i*2/n], u)
-	}
-	ids := make([]string, 2)
-	var wg sync.WaitGroup
-	for i := range ids {
-		wg.Go(func() {
-			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users[i], Title: "paced", Content: "c"})
-			if err != nil {
-				e.t.Errorf("push %d: %v", i, err)
-				return
-			}
-			ids[i] = res.PushID
-		})
-	}
-	wg.Wait()
-	if e.t.Failed() {
-		e.t.FailNow()
-	}
-	for i, id := range ids {
-		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != len(users[i]) {
-			e.t.Errorf("push %s: got %s with %d sent, want done with %d", id, p.Status, p.Counts.Sent, len(users[i]))
-		}
-	}
-	var all []time.Time
-	for _, at := range e.Arrivals(ids...) {
-		all = append(all, at...)
-	}
-	if len(all) != n {
-		e.t.Fatalf("arrivals: got %d, want %d", len(all), n)
-	}
-	slices.SortFunc(all, func(x, y time.Time) int { return x.Compare(y) })
-	return all[n-1].Sub(all[0])
-}
 
 // TestSendRateSharedByNodes: two nodes on one PostgreSQL database share an
 // app's rate. Once each has seen the other (its log says so), each paces
@@ -78,7 +31,7 @@ func TestSendRateSharedByNodes(t *testing.T) {
 	a := e.NewApp(map[string]any{"sendRatePerMinute": 600})
 	const n, burst, perNode = 40, 2, 5.0 // burst: one per node
 	floor := time.Duration(float64(n-burst)/(2*perNode)*float64(time.Second)) - time.Second
-	span := e.pushPaced(a, n)
+	span := e.PushPaced(a, n)
 	if span < floor {
 		t.Errorf("the %d sends arrived within %v, want at least %v at 10 a second over both nodes", n, span, floor)
 	}

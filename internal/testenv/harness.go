@@ -495,3 +495,45 @@ func (h *Harness) PushProjects(n int) (shared, other []time.Time) {
 	}
 	return shared, other
 }
+
+// PushPaced registers n users of a, sends them two pushes of n/2 each at
+// once, waits for both and returns the span of the arrivals of all n.
+func (h *Harness) PushPaced(a App, n int) time.Duration {
+	h.T.Helper()
+	var users [2][]any
+	for i := range n {
+		u := fmt.Sprintf("u%02d", i)
+		h.Register(a, "rate-", u)
+		users[i*2/n] = append(users[i*2/n], u)
+	}
+	ids := make([]string, 2)
+	var wg sync.WaitGroup
+	for i := range ids {
+		wg.Go(func() {
+			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users[i], Title: "paced", Content: "c"})
+			if err != nil {
+				h.T.Errorf("push %d: %v", i, err)
+				return
+			}
+			ids[i] = res.PushID
+		})
+	}
+	wg.Wait()
+	if h.T.Failed() {
+		h.T.FailNow()
+	}
+	for i, id := range ids {
+		if p := h.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != len(users[i]) {
+			h.T.Errorf("push %s: got %s with %d sent, want done with %d", id, p.Status, p.Counts.Sent, len(users[i]))
+		}
+	}
+	var all []time.Time
+	for _, at := range h.Arrivals(ids...) {
+		all = append(all, at...)
+	}
+	if len(all) != n {
+		h.T.Fatalf("arrivals: got %d, want %d", len(all), n)
+	}
+	slices.SortFunc(all, func(x, y time.Time) int { return x.Compare(y) })
+	return all[n-1].Sub(all[0])
+}
