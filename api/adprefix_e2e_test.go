@@ -89,7 +89,7 @@ func TestAdPrefixRule(t *testing.T) {
 	}
 
 	t.Run("ScheduledEditKeepsThePrefix", func(t *testing.T) {
-		at := time.Now().In(seoul).Add(2 * time.Hour).Format("2006-01-02T15:04")
+		at := time.Now().In(testenv.Seoul).Add(2 * time.Hour).Format("2006-01-02T15:04")
 		r := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) Later", "content": "c",
 			"options": map[string]any{"isMarketing": true, "scheduleTime": at}})
 		if r.Status != http.StatusOK {

@@ -209,7 +209,7 @@ func dueIDs(us []dueUser) []string {
 func TestConsentDue(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
-	given := time.Date(2024, 2, 29, 12, 0, 0, 0, seoul) // a leap day: due on 1 March
+	given := time.Date(2024, 2, 29, 12, 0, 0, 0, testenv.Seoul) // a leap day: due on 1 March
 	clk.Freeze(given)
 	e := start(t, testenv.Clocked(clk))
 	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
@@ -221,7 +221,7 @@ func TestConsentDue(t *testing.T) {
 	e.sdkConsent(a, map[string]any{"deviceId": "dev-2", "marketing": true})
 	e.serverConsent(a, "u3", map[string]bool{"marketing": false}) // refused: never due
 
-	due := time.Date(2026, 3, 1, 12, 0, 0, 0, seoul)
+	due := time.Date(2026, 3, 1, 12, 0, 0, 0, testenv.Seoul)
 	clk.Freeze(due.Add(-time.Millisecond))
 	if us, _ := e.consentDue(a, ""); len(us) != 0 {
 		t.Errorf("a millisecond before two years: got %v, want nobody", dueIDs(us))

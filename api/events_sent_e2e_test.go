@@ -49,7 +49,7 @@ func wantEventCounts(t *testing.T, what string, c eventCounts, sent, received, o
 func TestEventsOnlyForSentDevices(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
-	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, testenv.Seoul)
 	clk.Run(morning.Add(-10 * time.Minute))
 	e := start(t, testenv.Clocked(clk))
 	a := testenv.ConsentApp(t, e.Harness, "Asia/Seoul")

@@ -58,7 +58,7 @@ func TestUnknownMembersRefusedEndToEnd(t *testing.T) {
 	e := start(t)
 	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.Device(a, "dev-1", "tok-u1", "android", "1.6.0", "u1")
-	later := time.Now().In(contractZone(t)).Add(2 * time.Hour).Format("2006-01-02T15:04")
+	later := time.Now().In(testenv.Seoul).Add(2 * time.Hour).Format("2006-01-02T15:04")
 
 	t.Run("OptionTypoSendsNothing", func(t *testing.T) {
 		body := fmt.Sprintf(`{"userIds":["u1"],"title":"Sale","content":"c","option":{"scheduleTime":%q}}`, later)
@@ -161,13 +161,3 @@ func TestInvalidTextRefusedEndToEnd(t *testing.T) {
 }
 
 var csrfInput = regexp.MustCompile(`name="csrf" value="([^"]+)"`)
-
-// seoulZone is the default app time zone.
-func contractZone(t *testing.T) *time.Location {
-	t.Helper()
-	loc, err := time.LoadLocation(herald.DefaultTimeZone)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loc
-}

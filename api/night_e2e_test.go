@@ -22,7 +22,7 @@ import (
 func TestNightDeferralAtEight(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
-	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, testenv.Seoul)
 	clk.Run(morning.Add(-time.Hour))
 	e := start(t, testenv.Clocked(clk))
 	a := testenv.NightApp(t, e.Harness)
@@ -43,7 +43,7 @@ func TestNightDeferralAtEight(t *testing.T) {
 func TestNightDeferralCancel(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
-	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 5, 8, 0, 0, 0, testenv.Seoul)
 	clk.Run(morning.Add(-10 * time.Minute))
 	e := start(t, testenv.Clocked(clk))
 	a := testenv.ConsentApp(t, e.Harness, "Asia/Seoul")
@@ -91,7 +91,7 @@ func TestNightDeferralCancel(t *testing.T) {
 func TestNightDeferralAllAndMessages(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
-	morning := time.Date(2026, 12, 6, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 6, 8, 0, 0, 0, testenv.Seoul)
 	clk.Run(morning.Add(-10 * time.Minute))
 	e := start(t, testenv.Clocked(clk))
 	a := testenv.ConsentApp(t, e.Harness, "Asia/Seoul")

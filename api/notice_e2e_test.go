@@ -76,7 +76,7 @@ func TestConsentResultNotices(t *testing.T) {
 	if got := e.Usage(a); got != 0 {
 		t.Errorf("usage: got %v, want 0 (notices are not charged)", got)
 	}
-	today := time.Now().In(seoul).Format(time.DateOnly)
+	today := time.Now().In(testenv.Seoul).Format(time.DateOnly)
 	want := map[string][]string{
 		"tok-0": {today + " 광고성 정보 수신 동의, 야간(21시~08시) 수신 거부 처리되었습니다."},
 		"tok-1": {

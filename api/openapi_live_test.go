@@ -374,7 +374,7 @@ func (e *liveEnv) pushes() string {
 		"linkURL": "https://example.com/o/1", "options": map[string]any{"isUsingBadge": true, "requestGroupId": group}}
 	res := e.server(biz, http.MethodPost, "/api/push/v2/users", msg, http.StatusOK)
 	e.immediate = res.Header.Get("X-Push-Id")
-	at := time.Now().In(seoulZone(e.t)).Add(48 * time.Hour).Format("2006-01-02T15:04")
+	at := time.Now().In(testenv.Seoul).Add(48 * time.Hour).Format("2006-01-02T15:04")
 	scheduled := map[string]any{"userIds": []any{"user-1"}, "title": "(광고) Weekend sale", "content": "20% off",
 		"options": map[string]any{"scheduleTime": at, "requestGroupId": group}}
 	res = e.server(biz, http.MethodPost, "/api/push/v2/users", scheduled, http.StatusOK)
@@ -473,13 +473,4 @@ func (e *liveEnv) teardown() {
 	e.admin(http.MethodDelete, "/admin/v1/apps/"+biz.ID+"/webhook", nil, http.StatusNoContent)
 	e.admin(http.MethodDelete, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", nil, http.StatusNoContent)
 	e.admin(http.MethodDelete, "/admin/v1/apps/"+free.ID, nil, http.StatusNoContent)
-}
-
-func seoulZone(t *testing.T) *time.Location {
-	t.Helper()
-	loc, err := time.LoadLocation("Asia/Seoul")
-	if err != nil {
-		t.Fatal(err)
-	}
-	return loc
 }

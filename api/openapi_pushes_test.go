@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -38,7 +39,7 @@ func (e *liveEnv) clientAnswers() []clientAnswer {
 	send := func(path string, body map[string]any) string {
 		return e.server(biz, http.MethodPost, path, body, http.StatusOK).Header.Get("X-Push-Id")
 	}
-	seoul := seoulZone(e.t)
+	seoul := testenv.Seoul
 	at := time.Now().In(seoul).Add(48 * time.Hour).Format("2006-01-02T15:04")
 	ad := send("/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "(광고) Weekend sale", "content": "20% off",
 		"linkURL": "https://example.com/sale", "options": map[string]any{"scheduleTime": at, "requestGroupId": "sale-01"}})

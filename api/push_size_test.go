@@ -125,7 +125,7 @@ func TestPushSize(t *testing.T) {
 	})
 
 	t.Run("ScheduledEditCannotOversize", func(t *testing.T) {
-		at := time.Now().Add(time.Hour).In(mustZone(herald.DefaultTimeZone)).Format("2006-01-02T15:04")
+		at := time.Now().Add(time.Hour).In(testenv.Seoul).Format("2006-01-02T15:04")
 		p, err := schedule(a, []any{"u3"}, at)
 		if err != nil {
 			t.Fatal(err)

@@ -30,7 +30,7 @@ func wantCode(t *testing.T, err error, status int, code string) {
 
 func TestScheduleTimeRules(t *testing.T) {
 	clk := &testenv.Clock{}
-	clk.Freeze(time.Date(2026, 12, 1, 22, 4, 30, 0, seoul))
+	clk.Freeze(time.Date(2026, 12, 1, 22, 4, 30, 0, testenv.Seoul))
 	e := start(t, testenv.Clocked(clk))
 	a := e.NewApp(nil)
 	e.Register(a, "tok-", "u1")
@@ -48,16 +48,16 @@ func TestScheduleTimeRules(t *testing.T) {
 		}
 	})
 	t.Run("ExactlySixtySeconds", func(t *testing.T) {
-		clk.Freeze(time.Date(2026, 12, 1, 22, 5, 0, 0, seoul))
+		clk.Freeze(time.Date(2026, 12, 1, 22, 5, 0, 0, testenv.Seoul))
 		if _, err := schedule(a, users, "2026-12-01T22:06"); err != nil {
 			t.Fatalf("exactly 60 s ahead: got %v, want accepted", err)
 		}
-		clk.Freeze(time.Date(2026, 12, 1, 22, 5, 0, int(time.Millisecond), seoul))
+		clk.Freeze(time.Date(2026, 12, 1, 22, 5, 0, int(time.Millisecond), testenv.Seoul))
 		_, err := schedule(a, users, "2026-12-01T22:06")
 		wantCode(t, err, http.StatusBadRequest, "ERR-AB-VAL-00")
 	})
 	t.Run("IdempotentReplayAfterLead", func(t *testing.T) {
-		clk.Freeze(time.Date(2026, 12, 1, 22, 10, 0, 0, seoul))
+		clk.Freeze(time.Date(2026, 12, 1, 22, 10, 0, 0, testenv.Seoul))
 		ctx := client.WithIdempotencyKey(context.Background(), "sched-1")
 		req := client.PushUsersRequest{UserIDs: users, Title: "t", Content: "c", Options: &client.Options{ScheduleTime: "2026-12-01T22:12"}}
 		first, err := a.Client.PushUsers(ctx, req)
@@ -65,7 +65,7 @@ func TestScheduleTimeRules(t *testing.T) {
 			t.Fatal(err)
 		}
 		// 90 s later the time is under 60 s away; the repeat still replays.
-		clk.Freeze(time.Date(2026, 12, 1, 22, 11, 30, 0, seoul))
+		clk.Freeze(time.Date(2026, 12, 1, 22, 11, 30, 0, testenv.Seoul))
 		again, err := a.Client.PushUsers(ctx, req)
 		if err != nil || again != first {
 			t.Fatalf("repeat: got %+v %v, want the first answer %+v", again, err, first)
@@ -101,7 +101,7 @@ func TestScheduleTimeRules(t *testing.T) {
 
 func TestScheduledEditAndCancel(t *testing.T) {
 	clk := &testenv.Clock{}
-	sendAt := time.Date(2026, 12, 1, 23, 0, 0, 0, seoul)
+	sendAt := time.Date(2026, 12, 1, 23, 0, 0, 0, testenv.Seoul)
 	clk.Freeze(sendAt.Add(-time.Hour))
 	e := start(t, testenv.Clocked(clk))
 	a := e.NewApp(nil)
@@ -195,7 +195,7 @@ func (e *env) jobState(pushID string) string {
 // there while the test sets up and schedules (on a slow machine that takes
 // more than the second of slack), until the test starts it (startSlot).
 func nextSlot(clk *testenv.Clock) (time.Time, string) {
-	at := time.Date(2026, 12, 1, 23, 0, 0, 0, seoul)
+	at := time.Date(2026, 12, 1, 23, 0, 0, 0, testenv.Seoul)
 	clk.Freeze(at.Add(-61 * time.Second))
 	return at, "2026-12-01T23:00"
 }

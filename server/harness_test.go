@@ -2,7 +2,6 @@ package server_test
 
 import (
 	"testing"
-	"time"
 
 	"github.com/heraldpush/herald/internal/testenv"
 )
@@ -13,19 +12,6 @@ type env struct{ *testenv.Harness }
 
 // start runs Herald for an end-to-end test (testenv.Start).
 func start(t *testing.T, opts ...testenv.Options) *env { return &env{testenv.Start(t, opts...)} }
-
-// startWith runs Herald with o as given (testenv.StartWith).
-func startWith(t *testing.T, o testenv.Options) *env { return &env{testenv.StartWith(t, o)} }
-
-var seoul = mustZone("Asia/Seoul")
-
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err)
-	}
-	return loc
-}
 
 // The lines that start and end an outage.
 const (

@@ -20,7 +20,7 @@ import (
 func TestNightDeferralRestart(t *testing.T) {
 	t.Parallel()
 	clk := &testClock{}
-	morning := time.Date(2026, 12, 3, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 3, 8, 0, 0, 0, testenv.Seoul)
 	clk.Run(morning.Add(-time.Hour))
 	e := startClocked(t, clk)
 	a := testenv.NightApp(t, e.Harness)
@@ -62,7 +62,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	}
 	t.Parallel()
 	clk := &testClock{}
-	morning := time.Date(2026, 12, 4, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 4, 8, 0, 0, 0, testenv.Seoul)
 	e, a := startNightNodes(t, clk, morning)
 	clk.Run(morning.Add(-12 * time.Second))
 	id := testenv.PushDefer(t, a, "none", "day", "all", "late", "quit")

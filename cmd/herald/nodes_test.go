@@ -16,6 +16,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
@@ -63,7 +64,7 @@ func TestNodes(t *testing.T) {
 	scheduled := map[string]bool{}
 	for i := range 20 {
 		res, err := c3.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{fmt.Sprintf("u%d", i)},
-			Title: "scheduled", Content: "c", Options: &client.Options{ScheduleTime: fireAt.In(seoul).Format("2006-01-02T15:04")}})
+			Title: "scheduled", Content: "c", Options: &client.Options{ScheduleTime: fireAt.In(testenv.Seoul).Format("2006-01-02T15:04")}})
 		if err != nil {
 			t.Fatalf("scheduled push %d: %v", i, err)
 		}

@@ -32,16 +32,6 @@ func startSlotted(t *testing.T, clk *testClock) *env {
 	return startWith(t, emulator.Options{}, slotted(clk))
 }
 
-var seoul = mustZone("Asia/Seoul")
-
-func mustZone(name string) *time.Location {
-	loc, err := time.LoadLocation(name)
-	if err != nil {
-		panic(err)
-	}
-	return loc
-}
-
 func schedule(a testApp, users []any, at string) (client.PushResult, error) {
 	return a.Client.PushUsers(context.Background(), client.PushUsersRequest{
 		UserIDs: users, Title: "Scheduled", Content: "at " + at, Options: &client.Options{ScheduleTime: at},
@@ -53,7 +43,7 @@ func schedule(a testApp, users []any, at string) (client.PushResult, error) {
 // there while the test sets up and schedules (on a slow machine that takes
 // more than the second of slack), until the test starts it (startSlot).
 func nextSlot(clk *testClock) (time.Time, string) {
-	at := time.Date(2026, 12, 1, 23, 0, 0, 0, seoul)
+	at := time.Date(2026, 12, 1, 23, 0, 0, 0, testenv.Seoul)
 	clk.Freeze(at.Add(-61 * time.Second))
 	return at, "2026-12-01T23:00"
 }

@@ -11,6 +11,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
+	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
@@ -43,7 +44,7 @@ func TestScheduledNodeKilledBeforeTime(t *testing.T) {
 	scheduled := map[string]bool{}
 	for i := range 10 {
 		res, err := c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{fmt.Sprintf("u%d", i)},
-			Title: "scheduled", Content: "c", Options: &client.Options{ScheduleTime: fireAt.In(seoul).Format("2006-01-02T15:04")}})
+			Title: "scheduled", Content: "c", Options: &client.Options{ScheduleTime: fireAt.In(testenv.Seoul).Format("2006-01-02T15:04")}})
 		if err != nil {
 			t.Fatalf("scheduled push %d: %v", i, err)
 		}

@@ -47,7 +47,7 @@ func TestScheduledFanoutNodes(t *testing.T) {
 			t.Parallel()
 			var blips atomic.Int32
 			clk := &testClock{}
-			at := time.Date(2026, 12, 7, 12, i, 0, 0, seoul)
+			at := time.Date(2026, 12, 7, 12, i, 0, 0, testenv.Seoul)
 			clk.Run(at.Add(-10 * time.Minute))
 			tweak := func(c *config) {
 				c.now, c.fanoutPage, c.sendSlice = clk.Now, 3, time.Nanosecond
@@ -99,7 +99,7 @@ func TestNightDeferralHolderDies(t *testing.T) {
 	}
 	t.Parallel()
 	clk := &testClock{}
-	morning := time.Date(2026, 12, 8, 8, 0, 0, 0, seoul)
+	morning := time.Date(2026, 12, 8, 8, 0, 0, 0, testenv.Seoul)
 	e, a := startNightNodes(t, clk, morning)
 	clk.Run(morning.Add(-15 * time.Second))
 	id := testenv.PushDefer(t, a, "none", "day", "all", "late", "quit")

@@ -3,6 +3,8 @@ package testenv
 import (
 	"sync"
 	"time"
+
+	"github.com/heraldpush/herald"
 )
 
 // Clock is a clock a test can set: running from the set time, or frozen
@@ -70,3 +72,14 @@ func Clocked(clk *Clock) Options { return Options{Now: clk.Now} }
 // Slotted is the options of a node on clk with River on clk.River, for a
 // test of a real scheduled send.
 func Slotted(clk *Clock) Options { return Options{Now: clk.Now, RiverNow: clk.River} }
+
+// Seoul is the zone of an app that names none (herald.DefaultTimeZone),
+// which most tests make: where their night, morning and scheduled times
+// fall.
+var Seoul = func() *time.Location {
+	loc, err := time.LoadLocation(herald.DefaultTimeZone)
+	if err != nil {
+		panic(err)
+	}
+	return loc
+}()
