@@ -463,27 +463,7 @@ func (h *Harness) PushProjects(n int) (shared, other []time.Time) {
 			h.Register(a, fmt.Sprintf("proj%d-", i), u.(string))
 		}
 	}
-	ids := make([]string, len(apps))
-	var wg sync.WaitGroup
-	for i, a := range apps {
-		wg.Go(func() {
-			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users, Title: "paced", Content: "c"})
-			if err != nil {
-				h.T.Errorf("push of app %d: %v", i, err)
-				return
-			}
-			ids[i] = res.PushID
-		})
-	}
-	wg.Wait()
-	if h.T.Failed() {
-		h.T.FailNow()
-	}
-	for i, id := range ids {
-		if p := h.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != n {
-			h.T.Fatalf("push of app %d: got %s with %d sent, want done with %d", i, p.Status, p.Counts.Sent, n)
-		}
-	}
+	ids := h.pushTogether(apps[:], [][]any{users, users, users})
 	arrivals := h.Arrivals(ids...)
 	shared = append(arrivals[ids[0]], arrivals[ids[1]]...)
 	other = arrivals[ids[2]]
@@ -506,13 +486,30 @@ func (h *Harness) PushPaced(a App, n int) time.Duration {
 		h.Register(a, "rate-", u)
 		users[i*2/n] = append(users[i*2/n], u)
 	}
-	ids := make([]string, 2)
+	ids := h.pushTogether([]App{a, a}, users[:])
+	var all []time.Time
+	for _, at := range h.Arrivals(ids...) {
+		all = append(all, at...)
+	}
+	if len(all) != n {
+		h.T.Fatalf("arrivals: got %d, want %d", len(all), n)
+	}
+	slices.SortFunc(all, func(x, y time.Time) int { return x.Compare(y) })
+	return all[n-1].Sub(all[0])
+}
+
+// pushTogether sends, all at once, a push of apps[i] to users[i] for each
+// i, and waits until each has ended done with every user sent; it returns
+// their ids.
+func (h *Harness) pushTogether(apps []App, users [][]any) []string {
+	h.T.Helper()
+	ids := make([]string, len(apps))
 	var wg sync.WaitGroup
-	for i := range ids {
+	for i, a := range apps {
 		wg.Go(func() {
 			res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: users[i], Title: "paced", Content: "c"})
 			if err != nil {
-				h.T.Errorf("push %d: %v", i, err)
+				h.T.Errorf("push %d of app %s: %v", i, a.ID, err)
 				return
 			}
 			ids[i] = res.PushID
@@ -524,16 +521,8 @@ func (h *Harness) PushPaced(a App, n int) time.Duration {
 	}
 	for i, id := range ids {
 		if p := h.WaitFinal(id, 30*time.Second); p.Status != "done" || p.Counts.Sent != len(users[i]) {
-			h.T.Errorf("push %s: got %s with %d sent, want done with %d", id, p.Status, p.Counts.Sent, len(users[i]))
+			h.T.Fatalf("push %s: got %s with %d sent, want done with %d", id, p.Status, p.Counts.Sent, len(users[i]))
 		}
 	}
-	var all []time.Time
-	for _, at := range h.Arrivals(ids...) {
-		all = append(all, at...)
-	}
-	if len(all) != n {
-		h.T.Fatalf("arrivals: got %d, want %d", len(all), n)
-	}
-	slices.SortFunc(all, func(x, y time.Time) int { return x.Compare(y) })
-	return all[n-1].Sub(all[0])
+	return ids
 }
