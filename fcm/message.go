@@ -220,17 +220,13 @@ func buildAPNS(n Notification) *APNSConfig {
 			h.Expiration = strconv.FormatInt(n.Expires, 10)
 		}
 	}
-	apns := &APNSConfig{}
+	var apns APNSConfig
 	if h != (APNSHeaders{}) {
 		apns.Headers = &h
 	}
-	if !n.Badge && n.ImageURL == "" {
-		if apns.Headers == nil {
-			return nil
-		}
-		return apns
+	if n.Badge || n.ImageURL != "" {
+		apns.Payload = &APNSPayload{}
 	}
-	apns.Payload = &APNSPayload{}
 	if n.Badge {
 		one := 1
 		apns.Payload.APS.Badge = &one
@@ -241,7 +237,10 @@ func buildAPNS(n Notification) *APNSConfig {
 		apns.Payload.APS.MutableContent = 1
 		apns.FCMOptions = &APNSFCMOptions{Image: n.ImageURL}
 	}
-	return apns
+	if apns.Headers == nil && apns.Payload == nil {
+		return nil
+	}
+	return &apns
 }
 
 // isHTTPS reports whether link is an absolute https URL.
