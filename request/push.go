@@ -104,14 +104,11 @@ func JudgePush(app herald.App, kind herald.PushKind, body []byte, received time.
 // ttl reads options.ttl: a whole number of seconds (no fraction or
 // exponent, no string) within herald.TTLProblem's range; nil when refused.
 func (o Object) ttl(raw json.RawMessage) *int {
-	t := bytes.TrimSpace(raw)
-	digits := bytes.TrimPrefix(t, []byte("-"))
-	whole := len(digits) > 0 && len(digits) <= 12 && bytes.IndexFunc(digits, func(r rune) bool { return r < '0' || r > '9' }) < 0
-	n, err := strconv.ParseInt(string(t), 10, 64)
-	reason := herald.TTLProblem(n)
-	if !whole || err != nil {
-		reason = herald.TTLProblem(-1)
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	if err != nil {
+		n = -1 // a fraction, an exponent, a string or too many digits: no whole number in range either
 	}
+	reason := herald.TTLProblem(n)
 	if reason != "" {
 		o.Fail("ttl", reason)
 		return nil
