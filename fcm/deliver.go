@@ -95,7 +95,8 @@ const (
 // body and tag, when present, as their marks. Whether each is present
 // shapes the message (an empty one is omitted), what each says does not; a
 // tag that is no APNs collapse id or web-push Topic (see collapses) is
-// part of the shape.
+// part of the shape, and so is the time to live with its end (Expires, a
+// second's: a push with one makes a new template at most once a second).
 func shapeOf(n herald.Notification) herald.Notification {
 	n.Token = ""
 	if n.Title != "" {
