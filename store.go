@@ -189,4 +189,3 @@ type DueWork struct {
 	Deferred bool
 	Chunk    int
 }
-
