@@ -115,12 +115,16 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 }
 
 func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("pushId")
-	p, err := s.Store.Push(r.Context(), id)
+	p, err := s.pushOf(r)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
+	if !seesUsers(requestOperator(r)) {
+		web.JSON(w, http.StatusOK, pushToJSON(p)) // a viewer's: no per-user rows
+		return
+	}
+	id := p.ID
 	unreachable, err := s.Store.UnreachableUsersOf(r.Context(), id)
 	if err != nil {
 		web.Error(w, r, err)
