@@ -113,6 +113,7 @@ func (d *dashboard) routes() []route {
 		{"GET /operators/{operatorId}/delete", needEveryApp, d.deleteOperatorConfirm},
 		{"POST /operators/{operatorId}/delete", needEveryApp, d.deleteOperatorForm},
 		{"POST /operators/{operatorId}/setup-link", needEveryApp, d.setupLinkForm},
+		{"POST /operators/{operatorId}/totp/delete", needEveryApp, d.resetTOTPForm},
 		{"POST /operators/{operatorId}/tokens", needEveryApp, d.createTokenForm},
 		{"POST /operators/{operatorId}/tokens/{tokenId}/delete", needEveryApp, d.deleteTokenForm},
 	}

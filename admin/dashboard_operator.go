@@ -234,6 +234,15 @@ func (d *dashboard) setupLinkForm(w http.ResponseWriter, r *http.Request) {
 		SecretLabel: "Setup link", SecretValue: setupURL})
 }
 
+func (d *dashboard) resetTOTPForm(w http.ResponseWriter, r *http.Request) {
+	id := r.PathValue("operatorId")
+	if err := d.resetTOTP(r.Context(), id); err != nil {
+		d.failOnOperator(w, r, id, nil, err)
+		return
+	}
+	d.done(w, r, operatorPath(id), flash{Notice: "TOTP reset: they enrol again from their Account page."})
+}
+
 func (d *dashboard) createTokenForm(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("operatorId")
 	name := r.PostFormValue("name")

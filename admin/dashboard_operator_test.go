@@ -185,6 +185,21 @@ func TestDashboardOperators(t *testing.T) {
 			t.Error("not enabled again")
 		}
 	})
+	t.Run("ResetTOTP", func(t *testing.T) {
+		if err := e.Store.SetPendingTOTP(ctx, mina.ID, []byte("sealed")); err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Store.ConfirmTOTP(ctx, mina.ID); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(br.get(minaPath).body, `id="reset-totp"`) {
+			t.Fatal("no reset button for an enrolled operator")
+		}
+		br.post(minaPath+"/totp/delete", url.Values{})
+		if o, _ := e.Store.Operator(ctx, mina.ID); o.TOTP {
+			t.Error("TOTP not reset")
+		}
+	})
 	t.Run("NewSetupLink", func(t *testing.T) {
 		p := br.post(minaPath+"/setup-link", url.Values{})
 		m := shownSecret.FindStringSubmatch(p.body)
