@@ -176,7 +176,6 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 	if v.Loc == nil {
 		v.Loc = time.UTC
 	}
-	v.Op = requestOperator(r)
 	if sess, ok := sessionFrom(r); ok {
 		v.Op = sess.op
 		v.CSRF = d.csrfToken(sess)

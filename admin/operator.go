@@ -48,7 +48,7 @@ type tokenInput struct {
 	Days *float64
 }
 
-// check judges the members given, and on create that email, name and role
+// checkOperator judges the members given, and on create that email, name and role
 // are: each problem names its member, an unknown app by its ID. It returns
 // the change the members make.
 func (s *server) checkOperator(ctx context.Context, in operatorInput, create bool) (herald.OperatorChange, []herald.Detail, error) {

@@ -1,5 +1,9 @@
-// Package admin serves the admin listener: the operator's API (apps, keys,
-// credentials, webhooks, users, history, usage) and its web dashboard.
+// Package admin serves the admin listener: the operators' API (apps, keys,
+// credentials, webhooks, users, history, usage, operators) and its web
+// dashboard. Each route of both tables names what it needs of the caller
+// (authz.go, DESIGN 11): the owner's token, an operator's API token or a
+// dashboard session authenticates; an app outside the operator's apps
+// answers 404, then a role short of the route's answers 403.
 // It takes delivery as one small interface (Delivery) and calls the
 // packages it shares rules with directly: request's reading of bodies
 // (its JSON bodies, and a push request for the compose page), fcm's
