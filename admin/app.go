@@ -344,6 +344,7 @@ func (s *server) listApps(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	apps = visibleApps(requestOperator(r), apps)
 	out := make([]appJSON, len(apps))
 	for i, a := range apps {
 		out[i] = toJSON(a)

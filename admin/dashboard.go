@@ -54,56 +54,68 @@ func newDashboard(s *server) *dashboard {
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
-			"dashboard/layout.html", "dashboard/pushtable.html", "dashboard/"+name+".html"))
+			"dashboard/layout.html", "dashboard/pushtable.html", "dashboard/operatorfields.html", "dashboard/"+name+".html"))
 	}
 	return d
 }
 
-// routes lists the dashboard's pages and forms. They are not part of
-// Routes(): that list is the JSON API the OpenAPI document describes.
+// routes lists the dashboard's pages and forms, each with what it needs of
+// the signed-in operator (the same rules as the JSON API's routes). They
+// are not part of Routes(): that list is the JSON API the OpenAPI document
+// describes.
 func (d *dashboard) routes() []route {
-	in := d.signedIn
 	return []route{
-		{"GET /login", d.loginPage},
-		{"POST /login", d.login},
-		{"POST /logout", in(d.logout)},
-		{"GET /dashboard.css", d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
-		{"GET /dashboard.js", d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
-		{"GET /{$}", in(d.appsPage)},
-		{"POST /apps", in(d.createApp)},
-		{"GET /apps/{appId}", in(d.appPage)},
-		{"POST /apps/{appId}/settings", in(d.updateApp)},
-		{"GET /apps/{appId}/secret-key", in(d.confirmPage(confirmReissue))},
-		{"POST /apps/{appId}/secret-key", in(d.reissueSecret)},
-		{"POST /apps/{appId}/fcm-credentials", in(d.putFCMCredentials)},
-		{"GET /apps/{appId}/fcm-credentials/delete", in(d.confirmPage(confirmRemoveFCM))},
-		{"POST /apps/{appId}/fcm-credentials/delete", in(d.deleteFCMCredentials)},
-		{"POST /apps/{appId}/webhook", in(d.putWebhook)},
-		{"GET /apps/{appId}/webhook/delete", in(d.confirmPage(confirmRemoveWebhook))},
-		{"POST /apps/{appId}/webhook/delete", in(d.deleteWebhook)},
-		{"POST /apps/{appId}/test-push", in(d.dashboardTestPush)},
-		{"POST /apps/{appId}/delete", in(d.deleteApp)},
-		{"GET /apps/{appId}/pushes", in(d.historyPage)},
-		{"GET /apps/{appId}/pushes/{pushId}", in(d.pushPage)},
-		{"GET /apps/{appId}/groups/{requestGroupId}", in(d.groupPage)},
-		{"GET /apps/{appId}/scheduled", in(d.scheduledPage)},
-		{"GET /apps/{appId}/scheduled/{pushId}", in(d.editPage)},
-		{"POST /apps/{appId}/scheduled/{pushId}", in(d.editPush)},
-		{"GET /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelConfirmPage)},
-		{"POST /apps/{appId}/scheduled/{pushId}/cancel", in(d.cancelPush)},
-		{"GET /apps/{appId}/overview", in(d.overviewPage)},
-		{"GET /apps/{appId}/compose", in(d.composePage)},
-		{"POST /apps/{appId}/compose", in(d.compose)},
-		{"GET /apps/{appId}/usage", in(d.usagePage)},
-		{"GET /apps/{appId}/users", in(d.userPage)},
-		{"POST /apps/{appId}/users/consent", in(d.setUserConsent)},
-		{"GET /apps/{appId}/consent", in(d.consentPage)},
-		{"GET /apps/{appId}/consent-due.csv", in(d.consentCSV)},
-		{"POST /apps/{appId}/reconfirmation/run", in(d.runReconfirmation)},
+		{"GET /login", needPublic, d.loginPage},
+		{"POST /login", needPublic, d.login},
+		{"POST /logout", needSignedIn, d.logout},
+		{"GET /dashboard.css", needPublic, d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
+		{"GET /dashboard.js", needPublic, d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
+		{"GET /{$}", needViewer, d.appsPage},
+		{"POST /apps", needEveryApp, d.createApp},
+		{"GET /apps/{appId}", needViewer, d.appPage},
+		{"POST /apps/{appId}/settings", needAdmin, d.updateApp},
+		{"GET /apps/{appId}/secret-key", needAdmin, d.confirmPage(confirmReissue)},
+		{"POST /apps/{appId}/secret-key", needAdmin, d.reissueSecret},
+		{"POST /apps/{appId}/fcm-credentials", needAdmin, d.putFCMCredentials},
+		{"GET /apps/{appId}/fcm-credentials/delete", needAdmin, d.confirmPage(confirmRemoveFCM)},
+		{"POST /apps/{appId}/fcm-credentials/delete", needAdmin, d.deleteFCMCredentials},
+		{"POST /apps/{appId}/webhook", needAdmin, d.putWebhook},
+		{"GET /apps/{appId}/webhook/delete", needAdmin, d.confirmPage(confirmRemoveWebhook)},
+		{"POST /apps/{appId}/webhook/delete", needAdmin, d.deleteWebhook},
+		{"POST /apps/{appId}/test-push", needOperator, d.dashboardTestPush},
+		{"POST /apps/{appId}/delete", needEveryApp, d.deleteApp},
+		{"GET /apps/{appId}/pushes", needViewer, d.historyPage},
+		{"GET /apps/{appId}/pushes/{pushId}", needViewer, d.pushPage},
+		{"GET /apps/{appId}/groups/{requestGroupId}", needViewer, d.groupPage},
+		{"GET /apps/{appId}/scheduled", needViewer, d.scheduledPage},
+		{"GET /apps/{appId}/scheduled/{pushId}", needOperator, d.editPage},
+		{"POST /apps/{appId}/scheduled/{pushId}", needOperator, d.editPush},
+		{"GET /apps/{appId}/scheduled/{pushId}/cancel", needOperator, d.cancelConfirmPage},
+		{"POST /apps/{appId}/scheduled/{pushId}/cancel", needOperator, d.cancelPush},
+		{"GET /apps/{appId}/overview", needViewer, d.overviewPage},
+		{"GET /apps/{appId}/compose", needOperator, d.composePage},
+		{"POST /apps/{appId}/compose", needOperator, d.compose},
+		{"GET /apps/{appId}/usage", needViewer, d.usagePage},
+		{"GET /apps/{appId}/users", needOperator, d.userPage},
+		{"POST /apps/{appId}/users/consent", needOperator, d.setUserConsent},
+		{"GET /apps/{appId}/consent", needOperator, d.consentPage},
+		{"GET /apps/{appId}/consent-due.csv", needOperator, d.consentCSV},
+		{"POST /apps/{appId}/reconfirmation/run", needOperator, d.runReconfirmation},
+		{"GET /operators", needEveryApp, d.operatorsPage},
+		{"POST /operators", needEveryApp, d.addOperatorForm},
+		{"GET /operators/{operatorId}", needEveryApp, d.operatorPage},
+		{"POST /operators/{operatorId}", needEveryApp, d.editOperatorForm},
+		{"POST /operators/{operatorId}/disabled", needEveryApp, d.disableOperatorForm},
+		{"GET /operators/{operatorId}/delete", needEveryApp, d.deleteOperatorConfirm},
+		{"POST /operators/{operatorId}/delete", needEveryApp, d.deleteOperatorForm},
+		{"POST /operators/{operatorId}/setup-link", needEveryApp, d.setupLinkForm},
+		{"POST /operators/{operatorId}/totp/delete", needEveryApp, d.resetTOTPForm},
+		{"POST /operators/{operatorId}/tokens", needEveryApp, d.createTokenForm},
+		{"POST /operators/{operatorId}/tokens/{tokenId}/delete", needEveryApp, d.deleteTokenForm},
 	}
 }
 
@@ -127,7 +139,14 @@ type view struct {
 	Secret  *shownSecret
 	Problem *problem
 	Data    any
+	// Op is the signed-in operator; the pages show only the links and
+	// forms Op may use (Can).
+	Op herald.Operator
 }
+
+// Can reports whether the signed-in operator may do what the named need
+// asks: "viewer", "operator", "admin" or "everyApp".
+func (v view) Can(name string) bool { return can(v.Op, name) }
 
 // shownSecret is a secret shown once, right after it was made.
 type shownSecret struct{ Label, Value string }
@@ -158,6 +177,7 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 		v.Loc = time.UTC
 	}
 	if sess, ok := sessionFrom(r); ok {
+		v.Op = sess.op
 		v.CSRF = d.csrfToken(sess)
 		if f, ok := d.takeFlash(w, r, sess); ok && f.AppID == v.appID() {
 			v.Notice = f.Notice

@@ -117,6 +117,7 @@ func (d *dashboard) appsView(r *http.Request, form appForm) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
+	apps = visibleApps(requestOperator(r), apps)
 	return view{Title: "Apps", Data: appsData{Apps: apps, Form: form, Tiers: tiers()}}, nil
 }
 

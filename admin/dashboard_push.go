@@ -98,6 +98,9 @@ type pushData struct {
 	// Messages are the per-user messages of a /messages push.
 	Messages []herald.Recipient
 	Edits    []editRow
+	// Users says the page shows per-user rows (messages, unreachable
+	// users, failed sends): not to a viewer.
+	Users bool
 }
 
 // pushPage shows one push: content (each user's message on /messages),
@@ -107,17 +110,19 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location())}
-	var err error
-	if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
-		data.Failures, err = d.Store.Failures(r.Context(), p.ID)
-	}
-	if err == nil && p.Rule().PerRecipient {
-		data.Messages, err = d.Store.Recipients(r.Context(), p.ID)
-	}
-	if err != nil {
-		d.fail(w, r, err)
-		return
+	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()), Users: seesUsers(requestOperator(r))}
+	if data.Users {
+		var err error
+		if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
+			data.Failures, err = d.Store.Failures(r.Context(), p.ID)
+		}
+		if err == nil && p.Rule().PerRecipient {
+			data.Messages, err = d.Store.Recipients(r.Context(), p.ID)
+		}
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
 	}
 	d.render(w, r, http.StatusOK, "push", viewOf("Push "+shortID(p.ID), a, data))
 }

@@ -107,9 +107,11 @@ func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, valu
 	})
 }
 
-// signedIn lets through requests with a valid session: others go to the
-// login page. A POST must also carry the session's CSRF token.
-func (d *dashboard) signedIn(h http.HandlerFunc) http.HandlerFunc {
+// signedIn lets through requests with a valid session whose operator may
+// call a route that needs n (server.admit: the error page answers 404 for
+// an app outside the operator's apps, 403 for a role short of n): others go
+// to the login page. A POST must also carry the session's CSRF token.
+func (d *dashboard) signedIn(n need, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess, ok := d.session(r)
 		if !ok {
@@ -117,6 +119,11 @@ func (d *dashboard) signedIn(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		r = withOperator(r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)), sess.op)
+		r, err := d.admit(r, sess.op, n)
+		if err != nil {
+			d.fail(w, r, err)
+			return
+		}
 		if r.Method == http.MethodPost {
 			if err := parseForm(w, r); err != nil {
 				d.render(w, r, http.StatusRequestEntityTooLarge, "error", view{Title: "Error",

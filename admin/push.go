@@ -115,23 +115,27 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 }
 
 func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("pushId")
-	p, err := s.Store.Push(r.Context(), id)
+	p, err := s.pushOf(r)
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	unreachable, err := s.Store.UnreachableUsersOf(r.Context(), id)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
-	failures, err := s.Store.Failures(r.Context(), id)
-	if err != nil {
-		web.Error(w, r, err)
-		return
-	}
+	var unreachable []herald.Unreachable
+	var failures []herald.Failure
 	var messages []messageJSON
+	if !seesUsers(requestOperator(r)) { // a viewer's answer: null per-user rows
+		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
+		return
+	}
+	id := p.ID
+	if unreachable, err = s.Store.UnreachableUsersOf(r.Context(), id); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if failures, err = s.Store.Failures(r.Context(), id); err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	if p.Rule().PerRecipient {
 		rs, err := s.Store.Recipients(r.Context(), id)
 		if err != nil {
@@ -140,16 +144,20 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		}
 		messages = messagesToJSON(p, rs)
 	}
-	web.JSON(w, http.StatusOK, struct {
-		pushJSON
-		UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
-		Failures         []herald.Failure     `json:"failures"`
-		// Messages are the per-user messages of a push whose recipients
-		// each have content of their own (/messages, re-confirmation
-		// notices); null for the others, whose title and content are
-		// everyone's.
-		Messages []messageJSON `json:"messages"`
-	}{pushToJSON(p), unreachable, failures, messages})
+	web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
+}
+
+// pushDetail is the answer of GET /admin/v1/pushes/{pushId}: the push with
+// its per-user rows, which are null in a viewer's answer.
+type pushDetail struct {
+	pushJSON
+	UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
+	Failures         []herald.Failure     `json:"failures"`
+	// Messages are the per-user messages of a push whose recipients
+	// each have content of their own (/messages, re-confirmation
+	// notices); null for the others, whose title and content are
+	// everyone's.
+	Messages []messageJSON `json:"messages"`
 }
 
 // messageJSON is one user's message of a push with per-user content.

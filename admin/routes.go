@@ -1,5 +1,9 @@
-// Package admin serves the admin listener: the operator's API (apps, keys,
-// credentials, webhooks, users, history, usage) and its web dashboard.
+// Package admin serves the admin listener: the operators' API (apps, keys,
+// credentials, webhooks, users, history, usage, operators) and its web
+// dashboard. Each route of both tables names what it needs of the caller
+// (authz.go, DESIGN 11): the owner's token, an operator's API token or a
+// dashboard session authenticates; an app outside the operator's apps
+// answers 404, then a role short of the route's answers 403.
 // It takes delivery as one small interface (Delivery) and calls the
 // packages it shares rules with directly: request's reading of bodies
 // (its JSON bodies, and a push request for the compose page), fcm's
@@ -9,11 +13,8 @@ package admin
 
 import (
 	"context"
-	"crypto/sha256"
-	"crypto/subtle"
 	"log/slog"
 	"net/http"
-	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -63,9 +64,13 @@ type Config struct {
 	// nil in tests that need none of them.
 	Delivery  Delivery
 	MasterKey *herald.MasterKey
-	// Token is the admin bearer token.
-	Token  string
-	Logger *slog.Logger
+	// Token is the owner's admin bearer token (HERALD_ADMIN_TOKEN).
+	Token string
+	// AdminURL is the admin listener's address as browsers reach it
+	// (HERALD_ADMIN_URL), which setup links and OpenID Connect's redirect
+	// start with.
+	AdminURL string
+	Logger   *slog.Logger
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
 	// FCMAllowAnyTokenURI accepts uploaded service-account files whose
@@ -87,40 +92,55 @@ type server struct {
 	Config
 }
 
+// route is one entry of a route table: its pattern, what it needs of the
+// caller (DESIGN 11), and its handler.
 type route struct {
 	pattern string
+	need    need
 	handler http.HandlerFunc
 }
 
-// routes lists the whole admin API in one place.
+// routes lists the whole admin API in one place, each route with the role
+// it needs.
 func (s *server) routes() []route {
 	return []route{
-		{"POST /admin/v1/apps", s.createApp},
-		{"GET /admin/v1/apps", s.listApps},
-		{"GET /admin/v1/apps/{appId}", s.getApp},
-		{"PATCH /admin/v1/apps/{appId}", s.patchApp},
-		{"DELETE /admin/v1/apps/{appId}", s.deleteApp},
-		{"POST /admin/v1/apps/{appId}/secret-key", s.reissueSecret},
-		{"PUT /admin/v1/apps/{appId}/fcm-credentials", s.putFCMCredentials},
-		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", s.deleteFCMCredentials},
-		{"PUT /admin/v1/apps/{appId}/webhook", s.putWebhook},
-		{"DELETE /admin/v1/apps/{appId}/webhook", s.deleteWebhook},
-		{"GET /admin/v1/apps/{appId}/users", s.listUsers},
-		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
-		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
-		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
-		{"GET /admin/v1/apps/{appId}/consent-due", s.getConsentDue},
-		{"POST /admin/v1/apps/{appId}/reconfirmation/run", s.runReconfirmation},
-		{"POST /admin/v1/apps/{appId}/consent-import", s.consentImport},
-		{"GET /admin/v1/apps/{appId}/pushes", s.listPushes},
-		{"GET /admin/v1/apps/{appId}/scheduled-pushes", s.listScheduled},
-		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", s.getPushGroup},
-		{"GET /admin/v1/apps/{appId}/usage", s.getUsage},
-		{"GET /admin/v1/apps/{appId}/overview", s.getOverview},
-		{"POST /admin/v1/apps/{appId}/test-push", s.testPushHandler},
-		{"GET /admin/v1/pushes/{pushId}", s.getPush},
-		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},
-		{"POST /admin/v1/pushes/{pushId}/cancel", s.cancelPush},
+		{"POST /admin/v1/apps", needEveryApp, s.createApp},
+		{"GET /admin/v1/apps", needViewer, s.listApps},
+		{"GET /admin/v1/apps/{appId}", needViewer, s.getApp},
+		{"PATCH /admin/v1/apps/{appId}", needAdmin, s.patchApp},
+		{"DELETE /admin/v1/apps/{appId}", needEveryApp, s.deleteApp},
+		{"POST /admin/v1/apps/{appId}/secret-key", needAdmin, s.reissueSecret},
+		{"PUT /admin/v1/apps/{appId}/fcm-credentials", needAdmin, s.putFCMCredentials},
+		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", needAdmin, s.deleteFCMCredentials},
+		{"PUT /admin/v1/apps/{appId}/webhook", needAdmin, s.putWebhook},
+		{"DELETE /admin/v1/apps/{appId}/webhook", needAdmin, s.deleteWebhook},
+		{"GET /admin/v1/apps/{appId}/users", needOperator, s.listUsers},
+		{"GET /admin/v1/apps/{appId}/users/{userId}", needOperator, s.getUser},
+		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", needOperator, s.getConsentHistory},
+		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", needOperator, s.patchUserConsent},
+		{"GET /admin/v1/apps/{appId}/consent-due", needOperator, s.getConsentDue},
+		{"POST /admin/v1/apps/{appId}/reconfirmation/run", needOperator, s.runReconfirmation},
+		{"POST /admin/v1/apps/{appId}/consent-import", needOperator, s.consentImport},
+		{"GET /admin/v1/apps/{appId}/pushes", needViewer, s.listPushes},
+		{"GET /admin/v1/apps/{appId}/scheduled-pushes", needViewer, s.listScheduled},
+		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", needViewer, s.getPushGroup},
+		{"GET /admin/v1/apps/{appId}/usage", needViewer, s.getUsage},
+		{"GET /admin/v1/apps/{appId}/overview", needViewer, s.getOverview},
+		{"POST /admin/v1/apps/{appId}/test-push", needOperator, s.testPushHandler},
+		{"GET /admin/v1/pushes/{pushId}", needViewer, s.getPush},
+		{"PATCH /admin/v1/pushes/{pushId}", needOperator, s.patchPush},
+		{"POST /admin/v1/pushes/{pushId}/cancel", needOperator, s.cancelPush},
+		{"POST /admin/v1/operators", needEveryApp, s.createOperator},
+		{"GET /admin/v1/operators", needEveryApp, s.listOperators},
+		{"GET /admin/v1/operators/{operatorId}", needEveryApp, s.getOperator},
+		{"PATCH /admin/v1/operators/{operatorId}", needEveryApp, s.patchOperator},
+		{"DELETE /admin/v1/operators/{operatorId}", needEveryApp, s.deleteOperator},
+		{"POST /admin/v1/operators/{operatorId}/setup-link", needEveryApp, s.newSetupLink},
+		{"POST /admin/v1/operators/{operatorId}/tokens", needEveryApp, s.createOperatorToken},
+		{"GET /admin/v1/operators/{operatorId}/tokens", needEveryApp, s.listOperatorTokens},
+		{"DELETE /admin/v1/operators/{operatorId}/tokens/{tokenId}", needEveryApp, s.deleteOperatorToken},
+		{"DELETE /admin/v1/operators/{operatorId}/totp", needEveryApp, s.resetOperatorTOTP},
+		{"GET /admin/v1/me", needSignedIn, s.getMe},
 	}
 }
 
@@ -142,11 +162,15 @@ func NewHandler(cfg Config) http.Handler {
 	s := &server{Config: cfg}
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
-		mux.HandleFunc(r.pattern, s.authorized(r.handler))
+		mux.HandleFunc(r.pattern, s.authorized(r.need, r.handler))
 	}
 	d := newDashboard(s)
 	for _, r := range d.routes() {
-		mux.HandleFunc(r.pattern, r.handler) // the dashboard checks its own session
+		h := r.handler
+		if r.need != needPublic {
+			h = d.signedIn(r.need, h) // the dashboard checks its own session
+		}
+		mux.HandleFunc(r.pattern, h)
 	}
 	web.Health(mux, cfg.Ready)
 	web.OpenAPI(mux, api.OpenAPI)
@@ -154,22 +178,6 @@ func NewHandler(cfg Config) http.Handler {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
 	return web.Logged(cfg.Logger, cfg.Observe, web.Deadline(web.RequestDeadline, d.unknownPages(mux, web.Mux(mux))))
-}
-
-// authorized checks the bearer token in constant time.
-func (s *server) authorized(h http.HandlerFunc) http.HandlerFunc {
-	want := sha256.Sum256([]byte(s.Token))
-	return func(w http.ResponseWriter, r *http.Request) {
-		header := r.Header.Get("Authorization")
-		token, ok := strings.CutPrefix(header, "Bearer ")
-		got := sha256.Sum256([]byte(token))
-		if !ok || s.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-			w.Header().Set("WWW-Authenticate", `Bearer realm="herald-admin"`)
-			web.Error(w, r, unauthorized(header, ok))
-			return
-		}
-		h(w, withOperator(r, herald.Owner()))
-	}
 }
 
 type operatorKey struct{}

@@ -18,8 +18,7 @@ type pushEdit struct {
 }
 
 func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
-	id := r.PathValue("pushId")
-	p, err := s.Store.Push(r.Context(), id)
+	p, err := s.pushOf(r)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -48,7 +47,7 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, herald.Invalid(details...))
 		return
 	}
-	p, err = s.Delivery.EditScheduled(r.Context(), id, c)
+	p, err = s.Delivery.EditScheduled(r.Context(), p.ID, c)
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -254,6 +254,7 @@ func TestOpenAPILiveAnswers(t *testing.T) {
 	e.consent()
 	groupID := e.pushes()
 	e.history(groupID)
+	e.operators()
 	e.pending()
 	e.teardown()
 
@@ -413,6 +414,40 @@ func (e *liveEnv) history(group string) {
 	e.admin(http.MethodGet, app+"/push-groups/no-such-group", nil, http.StatusNotFound)
 	e.admin(http.MethodGet, app+"/usage", nil, http.StatusOK)
 	e.admin(http.MethodGet, app+"/usage?from=2026-13-01", nil, http.StatusBadRequest)
+}
+
+// operators covers operator management and an operator's API token: a
+// viewer's push (null per-user rows), its refusals (403, 404) and /me.
+func (e *liveEnv) operators() {
+	biz := e.liveApps[1]
+	ops := "/admin/v1/operators"
+	var op struct{ OperatorID string }
+	e.admin(http.MethodPost, ops, map[string]any{"email": "mina@example.com", "name": "Mina", "role": "viewer", "apps": []string{biz.ID}}, http.StatusCreated).Decode(e.t, &op)
+	e.admin(http.MethodPost, ops, map[string]any{"email": "MINA@example.com", "name": "Mina", "role": "viewer"}, http.StatusConflict)
+	e.admin(http.MethodPost, ops, map[string]any{"email": "x@example.com", "name": "X", "role": "boss"}, http.StatusBadRequest)
+	e.admin(http.MethodGet, ops, nil, http.StatusOK)
+	one := ops + "/" + op.OperatorID
+	e.admin(http.MethodGet, one, nil, http.StatusOK)
+	e.admin(http.MethodGet, ops+"/op_0Nq3bA9xYzAbCdEfGhIjKl", nil, http.StatusNotFound)
+	e.admin(http.MethodPatch, one, map[string]any{"name": "Mina Park"}, http.StatusOK)
+	e.admin(http.MethodPatch, one, map[string]any{"apps": []string{"app_0Nq3bA9xYzAbCdEfGhIjKl"}}, http.StatusBadRequest)
+	e.admin(http.MethodPost, one+"/setup-link", nil, http.StatusOK)
+	var tok struct{ TokenID, Token string }
+	e.admin(http.MethodPost, one+"/tokens", map[string]any{"name": "ci", "expiresInDays": 30}, http.StatusCreated).Decode(e.t, &tok)
+	e.admin(http.MethodPost, one+"/tokens", map[string]any{"name": "ci", "expiresInDays": 366}, http.StatusBadRequest)
+	e.admin(http.MethodGet, one+"/tokens", nil, http.StatusOK)
+	viewer := map[string]string{"Authorization": "Bearer " + tok.Token}
+	e.call(e.adm, http.MethodGet, "/admin/v1/me", viewer, nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/me", nil, http.StatusOK)
+	e.call(e.adm, http.MethodGet, "/admin/v1/pushes/"+e.immediate, viewer, nil, http.StatusOK)
+	e.call(e.adm, http.MethodGet, "/admin/v1/apps/"+biz.ID+"/users", viewer, nil, http.StatusForbidden)
+	e.call(e.adm, http.MethodGet, "/admin/v1/apps/"+e.liveApps[0].ID, viewer, nil, http.StatusNotFound)
+	e.call(e.adm, http.MethodGet, ops, viewer, nil, http.StatusForbidden)
+	e.admin(http.MethodDelete, one+"/tokens/"+tok.TokenID, nil, http.StatusNoContent)
+	e.call(e.adm, http.MethodGet, "/admin/v1/me", viewer, nil, http.StatusUnauthorized)
+	e.admin(http.MethodDelete, one+"/totp", nil, http.StatusNoContent)
+	e.admin(http.MethodDelete, one, nil, http.StatusNoContent)
+	e.admin(http.MethodDelete, one, nil, http.StatusNotFound)
 }
 
 // registered reports whether a route pattern ("METHOD /path") is served.

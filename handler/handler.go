@@ -58,6 +58,9 @@ type Deps struct {
 	FCMAllowAnyTokenURI, WebhookAllowPrivate bool
 	// TrustProxy trusts the proxy's forwarded headers (see admin.Config).
 	TrustProxy bool
+	// AdminURL is the admin listener's URL as browsers reach it (see
+	// admin.Config).
+	AdminURL string
 }
 
 // New returns the public and the admin listeners' handlers.
@@ -67,7 +70,7 @@ func New(d Deps) (public, adminHandler http.Handler) {
 		AuthFailureRateLimit: d.AuthFailureRateLimit}
 	ac := admin.Config{Store: d.Store, Delivery: d.Delivery, MasterKey: d.MasterKey, Token: d.AdminToken, Logger: d.Logger,
 		Ready: d.Ready, Now: d.Now, FCMAllowAnyTokenURI: d.FCMAllowAnyTokenURI, WebhookAllowPrivate: d.WebhookAllowPrivate,
-		TrustProxy: d.TrustProxy}
+		TrustProxy: d.TrustProxy, AdminURL: d.AdminURL}
 	if d.Metrics != nil {
 		pc.Observe, pc.CountEvent = d.Metrics.Observer("public"), d.Metrics.Event
 		ac.Observe, ac.Metrics = d.Metrics.Observer("admin"), d.Metrics.Handler()

@@ -62,6 +62,9 @@ type Config struct {
 	WebhookAllowPrivate bool
 	// TrustProxy trusts the admin listener's forwarded headers.
 	TrustProxy bool
+	// AdminURL is the admin listener's URL as browsers reach it
+	// (HERALD_ADMIN_URL); "" is http:// and the listener's address.
+	AdminURL string
 	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
 	// are the public API's limits (see api.Config; zero for none).
 	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
@@ -179,12 +182,16 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		// holding their River jobs delays none of them
 		s.stopWatch = s.Delivery.StartScheduleWatch(ds)
 	}
+	adminURL := cfg.AdminURL
+	if adminURL == "" {
+		adminURL = "http://" + adminLn.Addr().String()
+	}
 	public, adminHandler := handler.New(handler.Deps{
 		Store: s.Store, Delivery: s.Delivery, MasterKey: s.MasterKey, AdminToken: s.AdminToken, Logger: s.log, Metrics: m,
 		Ready: func(r *http.Request) web.Readiness { return s.ready(r.Context()) }, Now: s.Store.Now,
 		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
 		AuthFailureRateLimit: cfg.AuthFailureRateLimit, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: adminURL,
 	})
 	s.PublicURL = s.serve(publicLn, public)
 	s.AdminURL = s.serve(adminLn, adminHandler)

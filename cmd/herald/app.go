@@ -56,10 +56,18 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 		return fmt.Errorf("app: unknown command %q (%s)", verb, strings.Join(appVerbs, ", "))
 	}
 	cmd, build := appCommand(verb)
+	return runAdminCall(ctx, cmd, build, args[1:], getenv, stdout, appSettingFlags)
+}
+
+// runAdminCall runs one command that makes an admin API call (`herald app
+// …`, `herald operator …`): its flags with --server, --token and --json,
+// the call, and its answer printed. A refusal names fields by the flags
+// that gave them (flags, unless the call has its own).
+func runAdminCall(ctx context.Context, cmd *command, build buildCall, args []string, getenv func(string) string, stdout io.Writer, flags map[string]string) error {
 	server := cmd.fs.String("server", "", "admin API base `URL` (default http://$HERALD_ADMIN_ADDR, else http://127.0.0.1:8081)")
 	token := cmd.fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN, else the admin-token file of $HERALD_DATA_DIR or ./herald-data)")
 	asJSON := cmd.fs.Bool("json", false, "print the admin API's JSON answer")
-	positional, err := cmd.parse(args[1:], stdout)
+	positional, err := cmd.parse(args, stdout)
 	if err != nil {
 		return err
 	}
@@ -73,7 +81,6 @@ func runApp(ctx context.Context, args []string, getenv func(string) string, stdo
 	}
 	raw, err := c.Do(ctx, req.method, req.path, req.body)
 	if err != nil {
-		flags := appSettingFlags
 		if req.flags != nil {
 			flags = req.flags
 		}
@@ -93,7 +100,7 @@ func setFlags(cmd *command) map[string]bool {
 	return set
 }
 
-// adminCall is the admin API call an app command makes and how its answer
+// adminCall is the admin API call a command makes and how its answer
 // is printed (nil: as the JSON it is). body is marshalled as JSON, or sent
 // as it is when it is a []byte.
 type adminCall struct {
@@ -101,7 +108,7 @@ type adminCall struct {
 	body         any
 	print        func(io.Writer, []byte) error
 	// flags names the fields of a refusal's details by the flags that
-	// gave them (default appSettingFlags).
+	// gave them (default: the command group's, e.g. appSettingFlags).
 	flags map[string]string
 }
 

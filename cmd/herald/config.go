@@ -7,6 +7,7 @@ import (
 	"io"
 	"log/slog"
 	"math"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -48,6 +49,10 @@ type config struct {
 	// listener: its session cookie is Secure behind a TLS proxy, and failed
 	// sign-ins are counted per real client.
 	TrustProxy bool
+	// AdminURL is the admin listener's address as browsers reach it, which
+	// setup links (and OpenID Connect's redirect) start with; "" is
+	// http:// and the admin listener's address.
+	AdminURL string
 	// FCMProjectRate is HERALD_FCM_PROJECT_RATE as given: sends a minute
 	// of all apps of one FCM project together (see fcmProjectRate).
 	FCMProjectRate string
@@ -107,6 +112,7 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 		FCMProjectRate:       env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
 		TrustProxy:           envBool("HERALD_TRUST_PROXY"),
+		AdminURL:             getenv("HERALD_ADMIN_URL"),
 		DemoFCMAddr:          "127.0.0.1:9099",
 		LogLevel:             env("HERALD_LOG_LEVEL", "info"),
 		LogFormat:            env("HERALD_LOG_FORMAT", "text"),
@@ -165,6 +171,7 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.FCMProjectRate, "fcm-project-rate", c.FCMProjectRate, "FCM sends a minute of all apps whose service accounts name one project, together: 1 to 10000000 (HERALD_FCM_PROJECT_RATE)")
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&c.AdminURL, "admin-url", c.AdminURL, "the admin listener's URL as browsers reach it, which setup links start with; http:// and the admin address by default (HERALD_ADMIN_URL)")
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", c.TrustProxy, "the admin listener is behind a proxy that sets X-Forwarded-Proto and X-Forwarded-For: trust them (HERALD_TRUST_PROXY)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKRateLimit, "sdk-rate-limit", c.SDKRateLimit, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
@@ -229,6 +236,11 @@ func (c *config) validate() error {
 	}
 	if _, err := c.fcmProjectRate(); err != nil {
 		errs = append(errs, err)
+	}
+	if c.AdminURL != "" {
+		if u, err := url.Parse(c.AdminURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL such as https://herald-admin.example.com", c.source("admin-url", "HERALD_ADMIN_URL"), c.AdminURL))
+		}
 	}
 	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
 		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))

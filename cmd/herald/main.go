@@ -50,6 +50,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runBench(ctx, args[1:], stdout, stderr)
 	case "app":
 		return runApp(ctx, args[1:], getenv, stdout, stderr)
+	case "operator":
+		return runOperator(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, args[1:], getenv, stdout)
 	case "version":

@@ -133,7 +133,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		},
 		Logger: log, RiverLogger: cfg.loggerAt(logOut, slog.LevelWarn), Version: v, Commit: commit,
 		FCMEndpoint: cfg.FCMEndpoint, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, FCMProjectRate: projectRate,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: cfg.AdminURL,
 		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
 		AuthFailureRateLimit: cfg.AuthFailureRateLimit, Now: cfg.now,
 		RiverNow: cfg.riverNow, FanoutPage: cfg.fanoutPage, SendSlice: cfg.sendSlice, DeliveryStore: cfg.deliveryStore,

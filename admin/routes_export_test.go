@@ -1,0 +1,50 @@
+package admin
+
+import (
+	"context"
+	"crypto/rand"
+	"strconv"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// RouteNeed is one route of either table with what it needs, for the
+// tests that walk the tables.
+type RouteNeed struct {
+	Pattern string
+	// Need is "public", "signedIn", "viewer", "operator", "admin",
+	// "everyApp", or "" for a route left without one.
+	Need string
+	// Dashboard: the route is a dashboard page or form, not the JSON API.
+	Dashboard bool
+}
+
+var needNames = map[need]string{needPublic: "public", needSignedIn: "signedIn", needViewer: "viewer",
+	needOperator: "operator", needAdmin: "admin", needEveryApp: "everyApp"}
+
+// RouteNeeds lists both route tables.
+func RouteNeeds() []RouteNeed {
+	s := &server{}
+	var out []RouteNeed
+	for _, r := range s.routes() {
+		out = append(out, RouteNeed{r.pattern, needNames[r.need], false})
+	}
+	for _, r := range newDashboard(s).routes() {
+		out = append(out, RouteNeed{r.pattern, needNames[r.need], true})
+	}
+	return out
+}
+
+// SignInSession makes a dashboard session for operatorID (or
+// herald.OwnerID) as signing in would, and returns its cookie's value and
+// its forms' CSRF token.
+func SignInSession(ctx context.Context, store herald.SessionStore, adminToken, operatorID string, now time.Time) (cookie, csrf string, err error) {
+	d := &dashboard{server: &server{Config: Config{Token: adminToken}}}
+	nonce := rand.Text()
+	if err := store.CreateSession(ctx, herald.Session{ID: sessionID(nonce), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
+		return "", "", err
+	}
+	exp := strconv.FormatInt(now.Add(herald.SessionLifetime).Unix(), 10)
+	return nonce + "." + exp + "." + d.mac("session", nonce, exp), d.csrfToken(session{nonce: nonce}), nil
+}
