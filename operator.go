@@ -2,6 +2,7 @@ package herald
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -132,8 +133,12 @@ type OperatorChange struct {
 	Disabled *bool
 }
 
+// SetupTokenHash is the hash of a setup link's token that SetupLink.TokenHash
+// stores: hex SHA-256.
+func SetupTokenHash(token string) string { return hex.EncodeToString(HashSecret(token)) }
+
 // SetupLink lets an operator choose a password once (DESIGN 11). Only a
-// hash of the link's token is stored.
+// hash of the link's token is stored (SetupTokenHash).
 type SetupLink struct {
 	OperatorID string
 	TokenHash  string

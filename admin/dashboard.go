@@ -28,7 +28,9 @@ type dashboard struct {
 	*server
 	pages    map[string]*template.Template
 	sessions herald.SessionStore
-	throttle *signInThrottle
+	hasher   *hasher
+	// oidc is the single sign-on provider; nil when none is configured.
+	oidc *oidcProvider
 }
 
 func newDashboard(s *server) *dashboard {
@@ -52,9 +54,9 @@ func newDashboard(s *server) *dashboard {
 			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
 		},
 	}
-	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
+	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, hasher: newHasher(), oidc: newOIDCProvider(s.Config)}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "totp", "setup", "account"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -70,7 +72,16 @@ func (d *dashboard) routes() []route {
 	return []route{
 		{"GET /login", d.loginPage},
 		{"POST /login", d.login},
-		{"POST /logout", in(d.logout)},
+		{"GET /login/totp", d.totpPage},
+		{"POST /login/totp", d.totpLogin},
+		{"GET /setup", d.setupPage},
+		{"POST /setup", d.setup},
+		{"GET /oidc/login", d.oidcLogin},
+		{"GET /oidc/callback", d.oidcCallback},
+		{"POST /logout", d.logout},
+		{"GET /account", in(d.accountPage)},
+		{"POST /account/totp", in(d.enrolTOTP)},
+		{"POST /account/totp/confirm", in(d.confirmTOTP)},
 		{"GET /dashboard.css", d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
 		{"GET /dashboard.js", d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
 		{"GET /{$}", in(d.appsPage)},

@@ -81,6 +81,15 @@ type Config struct {
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
 	TrustProxy bool
+	// RequireTOTP sends a signed-in admin without TOTP to enrol it before
+	// any other dashboard page (HERALD_REQUIRE_TOTP).
+	RequireTOTP bool
+	// AdminURL is the admin listener's URL as browsers reach it
+	// (HERALD_ADMIN_URL): single sign-on's redirect URI is AdminURL +
+	// "/oidc/callback".
+	AdminURL string
+	// OIDC is the single sign-on provider; none when its Issuer is empty.
+	OIDC OIDCConfig
 }
 
 type server struct {
@@ -121,6 +130,8 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},
 		{"POST /admin/v1/pushes/{pushId}/cancel", s.cancelPush},
+		{"POST /admin/v1/me/totp", s.postMyTOTP},
+		{"POST /admin/v1/me/totp/confirm", s.postMyTOTPConfirm},
 	}
 }
 
