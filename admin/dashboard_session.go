@@ -124,6 +124,11 @@ func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op hera
 	if err := d.sessions.CreateSession(r.Context(), sess); err != nil {
 		return err
 	}
+	if !awaiting && op.ID != herald.OwnerID { // the operator is seen signing in
+		if err := d.sessions.TouchSession(r.Context(), sess.ID, now, false); err != nil {
+			return err
+		}
+	}
 	value := secret
 	if op.ID == herald.OwnerID {
 		value += "." + d.ownerMAC(secret)
