@@ -130,6 +130,9 @@ type view struct {
 	Title string
 	// CSRF is the session's form token; empty on the login page.
 	CSRF string
+	// Who is the signed-in operator's email; empty for the owner, who has
+	// no Account page.
+	Who string
 	// App is the app the page is about, for the navigation; nil for none.
 	App *herald.App
 	// Loc is the time zone times are shown in: the app's, else UTC.
@@ -169,7 +172,7 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 		v.Loc = time.UTC
 	}
 	if sess, ok := sessionFrom(r); ok {
-		v.CSRF = d.csrfToken(sess)
+		v.CSRF, v.Who = d.csrfToken(sess), sess.op.Email
 		if f, ok := d.takeFlash(w, r, sess); ok && f.AppID == v.appID() {
 			v.Notice = f.Notice
 			if f.SecretValue != "" {

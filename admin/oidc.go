@@ -203,7 +203,7 @@ func (d *dashboard) oidcEmail(ctx context.Context, code string, f oidcFlow) (str
 	if raw == "" {
 		return "", false, errors.New("the token answer has no id_token")
 	}
-	idt, err := pr.VerifierContext(ctx, &oidc.Config{ClientID: d.oidc.cfg.ClientID, Now: d.Now}).Verify(ctx, raw)
+	idt, err := pr.Verifier(&oidc.Config{ClientID: d.oidc.cfg.ClientID, Now: d.Now}).Verify(ctx, raw)
 	if err != nil {
 		return "", false, err
 	}

@@ -210,6 +210,8 @@ func TestPasswordSignIn(t *testing.T) {
 
 		b := e.browser(t)
 		b.wantSignedIn("park@example.com", "/")
+		_, body := b.get("/")
+		wantIn(t, "apps page", body, `id="account">park@example.com<`)
 		resp, body := b.get("/account")
 		wantStatus(t, resp, body, http.StatusOK)
 		wantIn(t, "account page", body, `id="account-email">park@example.com<`, `id="account-role">viewer<`)
@@ -489,5 +491,8 @@ func TestMyTOTPOwner(t *testing.T) {
 	owner.login()
 	if resp, _ := owner.get("/account"); resp.StatusCode != http.StatusForbidden {
 		t.Errorf("account page as the owner: got %d, want 403", resp.StatusCode)
+	}
+	if _, body := owner.get("/"); strings.Contains(body, `id="account"`) {
+		t.Errorf("the owner's pages link to an account page")
 	}
 }
