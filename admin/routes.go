@@ -4,7 +4,10 @@
 // packages it shares rules with directly: request's reading of bodies
 // (its JSON bodies, and a push request for the compose page), fcm's
 // service-account check and webhook's URL check and secrets. Package handler builds it beside the public listener from
-// one set of dependencies, for `herald serve` and the tests.
+// one set of dependencies, for `herald serve` and the tests. Operators
+// sign in to the dashboard by password and TOTP (signin.go, password.go,
+// setup.go, account.go) or single sign-on (oidc.go), the owner by the
+// admin token; failed sign-ins are counted in the store (throttle.go).
 package admin
 
 import (

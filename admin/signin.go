@@ -173,8 +173,9 @@ func (d *dashboard) mustEnrol(op herald.Operator) bool {
 	return d.RequireTOTP && op.ID != herald.OwnerID && op.Role == herald.RoleAdmin && !op.TOTP
 }
 
-// enrolment are the pages an operator who must enrol may still open.
-var enrolment = map[string]bool{"/account": true, "/account/totp": true, "/account/totp/confirm": true, "/logout": true}
+// enrolment are the pages an operator who must enrol may still open
+// (signing out does not need a complete session).
+var enrolment = map[string]bool{"/account": true, "/account/totp": true, "/account/totp/confirm": true}
 
 // awaitingTOTP returns the request's session that waits for its TOTP code.
 func (d *dashboard) awaitingTOTP(r *http.Request) (session, bool) {
