@@ -48,7 +48,7 @@ func (s *server) confirmTOTPCode(ctx context.Context, op herald.Operator, code s
 	if op.ID == herald.OwnerID {
 		return errOwnerAccount
 	}
-	ok, err := s.checkTOTP(ctx, op.ID, code, true)
+	_, ok, err := s.checkTOTP(ctx, op.ID, code, true)
 	if err != nil {
 		return err
 	}

@@ -6,10 +6,12 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/hotp"
 	"github.com/pquerna/otp/totp"
 
 	"github.com/heraldpush/herald"
@@ -220,7 +222,12 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 		d.tooMany(w, r, wait, "totp", v)
 		return
 	}
-	ok, err := d.checkTOTP(r.Context(), sess.op.ID, r.PostFormValue("code"), false)
+	step, ok, err := d.checkTOTP(r.Context(), sess.op.ID, r.PostFormValue("code"), false)
+	if err == nil && ok {
+		var used bool
+		used, err = d.codeUsed(r.Context(), sess.op.ID, step)
+		ok = !used
+	}
 	if err != nil {
 		d.failOn(w, r, err, "totp", v)
 		return
@@ -228,7 +235,7 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		d.failed(r.Context(), keys...)
 		note.signIn(sess.op.Email, herald.Operator{})
-		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That code is not right. Enter the code your authenticator app shows now."}
+		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That code is not right, or was used already. Enter the next code your authenticator app shows."}
 		d.render(w, r, http.StatusUnauthorized, "totp", v)
 		return
 	}
@@ -240,31 +247,53 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 	http.Redirect(w, r, d.landing(sess.op), http.StatusSeeOther)
 }
 
-// totpOptions are RFC 6238's: 30 s steps, 6 digits, SHA-1, one step
-// either side of now for clocks apart.
+// totpOptions are RFC 6238's: 30 s steps, 6 digits, SHA-1; a code of one
+// step either side of now is accepted too, for clocks apart.
 var totpOptions = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
-// checkTOTP reports whether code is the operator's current TOTP code: of
-// the enrolled secret, or with pending of the one awaiting confirmation.
-func (s *server) checkTOTP(ctx context.Context, operatorID, code string, pending bool) (bool, error) {
+// checkTOTP returns the time step whose code code is, of the operator's
+// enrolled secret or with pending of the one awaiting confirmation; ok
+// false when it is none of now's and the steps either side.
+func (s *server) checkTOTP(ctx context.Context, operatorID, code string, pending bool) (step uint64, ok bool, err error) {
 	secrets, err := s.Store.OperatorSecrets(ctx, operatorID)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
 	sealed := secrets.TOTP
 	if pending {
 		sealed = secrets.PendingTOTP
 	}
 	if sealed == nil {
-		return false, nil
+		return 0, false, nil
 	}
 	secret, err := s.MasterKey.Open(sealed)
 	if err != nil {
-		return false, err
+		return 0, false, err
 	}
-	ok, err := totp.ValidateCustom(strings.TrimSpace(code), string(secret), s.Now().UTC(), totpOptions)
-	if err != nil && !errors.Is(err, otp.ErrValidateInputInvalidLength) {
-		return false, err
+	now := uint64(s.Now().Unix()) / uint64(totpOptions.Period)
+	for _, step := range []uint64{now, now - 1, now + 1} {
+		ok, err := hotp.ValidateCustom(strings.TrimSpace(code), step, string(secret),
+			hotp.ValidateOpts{Digits: totpOptions.Digits, Algorithm: totpOptions.Algorithm})
+		if errors.Is(err, otp.ErrValidateInputInvalidLength) {
+			return 0, false, nil
+		}
+		if err != nil || ok {
+			return step, ok, err
+		}
 	}
-	return ok, nil
+	return 0, false, nil
+}
+
+// codeUsed reports whether the operator signed in with the code of step
+// already, and if not, records that it now has: RFC 6238 (5.2) accepts a
+// code once. The record is kept with the failed sign-ins, under a key of
+// its own, as long as they are (longer than a code lives), so every node
+// sees it.
+func (d *dashboard) codeUsed(ctx context.Context, operatorID string, step uint64) (bool, error) {
+	key, now := "totp-used:"+operatorID+":"+strconv.FormatUint(step, 10), d.Now()
+	n, _, err := d.Store.SignInFailures(ctx, key, now.Add(-signInWindow))
+	if err != nil || n > 0 {
+		return n > 0, err
+	}
+	return false, d.Store.SignInFailed(ctx, []string{key}, now, now.Add(-signInWindow))
 }

@@ -280,8 +280,8 @@ func (b *browser) totpSignIn(code string) (*http.Response, string) {
 }
 
 // TestTOTPSignIn: once enrolled, the password opens only the code page;
-// the code of now, or one step either side, signs in; codes further off
-// are refused and count as failed sign-ins of the email.
+// the code of now, or one step either side, signs in, once; codes further
+// off are refused and count as failed sign-ins of the email.
 func TestTOTPSignIn(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, engine testenv.Engine) {
@@ -313,12 +313,21 @@ func TestTOTPSignIn(t *testing.T) {
 			}
 		}
 
-		// 2 wrong codes so far: 18 more make 20 failures of the email.
-		for range 18 {
+		// A code signs in once (RFC 6238, 5.2): on another browser too.
+		again := e.browser(t)
+		again.wantSignedIn("choi@example.com", "/login/totp")
+		if resp, body := again.totpSignIn(e.code(t, secret, 0)); resp.StatusCode != http.StatusUnauthorized {
+			t.Errorf("a code used already: got %d, want 401:\n%s", resp.StatusCode, body)
+		}
+
+		// 3 failures so far: 17 more make 20 failures of the email, which
+		// refuse the code of the next step, unused.
+		for range 17 {
 			if resp, _ := b.totpSignIn("123456"); resp.StatusCode != http.StatusUnauthorized && resp.StatusCode != http.StatusTooManyRequests {
 				t.Fatalf("wrong code: got %d, want 401", resp.StatusCode)
 			}
 		}
+		e.clock.Set(e.clock.Now().Add(60 * time.Second))
 		if resp, _ := b.totpSignIn(e.code(t, secret, 0)); resp.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("the right code after 20 wrong ones: got %d, want 429", resp.StatusCode)
 		}
