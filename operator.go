@@ -2,6 +2,7 @@ package herald
 
 import (
 	"context"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -132,8 +133,13 @@ type OperatorChange struct {
 	Disabled *bool
 }
 
+// TokenHash is how a setup link's token and an operator's API token are
+// stored (SetupLink.TokenHash, OperatorToken.Hash): hex SHA-256, never the
+// token.
+func TokenHash(token string) string { return hex.EncodeToString(HashSecret(token)) }
+
 // SetupLink lets an operator choose a password once (DESIGN 11). Only a
-// hash of the link's token is stored.
+// hash of the link's token is stored (TokenHash).
 type SetupLink struct {
 	OperatorID string
 	TokenHash  string

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/sha256"
 	"crypto/subtle"
-	"encoding/hex"
 	"errors"
 	"net/http"
 	"strings"
@@ -123,13 +122,6 @@ func (s *server) pushOf(r *http.Request) (herald.Push, error) {
 // a log or a repository is recognised for what it is.
 const operatorTokenPrefix = "hop_"
 
-// secretHash is how operator API tokens and setup-link tokens are stored:
-// the hex SHA-256 of the token, never the token.
-func secretHash(token string) string {
-	h := sha256.Sum256([]byte(token))
-	return hex.EncodeToString(h[:])
-}
-
 // authenticate finds who sent an admin API request: the owner, by the admin
 // token in constant time, or an operator, by an API token's hash. A
 // missing, unknown, expired or revoked token, or one of a disabled
@@ -147,7 +139,7 @@ func (s *server) authenticate(r *http.Request) (herald.Operator, error) {
 	if !strings.HasPrefix(token, operatorTokenPrefix) {
 		return herald.Operator{}, unauthorized(header, ok)
 	}
-	o, err := s.Store.OperatorByToken(r.Context(), secretHash(token))
+	o, err := s.Store.OperatorByToken(r.Context(), herald.TokenHash(token))
 	if errors.Is(err, herald.ErrNotFound) {
 		return o, unauthorized(header, ok)
 	}

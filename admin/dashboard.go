@@ -28,7 +28,9 @@ type dashboard struct {
 	*server
 	pages    map[string]*template.Template
 	sessions herald.SessionStore
-	throttle *signInThrottle
+	hasher   *hasher
+	// oidc is the single sign-on provider; nil when none is configured.
+	oidc *oidcProvider
 }
 
 func newDashboard(s *server) *dashboard {
@@ -52,9 +54,9 @@ func newDashboard(s *server) *dashboard {
 			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
 		},
 	}
-	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
+	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, hasher: newHasher(), oidc: newOIDCProvider(s.Config)}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator", "totp", "setup", "account"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -71,7 +73,16 @@ func (d *dashboard) routes() []route {
 	return []route{
 		{"GET /login", needPublic, d.loginPage},
 		{"POST /login", needPublic, d.login},
+		{"GET /login/totp", needPublic, d.totpPage},
+		{"POST /login/totp", needPublic, d.totpLogin},
+		{"GET /setup", needPublic, d.setupPage},
+		{"POST /setup", needPublic, d.setup},
+		{"GET /oidc/login", needPublic, d.oidcLogin},
+		{"GET /oidc/callback", needPublic, d.oidcCallback},
 		{"POST /logout", needSignedIn, d.logout},
+		{"GET /account", needSignedIn, d.accountPage},
+		{"POST /account/totp", needSignedIn, d.enrolTOTP},
+		{"POST /account/totp/confirm", needSignedIn, d.confirmTOTP},
 		{"GET /dashboard.css", needPublic, d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
 		{"GET /dashboard.js", needPublic, d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
 		{"GET /{$}", needViewer, d.appsPage},

@@ -9,21 +9,20 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
 )
 
-// The session cookie is "<nonce>.<expiry>.<HMAC of both keyed with the
-// admin token>", so it never holds the token, and changing the token signs
-// every session out. The server also keeps each session (by a hash of its
-// nonce) until it ends, so signing out ends it: the cookie is refused
-// afterwards even when a copy of it survives. The CSRF token of a session
-// is another HMAC of its nonce.
+// The session cookie holds a random secret; the server keeps each session
+// under a hash of it (sessionID), so the stored sessions are no cookies,
+// a session works on every node, and signing out ends it everywhere. The
+// CSRF token of a session is another hash of its secret. An operator's
+// cookie depends on nothing else; the owner's also carries an HMAC of the
+// secret keyed with the admin token, so changing the token signs the
+// owner's sessions out.
 const (
 	sessionCookie = "herald_session"
 	flashCookie   = "herald_flash"
@@ -33,10 +32,11 @@ const (
 	maxFormBytes = 1 << 20
 )
 
-// session is a signed-in browser: its cookie's nonce and whose it is.
+// session is a signed-in browser: its cookie's secret, the stored
+// session's ID and whose it is.
 type session struct {
-	nonce string
-	op    herald.Operator
+	secret, id string
+	op         herald.Operator
 }
 
 type sessionKey struct{}
@@ -46,23 +46,27 @@ func sessionFrom(r *http.Request) (session, bool) {
 	return s, ok
 }
 
-// mac is the HMAC-SHA256, keyed with the admin token, of the parts.
-func (d *dashboard) mac(parts ...string) string {
-	h := hmac.New(sha256.New, []byte(d.Token))
-	for _, p := range parts {
-		h.Write([]byte(p))
-		h.Write([]byte{0})
-	}
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+// withSession returns r carrying the session and its operator.
+func withSession(r *http.Request, s session) *http.Request {
+	return withOperator(r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)), s.op)
 }
 
-func (d *dashboard) csrfToken(s session) string { return d.mac("csrf", s.nonce) }
-
-// sessionID is the server's name of a session: a hash of its nonce, so the
-// stored sessions are no cookies.
-func sessionID(nonce string) string {
-	h := sha256.Sum256([]byte("herald-session\x00" + nonce))
+// sessionHash is a hash of a session's secret for one purpose.
+func sessionHash(purpose, secret string) string {
+	h := sha256.Sum256([]byte("herald-" + purpose + "\x00" + secret))
 	return base64.RawURLEncoding.EncodeToString(h[:])
+}
+
+// sessionID is the server's name of a session: a hash of its secret.
+func sessionID(secret string) string { return sessionHash("session", secret) }
+
+func (d *dashboard) csrfToken(s session) string { return sessionHash("csrf", s.secret) }
+
+// ownerMAC binds an owner's session to the admin token.
+func (d *dashboard) ownerMAC(secret string) string {
+	h := hmac.New(sha256.New, []byte(d.Token))
+	h.Write([]byte("herald-owner-session\x00" + secret))
+	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
 }
 
 // touchEvery is how stale a session's last-seen time may grow before a
@@ -70,34 +74,67 @@ func sessionID(nonce string) string {
 // write on every page.
 const touchEvery = time.Minute
 
-// session reads and checks the session cookie, that the session was not
-// ended, and that it is neither idle too long nor too old (DESIGN 11).
-func (d *dashboard) session(r *http.Request) (session, bool) {
+// storedSession reads the session cookie and returns the session it names
+// when it was not ended, is neither idle too long nor too old (DESIGN 11)
+// and, for the owner's, still matches the admin token. It may be awaiting
+// its TOTP code.
+func (d *dashboard) storedSession(r *http.Request) (session, herald.Session, bool) {
 	c, err := r.Cookie(sessionCookie)
-	if err != nil || d.Token == "" {
-		return session{}, false
+	if err != nil {
+		return session{}, herald.Session{}, false
 	}
-	parts := strings.Split(c.Value, ".")
-	if len(parts) != 3 || !hmac.Equal([]byte(parts[2]), []byte(d.mac("session", parts[0], parts[1]))) {
-		return session{}, false
-	}
-	id, now := sessionID(parts[0]), d.Now()
+	secret, mac, _ := strings.Cut(c.Value, ".")
+	id, now := sessionID(secret), d.Now()
 	stored, op, err := d.sessions.Session(r.Context(), id)
 	if err != nil {
 		if !errors.Is(err, herald.ErrNotFound) {
 			d.Logger.ErrorContext(r.Context(), "dashboard session lookup", "err", err)
 		}
+		return session{}, stored, false
+	}
+	if stored.OperatorID == herald.OwnerID && (d.Token == "" || !hmac.Equal([]byte(mac), []byte(d.ownerMAC(secret)))) {
+		return session{}, stored, false
+	}
+	if now.Sub(stored.Started) >= herald.SessionLifetime || now.Sub(stored.LastSeen) >= herald.SessionIdle {
+		return session{}, stored, false
+	}
+	return session{secret: secret, id: id, op: op}, stored, true
+}
+
+// session returns the signed-in session of the request: one whose TOTP
+// code, when asked, was given. It records that the session was seen.
+func (d *dashboard) session(r *http.Request) (session, bool) {
+	sess, stored, ok := d.storedSession(r)
+	if !ok || stored.AwaitingTOTP {
 		return session{}, false
 	}
-	if stored.AwaitingTOTP || now.Sub(stored.Started) >= herald.SessionLifetime || now.Sub(stored.LastSeen) >= herald.SessionIdle {
-		return session{}, false
-	}
-	if now.Sub(stored.LastSeen) >= touchEvery {
-		if err := d.sessions.TouchSession(r.Context(), id, now, false); err != nil {
+	if now := d.Now(); now.Sub(stored.LastSeen) >= touchEvery {
+		if err := d.sessions.TouchSession(r.Context(), sess.id, now, false); err != nil {
 			d.Logger.ErrorContext(r.Context(), "dashboard session touch", "err", err)
 		}
 	}
-	return session{nonce: parts[0], op: op}, true
+	return sess, true
+}
+
+// startSession signs op in on this browser: a new session, awaiting its
+// TOTP code when awaiting is set.
+func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op herald.Operator, awaiting bool) error {
+	secret, now := rand.Text(), d.Now()
+	sess := herald.Session{ID: sessionID(secret), OperatorID: op.ID, Started: now, LastSeen: now, AwaitingTOTP: awaiting}
+	if err := d.sessions.CreateSession(r.Context(), sess); err != nil {
+		return err
+	}
+	if !awaiting && op.ID != herald.OwnerID { // the operator is seen signing in
+		if err := d.sessions.TouchSession(r.Context(), sess.ID, now, false); err != nil {
+			return err
+		}
+	}
+	value := secret
+	if op.ID == herald.OwnerID {
+		value += "." + d.ownerMAC(secret)
+	}
+	d.setCookie(w, r, sessionCookie, value, int(herald.SessionLifetime.Seconds()))
+	return nil
 }
 
 func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
@@ -118,7 +155,7 @@ func (d *dashboard) signedIn(n need, h http.HandlerFunc) http.HandlerFunc {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
 		}
-		r = withOperator(r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)), sess.op)
+		r = withSession(r, sess)
 		r, err := d.admit(r, sess.op, n)
 		if err != nil {
 			d.fail(w, r, err)
@@ -130,15 +167,28 @@ func (d *dashboard) signedIn(n need, h http.HandlerFunc) http.HandlerFunc {
 					Problem: &problem{Message: "The form could not be read: it must be at most 1 MiB."}})
 				return
 			}
-			got, want := r.PostFormValue("csrf"), d.csrfToken(sess)
-			if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
-				d.render(w, r, http.StatusForbidden, "error", view{Title: "Error",
-					Problem: &problem{Message: "This form has expired or did not come from this dashboard. Reload the page and try again."}})
+			if !d.formFromSession(w, r, sess) {
 				return
 			}
 		}
+		if d.mustEnrol(sess.op) && !enrolment[r.URL.Path] {
+			http.Redirect(w, r, "/account", http.StatusSeeOther)
+			return
+		}
 		h(w, r)
 	}
+}
+
+// formFromSession checks a posted form's CSRF token against the session;
+// a refused form gets the error page.
+func (d *dashboard) formFromSession(w http.ResponseWriter, r *http.Request, sess session) bool {
+	got, want := r.PostFormValue("csrf"), d.csrfToken(sess)
+	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
+		d.render(w, r, http.StatusForbidden, "error", view{Title: "Error",
+			Problem: &problem{Message: "This form has expired or did not come from this dashboard. Reload the page and try again."}})
+		return false
+	}
+	return true
 }
 
 // parseForm reads a posted form, URL-encoded or multipart, of at most
@@ -152,56 +202,19 @@ func parseForm(w http.ResponseWriter, r *http.Request) error {
 	return err
 }
 
-func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
-	if _, ok := d.session(r); ok {
-		http.Redirect(w, r, "/", http.StatusSeeOther)
-		return
-	}
-	d.render(w, r, http.StatusOK, "login", view{Title: "Sign in"})
-}
-
-// login checks the pasted admin token in constant time, like the bearer
-// check of the JSON API, and starts a session. An address that failed too
-// often is refused for a while, whatever it sends.
-func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
-	addr := clientAddr(r, d.TrustProxy)
-	if wait := d.throttle.wait(addr, d.Now()); wait > 0 {
-		secs := int(wait.Round(time.Second).Seconds())
-		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
-		d.render(w, r, http.StatusTooManyRequests, "login", view{Title: "Sign in",
-			Problem: &problem{Code: herald.ErrTooManyRequests.Code, Message: fmt.Sprintf("Too many failed sign-ins from your address. Try again in %d seconds.", max(secs, 1))}})
-		return
-	}
-	if err := parseForm(w, r); err != nil {
-		d.render(w, r, http.StatusRequestEntityTooLarge, "login", view{Title: "Sign in",
-			Problem: &problem{Message: "The form could not be read."}})
-		return
-	}
-	got := sha256.Sum256([]byte(strings.TrimSpace(r.PostFormValue("token"))))
-	want := sha256.Sum256([]byte(d.Token))
-	if d.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		d.throttle.failed(addr, d.Now())
-		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", addr)
-		d.render(w, r, http.StatusUnauthorized, "login", view{Title: "Sign in",
-			Problem: &problem{Code: herald.ErrUnauthorized.Code, Message: "That is not the admin token."}})
-		return
-	}
-	nonce, now := rand.Text(), d.Now()
-	expires := now.Add(herald.SessionLifetime)
-	sess := herald.Session{ID: sessionID(nonce), OperatorID: herald.OwnerID, Started: now, LastSeen: now}
-	if err := d.sessions.CreateSession(r.Context(), sess); err != nil {
-		d.fail(w, r, err)
-		return
-	}
-	exp := strconv.FormatInt(expires.Unix(), 10)
-	d.setCookie(w, r, sessionCookie, nonce+"."+exp+"."+d.mac("session", nonce, exp), int(herald.SessionLifetime.Seconds()))
-	http.Redirect(w, r, "/", http.StatusSeeOther)
-}
-
-// logout ends the session on the server, then clears the cookie.
+// logout ends the session on the server, then clears the cookie. A
+// session awaiting its TOTP code may sign out too.
 func (d *dashboard) logout(w http.ResponseWriter, r *http.Request) {
-	if sess, ok := sessionFrom(r); ok {
-		if err := d.sessions.DeleteSession(r.Context(), sessionID(sess.nonce)); err != nil {
+	if sess, _, ok := d.storedSession(r); ok {
+		r = withSession(r, sess)
+		if err := parseForm(w, r); err != nil {
+			d.fail(w, r, herald.ErrInvalidRequest)
+			return
+		}
+		if !d.formFromSession(w, r, sess) {
+			return
+		}
+		if err := d.sessions.DeleteSession(r.Context(), sess.id); err != nil {
 			d.fail(w, r, err)
 			return
 		}
@@ -227,7 +240,7 @@ func (d *dashboard) setFlash(w http.ResponseWriter, r *http.Request, sess sessio
 	if d.MasterKey == nil {
 		return
 	}
-	f.Session, f.Expires = sess.nonce, d.Now().Add(flashTTL).Unix()
+	f.Session, f.Expires = sess.id, d.Now().Add(flashTTL).Unix()
 	b, err := json.Marshal(f)
 	if err != nil {
 		return
@@ -248,7 +261,7 @@ func (d *dashboard) takeFlash(w http.ResponseWriter, r *http.Request, sess sessi
 		return flash{}, false
 	}
 	b, err := d.MasterKey.Open(sealed)
-	if err != nil || json.Unmarshal(b, &f) != nil || f.Session != sess.nonce || d.Now().Unix() >= f.Expires {
+	if err != nil || json.Unmarshal(b, &f) != nil || f.Session != sess.id || d.Now().Unix() >= f.Expires {
 		return flash{}, false
 	}
 	return f, true

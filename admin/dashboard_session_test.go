@@ -79,27 +79,29 @@ func TestDashboardSecureCookie(t *testing.T) {
 	}
 }
 
-// TestDashboardSignInThrottle: five failed sign-ins from one address are
-// answered 401, then every sign-in from it 429 (the right token too) until
-// the bucket refills; other addresses are not affected.
+// TestDashboardSignInThrottle: twenty failed tokens from one address are
+// answered 401, then every token from it 429 (the right one too) until the
+// oldest failure is 15 minutes old; other addresses are not affected.
 func TestDashboardSignInThrottle(t *testing.T) {
 	t.Parallel()
 	e := newDashEnv(t, func(d *handler.Deps) { d.TrustProxy = true })
 	from := func(ip string) map[string]string { return map[string]string{"X-Forwarded-For": "203.0.113.9, " + ip} }
 	b := e.browser(t)
-	for i := range 5 {
+	start := e.clock.Now()
+	for i := range 20 {
+		e.clock.Set(start.Add(time.Duration(i) * time.Second))
 		if resp := b.loginFrom("wrong", from("198.51.100.7")); resp.StatusCode != http.StatusUnauthorized {
 			t.Fatalf("failure %d: got %d, want 401", i+1, resp.StatusCode)
 		}
 	}
 	resp := b.loginFrom(testenv.AdminToken, from("198.51.100.7"))
-	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") == "" || sessionCookieOf(resp) != nil {
-		t.Fatalf("right token after 5 failures: got %d, Retry-After %q, want 429 with Retry-After and no session", resp.StatusCode, resp.Header.Get("Retry-After"))
+	if resp.StatusCode != http.StatusTooManyRequests || resp.Header.Get("Retry-After") != "881" || sessionCookieOf(resp) != nil {
+		t.Fatalf("right token after 20 failures: got %d, Retry-After %q, want 429 with Retry-After 881 and no session", resp.StatusCode, resp.Header.Get("Retry-After"))
 	}
 	if resp := b.loginFrom(testenv.AdminToken, from("198.51.100.8")); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("another address: got %d, want 303 (signed in)", resp.StatusCode)
 	}
-	e.clock.Set(e.clock.Now().Add(11 * time.Second))
+	e.clock.Set(start.Add(15 * time.Minute))
 	if resp := b.loginFrom(testenv.AdminToken, from("198.51.100.7")); resp.StatusCode != http.StatusSeeOther {
 		t.Errorf("after the wait: got %d, want 303 (signed in)", resp.StatusCode)
 	}

@@ -176,7 +176,7 @@ func (s *server) removeOperator(ctx context.Context, by herald.Operator, id stri
 // the link as stored (the token's hash).
 func (s *server) setupLink(id string) (string, herald.SetupLink) {
 	token := rand.Text()
-	return token, herald.SetupLink{OperatorID: id, TokenHash: secretHash(token), Expires: s.Now().Add(setupLinkTTL)}
+	return token, herald.SetupLink{OperatorID: id, TokenHash: herald.TokenHash(token), Expires: s.Now().Add(setupLinkTTL)}
 }
 
 // setupURL is the setup page's URL for a link's token.
@@ -222,7 +222,7 @@ func (s *server) issueToken(ctx context.Context, id string, in tokenInput) (stri
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond)
 	token := operatorTokenPrefix + rand.Text()
-	t := herald.OperatorToken{ID: herald.NewID("tok_", now), OperatorID: id, Name: name, Hash: secretHash(token),
+	t := herald.OperatorToken{ID: herald.NewID("tok_", now), OperatorID: id, Name: name, Hash: herald.TokenHash(token),
 		CreatedAt: now, ExpiresAt: now.AddDate(0, 0, days)}
 	if err := s.Store.CreateOperatorToken(ctx, t); err != nil {
 		return "", t, err

@@ -8,7 +8,10 @@
 // packages it shares rules with directly: request's reading of bodies
 // (its JSON bodies, and a push request for the compose page), fcm's
 // service-account check and webhook's URL check and secrets. Package handler builds it beside the public listener from
-// one set of dependencies, for `herald serve` and the tests.
+// one set of dependencies, for `herald serve` and the tests. Operators
+// sign in to the dashboard by password and TOTP (signin.go, password.go,
+// setup.go, account.go) or single sign-on (oidc.go), the owner by the
+// admin token; failed sign-ins are counted in the store (throttle.go).
 package admin
 
 import (
@@ -86,6 +89,11 @@ type Config struct {
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
 	TrustProxy bool
+	// RequireTOTP sends a signed-in admin without TOTP to enrol it before
+	// any other dashboard page (HERALD_REQUIRE_TOTP).
+	RequireTOTP bool
+	// OIDC is the single sign-on provider; none when its Issuer is empty.
+	OIDC OIDCConfig
 }
 
 type server struct {
@@ -141,6 +149,8 @@ func (s *server) routes() []route {
 		{"DELETE /admin/v1/operators/{operatorId}/tokens/{tokenId}", needEveryApp, s.deleteOperatorToken},
 		{"DELETE /admin/v1/operators/{operatorId}/totp", needEveryApp, s.resetOperatorTOTP},
 		{"GET /admin/v1/me", needSignedIn, s.getMe},
+		{"POST /admin/v1/me/totp", needSignedIn, s.postMyTOTP},
+		{"POST /admin/v1/me/totp/confirm", needSignedIn, s.postMyTOTPConfirm},
 	}
 }
 

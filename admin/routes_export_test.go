@@ -3,7 +3,6 @@ package admin
 import (
 	"context"
 	"crypto/rand"
-	"strconv"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -41,10 +40,13 @@ func RouteNeeds() []RouteNeed {
 // its forms' CSRF token.
 func SignInSession(ctx context.Context, store herald.SessionStore, adminToken, operatorID string, now time.Time) (cookie, csrf string, err error) {
 	d := &dashboard{server: &server{Config: Config{Token: adminToken}}}
-	nonce := rand.Text()
-	if err := store.CreateSession(ctx, herald.Session{ID: sessionID(nonce), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
+	secret := rand.Text()
+	if err := store.CreateSession(ctx, herald.Session{ID: sessionID(secret), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
 		return "", "", err
 	}
-	exp := strconv.FormatInt(now.Add(herald.SessionLifetime).Unix(), 10)
-	return nonce + "." + exp + "." + d.mac("session", nonce, exp), d.csrfToken(session{nonce: nonce}), nil
+	cookie = secret
+	if operatorID == herald.OwnerID {
+		cookie += "." + d.ownerMAC(secret)
+	}
+	return cookie, d.csrfToken(session{secret: secret}), nil
 }

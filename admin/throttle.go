@@ -1,81 +1,77 @@
 package admin
 
 import (
+	"context"
+	"fmt"
 	"net"
 	"net/http"
 	"net/netip"
+	"strconv"
 	"strings"
-	"sync"
 	"time"
 
-	"golang.org/x/time/rate"
+	"github.com/heraldpush/herald"
 )
 
-// Failed sign-ins: a client address may fail signInBurst times at once,
-// then once per signInEvery. While it may not, every sign-in from it is
-// refused, the right token too, so guessing gains nothing from going on.
+// Failed sign-ins are counted in the database, so every node shares them
+// (DESIGN 11): under the client's address and under the email typed (known
+// or not), and for the owner's token under the address alone. A key that
+// failed signInLimit times within signInWindow is refused until its
+// oldest failure leaves the window, the right password or token too, so
+// guessing gains nothing from going on. The owner's token is counted apart
+// from passwords: a stranger who makes an address or an email wait does
+// not lock the owner out.
 const (
-	signInBurst   = 5
-	signInEvery   = 10 * time.Second
-	maxThrottled  = 100_000
-	throttleSweep = time.Minute
+	signInLimit  = 20
+	signInWindow = 15 * time.Minute
+	// maxTypedEmail bounds a typed email as a key: longer is no address.
+	maxTypedEmail = 320
 )
 
-// signInThrottle counts failed sign-ins per client address.
-type signInThrottle struct {
-	mu      sync.Mutex
-	buckets map[string]*rate.Limiter
-	swept   time.Time
-}
-
-func newSignInThrottle() *signInThrottle {
-	return &signInThrottle{buckets: map[string]*rate.Limiter{}}
-}
-
-// wait reports how long the address must wait before it may sign in again;
-// 0 when it may now.
-func (t *signInThrottle) wait(addr string, now time.Time) time.Duration {
-	t.mu.Lock()
-	b, ok := t.buckets[addr]
-	t.mu.Unlock()
-	if !ok {
-		return 0
+// Keys of the failure counts.
+func addrKey(addr string) string  { return "addr:" + addr }
+func ownerKey(addr string) string { return "owner:" + addr }
+func emailKey(email string) string {
+	email = strings.ToLower(strings.TrimSpace(email))
+	if len(email) > maxTypedEmail {
+		email = email[:maxTypedEmail]
 	}
-	tokens := b.TokensAt(now)
-	if tokens >= 1 {
-		return 0
-	}
-	return time.Duration((1 - tokens) * float64(signInEvery))
+	return "email:" + email
 }
 
-// failed records a failed sign-in from the address.
-func (t *signInThrottle) failed(addr string, now time.Time) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.sweep(now)
-	b, ok := t.buckets[addr]
-	if !ok {
-		if len(t.buckets) >= maxThrottled {
-			return // a flood from that many addresses at once: new ones go uncounted until the sweep
+// throttled returns how long until every key may try again: 0 when all
+// may now.
+func (d *dashboard) throttled(ctx context.Context, keys ...string) (time.Duration, error) {
+	now := d.Now()
+	var wait time.Duration
+	for _, k := range keys {
+		n, oldest, err := d.Store.SignInFailures(ctx, k, now.Add(-signInWindow))
+		if err != nil {
+			return 0, err
 		}
-		b = rate.NewLimiter(rate.Every(signInEvery), signInBurst)
-		t.buckets[addr] = b
-	}
-	b.AllowN(now, 1)
-}
-
-// sweep forgets addresses whose bucket has filled up again: forgetting
-// them loses nothing.
-func (t *signInThrottle) sweep(now time.Time) {
-	if now.Sub(t.swept) < throttleSweep {
-		return
-	}
-	t.swept = now
-	for k, b := range t.buckets {
-		if b.TokensAt(now) >= signInBurst {
-			delete(t.buckets, k)
+		if n >= signInLimit {
+			wait = max(wait, oldest.Add(signInWindow).Sub(now))
 		}
 	}
+	return wait, nil
+}
+
+// failed records a failed sign-in under the keys. A failure to record it
+// is logged: the sign-in is refused anyway.
+func (d *dashboard) failed(ctx context.Context, keys ...string) {
+	now := d.Now()
+	if err := d.Store.SignInFailed(ctx, keys, now, now.Add(-signInWindow)); err != nil {
+		d.Logger.ErrorContext(ctx, "record failed sign-in", "err", err)
+	}
+}
+
+// tooMany answers a throttled sign-in: 429 with Retry-After, on page v.
+func (d *dashboard) tooMany(w http.ResponseWriter, r *http.Request, wait time.Duration, page string, v view) {
+	secs := max(int(wait.Round(time.Second).Seconds()), 1)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	v.Problem = &problem{Code: herald.ErrTooManyRequests.Code,
+		Message: fmt.Sprintf("Too many failed sign-ins from your address or for this email. Try again in %s.", (time.Duration(secs) * time.Second).String())}
+	d.render(w, r, http.StatusTooManyRequests, page, v)
 }
 
 // clientAddr is the address a request comes from: the connection's, or

@@ -414,6 +414,11 @@ func (e *liveEnv) history(group string) {
 	e.admin(http.MethodGet, app+"/push-groups/no-such-group", nil, http.StatusNotFound)
 	e.admin(http.MethodGet, app+"/usage", nil, http.StatusOK)
 	e.admin(http.MethodGet, app+"/usage?from=2026-13-01", nil, http.StatusBadRequest)
+	// The owner's token has no account to enrol TOTP on; an operator's
+	// enrols, by the code the dashboard's Account page runs (admin's
+	// TestTOTPSignIn).
+	e.admin(http.MethodPost, "/admin/v1/me/totp", nil, http.StatusForbidden)
+	e.admin(http.MethodPost, "/admin/v1/me/totp/confirm", map[string]any{"code": "123456"}, http.StatusForbidden)
 }
 
 // operators covers operator management and an operator's API token: a

@@ -58,9 +58,11 @@ type Deps struct {
 	FCMAllowAnyTokenURI, WebhookAllowPrivate bool
 	// TrustProxy trusts the proxy's forwarded headers (see admin.Config).
 	TrustProxy bool
-	// AdminURL is the admin listener's URL as browsers reach it (see
-	// admin.Config).
-	AdminURL string
+	// RequireTOTP, AdminURL and OIDC configure the dashboard's sign-in
+	// (see admin.Config).
+	RequireTOTP bool
+	AdminURL    string
+	OIDC        admin.OIDCConfig
 }
 
 // New returns the public and the admin listeners' handlers.
@@ -70,7 +72,7 @@ func New(d Deps) (public, adminHandler http.Handler) {
 		AuthFailureRateLimit: d.AuthFailureRateLimit}
 	ac := admin.Config{Store: d.Store, Delivery: d.Delivery, MasterKey: d.MasterKey, Token: d.AdminToken, Logger: d.Logger,
 		Ready: d.Ready, Now: d.Now, FCMAllowAnyTokenURI: d.FCMAllowAnyTokenURI, WebhookAllowPrivate: d.WebhookAllowPrivate,
-		TrustProxy: d.TrustProxy, AdminURL: d.AdminURL}
+		TrustProxy: d.TrustProxy, RequireTOTP: d.RequireTOTP, AdminURL: d.AdminURL, OIDC: d.OIDC}
 	if d.Metrics != nil {
 		pc.Observe, pc.CountEvent = d.Metrics.Observer("public"), d.Metrics.Event
 		ac.Observe, ac.Metrics = d.Metrics.Observer("admin"), d.Metrics.Handler()

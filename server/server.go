@@ -26,6 +26,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/handler"
@@ -62,9 +63,13 @@ type Config struct {
 	WebhookAllowPrivate bool
 	// TrustProxy trusts the admin listener's forwarded headers.
 	TrustProxy bool
-	// AdminURL is the admin listener's URL as browsers reach it
-	// (HERALD_ADMIN_URL); "" is http:// and the listener's address.
-	AdminURL string
+	// RequireTOTP makes admins enrol TOTP before any dashboard page;
+	// AdminURL is the admin listener's URL as browsers reach it ("http://"
+	// and the listener's address when empty); OIDC is the single sign-on
+	// provider (none when its Issuer is empty). See admin.Config.
+	RequireTOTP bool
+	AdminURL    string
+	OIDC        admin.OIDCConfig
 	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
 	// are the public API's limits (see api.Config; zero for none).
 	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
@@ -191,7 +196,8 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		Ready: func(r *http.Request) web.Readiness { return s.ready(r.Context()) }, Now: s.Store.Now,
 		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
 		AuthFailureRateLimit: cfg.AuthFailureRateLimit, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: adminURL,
+		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy,
+		RequireTOTP: cfg.RequireTOTP, AdminURL: adminURL, OIDC: cfg.OIDC,
 	})
 	s.PublicURL = s.serve(publicLn, public)
 	s.AdminURL = s.serve(adminLn, adminHandler)

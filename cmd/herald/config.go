@@ -16,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/delivery"
 )
 
@@ -50,9 +51,15 @@ type config struct {
 	// sign-ins are counted per real client.
 	TrustProxy bool
 	// AdminURL is the admin listener's address as browsers reach it, which
-	// setup links (and OpenID Connect's redirect) start with; "" is
-	// http:// and the admin listener's address.
+	// setup links and single sign-on's redirect URI (AdminURL +
+	// "/oidc/callback") start with; "" is http:// and the admin listener's
+	// address.
 	AdminURL string
+	// RequireTOTP makes admins enrol TOTP before any dashboard page.
+	RequireTOTP bool
+	// OIDCIssuer, OIDCClientID and OIDCClientSecret configure single
+	// sign-on by OpenID Connect (none when the issuer is empty).
+	OIDCIssuer, OIDCClientID, OIDCClientSecret string
 	// FCMProjectRate is HERALD_FCM_PROJECT_RATE as given: sends a minute
 	// of all apps of one FCM project together (see fcmProjectRate).
 	FCMProjectRate string
@@ -112,7 +119,11 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 		FCMProjectRate:       env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
 		TrustProxy:           envBool("HERALD_TRUST_PROXY"),
+		RequireTOTP:          envBool("HERALD_REQUIRE_TOTP"),
 		AdminURL:             getenv("HERALD_ADMIN_URL"),
+		OIDCIssuer:           getenv("HERALD_OIDC_ISSUER"),
+		OIDCClientID:         getenv("HERALD_OIDC_CLIENT_ID"),
+		OIDCClientSecret:     getenv("HERALD_OIDC_CLIENT_SECRET"),
 		DemoFCMAddr:          "127.0.0.1:9099",
 		LogLevel:             env("HERALD_LOG_LEVEL", "info"),
 		LogFormat:            env("HERALD_LOG_FORMAT", "text"),
@@ -171,8 +182,12 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.FCMProjectRate, "fcm-project-rate", c.FCMProjectRate, "FCM sends a minute of all apps whose service accounts name one project, together: 1 to 10000000 (HERALD_FCM_PROJECT_RATE)")
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
-	fs.StringVar(&c.AdminURL, "admin-url", c.AdminURL, "the admin listener's URL as browsers reach it, which setup links start with; http:// and the admin address by default (HERALD_ADMIN_URL)")
+	fs.StringVar(&c.AdminURL, "admin-url", c.AdminURL, "the admin listener's URL as browsers reach it, which setup links and single sign-on's redirect start with; http:// and the admin address by default (HERALD_ADMIN_URL)")
 	fs.BoolVar(&c.TrustProxy, "trust-proxy", c.TrustProxy, "the admin listener is behind a proxy that sets X-Forwarded-Proto and X-Forwarded-For: trust them (HERALD_TRUST_PROXY)")
+	fs.BoolVar(&c.RequireTOTP, "require-totp", c.RequireTOTP, "admins must set up TOTP before any other dashboard page (HERALD_REQUIRE_TOTP)")
+	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "OpenID Connect issuer URL for dashboard single sign-on; https, or http on loopback (HERALD_OIDC_ISSUER)")
+	fs.StringVar(&c.OIDCClientID, "oidc-client-id", c.OIDCClientID, "OpenID Connect client ID (HERALD_OIDC_CLIENT_ID)")
+	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", c.OIDCClientSecret, "OpenID Connect client secret (HERALD_OIDC_CLIENT_SECRET)")
 	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKRateLimit, "sdk-rate-limit", c.SDKRateLimit, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
 	fs.Float64Var(&c.SDKClientRateLimit, "sdk-client-rate-limit", c.SDKClientRateLimit, "SDK API requests per second per client address on this node, 0 for none (HERALD_SDK_CLIENT_RATE_LIMIT)")
@@ -245,7 +260,26 @@ func (c *config) validate() error {
 	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
 		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
 	}
-	return errors.Join(errs...)
+	return errors.Join(append(errs, c.oidcProblems()...)...)
+}
+
+// oidcProblems checks the single sign-on settings: an issuer needs a
+// client ID, and is https but on a loopback address.
+func (c *config) oidcProblems() []error {
+	if c.OIDCIssuer == "" {
+		if c.OIDCClientID != "" || c.OIDCClientSecret != "" {
+			return []error{fmt.Errorf("%s: a client is set without an issuer", c.source("oidc-issuer", "HERALD_OIDC_ISSUER"))}
+		}
+		return nil
+	}
+	var errs []error
+	if err := admin.CheckOIDCIssuer(c.OIDCIssuer); err != nil {
+		errs = append(errs, fmt.Errorf("%s: %w", c.source("oidc-issuer", "HERALD_OIDC_ISSUER"), err))
+	}
+	if c.OIDCClientID == "" {
+		errs = append(errs, fmt.Errorf("%s: required with an issuer", c.source("oidc-client-id", "HERALD_OIDC_CLIENT_ID")))
+	}
+	return errs
 }
 
 // fcmProjectRate returns the FCM project rate: a whole number from 1 to

@@ -12,6 +12,7 @@ import (
 	"sync"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
 )
@@ -134,6 +135,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		Logger: log, RiverLogger: cfg.loggerAt(logOut, slog.LevelWarn), Version: v, Commit: commit,
 		FCMEndpoint: cfg.FCMEndpoint, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, FCMProjectRate: projectRate,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: cfg.AdminURL,
+		RequireTOTP: cfg.RequireTOTP,
+		OIDC:        admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
 		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
 		AuthFailureRateLimit: cfg.AuthFailureRateLimit, Now: cfg.now,
 		RiverNow: cfg.riverNow, FanoutPage: cfg.fanoutPage, SendSlice: cfg.sendSlice, DeliveryStore: cfg.deliveryStore,

@@ -1,0 +1,299 @@
+package admin
+
+import (
+	"context"
+	"crypto/sha256"
+	"crypto/subtle"
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/pquerna/otp"
+	"github.com/pquerna/otp/hotp"
+	"github.com/pquerna/otp/totp"
+
+	"github.com/heraldpush/herald"
+)
+
+// Signing in to the dashboard (DESIGN 11): an operator by email and
+// password, then a TOTP code once enrolled; or by single sign-on
+// (oidc.go); or the owner by the admin token, never asked for a code.
+// Every outcome is noted for the access record.
+
+// loginData is what the sign-in page shows beside its forms.
+type loginData struct {
+	// Email is the email typed, kept in the form after a refusal.
+	Email string
+	// OIDC shows the single sign-on button.
+	OIDC bool
+}
+
+func (d *dashboard) loginView(email string) view {
+	return view{Title: "Sign in", Data: loginData{Email: email, OIDC: d.oidc != nil}}
+}
+
+func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
+	if _, ok := d.session(r); ok {
+		http.Redirect(w, r, "/", http.StatusSeeOther)
+		return
+	}
+	v := d.loginView("")
+	if r.URL.Query().Get("setup") == "done" {
+		v.Notice = "Your password is set. Sign in with it."
+	}
+	d.render(w, r, http.StatusOK, "login", v)
+}
+
+// login takes the sign-in page's forms: the owner's token when the form
+// has a token field, else an operator's email and password.
+func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
+	if err := parseForm(w, r); err != nil {
+		v := d.loginView("")
+		v.Problem = &problem{Message: "The form could not be read."}
+		d.render(w, r, http.StatusRequestEntityTooLarge, "login", v)
+		return
+	}
+	if _, ok := r.PostForm["token"]; ok {
+		d.ownerLogin(w, r)
+		return
+	}
+	d.passwordLogin(w, r)
+}
+
+// ownerLogin checks the pasted admin token in constant time, like the
+// bearer check of the JSON API, and starts the owner's session.
+func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
+	key, note := ownerKey(clientAddr(r, d.TrustProxy)), noteOf(r.Context())
+	if wait, err := d.throttled(r.Context(), key); err != nil || wait > 0 {
+		note.signIn("", herald.Operator{})
+		d.refuseThrottled(w, r, wait, err, d.loginView(""))
+		return
+	}
+	got := sha256.Sum256([]byte(strings.TrimSpace(r.PostFormValue("token"))))
+	want := sha256.Sum256([]byte(d.Token))
+	if d.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
+		d.failed(r.Context(), key)
+		note.signIn("", herald.Operator{})
+		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", clientAddr(r, d.TrustProxy))
+		v := d.loginView("")
+		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That is not the admin token."}
+		d.render(w, r, http.StatusUnauthorized, "login", v)
+		return
+	}
+	note.signIn("", herald.Owner())
+	d.signedInAs(w, r, herald.Owner())
+}
+
+// refuseThrottled answers a sign-in refused by the throttle, or one whose
+// failures could not be counted (err).
+func (d *dashboard) refuseThrottled(w http.ResponseWriter, r *http.Request, wait time.Duration, err error, v view) {
+	if err != nil {
+		d.failOn(w, r, err, "login", v)
+		return
+	}
+	d.tooMany(w, r, wait, "login", v)
+}
+
+// passwordLogin checks an operator's email and password. A wrong password,
+// an unknown email, an operator without a password yet and a disabled one
+// are answered alike, after as long a hash.
+func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
+	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
+	keys := []string{addrKey(clientAddr(r, d.TrustProxy)), emailKey(email)}
+	note, v := noteOf(r.Context()), d.loginView(email)
+	if wait, err := d.throttled(r.Context(), keys...); err != nil || wait > 0 {
+		note.signIn(email, herald.Operator{})
+		d.refuseThrottled(w, r, wait, err, v)
+		return
+	}
+	op, ok, err := d.checkPassword(r.Context(), email, password)
+	if err != nil {
+		d.failOn(w, r, err, "login", v)
+		return
+	}
+	if !ok {
+		d.failed(r.Context(), keys...)
+		note.signIn(email, herald.Operator{})
+		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", clientAddr(r, d.TrustProxy))
+		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "Wrong email or password."}
+		d.render(w, r, http.StatusUnauthorized, "login", v)
+		return
+	}
+	note.signIn(email, op)
+	if op.TOTP {
+		if err := d.startSession(w, r, op, true); err != nil {
+			d.failOn(w, r, err, "login", v)
+			return
+		}
+		http.Redirect(w, r, "/login/totp", http.StatusSeeOther)
+		return
+	}
+	d.signedInAs(w, r, op)
+}
+
+// checkPassword finds the enabled operator with the email whose password
+// it is.
+func (d *dashboard) checkPassword(ctx context.Context, email, password string) (herald.Operator, bool, error) {
+	op, secrets, err := d.Store.OperatorByEmail(ctx, email)
+	if err != nil && !errors.Is(err, herald.ErrNotFound) {
+		return op, false, err
+	}
+	if err != nil || op.Disabled || secrets.PasswordHash == "" {
+		d.hasher.verify(password, d.hasher.dummy())
+		return herald.Operator{}, false, nil
+	}
+	ok, err := d.hasher.verify(password, secrets.PasswordHash)
+	if err != nil {
+		return herald.Operator{}, false, err
+	}
+	return op, ok, nil
+}
+
+// signedInAs starts op's session and sends the browser on.
+func (d *dashboard) signedInAs(w http.ResponseWriter, r *http.Request, op herald.Operator) {
+	if err := d.startSession(w, r, op, false); err != nil {
+		d.failOn(w, r, err, "login", d.loginView(op.Email))
+		return
+	}
+	http.Redirect(w, r, d.landing(op), http.StatusSeeOther)
+}
+
+// landing is the first page after signing in: the account page's TOTP
+// enrolment when it must come first, else the apps.
+func (d *dashboard) landing(op herald.Operator) string {
+	if d.mustEnrol(op) {
+		return "/account"
+	}
+	return "/"
+}
+
+// mustEnrol reports whether op must enrol TOTP before any other page
+// (HERALD_REQUIRE_TOTP, for admins).
+func (d *dashboard) mustEnrol(op herald.Operator) bool {
+	return d.RequireTOTP && op.ID != herald.OwnerID && op.Role == herald.RoleAdmin && !op.TOTP
+}
+
+// enrolment are the pages an operator who must enrol may still open
+// (signing out does not need a complete session).
+var enrolment = map[string]bool{"/account": true, "/account/totp": true, "/account/totp/confirm": true}
+
+// awaitingTOTP returns the request's session that waits for its TOTP code.
+func (d *dashboard) awaitingTOTP(r *http.Request) (session, bool) {
+	sess, stored, ok := d.storedSession(r)
+	return sess, ok && stored.AwaitingTOTP
+}
+
+// totpPage asks a session whose password was right for its TOTP code.
+func (d *dashboard) totpPage(w http.ResponseWriter, r *http.Request) {
+	sess, ok := d.awaitingTOTP(r)
+	if !ok {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	d.render(w, withSession(r, sess), http.StatusOK, "totp", view{Title: "Sign in: code"})
+}
+
+// totpLogin checks the code; a wrong one counts as a failed sign-in, under
+// the address and the operator's email.
+func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
+	sess, ok := d.awaitingTOTP(r)
+	if !ok {
+		http.Redirect(w, r, "/login", http.StatusSeeOther)
+		return
+	}
+	r = withSession(r, sess)
+	v := view{Title: "Sign in: code"}
+	if err := parseForm(w, r); err != nil {
+		d.failOn(w, r, herald.ErrInvalidRequest, "totp", v)
+		return
+	}
+	if !d.formFromSession(w, r, sess) {
+		return
+	}
+	keys, note := []string{addrKey(clientAddr(r, d.TrustProxy)), emailKey(sess.op.Email)}, noteOf(r.Context())
+	if wait, err := d.throttled(r.Context(), keys...); err != nil || wait > 0 {
+		note.signIn(sess.op.Email, herald.Operator{})
+		if err != nil {
+			d.failOn(w, r, err, "totp", v)
+			return
+		}
+		d.tooMany(w, r, wait, "totp", v)
+		return
+	}
+	step, ok, err := d.checkTOTP(r.Context(), sess.op.ID, r.PostFormValue("code"), false)
+	if err == nil && ok {
+		var used bool
+		used, err = d.codeUsed(r.Context(), sess.op.ID, step)
+		ok = !used
+	}
+	if err != nil {
+		d.failOn(w, r, err, "totp", v)
+		return
+	}
+	if !ok {
+		d.failed(r.Context(), keys...)
+		note.signIn(sess.op.Email, herald.Operator{})
+		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That code is not right, or was used already. Enter the next code your authenticator app shows."}
+		d.render(w, r, http.StatusUnauthorized, "totp", v)
+		return
+	}
+	if err := d.sessions.TouchSession(r.Context(), sess.id, d.Now(), true); err != nil {
+		d.failOn(w, r, err, "totp", v)
+		return
+	}
+	note.signIn(sess.op.Email, sess.op)
+	http.Redirect(w, r, d.landing(sess.op), http.StatusSeeOther)
+}
+
+// totpOptions are RFC 6238's: 30 s steps, 6 digits, SHA-1; a code of one
+// step either side of now is accepted too, for clocks apart.
+var totpOptions = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
+
+// checkTOTP returns the time step whose code code is, of the operator's
+// enrolled secret or with pending of the one awaiting confirmation; ok
+// false when it is none of now's and the steps either side.
+func (s *server) checkTOTP(ctx context.Context, operatorID, code string, pending bool) (step uint64, ok bool, err error) {
+	secrets, err := s.Store.OperatorSecrets(ctx, operatorID)
+	if err != nil {
+		return 0, false, err
+	}
+	sealed := secrets.TOTP
+	if pending {
+		sealed = secrets.PendingTOTP
+	}
+	if sealed == nil {
+		return 0, false, nil
+	}
+	secret, err := s.MasterKey.Open(sealed)
+	if err != nil {
+		return 0, false, err
+	}
+	now := uint64(s.Now().Unix()) / uint64(totpOptions.Period)
+	for _, step := range []uint64{now, now - 1, now + 1} {
+		ok, err := hotp.ValidateCustom(strings.TrimSpace(code), step, string(secret),
+			hotp.ValidateOpts{Digits: totpOptions.Digits, Algorithm: totpOptions.Algorithm})
+		if errors.Is(err, otp.ErrValidateInputInvalidLength) {
+			return 0, false, nil
+		}
+		if err != nil || ok {
+			return step, ok, err
+		}
+	}
+	return 0, false, nil
+}
+
+// codeUsed reports whether the operator signed in with the code of step
+// already, and if not, records that it now has: RFC 6238 (5.2) accepts a
+// code once. The record is kept with the failed sign-ins, under a key of
+// its own, as long as they are (longer than a code lives), so every node
+// sees it.
+func (d *dashboard) codeUsed(ctx context.Context, operatorID string, step uint64) (bool, error) {
+	key, now := "totp-used:"+operatorID+":"+strconv.FormatUint(step, 10), d.Now()
+	n, _, err := d.Store.SignInFailures(ctx, key, now.Add(-signInWindow))
+	if err != nil || n > 0 {
+		return n > 0, err
+	}
+	return false, d.Store.SignInFailed(ctx, []string{key}, now, now.Add(-signInWindow))
+}
