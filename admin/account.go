@@ -28,9 +28,6 @@ var errEnrolled = herald.ErrInvalidRequest.With(herald.Detail{Field: "totp",
 
 // newTOTP issues op a TOTP secret and keeps it pending.
 func (s *server) newTOTP(ctx context.Context, op herald.Operator) (*otp.Key, error) {
-	if op.ID == herald.OwnerID {
-		return nil, errOwnerAccount
-	}
 	if op.TOTP {
 		return nil, errEnrolled
 	}
@@ -45,9 +42,6 @@ func (s *server) newTOTP(ctx context.Context, op herald.Operator) (*otp.Key, err
 // confirmTOTPCode enrols op's pending secret when code was made with it;
 // a wrong code is ErrInvalidRequest naming it.
 func (s *server) confirmTOTPCode(ctx context.Context, op herald.Operator, code string) error {
-	if op.ID == herald.OwnerID {
-		return errOwnerAccount
-	}
 	_, ok, err := s.checkTOTP(ctx, op.ID, code, true)
 	if err != nil {
 		return err
@@ -106,10 +100,6 @@ func (d *dashboard) accountView(op herald.Operator, key *otp.Key) view {
 
 func (d *dashboard) accountPage(w http.ResponseWriter, r *http.Request) {
 	op, _ := operatorFrom(r)
-	if op.ID == herald.OwnerID {
-		d.fail(w, r, errOwnerAccount)
-		return
-	}
 	d.render(w, r, http.StatusOK, "account", d.accountView(op, nil))
 }
 

@@ -23,6 +23,9 @@ const (
 	needPublic need = iota + 1
 	// needSignedIn: any signed-in operator or the owner (/me, signing out).
 	needSignedIn
+	// needAccount: a signed-in operator's own account (TOTP enrolment);
+	// the owner's token has none.
+	needAccount
 	// needViewer, needOperator and needAdmin: that role or above.
 	needViewer
 	needOperator
@@ -50,6 +53,8 @@ func (n need) allows(o herald.Operator) bool {
 	switch n {
 	case needPublic, needSignedIn:
 		return true
+	case needAccount:
+		return o.ID != herald.OwnerID
 	case needEveryApp:
 		return o.Role.Includes(herald.RoleAdmin) && o.EveryApp()
 	case needViewer, needOperator, needAdmin:
@@ -61,6 +66,9 @@ func (n need) allows(o herald.Operator) bool {
 // refusal is the 403 of a route o's role does not allow, naming what the
 // route needs.
 func (n need) refusal() error {
+	if n == needAccount {
+		return errOwnerAccount
+	}
 	if n == needEveryApp {
 		return herald.ErrForbidden.With(herald.Detail{Field: "role", Reason: "needs the admin role for every app (apps: null)"})
 	}

@@ -47,6 +47,12 @@ func (p principal) expect(need string, namesApp bool, app string, appA string) s
 	if namesApp && p.scoped && app != appA {
 		return "404"
 	}
+	if need == "account" { // the owner's token has no account
+		if p.name == "owner" {
+			return "403"
+		}
+		return "allowed"
+	}
 	if need == "everyApp" {
 		if p.role == "admin" && !p.scoped {
 			return "allowed"

@@ -149,8 +149,8 @@ func (s *server) routes() []route {
 		{"DELETE /admin/v1/operators/{operatorId}/tokens/{tokenId}", needEveryApp, s.deleteOperatorToken},
 		{"DELETE /admin/v1/operators/{operatorId}/totp", needEveryApp, s.resetOperatorTOTP},
 		{"GET /admin/v1/me", needSignedIn, s.getMe},
-		{"POST /admin/v1/me/totp", needSignedIn, s.postMyTOTP},
-		{"POST /admin/v1/me/totp/confirm", needSignedIn, s.postMyTOTPConfirm},
+		{"POST /admin/v1/me/totp", needAccount, s.postMyTOTP},
+		{"POST /admin/v1/me/totp/confirm", needAccount, s.postMyTOTPConfirm},
 	}
 }
 

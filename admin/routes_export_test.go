@@ -19,7 +19,7 @@ type RouteNeed struct {
 	Dashboard bool
 }
 
-var needNames = map[need]string{needPublic: "public", needSignedIn: "signedIn", needViewer: "viewer",
+var needNames = map[need]string{needPublic: "public", needSignedIn: "signedIn", needAccount: "account", needViewer: "viewer",
 	needOperator: "operator", needAdmin: "admin", needEveryApp: "everyApp"}
 
 // RouteNeeds lists both route tables.

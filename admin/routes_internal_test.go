@@ -11,7 +11,7 @@ func TestEveryRouteHasANeed(t *testing.T) {
 	for _, r := range RouteNeeds() {
 		switch {
 		case r.Need == "":
-			t.Errorf("%s has no need: give it the role it needs (needViewer, needOperator, needAdmin, needEveryApp, needSignedIn or, on the dashboard, needPublic)", r.Pattern)
+			t.Errorf("%s has no need: give it the role it needs (needViewer, needOperator, needAdmin, needEveryApp, needSignedIn, needAccount or, on the dashboard, needPublic)", r.Pattern)
 		case !r.Dashboard && r.Need == "public":
 			t.Errorf("%s: an admin API route cannot be public", r.Pattern)
 		case r.Dashboard && r.Need == "public" && !publicPage(r.Pattern):
@@ -21,11 +21,11 @@ func TestEveryRouteHasANeed(t *testing.T) {
 }
 
 // publicPage reports whether a dashboard pattern may be served without
-// signing in: the sign-in pages (h/signin adds /setup and /oidc/…) and the
+// signing in: the sign-in pages (password, TOTP code, setup link, single sign-on) and the
 // style sheet and script.
 func publicPage(pattern string) bool {
 	_, path, _ := strings.Cut(pattern, " ")
-	for _, p := range []string{"/login", "/setup", "/oidc/", "/dashboard.css", "/dashboard.js"} {
+	for _, p := range []string{"/login", "/login/totp", "/setup", "/oidc/", "/dashboard.css", "/dashboard.js"} {
 		if path == p || strings.HasPrefix(path, p) && strings.HasSuffix(p, "/") {
 			return true
 		}

@@ -137,7 +137,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: cfg.AdminURL,
 		RequireTOTP: cfg.RequireTOTP,
 		OIDC:        admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
-		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
+		RateLimit:   cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
 		AuthFailureRateLimit: cfg.AuthFailureRateLimit, Now: cfg.now,
 		RiverNow: cfg.riverNow, FanoutPage: cfg.fanoutPage, SendSlice: cfg.sendSlice, DeliveryStore: cfg.deliveryStore,
 	}, publicLn, adminLn)
