@@ -23,13 +23,17 @@ type pushJSON struct {
 	// MarketingRule is the rule that made the push marketing:
 	// "isMarketing" (options.isMarketing) or "adPrefix" (a title starting
 	// with "(광고)"); null when it is not.
-	MarketingRule *string       `json:"marketingRule"`
-	ScheduledAt   *time.Time    `json:"scheduledAt"`
-	CreatedAt     time.Time     `json:"createdAt"`
-	StartedAt     *time.Time    `json:"startedAt"`
-	FinishedAt    *time.Time    `json:"finishedAt"`
-	Title         string        `json:"title"`
-	Content       string        `json:"content"`
+	MarketingRule *string    `json:"marketingRule"`
+	ScheduledAt   *time.Time `json:"scheduledAt"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	StartedAt     *time.Time `json:"startedAt"`
+	FinishedAt    *time.Time `json:"finishedAt"`
+	// Title and Content are null once the push expired.
+	Title   *string `json:"title"`
+	Content *string `json:"content"`
+	// Expired says retention cleared the push's body and the rows its
+	// send left (DESIGN section 12): its counts stay.
+	Expired       bool          `json:"expired"`
 	LinkURL       *string       `json:"linkURL"`
 	ImageURL      *string       `json:"imageURL"`
 	IsUsingBadge  bool          `json:"isUsingBadge"`
@@ -63,7 +67,7 @@ func pushToJSON(p herald.Push) pushJSON {
 	out := pushJSON{
 		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
 		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
-		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
+		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: &p.Content.Title, Content: &p.Content.Content, Expired: p.ExpiredAt != nil,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.NetServerActionsHalf()), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
@@ -71,6 +75,9 @@ func pushToJSON(p herald.Push) pushJSON {
 	}
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip
+	}
+	if out.Expired {
+		out.Title, out.Content = nil, nil
 	}
 	return out
 }
@@ -121,6 +128,11 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	if p.ExpiredAt != nil { // its rows are gone, or going
+		web.JSON(w, http.StatusOK, pushDetail{pushJSON: pushToJSON(p), UnreachableUsers: []herald.Unreachable{},
+			Failures: []herald.Failure{}})
+		return
+	}
 	unreachable, err := s.Store.UnreachableUsersOf(r.Context(), id)
 	if err != nil {
 		web.Error(w, r, err)
@@ -140,16 +152,20 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		}
 		messages = messagesToJSON(p, rs)
 	}
-	web.JSON(w, http.StatusOK, struct {
-		pushJSON
-		UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
-		Failures         []herald.Failure     `json:"failures"`
-		// Messages are the per-user messages of a push whose recipients
-		// each have content of their own (/messages, re-confirmation
-		// notices); null for the others, whose title and content are
-		// everyone's.
-		Messages []messageJSON `json:"messages"`
-	}{pushToJSON(p), unreachable, failures, messages})
+	web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
+}
+
+// pushDetail is the admin shape of one push, with its outcomes (none
+// once it expired).
+type pushDetail struct {
+	pushJSON
+	UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
+	Failures         []herald.Failure     `json:"failures"`
+	// Messages are the per-user messages of a push whose recipients
+	// each have content of their own (/messages, re-confirmation
+	// notices); null for the others, whose title and content are
+	// everyone's, and for an expired push.
+	Messages []messageJSON `json:"messages"`
 }
 
 // messageJSON is one user's message of a push with per-user content.
