@@ -73,7 +73,7 @@ func rows(t *testing.T, e *testenv.Harness, id string) map[string]int {
 // TestRetentionExpiresFinishedPushes: once a push finished longer ago than
 // the retention (400 days), the day's run clears its body and deletes its
 // rows (deliveries, chunks, events, unreachable users, per-user
-// messages); its record and counts stay and its JSON says expired, title
+// messages, its expired idempotency key); its record and counts stay and its JSON says expired, title
 // and content null. A push finished within the retention and a scheduled
 // one are untouched. The run is logged in one line and counted in the
 // metrics.
@@ -88,7 +88,7 @@ func TestRetentionExpiresFinishedPushes(t *testing.T) {
 	e.Register(a, "tok-", "u1", "u2")
 	e.Register(a, "unregistered-", "gone") // a delivery row and an unreachable user
 
-	old, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1", "u2", "gone", "ghost"},
+	old, err := a.Client.PushUsers(client.WithIdempotencyKey(ctx, "old-key"), client.PushUsersRequest{UserIDs: []any{"u1", "u2", "gone", "ghost"},
 		Title: "old title", Content: "old content", LinkURL: "https://example.com/old", Options: &client.Options{RequestGroupID: "old-group"}})
 	if err != nil {
 		t.Fatal(err)
@@ -109,6 +109,10 @@ func TestRetentionExpiresFinishedPushes(t *testing.T) {
 		if n == 0 {
 			t.Fatalf("old push before retention: no rows in %s (%v), want some to delete", table, beforeRows)
 		}
+	}
+	var keys int
+	if err := e.QueryRow(`SELECT COUNT(*) FROM idempotency WHERE app_id = ?`, a.ID).Scan(&keys); err != nil || keys != 1 {
+		t.Fatalf("idempotency keys: got %d (%v), want 1", keys, err)
 	}
 	var group struct{ Counts map[string]int }
 	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/push-groups/old-group", nil, &group)
@@ -175,6 +179,10 @@ func TestRetentionExpiresFinishedPushes(t *testing.T) {
 	s := getPush(t, e, scheduled.PushID)
 	if s.Expired || s.Status != "scheduled" || s.Title == nil || *s.Title != "later" {
 		t.Errorf("scheduled push: got expired %v, status %s, title %v; want kept, scheduled", s.Expired, s.Status, s.Title)
+	}
+
+	if err := e.QueryRow(`SELECT COUNT(*) FROM idempotency WHERE app_id = ?`, a.ID).Scan(&keys); err != nil || keys != 0 {
+		t.Errorf("idempotency keys left: got %d (%v), want the expired one deleted", keys, err)
 	}
 
 	var list struct{ Pushes []pushView }
