@@ -308,4 +308,3 @@ func (w *Worker) logRun(run herald.RetentionRun, now time.Time) {
 	}
 	w.cfg.Logger.Info("retention run", attrs...)
 }
-
