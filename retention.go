@@ -74,33 +74,44 @@ func (d Deleted) Total() int64 {
 }
 
 // RetentionStore is what the retention worker needs of storage. Each
-// call writes one short transaction on the store's bulk lane, deleting at
+// step writes one short transaction on the store's bulk lane, deleting at
 // most limit rows (the worker sizes limit so that none holds the writer
-// long); more reports that there is more to do.
+// long), and says what it deleted, whether there is more to do and how
+// long it held the writer.
 type RetentionStore interface {
 	// ExpirePushes clears the body of up to limit pushes that finished
 	// (done, failed or cancelled) at or before before: their title,
 	// content, links, recipients and the body fields of their edit trail
 	// (see ExpireEdits). Their counts are kept as they were (Push.Counts),
 	// and their rows are queued for PruneExpired.
-	ExpirePushes(ctx context.Context, before, now time.Time, limit int) (d Deleted, more bool, err error)
+	ExpirePushes(ctx context.Context, before, now time.Time, limit int) (RetentionStep, error)
 	// PruneExpired deletes up to limit of the rows expired pushes left:
 	// deliveries, chunks and their slots, events, unreachable users.
-	PruneExpired(ctx context.Context, limit int) (d Deleted, more bool, err error)
+	PruneExpired(ctx context.Context, limit int) (RetentionStep, error)
 	// PruneIdempotency deletes up to limit idempotency keys made at or
 	// before before (expired keys left by an app that sent no keyed push
 	// since).
-	PruneIdempotency(ctx context.Context, before time.Time, limit int) (d Deleted, more bool, err error)
+	PruneIdempotency(ctx context.Context, before time.Time, limit int) (RetentionStep, error)
 	// PruneConsentTrail deletes consent records made before before that
 	// are not the latest of their pair (a user's own, or a device's) and
 	// whose event is not pending, among the next limit records older than
 	// before from the cursor on (in the order of their time); next is
 	// where to go on.
-	PruneConsentTrail(ctx context.Context, before time.Time, from TrailCursor, limit int) (d Deleted, next TrailCursor, more bool, err error)
+	PruneConsentTrail(ctx context.Context, before time.Time, from TrailCursor, limit int) (step RetentionStep, next TrailCursor, err error)
 	// RetentionRun reads the state of the current run (a zero one when
 	// none was saved); SaveRetentionRun stores it.
 	RetentionRun(ctx context.Context) (RetentionRun, error)
 	SaveRetentionRun(ctx context.Context, r RetentionRun) error
+}
+
+// RetentionStep is what one step of retention did.
+type RetentionStep struct {
+	Deleted Deleted
+	// More reports that there is more of the step's kind to do.
+	More bool
+	// Held is how long its transaction held the store's writer (real
+	// time, from its first statement to its commit).
+	Held time.Duration
 }
 
 // RetentionRun is the state of a day's retention run, kept between the
@@ -114,6 +125,10 @@ type RetentionRun struct {
 	Done bool `json:"done"`
 	// Deleted counts what the run deleted so far.
 	Deleted Deleted `json:"deleted"`
+	// Longest is how long the run's longest step held the writer, and
+	// LongestStep which kind of step it was.
+	Longest     time.Duration `json:"longest"`
+	LongestStep string        `json:"longestStep,omitempty"`
 	// Trail is how far the run went through the consent trail.
 	Trail TrailCursor `json:"trail"`
 }

@@ -17,11 +17,12 @@
 //     then yields to the next tick.
 //   - A step is one short write transaction of the store's (see
 //     herald.RetentionStore), on the writer's bulk lane, deleting at most
-//     its limit of rows. Each kind of step sizes its limit from how long
-//     its last one took, aiming at StepTarget, so that none holds the
-//     embedded store's one writer for more than about 100 ms; between
-//     steps the worker pauses as long as the step took, so bulk delivery
-//     work queued behind it keeps at least half the lane.
+//     its limit of rows (what it must decide is read before, outside it).
+//     Each kind of step sizes its limit from how long its last one held
+//     the writer, aiming at StepTarget, so that none holds the embedded
+//     store's one writer for more than about 100 ms; between steps the
+//     worker pauses as long as the step held it, so bulk delivery work
+//     queued behind it keeps at least half the lane.
 package retention
 
 import (
@@ -53,9 +54,9 @@ const (
 	reclaimPages = 256
 )
 
-// Pruner deletes up to limit old records of one kind made before before;
-// more reports that there is more to do. See Config.AccessRecords.
-type Pruner func(ctx context.Context, before time.Time, limit int) (d herald.Deleted, more bool, err error)
+// Pruner deletes up to limit old records of one kind made before before,
+// as one step (herald.RetentionStep). See Config.AccessRecords.
+type Pruner func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error)
 
 // Config is the worker's dependencies.
 type Config struct {
@@ -139,7 +140,7 @@ func (j *jobWorker) Work(ctx context.Context, _ *river.Job[Args]) error {
 // for a run, with a limit.
 type step struct {
 	name string
-	do   func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.Deleted, bool, error)
+	do   func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error)
 }
 
 // steps are a run's kinds of step, in order: a push's body first, so that
@@ -148,25 +149,25 @@ func (w *Worker) steps() []step {
 	s := w.cfg.Store
 	pushesBefore := func(run *herald.RetentionRun) time.Time { return run.Began.Add(-herald.Days(w.cfg.Days)) }
 	steps := []step{
-		{"expire", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.Deleted, bool, error) {
+		{"expire", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
 			return s.ExpirePushes(ctx, pushesBefore(run), w.cfg.Now(), limit)
 		}},
-		{"rows", func(ctx context.Context, _ *herald.RetentionRun, limit int) (herald.Deleted, bool, error) {
+		{"rows", func(ctx context.Context, _ *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
 			return s.PruneExpired(ctx, limit)
 		}},
-		{"idempotency", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.Deleted, bool, error) {
+		{"idempotency", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
 			return s.PruneIdempotency(ctx, run.Began.Add(-herald.IdempotencyWindow), limit)
 		}},
-		{"consent", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.Deleted, bool, error) {
-			d, next, more, err := s.PruneConsentTrail(ctx, run.Began.Add(-herald.Days(herald.ConsentTrailDays)), run.Trail, limit)
+		{"consent", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
+			st, next, err := s.PruneConsentTrail(ctx, run.Began.Add(-herald.Days(herald.ConsentTrailDays)), run.Trail, limit)
 			run.Trail = next
-			return d, more, err
+			return st, err
 		}},
 	}
 	// Access records (DESIGN section 11): kept herald.AccessRecordDays,
 	// the first kept record's prevHash kept as the chain's anchor.
 	if prune := w.cfg.AccessRecords; prune != nil {
-		steps = append(steps, step{"access", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.Deleted, bool, error) {
+		steps = append(steps, step{"access", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
 			return prune(ctx, run.Began.Add(-herald.Days(herald.AccessRecordDays)), limit)
 		}})
 	}
@@ -217,31 +218,30 @@ func (w *Worker) work(ctx context.Context, run *herald.RetentionRun, end time.Ti
 				return false, nil
 			}
 			limit := w.limit(st.name, firstLimit)
-			began := time.Now()
-			d, m, err := st.do(ctx, run, limit)
+			done, err := st.do(ctx, run, limit)
 			if err != nil {
 				return false, err
 			}
-			more = m
-			took := time.Since(began)
-			w.limits[st.name] = adapt(limit, took, 1, maxLimit)
-			for kind, n := range d {
+			more = done.More
+			longest(run, st.name, done.Held)
+			w.limits[st.name] = adapt(limit, done.Held, 1, maxLimit)
+			for kind, n := range done.Deleted {
 				if n > 0 {
 					run.Deleted[kind] += n
 					w.cfg.Deleted(kind, n)
 				}
 			}
-			if err := pause(ctx, took); err != nil {
+			if err := pause(ctx, done.Held); err != nil {
 				return false, err
 			}
 		}
 	}
-	return w.reclaim(ctx, end)
+	return w.reclaim(ctx, run, end)
 }
 
 // reclaim gives the free pages back in steps; false when the slice ended
 // first.
-func (w *Worker) reclaim(ctx context.Context, end time.Time) (bool, error) {
+func (w *Worker) reclaim(ctx context.Context, run *herald.RetentionRun, end time.Time) (bool, error) {
 	if w.cfg.Reclaim == nil {
 		return true, nil
 	}
@@ -256,12 +256,20 @@ func (w *Worker) reclaim(ctx context.Context, end time.Time) (bool, error) {
 			return false, err
 		}
 		took := time.Since(began)
+		longest(run, "reclaim", took)
 		w.limits["reclaim"] = adapt(pages, took, 16, 64*reclaimPages)
 		if err := pause(ctx, took); err != nil {
 			return false, err
 		}
 	}
 	return true, nil
+}
+
+// longest notes a step's time when it is the run's longest.
+func longest(run *herald.RetentionRun, step string, held time.Duration) {
+	if held > run.Longest {
+		run.Longest, run.LongestStep = held, step
+	}
 }
 
 // limit is the current limit of a kind of step.
@@ -299,7 +307,8 @@ func pause(ctx context.Context, took time.Duration) error {
 
 // logRun writes the run's one line: its counts by kind.
 func (w *Worker) logRun(run herald.RetentionRun, now time.Time) {
-	attrs := []any{"day", run.Day, "took", now.Sub(run.Began).Round(time.Second), "retention_days", w.cfg.Days}
+	attrs := []any{"day", run.Day, "took", now.Sub(run.Began).Round(time.Second), "retention_days", w.cfg.Days,
+		"longest_step", run.Longest.Round(time.Millisecond), "longest_step_kind", run.LongestStep}
 	for _, kind := range herald.RetentionKinds {
 		if kind == herald.RetainedAccessRecord && w.cfg.AccessRecords == nil {
 			continue

@@ -25,7 +25,7 @@ const expireBatch = 100
 // before, oldest first (see herald.RetentionStore). Each push's counts are
 // summed from its rows before its transaction (a finished push's rows no
 // longer change) and kept in push_counts by it.
-func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit int) (herald.Deleted, bool, error) {
+func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit int) (herald.RetentionStep, error) {
 	limit = min(max(limit, 1), expireBatch)
 	r := s.reader()
 	type expiring struct {
@@ -42,21 +42,21 @@ func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit i
 	}, `SELECT id, edits FROM pushes WHERE finished_at IS NOT NULL AND expired_at IS NULL AND finished_at <= ?
 		AND status IN ('done', 'failed', 'cancelled') ORDER BY finished_at LIMIT ?`, before.UnixMilli(), limit)
 	if err != nil || len(ps) == 0 {
-		return herald.Deleted{}, false, err
+		return herald.RetentionStep{Deleted: herald.Deleted{}}, err
 	}
 	for i := range ps {
 		if err := sumCounts(ctx, r, &ps[i].counts, `push_id = ?`, ps[i].id); err != nil {
-			return nil, false, err
+			return herald.RetentionStep{}, err
 		}
 		var edits []herald.Edit
 		if err := json.Unmarshal([]byte(ps[i].edits), &edits); err != nil {
-			return nil, false, err
+			return herald.RetentionStep{}, err
 		}
 		b, _ := json.Marshal(herald.ExpireEdits(edits))
 		ps[i].edits = string(b)
 	}
 	var n int64
-	err = s.inBulkTx(ctx, func(c conn) error {
+	held, err := s.retentionTx(ctx, func(c conn) error {
 		n = 0
 		for _, p := range ps {
 			done, err := c.exec(ctx, `UPDATE pushes SET expired_at = ?, title = '', content = '', link_url = '', image_url = '',
@@ -81,10 +81,21 @@ func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit i
 		}
 		return nil
 	})
-	if err != nil {
-		return nil, false, err
+	return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedPushes: n}, More: len(ps) == limit, Held: held}, err
+}
+
+// retentionTx runs fn as inBulkTx does and returns how long its (last)
+// run held the writer: from its first statement to its commit.
+func (s *Store) retentionTx(ctx context.Context, fn func(c conn) error) (time.Duration, error) {
+	var began time.Time
+	err := s.inBulkTx(ctx, func(c conn) error {
+		began = time.Now()
+		return fn(c)
+	})
+	if began.IsZero() {
+		return 0, err
 	}
-	return herald.Deleted{herald.RetainedPushes: n}, len(ps) == limit, nil
+	return time.Since(began), err
 }
 
 // keptCounts adds to counts those kept for the expired pushes the
@@ -130,11 +141,11 @@ const pruneQueueBatch = 20
 // PruneExpired deletes the rows of the expired pushes (see
 // herald.RetentionStore), a push's tables one after the other; a push
 // whose rows are all gone leaves the queue.
-func (s *Store) PruneExpired(ctx context.Context, limit int) (herald.Deleted, bool, error) {
+func (s *Store) PruneExpired(ctx context.Context, limit int) (herald.RetentionStep, error) {
 	limit = max(limit, 1)
 	var d herald.Deleted
 	var more bool
-	err := s.inBulkTx(ctx, func(c conn) error {
+	held, err := s.retentionTx(ctx, func(c conn) error {
 		d, more = herald.Deleted{}, false
 		var queued []string
 		err := c.each(ctx, func(row scanner) error {
@@ -169,28 +180,28 @@ func (s *Store) PruneExpired(ctx context.Context, limit int) (herald.Deleted, bo
 		more = len(queued) == pruneQueueBatch
 		return nil
 	})
-	return d, more, err
+	return herald.RetentionStep{Deleted: d, More: more, Held: held}, err
 }
 
 // PruneIdempotency deletes expired idempotency keys (see
 // herald.RetentionStore), each app's found by its index on their age.
-func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit int) (herald.Deleted, bool, error) {
+func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
 	limit = max(limit, 1)
 	var n int64
-	err := s.inBulkTx(ctx, func(c conn) error {
+	held, err := s.retentionTx(ctx, func(c conn) error {
 		var err error
 		n, err = c.exec(ctx, `DELETE FROM idempotency WHERE (app_id, key) IN (SELECT i.app_id, i.key FROM apps a
 			JOIN idempotency i ON i.app_id = a.id AND i.created_at <= ? LIMIT ?)`, before.UnixMilli(), limit)
 		return err
 	})
-	return herald.Deleted{herald.RetainedIdempotency: n}, n == int64(limit), err
+	return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedIdempotency: n}, More: n == int64(limit), Held: held}, err
 }
 
 // PruneConsentTrail deletes old consent records that are not their
 // pair's latest (see herald.RetentionStore). It looks at the next limit
 // records older than before in the order of their time, from the cursor
 // (at, id) on, and returns the cursor to go on from.
-func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from herald.TrailCursor, limit int) (herald.Deleted, herald.TrailCursor, bool, error) {
+func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from herald.TrailCursor, limit int) (herald.RetentionStep, herald.TrailCursor, error) {
 	limit = max(limit, 1)
 	var ids []any
 	next, seen := from, 0
@@ -217,17 +228,18 @@ func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from he
 		FROM consent_changes c WHERE c.at < ? AND (c.at > ? OR (c.at = ? AND c.id > ?))
 		ORDER BY c.at, c.id LIMIT ?`, before.UnixMilli(), from.At, from.At, from.ID, limit)
 	if err != nil {
-		return nil, from, false, err
+		return herald.RetentionStep{}, from, err
 	}
 	var n int64
+	var held time.Duration
 	if len(ids) > 0 {
-		err = s.inBulkTx(ctx, func(c conn) error {
+		held, err = s.retentionTx(ctx, func(c conn) error {
 			var err error
 			n, err = c.exec(ctx, `DELETE FROM consent_changes WHERE id IN (`+placeholders(len(ids))+`)`, ids...)
 			return err
 		})
 	}
-	return herald.Deleted{herald.RetainedConsent: n}, next, seen == limit, err
+	return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedConsent: n}, More: seen == limit, Held: held}, next, err
 }
 
 // retentionRun is the meta row holding the current retention run.
