@@ -31,6 +31,7 @@ type Metrics struct {
 	sends    *prometheus.CounterVec
 	events   *prometheus.CounterVec
 	deleted  *prometheus.CounterVec
+	steps    *prometheus.HistogramVec
 }
 
 // sendOutcomes are the outcomes herald_fcm_sends_total counts, each
@@ -60,6 +61,11 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 			Name: "herald_retention_deleted_total",
 			Help: "What the daily retention run deleted on this node, by kind (push_bodies, deliveries, chunks, events, unreachable, recipients, idempotency_keys, consent_records, access_records).",
 		}, []string{"kind"}),
+		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_retention_step_seconds",
+			Help:    "How long each step of the retention run held the store's writer, by step (expire, rows, idempotency, consent, access, reclaim).",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"step"}),
 	}
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)
@@ -73,7 +79,7 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 	for _, kind := range herald.RetentionKinds {
 		m.deleted.WithLabelValues(kind)
 	}
-	m.registry.MustRegister(m.requests, m.sends, m.events, m.deleted, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registry.MustRegister(m.requests, m.sends, m.events, m.deleted, m.steps, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series starts at zero, so a rate is defined from the first
 	// scrape.
 	for _, typ := range herald.EventTypes {
@@ -113,6 +119,11 @@ func (m *Metrics) Event(typ herald.EventType, accepted bool) {
 
 // Deleted counts what a retention step deleted of one kind.
 func (m *Metrics) Deleted(kind string, n int64) { m.deleted.WithLabelValues(kind).Add(float64(n)) }
+
+// RetentionStep observes how long a retention step held the writer.
+func (m *Metrics) RetentionStep(step string, held time.Duration) {
+	m.steps.WithLabelValues(step).Observe(held.Seconds())
+}
 
 // Observer returns the function a listener calls after each request; the
 // route is the mux pattern, so paths with ids do not explode the labels.

@@ -7,6 +7,7 @@ import (
 	"os"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -83,6 +84,11 @@ func TestMeasureRetention(t *testing.T) {
 	run, err := e.Store.RetentionRun(context.Background())
 	if err != nil {
 		t.Fatal(err)
+	}
+	for _, line := range strings.Split(scrape(t, e), "\n") {
+		if strings.HasPrefix(line, "herald_retention_step_seconds_bucket") || strings.HasPrefix(line, "herald_retention_step_seconds_count") {
+			t.Log(line)
+		}
 	}
 	t.Logf("pruning took %v, its longest step %v (%s), deleted %v (%d delivery rows left); file %.0f MB after",
 		took.Round(time.Second), run.Longest.Round(time.Millisecond), run.LongestStep, run.Deleted, left, fileMB(t, e))

@@ -50,8 +50,11 @@ const (
 const (
 	firstLimit = 200
 	maxLimit   = 20_000
-	// reclaimPages is the first incremental vacuum's size (pages of 4 KiB).
+	// reclaimPages is the first incremental vacuum's size (pages of 4 KiB),
+	// maxReclaim its largest: freeing pages moves those at the file's end,
+	// which costs more than deleting rows, and unevenly.
 	reclaimPages = 256
+	maxReclaim   = 1024
 )
 
 // Pruner deletes up to limit old records of one kind made before before,
@@ -67,8 +70,10 @@ type Config struct {
 	// Now is the clock the rules run on (time.Now when nil).
 	Now    func() time.Time
 	Logger *slog.Logger
-	// Deleted, when set, is told what each step deleted (the metrics).
+	// Deleted, when set, is told what each step deleted, and Step how
+	// long each held the writer (the metrics).
 	Deleted func(kind string, n int64)
+	Step    func(step string, held time.Duration)
 	// Reclaim, when set, gives up to pages free pages of the store's file
 	// back to the file system and returns how many are left (SQLite's
 	// incremental vacuum; nil on PostgreSQL, whose autovacuum does it).
@@ -104,6 +109,9 @@ func New(cfg Config) *Worker {
 	}
 	if cfg.Deleted == nil {
 		cfg.Deleted = func(string, int64) {}
+	}
+	if cfg.Step == nil {
+		cfg.Step = func(string, time.Duration) {}
 	}
 	if cfg.Slice <= 0 {
 		cfg.Slice = Slice
@@ -223,7 +231,7 @@ func (w *Worker) work(ctx context.Context, run *herald.RetentionRun, end time.Ti
 				return false, err
 			}
 			more = done.More
-			longest(run, st.name, done.Held)
+			w.held(run, st.name, done.Held)
 			w.limits[st.name] = adapt(limit, done.Held, 1, maxLimit)
 			for kind, n := range done.Deleted {
 				if n > 0 {
@@ -256,8 +264,8 @@ func (w *Worker) reclaim(ctx context.Context, run *herald.RetentionRun, end time
 			return false, err
 		}
 		took := time.Since(began)
-		longest(run, "reclaim", took)
-		w.limits["reclaim"] = adapt(pages, took, 16, 64*reclaimPages)
+		w.held(run, "reclaim", took)
+		w.limits["reclaim"] = adapt(pages, took, 16, maxReclaim)
 		if err := pause(ctx, took); err != nil {
 			return false, err
 		}
@@ -265,8 +273,10 @@ func (w *Worker) reclaim(ctx context.Context, run *herald.RetentionRun, end time
 	return true, nil
 }
 
-// longest notes a step's time when it is the run's longest.
-func longest(run *herald.RetentionRun, step string, held time.Duration) {
+// held notes how long a step held the writer: in the metrics, and in the
+// run when it is its longest.
+func (w *Worker) held(run *herald.RetentionRun, step string, held time.Duration) {
+	w.cfg.Step(step, held)
 	if held > run.Longest {
 		run.Longest, run.LongestStep = held, step
 	}

@@ -177,7 +177,7 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		FCMProjectRate: projectRate,
 	})
 	s.Retention = retention.New(retention.Config{
-		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted,
+		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
 		Reclaim: reclaimer(s.DB),
 		// The access records' pruning (herald.AccessRecordDays, the chain's
 		// anchor kept) is wired here as AccessRecords once they exist.
