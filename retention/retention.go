@@ -43,7 +43,7 @@ const (
 	// River's job timeout).
 	Slice = 30 * time.Second
 	// StepTarget is how long one step aims to hold the writer.
-	StepTarget = 40 * time.Millisecond
+	StepTarget = 25 * time.Millisecond
 )
 
 // Step limits: where a kind of step starts, and its bounds.
@@ -212,7 +212,7 @@ func (w *Worker) Tick(ctx context.Context) (done bool, err error) {
 		return false, err
 	}
 	if done {
-		w.logRun(run, now)
+		w.logRun(run, w.cfg.Now())
 	}
 	return done, nil
 }
