@@ -4,7 +4,8 @@
 // retention worker and their River queue (on an injected clock in tests),
 // the schedule watch and the node heartbeat when the database is shared,
 // and the two listeners' handlers (package handler), and serves them on
-// the listeners it is given. Stop takes it down in order: HTTP, workers, database.
+// the listeners it is given. Stop takes it down in order: HTTP, workers,
+// database.
 //
 // `herald serve` (cmd/herald) calls New after parsing its flags and
 // locking its data dir, and every test that needs a whole Herald calls it
