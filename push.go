@@ -243,6 +243,10 @@ type Push struct {
 	// AdFooter is the text appended to the body of each marketing message
 	// (App.AdFooter), fixed when the push was accepted; "" when none.
 	AdFooter string
+	// ExpiredAt is when retention cleared the push's body (its content,
+	// recipients and the rows its send left, DESIGN section 12); nil
+	// while it is kept. Its counts stay as they were.
+	ExpiredAt *time.Time
 }
 
 // MarketingFor reports whether a recipient's message is marketing.

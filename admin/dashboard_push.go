@@ -104,14 +104,15 @@ type pushData struct {
 }
 
 // pushPage shows one push: content (each user's message on /messages),
-// counts, unreachable users, failed sends and the edit trail.
+// counts, unreachable users, failed sends and the edit trail; of an
+// expired push, that it expired, its counts and the trail.
 func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	a, p, ok := d.appPush(w, r)
 	if !ok {
 		return
 	}
 	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()), Users: seesUsers(requestOperator(r))}
-	if data.Users {
+	if data.Users && p.ExpiredAt == nil { // an expired push's rows are gone, or going
 		var err error
 		if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
 			data.Failures, err = d.Store.Failures(r.Context(), p.ID)

@@ -23,13 +23,17 @@ type pushJSON struct {
 	// MarketingRule is the rule that made the push marketing:
 	// "isMarketing" (options.isMarketing) or "adPrefix" (a title starting
 	// with "(광고)"); null when it is not.
-	MarketingRule *string       `json:"marketingRule"`
-	ScheduledAt   *time.Time    `json:"scheduledAt"`
-	CreatedAt     time.Time     `json:"createdAt"`
-	StartedAt     *time.Time    `json:"startedAt"`
-	FinishedAt    *time.Time    `json:"finishedAt"`
-	Title         string        `json:"title"`
-	Content       string        `json:"content"`
+	MarketingRule *string    `json:"marketingRule"`
+	ScheduledAt   *time.Time `json:"scheduledAt"`
+	CreatedAt     time.Time  `json:"createdAt"`
+	StartedAt     *time.Time `json:"startedAt"`
+	FinishedAt    *time.Time `json:"finishedAt"`
+	// Title and Content are null once the push expired.
+	Title   *string `json:"title"`
+	Content *string `json:"content"`
+	// Expired says retention cleared the push's body and the rows its
+	// send left (DESIGN section 12): its counts stay.
+	Expired       bool          `json:"expired"`
 	LinkURL       *string       `json:"linkURL"`
 	ImageURL      *string       `json:"imageURL"`
 	IsUsingBadge  bool          `json:"isUsingBadge"`
@@ -63,7 +67,7 @@ func pushToJSON(p herald.Push) pushJSON {
 	out := pushJSON{
 		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
 		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
-		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: p.Content.Title, Content: p.Content.Content,
+		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: &p.Content.Title, Content: &p.Content.Content, Expired: p.ExpiredAt != nil,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.NetServerActionsHalf()), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
@@ -71,6 +75,9 @@ func pushToJSON(p herald.Push) pushJSON {
 	}
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip
+	}
+	if out.Expired {
+		out.Title, out.Content = nil, nil
 	}
 	return out
 }
@@ -127,6 +134,10 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
 		return
 	}
+	if p.ExpiredAt != nil { // its rows are gone, or going
+		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), []herald.Unreachable{}, []herald.Failure{}, messages})
+		return
+	}
 	id := p.ID
 	if unreachable, err = s.Store.UnreachableUsersOf(r.Context(), id); err != nil {
 		web.Error(w, r, err)
@@ -148,7 +159,8 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 }
 
 // pushDetail is the answer of GET /admin/v1/pushes/{pushId}: the push with
-// its per-user rows, which are null in a viewer's answer.
+// its per-user rows, which are null in a viewer's answer and empty once
+// the push expired.
 type pushDetail struct {
 	pushJSON
 	UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
@@ -156,7 +168,7 @@ type pushDetail struct {
 	// Messages are the per-user messages of a push whose recipients
 	// each have content of their own (/messages, re-confirmation
 	// notices); null for the others, whose title and content are
-	// everyone's.
+	// everyone's, and for an expired push.
 	Messages []messageJSON `json:"messages"`
 }
 

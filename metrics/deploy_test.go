@@ -158,6 +158,7 @@ func heraldMetricNames(t *testing.T) []string {
 	}
 	m := New(db, "v", "r")
 	m.Observer("admin")("GET", "/readyz", 200, time.Millisecond) // a histogram has series once observed
+	m.RetentionStep("rows", time.Millisecond)
 	var names []string
 	for _, line := range strings.Split(scrape(t, m), "\n") {
 		f := strings.Fields(line)

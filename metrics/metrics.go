@@ -1,6 +1,6 @@
 // Package metrics exposes Herald's Prometheus metrics: HTTP requests per
 // listener and route, FCM send outcomes, the build, and River's jobs by
-// kind and state.
+// kind and state, and what retention deleted.
 //
 // Counters are present at zero from the start, so a rate() over them is
 // defined before the first event. The job metrics are read from the
@@ -30,6 +30,8 @@ type Metrics struct {
 	requests *prometheus.HistogramVec
 	sends    *prometheus.CounterVec
 	events   *prometheus.CounterVec
+	deleted  *prometheus.CounterVec
+	steps    *prometheus.HistogramVec
 }
 
 // sendOutcomes are the outcomes herald_fcm_sends_total counts, each
@@ -55,6 +57,15 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 			Name: "herald_sdk_events_total",
 			Help: "Events devices reported (POST /api/sdk/v2/events) by type (received, opened) and outcome (accepted, ignored).",
 		}, []string{"type", "outcome"}),
+		deleted: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Name: "herald_retention_deleted_total",
+			Help: "What the daily retention run deleted on this node, by kind (push_bodies, deliveries, chunks, events, unreachable, recipients, idempotency_keys, consent_records, access_records).",
+		}, []string{"kind"}),
+		steps: prometheus.NewHistogramVec(prometheus.HistogramOpts{
+			Name:    "herald_retention_step_seconds",
+			Help:    "How long each step of the retention run held the store's writer, by step (expire, rows, idempotency, consent, access, reclaim).",
+			Buckets: []float64{.001, .005, .01, .025, .05, .1, .25, .5, 1},
+		}, []string{"step"}),
 	}
 	for _, o := range sendOutcomes {
 		m.sends.WithLabelValues(o)
@@ -65,7 +76,10 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	m.registry.MustRegister(m.requests, m.sends, m.events, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	for _, kind := range herald.RetentionKinds {
+		m.deleted.WithLabelValues(kind)
+	}
+	m.registry.MustRegister(m.requests, m.sends, m.events, m.deleted, m.steps, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	// Every series starts at zero, so a rate is defined from the first
 	// scrape.
 	for _, typ := range herald.EventTypes {
@@ -101,6 +115,14 @@ func (m *Metrics) Event(typ herald.EventType, accepted bool) {
 		outcome = "accepted"
 	}
 	m.events.WithLabelValues(string(typ), outcome).Inc()
+}
+
+// Deleted counts what a retention step deleted of one kind.
+func (m *Metrics) Deleted(kind string, n int64) { m.deleted.WithLabelValues(kind).Add(float64(n)) }
+
+// RetentionStep observes how long a retention step held the writer.
+func (m *Metrics) RetentionStep(step string, held time.Duration) {
+	m.steps.WithLabelValues(step).Observe(held.Seconds())
 }
 
 // Observer returns the function a listener calls after each request; the

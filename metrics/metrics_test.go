@@ -27,6 +27,8 @@ func TestCountersStartAtZero(t *testing.T) {
 		`herald_fcm_sends_total{outcome="retry"} 0`,
 		`herald_fcm_sends_total{outcome="failed"} 0`,
 		`herald_fcm_sends_total{outcome="undeliverable"} 0`,
+		`herald_retention_deleted_total{kind="deliveries"} 0`,
+		`herald_retention_deleted_total{kind="consent_records"} 0`,
 		`herald_build_info{goversion="` + runtime.Version() + `",revision="abc123",version="v1.2.3"} 1`,
 	} {
 		if !strings.Contains(out, want) {

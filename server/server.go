@@ -1,10 +1,11 @@
 // Package server assembles one Herald node and runs it: New opens the
 // store on the configured engine (SQLite or PostgreSQL) and migrates it,
-// resolves the secrets, builds the metrics, the delivery service and its
-// River queue (on an injected clock in tests), the schedule watch and the
-// node heartbeat when the database is shared, and the two listeners'
-// handlers (package handler), and serves them on the listeners it is
-// given. Stop takes it down in order: HTTP, workers, database.
+// resolves the secrets, builds the metrics, the delivery service and the
+// retention worker and their River queue (on an injected clock in tests),
+// the schedule watch and the node heartbeat when the database is shared,
+// and the two listeners' handlers (package handler), and serves them on
+// the listeners it is given. Stop takes it down in order: HTTP, workers,
+// database.
 //
 // `herald serve` (cmd/herald) calls New after parsing its flags and
 // locking its data dir, and every test that needs a whole Herald calls it
@@ -31,6 +32,7 @@ import (
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/metrics"
+	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/web"
 	"github.com/heraldpush/herald/webhook"
@@ -61,6 +63,9 @@ type Config struct {
 	FCMProjectRate int
 	// WebhookAllowPrivate allows http and private webhook addresses.
 	WebhookAllowPrivate bool
+	// RetentionDays is how long a finished push's body and rows are kept
+	// (HERALD_RETENTION_DAYS; herald.DefaultRetentionDays when zero).
+	RetentionDays int
 	// TrustProxy trusts the admin listener's forwarded headers.
 	TrustProxy bool
 	// RequireTOTP makes admins enrol TOTP before any dashboard page;
@@ -97,6 +102,8 @@ type Server struct {
 	Migrated int
 	// Delivery is the delivery service its workers and handlers share.
 	Delivery *delivery.Service
+	// Retention is the daily retention worker (River runs its ticks).
+	Retention *retention.Worker
 	// MasterKey and AdminToken are the secrets Config.Secrets returned.
 	MasterKey  *herald.MasterKey
 	AdminToken string
@@ -178,6 +185,12 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		SendSlice:      cfg.SendSlice,
 		FCMProjectRate: projectRate,
 	})
+	s.Retention = retention.New(retention.Config{
+		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
+		Reclaim: reclaimer(s.DB),
+		// The access records' pruning (herald.AccessRecordDays, the chain's
+		// anchor kept) is wired here as AccessRecords once they exist.
+	})
 	if err := s.startQueue(ctx); err != nil {
 		return err
 	}
@@ -210,6 +223,7 @@ func (s *Server) startQueue(ctx context.Context) error {
 	logger := slog.New(s.outage.quiet(s.cfg.RiverLogger.Handler(), true))
 	q, err := s.DB.StartQueue(ctx, func(poll time.Duration) *river.Config {
 		rc := s.Delivery.RiverConfig(poll, logger)
+		s.Retention.Register(rc)
 		if s.cfg.RiverNow != nil {
 			rc.Test.Time = riverClock(s.cfg.RiverNow)
 		}
@@ -219,6 +233,17 @@ func (s *Server) startQueue(ctx context.Context) error {
 		s.queue = q
 	}
 	return err
+}
+
+// reclaimer is the engine's way to give deleted space back to the file
+// system in steps (SQLite's incremental vacuum); nil when it has none.
+func reclaimer(db Engine) func(ctx context.Context, pages int) (int64, error) {
+	if r, ok := db.(interface {
+		Reclaim(ctx context.Context, pages int) (int64, error)
+	}); ok {
+		return r.Reclaim
+	}
+	return nil
 }
 
 // ready reports whether the store can serve (reachable, migrated,

@@ -73,7 +73,11 @@ func Open(ctx context.Context, path string) (*DB, error) {
 		return nil, err
 	}
 	common := fmt.Sprintf("_pragma=busy_timeout(%d)&", busyTimeout.Milliseconds()) + "_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)"
-	w, err := openKeeping("file:" + pathEscape(path) + "?" + common + "&_txlock=immediate")
+	// auto_vacuum first: it takes only on a file with no table yet (a new
+	// store), which then gives back the pages retention frees in small
+	// steps (Reclaim); on an older file it does nothing until a VACUUM
+	// (docs/operations.md).
+	w, err := openKeeping("file:" + pathEscape(path) + "?_pragma=auto_vacuum(incremental)&" + common + "&_txlock=immediate")
 	if err != nil {
 		return nil, err
 	}

@@ -167,11 +167,17 @@ func (s *Store) Usage(ctx context.Context, appID, from, to string) ([]herald.Day
 
 // windowPushes selects, as a condition on push_id, the pushes an app
 // created in a window: its arguments are the app id, from and to.
-const windowPushes = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?)`
+// windowLive and windowExpired are those kept and those expired, whose
+// counts were kept (keptCounts) while their rows go.
+const (
+	windowPushes  = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ?)`
+	windowLive    = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ? AND expired_at IS NULL)`
+	windowExpired = `push_id IN (SELECT id FROM pushes WHERE app_id = ? AND created_at >= ? AND created_at <= ? AND expired_at IS NOT NULL)`
+)
 
 // PushTotals sums the pushes an app created from from to to: their
 // number and requested users from the pushes, their counts as one push's
-// are counted (sumCounts), their charge from the usage kept for them,
+// are counted (sumCounts, or keptCounts once expired), their charge from the usage kept for them,
 // refunds deducted.
 func (s *Store) PushTotals(ctx context.Context, appID string, from, to time.Time) (herald.PushTotals, error) {
 	t := herald.PushTotals{From: from, To: to}
@@ -183,7 +189,10 @@ func (s *Store) PushTotals(ctx context.Context, appID string, from, to time.Time
 	if err != nil {
 		return t, err
 	}
-	if err := sumCounts(ctx, r, &t.Counts, windowPushes, args...); err != nil {
+	if err := sumCounts(ctx, r, &t.Counts, windowLive, args...); err != nil {
+		return t, err
+	}
+	if err := keptCounts(ctx, r, &t.Counts, windowExpired, args...); err != nil {
 		return t, err
 	}
 	err = r.queryRow(ctx, `SELECT CAST(COALESCE(SUM(half_units), 0) AS BIGINT) FROM usage WHERE app_id = ? AND `+windowPushes,

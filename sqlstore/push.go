@@ -136,19 +136,19 @@ func insertUsage(ctx context.Context, c conn, entries []herald.UsageEntry) error
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token,
-	night_defer, ad_footer, ttl`
+	night_defer, ad_footer, ttl, expired_at`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var p herald.Push
-	var scheduled, started, finished sql.NullInt64
+	var scheduled, started, finished, expired sql.NullInt64
 	var created int64
 	var edits string
 	var nightDefer bool
 	var ttl sql.NullInt64
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
-		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter, &ttl},
+		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter, &ttl, &expired},
 		extra...)...)
 	if err != nil {
 		return p, err
@@ -160,7 +160,7 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 		seconds := int(ttl.Int64)
 		p.TTL = &seconds
 	}
-	p.ScheduledAt, p.StartedAt, p.FinishedAt = fromMS(scheduled), fromMS(started), fromMS(finished)
+	p.ScheduledAt, p.StartedAt, p.FinishedAt, p.ExpiredAt = fromMS(scheduled), fromMS(started), fromMS(finished), fromMS(expired)
 	p.CreatedAt = time.UnixMilli(created).UTC()
 	p.Counts.RequestedUsers = p.RequestedUsers
 	return p, json.Unmarshal([]byte(edits), &p.Edits)
@@ -183,6 +183,12 @@ func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) 
 // fillCounts sets the counts of one push (sumCounts), what its devices
 // reported (fillEventCounts) and its deferred part (fillDeferred).
 func fillCounts(ctx context.Context, c conn, p *herald.Push) error {
+	if p.ExpiredAt != nil { // its rows are gone or going: its counts were kept
+		if err := keptCounts(ctx, c, &p.Counts, `push_id = ?`, p.ID); err != nil {
+			return err
+		}
+		return fillEventCounts(ctx, c, p)
+	}
 	if err := sumCounts(ctx, c, &p.Counts, `push_id = ?`, p.ID); err != nil {
 		return err
 	}

@@ -39,6 +39,7 @@ type Store interface {
 	herald.NoticeStore
 	herald.NodeStore
 	herald.EventStore
+	herald.RetentionStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -74,6 +75,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"NoticeStore", noticeTests},
 		{"NodeStore", nodeTests},
 		{"EventStore", eventTests},
+		{"RetentionStore", retentionTests},
 		{"Concurrent", concurrentTests},
 		{"Unavailable", unavailableTests},
 	} {

@@ -63,6 +63,9 @@ type config struct {
 	// FCMProjectRate is HERALD_FCM_PROJECT_RATE as given: sends a minute
 	// of all apps of one FCM project together (see fcmProjectRate).
 	FCMProjectRate string
+	// RetentionDays is HERALD_RETENTION_DAYS as given: how long a finished
+	// push's body and rows are kept (see retentionDays).
+	RetentionDays string
 	// typed holds the flags given on the command line, so that errors name
 	// a setting as the user gave it.
 	typed map[string]bool
@@ -117,6 +120,7 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
 		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
 		FCMProjectRate:       env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
+		RetentionDays:        env("HERALD_RETENTION_DAYS", strconv.Itoa(herald.DefaultRetentionDays)),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
 		TrustProxy:           envBool("HERALD_TRUST_PROXY"),
 		RequireTOTP:          envBool("HERALD_REQUIRE_TOTP"),
@@ -180,6 +184,7 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.MasterKey, "master-key", c.MasterKey, "base64 32-byte key for secrets at rest (HERALD_MASTER_KEY)")
 	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
 	fs.StringVar(&c.FCMProjectRate, "fcm-project-rate", c.FCMProjectRate, "FCM sends a minute of all apps whose service accounts name one project, together: 1 to 10000000 (HERALD_FCM_PROJECT_RATE)")
+	fs.StringVar(&c.RetentionDays, "retention-days", c.RetentionDays, fmt.Sprintf("days a finished push's body, deliveries and events are kept: a whole number, at least %d (HERALD_RETENTION_DAYS)", herald.MinRetentionDays))
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
 	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
 	fs.StringVar(&c.AdminURL, "admin-url", c.AdminURL, "the admin listener's URL as browsers reach it, which setup links and single sign-on's redirect start with; http:// and the admin address by default (HERALD_ADMIN_URL)")
@@ -257,6 +262,9 @@ func (c *config) validate() error {
 			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL such as https://herald-admin.example.com", c.source("admin-url", "HERALD_ADMIN_URL"), c.AdminURL))
 		}
 	}
+	if _, err := c.retentionDays(); err != nil {
+		errs = append(errs, err)
+	}
 	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
 		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
 	}
@@ -293,6 +301,20 @@ func (c *config) fcmProjectRate() (int, error) {
 	if err != nil || n < 1 || n > herald.MaxSendRatePerMinute {
 		return 0, fmt.Errorf("%s: %q is not a whole number from 1 to %d (sends a minute per FCM project)",
 			c.source("fcm-project-rate", "HERALD_FCM_PROJECT_RATE"), c.FCMProjectRate, herald.MaxSendRatePerMinute)
+	}
+	return n, nil
+}
+
+// retentionDays returns the retention: a whole number of days, at least
+// herald.MinRetentionDays; the default when unset (a configuration built
+// in code).
+func (c *config) retentionDays() (int, error) {
+	if c.RetentionDays == "" {
+		return herald.DefaultRetentionDays, nil
+	}
+	n, err := herald.ParseRetentionDays(c.RetentionDays)
+	if err != nil {
+		return 0, fmt.Errorf("%s: %w", c.source("retention-days", "HERALD_RETENTION_DAYS"), err)
 	}
 	return n, nil
 }

@@ -127,6 +127,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 	}
 	v, commit, _ := buildInfo()
 	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig
+	retentionDays, _ := cfg.retentionDays()
 	s.Server, err = server.New(ctx, server.Config{
 		DatabaseURL: cfg.DatabaseURL, SQLitePath: cfg.sqlitePath(),
 		Secrets: func(ctx context.Context, srv *server.Server) (*herald.MasterKey, string, error) {
@@ -135,9 +136,9 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		Logger: log, RiverLogger: cfg.loggerAt(logOut, slog.LevelWarn), Version: v, Commit: commit,
 		FCMEndpoint: cfg.FCMEndpoint, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, FCMProjectRate: projectRate,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: cfg.AdminURL,
-		RequireTOTP: cfg.RequireTOTP,
-		OIDC:        admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
-		RateLimit:   cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
+		RequireTOTP: cfg.RequireTOTP, RetentionDays: retentionDays,
+		OIDC:      admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
+		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
 		AuthFailureRateLimit: cfg.AuthFailureRateLimit, Now: cfg.now,
 		RiverNow: cfg.riverNow, FanoutPage: cfg.fanoutPage, SendSlice: cfg.sendSlice, DeliveryStore: cfg.deliveryStore,
 	}, publicLn, adminLn)
