@@ -130,4 +130,5 @@ var (
 	_ herald.MasterKeyStore = (*Store)(nil)
 	_ herald.SessionStore   = (*Store)(nil)
 	_ herald.EventStore     = (*Store)(nil)
+	_ herald.AccessStore    = (*Store)(nil)
 )
