@@ -158,6 +158,8 @@ func (d *dashboard) loginPage(w http.ResponseWriter, r *http.Request) {
 // often is refused for a while, whatever it sends.
 func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 	addr := clientAddr(r, d.TrustProxy)
+	note := noteOf(r.Context())
+	note.signIn("", herald.Operator{}) // until it succeeds
 	if wait := d.throttle.wait(addr, d.Now()); wait > 0 {
 		secs := int(wait.Round(time.Second).Seconds())
 		w.Header().Set("Retry-After", strconv.Itoa(max(secs, 1)))
@@ -186,6 +188,7 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
+	note.signIn("", herald.Owner())
 	exp := strconv.FormatInt(expires.Unix(), 10)
 	d.setCookie(w, r, sessionCookie, nonce+"."+exp+"."+d.mac("session", nonce, exp), int(herald.SessionLifetime.Seconds()))
 	http.Redirect(w, r, "/", http.StatusSeeOther)

@@ -140,6 +140,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		}
 		messages = messagesToJSON(p, rs)
 	}
+	noteOf(r.Context()).pushRows(unreachable, failures, messagesUsers(messages))
 	web.JSON(w, http.StatusOK, struct {
 		pushJSON
 		UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
@@ -253,4 +254,13 @@ func (s *server) getUsage(w http.ResponseWriter, r *http.Request) {
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"appId": a.ID, "from": from, "to": to,
 		"totalServerActions": herald.ServerActions(total), "days": out})
+}
+
+// messagesUsers lists the users of per-user messages.
+func messagesUsers(ms []messageJSON) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.UserID
+	}
+	return ids
 }

@@ -34,6 +34,8 @@ type Store interface {
 	// SignInStore counts failed sign-ins on every node's behalf.
 	herald.OperatorStore
 	herald.SignInStore
+	// AccessStore keeps the access records (DESIGN 11).
+	herald.AccessStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
 	// DeviceByToken finds the device a test push to a token goes to.
@@ -121,6 +123,8 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},
 		{"POST /admin/v1/pushes/{pushId}/cancel", s.cancelPush},
+		{"GET /admin/v1/access-records", s.listAccessRecords},
+		{"GET /admin/v1/access-records/verify", s.verifyAccessRecords},
 	}
 }
 
@@ -142,11 +146,12 @@ func NewHandler(cfg Config) http.Handler {
 	s := &server{Config: cfg}
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
-		mux.HandleFunc(r.pattern, s.authorized(r.handler))
+		mux.HandleFunc(r.pattern, s.recorded(s.authorized(r.handler), web.Error))
 	}
 	d := newDashboard(s)
 	for _, r := range d.routes() {
-		mux.HandleFunc(r.pattern, r.handler) // the dashboard checks its own session
+		// The dashboard checks its own session.
+		mux.HandleFunc(r.pattern, s.recorded(r.handler, d.fail))
 	}
 	web.Health(mux, cfg.Ready)
 	web.OpenAPI(mux, api.OpenAPI)
@@ -174,8 +179,10 @@ func (s *server) authorized(h http.HandlerFunc) http.HandlerFunc {
 
 type operatorKey struct{}
 
-// withOperator returns r carrying who made it.
+// withOperator returns r carrying who made it, and notes it for the
+// request's access record.
 func withOperator(r *http.Request, o herald.Operator) *http.Request {
+	noteOf(r.Context()).authenticated(o)
 	return r.WithContext(context.WithValue(r.Context(), operatorKey{}, o))
 }
 
