@@ -13,7 +13,7 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
-	)
+)
 
 // accessPage is the answer of GET /admin/v1/access-records.
 type accessPage struct {
