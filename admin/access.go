@@ -247,7 +247,7 @@ func (s *server) listAccessRecords(w http.ResponseWriter, r *http.Request) {
 		web.JSON(w, http.StatusOK, map[string]any{"records": recs, "nextCursor": orNil(next)})
 		return
 	}
-	s.streamAccessRecords(w, r, f, strings.TrimSpace(q.Get("reason")))
+	s.streamAccessRecords(w, r, f, strings.TrimSpace(q.Get("reason")), web.Error)
 }
 
 // streamDeadline bounds a JSONL download, which may outlast the request
@@ -255,16 +255,18 @@ func (s *server) listAccessRecords(w http.ResponseWriter, r *http.Request) {
 const streamDeadline = 10 * time.Minute
 
 // streamAccessRecords writes the download's own record first, then the
-// records as JSON lines. An error once lines went out can only end the
-// stream early; it is logged.
-func (s *server) streamAccessRecords(w http.ResponseWriter, r *http.Request, f herald.AccessFilter, reason string) {
+// records as JSON lines; failed answers when that record cannot be
+// written. An error once lines went out can only end the stream early; it
+// is logged.
+func (s *server) streamAccessRecords(w http.ResponseWriter, r *http.Request, f herald.AccessFilter, reason string,
+	failed func(http.ResponseWriter, *http.Request, error)) {
 	n := noteOf(r.Context())
 	n.downloadReason(reason)
 	w.Header().Set("Content-Type", "application/jsonl; charset=utf-8")
 	w.Header().Set("Content-Disposition", `attachment; filename="access-records.jsonl"`)
 	if err := n.recordNow(http.StatusOK); err != nil {
 		w.Header().Del("Content-Disposition")
-		web.Error(w, r, herald.ErrUnavailable)
+		failed(w, r, herald.ErrUnavailable)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(r.Context()), streamDeadline)

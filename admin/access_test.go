@@ -293,3 +293,48 @@ func TestAccessRecordUnwritten(t *testing.T) {
 		t.Errorf("verify: %+v, want ok over the sign-in and the list", v)
 	}
 }
+
+// TestDashboardAccessPage reads the records on the dashboard's Access
+// page: listed, filtered by user, the chain verified (and found broken
+// once a row is edited), and downloaded as JSON lines only with a reason.
+func TestDashboardAccessPage(t *testing.T) {
+	e := start(t)
+	a := e.NewAppWithoutFCM(map[string]any{"name": "Shop", "tier": "business", "appUserEnabled": true})
+	e.Register(a, "tok-", "alice")
+	e.AdminJSON(http.MethodGet, "/admin/v1/apps/"+a.ID+"/users/alice", nil, nil)
+	b := e.adminBrowser()
+	b.login()
+	resp, page := b.get("/access")
+	wantStatus(t, resp, page, http.StatusOK)
+	for _, want := range []string{`data-seq="1"`, `data-seq="2"`, `data-seq="3"`, "<code>POST /login</code>", "<code>alice</code>"} {
+		if !strings.Contains(page, want) {
+			t.Errorf("the Access page lacks %s", want)
+		}
+	}
+	resp, page = b.get("/access?userId=alice")
+	wantStatus(t, resp, page, http.StatusOK)
+	if strings.Count(page, "data-seq=") != 1 || !strings.Contains(page, `data-seq="2"`) {
+		t.Errorf("filtered by alice: want record 2 alone:\n%s", page)
+	}
+	resp, page = b.get("/access?from=yesterday")
+	wantStatus(t, resp, page, http.StatusBadRequest)
+	resp, page = b.get("/access?verify=1")
+	wantStatus(t, resp, page, http.StatusOK)
+	if !strings.Contains(page, "The chain holds") {
+		t.Errorf("verify: no verdict that the chain holds:\n%s", page)
+	}
+	e.exec(`UPDATE access_records SET user_ids = '[]' WHERE seq = 2`)
+	resp, page = b.get("/access?verify=1")
+	if !strings.Contains(page, "The chain is broken at record 2") {
+		t.Errorf("verify after editing record 2: no verdict naming it:\n%s", page)
+	}
+	resp, page = b.get("/access/records.jsonl?userId=alice")
+	wantStatus(t, resp, page, http.StatusBadRequest)
+	resp, page = b.get("/access/records.jsonl?reason=ticket+42")
+	wantStatus(t, resp, page, http.StatusOK)
+	lines := strings.Split(strings.TrimSpace(page), "\n")
+	var last herald.AccessRecord
+	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Reason != "ticket 42" || last.Route != "GET /access/records.jsonl" {
+		t.Errorf("the download's last line: %+v, %v; want its own record with the reason", last, err)
+	}
+}

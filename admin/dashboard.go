@@ -43,6 +43,7 @@ func newDashboard(s *server) *dashboard {
 		"plain":   plainFailure,
 		"reason":  unreachableReason,
 		"add":     func(a, b int) int { return a + b },
+		"deref":   func(p *int64) int64 { return *p },
 		"source":  sourceWords,
 		"yesno":   yesNo,
 		"ttl":     formatTTL,
@@ -54,7 +55,7 @@ func newDashboard(s *server) *dashboard {
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, throttle: newSignInThrottle()}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "access"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -104,6 +105,8 @@ func (d *dashboard) routes() []route {
 		{"GET /apps/{appId}/consent", in(d.consentPage)},
 		{"GET /apps/{appId}/consent-due.csv", in(d.consentCSV)},
 		{"POST /apps/{appId}/reconfirmation/run", in(d.runReconfirmation)},
+		{"GET /access", in(d.accessPage)},
+		{"GET /access/records.jsonl", in(d.accessDownload)},
 	}
 }
 
