@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"sync"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -15,29 +16,64 @@ import (
 // they share commits instead of waiting for each other's.
 const accessKey = "access_chain"
 
+// accessHead is the chain's head as this process last wrote it, so that
+// an append need not read it first: the append's guarded write of the
+// head (seq and hash as known) both checks it and locks the row. When
+// another node appended meanwhile, or a batch holding this process's
+// last append did not commit, the guard fails and the append runs again
+// from the head it then reads.
+type accessHead struct {
+	mu    sync.Mutex
+	known bool
+	seq   int64
+	hash  string
+}
+
+func (h *accessHead) get() (seq int64, hash string, known bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq, h.hash, h.known
+}
+
+func (h *accessHead) set(seq int64, hash string, known bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq, h.hash, h.known = seq, hash, known
+}
+
 // AppendAccessRecords appends recs to the chain (see
-// herald.AccessStore): the head row is locked by an update (on
-// PostgreSQL every other node's append waits for this transaction), each
-// record is linked after it, and the head moves to the last. The
-// transaction is batched (TxOptions.Batched): appends of concurrent
-// requests share one commit, group commit by the engine's Group, and each
-// returns once that commit holds its records.
+// herald.AccessStore): each record is linked after the head, and the
+// head moves to the last, in a write that locks the head's row (on
+// PostgreSQL every other node's append waits for this transaction). The
+// head is this process's last (accessHead), its write guarded, or read
+// by a locking update when unknown; a stale head fails the guard, or meets
+// another's records (a unique violation), and the append runs again. The
+// transaction is batched
+// (TxOptions.Batched): appends of concurrent requests share one commit,
+// group commit by the engine's Group, and each returns once that commit
+// holds its records.
 func (s *Store) AppendAccessRecords(ctx context.Context, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
 	out := make([]herald.AccessRecord, len(recs))
 	if len(recs) == 0 {
 		return out, nil
 	}
-	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, false, func(c conn) error {
-		var seq int64
-		var prev string
-		if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
-			Scan(&seq, &prev); err != nil {
-			return err
+	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
+		seq, prev, known := s.head.get()
+		if !known {
+			if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
+				Scan(&seq, &prev); err != nil {
+				return err
+			}
 		}
-		var stmts []Stmt
+		headSeq, headHash := seq, prev
 		for i, r := range recs {
 			r.Chain(seq+int64(i)+1, prev)
 			prev, out[i] = r.Hash, r
+		}
+		last := out[len(out)-1]
+		stmts := []Stmt{{Query: `UPDATE access_chain SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
+			Args: []any{last.Seq, last.Hash, headSeq, headHash}, Exec: func(n int64) error { return guard(n, nil) }}}
+		for _, r := range out {
 			ids, _ := json.Marshal(r.UserIDs)
 			stmts = append(stmts, Stmt{Query: `INSERT INTO access_records (seq, at, actor, email, ip, method, route,
 				app_id, user_ids, user_count, push_id, status, reason, prev_hash, hash)
@@ -49,10 +85,12 @@ func (s *Store) AppendAccessRecords(ctx context.Context, recs []herald.AccessRec
 					ON CONFLICT (user_id, seq) DO NOTHING`, Args: []any{u, r.Seq}})
 			}
 		}
-		last := out[len(out)-1]
-		stmts = append(stmts, Stmt{Query: `UPDATE access_chain SET seq = ?, hash = ? WHERE id = 1`,
-			Args: []any{last.Seq, last.Hash}})
-		return c.pipeline(ctx, stmts...)
+		if err := c.pipeline(ctx, stmts...); err != nil {
+			s.head.set(0, "", false) // read it again
+			return err
+		}
+		s.head.set(last.Seq, last.Hash, true)
+		return nil
 	})
 	if err != nil {
 		return nil, err
