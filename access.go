@@ -55,34 +55,42 @@ const MaxAccessUserIDs = 200
 // GenesisHash is the PrevHash of the first record of a chain.
 var GenesisHash = strings.Repeat("0", 64)
 
-// members are the record's JSON members, hash left out.
-func (r AccessRecord) members() map[string]any {
+// wireRecord is a record's JSON: its members in sorted order, so that
+// encoding/json writes them as it writes a map (the canonical form) but
+// without a map's cost; Hash is left out of the canonical form.
+type wireRecord struct {
+	Actor     *string   `json:"actor"`
+	AppID     string    `json:"appId"`
+	At        time.Time `json:"at"`
+	Email     string    `json:"email"`
+	Hash      *string   `json:"hash,omitempty"`
+	IP        string    `json:"ip"`
+	Method    string    `json:"method"`
+	PrevHash  string    `json:"prevHash"`
+	PushID    string    `json:"pushId"`
+	Reason    string    `json:"reason"`
+	Route     string    `json:"route"`
+	Seq       int64     `json:"seq"`
+	Status    int       `json:"status"`
+	UserCount int       `json:"userCount"`
+	UserIDs   []string  `json:"userIds"`
+}
+
+// wire is the record's JSON members, hash left out.
+func (r AccessRecord) wire() wireRecord {
 	ids := r.UserIDs
 	if ids == nil {
 		ids = []string{}
 	}
-	return map[string]any{
-		"seq":       r.Seq,
-		"at":        r.At.UTC().Truncate(time.Millisecond),
-		"actor":     r.Actor,
-		"email":     r.Email,
-		"ip":        r.IP,
-		"method":    r.Method,
-		"route":     r.Route,
-		"appId":     r.AppID,
-		"userIds":   ids,
-		"userCount": r.UserCount,
-		"pushId":    r.PushID,
-		"status":    r.Status,
-		"reason":    r.Reason,
-		"prevHash":  r.PrevHash,
-	}
+	return wireRecord{Actor: r.Actor, AppID: r.AppID, At: r.At.UTC().Truncate(time.Millisecond), Email: r.Email,
+		IP: r.IP, Method: r.Method, PrevHash: r.PrevHash, PushID: r.PushID, Reason: r.Reason, Route: r.Route,
+		Seq: r.Seq, Status: r.Status, UserCount: r.UserCount, UserIDs: ids}
 }
 
 // Canonical is the JSON the record's hash covers: every member but hash,
 // keys sorted, no spaces, as encoding/json writes a map.
 func (r AccessRecord) Canonical() []byte {
-	b, err := json.Marshal(r.members())
+	b, err := json.Marshal(r.wire())
 	if err != nil {
 		panic(err) // strings, numbers and a time: it cannot fail
 	}
@@ -119,9 +127,9 @@ func (r AccessRecord) Intact() bool {
 // MarshalJSON writes the record as the admin API shows it: the canonical
 // members and hash.
 func (r AccessRecord) MarshalJSON() ([]byte, error) {
-	m := r.members()
-	m["hash"] = r.Hash
-	return json.Marshal(m)
+	w := r.wire()
+	w.Hash = &r.Hash
+	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads a record as MarshalJSON writes it.

@@ -32,6 +32,14 @@ func TestAccessRecordCanonical(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "hash")
+	if asMap, _ := json.Marshal(m); string(asMap) != string(r.Canonical()) {
+		t.Errorf("canonical differs from encoding/json's map of the members:\n got %s\nwant %s", r.Canonical(), asMap)
+	}
 	var back AccessRecord
 	if err := json.Unmarshal(b, &back); err != nil || back.Hash != r.Hash || !back.Intact() {
 		t.Errorf("read back from %s: intact %t, %v", b, back.Intact(), err)

@@ -42,22 +42,93 @@ func (h *accessHead) set(seq int64, hash string, known bool) {
 }
 
 // AppendAccessRecords appends recs to the chain (see
-// herald.AccessStore): each record is linked after the head, and the
-// head moves to the last, in a write that locks the head's row (on
-// PostgreSQL every other node's append waits for this transaction). The
-// head is this process's last (accessHead), its write guarded, or read
-// by a locking update when unknown; a stale head fails the guard, or meets
-// another's records (a unique violation), and the append runs again. The
-// transaction is batched
-// (TxOptions.Batched): appends of concurrent requests share one commit,
-// group commit by the engine's Group, and each returns once that commit
-// holds its records.
+// herald.AccessStore). Concurrent appends are gathered (accessBatches):
+// one transaction writes the records of all that joined before it ran.
+// That transaction is batched (TxOptions.Batched), so it may also share
+// its commit with other requests' (the Group's group commit); each append
+// returns once the commit holding its records is done.
 func (s *Store) AppendAccessRecords(ctx context.Context, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
-	out := make([]herald.AccessRecord, len(recs))
 	if len(recs) == 0 {
-		return out, nil
+		return []herald.AccessRecord{}, nil
 	}
+	for {
+		s.appends.mu.Lock()
+		b := s.appends.open
+		lead := b == nil
+		if lead {
+			b = &accessBatch{done: make(chan struct{})}
+			s.appends.open = b
+		}
+		from := len(b.recs)
+		b.recs = append(b.recs, recs...)
+		s.appends.mu.Unlock()
+		if lead {
+			b.out, b.err = s.appendAccess(ctx, b.take(&s.appends))
+			s.appends.mu.Lock()
+			if s.appends.open == b {
+				s.appends.open = nil // closed to joiners even when it never ran
+			}
+			s.appends.mu.Unlock()
+			close(b.done)
+		} else {
+			select {
+			case <-b.done:
+			case <-ctx.Done():
+				return nil, herald.Unavailable(ctx.Err()) // the records may still be written
+			}
+		}
+		switch {
+		case from+len(recs) <= len(b.out):
+			return b.out[from : from+len(recs)], nil
+		case b.err != nil && (lead || from < b.taken):
+			return nil, b.err
+		}
+		// Joined after the transaction last ran: append again.
+	}
+}
+
+// accessBatches gathers the records of concurrent appends: the first
+// append's transaction (queued in the Group like any batched one) takes
+// every record appended until it runs, and writes them with one head
+// update, so a busy admin listener pays a statement per record, not a
+// transaction. Those who joined wait for its commit.
+type accessBatches struct {
+	mu   sync.Mutex
+	open *accessBatch // joined until its transaction runs; nil when none
+}
+
+// accessBatch is the records of one transaction and, once done is closed,
+// what became of them: out holds the records written, in order (none
+// when err); taken counts those the transaction took.
+type accessBatch struct {
+	recs  []herald.AccessRecord
+	done  chan struct{}
+	out   []herald.AccessRecord
+	err   error
+	taken int
+}
+
+// take returns what the transaction calls for its records: it closes the
+// batch to later appends and returns every record joined so far.
+func (b *accessBatch) take(bs *accessBatches) func() []herald.AccessRecord {
+	return func() []herald.AccessRecord {
+		bs.mu.Lock()
+		defer bs.mu.Unlock()
+		if bs.open == b {
+			bs.open = nil
+		}
+		b.taken = len(b.recs)
+		return b.recs
+	}
+}
+
+// appendAccess runs the append of the records recs returns (called in the
+// transaction, once per run of it).
+func (s *Store) appendAccess(ctx context.Context, recs func() []herald.AccessRecord) ([]herald.AccessRecord, error) {
+	var out []herald.AccessRecord
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
+		recs := recs()
+		out = make([]herald.AccessRecord, len(recs))
 		seq, prev, known := s.head.get()
 		if !known {
 			if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).

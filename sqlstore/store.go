@@ -113,6 +113,8 @@ type Store struct {
 	lw      LookupWriter // the engine's, when it writes lookups itself
 	// head is the access records' chain head this process last wrote.
 	head *accessHead
+	// appends gathers concurrent appends of access records.
+	appends accessBatches
 }
 
 // New returns a store on e with the wall clock.

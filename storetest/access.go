@@ -21,6 +21,7 @@ var accessTests = []test{
 	{"VerifyFindsMissingEnd", testAccessMissingEnd},
 	{"PruneKeepsAnchor", testAccessPrune},
 	{"ConcurrentAppendsOneChain", testAccessConcurrent},
+	{"AppendPastDeadline", testAccessPastDeadline},
 }
 
 // accessRec is a record of the owner's GET of route at at.
@@ -256,4 +257,14 @@ func testAccessConcurrent(t *testing.T, b *bundle) {
 	if len(got) != writers*each || got[len(got)-1].Seq != writers*each {
 		t.Errorf("records: %d, last seq %d; want %d without gaps", len(got), got[len(got)-1].Seq, writers*each)
 	}
+}
+
+func testAccessPastDeadline(t *testing.T, b *bundle) {
+	if _, err := b.s.AppendAccessRecords(b.expired(), []herald.AccessRecord{accessRec("GET /late", b.now)}); !errors.Is(err, herald.ErrUnavailable) {
+		t.Errorf("append past its deadline: got %v, want ErrUnavailable", err)
+	}
+	if out := b.appendAccess(accessRec("GET /next", b.now)); out[0].Seq != 1 {
+		t.Errorf("the next append: seq %d, want 1 (nothing written before)", out[0].Seq)
+	}
+	b.wantVerdict(true, 1, 0)
 }
