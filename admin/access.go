@@ -103,13 +103,6 @@ func (b *heldWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// Flush sends what was written so far, once released.
-func (b *heldWriter) Flush() {
-	if f, ok := b.w.(http.Flusher); ok && b.released {
-		f.Flush()
-	}
-}
-
 func (b *heldWriter) statusOr200() int {
 	if b.status == 0 {
 		return http.StatusOK
