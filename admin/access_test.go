@@ -287,6 +287,9 @@ func TestAccessRecordUnwritten(t *testing.T) {
 	}
 	resp, page := b.get("/")
 	wantStatus(t, resp, page, http.StatusServiceUnavailable)
+	if code := e.AdminJSON(http.MethodGet, "/admin/v1/access-records?format=jsonl&reason=audit", nil, &body); code != http.StatusServiceUnavailable || body.Code != "ERR-AB-SYS-01" {
+		t.Errorf("a download whose own record cannot be written: %d %s, want 503 ERR-AB-SYS-01 before any line", code, body.Code)
+	}
 	e.exec(`ALTER TABLE access_records_away RENAME TO access_records`)
 	e.AdminJSON(http.MethodGet, "/admin/v1/apps", nil, nil)
 	if v := e.verdict(); !v.OK || v.Records != 2 {
@@ -336,5 +339,40 @@ func TestDashboardAccessPage(t *testing.T) {
 	var last herald.AccessRecord
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Reason != "ticket 42" || last.Route != "GET /access/records.jsonl" {
 		t.Errorf("the download's last line: %+v, %v; want its own record with the reason", last, err)
+	}
+}
+
+// TestAccessRecordsNoteUsers: the consent due list (API, page and CSV), a
+// consent import and a test push to a user each record the user.
+func TestAccessRecordsNoteUsers(t *testing.T) {
+	e := start(t)
+	a := e.NewApp(nil)
+	e.Device(a, "d1", "tok-1", "android", "1.6.0", "u1")
+	app := "/admin/v1/apps/" + a.ID
+	imported := map[string]any{"users": []map[string]any{{"userId": "u1", "marketing": true, "marketingNight": false, "at": "2024-01-02T09:00:00+09:00"}}}
+	if code := e.AdminJSON(http.MethodPost, app+"/consent-import", imported, nil); code != http.StatusOK {
+		t.Fatalf("import: %d", code)
+	}
+	if code := e.AdminJSON(http.MethodGet, app+"/consent-due", nil, nil); code != http.StatusOK {
+		t.Fatalf("due list: %d", code)
+	}
+	if code := e.AdminJSON(http.MethodPost, app+"/test-push", map[string]any{"userId": "u1", "title": "t", "content": "c"}, nil); code != http.StatusOK {
+		t.Fatalf("test push: %d", code)
+	}
+	b := e.adminBrowser()
+	b.login()
+	for _, path := range []string{"/apps/" + a.ID + "/consent", "/apps/" + a.ID + "/consent-due.csv?within=0d"} {
+		resp, body := b.get(path)
+		wantStatus(t, resp, body, http.StatusOK)
+	}
+	got := map[string][]string{}
+	for _, r := range e.records("userId=u1") {
+		got[r.Route] = r.UserIDs
+	}
+	for _, route := range []string{"POST /admin/v1/apps/{appId}/consent-import", "GET /admin/v1/apps/{appId}/consent-due",
+		"POST /admin/v1/apps/{appId}/test-push", "GET /apps/{appId}/consent", "GET /apps/{appId}/consent-due.csv"} {
+		if !slices.Equal(got[route], []string{"u1"}) {
+			t.Errorf("%s: userIds %v, want [u1]", route, got[route])
+		}
 	}
 }
