@@ -356,9 +356,11 @@ func TestAccessRecordsNoteUsers(t *testing.T) {
 	if code := e.AdminJSON(http.MethodGet, app+"/consent-due", nil, nil); code != http.StatusOK {
 		t.Fatalf("due list: %d", code)
 	}
-	if code := e.AdminJSON(http.MethodPost, app+"/test-push", map[string]any{"userId": "u1", "title": "t", "content": "c"}, nil); code != http.StatusOK {
+	var sent struct{ PushID string }
+	if code := e.AdminJSON(http.MethodPost, app+"/test-push", map[string]any{"userId": "u1", "title": "t", "content": "c"}, &sent); code != http.StatusOK {
 		t.Fatalf("test push: %d", code)
 	}
+	e.AdminJSON(http.MethodGet, "/admin/v1/pushes/"+sent.PushID, nil, nil)
 	b := e.adminBrowser()
 	b.login()
 	for _, path := range []string{"/apps/" + a.ID + "/consent", "/apps/" + a.ID + "/consent-due.csv?within=0d"} {
@@ -374,5 +376,14 @@ func TestAccessRecordsNoteUsers(t *testing.T) {
 		if !slices.Equal(got[route], []string{"u1"}) {
 			t.Errorf("%s: userIds %v, want [u1]", route, got[route])
 		}
+	}
+	reads := 0
+	for _, r := range e.records("appId=" + a.ID) {
+		if r.Route == "GET /admin/v1/pushes/{pushId}" && r.PushID == sent.PushID {
+			reads++
+		}
+	}
+	if reads != 1 {
+		t.Errorf("a push read by its ID: %d records of the app name it, want 1", reads)
 	}
 }

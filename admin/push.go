@@ -140,7 +140,9 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		}
 		messages = messagesToJSON(p, rs)
 	}
-	noteOf(r.Context()).pushRows(unreachable, failures, messagesUsers(messages))
+	note := noteOf(r.Context())
+	note.about(p.AppID, "")
+	note.pushRows(unreachable, failures, messagesUsers(messages))
 	web.JSON(w, http.StatusOK, struct {
 		pushJSON
 		UnreachableUsers []herald.Unreachable `json:"unreachableUsers"`
