@@ -2,6 +2,7 @@ package admin
 
 import (
 	"bufio"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -134,7 +135,7 @@ func (n *accessNote) record(r *http.Request, status int, now time.Time, trustPro
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	rec := herald.AccessRecord{At: now, IP: accessIP(r, trustProxy), Method: r.Method, Route: r.Pattern,
-		AppID: cmpOr(n.appID, r.PathValue("appId")), PushID: cmpOr(n.pushID, r.PathValue("pushId")),
+		AppID: cmp.Or(n.appID, r.PathValue("appId")), PushID: cmp.Or(n.pushID, r.PathValue("pushId")),
 		UserIDs: append([]string{}, n.userIDs...), UserCount: n.users, Status: status, Reason: n.reason}
 	var who *herald.Operator
 	switch {
@@ -154,13 +155,6 @@ func (n *accessNote) record(r *http.Request, status int, now time.Time, trustPro
 		rec.Actor = &id
 	}
 	return rec, true
-}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
 }
 
 // accessIP is the client's address as a record keeps it: the peer's, or
