@@ -29,8 +29,9 @@ const recordTimeout = 5 * time.Second
 // record is appended (a batched transaction, so concurrent requests share
 // its commit), and only then does the answer go out; an answer whose
 // record could not be written becomes 503 ERR-AB-SYS-01 (failed writes
-// it as its route answers errors). A handler that streams records first
-// (see accessNote.recordNow), and its writes go straight out after.
+// it as its route answers errors). A handler that streams has the record
+// written first (accessNote.recordNow); what it writes after goes straight
+// out.
 // Requests neither authenticated nor signing in (static files, a refused
 // token) are answered as they are, without a record.
 func (s *server) recorded(h http.HandlerFunc, failed func(http.ResponseWriter, *http.Request, error)) http.HandlerFunc {
