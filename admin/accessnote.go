@@ -24,10 +24,16 @@ type accessNote struct {
 	userIDs  []string
 	users    int
 	reason   string
+	// actor is who made an authenticated request (withOperator notes
+	// it); nil until then.
+	actor *herald.Operator
+	// flush writes the record with the status given and lets the answer
+	// out (the middleware's, see recorded).
+	flush func(status int) error
 }
 
 // maxNotedUsers is how many userIds a record lists; userCount counts all.
-const maxNotedUsers = 200
+const maxNotedUsers = herald.MaxAccessUserIDs
 
 type accessNoteKey struct{}
 
@@ -92,4 +98,48 @@ func (n *accessNote) downloadReason(reason string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.reason = reason
+}
+
+// authenticated notes who made the request.
+func (n *accessNote) authenticated(o herald.Operator) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.actor = &o
+}
+
+// recordNow writes the record before the answer is complete, with the
+// status the answer will have, and lets what the handler writes from
+// then on go straight out: for a stream (records first, then the
+// stream). Without a note (a request not recorded) it does nothing.
+func (n *accessNote) recordNow(status int) error {
+	if n == nil || n.flush == nil {
+		return nil
+	}
+	return n.flush(status)
+}
+
+// pushRows notes the users of a push's per-user rows an answer showed
+// (unreachable users, failed sends, per-user messages), each once.
+func (n *accessNote) pushRows(unreachable []herald.Unreachable, failures []herald.Failure, messaged []string) {
+	seen := map[string]bool{}
+	var ids []string
+	add := func(id string) {
+		if id != "" && !seen[id] {
+			seen[id] = true
+			ids = append(ids, id)
+		}
+	}
+	for _, u := range unreachable {
+		add(u.UserID)
+	}
+	for _, f := range failures {
+		add(f.UserID)
+	}
+	for _, id := range messaged {
+		add(id)
+	}
+	n.showedUsers(ids...)
 }

@@ -333,6 +333,7 @@ func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	noteOf(r.Context()).about(a.ID, "")
 	out := toJSON(a)
 	out.SecretKey = secret
 	web.JSON(w, http.StatusCreated, out)

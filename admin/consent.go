@@ -61,6 +61,7 @@ func (s *server) getConsentHistory(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, userError(err))
 		return
 	}
+	noteOf(r.Context()).showedUsers(userID)
 	web.JSON(w, http.StatusOK, map[string]any{"userId": userID, "changes": consentChangesJSON(recs)})
 }
 
@@ -95,6 +96,7 @@ func (s *server) patchUserConsent(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, userError(err))
 		return
 	}
+	noteOf(r.Context()).showedUsers(userID)
 	web.JSON(w, http.StatusOK, map[string]any{"userId": userID, "marketing": c.Marketing, "marketingNight": c.MarketingNight})
 }
 
@@ -155,8 +157,10 @@ func (s *server) getConsentDue(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	note := noteOf(r.Context())
 	out := make([]consentDueJSON, len(ds))
 	for i, d := range ds {
+		note.showedUsers(d.UserID)
 		out[i] = consentDueJSON{UserID: d.UserID, Marketing: d.Consent.Marketing, MarketingNight: d.Consent.MarketingNight,
 			ConfirmedAt: d.ConfirmedAt, DueAt: d.DueAt}
 	}

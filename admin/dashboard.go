@@ -45,6 +45,7 @@ func newDashboard(s *server) *dashboard {
 		"plain":   plainFailure,
 		"reason":  unreachableReason,
 		"add":     func(a, b int) int { return a + b },
+		"deref":   func(p *int64) int64 { return *p },
 		"source":  sourceWords,
 		"yesno":   yesNo,
 		"ttl":     formatTTL,
@@ -56,7 +57,7 @@ func newDashboard(s *server) *dashboard {
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, hasher: newHasher(), oidc: newOIDCProvider(s.Config)}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator", "totp", "setup", "account"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator", "totp", "setup", "account", "access"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -127,6 +128,8 @@ func (d *dashboard) routes() []route {
 		{"POST /operators/{operatorId}/totp/delete", needEveryApp, d.resetTOTPForm},
 		{"POST /operators/{operatorId}/tokens", needEveryApp, d.createTokenForm},
 		{"POST /operators/{operatorId}/tokens/{tokenId}/delete", needEveryApp, d.deleteTokenForm},
+		{"GET /access", needEveryApp, d.accessPage},
+		{"GET /access/records.jsonl", needEveryApp, d.accessDownload},
 	}
 }
 

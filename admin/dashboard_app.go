@@ -147,6 +147,7 @@ func (d *dashboard) createApp(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "apps", v)
 		return
 	}
+	noteOf(r.Context()).about(a.ID, "")
 	d.done(w, r, "/apps/"+a.ID, flash{AppID: a.ID, Notice: "App created.", SecretLabel: "Secret key", SecretValue: secret})
 }
 

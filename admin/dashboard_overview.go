@@ -69,6 +69,9 @@ func (d *dashboard) usersPage(w http.ResponseWriter, r *http.Request, a herald.A
 		return
 	}
 	data.Users = us
+	for _, u := range us {
+		noteOf(r.Context()).showedUsers(u.ID)
+	}
 	if next != "" {
 		nq := url.Values{"cursor": {next}}
 		if data.Q != "" {

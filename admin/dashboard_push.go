@@ -125,6 +125,11 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 	}
+	var messaged []string
+	for _, m := range data.Messages {
+		messaged = append(messaged, m.UserID)
+	}
+	noteOf(r.Context()).pushRows(data.Unreachable, data.Failures, messaged)
 	d.render(w, r, http.StatusOK, "push", viewOf("Push "+shortID(p.ID), a, data))
 }
 
@@ -269,6 +274,7 @@ func (d *dashboard) loadUser(r *http.Request, a herald.App, data *userData) erro
 		return err
 	}
 	data.User, data.Devices = &u, devices
+	noteOf(r.Context()).showedUsers(u.ID)
 	if u.ConsentConfirmedAt != nil {
 		due := herald.ConsentDueAt(*u.ConsentConfirmedAt, a.Location())
 		data.DueAt = &due

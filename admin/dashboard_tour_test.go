@@ -234,6 +234,11 @@ func TestDashboardTour(t *testing.T) {
 	screenshot(t, ctx, "dashboard-app.png")
 
 	browserOverviewUsersCompose(t, ctx, e, a, appPath)
+	step(t, ctx, "access records, verified", chromedp.Navigate(base+"/access?verify=1"), chromedp.WaitVisible(chromedp.CSS("#access-records")))
+	if v := text(t, ctx, "#verdict"); !strings.Contains(v, "The chain holds") {
+		t.Fatalf("access page: verdict %q, want the chain holding", v)
+	}
+	screenshot(t, ctx, "dashboard-access.png")
 	browserNarrow(t, ctx, appPath, testID)
 }
 
@@ -268,7 +273,7 @@ func browserReconfirmation(t *testing.T, e *env, a testenv.App) string {
 func browserNarrow(t *testing.T, ctx context.Context, appPath, pushID string) {
 	t.Helper()
 	step(t, ctx, "phone window", chromedp.EmulateViewport(390, 844, chromedp.EmulateScale(2)))
-	for _, p := range []string{"/../..", "", "/overview", "/users", "/compose", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/consent", "/secret-key"} {
+	for _, p := range []string{"/../..", "", "/overview", "/users", "/compose", "/pushes", "/pushes/" + pushID, "/groups/spring-sale", "/usage", "/scheduled", "/users?userId=minji", "/consent", "/secret-key", "/../../access"} {
 		step(t, ctx, "open "+p, chromedp.Navigate(appPath+p), chromedp.WaitVisible(chromedp.CSS("main")))
 		if scroll, inner := pageFits(t, ctx); scroll > inner {
 			t.Errorf("%s at 390 px: the page is %d px wide, want at most %d", p, scroll, inner)

@@ -144,5 +144,9 @@ func (s *server) consentImport(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	note := noteOf(r.Context())
+	for _, e := range entries {
+		note.showedUsers(e.UserID)
+	}
 	web.JSON(w, http.StatusOK, map[string]any{"imported": n, "skipped": skipped})
 }

@@ -127,6 +127,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	noteOf(r.Context()).about(p.AppID, "")
 	var unreachable []herald.Unreachable
 	var failures []herald.Failure
 	var messages []messageJSON
@@ -155,6 +156,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		}
 		messages = messagesToJSON(p, rs)
 	}
+	noteOf(r.Context()).pushRows(unreachable, failures, messagesUsers(messages))
 	web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
 }
 
@@ -273,4 +275,13 @@ func (s *server) getUsage(w http.ResponseWriter, r *http.Request) {
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"appId": a.ID, "from": from, "to": to,
 		"totalServerActions": herald.ServerActions(total), "days": out})
+}
+
+// messagesUsers lists the users of per-user messages.
+func messagesUsers(ms []messageJSON) []string {
+	ids := make([]string, len(ms))
+	for i, m := range ms {
+		ids[i] = m.UserID
+	}
+	return ids
 }

@@ -38,6 +38,8 @@ type Store interface {
 	// SignInStore counts failed sign-ins on every node's behalf.
 	herald.OperatorStore
 	herald.SignInStore
+	// AccessStore keeps the access records (DESIGN 11).
+	herald.AccessStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
 	// DeviceByToken finds the device a test push to a token goes to.
@@ -151,6 +153,8 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/me", needSignedIn, s.getMe},
 		{"POST /admin/v1/me/totp", needAccount, s.postMyTOTP},
 		{"POST /admin/v1/me/totp/confirm", needAccount, s.postMyTOTPConfirm},
+		{"GET /admin/v1/access-records", needEveryApp, s.listAccessRecords},
+		{"GET /admin/v1/access-records/verify", needEveryApp, s.verifyAccessRecords},
 	}
 }
 
@@ -172,7 +176,7 @@ func NewHandler(cfg Config) http.Handler {
 	s := &server{Config: cfg}
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
-		mux.HandleFunc(r.pattern, s.authorized(r.need, r.handler))
+		mux.HandleFunc(r.pattern, s.recorded(s.authorized(r.need, r.handler), web.Error))
 	}
 	d := newDashboard(s)
 	for _, r := range d.routes() {
@@ -180,7 +184,7 @@ func NewHandler(cfg Config) http.Handler {
 		if r.need != needPublic {
 			h = d.signedIn(r.need, h) // the dashboard checks its own session
 		}
-		mux.HandleFunc(r.pattern, h)
+		mux.HandleFunc(r.pattern, s.recorded(h, d.fail))
 	}
 	web.Health(mux, cfg.Ready)
 	web.OpenAPI(mux, api.OpenAPI)
@@ -192,8 +196,10 @@ func NewHandler(cfg Config) http.Handler {
 
 type operatorKey struct{}
 
-// withOperator returns r carrying who made it.
+// withOperator returns r carrying who made it, and notes it for the
+// request's access record.
 func withOperator(r *http.Request, o herald.Operator) *http.Request {
+	noteOf(r.Context()).authenticated(o)
 	return r.WithContext(context.WithValue(r.Context(), operatorKey{}, o))
 }
 

@@ -71,5 +71,6 @@ func (s *server) writePush(w http.ResponseWriter, r *http.Request, p herald.Push
 		web.Error(w, r, err)
 		return
 	}
+	noteOf(r.Context()).about(stored.AppID, "")
 	web.JSON(w, http.StatusOK, pushToJSON(stored))
 }

@@ -99,6 +99,9 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 		return "", err
 	}
 	id, _, err := s.Delivery.Accept(ctx, p, req.Recipients, nil)
+	if err == nil && t.UserID != "" {
+		noteOf(ctx).showedUsers(t.UserID)
+	}
 	return id, err
 }
 

@@ -27,6 +27,7 @@ func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	noteOf(r.Context()).showedUsers(u.ID)
 	out := make([]deviceJSON, len(devices))
 	for i, d := range devices {
 		out[i] = deviceJSON{DeviceID: d.ID, Platform: d.Platform, AppSourceVersion: d.AppSourceVersion,

@@ -56,8 +56,10 @@ func (s *server) listUsers(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	note := noteOf(r.Context())
 	out := make([]userRowJSON, len(us))
 	for i, u := range us {
+		note.showedUsers(u.ID)
 		out[i] = userRowJSON{UserID: u.ID, State: u.State, Marketing: u.Consent.Marketing, MarketingNight: u.Consent.MarketingNight,
 			Devices: u.Devices, UpdatedAt: u.UpdatedAt}
 	}

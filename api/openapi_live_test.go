@@ -2,6 +2,7 @@ package api_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"io"
 	"log/slog"
@@ -63,7 +64,24 @@ func newValidator(t *testing.T) *validator {
 	if err != nil {
 		t.Fatalf("api/openapi.yaml: %v", err)
 	}
+	openapi3filter.RegisterBodyDecoder("application/jsonl", decodeJSONL)
 	return &validator{t: t, router: router, called: map[string]bool{}}
+}
+
+// decodeJSONL reads JSON lines (the access records' download): each line
+// must be a JSON object; the body is then checked as the string it is.
+func decodeJSONL(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
+		var obj map[string]any
+		if err := json.Unmarshal(line, &obj); err != nil {
+			return nil, fmt.Errorf("line %d is not a JSON object: %w", i+1, err)
+		}
+	}
+	return string(b), nil
 }
 
 // closeObjects makes the loaded document strict for this test: every
@@ -257,6 +275,7 @@ func TestOpenAPILiveAnswers(t *testing.T) {
 	e.operators()
 	e.pending()
 	e.teardown()
+	e.accessRecords()
 
 	for _, pattern := range append(api.Routes(), admin.Routes()...) {
 		op := openAPIRoute(pattern)
@@ -496,6 +515,15 @@ func (e *liveEnv) pending() {
 		}}, http.StatusOK)
 		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{map[string]any{"userId": "user-1"}}}, http.StatusBadRequest)
 	}
+}
+
+// accessRecords covers the access records the calls before left.
+func (e *liveEnv) accessRecords() {
+	e.admin(http.MethodGet, "/admin/v1/access-records?limit=5", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/access-records?limit=0", nil, http.StatusBadRequest)
+	e.admin(http.MethodGet, "/admin/v1/access-records?format=jsonl", nil, http.StatusBadRequest)
+	e.admin(http.MethodGet, "/admin/v1/access-records?format=jsonl&reason=audit", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/access-records/verify", nil, http.StatusOK)
 }
 
 // teardown covers the removals, last.

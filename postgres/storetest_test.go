@@ -47,6 +47,10 @@ func openHarness(t *testing.T, base string) storetest.Harness {
 			}
 			return pgx.CollectRows(rows, pgx.RowTo[string])
 		},
+		Exec: func(ctx context.Context, query string) error {
+			_, err := db.Pool.Exec(ctx, query)
+			return err
+		},
 	}
 }
 

@@ -45,6 +45,10 @@ func openHarness(t *testing.T) storetest.Harness {
 		Jobs: func(ctx context.Context, kind string) ([]string, error) {
 			return jobStates(ctx, db, kind)
 		},
+		Exec: func(ctx context.Context, query string) error {
+			_, err := db.Writer.ExecContext(ctx, query)
+			return err
+		},
 	}
 }
 

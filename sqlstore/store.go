@@ -111,11 +111,15 @@ type Store struct {
 	// targets knows which devices each push was sent to.
 	targets *targets
 	lw      LookupWriter // the engine's, when it writes lookups itself
+	// head is the access records' chain head this process last wrote.
+	head *accessHead
+	// appends gathers concurrent appends of access records.
+	appends accessBatches
 }
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
-	s := &Store{Now: time.Now, e: e, targets: newTargets()}
+	s := &Store{Now: time.Now, e: e, targets: newTargets(), head: &accessHead{}}
 	s.lw, _ = e.(LookupWriter)
 	return s
 }
@@ -130,4 +134,5 @@ var (
 	_ herald.MasterKeyStore = (*Store)(nil)
 	_ herald.SessionStore   = (*Store)(nil)
 	_ herald.EventStore     = (*Store)(nil)
+	_ herald.AccessStore    = (*Store)(nil)
 )

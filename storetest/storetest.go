@@ -40,6 +40,7 @@ type Store interface {
 	herald.NodeStore
 	herald.EventStore
 	herald.RetentionStore
+	herald.AccessStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -53,6 +54,9 @@ type Harness struct {
 	// through its job queue, oldest first, named as River names them
 	// ("available", "scheduled", "cancelled", …).
 	Jobs func(ctx context.Context, kind string) ([]string, error)
+	// Exec runs a statement without parameters on the store's database
+	// behind the store's back (the access chain's tests tamper with it).
+	Exec func(ctx context.Context, query string) error
 }
 
 // Run runs the whole suite; open is called once per subtest and must return
@@ -76,6 +80,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"NodeStore", nodeTests},
 		{"EventStore", eventTests},
 		{"RetentionStore", retentionTests},
+		{"AccessStore", accessTests},
 		{"Concurrent", concurrentTests},
 		{"Unavailable", unavailableTests},
 	} {

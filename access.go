@@ -1,0 +1,216 @@
+package herald
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"time"
+)
+
+// AccessRecord is one access to the admin listener (DESIGN 11): an
+// authenticated admin API request, a dashboard page or action, or a
+// sign-in attempt. Records are append-only and hash-chained: each holds
+// the hash of the one before (PrevHash) and its own (Hash), so that a
+// record changed, removed or inserted afterwards breaks the chain.
+type AccessRecord struct {
+	// Seq numbers the records from 1, without gaps.
+	Seq int64
+	// At is when the request was answered, kept to the millisecond.
+	At time.Time
+	// Actor is the operator's ID, OwnerID, or nil for a sign-in that
+	// failed.
+	Actor *string
+	// Email is the operator's, or the email typed at a sign-in; "" for
+	// the owner.
+	Email string
+	// IP is the client's address.
+	IP     string
+	Method string
+	// Route is the pattern the request matched ("GET
+	// /admin/v1/apps/{appId}/users/{userId}"), a dashboard page's by its
+	// pattern too.
+	Route string
+	// AppID and PushID are what the request was about; "" when none.
+	AppID string
+	// UserIDs are the users whose data the answer showed or the request
+	// changed, at most MaxAccessUserIDs of them; UserCount counts all.
+	UserIDs   []string
+	UserCount int
+	PushID    string
+	// Status is the HTTP status the request was answered with.
+	Status int
+	// Reason is the reason given for a download of personal data; "" for
+	// any other request.
+	Reason   string
+	PrevHash string
+	Hash     string
+}
+
+// MaxAccessUserIDs is how many userIds an access record lists; userCount
+// counts all.
+const MaxAccessUserIDs = 200
+
+// GenesisHash is the PrevHash of the first record of a chain.
+var GenesisHash = strings.Repeat("0", 64)
+
+// wireRecord is a record's JSON: its members in sorted order, so that
+// encoding/json writes them as it writes a map (the canonical form) but
+// without a map's cost; Hash is left out of the canonical form.
+type wireRecord struct {
+	Actor     *string   `json:"actor"`
+	AppID     string    `json:"appId"`
+	At        time.Time `json:"at"`
+	Email     string    `json:"email"`
+	Hash      *string   `json:"hash,omitempty"`
+	IP        string    `json:"ip"`
+	Method    string    `json:"method"`
+	PrevHash  string    `json:"prevHash"`
+	PushID    string    `json:"pushId"`
+	Reason    string    `json:"reason"`
+	Route     string    `json:"route"`
+	Seq       int64     `json:"seq"`
+	Status    int       `json:"status"`
+	UserCount int       `json:"userCount"`
+	UserIDs   []string  `json:"userIds"`
+}
+
+// wire is the record's JSON members, hash left out.
+func (r AccessRecord) wire() wireRecord {
+	ids := r.UserIDs
+	if ids == nil {
+		ids = []string{}
+	}
+	return wireRecord{Actor: r.Actor, AppID: r.AppID, At: r.At.UTC().Truncate(time.Millisecond), Email: r.Email,
+		IP: r.IP, Method: r.Method, PrevHash: r.PrevHash, PushID: r.PushID, Reason: r.Reason, Route: r.Route,
+		Seq: r.Seq, Status: r.Status, UserCount: r.UserCount, UserIDs: ids}
+}
+
+// Canonical is the JSON the record's hash covers: every member but hash,
+// keys sorted, no spaces, as encoding/json writes a map.
+func (r AccessRecord) Canonical() []byte {
+	b, err := json.Marshal(r.wire())
+	if err != nil {
+		panic(err) // strings, numbers and a time: it cannot fail
+	}
+	return b
+}
+
+// ChainHash is the hash of the record whose canonical JSON is canonical
+// and whose predecessor's hash is prev: hex SHA-256 of prev + "\n" +
+// canonical.
+func ChainHash(prev string, canonical []byte) string {
+	h := sha256.New()
+	h.Write([]byte(prev))
+	h.Write([]byte{'\n'})
+	h.Write(canonical)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// Chain links r after the record whose hash is prev, as record seq: it
+// sets Seq, PrevHash and Hash, and keeps At to the millisecond.
+func (r *AccessRecord) Chain(seq int64, prev string) {
+	r.Seq, r.PrevHash = seq, prev
+	r.At = r.At.UTC().Truncate(time.Millisecond)
+	if r.UserIDs == nil {
+		r.UserIDs = []string{}
+	}
+	r.Hash = ChainHash(prev, r.Canonical())
+}
+
+// Intact reports whether r's hash is the hash of its members.
+func (r AccessRecord) Intact() bool {
+	return r.Hash == ChainHash(r.PrevHash, r.Canonical())
+}
+
+// MarshalJSON writes the record as the admin API shows it: the canonical
+// members and hash.
+func (r AccessRecord) MarshalJSON() ([]byte, error) {
+	w := r.wire()
+	w.Hash = &r.Hash
+	return json.Marshal(w)
+}
+
+// UnmarshalJSON reads a record as MarshalJSON writes it.
+func (r *AccessRecord) UnmarshalJSON(b []byte) error {
+	var v struct {
+		Seq       int64     `json:"seq"`
+		At        time.Time `json:"at"`
+		Actor     *string   `json:"actor"`
+		Email     string    `json:"email"`
+		IP        string    `json:"ip"`
+		Method    string    `json:"method"`
+		Route     string    `json:"route"`
+		AppID     string    `json:"appId"`
+		UserIDs   []string  `json:"userIds"`
+		UserCount int       `json:"userCount"`
+		PushID    string    `json:"pushId"`
+		Status    int       `json:"status"`
+		Reason    string    `json:"reason"`
+		PrevHash  string    `json:"prevHash"`
+		Hash      string    `json:"hash"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*r = AccessRecord(v)
+	return nil
+}
+
+// AccessFilter selects access records, in seq order.
+type AccessFilter struct {
+	// From (inclusive) and To (exclusive) bound At; zero is unbounded.
+	From, To time.Time
+	// Actor, AppID and UserID, when set, keep the records of that actor
+	// (an operator's ID or OwnerID), about that app, or listing that user.
+	Actor, AppID, UserID string
+	// Limit is the page's size (AccessRecords; at most MaxAccessLimit).
+	Limit int
+	// Cursor continues after the last record of the previous page.
+	Cursor string
+}
+
+// Access records listed at once: by default and at most.
+const (
+	DefaultAccessLimit = 100
+	MaxAccessLimit     = 1000
+)
+
+// AccessVerdict is what walking the chain found: OK when every record's
+// hash holds and links to the one before, from the chain's anchor to its
+// head; Records counts those walked; FirstBroken is the seq of the first
+// record that does not hold (or, when records are missing at the chain's
+// end, the seq of the first missing), nil when OK.
+type AccessVerdict struct {
+	OK          bool   `json:"ok"`
+	Records     int64  `json:"records"`
+	FirstBroken *int64 `json:"firstBroken"`
+}
+
+// AccessStore keeps the access records' chain. Nothing changes a record
+// once appended; only PruneAccessRecords removes the oldest.
+type AccessStore interface {
+	// AppendAccessRecords appends recs to the chain in one transaction,
+	// in order, each linked to the chain's head at that moment (see
+	// AccessRecord.Chain): their Seq, PrevHash and Hash are set then and
+	// returned. The transaction may share its commit with other requests'
+	// (group commit); it returns once its records are durable. On several
+	// nodes the head is locked per append, so they keep one chain.
+	AppendAccessRecords(ctx context.Context, recs []AccessRecord) ([]AccessRecord, error)
+	// AccessRecords returns a page of the records f selects and the cursor
+	// of the next ("" at the end). ErrInvalidRequest for a malformed
+	// cursor or a limit outside 1..MaxAccessLimit.
+	AccessRecords(ctx context.Context, f AccessFilter) ([]AccessRecord, string, error)
+	// EachAccessRecord calls fn with every record f selects (its Limit
+	// ignored), in seq order, reading as it goes; fn's error stops it and
+	// is returned.
+	EachAccessRecord(ctx context.Context, f AccessFilter, fn func(AccessRecord) error) error
+	// VerifyAccessRecords walks the whole chain.
+	VerifyAccessRecords(ctx context.Context) (AccessVerdict, error)
+	// PruneAccessRecords removes, from the chain's start, at most limit
+	// records answered before before, and returns how many it removed.
+	// The first record kept has its PrevHash kept as the chain's anchor,
+	// so the rest still verifies.
+	PruneAccessRecords(ctx context.Context, before time.Time, limit int) (int, error)
+}

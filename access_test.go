@@ -1,0 +1,56 @@
+package herald
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAccessRecordCanonical holds the canonical JSON to DESIGN 11: every
+// member but hash, keys sorted, no spaces; and the hash to SHA-256 of
+// prevHash, a newline and it.
+func TestAccessRecordCanonical(t *testing.T) {
+	op := "op_1"
+	r := AccessRecord{At: time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.FixedZone("KST", 9*3600)), Actor: &op,
+		Email: "a@example.com", IP: "10.0.0.1", Method: "GET", Route: "GET /admin/v1/apps/{appId}/users/{userId}",
+		AppID: "app_1", UserIDs: []string{"u<1>"}, UserCount: 1, Status: 200}
+	r.Chain(7, GenesisHash)
+	want := `{"actor":"op_1","appId":"app_1","at":"2026-01-01T18:04:05.006Z","email":"a@example.com","ip":"10.0.0.1",` +
+		`"method":"GET","prevHash":"` + GenesisHash + `","pushId":"","reason":"","route":"GET /admin/v1/apps/{appId}/users/{userId}",` +
+		`"seq":7,"status":200,"userCount":1,"userIds":["u\u003c1\u003e"]}`
+	if got := string(r.Canonical()); got != want {
+		t.Errorf("canonical:\n got %s\nwant %s", got, want)
+	}
+	sum := sha256.Sum256([]byte(GenesisHash + "\n" + want))
+	if r.Hash != hex.EncodeToString(sum[:]) || !r.Intact() {
+		t.Errorf("hash: got %s, want %x", r.Hash, sum)
+	}
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	delete(m, "hash")
+	if asMap, _ := json.Marshal(m); string(asMap) != string(r.Canonical()) {
+		t.Errorf("canonical differs from encoding/json's map of the members:\n got %s\nwant %s", r.Canonical(), asMap)
+	}
+	var back AccessRecord
+	if err := json.Unmarshal(b, &back); err != nil || back.Hash != r.Hash || !back.Intact() {
+		t.Errorf("read back from %s: intact %t, %v", b, back.Intact(), err)
+	}
+	back.Status = 204
+	if back.Intact() {
+		t.Error("a record changed after it was chained still holds")
+	}
+	var none AccessRecord
+	none.Chain(1, GenesisHash)
+	if c := string(none.Canonical()); !json.Valid([]byte(c)) || !strings.Contains(c, `"actor":null`) || !strings.Contains(c, `"userIds":[]`) {
+		t.Errorf("a record without actor or users: %s", c)
+	}
+}

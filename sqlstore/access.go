@@ -1,0 +1,370 @@
+package sqlstore
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// accessKey is the lane key of every append (see TxOptions.Key): they
+// all lock the chain's head, so a process runs them in one lane, where
+// they share commits instead of waiting for each other's.
+const accessKey = "access_chain"
+
+// accessHead is the chain's head as this process last wrote it, so that
+// an append need not read it first: the append's guarded write of the
+// head (seq and hash as known) both checks it and locks the row. When
+// another node appended meanwhile, or a batch holding this process's
+// last append did not commit, the guard fails and the append runs again
+// from the head it then reads.
+type accessHead struct {
+	mu    sync.Mutex
+	known bool
+	seq   int64
+	hash  string
+}
+
+func (h *accessHead) get() (seq int64, hash string, known bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.seq, h.hash, h.known
+}
+
+func (h *accessHead) set(seq int64, hash string, known bool) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.seq, h.hash, h.known = seq, hash, known
+}
+
+// AppendAccessRecords appends recs to the chain (see
+// herald.AccessStore). Concurrent appends are gathered (accessBatches):
+// one transaction writes the records of all that joined before it ran.
+// That transaction is batched (TxOptions.Batched), so it may also share
+// its commit with other requests' (the Group's group commit); each append
+// returns once the commit holding its records is done.
+func (s *Store) AppendAccessRecords(ctx context.Context, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+	if len(recs) == 0 {
+		return []herald.AccessRecord{}, nil
+	}
+	for {
+		s.appends.mu.Lock()
+		b := s.appends.open
+		lead := b == nil
+		if lead {
+			b = &accessBatch{done: make(chan struct{})}
+			s.appends.open = b
+		}
+		from := len(b.recs)
+		b.recs = append(b.recs, recs...)
+		s.appends.mu.Unlock()
+		if lead {
+			b.out, b.err = s.appendAccess(ctx, b.take(&s.appends))
+			s.appends.mu.Lock()
+			if s.appends.open == b {
+				s.appends.open = nil // closed to joiners even when it never ran
+			}
+			s.appends.mu.Unlock()
+			close(b.done)
+		} else {
+			select {
+			case <-b.done:
+			case <-ctx.Done():
+				return nil, herald.Unavailable(ctx.Err()) // the records may still be written
+			}
+		}
+		switch {
+		case from+len(recs) <= len(b.out):
+			return b.out[from : from+len(recs)], nil
+		case b.err != nil && (lead || from < b.taken):
+			return nil, b.err
+		}
+		// Joined after the transaction last ran: append again.
+	}
+}
+
+// accessBatches gathers the records of concurrent appends: the first
+// append's transaction (queued in the Group like any batched one) takes
+// every record appended until it runs, and writes them with one head
+// update, so a busy admin listener pays a statement per record, not a
+// transaction. Those who joined wait for its commit.
+type accessBatches struct {
+	mu   sync.Mutex
+	open *accessBatch // joined until its transaction runs; nil when none
+}
+
+// accessBatch is the records of one transaction and, once done is closed,
+// what became of them: out holds the records written, in order (none
+// when err); taken counts those the transaction took.
+type accessBatch struct {
+	recs  []herald.AccessRecord
+	done  chan struct{}
+	out   []herald.AccessRecord
+	err   error
+	taken int
+}
+
+// take returns what the transaction calls for its records: it closes the
+// batch to later appends and returns every record joined so far.
+func (b *accessBatch) take(bs *accessBatches) func() []herald.AccessRecord {
+	return func() []herald.AccessRecord {
+		bs.mu.Lock()
+		defer bs.mu.Unlock()
+		if bs.open == b {
+			bs.open = nil
+		}
+		b.taken = len(b.recs)
+		return b.recs
+	}
+}
+
+// appendAccess runs the append of the records recs returns (called in the
+// transaction, once per run of it).
+func (s *Store) appendAccess(ctx context.Context, recs func() []herald.AccessRecord) ([]herald.AccessRecord, error) {
+	var out []herald.AccessRecord
+	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
+		recs := recs()
+		out = make([]herald.AccessRecord, len(recs))
+		seq, prev, known := s.head.get()
+		if !known {
+			if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
+				Scan(&seq, &prev); err != nil {
+				return err
+			}
+		}
+		headSeq, headHash := seq, prev
+		for i, r := range recs {
+			r.Chain(seq+int64(i)+1, prev)
+			prev, out[i] = r.Hash, r
+		}
+		last := out[len(out)-1]
+		stmts := []Stmt{{Query: `UPDATE access_chain SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
+			Args: []any{last.Seq, last.Hash, headSeq, headHash}, Exec: func(n int64) error { return guard(n, nil) }}}
+		for _, r := range out {
+			ids, _ := json.Marshal(r.UserIDs)
+			stmts = append(stmts, Stmt{Query: `INSERT INTO access_records (seq, at, actor, email, ip, method, route,
+				app_id, user_ids, user_count, push_id, status, reason, prev_hash, hash)
+				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+				Args: []any{r.Seq, r.At.UnixMilli(), r.Actor, r.Email, r.IP, r.Method, r.Route, r.AppID, string(ids),
+					r.UserCount, r.PushID, r.Status, r.Reason, r.PrevHash, r.Hash}})
+			for _, u := range r.UserIDs {
+				stmts = append(stmts, Stmt{Query: `INSERT INTO access_record_users (user_id, seq) VALUES (?, ?)
+					ON CONFLICT (user_id, seq) DO NOTHING`, Args: []any{u, r.Seq}})
+			}
+		}
+		if err := c.pipeline(ctx, stmts...); err != nil {
+			s.head.set(0, "", false) // read it again
+			return err
+		}
+		s.head.set(last.Seq, last.Hash, true)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+const accessColumns = `seq, at, actor, email, ip, method, route, app_id, user_ids, user_count, push_id, status,
+	reason, prev_hash, hash`
+
+func scanAccessRecord(row scanner) (herald.AccessRecord, error) {
+	var r herald.AccessRecord
+	var at int64
+	var actor sql.NullString
+	var ids string
+	err := row.Scan(&r.Seq, &at, &actor, &r.Email, &r.IP, &r.Method, &r.Route, &r.AppID, &ids, &r.UserCount,
+		&r.PushID, &r.Status, &r.Reason, &r.PrevHash, &r.Hash)
+	if err != nil {
+		return r, err
+	}
+	r.At = time.UnixMilli(at).UTC()
+	if actor.Valid {
+		r.Actor = &actor.String
+	}
+	r.UserIDs = []string{}
+	return r, json.Unmarshal([]byte(ids), &r.UserIDs)
+}
+
+// accessWhere is the condition f sets on records after seq after.
+func accessWhere(f herald.AccessFilter, after int64) (string, []any) {
+	where, args := ` WHERE r.seq > ?`, []any{after}
+	if !f.From.IsZero() {
+		where, args = where+` AND r.at >= ?`, append(args, f.From.UnixMilli())
+	}
+	if !f.To.IsZero() {
+		where, args = where+` AND r.at < ?`, append(args, f.To.UnixMilli())
+	}
+	if f.Actor != "" {
+		where, args = where+` AND r.actor = ?`, append(args, f.Actor)
+	}
+	if f.AppID != "" {
+		where, args = where+` AND r.app_id = ?`, append(args, f.AppID)
+	}
+	if f.UserID != "" {
+		where, args = where+` AND EXISTS (SELECT 1 FROM access_record_users u WHERE u.user_id = ? AND u.seq = r.seq)`,
+			append(args, f.UserID)
+	}
+	return where, args
+}
+
+// accessPage reads up to limit records f selects after seq after.
+func (s *Store) accessPage(ctx context.Context, f herald.AccessFilter, after int64, limit int) ([]herald.AccessRecord, error) {
+	where, args := accessWhere(f, after)
+	out := []herald.AccessRecord{}
+	err := s.reader().each(ctx, func(row scanner) error {
+		r, err := scanAccessRecord(row)
+		out = append(out, r)
+		return err
+	}, `SELECT `+accessColumns+` FROM access_records r`+where+` ORDER BY r.seq LIMIT ?`, append(args, limit)...)
+	return out, err
+}
+
+// AccessRecords returns a page of records; the cursor is the last one's
+// seq.
+func (s *Store) AccessRecords(ctx context.Context, f herald.AccessFilter) ([]herald.AccessRecord, string, error) {
+	if f.Limit < 1 || f.Limit > herald.MaxAccessLimit {
+		return nil, "", herald.Invalid(herald.Detail{Field: "limit", Reason: "must be 1 to 1000"})
+	}
+	var after int64
+	if f.Cursor != "" {
+		n, err := strconv.ParseInt(f.Cursor, 10, 64)
+		if err != nil || n < 0 {
+			return nil, "", herald.Invalid(herald.Detail{Field: "cursor", Reason: "is not a cursor this list gave"})
+		}
+		after = n
+	}
+	out, err := s.accessPage(ctx, f, after, f.Limit+1)
+	if err != nil || len(out) <= f.Limit {
+		return out, "", err
+	}
+	out = out[:f.Limit]
+	return out, strconv.FormatInt(out[len(out)-1].Seq, 10), nil
+}
+
+// accessStep is how many records EachAccessRecord and VerifyAccessRecords
+// read at a time: each page is a query of its own, so a long walk holds
+// no connection or snapshot while its caller writes.
+const accessStep = 1000
+
+// EachAccessRecord calls fn with every record f selects, a page at a
+// time.
+func (s *Store) EachAccessRecord(ctx context.Context, f herald.AccessFilter, fn func(herald.AccessRecord) error) error {
+	var after int64
+	for {
+		page, err := s.accessPage(ctx, f, after, accessStep)
+		if err != nil {
+			return err
+		}
+		for _, r := range page {
+			if err := fn(r); err != nil {
+				return err
+			}
+		}
+		if len(page) < accessStep {
+			return nil
+		}
+		after = page[len(page)-1].Seq
+	}
+}
+
+// VerifyAccessRecords walks the chain from its anchor: each record's hash
+// must hold and its PrevHash be the hash of the one before, and the last
+// must be the head. It reads the head first: records appended during the
+// walk are not judged.
+func (s *Store) VerifyAccessRecords(ctx context.Context) (herald.AccessVerdict, error) {
+	var headSeq int64
+	var head, anchor string
+	if err := s.reader().queryRow(ctx, `SELECT seq, hash, anchor FROM access_chain WHERE id = 1`).
+		Scan(&headSeq, &head, &anchor); err != nil {
+		return herald.AccessVerdict{}, err
+	}
+	v := herald.AccessVerdict{OK: true}
+	broken := func(seq int64) {
+		if v.OK {
+			v.OK, v.FirstBroken = false, &seq
+		}
+	}
+	prev, last := anchor, int64(-1)
+	err := s.EachAccessRecord(ctx, herald.AccessFilter{}, func(r herald.AccessRecord) error {
+		if r.Seq > headSeq {
+			return errStop
+		}
+		v.Records++
+		if r.PrevHash != prev || !r.Intact() || last >= 0 && r.Seq != last+1 {
+			broken(r.Seq)
+		}
+		prev, last = r.Hash, r.Seq
+		return nil
+	})
+	if err != nil && err != errStop {
+		return herald.AccessVerdict{}, err
+	}
+	if prev != head || last >= 0 && last != headSeq {
+		broken(max(last, 0) + 1)
+	}
+	return v, nil
+}
+
+// errStop ends a walk early.
+var errStop = errStopT{}
+
+type errStopT struct{}
+
+func (errStopT) Error() string { return "stop" }
+
+// PruneAccessRecords removes up to limit records of the chain's start
+// answered before before, and keeps the PrevHash of the first left as the
+// anchor. It stops at the first record answered at or after before, so
+// the chain is only ever cut at its start.
+func (s *Store) PruneAccessRecords(ctx context.Context, before time.Time, limit int) (int, error) {
+	if limit < 1 {
+		return 0, nil
+	}
+	var n int
+	err := s.inTx(ctx, func(c conn) error {
+		var headSeq int64
+		var head string
+		if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
+			Scan(&headSeq, &head); err != nil {
+			return err
+		}
+		// cut is the first record kept: the first answered at or after
+		// before, at most limit past the start.
+		var first, cut sql.NullInt64
+		if err := c.queryRow(ctx, `SELECT MIN(seq) FROM access_records`).Scan(&first); err != nil {
+			return err
+		}
+		if n = 0; !first.Valid {
+			return nil
+		}
+		if err := c.queryRow(ctx, `SELECT MIN(seq) FROM access_records WHERE at >= ?`, before.UnixMilli()).
+			Scan(&cut); err != nil {
+			return err
+		}
+		end := headSeq + 1
+		if cut.Valid {
+			end = cut.Int64
+		}
+		end = min(end, first.Int64+int64(limit))
+		anchor := head
+		if end <= headSeq {
+			if err := c.queryRow(ctx, `SELECT prev_hash FROM access_records WHERE seq = ?`, end).Scan(&anchor); err != nil {
+				return err
+			}
+		}
+		removed, err := c.exec(ctx, `DELETE FROM access_records WHERE seq < ?`, end)
+		if err != nil {
+			return err
+		}
+		n = int(removed)
+		return c.pipeline(ctx,
+			Stmt{Query: `DELETE FROM access_record_users WHERE seq < ?`, Args: []any{end}},
+			Stmt{Query: `UPDATE access_chain SET anchor = ? WHERE id = 1`, Args: []any{anchor}})
+	})
+	return n, err
+}

@@ -1,0 +1,270 @@
+package storetest
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+var accessTests = []test{
+	{"AppendChains", testAccessAppendChains},
+	{"RoundTrip", testAccessRoundTrip},
+	{"Filters", testAccessFilters},
+	{"Pages", testAccessPages},
+	{"Each", testAccessEach},
+	{"VerifyFindsTampering", testAccessTampered},
+	{"VerifyFindsMissingEnd", testAccessMissingEnd},
+	{"PruneKeepsAnchor", testAccessPrune},
+	{"ConcurrentAppendsOneChain", testAccessConcurrent},
+	{"AppendPastDeadline", testAccessPastDeadline},
+}
+
+// accessRec is a record of the owner's GET of route at at.
+func accessRec(route string, at time.Time) herald.AccessRecord {
+	owner := herald.OwnerID
+	return herald.AccessRecord{At: at, Actor: &owner, IP: "127.0.0.1", Method: "GET", Route: route, Status: 200}
+}
+
+func (b *bundle) appendAccess(recs ...herald.AccessRecord) []herald.AccessRecord {
+	b.t.Helper()
+	out, err := b.s.AppendAccessRecords(b.ctx, recs)
+	must(b.t, "AppendAccessRecords", err)
+	return out
+}
+
+func (b *bundle) accessPage(f herald.AccessFilter) ([]herald.AccessRecord, string) {
+	b.t.Helper()
+	if f.Limit == 0 {
+		f.Limit = herald.DefaultAccessLimit
+	}
+	recs, next, err := b.s.AccessRecords(b.ctx, f)
+	must(b.t, "AccessRecords", err)
+	return recs, next
+}
+
+func seqs(recs []herald.AccessRecord) []int64 {
+	out := []int64{}
+	for _, r := range recs {
+		out = append(out, r.Seq)
+	}
+	return out
+}
+
+func (b *bundle) wantVerdict(ok bool, records int64, firstBroken int64) {
+	b.t.Helper()
+	v, err := b.s.VerifyAccessRecords(b.ctx)
+	must(b.t, "VerifyAccessRecords", err)
+	got := "nil"
+	if v.FirstBroken != nil {
+		got = fmt.Sprint(*v.FirstBroken)
+	}
+	want := "nil"
+	if !ok {
+		want = fmt.Sprint(firstBroken)
+	}
+	if v.OK != ok || v.Records != records || got != want {
+		b.t.Errorf("verify: got ok %t, records %d, firstBroken %s; want %t, %d, %s", v.OK, v.Records, got, ok, records, want)
+	}
+}
+
+func testAccessAppendChains(t *testing.T, b *bundle) {
+	b.wantVerdict(true, 0, 0)
+	first := b.appendAccess(accessRec("GET /a", b.now), accessRec("GET /b", b.now))
+	more := b.appendAccess(accessRec("GET /c", b.now.Add(time.Second)))
+	all := append(first, more...)
+	prev := herald.GenesisHash
+	for i, r := range all {
+		if r.Seq != int64(i+1) || r.PrevHash != prev || !r.Intact() || len(r.Hash) != 64 {
+			t.Errorf("record %d: seq %d, prevHash %.8s (want %.8s), intact %t", i, r.Seq, r.PrevHash, prev, r.Intact())
+		}
+		prev = r.Hash
+	}
+	got, _ := b.accessPage(herald.AccessFilter{})
+	if !slices.EqualFunc(got, all, func(a, b herald.AccessRecord) bool { return a.Hash == b.Hash }) {
+		t.Errorf("listed %v, want the appended %v", seqs(got), seqs(all))
+	}
+	b.wantVerdict(true, 3, 0)
+}
+
+func testAccessRoundTrip(t *testing.T, b *bundle) {
+	r := accessRec("GET /admin/v1/apps/{appId}/users/{userId}", b.now.Add(1234567*time.Microsecond))
+	r.Email, r.AppID, r.PushID, r.Reason = "ops@example.com", b.app.ID, "psh_1", "ticket 7"
+	r.UserIDs, r.UserCount = []string{"u1", "u2", "u1"}, 3
+	failed := accessRec("POST /login", b.now)
+	failed.Actor, failed.Email, failed.Status = nil, "who@example.com", 401
+	out := b.appendAccess(r, failed)
+	got, _ := b.accessPage(herald.AccessFilter{})
+	if len(got) != 2 {
+		t.Fatalf("listed %d records, want 2", len(got))
+	}
+	for i := range got {
+		if string(got[i].Canonical()) != string(out[i].Canonical()) || got[i].Hash != out[i].Hash {
+			t.Errorf("record %d read back:\n got %s\nwant %s", i, got[i].Canonical(), out[i].Canonical())
+		}
+	}
+	if !got[0].At.Equal(b.now.Add(1234 * time.Millisecond)) {
+		t.Errorf("at: got %v, want it kept to the millisecond", got[0].At)
+	}
+	if got[1].Actor != nil || !slices.Equal(got[1].UserIDs, []string{}) {
+		t.Errorf("failed sign-in: actor %v, userIds %#v; want nil and []", got[1].Actor, got[1].UserIDs)
+	}
+}
+
+func testAccessFilters(t *testing.T, b *bundle) {
+	op := "op_1"
+	r1 := accessRec("GET /x", b.now)
+	r1.AppID, r1.UserIDs, r1.UserCount = "app_1", []string{"alice", "bob"}, 2
+	r2 := accessRec("GET /y", b.now.Add(time.Minute))
+	r2.Actor, r2.AppID, r2.UserIDs, r2.UserCount = &op, "app_2", []string{"bob"}, 1
+	r3 := accessRec("GET /z", b.now.Add(2*time.Minute))
+	r3.Actor = &op
+	b.appendAccess(r1, r2, r3)
+	for _, tc := range []struct {
+		name string
+		f    herald.AccessFilter
+		want []int64
+	}{
+		{"none", herald.AccessFilter{}, []int64{1, 2, 3}},
+		{"from inclusive", herald.AccessFilter{From: b.now.Add(time.Minute)}, []int64{2, 3}},
+		{"to exclusive", herald.AccessFilter{To: b.now.Add(time.Minute)}, []int64{1}},
+		{"actor", herald.AccessFilter{Actor: op}, []int64{2, 3}},
+		{"owner", herald.AccessFilter{Actor: herald.OwnerID}, []int64{1}},
+		{"appId", herald.AccessFilter{AppID: "app_2"}, []int64{2}},
+		{"userId", herald.AccessFilter{UserID: "bob"}, []int64{1, 2}},
+		{"userId alone", herald.AccessFilter{UserID: "alice"}, []int64{1}},
+		{"all of them", herald.AccessFilter{Actor: op, UserID: "bob", From: b.now}, []int64{2}},
+		{"nothing", herald.AccessFilter{UserID: "carol"}, []int64{}},
+	} {
+		if got, _ := b.accessPage(tc.f); !slices.Equal(seqs(got), tc.want) {
+			t.Errorf("%s: got %v, want %v", tc.name, seqs(got), tc.want)
+		}
+	}
+}
+
+func testAccessPages(t *testing.T, b *bundle) {
+	for range 5 {
+		b.appendAccess(accessRec("GET /p", b.now))
+	}
+	var pages [][]int64
+	f := herald.AccessFilter{Limit: 2}
+	for {
+		recs, next := b.accessPage(f)
+		pages = append(pages, seqs(recs))
+		if next == "" {
+			break
+		}
+		f.Cursor = next
+	}
+	if fmt.Sprint(pages) != "[[1 2] [3 4] [5]]" {
+		t.Errorf("pages: got %v, want [[1 2] [3 4] [5]]", pages)
+	}
+	for _, f := range []herald.AccessFilter{{Limit: 0}, {Limit: herald.MaxAccessLimit + 1}, {Limit: 1, Cursor: "x"}} {
+		if _, _, err := b.s.AccessRecords(b.ctx, f); !errors.Is(err, herald.ErrInvalidRequest) {
+			t.Errorf("AccessRecords(%+v): got %v, want ErrInvalidRequest", f, err)
+		}
+	}
+}
+
+func testAccessEach(t *testing.T, b *bundle) {
+	r := accessRec("GET /u", b.now)
+	r.UserIDs, r.UserCount = []string{"bob"}, 1
+	b.appendAccess(accessRec("GET /a", b.now), r, accessRec("GET /b", b.now), r)
+	var got []int64
+	must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, herald.AccessFilter{UserID: "bob", Limit: 1},
+		func(r herald.AccessRecord) error { got = append(got, r.Seq); return nil }))
+	if !slices.Equal(got, []int64{2, 4}) {
+		t.Errorf("each of bob's: got %v, want [2 4] (the limit ignored)", got)
+	}
+	stop := errors.New("stop")
+	if err := b.s.EachAccessRecord(b.ctx, herald.AccessFilter{}, func(herald.AccessRecord) error { return stop }); err != stop {
+		t.Errorf("each whose fn fails: got %v, want its error", err)
+	}
+}
+
+func testAccessTampered(t *testing.T, b *bundle) {
+	for range 4 {
+		b.appendAccess(accessRec("GET /t", b.now))
+	}
+	must(t, "Exec", b.h.Exec(b.ctx, `UPDATE access_records SET status = 204 WHERE seq = 3`))
+	b.wantVerdict(false, 4, 3)
+}
+
+func testAccessMissingEnd(t *testing.T, b *bundle) {
+	for range 3 {
+		b.appendAccess(accessRec("GET /t", b.now))
+	}
+	must(t, "Exec", b.h.Exec(b.ctx, `DELETE FROM access_records WHERE seq = 3`))
+	b.wantVerdict(false, 2, 3)
+}
+
+func testAccessPrune(t *testing.T, b *bundle) {
+	start := b.now
+	for i := range 6 {
+		b.appendAccess(accessRec("GET /old", start.Add(time.Duration(i)*time.Hour)))
+	}
+	n, err := b.s.PruneAccessRecords(b.ctx, start.Add(3*time.Hour), 2)
+	if err != nil || n != 2 {
+		t.Fatalf("prune of at most 2: got %d, %v; want 2", n, err)
+	}
+	b.wantVerdict(true, 4, 0)
+	n, err = b.s.PruneAccessRecords(b.ctx, start.Add(3*time.Hour), 100)
+	if err != nil || n != 1 {
+		t.Fatalf("prune the rest before 3h: got %d, %v; want 1", n, err)
+	}
+	got, _ := b.accessPage(herald.AccessFilter{})
+	if !slices.Equal(seqs(got), []int64{4, 5, 6}) {
+		t.Errorf("after pruning: %v, want [4 5 6]", seqs(got))
+	}
+	b.wantVerdict(true, 3, 0)
+	b.appendAccess(accessRec("GET /new", start.Add(7*time.Hour)))
+	b.wantVerdict(true, 4, 0)
+	if n, err := b.s.PruneAccessRecords(b.ctx, start.Add(8*time.Hour), 100); err != nil || n != 4 {
+		t.Fatalf("prune all: got %d, %v; want 4", n, err)
+	}
+	b.wantVerdict(true, 0, 0)
+	if out := b.appendAccess(accessRec("GET /after", start.Add(9*time.Hour))); out[0].Seq != 8 {
+		t.Errorf("after pruning all: seq %d, want 8", out[0].Seq)
+	}
+	b.wantVerdict(true, 1, 0)
+}
+
+func testAccessConcurrent(t *testing.T, b *bundle) {
+	const each = 10
+	var wg sync.WaitGroup
+	var e errs
+	start := make(chan struct{})
+	for w := range writers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			<-start
+			for i := range each {
+				_, err := b.s.AppendAccessRecords(b.ctx, []herald.AccessRecord{accessRec(fmt.Sprintf("GET /w%d/%d", w, i), b.now)})
+				e.add(err)
+			}
+		}()
+	}
+	close(start)
+	wg.Wait()
+	e.report(t, "AppendAccessRecords")
+	b.wantVerdict(true, writers*each, 0)
+	got, _ := b.accessPage(herald.AccessFilter{Limit: herald.MaxAccessLimit})
+	if len(got) != writers*each || got[len(got)-1].Seq != writers*each {
+		t.Errorf("records: %d, last seq %d; want %d without gaps", len(got), got[len(got)-1].Seq, writers*each)
+	}
+}
+
+func testAccessPastDeadline(t *testing.T, b *bundle) {
+	if _, err := b.s.AppendAccessRecords(b.expired(), []herald.AccessRecord{accessRec("GET /late", b.now)}); !errors.Is(err, herald.ErrUnavailable) {
+		t.Errorf("append past its deadline: got %v, want ErrUnavailable", err)
+	}
+	if out := b.appendAccess(accessRec("GET /next", b.now)); out[0].Seq != 1 {
+		t.Errorf("the next append: seq %d, want 1 (nothing written before)", out[0].Seq)
+	}
+	b.wantVerdict(true, 1, 0)
+}
