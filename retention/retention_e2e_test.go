@@ -310,3 +310,49 @@ func dashboardPage(t *testing.T, e *testenv.Harness, path string) string {
 	}
 	return string(b)
 }
+
+// TestRetentionPrunesAccessRecords: the day's run deletes the access
+// records older than 730 days from the chain's start, and the chain still
+// verifies from the anchor it keeps; younger records stay.
+func TestRetentionPrunesAccessRecords(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	t0 := time.Now()
+	clk.Run(t0)
+	e := testenv.Start(t, testenv.Clocked(clk))
+	type list struct {
+		Records []struct {
+			Seq   int64
+			Route string
+		}
+	}
+	for range 3 { // three records, 731 days before the run
+		if code := e.AdminJSON("GET", "/admin/v1/apps", nil, nil); code != http.StatusOK {
+			t.Fatalf("list apps: %d", code)
+		}
+	}
+	clk.Run(t0.Add(700 * day))
+	e.AdminJSON("GET", "/admin/v1/operators", nil, nil) // 31 days before the run: kept
+	var before list
+	e.AdminJSON("GET", "/admin/v1/access-records?limit=1000", nil, &before)
+
+	clk.Run(t0.Add(731 * day))
+	runDay(t, e)
+
+	var after list
+	e.AdminJSON("GET", "/admin/v1/access-records?limit=1000", nil, &after)
+	var routes []string
+	for _, r := range after.Records {
+		routes = append(routes, r.Route)
+	}
+	if len(after.Records) == 0 || after.Records[0].Route != "GET /admin/v1/operators" || slices.Contains(routes, "GET /admin/v1/apps") {
+		t.Errorf("records after the run: %v; want those of 731 days ago gone, from GET /admin/v1/operators on (before: %d records)", routes, len(before.Records))
+	}
+	var verdict struct {
+		OK      bool
+		Records int
+	}
+	if code := e.AdminJSON("GET", "/admin/v1/access-records/verify", nil, &verdict); code != http.StatusOK || !verdict.OK {
+		t.Errorf("verify after pruning: %d %+v, want ok from the kept anchor", code, verdict)
+	}
+}

@@ -187,9 +187,7 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 	})
 	s.Retention = retention.New(retention.Config{
 		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
-		Reclaim: reclaimer(s.DB),
-		// The access records' pruning (herald.AccessRecordDays, the chain's
-		// anchor kept) is wired here as AccessRecords once they exist.
+		Reclaim: reclaimer(s.DB), AccessRecords: pruneAccessRecords(s.Store),
 	})
 	if err := s.startQueue(ctx); err != nil {
 		return err
@@ -344,4 +342,15 @@ func (s *Server) stopAll() error {
 		errs = append(errs, s.DB.Close())
 	}
 	return errors.Join(errs...)
+}
+
+// pruneAccessRecords is retention's step over the access records: their
+// chain's start, the first kept record's prevHash kept as its anchor.
+func pruneAccessRecords(st herald.AccessStore) retention.Pruner {
+	return func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
+		began := time.Now()
+		n, err := st.PruneAccessRecords(ctx, before, limit)
+		return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedAccessRecord: int64(n)}, More: n == limit,
+			Held: time.Since(began)}, err
+	}
 }
