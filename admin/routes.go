@@ -37,6 +37,8 @@ type Store interface {
 	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
 	// NoticeStore imports consent collected before Herald.
 	herald.NoticeStore
+	// ExportStore reads the pushes of a user's export.
+	herald.ExportStore
 }
 
 // Delivery is what the admin API needs of delivery (delivery.Service).
@@ -104,6 +106,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/users", s.listUsers},
 		{"GET /admin/v1/apps/{appId}/users/{userId}", s.getUser},
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", s.getConsentHistory},
+		{"GET /admin/v1/apps/{appId}/users/{userId}/export", s.getUserExport},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", s.patchUserConsent},
 		{"GET /admin/v1/apps/{appId}/consent-due", s.getConsentDue},
 		{"POST /admin/v1/apps/{appId}/reconfirmation/run", s.runReconfirmation},

@@ -30,20 +30,21 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 		const moveCursor = `fanout_done = ?, fanout_mapped = ?, fanout_user = ?, fanout_device = ?, fanout_seq = ?, fanout_chunk = ?,
 			fanout_at = ?`
 		var open int
+		var appID string
 		var err error
 		if f.From.Start() {
 			// Claim the fan-out first: of several at once, one moves the
 			// push out of waiting; the others change nothing.
 			err = c.queryRow(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?, `+moveCursor+`
-				WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`) RETURNING open_chunks`,
-				append(append([]any{s.Now().UnixMilli(), len(chunks) + held}, cursor...), pushID)...).Scan(&open)
+				WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`) RETURNING open_chunks, app_id`,
+				append(append([]any{s.Now().UnixMilli(), len(chunks) + held}, cursor...), pushID)...).Scan(&open, &appID)
 		} else {
 			from := f.From.After
 			err = c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks + ?, `+moveCursor+`
 				WHERE id = ? AND status = 'sending' AND NOT fanout_done AND fanout_mapped = ? AND fanout_user = ?
-				AND fanout_device = ? AND fanout_seq = ? AND fanout_chunk = ? RETURNING open_chunks`,
+				AND fanout_device = ? AND fanout_seq = ? AND fanout_chunk = ? RETURNING open_chunks, app_id`,
 				append(append([]any{len(chunks) + held - 1}, cursor...), pushID, from.Mapped, from.UserID, from.DeviceID,
-					f.From.Seq, f.From.Chunk)...).Scan(&open)
+					f.From.Seq, f.From.Chunk)...).Scan(&open, &appID)
 		}
 		if errors.Is(err, herald.ErrNotFound) {
 			_, err := pushStatus(ctx, c, pushID) // ErrNotFound for an unknown push
@@ -59,6 +60,9 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 			chunkArgs = append(chunkArgs, []any{pushID, chunk, len(ds), encodeSlots(ds)})
 		}
 		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`, chunkArgs); err != nil {
+			return err
+		}
+		if err := recordUserPushes(ctx, c, appID, pushID, f.Deliveries); err != nil {
 			return err
 		}
 		if err := recordDeferred(ctx, c, pushID, f.Deferred); err != nil {
@@ -128,6 +132,27 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.De
 	_, err := c.execMany(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
 		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
+	return err
+}
+
+// recordUserPushes notes, for a user's export, the chunks that hold the
+// users' deliveries of the push: a row per user and chunk.
+func recordUserPushes(ctx context.Context, c conn, appID, pushID string, ds []herald.Delivery) error {
+	type key struct {
+		user  string
+		chunk int
+	}
+	seen := make(map[key]bool, len(ds))
+	args := make([][]any, 0, len(ds))
+	for _, d := range ds {
+		k := key{d.UserID, d.Chunk}
+		if d.UserID == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		args = append(args, []any{appID, d.UserID, pushID, d.Chunk})
+	}
+	_, err := c.execMany(ctx, `INSERT INTO user_pushes (app_id, user_id, push_id, chunk) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, args)
 	return err
 }
 
