@@ -75,8 +75,8 @@ func UserOutcome(ds []Delivery) Outcome {
 // what became of it for the user, and when the user's first device
 // reported it received and opened.
 type UserPush struct {
-	PushID     string
-	At         time.Time
+	PushID string
+	At     time.Time
 	// Title is the title the user was sent; nil once the push's body
 	// has expired.
 	Title      *string
