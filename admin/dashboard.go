@@ -101,6 +101,7 @@ func (d *dashboard) routes() []route {
 		{"GET /apps/{appId}/usage", in(d.usagePage)},
 		{"GET /apps/{appId}/users", in(d.userPage)},
 		{"POST /apps/{appId}/users/consent", in(d.setUserConsent)},
+		{"GET /apps/{appId}/users/export", in(d.dashboardExport)},
 		{"GET /apps/{appId}/consent", in(d.consentPage)},
 		{"GET /apps/{appId}/consent-due.csv", in(d.consentCSV)},
 		{"POST /apps/{appId}/reconfirmation/run", in(d.runReconfirmation)},

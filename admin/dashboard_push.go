@@ -213,7 +213,9 @@ func (d *dashboard) groupPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type userData struct {
-	UserID  string
+	UserID string
+	// Reason is the export form's reason, shown again when refused.
+	Reason  string
 	User    *herald.User
 	Devices []herald.Device
 	// History is the user's consent trail, oldest first.

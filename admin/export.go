@@ -2,7 +2,10 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -97,4 +100,45 @@ func exportFileName(userID string) string {
 		}
 	}
 	return "herald-user-" + string(b) + ".json"
+}
+
+// dashboardExport is GET /apps/{appId}/users/export?userId=…&reason=…:
+// the user page's download of the user's export. A reason refused shows
+// the user page again, naming it.
+func (d *dashboard) dashboardExport(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.app(w, r)
+	if !ok {
+		return
+	}
+	q := r.URL.Query()
+	data := &userData{UserID: strings.TrimSpace(q.Get("userId")), Reason: q.Get("reason")}
+	v := viewOf("Users", a, data)
+	err := error(nil)
+	if p := herald.DownloadReasonProblem(data.Reason); p != nil {
+		err = herald.Invalid(*p)
+	}
+	var out exportJSON
+	if err == nil {
+		out, err = d.userExport(r.Context(), a.ID, data.UserID)
+	}
+	if err != nil {
+		if lerr := d.loadUser(r, a, data); lerr != nil {
+			err = lerr
+		}
+		if errors.Is(err, herald.ErrUserNotFound) {
+			err = herald.ErrNotFound
+		}
+		d.failOn(w, r, err, "user", v)
+		return
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	w.Header().Set("Content-Type", "application/json; charset=utf-8")
+	w.Header().Set("Content-Disposition", `attachment; filename="`+exportFileName(out.UserID)+`"`)
+	w.Header().Set("Cache-Control", "no-store")
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	w.Write(append(b, '\n'))
 }

@@ -2,6 +2,7 @@ package admin_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -158,4 +159,41 @@ func TestUserExport(t *testing.T) {
 			testenv.WantError(t, res, path, herald.ErrNotFound)
 		}
 	})
+}
+
+// TestDashboardUserExport: the user page's form downloads the user's
+// export, and a blank reason shows the page again naming it.
+func TestDashboardUserExport(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	appPath := b.submit("/", "/apps", url.Values{"name": {"Export"}, "tier": {"business"}, "timeZone": {"Asia/Seoul"}})
+	appID := strings.TrimPrefix(appPath, "/apps/")
+	u := "kim/1"
+	if _, err := e.db.RegisterDevice(context.Background(), appID, herald.DeviceRegistration{DeviceID: "d-1", Token: "token-of-kim-12345678",
+		Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &u}); err != nil {
+		t.Fatal(err)
+	}
+	_, body := b.get(appPath + "/users?userId=" + url.QueryEscape(u))
+	wantIn(t, "user page", body, `id="user-export"`, `action="/apps/`+appID+`/users/export"`, `name="reason"`)
+
+	resp, body := b.get(appPath + "/users/export?userId=" + url.QueryEscape(u) + "&reason=" + url.QueryEscape("access request"))
+	wantStatus(t, resp, body, http.StatusOK)
+	if cd := resp.Header.Get("Content-Disposition"); cd != `attachment; filename="herald-user-kim_1.json"` {
+		t.Errorf("Content-Disposition: got %q", cd)
+	}
+	var got exportView
+	if err := json.Unmarshal([]byte(body), &got); err != nil {
+		t.Fatalf("download: %v\n%s", err, body)
+	}
+	if got.UserID != u || len(got.Devices) != 1 || got.Devices[0].TokenSuffix != "12345678" || strings.Contains(body, "token-of-kim") {
+		t.Errorf("download: got %+v, want kim/1 with its device by suffix only", got)
+	}
+
+	resp, body = b.get(appPath + "/users/export?userId=" + url.QueryEscape(u) + "&reason=+")
+	wantStatus(t, resp, body, http.StatusBadRequest)
+	wantIn(t, "refused reason", body, "<code>reason</code>", `id="user-export"`)
+	resp, body = b.get(appPath + "/users/export?userId=nobody&reason=asked")
+	wantStatus(t, resp, body, http.StatusNotFound)
 }
