@@ -89,6 +89,8 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/delete", in(d.deleteApp)},
 		{"GET /apps/{appId}/pushes", in(d.historyPage)},
 		{"GET /apps/{appId}/pushes/{pushId}", in(d.pushPage)},
+		{"GET /apps/{appId}/pushes/{pushId}/release", in(d.releaseConfirmPage)},
+		{"POST /apps/{appId}/pushes/{pushId}/release", in(d.releasePush)},
 		{"GET /apps/{appId}/groups/{requestGroupId}", in(d.groupPage)},
 		{"GET /apps/{appId}/scheduled", in(d.scheduledPage)},
 		{"GET /apps/{appId}/scheduled/{pushId}", in(d.editPage)},

@@ -18,7 +18,7 @@ import (
 const dashboardPageSize = 50
 
 func statuses() []herald.PushStatus {
-	return []herald.PushStatus{herald.StatusScheduled, herald.StatusCancelled, herald.StatusSending, herald.StatusDone, herald.StatusFailed}
+	return herald.PushStatuses
 }
 
 // appPath is the dashboard path of an app's page, or of one below it.

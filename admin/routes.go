@@ -49,6 +49,8 @@ type Delivery interface {
 	// EditScheduled and CancelScheduled change a scheduled push.
 	EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error)
 	CancelScheduled(ctx context.Context, pushID string) (herald.Push, error)
+	// Release lets a push held by a restore go on where it stood.
+	Release(ctx context.Context, pushID string) (herald.Push, error)
 	// Reconfirm sends the app's users due within its lead days their
 	// notice; day "" is a run the operator asked for.
 	Reconfirm(ctx context.Context, app herald.App, day string) (notified int, pushID string, claimed bool, err error)
@@ -120,6 +122,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/pushes/{pushId}", s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", s.patchPush},
 		{"POST /admin/v1/pushes/{pushId}/cancel", s.cancelPush},
+		{"POST /admin/v1/pushes/{pushId}/release", s.releasePush},
 	}
 }
 

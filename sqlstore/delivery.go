@@ -255,8 +255,8 @@ func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []her
 	err := s.inBulkTx(ctx, func(c conn) error {
 		finished = false // the transaction may run again
 		status, err := pushStatus(ctx, c, pushID)
-		if err != nil {
-			return err
+		if err != nil || status == herald.StatusHeld {
+			return err // held: its release queues the finish again
 		}
 		now := s.Now().UnixMilli()
 		n, err := c.exec(ctx, `UPDATE pushes SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?)

@@ -12,10 +12,16 @@ CREATE TABLE user_pushes (
     push_id TEXT NOT NULL REFERENCES pushes (id) ON DELETE CASCADE,
     chunk   INTEGER NOT NULL,
     PRIMARY KEY (app_id, user_id, push_id, chunk)
-) WITHOUT ROWID;
+);
 CREATE INDEX user_pushes_push ON user_pushes (push_id);
 CREATE INDEX unreachable_user ON unreachable (user_id);
 
+-- A restored store holds the pushes it would send again (status 'held',
+-- DESIGN 12) until an operator releases or cancels each; held_from is the
+-- status a held push returns to when released ('sending' or 'scheduled').
+ALTER TABLE pushes ADD COLUMN held_from TEXT;
+
 -- +goose Down
+ALTER TABLE pushes DROP COLUMN held_from;
 DROP INDEX unreachable_user;
 DROP TABLE user_pushes;
