@@ -17,7 +17,7 @@ import (
 var ErrNotHeld = newError("ERR-AB-SCH-02", http.StatusConflict, "Push is not held.")
 
 // NotHeld is ErrNotHeld saying what the push's status is.
-func NotHeld(status PushStatus) error {
+func NotHeld(status PushStatus) *Error {
 	return ErrNotHeld.With(Detail{Field: "status", Reason: fmt.Sprintf("is %s: only a held push (one a restore stopped) can be released", status)})
 }
 
