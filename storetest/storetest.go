@@ -37,6 +37,8 @@ type Store interface {
 	herald.NoticeStore
 	herald.NodeStore
 	herald.EventStore
+	herald.HoldStore
+	herald.ExportStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -73,6 +75,8 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"EventStore", eventTests},
 		{"Concurrent", concurrentTests},
 		{"Unavailable", unavailableTests},
+		{"HoldStore", holdTests},
+		{"ExportStore", exportTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {
