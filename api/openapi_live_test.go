@@ -412,6 +412,7 @@ func (e *liveEnv) history(group string) {
 	e.admin(http.MethodPatch, "/admin/v1/pushes/"+e.scheduled, map[string]any{"title": "(광고) Weekend sale, extended"}, http.StatusOK)
 	e.admin(http.MethodPatch, "/admin/v1/pushes/"+e.immediate, map[string]any{"title": "Too late"}, http.StatusConflict)
 	e.admin(http.MethodPost, "/admin/v1/pushes/"+e.scheduled+"/cancel", nil, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+e.immediate+"/release", nil, http.StatusConflict) // not held
 	e.admin(http.MethodGet, app+"/push-groups/"+group, nil, http.StatusOK)
 	e.admin(http.MethodGet, app+"/push-groups/no-such-group", nil, http.StatusNotFound)
 	e.admin(http.MethodGet, app+"/usage", nil, http.StatusOK)
