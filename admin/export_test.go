@@ -197,3 +197,50 @@ func TestDashboardUserExport(t *testing.T) {
 	resp, body = b.get(appPath + "/users/export?userId=nobody&reason=asked")
 	wantStatus(t, resp, body, http.StatusNotFound)
 }
+
+// TestDashboardHeldPush: a push a restore held says so on its page and
+// offers Release and Cancel, each confirmed first; released, it is back
+// where it stood (scheduled, sent at once); cancelled, refunded as it had
+// not begun. A push not held cannot be released: the page says why.
+func TestDashboardHeldPush(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	appPath, first, second := withScheduledApp(t, e, b)
+	ctx := context.Background()
+	held, err := e.db.HoldPushes(ctx, time.Date(2026, 12, 1, 14, 0, 0, 0, seoul))
+	if err != nil || len(held) != 2 {
+		t.Fatalf("HoldPushes: got %d pushes, %v; want the two due", len(held), err)
+	}
+	_, body := b.get(appPath + "/pushes/" + first)
+	wantIn(t, "held push page", body, `id="held"`, `href="`+appPath+`/pushes/`+first+`/release"`, `href="`+appPath+`/scheduled/`+first+`/cancel"`)
+
+	release := appPath + "/pushes/" + first + "/release"
+	resp, _ := b.post(release, url.Values{"csrf": {b.csrf(appPath)}})
+	if resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != release {
+		t.Fatalf("unconfirmed release: got %d to %q, want 303 to the confirmation page", resp.StatusCode, resp.Header.Get("Location"))
+	}
+	_, body = b.get(release)
+	wantIn(t, "release page", body, `id="confirm-release"`, "in flight", "had not begun")
+	if to := b.submit(release, release, url.Values{"confirmed": {"yes"}}); to != appPath+"/pushes/"+first {
+		t.Errorf("release: got redirect to %q, want the push page", to)
+	}
+	if p, _ := e.db.Push(ctx, first); p.Status != herald.StatusScheduled {
+		t.Errorf("released push: got %s, want scheduled (as it was held)", p.Status)
+	}
+	_, body = b.get(release)
+	wantIn(t, "release page of a push no longer held", body, `id="blocked"`)
+
+	cancel := appPath + "/scheduled/" + second + "/cancel"
+	_, body = b.get(cancel)
+	wantIn(t, "cancel page of a held push", body, "Cancel this held push?", "0.5 Server Actions are refunded")
+	b.submit(cancel, cancel, url.Values{"confirmed": {"yes"}})
+	if p, _ := e.db.Push(ctx, second); p.Status != herald.StatusCancelled {
+		t.Errorf("cancelled held push: got %s, want cancelled", p.Status)
+	}
+	_, body = b.get(appPath + "/pushes/" + second)
+	wantIn(t, "cancelled held push", body, "refunded when it was cancelled: net 0")
+	_, body = b.get(appPath + "/pushes?status=held")
+	wantIn(t, "history filter", body, `value="held"`)
+}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -143,17 +144,40 @@ func recordUserPushes(ctx context.Context, c conn, appID, pushID string, ds []he
 		chunk int
 	}
 	seen := make(map[key]bool, len(ds))
-	args := make([][]any, 0, len(ds))
+	var rows [][]any
 	for _, d := range ds {
 		k := key{d.UserID, d.Chunk}
 		if d.UserID == "" || seen[k] {
 			continue
 		}
 		seen[k] = true
-		args = append(args, []any{appID, d.UserID, pushID, d.Chunk})
+		rows = append(rows, []any{appID, d.UserID, pushID, d.Chunk})
 	}
-	_, err := c.execMany(ctx, `INSERT INTO user_pushes (app_id, user_id, push_id, chunk) VALUES (?, ?, ?, ?) ON CONFLICT DO NOTHING`, args)
-	return err
+	return insertRows(ctx, c, `INSERT INTO user_pushes (app_id, user_id, push_id, chunk) VALUES `, ` ON CONFLICT DO NOTHING`, rows)
+}
+
+// rowsPerInsert is how many rows insertRows writes a statement.
+const rowsPerInsert = 100
+
+// insertRows runs insert (ending in VALUES) with rows, rowsPerInsert rows
+// a statement, then tail: a row costs a statement's round trip no more.
+// Every row has as many values.
+func insertRows(ctx context.Context, c conn, insert, tail string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	one := "(" + placeholders(len(rows[0])) + ")"
+	for start := 0; start < len(rows); start += rowsPerInsert {
+		batch := rows[start:min(start+rowsPerInsert, len(rows))]
+		args := make([]any, 0, len(batch)*len(rows[0]))
+		for _, r := range batch {
+			args = append(args, r...)
+		}
+		if _, err := c.exec(ctx, insert+strings.TrimSuffix(strings.Repeat(one+",", len(batch)), ",")+tail, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordTargets counts the users a page of a topic or all-users push

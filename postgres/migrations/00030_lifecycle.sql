@@ -5,11 +5,13 @@
 -- row) of the user, written with the chunk (the fan-out's pages, retry
 -- chunks). Unmapped devices have none. Users a push could not reach at
 -- all are found in unreachable, by its index on the user. Pushes fanned
--- out before this migration have no rows.
+-- out before this migration have no rows. No foreign key: its check on
+-- every row would be paid on the send path; deleting an app deletes its
+-- rows (DeleteApp), and user_pushes_push finds a push's.
 CREATE TABLE user_pushes (
     app_id  TEXT NOT NULL,
     user_id TEXT NOT NULL,
-    push_id TEXT NOT NULL REFERENCES pushes (id) ON DELETE CASCADE,
+    push_id TEXT NOT NULL,
     chunk   INTEGER NOT NULL,
     PRIMARY KEY (app_id, user_id, push_id, chunk)
 );
