@@ -275,12 +275,11 @@ func (s *Store) withSlots(ctx context.Context, pushID, where string, more []any,
 // slotDeliveries returns the slots without a row of the push's chunks
 // where holds, on the push's id and then more (those keep says to, all
 // with keep nil), each in the state its position gives it: sent before
-// the cursor; failed from there on
-// when the push failed, with its reason; in flight up to the range's end;
-// pending after it. A slot settled into a retry chunk is that chunk's:
-// retry chunks are read first, newest (lowest number) first, and a slot
-// met again in an older chunk is skipped. Each chunk is decoded as it is
-// read.
+// the cursor; failed from there on when the push failed, with its
+// reason; in flight up to the range's end; pending after it. A slot
+// settled into a retry chunk is that chunk's: retry chunks are read
+// first, newest (lowest number) first, and a slot met again in an older
+// chunk is skipped. Each chunk is decoded as it is read.
 func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
 	var reason string
 	if err := s.reader().queryRow(ctx, `SELECT failure_reason FROM pushes WHERE id = ?`, pushID).Scan(&reason); err != nil {

@@ -222,6 +222,9 @@ func holdOnly(ctx context.Context, cmd *command, f restoreFlags, stdout io.Write
 		at = t
 	}
 	if f.databaseURL == "" {
+		if _, err := os.Stat(filepath.Join(f.dataDir, "herald.db")); err != nil {
+			return fmt.Errorf("no store to hold pushes in, in the data dir %s (--data-dir / HERALD_DATA_DIR): %w", f.dataDir, err)
+		}
 		lock, err := lockDataDir(f.dataDir, log)
 		if err != nil {
 			return err
