@@ -189,16 +189,3 @@ type DueWork struct {
 	Deferred bool
 	Chunk    int
 }
-
-// SessionStore keeps the dashboard's sessions, so that a session made on
-// one node works on every node and signing out ends it everywhere. IDs are
-// hashes of the cookie's nonce, never the cookie itself.
-type SessionStore interface {
-	// CreateSession records a session that ends at expires.
-	CreateSession(ctx context.Context, id string, expires time.Time) error
-	// SessionExpires returns when a session ends; ErrNotFound when there is
-	// none (never made, or signed out).
-	SessionExpires(ctx context.Context, id string) (time.Time, error)
-	// DeleteSession ends a session; ending an unknown one is no error.
-	DeleteSession(ctx context.Context, id string) error
-}

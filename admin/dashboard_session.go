@@ -27,15 +27,17 @@ import (
 const (
 	sessionCookie = "herald_session"
 	flashCookie   = "herald_flash"
-	sessionTTL    = 12 * time.Hour
 	flashTTL      = 2 * time.Minute
 	// maxFormBytes bounds a posted form; the largest is a service-account
 	// file (64 KiB) sent as a file or in a text area.
 	maxFormBytes = 1 << 20
 )
 
-// session is a signed-in browser.
-type session struct{ nonce string }
+// session is a signed-in browser: its cookie's nonce and whose it is.
+type session struct {
+	nonce string
+	op    herald.Operator
+}
 
 type sessionKey struct{}
 
@@ -63,8 +65,13 @@ func sessionID(nonce string) string {
 	return base64.RawURLEncoding.EncodeToString(h[:])
 }
 
-// session reads and checks the session cookie, and that the session was
-// not ended.
+// touchEvery is how stale a session's last-seen time may grow before a
+// page records it again: the idle limit is kept to within it, without a
+// write on every page.
+const touchEvery = time.Minute
+
+// session reads and checks the session cookie, that the session was not
+// ended, and that it is neither idle too long nor too old (DESIGN 11).
 func (d *dashboard) session(r *http.Request) (session, bool) {
 	c, err := r.Cookie(sessionCookie)
 	if err != nil || d.Token == "" {
@@ -74,17 +81,23 @@ func (d *dashboard) session(r *http.Request) (session, bool) {
 	if len(parts) != 3 || !hmac.Equal([]byte(parts[2]), []byte(d.mac("session", parts[0], parts[1]))) {
 		return session{}, false
 	}
-	exp, err := strconv.ParseInt(parts[1], 10, 64)
-	if err != nil || d.Now().Unix() >= exp {
-		return session{}, false
-	}
-	if _, err := d.sessions.SessionExpires(r.Context(), sessionID(parts[0])); err != nil {
+	id, now := sessionID(parts[0]), d.Now()
+	stored, op, err := d.sessions.Session(r.Context(), id)
+	if err != nil {
 		if !errors.Is(err, herald.ErrNotFound) {
 			d.Logger.ErrorContext(r.Context(), "dashboard session lookup", "err", err)
 		}
 		return session{}, false
 	}
-	return session{nonce: parts[0]}, true
+	if stored.AwaitingTOTP || now.Sub(stored.Started) >= herald.SessionLifetime || now.Sub(stored.LastSeen) >= herald.SessionIdle {
+		return session{}, false
+	}
+	if now.Sub(stored.LastSeen) >= touchEvery {
+		if err := d.sessions.TouchSession(r.Context(), id, now, false); err != nil {
+			d.Logger.ErrorContext(r.Context(), "dashboard session touch", "err", err)
+		}
+	}
+	return session{nonce: parts[0], op: op}, true
 }
 
 func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
@@ -103,7 +116,7 @@ func (d *dashboard) signedIn(h http.HandlerFunc) http.HandlerFunc {
 			http.Redirect(w, r, "/login", http.StatusSeeOther)
 			return
 		}
-		r = r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess))
+		r = withOperator(r.WithContext(context.WithValue(r.Context(), sessionKey{}, sess)), sess.op)
 		if r.Method == http.MethodPost {
 			if err := parseForm(w, r); err != nil {
 				d.render(w, r, http.StatusRequestEntityTooLarge, "error", view{Title: "Error",
@@ -166,14 +179,15 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 			Problem: &problem{Code: herald.ErrUnauthorized.Code, Message: "That is not the admin token."}})
 		return
 	}
-	nonce := rand.Text()
-	expires := d.Now().Add(sessionTTL)
-	if err := d.sessions.CreateSession(r.Context(), sessionID(nonce), expires); err != nil {
+	nonce, now := rand.Text(), d.Now()
+	expires := now.Add(herald.SessionLifetime)
+	sess := herald.Session{ID: sessionID(nonce), OperatorID: herald.OwnerID, Started: now, LastSeen: now}
+	if err := d.sessions.CreateSession(r.Context(), sess); err != nil {
 		d.fail(w, r, err)
 		return
 	}
 	exp := strconv.FormatInt(expires.Unix(), 10)
-	d.setCookie(w, r, sessionCookie, nonce+"."+exp+"."+d.mac("session", nonce, exp), int(sessionTTL.Seconds()))
+	d.setCookie(w, r, sessionCookie, nonce+"."+exp+"."+d.mac("session", nonce, exp), int(herald.SessionLifetime.Seconds()))
 	http.Redirect(w, r, "/", http.StatusSeeOther)
 }
 

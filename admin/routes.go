@@ -30,6 +30,10 @@ type Store interface {
 	// SessionStore keeps dashboard sessions, so that on several nodes a
 	// session works on all of them and signing out ends it everywhere.
 	herald.SessionStore
+	// OperatorStore keeps named operators, their secrets and API tokens;
+	// SignInStore counts failed sign-ins on every node's behalf.
+	herald.OperatorStore
+	herald.SignInStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
 	// DeviceByToken finds the device a test push to a token goes to.
@@ -170,8 +174,22 @@ func (s *server) authorized(h http.HandlerFunc) http.HandlerFunc {
 			web.Error(w, r, unauthorized(header, ok))
 			return
 		}
-		h(w, r)
+		h(w, withOperator(r, herald.Owner()))
 	}
+}
+
+type operatorKey struct{}
+
+// withOperator returns r carrying who made it.
+func withOperator(r *http.Request, o herald.Operator) *http.Request {
+	return r.WithContext(context.WithValue(r.Context(), operatorKey{}, o))
+}
+
+// operatorFrom returns who made an authenticated request: the operator of
+// its token or dashboard session, or the owner.
+func operatorFrom(r *http.Request) (herald.Operator, bool) {
+	o, ok := r.Context().Value(operatorKey{}).(herald.Operator)
+	return o, ok
 }
 
 // unauthorized is the 401 of a request without the admin token: its

@@ -81,28 +81,38 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 	var ready bool
 	err := s.inBulkTx(ctx, func(c conn) error {
 		ready = false
-		cur, err := loadChunk(ctx, c, pushID, st.Chunk)
-		if err != nil {
-			return err
-		}
 		f, err := stepFacts(ctx, c, appID, pushID, st)
 		if err != nil {
 			return err
 		}
+		// The chunk is first taken to be where the worker left it, which
+		// it nearly always is: the guarded write confirms it without a
+		// read. Only when the write misses is the chunk read, and the step
+		// judged on what it is.
+		cur := sendstore.Chunk{Range: st.Old}
 		var e sendstore.Effects
-		if next, e, err = cur.Apply(st, f); err != nil {
-			return err
-		}
 		var pending bool
-		err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = ?, sent = sent + ?,
-			sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?
-			WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? AND failed = ? RETURNING pending_events`,
-			next.Settled, next.Marked, e.Sent, e.SentOldBadge, e.SentOldImage, s.Now().UnixMilli(),
-			pushID, st.Chunk, cur.Settled, cur.Marked, cur.Stopped).Scan(&pending)
-		if errors.Is(err, herald.ErrNotFound) {
-			return errConflict // moved since it was loaded: judged again on what it is now
-		} else if err != nil {
-			return err
+		for loaded := false; ; loaded = true {
+			if next, e, err = cur.Apply(st, f); err != nil {
+				return err
+			}
+			err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = ?, sent = sent + ?,
+				sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?
+				WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? AND failed = ? RETURNING pending_events`,
+				next.Settled, next.Marked, e.Sent, e.SentOldBadge, e.SentOldImage, s.Now().UnixMilli(),
+				pushID, st.Chunk, cur.Settled, cur.Marked, cur.Stopped).Scan(&pending)
+			switch {
+			case errors.Is(err, herald.ErrNotFound) && loaded:
+				return errConflict // moved since it was read: judged again on what it is now
+			case errors.Is(err, herald.ErrNotFound):
+				if cur, err = loadChunk(ctx, c, pushID, st.Chunk); err != nil {
+					return err
+				}
+				continue
+			case err != nil:
+				return err
+			}
+			break
 		}
 		retryChunk := 0
 		if e.Retry != nil {

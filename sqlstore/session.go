@@ -2,30 +2,63 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
 	"time"
+
+	"github.com/heraldpush/herald"
 )
 
-// CreateSession records a dashboard session that ends at expires, and
-// forgets the sessions that have ended.
-func (s *Store) CreateSession(ctx context.Context, id string, expires time.Time) error {
+// CreateSession records a dashboard session, and forgets the sessions that
+// have ended.
+func (s *Store) CreateSession(ctx context.Context, sess herald.Session) error {
+	now := s.Now()
 	return s.inTx(ctx, func(c conn) error {
-		if _, err := c.exec(ctx, `DELETE FROM sessions WHERE expires_at <= ?`, s.Now().UnixMilli()); err != nil {
+		if _, err := c.exec(ctx, `DELETE FROM sessions WHERE started_at <= ? OR last_seen_at <= ?`,
+			now.Add(-herald.SessionLifetime).UnixMilli(), now.Add(-herald.SessionIdle).UnixMilli()); err != nil {
 			return err
 		}
-		_, err := c.exec(ctx, `INSERT INTO sessions (id, expires_at) VALUES (?, ?)
-			ON CONFLICT (id) DO UPDATE SET expires_at = excluded.expires_at`, id, expires.UnixMilli())
+		_, err := c.exec(ctx, `INSERT INTO sessions (id, operator_id, started_at, last_seen_at, awaiting_totp)
+			VALUES (?, ?, ?, ?, ?)`, sess.ID, sess.OperatorID, sess.Started.UnixMilli(), sess.LastSeen.UnixMilli(), sess.AwaitingTOTP)
 		return err
 	})
 }
 
-// SessionExpires returns when a session ends; herald.ErrNotFound when there
-// is none (never made, or signed out).
-func (s *Store) SessionExpires(ctx context.Context, id string) (time.Time, error) {
-	var ms int64
-	if err := s.reader().queryRow(ctx, `SELECT expires_at FROM sessions WHERE id = ?`, id).Scan(&ms); err != nil {
-		return time.Time{}, err
+// Session returns a session and, for an operator's, the operator; the
+// session of a disabled or deleted operator is herald.ErrNotFound.
+func (s *Store) Session(ctx context.Context, id string) (herald.Session, herald.Operator, error) {
+	sess := herald.Session{ID: id}
+	var started, seen int64
+	c := s.reader()
+	if err := c.queryRow(ctx, `SELECT operator_id, started_at, last_seen_at, awaiting_totp FROM sessions WHERE id = ?`, id).
+		Scan(&sess.OperatorID, &started, &seen, &sess.AwaitingTOTP); err != nil {
+		return sess, herald.Operator{}, err
 	}
-	return time.UnixMilli(ms).UTC(), nil
+	sess.Started, sess.LastSeen = time.UnixMilli(started).UTC(), time.UnixMilli(seen).UTC()
+	if sess.OperatorID == herald.OwnerID {
+		return sess, herald.Owner(), nil
+	}
+	o, err := operatorByID(ctx, c, sess.OperatorID)
+	if err == nil && o.Disabled {
+		err = herald.ErrNotFound
+	}
+	return sess, o, err
+}
+
+// TouchSession records that a session, and its operator, were seen at at;
+// verified ends an AwaitingTOTP session's wait.
+func (s *Store) TouchSession(ctx context.Context, id string, at time.Time, verified bool) error {
+	return s.inTx(ctx, func(c conn) error {
+		var operator string
+		if err := c.queryRow(ctx, `SELECT operator_id FROM sessions WHERE id = ?`, id).Scan(&operator); err != nil {
+			return err
+		}
+		stmts := []Stmt{{Query: `UPDATE sessions SET last_seen_at = ? WHERE id = ?`, Args: []any{at.UnixMilli(), id}},
+			{Query: `UPDATE operators SET last_seen_at = ? WHERE id = ?`, Args: []any{at.UnixMilli(), operator}}}
+		if verified {
+			stmts = append(stmts, Stmt{Query: `UPDATE sessions SET awaiting_totp = ? WHERE id = ?`, Args: []any{false, id}})
+		}
+		return c.pipeline(ctx, stmts...)
+	})
 }
 
 // DeleteSession ends a session; ending an unknown one is no error.
@@ -34,4 +67,28 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		_, err := c.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		return err
 	})
+}
+
+// SignInFailed records a failed sign-in under each key, and forgets
+// failures older than forget.
+func (s *Store) SignInFailed(ctx context.Context, keys []string, at, forget time.Time) error {
+	return s.inTx(ctx, func(c conn) error {
+		stmts := []Stmt{{Query: `DELETE FROM sign_in_failures WHERE at < ?`, Args: []any{forget.UnixMilli()}}}
+		for _, k := range keys {
+			stmts = append(stmts, Stmt{Query: `INSERT INTO sign_in_failures (key, at) VALUES (?, ?)`, Args: []any{k, at.UnixMilli()}})
+		}
+		return c.pipeline(ctx, stmts...)
+	})
+}
+
+// SignInFailures counts a key's failures since since, with the oldest.
+func (s *Store) SignInFailures(ctx context.Context, key string, since time.Time) (int, time.Time, error) {
+	var n int
+	var oldest sql.NullInt64
+	err := s.reader().queryRow(ctx, `SELECT COUNT(*), MIN(at) FROM sign_in_failures WHERE key = ? AND at >= ?`,
+		key, since.UnixMilli()).Scan(&n, &oldest)
+	if err != nil || !oldest.Valid {
+		return n, time.Time{}, err
+	}
+	return n, time.UnixMilli(oldest.Int64).UTC(), nil
 }

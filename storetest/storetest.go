@@ -33,6 +33,8 @@ type Store interface {
 	herald.HistoryStore
 	herald.ScheduleStore
 	herald.SessionStore
+	herald.OperatorStore
+	herald.SignInStore
 	herald.ConsentStore
 	herald.NoticeStore
 	herald.NodeStore
@@ -69,6 +71,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"ScheduleStore", scheduleTests},
 		{"NightDeferral", nightTests},
 		{"SessionStore", sessionTests},
+		{"OperatorStore", operatorTests},
 		{"ConsentStore", consentTests},
 		{"NoticeStore", noticeTests},
 		{"NodeStore", nodeTests},

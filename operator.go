@@ -1,0 +1,291 @@
+package herald
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"slices"
+	"time"
+)
+
+// Role is what an operator may do on the admin listener (DESIGN 11); each
+// role includes the ones before it.
+type Role int8
+
+const (
+	// RoleViewer sees apps, pushes and groups without per-user rows,
+	// overview and usage.
+	RoleViewer Role = iota + 1
+	// RoleOperator also sees and changes user-level data, and sends,
+	// edits and cancels pushes.
+	RoleOperator
+	// RoleAdmin also changes app settings, keys, credentials and webhooks;
+	// an admin of every app also creates and deletes apps, manages
+	// operators and reads access records.
+	RoleAdmin
+)
+
+var roleNames = [...]string{RoleViewer: "viewer", RoleOperator: "operator", RoleAdmin: "admin"}
+
+// ParseRole reads a role by its name.
+func ParseRole(s string) (Role, bool) {
+	for r, name := range roleNames {
+		if r > 0 && name == s {
+			return Role(r), true
+		}
+	}
+	return 0, false
+}
+
+func (r Role) String() string {
+	if r < RoleViewer || r > RoleAdmin {
+		return fmt.Sprintf("Role(%d)", int8(r))
+	}
+	return roleNames[r]
+}
+
+// Includes reports whether r may do what need may.
+func (r Role) Includes(need Role) bool { return r >= need }
+
+// MarshalText writes the role's name.
+func (r Role) MarshalText() ([]byte, error) {
+	if r < RoleViewer || r > RoleAdmin {
+		return nil, fmt.Errorf("no role %d", int8(r))
+	}
+	return []byte(r.String()), nil
+}
+
+// UnmarshalText reads a role's name.
+func (r *Role) UnmarshalText(b []byte) error {
+	role, ok := ParseRole(string(b))
+	if !ok {
+		return fmt.Errorf("role must be viewer, operator or admin")
+	}
+	*r = role
+	return nil
+}
+
+// OwnerID names the platform owner's break-glass credential
+// (HERALD_ADMIN_TOKEN) where an operator's ID would stand: in access
+// records and as the signed-in identity.
+const OwnerID = "owner"
+
+// Operator is a named person who works on the admin listener.
+type Operator struct {
+	ID string
+	// Email is unique, compared without regard to case; it is kept as
+	// first written.
+	Email string
+	Name  string
+	Role  Role
+	// Apps are the apps the operator may see; nil is every app.
+	Apps     []string
+	Disabled bool
+	// TOTP says the operator has enrolled a second factor.
+	TOTP       bool
+	CreatedAt  time.Time
+	LastSeenAt time.Time // zero when never seen
+}
+
+// Owner is the identity of the owner's token: an admin of every app.
+func Owner() Operator {
+	return Operator{ID: OwnerID, Name: "Owner", Role: RoleAdmin}
+}
+
+// SeesApp reports whether appID is among the operator's apps.
+func (o Operator) SeesApp(appID string) bool {
+	return o.Apps == nil || slices.Contains(o.Apps, appID)
+}
+
+// EveryApp reports whether the operator may see every app, which an admin
+// needs to create apps, manage operators and read access records.
+func (o Operator) EveryApp() bool { return o.Apps == nil }
+
+// MarshalJSON writes the operator as the admin API shows it (DESIGN 11).
+func (o Operator) MarshalJSON() ([]byte, error) {
+	var seen *time.Time
+	if !o.LastSeenAt.IsZero() {
+		t := o.LastSeenAt.UTC()
+		seen = &t
+	}
+	return json.Marshal(struct {
+		OperatorID string     `json:"operatorId"`
+		Email      string     `json:"email"`
+		Name       string     `json:"name"`
+		Role       Role       `json:"role"`
+		Apps       []string   `json:"apps"`
+		Disabled   bool       `json:"disabled"`
+		TOTP       bool       `json:"totp"`
+		CreatedAt  time.Time  `json:"createdAt"`
+		LastSeenAt *time.Time `json:"lastSeenAt"`
+	}{o.ID, o.Email, o.Name, o.Role, o.Apps, o.Disabled, o.TOTP, o.CreatedAt.UTC(), seen})
+}
+
+// OperatorChange is a partial update of an operator; nil members stay.
+type OperatorChange struct {
+	Name *string
+	Role *Role
+	// Apps, when set, replaces the operator's apps; a pointer to nil is
+	// every app.
+	Apps     *[]string
+	Disabled *bool
+}
+
+// SetupLink lets an operator choose a password once (DESIGN 11). Only a
+// hash of the link's token is stored.
+type SetupLink struct {
+	OperatorID string
+	TokenHash  string
+	Expires    time.Time
+}
+
+// OperatorToken is an operator's API token as stored: a hash, never the
+// token.
+type OperatorToken struct {
+	ID         string
+	OperatorID string
+	Name       string
+	Hash       string
+	CreatedAt  time.Time
+	ExpiresAt  time.Time
+}
+
+// MarshalJSON writes the token as the admin API lists it, without the
+// token itself.
+func (t OperatorToken) MarshalJSON() ([]byte, error) {
+	return json.Marshal(struct {
+		TokenID   string    `json:"tokenId"`
+		Name      string    `json:"name"`
+		CreatedAt time.Time `json:"createdAt"`
+		ExpiresAt time.Time `json:"expiresAt"`
+	}{t.ID, t.Name, t.CreatedAt.UTC(), t.ExpiresAt.UTC()})
+}
+
+// OperatorSecrets are what signing in checks: the argon2id hash of the
+// password ("" before setup) and the TOTP secrets, sealed with the master
+// key (nil when none).
+type OperatorSecrets struct {
+	PasswordHash string
+	// TOTP is the enrolled secret; PendingTOTP one issued but not yet
+	// confirmed by a code.
+	TOTP, PendingTOTP []byte
+}
+
+// Session is a signed-in dashboard browser (DESIGN 11: it ends 30 minutes
+// after it was last seen and 12 hours after it began).
+type Session struct {
+	// ID is a hash of the cookie's secret, never the cookie.
+	ID string
+	// OperatorID is the operator's, or OwnerID.
+	OperatorID string
+	Started    time.Time
+	LastSeen   time.Time
+	// AwaitingTOTP is a session whose password was right and whose TOTP
+	// code is yet to be given: it opens no page but the code's.
+	AwaitingTOTP bool
+}
+
+// Operator errors, in the spec's error shape.
+var (
+	// ErrForbidden refuses a route the operator's role does not allow;
+	// its details name the role needed.
+	ErrForbidden = newError("ERR-AB-ADM-03", http.StatusForbidden, "Not allowed for this operator.")
+	// ErrOperatorExists refuses a second operator with an email in use.
+	ErrOperatorExists = newError("ERR-AB-ADM-04", http.StatusConflict, "Operator already exists.")
+	// ErrLinkGone refuses a setup link used or expired.
+	ErrLinkGone = newError("ERR-AB-ADM-05", http.StatusGone, "This setup link was used or has expired.")
+)
+
+// Forbidden is ErrForbidden naming the role the route needs.
+func Forbidden(need Role) *Error {
+	return ErrForbidden.With(Detail{Field: "role", Reason: "needs the " + need.String() + " role"})
+}
+
+// OperatorStore keeps operators, their secrets, setup links and API tokens.
+type OperatorStore interface {
+	// CreateOperator stores a new operator with its first setup link;
+	// ErrOperatorExists when another has the email, whatever its case.
+	CreateOperator(ctx context.Context, o Operator, link SetupLink) error
+	// Operators lists every operator by email.
+	Operators(ctx context.Context) ([]Operator, error)
+	// Operator returns one; ErrNotFound when none has the ID.
+	Operator(ctx context.Context, id string) (Operator, error)
+	// OperatorByEmail finds an operator by email, whatever its case, with
+	// its secrets; ErrNotFound when none has it.
+	OperatorByEmail(ctx context.Context, email string) (Operator, OperatorSecrets, error)
+	// OperatorSecrets returns an operator's secrets.
+	OperatorSecrets(ctx context.Context, id string) (OperatorSecrets, error)
+	// UpdateOperator applies c and returns the operator after it. Disabling
+	// ends the operator's sessions and deletes its tokens in the same
+	// transaction. ErrNotFound when none has the ID.
+	UpdateOperator(ctx context.Context, id string, c OperatorChange) (Operator, error)
+	// DeleteOperator deletes an operator with its sessions, tokens and
+	// links. ErrNotFound when none has the ID.
+	DeleteOperator(ctx context.Context, id string) error
+
+	// ReplaceSetupLink makes link the operator's only setup link.
+	ReplaceSetupLink(ctx context.Context, link SetupLink) error
+	// SetupLink returns the operator a link's token hash belongs to;
+	// ErrNotFound for no such link, ErrLinkGone when used or expired.
+	SetupLink(ctx context.Context, tokenHash string) (Operator, error)
+	// UseSetupLink sets the operator's password hash and uses the link up,
+	// in one guarded write: ErrLinkGone when it was used or expired
+	// meanwhile, ErrNotFound for no such link.
+	UseSetupLink(ctx context.Context, tokenHash, passwordHash string) (Operator, error)
+
+	// SetPendingTOTP keeps a TOTP secret issued but not yet confirmed.
+	SetPendingTOTP(ctx context.Context, operatorID string, sealed []byte) error
+	// ConfirmTOTP makes the pending secret the enrolled one.
+	ConfirmTOTP(ctx context.Context, operatorID string) error
+	// ResetTOTP removes both secrets.
+	ResetTOTP(ctx context.Context, operatorID string) error
+
+	// CreateOperatorToken stores an API token; ErrNotFound when the operator is
+	// gone or disabled.
+	CreateOperatorToken(ctx context.Context, t OperatorToken) error
+	// OperatorTokens lists an operator's unexpired tokens, newest first.
+	OperatorTokens(ctx context.Context, operatorID string) ([]OperatorToken, error)
+	// DeleteOperatorToken revokes a token; ErrNotFound when the operator has none
+	// with that ID.
+	DeleteOperatorToken(ctx context.Context, operatorID, tokenID string) error
+	// OperatorByToken finds the operator of a token by its hash; ErrNotFound
+	// when no unexpired token of an enabled operator has it.
+	OperatorByToken(ctx context.Context, hash string) (Operator, error)
+}
+
+// SessionStore keeps the dashboard's sessions, so that a session made on
+// one node works on every node and signing out ends it everywhere. IDs are
+// hashes of the cookie's secret, never the cookie itself.
+type SessionStore interface {
+	// CreateSession records a session, and forgets those that ended.
+	CreateSession(ctx context.Context, s Session) error
+	// Session returns a session and, for an operator's, the operator;
+	// ErrNotFound when there is none (never made, signed out, or its
+	// operator disabled or deleted). It does not judge its age.
+	Session(ctx context.Context, id string) (Session, Operator, error)
+	// TouchSession records that a session was seen at at, and its operator
+	// with it; verified ends an AwaitingTOTP session's wait.
+	TouchSession(ctx context.Context, id string, at time.Time, verified bool) error
+	// DeleteSession ends a session; ending an unknown one is no error.
+	DeleteSession(ctx context.Context, id string) error
+}
+
+// SignInStore counts failed sign-ins in the database, so every node shares
+// them (DESIGN 11).
+type SignInStore interface {
+	// SignInFailed records a failed sign-in under each key (the client's
+	// address, the typed email) at at, and forgets failures older than
+	// forget.
+	SignInFailed(ctx context.Context, keys []string, at, forget time.Time) error
+	// SignInFailures counts a key's failures since since, with the oldest
+	// of them (zero when none).
+	SignInFailures(ctx context.Context, key string, since time.Time) (n int, oldest time.Time, err error)
+}
+
+// A dashboard session ends SessionIdle after it was last seen and
+// SessionLifetime after it began (DESIGN 11).
+const (
+	SessionIdle     = 30 * time.Minute
+	SessionLifetime = 12 * time.Hour
+)
