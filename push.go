@@ -164,7 +164,8 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 // PushStatus is where a push is in its life: scheduled pushes wait for their
 // time (or are cancelled); sending ones are being fanned out; done once every
 // recipient has a final outcome; failed when the push as a whole could not
-// be sent.
+// be sent; held when a restored store stopped it until an operator
+// releases or cancels it (see HoldStore).
 type PushStatus string
 
 // The push statuses.
@@ -174,12 +175,16 @@ const (
 	StatusSending   PushStatus = "sending"
 	StatusDone      PushStatus = "done"
 	StatusFailed    PushStatus = "failed"
+	StatusHeld      PushStatus = "held"
 )
+
+// PushStatuses lists every status.
+var PushStatuses = []PushStatus{StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed, StatusHeld}
 
 // Valid reports whether s is one of the statuses.
 func (s PushStatus) Valid() bool {
 	switch s {
-	case StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed:
+	case StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed, StatusHeld:
 		return true
 	}
 	return false

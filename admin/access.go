@@ -219,8 +219,8 @@ func (s *server) listAccessRecords(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	f, d := accessFilterOf(q)
 	jsonl := q.Get("format") == "jsonl"
-	if jsonl && strings.TrimSpace(q.Get("reason")) == "" {
-		d = append(d, herald.Detail{Field: "reason", Reason: "is required to download records: say why"})
+	if p := herald.DownloadReasonProblem(q.Get("reason")); jsonl && p != nil {
+		d = append(d, *p)
 	}
 	if len(d) > 0 {
 		web.Error(w, r, herald.Invalid(d...))

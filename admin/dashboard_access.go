@@ -94,8 +94,8 @@ func (d *dashboard) accessDownload(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	data, f, details := accessFilterOfPage(q)
 	reason := strings.TrimSpace(q.Get("reason"))
-	if reason == "" {
-		details = append(details, herald.Detail{Field: "reason", Reason: "is required to download records: say why"})
+	if p := herald.DownloadReasonProblem(reason); p != nil {
+		details = append(details, *p)
 	}
 	if len(details) > 0 {
 		d.failOn(w, r, herald.Invalid(details...), "access", view{Title: "Access records", Data: &data})

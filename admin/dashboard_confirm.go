@@ -86,6 +86,10 @@ func (d *dashboard) cancelConfirmPage(w http.ResponseWriter, r *http.Request) {
 		d.deferCancelConfirm(w, r, a, p)
 		return
 	}
+	if held(p) {
+		d.heldCancelConfirm(w, r, a, p)
+		return
+	}
 	c := confirmData{
 		Question: "Cancel this scheduled push?",
 		Consequence: fmt.Sprintf("%q, due %s, is not sent, and its %s Server Actions are refunded. This cannot be undone.",

@@ -18,7 +18,7 @@ import (
 const dashboardPageSize = 50
 
 func statuses() []herald.PushStatus {
-	return []herald.PushStatus{herald.StatusScheduled, herald.StatusCancelled, herald.StatusSending, herald.StatusDone, herald.StatusFailed}
+	return herald.PushStatuses
 }
 
 // appPath is the dashboard path of an app's page, or of one below it.
@@ -50,7 +50,7 @@ func (d *dashboard) historyPage(w http.ResponseWriter, r *http.Request) {
 	v := viewOf("Push history", a, data)
 	f := herald.PushFilter{RequestGroupID: data.Group, Status: herald.PushStatus(data.Status), Cursor: q.Get("cursor"), Limit: dashboardPageSize}
 	if f.Status != "" && !f.Status.Valid() {
-		d.failOn(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done or failed"}), "pushes", v)
+		d.failOn(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed or held"}), "pushes", v)
 		return
 	}
 	ps, next, err := d.Store.Pushes(r.Context(), a.ID, f)
@@ -224,7 +224,9 @@ func (d *dashboard) groupPage(w http.ResponseWriter, r *http.Request) {
 }
 
 type userData struct {
-	UserID  string
+	UserID string
+	// Reason is the export form's reason, shown again when refused.
+	Reason  string
 	User    *herald.User
 	Devices []herald.Device
 	// History is the user's consent trail, oldest first.

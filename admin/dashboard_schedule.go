@@ -164,6 +164,10 @@ func (d *dashboard) cancelPush(w http.ResponseWriter, r *http.Request) {
 		d.cancelDeferred(w, r, a, p)
 		return
 	}
+	if held(p) {
+		d.cancelHeld(w, r, a, p)
+		return
+	}
 	if _, err := d.Delivery.CancelScheduled(r.Context(), p.ID); err != nil {
 		v, lerr := d.scheduledView(r, a)
 		if lerr != nil {

@@ -98,7 +98,7 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 	f := herald.PushFilter{RequestGroupID: q.Get("requestGroupId"), Status: herald.PushStatus(q.Get("status")),
 		Scheduled: scheduled, Cursor: q.Get("cursor"), Limit: 50}
 	if f.Status != "" && !f.Status.Valid() {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done or failed"}))
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed or held"}))
 		return
 	}
 	if l := q.Get("limit"); l != "" {

@@ -47,6 +47,8 @@ type Store interface {
 	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
 	// NoticeStore imports consent collected before Herald.
 	herald.NoticeStore
+	// ExportStore reads the pushes of a user's export.
+	herald.ExportStore
 }
 
 // Delivery is what the admin API needs of delivery (delivery.Service).
@@ -57,6 +59,8 @@ type Delivery interface {
 	// EditScheduled and CancelScheduled change a scheduled push.
 	EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error)
 	CancelScheduled(ctx context.Context, pushID string) (herald.Push, error)
+	// Release lets a push held by a restore go on where it stood.
+	Release(ctx context.Context, pushID string) (herald.Push, error)
 	// Reconfirm sends the app's users due within its lead days their
 	// notice; day "" is a run the operator asked for.
 	Reconfirm(ctx context.Context, app herald.App, day string) (notified int, pushID string, claimed bool, err error)
@@ -127,6 +131,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/users", needOperator, s.listUsers},
 		{"GET /admin/v1/apps/{appId}/users/{userId}", needOperator, s.getUser},
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", needOperator, s.getConsentHistory},
+		{"GET /admin/v1/apps/{appId}/users/{userId}/export", needOperator, s.getUserExport},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", needOperator, s.patchUserConsent},
 		{"GET /admin/v1/apps/{appId}/consent-due", needOperator, s.getConsentDue},
 		{"POST /admin/v1/apps/{appId}/reconfirmation/run", needOperator, s.runReconfirmation},
@@ -140,6 +145,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/pushes/{pushId}", needViewer, s.getPush},
 		{"PATCH /admin/v1/pushes/{pushId}", needOperator, s.patchPush},
 		{"POST /admin/v1/pushes/{pushId}/cancel", needOperator, s.cancelPush},
+		{"POST /admin/v1/pushes/{pushId}/release", needOperator, s.releasePush},
 		{"POST /admin/v1/operators", needEveryApp, s.createOperator},
 		{"GET /admin/v1/operators", needEveryApp, s.listOperators},
 		{"GET /admin/v1/operators/{operatorId}", needEveryApp, s.getOperator},

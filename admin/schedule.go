@@ -64,6 +64,17 @@ func (s *server) cancelPush(w http.ResponseWriter, r *http.Request) {
 	s.writePush(w, r, p)
 }
 
+// releasePush is POST /admin/v1/pushes/{pushId}/release: a push held by a
+// restore goes on where it stood (DESIGN 12).
+func (s *server) releasePush(w http.ResponseWriter, r *http.Request) {
+	p, err := s.Delivery.Release(r.Context(), r.PathValue("pushId"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	s.writePush(w, r, p)
+}
+
 // writePush answers the push as stored now, with its counts.
 func (s *server) writePush(w http.ResponseWriter, r *http.Request, p herald.Push) {
 	stored, err := s.Store.Push(r.Context(), p.ID)

@@ -380,6 +380,9 @@ func (e *liveEnv) consent() {
 	e.admin(http.MethodGet, users+"user-1", nil, http.StatusOK)
 	e.admin(http.MethodGet, users+"nobody", nil, http.StatusNotFound)
 	e.admin(http.MethodGet, users+"user-1/consent-history", nil, http.StatusOK)
+	e.admin(http.MethodGet, users+"user-1/export?reason=subject+access+request", nil, http.StatusOK)
+	e.admin(http.MethodGet, users+"user-1/export", nil, http.StatusBadRequest)
+	e.admin(http.MethodGet, users+"nobody/export?reason=asked", nil, http.StatusNotFound)
 	e.admin(http.MethodPatch, users+"user-1/consent", map[string]any{"marketing": true}, http.StatusOK)
 	e.admin(http.MethodPatch, users+"user-1/consent", map[string]any{"marketing": "yes"}, http.StatusBadRequest)
 	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID+"/consent-due?within=30d", nil, http.StatusOK)
@@ -429,6 +432,7 @@ func (e *liveEnv) history(group string) {
 	e.admin(http.MethodPatch, "/admin/v1/pushes/"+e.scheduled, map[string]any{"title": "(광고) Weekend sale, extended"}, http.StatusOK)
 	e.admin(http.MethodPatch, "/admin/v1/pushes/"+e.immediate, map[string]any{"title": "Too late"}, http.StatusConflict)
 	e.admin(http.MethodPost, "/admin/v1/pushes/"+e.scheduled+"/cancel", nil, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+e.immediate+"/release", nil, http.StatusConflict) // not held
 	e.admin(http.MethodGet, app+"/push-groups/"+group, nil, http.StatusOK)
 	e.admin(http.MethodGet, app+"/push-groups/no-such-group", nil, http.StatusNotFound)
 	e.admin(http.MethodGet, app+"/usage", nil, http.StatusOK)

@@ -63,6 +63,7 @@ type Store interface {
 	herald.ScheduleStore
 	herald.ConsentStore
 	herald.NoticeStore
+	herald.HoldStore
 }
 
 // Sender gives the sender of each app's notifications (the FCM client).
@@ -208,11 +209,15 @@ func (s *Service) EditScheduled(ctx context.Context, pushID string, c herald.Pus
 	})
 }
 
-// CancelScheduled cancels a scheduled push and refunds its charge, or the
+// CancelScheduled cancels a scheduled push and refunds its charge, the
 // deferred part of a sending push (herald.NightDefer) and refunds its
-// users.
+// users, or a held push (herald.HoldStore.CancelHeld).
 func (s *Service) CancelScheduled(ctx context.Context, pushID string) (herald.Push, error) {
-	if p, err := s.cfg.Store.PushRecord(ctx, pushID); err == nil && p.Status == herald.StatusSending && p.NightPolicy == herald.NightDefer {
+	p, err := s.cfg.Store.PushRecord(ctx, pushID)
+	switch {
+	case err == nil && p.Status == herald.StatusHeld:
+		return s.cfg.Store.CancelHeld(ctx, pushID)
+	case err == nil && p.Status == herald.StatusSending && p.NightPolicy == herald.NightDefer:
 		return s.cancelDeferred(ctx, pushID)
 	}
 	return s.cfg.Store.CancelScheduled(ctx, pushID, func(p herald.Push) error { return p.CheckEditable(s.cfg.Now()) })

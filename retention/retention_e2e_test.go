@@ -60,7 +60,7 @@ func getPush(t *testing.T, e *testenv.Harness, id string) pushView {
 func rows(t *testing.T, e *testenv.Harness, id string) map[string]int {
 	t.Helper()
 	out := map[string]int{}
-	for _, table := range []string{"deliveries", "push_chunks", "push_events", "unreachable"} {
+	for _, table := range []string{"deliveries", "push_chunks", "push_events", "unreachable", "user_pushes"} {
 		var n int
 		if err := e.QueryRow(`SELECT COUNT(*) FROM `+table+` WHERE push_id = ?`, id).Scan(&n); err != nil {
 			t.Fatalf("count %s: %v", table, err)

@@ -128,7 +128,13 @@ func readNotices(a *herald.App, notice, reconfirm string) error {
 
 // DeleteApp removes an app and everything it owns.
 func (s *Store) DeleteApp(ctx context.Context, id string) error {
-	return s.execOne(ctx, `DELETE FROM apps WHERE id = ?`, id)
+	return s.inTx(ctx, func(c conn) error {
+		// user_pushes has no foreign key to cascade (see migration 30).
+		if _, err := c.exec(ctx, `DELETE FROM user_pushes WHERE app_id = ?`, id); err != nil {
+			return err
+		}
+		return execOneIn(ctx, c, `DELETE FROM apps WHERE id = ?`, id)
+	})
 }
 
 // SetSecretHash replaces the app's secret key hash; the old key is dead at

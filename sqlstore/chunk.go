@@ -117,7 +117,7 @@ func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sends
 		retryChunk := 0
 		if e.Retry != nil {
 			retryChunk = e.Retry.Chunk
-			if err := insertRetryChunk(ctx, c, pushID, e.Retry); err != nil {
+			if err := insertRetryChunk(ctx, c, appID, pushID, e.Retry); err != nil {
 				return err
 			}
 		}
@@ -201,10 +201,14 @@ func nextRetryChunk(ctx context.Context, c conn, pushID string) (int, error) {
 	return -n, err
 }
 
-// insertRetryChunk records a retry chunk: its slots and its job.
-func insertRetryChunk(ctx context.Context, c conn, pushID string, r *sendstore.NumberedChunk) error {
+// insertRetryChunk records a retry chunk: its slots, its users' rows of
+// user_pushes and its job.
+func insertRetryChunk(ctx context.Context, c conn, appID, pushID string, r *sendstore.NumberedChunk) error {
 	if _, err := c.exec(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`,
 		pushID, r.Chunk, len(r.Slots), encodeSlots(r.Slots)); err != nil {
+		return err
+	}
+	if err := recordUserPushes(ctx, c, appID, pushID, r.Slots); err != nil {
 		return err
 	}
 	_, err := c.insertJobs(ctx, []herald.Job{r.Job})
@@ -229,7 +233,7 @@ func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Deliver
 	if err != nil {
 		return nil, err
 	}
-	return s.withSlots(ctx, pushID, `push_id = ?`, rows, nil)
+	return s.withSlots(ctx, pushID, `push_id = ?`, nil, rows, nil)
 }
 
 // DeliveriesOf returns the deliveries of a push to the users, by seq. The
@@ -250,7 +254,7 @@ func (s *Store) DeliveriesOf(ctx context.Context, pushID string, userIDs []strin
 	for _, u := range userIDs {
 		users[u] = true
 	}
-	return s.withSlots(ctx, pushID, `push_id = ?`, rows, func(d herald.Delivery) bool { return users[d.UserID] })
+	return s.withSlots(ctx, pushID, `push_id = ?`, nil, rows, func(d herald.Delivery) bool { return users[d.UserID] })
 }
 
 // UndeliverableUsers returns the users with an undeliverable delivery of
@@ -267,9 +271,9 @@ func (s *Store) UndeliverableUsers(ctx context.Context, pushID string) ([]string
 }
 
 // withSlots returns rows and the slots without a row of the push's chunks
-// where holds (those keep says to, all with keep nil), by seq.
-func (s *Store) withSlots(ctx context.Context, pushID, where string, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
-	slots, err := s.slotDeliveries(ctx, pushID, where, rows, keep)
+// where holds (on the push's id and then more) (those keep says to, all with keep nil), by seq.
+func (s *Store) withSlots(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
+	slots, err := s.slotDeliveries(ctx, pushID, where, more, rows, keep)
 	if err != nil {
 		return nil, err
 	}
@@ -279,14 +283,14 @@ func (s *Store) withSlots(ctx context.Context, pushID, where string, rows []hera
 }
 
 // slotDeliveries returns the slots without a row of the push's chunks
-// where holds (those keep says to, all with keep nil), each in the state
-// its position gives it: sent before the cursor; failed from there on
-// when the push failed, with its reason; in flight up to the range's end;
-// pending after it. A slot settled into a retry chunk is that chunk's:
-// retry chunks are read first, newest (lowest number) first, and a slot
-// met again in an older chunk is skipped. Each chunk is decoded as it is
-// read.
-func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
+// where holds, on the push's id and then more (those keep says to, all
+// with keep nil), each in the state its position gives it: sent before
+// the cursor; failed from there on when the push failed, with its
+// reason; in flight up to the range's end; pending after it. A slot
+// settled into a retry chunk is that chunk's: retry chunks are read
+// first, newest (lowest number) first, and a slot met again in an older
+// chunk is skipped. Each chunk is decoded as it is read.
+func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
 	var reason string
 	if err := s.reader().queryRow(ctx, `SELECT failure_reason FROM pushes WHERE id = ?`, pushID).Scan(&reason); err != nil {
 		if errors.Is(err, herald.ErrNotFound) {
@@ -329,7 +333,7 @@ func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, rows [
 			out = append(out, d)
 		}
 		return nil
-	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where+` ORDER BY chunk`, pushID)
+	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where+` ORDER BY chunk`, append([]any{pushID}, more...)...)
 	return out, err
 }
 

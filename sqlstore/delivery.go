@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -30,20 +31,21 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 		const moveCursor = `fanout_done = ?, fanout_mapped = ?, fanout_user = ?, fanout_device = ?, fanout_seq = ?, fanout_chunk = ?,
 			fanout_at = ?`
 		var open int
+		var appID string
 		var err error
 		if f.From.Start() {
 			// Claim the fan-out first: of several at once, one moves the
 			// push out of waiting; the others change nothing.
 			err = c.queryRow(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?, `+moveCursor+`
-				WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`) RETURNING open_chunks`,
-				append(append([]any{s.Now().UnixMilli(), len(chunks) + held}, cursor...), pushID)...).Scan(&open)
+				WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`) RETURNING open_chunks, app_id`,
+				append(append([]any{s.Now().UnixMilli(), len(chunks) + held}, cursor...), pushID)...).Scan(&open, &appID)
 		} else {
 			from := f.From.After
 			err = c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks + ?, `+moveCursor+`
 				WHERE id = ? AND status = 'sending' AND NOT fanout_done AND fanout_mapped = ? AND fanout_user = ?
-				AND fanout_device = ? AND fanout_seq = ? AND fanout_chunk = ? RETURNING open_chunks`,
+				AND fanout_device = ? AND fanout_seq = ? AND fanout_chunk = ? RETURNING open_chunks, app_id`,
 				append(append([]any{len(chunks) + held - 1}, cursor...), pushID, from.Mapped, from.UserID, from.DeviceID,
-					f.From.Seq, f.From.Chunk)...).Scan(&open)
+					f.From.Seq, f.From.Chunk)...).Scan(&open, &appID)
 		}
 		if errors.Is(err, herald.ErrNotFound) {
 			_, err := pushStatus(ctx, c, pushID) // ErrNotFound for an unknown push
@@ -59,6 +61,9 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 			chunkArgs = append(chunkArgs, []any{pushID, chunk, len(ds), encodeSlots(ds)})
 		}
 		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`, chunkArgs); err != nil {
+			return err
+		}
+		if err := recordUserPushes(ctx, c, appID, pushID, f.Deliveries); err != nil {
 			return err
 		}
 		if err := recordDeferred(ctx, c, pushID, f.Deferred); err != nil {
@@ -129,6 +134,50 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.De
 		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image)
 		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
 	return err
+}
+
+// recordUserPushes notes, for a user's export, the chunks that hold the
+// users' deliveries of the push: a row per user and chunk.
+func recordUserPushes(ctx context.Context, c conn, appID, pushID string, ds []herald.Delivery) error {
+	type key struct {
+		user  string
+		chunk int
+	}
+	seen := make(map[key]bool, len(ds))
+	var rows [][]any
+	for _, d := range ds {
+		k := key{d.UserID, d.Chunk}
+		if d.UserID == "" || seen[k] {
+			continue
+		}
+		seen[k] = true
+		rows = append(rows, []any{appID, d.UserID, pushID, d.Chunk})
+	}
+	return insertRows(ctx, c, `INSERT INTO user_pushes (app_id, user_id, push_id, chunk) VALUES `, ` ON CONFLICT DO NOTHING`, rows)
+}
+
+// rowsPerInsert is how many rows insertRows writes a statement.
+const rowsPerInsert = 100
+
+// insertRows runs insert (ending in VALUES) with rows, rowsPerInsert rows
+// a statement, then tail: a row costs a statement's round trip no more.
+// Every row has as many values.
+func insertRows(ctx context.Context, c conn, insert, tail string, rows [][]any) error {
+	if len(rows) == 0 {
+		return nil
+	}
+	one := "(" + placeholders(len(rows[0])) + ")"
+	for start := 0; start < len(rows); start += rowsPerInsert {
+		batch := rows[start:min(start+rowsPerInsert, len(rows))]
+		args := make([]any, 0, len(batch)*len(rows[0]))
+		for _, r := range batch {
+			args = append(args, r...)
+		}
+		if _, err := c.exec(ctx, insert+strings.TrimSuffix(strings.Repeat(one+",", len(batch)), ",")+tail, args...); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // recordTargets counts the users a page of a topic or all-users push
@@ -230,8 +279,8 @@ func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []her
 	err := s.inBulkTx(ctx, func(c conn) error {
 		finished = false // the transaction may run again
 		status, err := pushStatus(ctx, c, pushID)
-		if err != nil {
-			return err
+		if err != nil || status == herald.StatusHeld {
+			return err // held: its release queues the finish again
 		}
 		now := s.Now().UnixMilli()
 		n, err := c.exec(ctx, `UPDATE pushes SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?)

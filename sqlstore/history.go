@@ -131,7 +131,7 @@ func (s *Store) Failures(ctx context.Context, pushID string) ([]herald.Failure, 
 	if err != nil {
 		return nil, err
 	}
-	unsent, err := s.slotDeliveries(ctx, pushID, `push_id = ? AND failed = TRUE AND settled < size`, nil, nil)
+	unsent, err := s.slotDeliveries(ctx, pushID, `push_id = ? AND failed = TRUE AND settled < size`, nil, nil, nil)
 	if err != nil {
 		return nil, err
 	}

@@ -1,6 +1,11 @@
 package sqlstore
 
-import "context"
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"time"
+)
 
 // masterKeyCheck is the meta row holding the master key's check value.
 const masterKeyCheck = "master-key-check"
@@ -33,4 +38,33 @@ func (s *Store) SealedSample(ctx context.Context) ([]byte, error) {
 		SELECT webhook_secret FROM apps WHERE length(webhook_secret) > 0
 	) AS sealed LIMIT 1`).Scan(&v)
 	return v, err
+}
+
+// backupAt is the meta row a backup's copy holds: the instant it was
+// taken (ms, as text).
+const backupAt = "backup-at"
+
+// SetBackupAt records in a copy of the store the instant it was taken,
+// which its restore holds the pushes due or sending at.
+func (s *Store) SetBackupAt(ctx context.Context, at time.Time) error {
+	return s.inTx(ctx, func(c conn) error {
+		_, err := c.exec(ctx, `INSERT INTO meta (name, value, updated_at) VALUES (?, ?, ?)
+			ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
+			backupAt, []byte(strconv.FormatInt(at.UnixMilli(), 10)), s.Now().UnixMilli())
+		return err
+	})
+}
+
+// BackupAt returns the instant a copy of the store was taken:
+// herald.ErrNotFound for a store that is not a copy `herald backup` made.
+func (s *Store) BackupAt(ctx context.Context) (time.Time, error) {
+	var v []byte
+	if err := s.reader().queryRow(ctx, `SELECT value FROM meta WHERE name = ?`, backupAt).Scan(&v); err != nil {
+		return time.Time{}, err
+	}
+	ms, err := strconv.ParseInt(string(v), 10, 64)
+	if err != nil {
+		return time.Time{}, fmt.Errorf("sqlstore: the meta row %s holds %q: %w", backupAt, v, err)
+	}
+	return time.UnixMilli(ms).UTC(), nil
 }

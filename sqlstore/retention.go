@@ -133,6 +133,7 @@ var expiredRows = []struct {
 	{"push_pending_events", "device_id, type", herald.RetainedEvents, 1},
 	{"unreachable", "user_id", herald.RetainedUnreachable, 1},
 	{"push_recipients", "idx", herald.RetainedRecipients, 1},
+	{"user_pushes", "user_id, chunk", herald.RetainedRecipients, 1},
 }
 
 // pruneQueueBatch is how many queued pushes one PruneExpired looks at.

@@ -41,6 +41,8 @@ type Store interface {
 	herald.EventStore
 	herald.RetentionStore
 	herald.AccessStore
+	herald.HoldStore
+	herald.ExportStore
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -83,6 +85,8 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"AccessStore", accessTests},
 		{"Concurrent", concurrentTests},
 		{"Unavailable", unavailableTests},
+		{"HoldStore", holdTests},
+		{"ExportStore", exportTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {

@@ -14,6 +14,8 @@ import (
 var commands = []struct{ name, summary string }{
 	{"serve", "run the public API, the admin listener (dashboard, admin API, /metrics) and the delivery workers"},
 	{"migrate", "apply the database migrations and exit"},
+	{"backup", "copy the embedded store while it serves, and check the copy"},
+	{"restore", "fill an empty data dir from a backup, holding the pushes that were due or sending"},
 	{"fcm-emulator", "run an FCM HTTP v1 emulator for local work and tests; --service-account writes a file for it"},
 	{"bench", "measure end-to-end delivery through the Server API against an emulator"},
 	{"app create", "create an app through the admin API and print its keys (the secret is shown once)"},

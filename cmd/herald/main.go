@@ -44,6 +44,10 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runServe(ctx, args[1:], getenv, stdout, stderr)
 	case "migrate":
 		return runMigrate(ctx, args[1:], getenv, stdout, stderr)
+	case "backup":
+		return runBackup(ctx, args[1:], getenv, stdout, stderr)
+	case "restore":
+		return runRestore(ctx, args[1:], getenv, stdout, stderr)
 	case "fcm-emulator":
 		return runEmulator(ctx, args[1:], stdout, stderr)
 	case "bench":

@@ -77,6 +77,18 @@ func (s *Store) CancelDeferred(a0 context.Context, a1 string, a2 func(time.Time)
 	return r0, r1, r2
 }
 
+// CancelHeld is a scheduling point around the store's CancelHeld.
+func (s *Store) CancelHeld(a0 context.Context, a1 string) (herald.Push, error) {
+	v, err := s.before(a0, "CancelHeld", a1)
+	if err != nil {
+		var r0 herald.Push
+		return r0, err
+	}
+	r0, r1 := s.inner.CancelHeld(a0, a1)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
 // CancelScheduled is a scheduling point around the store's CancelScheduled.
 func (s *Store) CancelScheduled(a0 context.Context, a1 string, a2 func(herald.Push) error) (herald.Push, error) {
 	v, err := s.before(a0, "CancelScheduled", a1, a2)
@@ -342,6 +354,30 @@ func (s *Store) FinishPush(a0 context.Context, a1 string, a2 []herald.Unreachabl
 	return r0, r1
 }
 
+// HeldWork is a scheduling point around the store's HeldWork.
+func (s *Store) HeldWork(a0 context.Context, a1 string) (herald.HeldWork, error) {
+	v, err := s.before(a0, "HeldWork", a1)
+	if err != nil {
+		var r0 herald.HeldWork
+		return r0, err
+	}
+	r0, r1 := s.inner.HeldWork(a0, a1)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
+// HoldPushes is a scheduling point around the store's HoldPushes.
+func (s *Store) HoldPushes(a0 context.Context, a1 time.Time) ([]herald.Push, error) {
+	v, err := s.before(a0, "HoldPushes", a1)
+	if err != nil {
+		var r0 []herald.Push
+		return r0, err
+	}
+	r0, r1 := s.inner.HoldPushes(a0, a1)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
 // IdempotentPush is a scheduling point around the store's IdempotentPush.
 func (s *Store) IdempotentPush(a0 context.Context, a1 string, a2 herald.Idempotency, a3 time.Time) (herald.Push, bool, error) {
 	v, err := s.before(a0, "IdempotentPush", a1, a2, a3)
@@ -448,6 +484,18 @@ func (s *Store) RecordReconfirmed(a0 context.Context, a1 string, a2 string, a3 [
 		return r0, err
 	}
 	r0, r1 := s.inner.RecordReconfirmed(a0, a1, a2, a3, a4)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
+// ReleaseHeld is a scheduling point around the store's ReleaseHeld.
+func (s *Store) ReleaseHeld(a0 context.Context, a1 string, a2 []herald.Job) (herald.Push, error) {
+	v, err := s.before(a0, "ReleaseHeld", a1, a2)
+	if err != nil {
+		var r0 herald.Push
+		return r0, err
+	}
+	r0, r1 := s.inner.ReleaseHeld(a0, a1, a2)
 	r1 = s.after(v, r1)
 	return r0, r1
 }

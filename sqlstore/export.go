@@ -1,0 +1,143 @@
+package sqlstore
+
+import (
+	"cmp"
+	"context"
+	"database/sql"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// userPush is a push found for a user's export: what the push's row
+// says, and the chunks that hold the user's slots.
+type userPush struct {
+	herald.UserPush
+	kind        herald.PushKind
+	chunks      []int
+	unreachable bool
+}
+
+// UserPushes returns the pushes sent to a user (user_pushes) or that could
+// not reach it (unreachable), newest first. Each push's outcome for the
+// user is read from the chunks user_pushes names, and only from them, so
+// the work is the user's pushes times a chunk each, however large the
+// pushes.
+func (s *Store) UserPushes(ctx context.Context, appID, userID string) ([]herald.UserPush, error) {
+	pushes := map[string]*userPush{}
+	found := func(unreachable bool) func(row scanner) error {
+		return func(row scanner) error {
+			var id string
+			var chunk int
+			var title sql.NullString
+			var kind herald.PushKind
+			var created int64
+			var started sql.NullInt64
+			if err := row.Scan(&id, &chunk, &title, &kind, &created, &started); err != nil {
+				return err
+			}
+			p := pushes[id]
+			if p == nil {
+				p = &userPush{UserPush: herald.UserPush{PushID: id, At: time.UnixMilli(created).UTC()}, kind: kind}
+				if started.Valid {
+					p.At = time.UnixMilli(started.Int64).UTC()
+				}
+				if title.Valid {
+					p.Title = &title.String
+				}
+				pushes[id] = p
+			}
+			if unreachable {
+				p.unreachable = true
+			} else {
+				p.chunks = append(p.chunks, chunk)
+			}
+			return nil
+		}
+	}
+	const pushCols = `p.title, p.kind, p.created_at, p.started_at`
+	if err := s.reader().each(ctx, found(false), `SELECT up.push_id, up.chunk, `+pushCols+`
+		FROM user_pushes up JOIN pushes p ON p.id = up.push_id WHERE up.app_id = ? AND up.user_id = ?`, appID, userID); err != nil {
+		return nil, err
+	}
+	if err := s.reader().each(ctx, found(true), `SELECT u.push_id, 0, `+pushCols+`
+		FROM unreachable u JOIN pushes p ON p.id = u.push_id WHERE u.user_id = ? AND p.app_id = ?`, userID, appID); err != nil {
+		return nil, err
+	}
+	out := make([]herald.UserPush, 0, len(pushes))
+	for _, p := range pushes {
+		if err := s.judgeUserPush(ctx, userID, p); err != nil {
+			return nil, err
+		}
+		out = append(out, p.UserPush)
+	}
+	slices.SortFunc(out, func(a, b herald.UserPush) int {
+		return cmp.Or(b.At.Compare(a.At), strings.Compare(b.PushID, a.PushID))
+	})
+	return out, nil
+}
+
+// judgeUserPush reads the user's deliveries of p in its chunks, and gives
+// p its outcome, the events its devices reported and, for a push of
+// messages, the title of the user's message.
+func (s *Store) judgeUserPush(ctx context.Context, userID string, p *userPush) error {
+	var ds []herald.Delivery
+	if len(p.chunks) > 0 {
+		slices.Sort(p.chunks)
+		in := "(" + placeholders(len(p.chunks)) + ")"
+		more := make([]any, 0, len(p.chunks)+1)
+		for _, c := range p.chunks {
+			more = append(more, c)
+		}
+		rows, err := s.rows(ctx, `push_id = ? AND chunk IN `+in+` AND user_id = ?`, append(append([]any{p.PushID}, more...), userID)...)
+		if err != nil {
+			return err
+		}
+		if ds, err = s.withSlots(ctx, p.PushID, `push_id = ? AND chunk IN `+in, more, rows,
+			func(d herald.Delivery) bool { return d.UserID == userID }); err != nil {
+			return err
+		}
+	}
+	p.Outcome = herald.UserOutcome(ds)
+	if len(ds) == 0 {
+		return nil
+	}
+	if p.kind == herald.KindMessages {
+		rs, err := s.Recipients(ctx, p.PushID)
+		if err != nil {
+			return err
+		}
+		if i := ds[0].RecipientIdx; i < len(rs) && rs[i].Content != nil {
+			p.Title = &rs[i].Content.Title
+		}
+	}
+	return s.userEvents(ctx, p, ds)
+}
+
+// userEvents gives p the earliest received and opened events the user's
+// devices reported.
+func (s *Store) userEvents(ctx context.Context, p *userPush, ds []herald.Delivery) error {
+	devices := make([]string, 0, len(ds))
+	for _, d := range ds {
+		devices = append(devices, d.DeviceID)
+	}
+	return eachIn(ctx, s.reader(), `SELECT type, at FROM push_events WHERE push_id = ? AND device_id IN `, p.PushID, devices,
+		func(row scanner) error {
+			var typ string
+			var ms int64
+			if err := row.Scan(&typ, &ms); err != nil {
+				return err
+			}
+			at := time.UnixMilli(ms).UTC()
+			dst := &p.ReceivedAt
+			if typ == string(herald.EventOpened) {
+				dst = &p.OpenedAt
+			}
+			if *dst == nil || at.Before(**dst) {
+				*dst = &at
+			}
+			return nil
+		})
+}
