@@ -46,6 +46,7 @@ func TestDashboardOperatorsBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#shown-secret")),
 	)
 	token := text(t, ctx, "#shown-secret")
+	screenshot(t, ctx, "dashboard-operator.png")
 	if res := e.as(token, "GET", "/admin/v1/apps/"+a.ID+"/users", nil); res.Status != http.StatusOK {
 		t.Fatalf("the token made in the browser: %d", res.Status)
 	}

@@ -70,6 +70,7 @@ func TestSignInBrowser(t *testing.T) {
 	if got := text(t, ctx, "#account-totp"); got != "set up" {
 		t.Fatalf("TOTP after confirming: got %q, want set up", got)
 	}
+	screenshot(t, ctx, "dashboard-account.png")
 	step(t, ctx, "sign out", chromedp.Click(chromedp.CSS("#sign-out")))
 	signIn("sign in again with the password")
 	step(t, ctx, "give the code",
