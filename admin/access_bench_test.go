@@ -7,7 +7,6 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/postgres/pgtest"
-	"github.com/heraldpush/herald/sqlite"
 )
 
 // unrecorded is a store that keeps no access record: the admin listener
@@ -56,18 +54,7 @@ func BenchmarkAdminGETRecorded(b *testing.B) {
 	}
 }
 
-func benchSQLite(b *testing.B) handler.Store {
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	return db
-}
+func benchSQLite(b *testing.B) handler.Store { return testenv.OpenSQLite(b) }
 
 func benchPostgres(b *testing.B) handler.Store {
 	ctx := context.Background()

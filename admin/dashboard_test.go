@@ -8,7 +8,6 @@ import (
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -65,15 +64,7 @@ var seoul = func() *time.Location {
 
 func newDashEnv(t *testing.T, tweak ...func(*handler.Deps)) *dashEnv {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := testenv.OpenSQLite(t)
 	clock := &dashClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, seoul)}
 	db.Now = clock.Now
 	queue, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})

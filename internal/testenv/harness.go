@@ -10,6 +10,7 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
+	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
@@ -525,4 +526,20 @@ func (h *Harness) pushTogether(apps []App, users [][]any) []string {
 		}
 	}
 	return ids
+}
+
+// OpenSQLite opens a migrated SQLite store in tb's temporary directory,
+// closed when tb ends: for a test that wires Herald itself.
+func OpenSQLite(tb testing.TB) *sqlite.DB {
+	tb.Helper()
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "herald.db"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	tb.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		tb.Fatal(err)
+	}
+	return db
 }
