@@ -69,22 +69,7 @@ func TestAppCommands(t *testing.T) {
 func TestAppUpdateCredentialsWebhook(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	getenv := func(string) string { return "" }
-	herald := func(args ...string) (string, error) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		args = append(args, "--server", e.svc.AdminURL, "--token", e.adminTok)
-		err := run(context.Background(), args, getenv, &out, &errOut)
-		return out.String(), err
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := herald(args...)
-		if err != nil {
-			t.Fatalf("herald %v: %v", args, err)
-		}
-		return out
-	}
+	herald, must := e.cli(t)
 	a := e.NewAppWithoutFCM(map[string]any{"name": "Shop"})
 
 	must("app", "update", a.ID, "--tier", "business", "--app-user", "--time-zone", "Europe/Berlin", "--send-rate", "1200")

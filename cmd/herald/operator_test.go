@@ -18,22 +18,7 @@ import (
 func TestOperatorCommands(t *testing.T) {
 	t.Parallel()
 	e := start(t)
-	getenv := func(string) string { return "" }
-	herald := func(args ...string) (string, error) {
-		t.Helper()
-		var out, errOut bytes.Buffer
-		args = append(args, "--server", e.svc.AdminURL, "--token", e.adminTok)
-		err := run(context.Background(), args, getenv, &out, &errOut)
-		return out.String(), err
-	}
-	must := func(args ...string) string {
-		t.Helper()
-		out, err := herald(args...)
-		if err != nil {
-			t.Fatalf("herald %v: %v", args, err)
-		}
-		return out
-	}
+	herald, must := e.cli(t)
 	var app struct{ AppID string }
 	json.Unmarshal([]byte(must("app", "create", "--name", "Shop", "--json")), &app)
 
@@ -116,4 +101,25 @@ func TestAdminURL(t *testing.T) {
 	if err != nil || !strings.Contains(out.String(), "https://herald-admin.example.com/setup?token=") {
 		t.Errorf("operator add behind HERALD_ADMIN_URL: got (%q, %v), want the link on it", out.String(), err)
 	}
+}
+
+// cli runs herald commands against e's admin listener with the owner's
+// token: herald returns the output and error, must fails t on an error.
+func (e *env) cli(t *testing.T) (herald func(args ...string) (string, error), must func(args ...string) string) {
+	herald = func(args ...string) (string, error) {
+		t.Helper()
+		var out, errOut bytes.Buffer
+		args = append(args, "--server", e.svc.AdminURL, "--token", e.adminTok)
+		err := run(context.Background(), args, func(string) string { return "" }, &out, &errOut)
+		return out.String(), err
+	}
+	must = func(args ...string) string {
+		t.Helper()
+		out, err := herald(args...)
+		if err != nil {
+			t.Fatalf("herald %v: %v", args, err)
+		}
+		return out
+	}
+	return herald, must
 }
