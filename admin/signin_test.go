@@ -366,6 +366,11 @@ func TestSignInThrottle(t *testing.T) {
 		if resp, _ := b.signIn("ghost@example.com", password, "192.0.2.51"); resp.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("unknown email after 20 failures: got %d, want 429", resp.StatusCode)
 		}
+		// The count is the database's: another node refuses the email too.
+		other := newSignInEnvOn(t, e, func(*handler.Deps) {})
+		if resp, _ := other.browser(t).signIn("han@example.com", password, "192.0.2.54"); resp.StatusCode != http.StatusTooManyRequests {
+			t.Errorf("right password on another node after 20 failures on this one: got %d, want 429", resp.StatusCode)
+		}
 		// 203.0.113.7 failed 20 times too: every email from it waits.
 		if resp, _ := b.signIn("yoon@example.com", password, "203.0.113.7"); resp.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("another email from the throttled address: got %d, want 429", resp.StatusCode)
