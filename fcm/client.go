@@ -114,7 +114,8 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 	}
 }
 
-// newTransport returns a transport tuned for many concurrent sends to one host.
+// newTransport returns a transport tuned for many concurrent sends to one
+// host, its connections' writes gathered (coalescingConn).
 func newTransport(cleartext bool) *http.Transport {
 	var protocols http.Protocols
 	proxy := http.ProxyFromEnvironment
@@ -126,7 +127,7 @@ func newTransport(cleartext bool) *http.Transport {
 	}
 	return &http.Transport{
 		Proxy:               proxy,
-		DialContext:         (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+		DialContext:         dialCoalescing(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}),
 		TLSHandshakeTimeout: 10 * time.Second,
 		MaxIdleConns:        256,
 		MaxIdleConnsPerHost: 256,
