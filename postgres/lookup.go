@@ -17,9 +17,6 @@ func (engine) LookupQuery(l sqlstore.Lookup, scope string, keys []string) (strin
 	query := `SELECT t.* FROM unnest(CAST(?2 AS TEXT[])) AS lookup(key)
 		CROSS JOIN LATERAL (SELECT ` + l.Columns + ` FROM ` + l.Table + `
 			WHERE ` + l.Scope + ` = (SELECT CAST(?1 AS TEXT)) AND ` + l.Key + ` = lookup.key OFFSET 0) t`
-	if l.Order != "" {
-		query += ` ORDER BY ` + l.Order
-	}
 	return query, []any{scope, keys}
 }
 

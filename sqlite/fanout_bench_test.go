@@ -4,6 +4,7 @@ import (
 	"context"
 	"path/filepath"
 	"strconv"
+	"sync"
 	"testing"
 	"time"
 
@@ -65,4 +66,54 @@ func BenchmarkStartSending(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.Elapsed()-accept)/float64(b.N*users)/1e3, "µs/delivery")
+}
+
+// BenchmarkDevicesOfUsers measures the fan-out's read of a 500-user
+// push's devices (one each, mapped to its user) among 20,000: the read a
+// users push makes per page, reported per device.
+func BenchmarkDevicesOfUsers(b *testing.B) {
+	ctx := context.Background()
+	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { db.Close() })
+	if err := db.Migrate(ctx); err != nil {
+		b.Fatal(err)
+	}
+	now := time.Date(2025, 6, 11, 22, 4, 30, 0, time.UTC)
+	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
+		Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
+	if err := db.CreateApp(ctx, app); err != nil {
+		b.Fatal(err)
+	}
+	const devices, users = 20000, 500
+	var wg sync.WaitGroup
+	for w := range 32 {
+		wg.Go(func() {
+			for i := w; i < devices; i += 32 {
+				n := strconv.Itoa(i)
+				user := "user-" + n
+				if _, err := db.RegisterDevice(ctx, app.ID, herald.DeviceRegistration{DeviceID: "d" + n, Token: "bench-token-" + n,
+					Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: &user}); err != nil {
+					b.Error(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; b.Loop(); i++ {
+		ids := make([]string, users)
+		for j := range ids {
+			ids[j] = "user-" + strconv.Itoa((i*7919+j*37)%devices)
+		}
+		got, err := db.DevicesOfUsers(ctx, app.ID, ids)
+		if err != nil || len(got) != users {
+			b.Fatalf("DevicesOfUsers: %d users, %v", len(got), err)
+		}
+	}
+	b.ReportMetric(float64(b.Elapsed())/float64(b.N*users)/1e3, "µs/device")
 }

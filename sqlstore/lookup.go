@@ -13,9 +13,6 @@ type Lookup struct {
 	// Scope is the column equal to one value (the lookup's scope), Key the
 	// one equal to one of the keys.
 	Scope, Key string
-	// Order, when set, orders all the rows read (an ORDER BY's list of
-	// Columns).
-	Order string
 }
 
 // LookupWriter is implemented by an engine that writes a Lookup in its own
@@ -35,8 +32,8 @@ type LookupWriter interface {
 // The lookups of devices the store makes, all on the send path: a chunk's
 // devices by id and by user, and the facts of each send step (stepFacts).
 var (
-	DevicesByIDLookup    = Lookup{Table: `devices`, Columns: deviceColumns, Scope: `app_id`, Key: `device_id`, Order: `created_at, device_id`}
-	DevicesOfUsersLookup = Lookup{Table: `devices`, Columns: deviceColumns, Scope: `app_id`, Key: `user_id`, Order: `created_at, device_id`}
+	DevicesByIDLookup    = Lookup{Table: `devices`, Columns: deviceColumns, Scope: `app_id`, Key: `device_id`}
+	DevicesOfUsersLookup = Lookup{Table: `devices`, Columns: deviceColumns, Scope: `app_id`, Key: `user_id`}
 	HeldTokensLookup     = Lookup{Table: `devices`, Columns: `device_id, token, user_id`, Scope: `app_id`, Key: `device_id`}
 )
 
@@ -48,11 +45,7 @@ const lookupBatch = 512
 // paddedIn).
 func InListLookup(l Lookup, scope string, keys []string) (string, []any) {
 	list, args := paddedIn(scope, keys)
-	query := `SELECT ` + l.Columns + ` FROM ` + l.Table + ` WHERE ` + l.Scope + ` = ? AND ` + l.Key + ` IN ` + list
-	if l.Order != "" {
-		query += ` ORDER BY ` + l.Order
-	}
-	return query, args
+	return `SELECT ` + l.Columns + ` FROM ` + l.Table + ` WHERE ` + l.Scope + ` = ? AND ` + l.Key + ` IN ` + list, args
 }
 
 // paddedIn returns an IN list of keys and its arguments, first before them.
@@ -76,7 +69,7 @@ func paddedIn(first string, keys []string) (string, []any) {
 }
 
 // lookup runs l for the keys in scope, lookupBatch keys a query, and calls
-// scan on each row read (ordered by l.Order within each batch).
+// scan on each row read, in no particular order.
 func (c conn) lookup(ctx context.Context, l Lookup, scope string, keys []string, scan func(scanner) error) error {
 	write := InListLookup
 	if c.lw != nil {
