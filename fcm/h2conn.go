@@ -28,8 +28,8 @@ const (
 	h2ConnRefill = 4 << 20
 	// h2MaxHeaderList bounds the answer's decoded header list.
 	h2MaxHeaderList = 64 << 10
-	// h2DefaultMaxStreams is the streams a connection takes until the
-	// peer's SETTINGS say how many it allows.
+	// h2DefaultMaxStreams is the streams a connection takes when the
+	// peer's SETTINGS do not say how many it allows.
 	h2DefaultMaxStreams = 100
 	// h2MaxStreamID is the last stream id a client may open.
 	h2MaxStreamID = math.MaxInt32
@@ -130,11 +130,37 @@ func startH2Conn(p *h2Pool, nc net.Conn) (*h2Conn, error) {
 		_ = nc.Close()
 		return nil, err
 	}
+	if err := c.readPeerSettings(); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
 	c.mu.Lock()
 	c.timer = time.AfterFunc(min(p.pingAfter, p.idleTimeout), c.tick)
 	c.mu.Unlock()
 	go c.readLoop()
 	return c, nil
+}
+
+// readPeerSettings reads the server's first frame, its SETTINGS, and
+// applies them before the connection takes a stream: streams opened on a
+// guess of the server's limit would be refused, and sent again on a
+// connection that guesses the same.
+func (c *h2Conn) readPeerSettings() error {
+	if err := c.nc.SetReadDeadline(time.Now().Add(h2DialTimeout)); err != nil {
+		return err
+	}
+	f, err := c.fr.ReadFrame()
+	if err != nil {
+		return err
+	}
+	sf, ok := f.(*http2.SettingsFrame)
+	if !ok || sf.IsAck() {
+		return fmt.Errorf("fcm: the server's first frame is %v, not SETTINGS", f.Header())
+	}
+	if err := c.onSettings(sf); err != nil {
+		return err
+	}
+	return c.nc.SetReadDeadline(time.Time{})
 }
 
 // reserve promises the caller a stream on c, if c takes one more.
