@@ -41,8 +41,10 @@ type h2Pool struct {
 	tls       *tls.Config // nil for cleartext
 	dialer    net.Dialer
 
-	// Timings of every connection (the h2 constants; tests shorten them).
+	// Timings and last stream id of every connection (the h2 constants;
+	// tests lower them).
 	idleTimeout, pingAfter, pingTimeout time.Duration
+	maxStreamID                         uint32
 
 	mu      sync.Mutex
 	conns   []*h2Conn
@@ -70,6 +72,7 @@ func newH2Pool(scheme, host string) (*h2Pool, error) {
 		idleTimeout: h2IdleTimeout,
 		pingAfter:   h2PingAfter,
 		pingTimeout: h2PingTimeout,
+		maxStreamID: h2MaxStreamID,
 	}
 	hostname, port, err := net.SplitHostPort(host)
 	if err != nil {

@@ -105,7 +105,7 @@ func startH2Conn(p *h2Pool, nc net.Conn) (*h2Conn, error) {
 		bw:          bufio.NewWriterSize(nc, 16<<10),
 		streams:     make(map[uint32]*h2Stream),
 		nextID:      1,
-		maxStreamID: h2MaxStreamID,
+		maxStreamID: p.maxStreamID,
 		maxStreams:  h2DefaultMaxStreams,
 		peerWindow:  65535,
 		peerFrame:   16384,
@@ -473,11 +473,13 @@ func (c *h2Conn) tick() {
 		if idleFor := now.Sub(c.idleSince); idleFor >= p.idleTimeout {
 			idle = true
 		} else {
-			next = min(p.idleTimeout-idleFor, p.pingAfter)
+			next = p.idleTimeout - idleFor
 		}
 	}
 	if next > 0 {
-		c.timer.Reset(next)
+		// At most idleTimeout away, so a connection that falls idle is
+		// closed on time whatever the timer was last set for.
+		c.timer.Reset(min(next, p.idleTimeout))
 	}
 	c.mu.Unlock()
 	switch {
@@ -496,7 +498,7 @@ func (c *h2Conn) tick() {
 		p.mu.Unlock()
 		c.mu.Lock()
 		if c.err == nil {
-			c.timer.Reset(p.pingAfter)
+			c.timer.Reset(min(p.pingAfter, p.idleTimeout))
 		}
 		c.mu.Unlock()
 	}
