@@ -293,7 +293,7 @@ func (c *h2Conn) writeField(name, value string) {
 func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
 	for len(rest) > 0 {
 		c.mu.Lock()
-		if c.streams[s.id] != s {
+		if c.streams[s.id] != s || c.err != nil {
 			c.mu.Unlock()
 			return nil // reset, or the connection closed
 		}
@@ -315,7 +315,7 @@ func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
 // s is reset and ctx's error returned).
 func (c *h2Conn) awaitWindow(ctx context.Context, s *h2Stream) error {
 	c.mu.Lock()
-	if c.streams[s.id] != s || (c.sendWindow > 0 && s.sendWindow > 0) {
+	if c.streams[s.id] != s || c.err != nil || (c.sendWindow > 0 && s.sendWindow > 0) {
 		c.mu.Unlock()
 		return nil
 	}
@@ -415,8 +415,9 @@ func (c *h2Conn) write(frame func() error) {
 	}
 }
 
-// close closes the connection for err, ends every open stream with it
-// (the callers see a retriable error) and drops c from the pool.
+// close closes the connection for err and drops c from the pool. The
+// reader, failing to read, then ends every open stream (failStreams): it
+// alone writes a stream's answer, so none is ended while it fills one.
 func (c *h2Conn) close(err error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -425,8 +426,6 @@ func (c *h2Conn) close(err error) {
 	}
 	c.err = err
 	c.retired = true
-	streams := c.streams
-	c.streams = nil
 	c.windowGrewLocked()
 	timer := c.timer
 	c.mu.Unlock()
@@ -435,8 +434,17 @@ func (c *h2Conn) close(err error) {
 	}
 	_ = c.nc.Close()
 	c.pool.remove(c)
+}
+
+// failStreams ends the streams still open when the reader stops, with the
+// connection's error (retriable for the callers).
+func (c *h2Conn) failStreams() {
+	c.mu.Lock()
+	streams, reason := c.streams, c.err
+	c.streams = nil
+	c.mu.Unlock()
 	for _, s := range streams {
-		s.err = fmt.Errorf("fcm: connection lost: %w", err)
+		s.err = fmt.Errorf("fcm: connection lost: %w", reason)
 		close(s.done)
 	}
 }

@@ -12,6 +12,7 @@ import (
 // readLoop handles the connection's frames until it fails or closes.
 func (c *h2Conn) readLoop() {
 	c.close(c.readFrames())
+	c.failStreams()
 }
 
 // readFrames reads and handles frames; it returns why the connection can
