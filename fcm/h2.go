@@ -216,7 +216,21 @@ func (p *h2Pool) open() (*h2Conn, error) {
 		}
 		nc = tc
 	}
-	return startH2Conn(p, newCoalescingConn(nc))
+	c, err := startH2Conn(p, newCoalescingConn(nc))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	none := c.maxStreams == 0
+	c.mu.Unlock()
+	if none {
+		// SETTINGS_MAX_CONCURRENT_STREAMS 0: the waiting callers would
+		// dial without end.
+		err := errors.New("the server allows no stream")
+		c.close(err)
+		return nil, err
+	}
+	return c, nil
 }
 
 // remove drops c from the pool: it takes no more streams.

@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -18,13 +19,14 @@ import (
 // rawServer speaks HTTP/2 frame by frame on 127.0.0.1, for the cases Go's
 // server cannot be made to produce on cue (REFUSED_STREAM, GOAWAY below a
 // stream, a PING left unanswered). serve runs once per connection, after
-// the preface and the server's SETTINGS; n counts connections from 1.
+// the preface and the server's SETTINGS (settings); n counts connections
+// from 1.
 type rawServer struct {
 	pool  *h2Pool
 	conns atomic.Int64
 }
 
-func startRaw(t *testing.T, serve func(n int64, sc *rawConn)) *rawServer {
+func startRaw(t *testing.T, settings []http2.Setting, serve func(n int64, sc *rawConn)) *rawServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -48,7 +50,7 @@ func startRaw(t *testing.T, serve func(n int64, sc *rawConn)) *rawServer {
 				sc := &rawConn{fr: http2.NewFramer(nc, nc)}
 				sc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 				sc.henc = hpack.NewEncoder(&sc.hbuf)
-				if sc.fr.WriteSettings() != nil {
+				if sc.fr.WriteSettings(settings...) != nil {
 					return
 				}
 				serve(n, sc)
@@ -122,7 +124,7 @@ func postRaw(t *testing.T, p *h2Pool) (h2Response, error) {
 func TestH2RefusedStreamRetried(t *testing.T) {
 	t.Parallel()
 	var requests atomic.Int64
-	s := startRaw(t, func(_ int64, sc *rawConn) {
+	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
 		for {
 			id := sc.request()
 			if id == 0 {
@@ -154,7 +156,7 @@ func TestH2GoAway(t *testing.T) {
 	t.Parallel()
 	t.Run("Unprocessed", func(t *testing.T) {
 		t.Parallel()
-		s := startRaw(t, func(n int64, sc *rawConn) {
+		s := startRaw(t, nil, func(n int64, sc *rawConn) {
 			id := sc.request()
 			if n == 1 {
 				_ = sc.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
@@ -173,7 +175,7 @@ func TestH2GoAway(t *testing.T) {
 	})
 	t.Run("Processed", func(t *testing.T) {
 		t.Parallel()
-		s := startRaw(t, func(n int64, sc *rawConn) {
+		s := startRaw(t, nil, func(n int64, sc *rawConn) {
 			id := sc.request()
 			if n == 1 {
 				_ = sc.fr.WriteGoAway(id, http2.ErrCodeNo, nil)
@@ -197,7 +199,7 @@ func TestH2GoAway(t *testing.T) {
 // retriably instead of waiting for its own deadline.
 func TestH2PingTimeout(t *testing.T) {
 	t.Parallel()
-	s := startRaw(t, func(_ int64, sc *rawConn) {
+	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
 		sc.request()
 		sc.drain() // no answer, no PING ack
 	})
@@ -250,5 +252,20 @@ func TestH2IdleClose(t *testing.T) {
 	// millisecond) before "b" took it.
 	if got := s.conns.Load(); got < 2 {
 		t.Errorf("connections: got %d, want a new one after the idle close", got)
+	}
+}
+
+// TestH2NoStreamsAllowed: a server whose SETTINGS allow no stream is an
+// error, not a loop of dials.
+func TestH2NoStreamsAllowed(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: 0}}, func(_ int64, sc *rawConn) {
+		sc.drain()
+	})
+	if _, err := postRaw(t, s.pool); err == nil || !strings.Contains(err.Error(), "allows no stream") {
+		t.Fatalf("got %v, want an error saying the server allows no stream", err)
+	}
+	if got := s.conns.Load(); got != 1 {
+		t.Errorf("connections: got %d, want 1", got)
 	}
 }
