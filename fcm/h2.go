@@ -49,7 +49,6 @@ type h2Pool struct {
 	mu      sync.Mutex
 	conns   []*h2Conn
 	dialing *h2Dial // the dial in progress, if any
-	closed  bool
 }
 
 // h2Dial is a dial in progress, shared by the requests waiting for it.
@@ -58,11 +57,8 @@ type h2Dial struct {
 	err  error // once done
 }
 
-// errPoolClosed is returned by requests on a closed pool.
-var errPoolClosed = errors.New("fcm: client closed")
-
-// newH2Pool returns a pool for the origin of base, an http:// or https://
-// URL's scheme and host. An https origin is dialed with TLS on the system's
+// newH2Pool returns a pool for the origin of an FCM endpoint: its scheme
+// ("http" or "https") and host. An https origin is dialed with TLS on the system's
 // roots and must agree to HTTP/2 in ALPN.
 func newH2Pool(scheme, host string) (*h2Pool, error) {
 	p := &h2Pool{
@@ -141,10 +137,6 @@ func (p *h2Pool) post(ctx context.Context, path, authorization string, body []by
 func (p *h2Pool) conn(ctx context.Context) (*h2Conn, error) {
 	for {
 		p.mu.Lock()
-		if p.closed {
-			p.mu.Unlock()
-			return nil, errPoolClosed
-		}
 		for _, c := range p.conns {
 			if c.reserve() {
 				p.mu.Unlock()
@@ -176,16 +168,10 @@ func (p *h2Pool) dial(d *h2Dial) {
 	c, err := p.open()
 	p.mu.Lock()
 	p.dialing = nil
-	if err == nil && p.closed {
-		err = errPoolClosed
-	}
 	if err == nil {
 		p.conns = append(p.conns, c)
 	}
 	p.mu.Unlock()
-	if err != nil && c != nil {
-		c.close(err)
-	}
 	if err != nil {
 		err = fmt.Errorf("fcm: connect to %s: %w", p.addr, err)
 	}
