@@ -1,15 +1,13 @@
 package fcm
 
 import (
-	"bytes"
 	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
 	"errors"
-	"io"
-	"net"
+	"fmt"
 	"net/http"
 	"net/url"
 	"strings"
@@ -67,10 +65,11 @@ type Client struct {
 	allowAny bool
 	now      func() time.Time
 	margin   time.Duration // TokenRefreshMargin
-	// transport carries the sends; they go through its RoundTrip, not an
-	// http.Client, whose redirect and cookie handling copy every request's
-	// headers (FCM answers no redirect).
-	transport *http.Transport
+	// sends carries the messages:send requests over HTTP/2 (h2Pool); nil
+	// when the endpoint is not an http:// or https:// URL (sendsErr says
+	// why). The token exchange stays on net/http (tokenHTTP).
+	sends     *h2Pool
+	sendsErr  error
 	tokenHTTP *http.Client
 
 	mu       sync.Mutex
@@ -81,7 +80,7 @@ type Client struct {
 type account struct {
 	sum       [sha256.Size]byte // of the service-account file it was loaded from
 	projectID string
-	sendURL   *url.URL // the project's messages:send
+	sendPath  string // the project's messages:send, as the request's :path
 	tokens    *tokenCache
 }
 
@@ -102,49 +101,30 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 		opts.TokenRefreshMargin = DefaultTokenRefreshMargin
 	}
 	endpoint = strings.TrimRight(endpoint, "/")
-	return &Client{
+	c := &Client{
 		endpoint:  endpoint,
 		timeout:   opts.Timeout,
 		allowAny:  opts.AllowAnyTokenURI,
 		now:       opts.Now,
 		margin:    opts.TokenRefreshMargin,
-		transport: newTransport(strings.HasPrefix(endpoint, "http://")),
 		tokenHTTP: &http.Client{Timeout: opts.Timeout, Transport: http.DefaultTransport.(*http.Transport).Clone()},
 		accounts:  make(map[string]*account),
 	}
-}
-
-// newTransport returns a transport tuned for many concurrent sends to one
-// host, its connections' writes gathered (coalescingConn).
-func newTransport(cleartext bool) *http.Transport {
-	var protocols http.Protocols
-	proxy := http.ProxyFromEnvironment
-	if cleartext {
-		protocols.SetUnencryptedHTTP2(true)
-		proxy = nil // HTTP proxies do not forward prior-knowledge HTTP/2
-	} else {
-		protocols.SetHTTP2(true)
+	u, err := url.Parse(endpoint)
+	if err == nil {
+		c.sends, err = newH2Pool(u.Scheme, u.Host)
 	}
-	return &http.Transport{
-		Proxy:               proxy,
-		DialContext:         dialCoalescing(&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}),
-		TLSHandshakeTimeout: 10 * time.Second,
-		MaxIdleConns:        256,
-		MaxIdleConnsPerHost: 256,
-		IdleConnTimeout:     90 * time.Second,
-		Protocols:           &protocols,
-		HTTP2: &http.HTTP2Config{
-			// Detect a dead connection instead of waiting for every
-			// stream on it to time out.
-			SendPingTimeout: 30 * time.Second,
-			PingTimeout:     10 * time.Second,
-		},
+	if err != nil {
+		c.sendsErr = fmt.Errorf("fcm: endpoint %q: %w", endpoint, err)
 	}
+	return c
 }
 
 // Close releases idle connections.
 func (c *Client) Close() {
-	c.transport.CloseIdleConnections()
+	if c.sends != nil {
+		c.sends.closeIdle()
+	}
 	c.tokenHTTP.CloseIdleConnections()
 }
 
@@ -217,7 +197,7 @@ func (c *Client) accessToken(ctx context.Context, ck credKey) (*account, string,
 func (c *Client) postTimed(ctx context.Context, acct *account, accessToken string, body []byte) error {
 	ctx, cancel := context.WithTimeout(ctx, c.timeout)
 	defer cancel()
-	return c.post(ctx, acct.sendURL, accessToken, body)
+	return c.post(ctx, acct.sendPath, accessToken, body)
 }
 
 // forget drops a cached account, unless another send replaced it already.
@@ -254,30 +234,18 @@ type sendRequest struct {
 }
 
 // post sends one messages:send request and classifies the answer.
-func (c *Client) post(ctx context.Context, to *url.URL, accessToken string, body []byte) error {
-	// The request as http.NewRequest makes it, on the account's parsed URL
-	// rather than parsing it again for every send.
-	req := (&http.Request{
-		Method: http.MethodPost, URL: to, Host: to.Host, Proto: "HTTP/1.1", ProtoMajor: 1, ProtoMinor: 1,
-		Header:        http.Header{"Content-Type": {"application/json"}, "Authorization": {"Bearer " + accessToken}},
-		Body:          io.NopCloser(bytes.NewReader(body)),
-		GetBody:       func() (io.ReadCloser, error) { return io.NopCloser(bytes.NewReader(body)), nil },
-		ContentLength: int64(len(body)),
-	}).WithContext(ctx)
-	resp, err := c.transport.RoundTrip(req)
-	if err != nil {
-		return &herald.SendError{Class: herald.SendRetry, Message: err.Error(), Err: err}
+func (c *Client) post(ctx context.Context, path, accessToken string, body []byte) error {
+	if c.sends == nil {
+		return &herald.SendError{Class: herald.SendRetry, Message: c.sendsErr.Error(), Err: c.sendsErr}
 	}
-	defer resp.Body.Close()
-	if resp.StatusCode >= 200 && resp.StatusCode < 300 {
-		_, _ = io.Copy(io.Discard, io.LimitReader(resp.Body, maxErrorBody))
-		return nil
+	resp, err := c.sends.post(ctx, path, "Bearer "+accessToken, body)
+	switch {
+	case resp.status >= 200 && resp.status < 300:
+		return nil // a body cut off after a success changes nothing
+	case err != nil:
+		return &herald.SendError{Class: herald.SendRetry, Status: resp.status, Message: err.Error(), Err: err}
 	}
-	respBody, err := io.ReadAll(io.LimitReader(resp.Body, maxErrorBody))
-	if err != nil {
-		return &herald.SendError{Class: herald.SendRetry, Status: resp.StatusCode, Message: err.Error(), Err: err}
-	}
-	return classify(resp.StatusCode, resp.Header.Get("Retry-After"), respBody, c.now())
+	return classify(resp.status, resp.retryAfter, resp.body, c.now())
 }
 
 // account returns the cached account for cred.Key, loading it on first use
@@ -325,7 +293,7 @@ func (c *Client) loadAccount(ctx context.Context, data []byte) (*account, error)
 	if err != nil {
 		return nil, err
 	}
-	return &account{projectID: sa.ProjectID, tokens: newTokenCache(creds.TokenSource, c.now, c.margin), sendURL: sendURL}, nil
+	return &account{projectID: sa.ProjectID, tokens: newTokenCache(creds.TokenSource, c.now, c.margin), sendPath: sendURL.RequestURI()}, nil
 }
 
 // tokenError classifies a failed token exchange: a refusal by the token

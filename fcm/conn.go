@@ -1,7 +1,6 @@
 package fcm
 
 import (
-	"context"
 	"net"
 	"runtime"
 	"sync"
@@ -13,17 +12,17 @@ import (
 const maxPending = 1 << 20
 
 // coalescingConn gathers the writes of a connection's many streams into
-// few system calls. The HTTP/2 transport writes each request as it comes,
-// its headers and its body each flushed on their own: two system calls a
-// message, the largest single cost of a send. Here a Write only copies
-// into a buffer and wakes the connection's writer, which first lets the
-// goroutines ready to run (other streams, about to write) have their turn
-// and then writes everything gathered at once. Under load one system call
+// few system calls. The HTTP/2 client (h2Conn) flushes each request as
+// it comes, its headers and body together: a system call a message
+// without this. Here a Write only copies into a buffer and wakes the
+// connection's writer, which first lets the goroutines ready to run
+// (other streams, about to write) have their turn and then writes
+// everything gathered at once. Under load one system call
 // carries many messages; alone, a message waits for no timer.
 //
 // A failed write is returned by every Write after it and closes the
-// connection, so its reader fails too and the transport ends the streams
-// on it (retried by the caller, as any broken connection).
+// connection, so its reader fails too and the client ends the streams on
+// it (retried by the caller, as any broken connection).
 type coalescingConn struct {
 	net.Conn
 
@@ -32,17 +31,6 @@ type coalescingConn struct {
 	pending []byte
 	err     error // the first failed write, or net.ErrClosed after Close
 	wake    chan struct{}
-}
-
-// dialCoalescing dials with d and wraps the connection in a coalescingConn.
-func dialCoalescing(d *net.Dialer) func(ctx context.Context, network, addr string) (net.Conn, error) {
-	return func(ctx context.Context, network, addr string) (net.Conn, error) {
-		conn, err := d.DialContext(ctx, network, addr)
-		if err != nil {
-			return nil, err
-		}
-		return newCoalescingConn(conn), nil
-	}
 }
 
 func newCoalescingConn(conn net.Conn) *coalescingConn {

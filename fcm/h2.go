@@ -1,0 +1,246 @@
+package fcm
+
+import (
+	"cmp"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"net"
+	"slices"
+	"sync"
+	"time"
+)
+
+// The client's HTTP/2 settings, as net/http's transport had them.
+const (
+	// h2IdleTimeout closes a connection that carried no stream that long.
+	h2IdleTimeout = 90 * time.Second
+	// h2PingAfter is how long a connection with open streams may stay
+	// silent before it is sent a PING; h2PingTimeout how long the PING's
+	// ack may take before the connection is taken for dead.
+	h2PingAfter   = 30 * time.Second
+	h2PingTimeout = 10 * time.Second
+	// h2DialTimeout bounds the TCP dial and, separately, the TLS handshake.
+	h2DialTimeout = 10 * time.Second
+)
+
+// h2Pool sends requests to one origin over HTTP/2 connections it dials
+// itself: the lean client of FCM's messages:send. net/http's client spent
+// a goroutine, two write system calls, channel hand-offs and a dozen
+// allocations on every request; here the caller's goroutine encodes and
+// writes its own frames (gathered with other streams' by coalescingConn)
+// and waits for its stream's answer, which the connection's one reader
+// goroutine collects. Streams are multiplexed on a connection up to the
+// peer's SETTINGS_MAX_CONCURRENT_STREAMS; another connection is dialed
+// when every connection is full.
+type h2Pool struct {
+	addr      string      // host:port dialed
+	authority string      // the :authority of every request
+	scheme    string      // "http" (cleartext, prior knowledge) or "https"
+	tls       *tls.Config // nil for cleartext
+	dialer    net.Dialer
+
+	// Timings and last stream id of every connection (the h2 constants;
+	// tests lower them).
+	idleTimeout, pingAfter, pingTimeout time.Duration
+	maxStreamID                         uint32
+
+	mu      sync.Mutex
+	conns   []*h2Conn
+	dialing *h2Dial // the dial in progress, if any
+}
+
+// h2Dial is a dial in progress, shared by the requests waiting for it.
+type h2Dial struct {
+	done chan struct{}
+	err  error // once done
+}
+
+// newH2Pool returns a pool for the origin of an FCM endpoint: its scheme
+// ("http" or "https") and host. An https origin is dialed with TLS on the system's
+// roots and must agree to HTTP/2 in ALPN.
+func newH2Pool(scheme, host string) (*h2Pool, error) {
+	p := &h2Pool{
+		authority:   host,
+		scheme:      scheme,
+		dialer:      net.Dialer{Timeout: h2DialTimeout, KeepAlive: 30 * time.Second},
+		idleTimeout: h2IdleTimeout,
+		pingAfter:   h2PingAfter,
+		pingTimeout: h2PingTimeout,
+		maxStreamID: h2MaxStreamID,
+	}
+	hostname, port, err := net.SplitHostPort(host)
+	if err != nil {
+		hostname, port = host, ""
+	}
+	switch scheme {
+	case "http":
+		port = cmp.Or(port, "80")
+	case "https":
+		port = cmp.Or(port, "443")
+		p.tls = &tls.Config{ServerName: hostname, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}
+	default:
+		return nil, fmt.Errorf("fcm: endpoint scheme %q is neither http nor https", scheme)
+	}
+	if hostname == "" {
+		return nil, errors.New("fcm: endpoint has no host")
+	}
+	p.addr = net.JoinHostPort(trimBrackets(hostname), port)
+	return p, nil
+}
+
+// trimBrackets turns an IPv6 literal "[::1]" (a host without a port) into
+// "::1" for JoinHostPort.
+func trimBrackets(h string) string {
+	if len(h) > 1 && h[0] == '[' && h[len(h)-1] == ']' {
+		return h[1 : len(h)-1]
+	}
+	return h
+}
+
+// h2Response is the part of an answer a send reads.
+type h2Response struct {
+	status     int
+	retryAfter string
+	body       []byte // at most maxErrorBody bytes of it
+}
+
+// errUnprocessed marks a request the peer did not process (refused its
+// stream, or announced GOAWAY below it): it is safe to send again.
+var errUnprocessed = errors.New("fcm: request not processed by the server")
+
+// post sends one POST to path with the given authorization and JSON body
+// and returns the answer. A request the server did not process (its
+// stream refused, or above a GOAWAY's last stream) is sent once more, on
+// a connection that takes it. When ctx ends first the stream is reset
+// and ctx's error returned: the request may have reached the server.
+// When the status arrived but the body was cut off, the response comes
+// with the error.
+func (p *h2Pool) post(ctx context.Context, path, authorization string, body []byte) (h2Response, error) {
+	for attempt := 0; ; attempt++ {
+		c, err := p.conn(ctx)
+		if err != nil {
+			return h2Response{}, err
+		}
+		resp, err := c.roundTrip(ctx, path, authorization, body)
+		if err != nil && errors.Is(err, errUnprocessed) && attempt == 0 {
+			continue
+		}
+		return resp, err
+	}
+}
+
+// conn returns a connection with a stream reserved for the caller,
+// dialing one when every connection is full. Concurrent callers share
+// one dial.
+func (p *h2Pool) conn(ctx context.Context) (*h2Conn, error) {
+	for {
+		p.mu.Lock()
+		for _, c := range p.conns {
+			if c.reserve() {
+				p.mu.Unlock()
+				return c, nil
+			}
+		}
+		d := p.dialing
+		if d == nil {
+			d = &h2Dial{done: make(chan struct{})}
+			p.dialing = d
+			go p.dial(d)
+		}
+		p.mu.Unlock()
+		select {
+		case <-d.done:
+			if d.err != nil {
+				return nil, d.err
+			}
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	}
+}
+
+// dial opens a connection and adds it to the pool; d reports how it went
+// to the callers waiting for it. It runs on its own goroutine, so one
+// caller's cancellation does not fail the others' dial.
+func (p *h2Pool) dial(d *h2Dial) {
+	c, err := p.open()
+	p.mu.Lock()
+	p.dialing = nil
+	if err == nil {
+		p.conns = append(p.conns, c)
+	}
+	p.mu.Unlock()
+	if err != nil {
+		err = fmt.Errorf("fcm: connect to %s: %w", p.addr, err)
+	}
+	d.err = err
+	close(d.done)
+}
+
+// open dials and starts one connection.
+func (p *h2Pool) open() (*h2Conn, error) {
+	ctx, cancel := context.WithTimeout(context.Background(), h2DialTimeout)
+	defer cancel()
+	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	if err != nil {
+		return nil, err
+	}
+	if p.tls != nil {
+		tc := tls.Client(nc, p.tls)
+		// The handshake has its own timeout, as the transport's had.
+		hctx, hcancel := context.WithTimeout(context.Background(), h2DialTimeout)
+		err := tc.HandshakeContext(hctx)
+		hcancel()
+		if err == nil && tc.ConnectionState().NegotiatedProtocol != "h2" {
+			err = fmt.Errorf("server did not agree to HTTP/2 (ALPN %q)", tc.ConnectionState().NegotiatedProtocol)
+		}
+		if err != nil {
+			_ = tc.Close()
+			return nil, err
+		}
+		nc = tc
+	}
+	c, err := startH2Conn(p, newCoalescingConn(nc))
+	if err != nil {
+		return nil, err
+	}
+	c.mu.Lock()
+	none := c.maxStreams == 0
+	c.mu.Unlock()
+	if none {
+		// SETTINGS_MAX_CONCURRENT_STREAMS 0: the waiting callers would
+		// dial without end.
+		err := errors.New("the server allows no stream")
+		c.close(err)
+		return nil, err
+	}
+	return c, nil
+}
+
+// remove drops c from the pool: it takes no more streams.
+func (p *h2Pool) remove(c *h2Conn) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i := slices.Index(p.conns, c); i >= 0 {
+		p.conns = slices.Delete(p.conns, i, i+1)
+	}
+}
+
+// closeIdle closes the connections that carry no stream.
+func (p *h2Pool) closeIdle() {
+	p.mu.Lock()
+	var idle []*h2Conn
+	p.conns = slices.DeleteFunc(p.conns, func(c *h2Conn) bool {
+		if c.retireIfIdle() {
+			idle = append(idle, c)
+			return true
+		}
+		return false
+	})
+	p.mu.Unlock()
+	for _, c := range idle {
+		c.close(errConnIdle)
+	}
+}

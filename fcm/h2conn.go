@@ -1,0 +1,513 @@
+package fcm
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+const (
+	// h2StreamWindow is the receive window each stream is given: far more
+	// than the maxErrorBody a stream keeps before it is reset, so no
+	// stream ever needs a WINDOW_UPDATE.
+	h2StreamWindow = 1 << 20
+	// h2ConnWindow is the connection's receive window, credited back each
+	// time h2ConnRefill of it was used, so the connection never stalls.
+	h2ConnWindow = 1 << 30
+	h2ConnRefill = 4 << 20
+	// h2MaxHeaderList bounds the answer's decoded header list.
+	h2MaxHeaderList = 64 << 10
+	// h2DefaultMaxStreams is the streams a connection takes when the
+	// peer's SETTINGS do not say how many it allows.
+	h2DefaultMaxStreams = 100
+	// h2MaxStreamID is the last stream id a client may open.
+	h2MaxStreamID = math.MaxInt32
+	// h2MaxWindow is the largest flow-control window (RFC 9113 6.9.1).
+	h2MaxWindow = math.MaxInt32
+)
+
+// Why a connection closed, when nothing failed.
+var (
+	errConnIdle    = errors.New("fcm: connection idle")
+	errConnDrained = errors.New("fcm: connection drained after GOAWAY or its last stream id")
+	errPingTimeout = errors.New("fcm: connection dead: no PING ack")
+)
+
+// h2Conn is one HTTP/2 connection of an h2Pool. The callers' goroutines
+// write their own requests under wmu; the reader goroutine (readLoop)
+// handles every frame that arrives and ends streams by closing their done
+// channel. Lock order: the pool's mu, then wmu, then mu; nothing waits
+// with mu held.
+type h2Conn struct {
+	pool *h2Pool
+	nc   net.Conn // a coalescingConn
+
+	// wmu serializes the writes: the Framer's write side, the HPACK
+	// encoder and bw, so header blocks are encoded and sent in stream-id
+	// order. A request's frames are buffered and flushed at once.
+	wmu  sync.Mutex
+	bw   *bufio.Writer
+	fr   *http2.Framer
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
+
+	lastFrame atomic.Int64 // UnixNano of the last frame read
+	unacked   uint32       // DATA received and not yet credited back (reader only)
+	timer     *time.Timer  // runs tick: PINGs and the idle close
+
+	mu          sync.Mutex
+	streams     map[uint32]*h2Stream // open streams
+	reserved    int                  // streams promised by reserve, not yet opened
+	nextID      uint32
+	maxStreamID uint32 // the last id this connection opens
+	maxStreams  uint32 // the peer's SETTINGS_MAX_CONCURRENT_STREAMS
+	peerWindow  int64  // the peer's SETTINGS_INITIAL_WINDOW_SIZE
+	peerFrame   uint32 // the peer's SETTINGS_MAX_FRAME_SIZE
+	sendWindow  int64  // the connection's send window
+	windowCh    chan struct{}
+	retired     bool // takes no new stream (GOAWAY, ids used up, idle)
+	goAway      bool
+	pingPending bool
+	pingAt      time.Time
+	idleSince   time.Time
+	err         error // why the connection closed; nil while open
+}
+
+// h2Stream is one request in flight. The reader fills resp and err, then
+// closes done; the caller reads them after done.
+type h2Stream struct {
+	id         uint32
+	sendWindow int64 // under the connection's mu
+	done       chan struct{}
+	resp       h2Response
+	received   int // bytes of body received
+	err        error
+}
+
+// startH2Conn sends the client preface and our SETTINGS on nc and starts
+// the connection's reader.
+func startH2Conn(p *h2Pool, nc net.Conn) (*h2Conn, error) {
+	now := time.Now()
+	c := &h2Conn{
+		pool:        p,
+		nc:          nc,
+		bw:          bufio.NewWriterSize(nc, 16<<10),
+		streams:     make(map[uint32]*h2Stream),
+		nextID:      1,
+		maxStreamID: p.maxStreamID,
+		maxStreams:  h2DefaultMaxStreams,
+		peerWindow:  65535,
+		peerFrame:   16384,
+		sendWindow:  65535,
+		idleSince:   now,
+	}
+	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 16<<10))
+	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+	c.fr.MaxHeaderListSize = h2MaxHeaderList
+	c.fr.SetReuseFrames()
+	c.henc = hpack.NewEncoder(&c.hbuf)
+	c.lastFrame.Store(now.UnixNano())
+
+	_, _ = c.bw.WriteString(http2.ClientPreface)
+	_ = c.fr.WriteSettings(
+		http2.Setting{ID: http2.SettingEnablePush, Val: 0},
+		http2.Setting{ID: http2.SettingInitialWindowSize, Val: h2StreamWindow},
+		http2.Setting{ID: http2.SettingMaxHeaderListSize, Val: h2MaxHeaderList},
+	)
+	_ = c.fr.WriteWindowUpdate(0, h2ConnWindow-65535)
+	if err := c.bw.Flush(); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	if err := c.readPeerSettings(); err != nil {
+		_ = nc.Close()
+		return nil, err
+	}
+	c.mu.Lock()
+	c.timer = time.AfterFunc(min(p.pingAfter, p.idleTimeout), c.tick)
+	c.mu.Unlock()
+	go c.readLoop()
+	return c, nil
+}
+
+// readPeerSettings reads the server's first frame, its SETTINGS, and
+// applies them before the connection takes a stream: streams opened on a
+// guess of the server's limit would be refused, and sent again on a
+// connection that guesses the same.
+func (c *h2Conn) readPeerSettings() error {
+	if err := c.nc.SetReadDeadline(time.Now().Add(h2DialTimeout)); err != nil {
+		return err
+	}
+	f, err := c.fr.ReadFrame()
+	if err != nil {
+		return err
+	}
+	sf, ok := f.(*http2.SettingsFrame)
+	if !ok || sf.IsAck() {
+		return fmt.Errorf("fcm: the server's first frame is %v, not SETTINGS", f.Header())
+	}
+	if err := c.onSettings(sf); err != nil {
+		return err
+	}
+	return c.nc.SetReadDeadline(time.Time{})
+}
+
+// reserve promises the caller a stream on c, if c takes one more.
+func (c *h2Conn) reserve() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.retired || c.err != nil || uint64(len(c.streams)+c.reserved) >= uint64(c.maxStreams) {
+		return false
+	}
+	if uint64(c.nextID)+2*uint64(c.reserved) > uint64(c.maxStreamID) {
+		return false
+	}
+	c.reserved++
+	return true
+}
+
+// retireIfIdle retires c when it carries no stream; the pool's mu is held,
+// so no reserve can race with it.
+func (c *h2Conn) retireIfIdle() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.err != nil || len(c.streams) > 0 || c.reserved > 0 {
+		return false
+	}
+	c.retired = true
+	return true
+}
+
+// drainedLocked reports whether c is retired and carries nothing more, so
+// it can be closed.
+func (c *h2Conn) drainedLocked() bool {
+	return c.retired && c.err == nil && len(c.streams) == 0 && c.reserved == 0
+}
+
+// roundTrip sends one request on the stream reserved by reserve and waits
+// for its answer or ctx's end.
+func (c *h2Conn) roundTrip(ctx context.Context, path, authorization string, body []byte) (h2Response, error) {
+	s := &h2Stream{done: make(chan struct{})}
+	if err := c.writeRequest(ctx, s, path, authorization, body); err != nil {
+		return h2Response{}, err
+	}
+	select {
+	case <-s.done:
+	case <-ctx.Done():
+		if c.cancel(s) {
+			return h2Response{}, ctx.Err()
+		}
+		<-s.done // the answer was complete already
+	}
+	return s.resp, s.err
+}
+
+// writeRequest opens s with the next stream id and writes the request's
+// HEADERS and DATA, waiting for send window when the body needs more. It
+// returns an error only when s was never opened (errUnprocessed) or ctx
+// ended while it waited for window (s is then reset); the other failures
+// end s, for roundTrip to read.
+func (c *h2Conn) writeRequest(ctx context.Context, s *h2Stream, path, authorization string, body []byte) error {
+	c.wmu.Lock()
+	c.mu.Lock()
+	c.reserved--
+	if c.err != nil || c.goAway {
+		err := c.err
+		if err == nil {
+			err = errors.New("the server sent GOAWAY")
+		}
+		drained := c.drainedLocked()
+		c.mu.Unlock()
+		c.wmu.Unlock()
+		if drained {
+			c.close(errConnDrained)
+		}
+		return fmt.Errorf("%w: %v", errUnprocessed, err)
+	}
+	s.id = c.nextID
+	c.nextID += 2
+	if c.nextID > c.maxStreamID {
+		c.retired = true
+	}
+	s.sendWindow = c.peerWindow
+	c.streams[s.id] = s
+	maxFrame := int(c.peerFrame)
+	c.mu.Unlock()
+
+	c.hbuf.Reset()
+	c.writeField(":method", "POST")
+	c.writeField(":scheme", c.pool.scheme)
+	c.writeField(":authority", c.pool.authority)
+	c.writeField(":path", path)
+	c.writeField("content-type", "application/json")
+	c.writeField("content-length", strconv.Itoa(len(body)))
+	c.writeField("authorization", authorization)
+	block := c.hbuf.Bytes()
+	for first := true; first || len(block) > 0; first = false {
+		frag := block[:min(len(block), maxFrame)]
+		block = block[len(frag):]
+		if first {
+			_ = c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: frag,
+				EndStream: len(body) == 0, EndHeaders: len(block) == 0})
+		} else {
+			_ = c.fr.WriteContinuation(s.id, len(block) == 0, frag)
+		}
+	}
+	rest := body
+	for {
+		rest = c.writeData(s, rest)
+		err := c.bw.Flush()
+		c.wmu.Unlock()
+		if err != nil {
+			c.close(fmt.Errorf("fcm: write: %w", err)) // ends s
+			return nil
+		}
+		if len(rest) == 0 {
+			return nil
+		}
+		if err := c.awaitWindow(ctx, s); err != nil {
+			return err
+		}
+		c.wmu.Lock()
+	}
+}
+
+// writeField adds one header field to the block being encoded (wmu held).
+func (c *h2Conn) writeField(name, value string) {
+	_ = c.henc.WriteField(hpack.HeaderField{Name: name, Value: value})
+}
+
+// writeData writes as much of rest on s as the send windows allow (wmu
+// held) and returns what is left. Nothing is left once s has ended.
+func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
+	for len(rest) > 0 {
+		c.mu.Lock()
+		if c.streams[s.id] != s || c.err != nil {
+			c.mu.Unlock()
+			return nil // reset, or the connection closed
+		}
+		n := int(min(int64(len(rest)), int64(c.peerFrame), c.sendWindow, s.sendWindow))
+		if n <= 0 {
+			c.mu.Unlock()
+			return rest
+		}
+		c.sendWindow -= int64(n)
+		s.sendWindow -= int64(n)
+		c.mu.Unlock()
+		_ = c.fr.WriteData(s.id, n == len(rest), rest[:n])
+		rest = rest[n:]
+	}
+	return rest
+}
+
+// awaitWindow waits until a send window grows, s ends or ctx ends (then
+// s is reset and ctx's error returned).
+func (c *h2Conn) awaitWindow(ctx context.Context, s *h2Stream) error {
+	c.mu.Lock()
+	if c.streams[s.id] != s || c.err != nil || (c.sendWindow > 0 && s.sendWindow > 0) {
+		c.mu.Unlock()
+		return nil
+	}
+	if c.windowCh == nil {
+		c.windowCh = make(chan struct{})
+	}
+	ch := c.windowCh
+	c.mu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-s.done:
+		return nil
+	case <-ctx.Done():
+		c.cancel(s)
+		return ctx.Err()
+	}
+}
+
+// windowGrewLocked wakes the writers waiting for send window.
+func (c *h2Conn) windowGrewLocked() {
+	if c.windowCh != nil {
+		close(c.windowCh)
+		c.windowCh = nil
+	}
+}
+
+// cancel forgets s and resets its stream, unless s ended already; it
+// reports whether it did.
+func (c *h2Conn) cancel(s *h2Stream) bool {
+	c.mu.Lock()
+	open := c.streams[s.id] == s
+	if open {
+		c.forgetLocked(s.id)
+	}
+	drained := c.drainedLocked()
+	c.mu.Unlock()
+	if open {
+		c.writeReset(s.id, http2.ErrCodeCancel)
+	}
+	if drained {
+		c.close(errConnDrained)
+	}
+	return open
+}
+
+// forgetLocked drops stream id from the open streams.
+func (c *h2Conn) forgetLocked(id uint32) {
+	delete(c.streams, id)
+	if len(c.streams) == 0 {
+		c.idleSince = time.Now()
+	}
+}
+
+// finish ends s with err (nil: its answer is complete), unless it ended
+// already.
+func (c *h2Conn) finish(s *h2Stream, err error) {
+	c.mu.Lock()
+	if c.streams[s.id] != s {
+		c.mu.Unlock()
+		return
+	}
+	c.forgetLocked(s.id)
+	drained := c.drainedLocked()
+	c.mu.Unlock()
+	s.err = err
+	close(s.done)
+	if drained {
+		c.close(errConnDrained)
+	}
+}
+
+// stream returns the open stream id, or nil (never opened, or forgotten:
+// its late frames are dropped).
+func (c *h2Conn) stream(id uint32) *h2Stream {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.streams[id]
+}
+
+// writeReset sends RST_STREAM for id.
+func (c *h2Conn) writeReset(id uint32, code http2.ErrCode) {
+	c.write(func() error { return c.fr.WriteRSTStream(id, code) })
+}
+
+// write runs one frame write under wmu and flushes it; a failure closes
+// the connection.
+func (c *h2Conn) write(frame func() error) {
+	c.wmu.Lock()
+	err := frame()
+	if err == nil {
+		err = c.bw.Flush()
+	}
+	c.wmu.Unlock()
+	if err != nil {
+		c.close(fmt.Errorf("fcm: write: %w", err))
+	}
+}
+
+// close closes the connection for err and drops c from the pool. The
+// reader, failing to read, then ends every open stream (failStreams): it
+// alone writes a stream's answer, so none is ended while it fills one.
+func (c *h2Conn) close(err error) {
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.err = err
+	c.retired = true
+	c.windowGrewLocked()
+	timer := c.timer
+	c.mu.Unlock()
+	if timer != nil {
+		timer.Stop()
+	}
+	_ = c.nc.Close()
+	c.pool.remove(c)
+}
+
+// failStreams ends the streams still open when the reader stops, with the
+// connection's error (retriable for the callers).
+func (c *h2Conn) failStreams() {
+	c.mu.Lock()
+	streams, reason := c.streams, c.err
+	c.streams = nil
+	c.mu.Unlock()
+	for _, s := range streams {
+		s.err = fmt.Errorf("fcm: connection lost: %w", reason)
+		close(s.done)
+	}
+}
+
+// tick sends a PING when a connection with open streams was silent for
+// pingAfter, closes it when the ack takes longer than pingTimeout, and
+// closes it after idleTimeout without a stream; then it sets its timer
+// for the next of these moments.
+func (c *h2Conn) tick() {
+	p := c.pool
+	now := time.Now()
+	c.mu.Lock()
+	if c.err != nil {
+		c.mu.Unlock()
+		return
+	}
+	var next time.Duration
+	var ping, dead, idle bool
+	switch {
+	case c.pingPending:
+		if waited := now.Sub(c.pingAt); waited >= p.pingTimeout {
+			dead = true
+		} else {
+			next = p.pingTimeout - waited
+		}
+	case len(c.streams) > 0 || c.reserved > 0:
+		if silent := now.Sub(time.Unix(0, c.lastFrame.Load())); silent >= p.pingAfter {
+			ping, c.pingPending, c.pingAt = true, true, now
+			next = p.pingTimeout
+		} else {
+			next = p.pingAfter - silent
+		}
+	default:
+		if idleFor := now.Sub(c.idleSince); idleFor >= p.idleTimeout {
+			idle = true
+		} else {
+			next = p.idleTimeout - idleFor
+		}
+	}
+	if next > 0 {
+		// At most idleTimeout away, so a connection that falls idle is
+		// closed on time whatever the timer was last set for.
+		c.timer.Reset(min(next, p.idleTimeout))
+	}
+	c.mu.Unlock()
+	switch {
+	case dead:
+		c.close(errPingTimeout)
+	case ping:
+		c.write(func() error { return c.fr.WritePing(false, [8]byte{'h', 'e', 'r', 'a', 'l', 'd'}) })
+	case idle:
+		p.mu.Lock()
+		retired := c.retireIfIdle()
+		if retired {
+			p.mu.Unlock()
+			c.close(errConnIdle)
+			return
+		}
+		p.mu.Unlock()
+		c.mu.Lock()
+		if c.err == nil {
+			c.timer.Reset(min(p.pingAfter, p.idleTimeout))
+		}
+		c.mu.Unlock()
+	}
+}

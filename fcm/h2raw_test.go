@@ -1,0 +1,271 @@
+package fcm
+
+import (
+	"bytes"
+	"errors"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"golang.org/x/net/http2"
+	"golang.org/x/net/http2/hpack"
+)
+
+// rawServer speaks HTTP/2 frame by frame on 127.0.0.1, for the cases Go's
+// server cannot be made to produce on cue (REFUSED_STREAM, GOAWAY below a
+// stream, a PING left unanswered). serve runs once per connection, after
+// the preface and the server's SETTINGS (settings); n counts connections
+// from 1.
+type rawServer struct {
+	pool  *h2Pool
+	conns atomic.Int64
+}
+
+func startRaw(t *testing.T, settings []http2.Setting, serve func(n int64, sc *rawConn)) *rawServer {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &rawServer{}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			n := s.conns.Add(1)
+			go func() {
+				defer nc.Close()
+				if _, err := io.ReadFull(nc, make([]byte, len(http2.ClientPreface))); err != nil {
+					return
+				}
+				sc := &rawConn{fr: http2.NewFramer(nc, nc)}
+				sc.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
+				sc.henc = hpack.NewEncoder(&sc.hbuf)
+				if sc.fr.WriteSettings(settings...) != nil {
+					return
+				}
+				serve(n, sc)
+			}()
+		}
+	}()
+	s.pool, err = newH2Pool("http", ln.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_ = ln.Close()
+		<-done
+		s.pool.closeIdle()
+	})
+	return s
+}
+
+// rawConn is the server side of one connection.
+type rawConn struct {
+	fr   *http2.Framer
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
+}
+
+// request reads frames until a request is complete and returns its
+// stream id; 0 when the connection ended.
+func (sc *rawConn) request() uint32 {
+	for {
+		f, err := sc.fr.ReadFrame()
+		if err != nil {
+			return 0
+		}
+		switch f := f.(type) {
+		case *http2.MetaHeadersFrame:
+			if f.StreamEnded() {
+				return f.StreamID
+			}
+		case *http2.DataFrame:
+			if f.StreamEnded() {
+				return f.StreamID
+			}
+		}
+	}
+}
+
+// respond answers stream id with status and no body.
+func (sc *rawConn) respond(id uint32, status int) {
+	sc.hbuf.Reset()
+	_ = sc.henc.WriteField(hpack.HeaderField{Name: ":status", Value: strconv.Itoa(status)})
+	_ = sc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: sc.hbuf.Bytes(), EndStream: true, EndHeaders: true})
+}
+
+// drain reads until the connection ends.
+func (sc *rawConn) drain() {
+	for {
+		if _, err := sc.fr.ReadFrame(); err != nil {
+			return
+		}
+	}
+}
+
+func postRaw(t *testing.T, p *h2Pool) (h2Response, error) {
+	t.Helper()
+	return p.post(t.Context(), "/v1/projects/p/messages:send", "Bearer t", []byte(`{"message":{}}`))
+}
+
+// TestH2RefusedStreamRetried: a stream refused (REFUSED_STREAM) was not
+// processed, so it is sent once more; refused again, the send fails as
+// unprocessed.
+func TestH2RefusedStreamRetried(t *testing.T) {
+	t.Parallel()
+	var requests atomic.Int64
+	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+		for {
+			id := sc.request()
+			if id == 0 {
+				return
+			}
+			switch requests.Add(1) {
+			case 1, 3, 4:
+				_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+			default:
+				sc.respond(id, 200)
+			}
+		}
+	})
+	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+		t.Fatalf("refused once: got status %d error %v, want 200", resp.status, err)
+	}
+	if _, err := postRaw(t, s.pool); !errors.Is(err, errUnprocessed) {
+		t.Fatalf("refused twice: got %v, want errUnprocessed", err)
+	}
+	if got := requests.Load(); got != 4 {
+		t.Errorf("requests: got %d, want 4", got)
+	}
+}
+
+// TestH2GoAway: a stream above GOAWAY's last stream id is sent again on a
+// new connection; a stream at or below it is answered on the old one,
+// which takes no new stream.
+func TestH2GoAway(t *testing.T) {
+	t.Parallel()
+	t.Run("Unprocessed", func(t *testing.T) {
+		t.Parallel()
+		s := startRaw(t, nil, func(n int64, sc *rawConn) {
+			id := sc.request()
+			if n == 1 {
+				_ = sc.fr.WriteGoAway(0, http2.ErrCodeNo, nil)
+				sc.drain()
+				return
+			}
+			sc.respond(id, 200)
+			sc.drain()
+		})
+		if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+			t.Fatalf("got status %d error %v, want 200 on the second connection", resp.status, err)
+		}
+		if got := s.conns.Load(); got != 2 {
+			t.Errorf("connections: got %d, want 2", got)
+		}
+	})
+	t.Run("Processed", func(t *testing.T) {
+		t.Parallel()
+		s := startRaw(t, nil, func(n int64, sc *rawConn) {
+			id := sc.request()
+			if n == 1 {
+				_ = sc.fr.WriteGoAway(id, http2.ErrCodeNo, nil)
+			}
+			sc.respond(id, 200)
+			sc.drain()
+		})
+		for i := range 2 {
+			if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+				t.Fatalf("send %d: got status %d error %v, want 200", i, resp.status, err)
+			}
+		}
+		if got := s.conns.Load(); got != 2 {
+			t.Errorf("connections: got %d, want 2 (no new stream after GOAWAY)", got)
+		}
+	})
+}
+
+// TestH2PingTimeout: a connection with a stream open that stays silent
+// is sent a PING, and closed when no ack comes: the send fails
+// retriably instead of waiting for its own deadline.
+func TestH2PingTimeout(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+		sc.request()
+		sc.drain() // no answer, no PING ack
+	})
+	s.pool.pingAfter, s.pool.pingTimeout = time.Millisecond, time.Millisecond
+	// (Whether the PING left before the close is not observed: with
+	// these timings the close may drop it unwritten.)
+	if _, err := postRaw(t, s.pool); !errors.Is(err, errPingTimeout) {
+		t.Fatalf("got %v, want errPingTimeout", err)
+	}
+}
+
+// TestH2StreamIDsExhausted: a connection whose stream ids are used up
+// takes no new stream; the next send opens a new connection.
+func TestH2StreamIDsExhausted(t *testing.T) {
+	t.Parallel()
+	s := startH2C(t, http.HandlerFunc(echo), http.HTTP2Config{})
+	s.pool.maxStreamID = 3 // streams 1 and 3
+	for _, id := range []string{"a", "b", "c"} {
+		if err := sendEcho(t.Context(), s.pool, id, 10); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := s.conns.Load(); got != 2 {
+		t.Errorf("connections: got %d, want 2", got)
+	}
+}
+
+// TestH2IdleClose: a connection without streams for idleTimeout is
+// closed and dropped from the pool; the next send dials anew.
+func TestH2IdleClose(t *testing.T) {
+	t.Parallel()
+	s := startH2C(t, http.HandlerFunc(echo), http.HTTP2Config{})
+	s.pool.idleTimeout = time.Millisecond
+	if err := sendEcho(t.Context(), s.pool, "a", 10); err != nil {
+		t.Fatal(err)
+	}
+	for {
+		s.pool.mu.Lock()
+		n := len(s.pool.conns)
+		s.pool.mu.Unlock()
+		if n == 0 {
+			break
+		}
+		time.Sleep(time.Millisecond) // polls for the timer's close
+	}
+	if err := sendEcho(t.Context(), s.pool, "b", 10); err != nil {
+		t.Fatal(err)
+	}
+	// Two, or more when a connection dialed for "b" fell idle (a
+	// millisecond) before "b" took it.
+	if got := s.conns.Load(); got < 2 {
+		t.Errorf("connections: got %d, want a new one after the idle close", got)
+	}
+}
+
+// TestH2NoStreamsAllowed: a server whose SETTINGS allow no stream is an
+// error, not a loop of dials.
+func TestH2NoStreamsAllowed(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: 0}}, func(_ int64, sc *rawConn) {
+		sc.drain()
+	})
+	if _, err := postRaw(t, s.pool); err == nil || !strings.Contains(err.Error(), "allows no stream") {
+		t.Fatalf("got %v, want an error saying the server allows no stream", err)
+	}
+	if got := s.conns.Load(); got != 1 {
+		t.Errorf("connections: got %d, want 1", got)
+	}
+}
