@@ -8,15 +8,22 @@ import (
 	"net/http/httptest"
 	"os"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+	"github.com/riverqueue/river"
+	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/bench"
 	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/postgres/pgtest"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
 // unrecorded is a store that keeps no access record: the admin listener
@@ -27,13 +34,19 @@ func (unrecorded) AppendAccessRecords(_ context.Context, recs []herald.AccessRec
 	return recs, nil
 }
 
-// BenchmarkAdminGETRecorded measures an admin GET route (an app's detail)
-// under concurrent load, with each request's access record written before
-// its answer and without (the store's append a no-op): throughput
-// (req/s) and the 99th percentile of the answer time (p99-ms), on SQLite
-// and, with HERALD_TEST_DATABASE_URL, on PostgreSQL.
+// BenchmarkAdminGETRecorded measures two admin GET routes under
+// concurrent load, with each request's access record written before its
+// answer and without (the store's append a no-op): the cheapest (an app's
+// detail, "app") and two that an operator reads most (a push's detail,
+// "push", and an app's push list, a page of 50 pushes, "pushes"). It reports throughput (req/s), the 99th percentile
+// of the answer time (p99-ms), this process's CPU per request (cpu-us/req:
+// the server and the benchmark's clients, which load the machine alike in
+// both modes) and, on PostgreSQL, the CPU of the benchmark's own backends
+// per request (db-cpu-us/req). Throughput moves with whatever else loads
+// the machine; the CPU per request far less. On SQLite and, with
+// HERALD_TEST_DATABASE_URL, on PostgreSQL.
 func BenchmarkAdminGETRecorded(b *testing.B) {
-	engines := map[string]func(b *testing.B) handler.Store{"sqlite": benchSQLite}
+	engines := map[string]func(b *testing.B) (handler.Store, func() float64){"sqlite": benchSQLite}
 	if os.Getenv(pgtest.EnvURL) != "" {
 		engines["postgres"] = benchPostgres
 	}
@@ -42,23 +55,33 @@ func BenchmarkAdminGETRecorded(b *testing.B) {
 		if !ok {
 			continue
 		}
-		for _, mode := range []string{"unrecorded", "recorded"} {
-			b.Run(engine+"/"+mode, func(b *testing.B) {
-				store := open(b)
-				if mode == "unrecorded" {
-					store = unrecorded{store}
-				}
-				benchAdminGET(b, store)
-			})
+		for _, route := range []string{"app", "push", "pushes"} {
+			for _, mode := range []string{"unrecorded", "recorded"} {
+				b.Run(engine+"/"+route+"/"+mode, func(b *testing.B) {
+					store, dbCPU := open(b)
+					if mode == "unrecorded" {
+						store = unrecorded{store}
+					}
+					benchAdminGET(b, store, route, dbCPU)
+				})
+			}
 		}
 	}
 }
 
-func benchSQLite(b *testing.B) handler.Store { return testenv.OpenSQLite(b) }
+// benchSQLite opens a SQLite store (with a queue that only inserts); it has no database CPU of its own
+// (nil: SQLite runs in this process).
+func benchSQLite(b *testing.B) (handler.Store, func() float64) { return sqlitetest.Open(b), nil }
 
-func benchPostgres(b *testing.B) handler.Store {
+// benchPostgres opens a PostgreSQL store (with a queue that only
+// inserts) whose connections carry an
+// application name of their own, and returns with it a reading of the CPU
+// seconds its backends have used.
+func benchPostgres(b *testing.B) (handler.Store, func() float64) {
 	ctx := context.Background()
-	db, err := postgres.Open(ctx, pgtest.NewSchema(b, pgtest.BaseURL(b), map[string]string{"pool_max_conns": "8"}))
+	name := "herald_bench_" + herald.NewAPIKey()[:12]
+	url := pgtest.NewSchema(b, pgtest.BaseURL(b), map[string]string{"pool_max_conns": "8", "application_name": name})
+	db, err := postgres.Open(ctx, url)
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -66,25 +89,76 @@ func benchPostgres(b *testing.B) handler.Store {
 	if err := db.Migrate(ctx); err != nil {
 		b.Fatal(err)
 	}
-	return db
+	if db.Queue, err = river.NewClient(riverpgxv5.New(db.Pool), &river.Config{Schema: db.Schema()}); err != nil {
+		b.Fatal(err)
+	}
+	meter, err := pgx.Connect(ctx, pgtest.BaseURL(b))
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { meter.Close(ctx) })
+	return db, func() float64 {
+		rows, err := meter.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		pids, err := pgx.CollectRows(rows, pgx.RowTo[int32])
+		if err != nil {
+			b.Fatal(err)
+		}
+		var cpu float64
+		for _, pid := range pids {
+			if u, err := bench.ReadProcessUsage(strconv.Itoa(int(pid))); err == nil {
+				cpu += u.CPUSeconds
+			}
+		}
+		return cpu
+	}
 }
 
-// benchAdminGET runs b.N GETs of an app from 32 clients at once.
-func benchAdminGET(b *testing.B, store handler.Store) {
+// benchPushes is how many pushes the app of the push routes holds: one
+// page of the list.
+const benchPushes = 50
+
+// benchAdminGET runs b.N GETs of route from 32 clients at once; dbCPU,
+// when not nil, reads the database's CPU seconds.
+func benchAdminGET(b *testing.B, store handler.Store, route string, dbCPU func() float64) {
+	ctx := context.Background()
 	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 	_, adminHandler := handler.New(handler.Deps{Store: store, AdminToken: testenv.AdminToken, Logger: logger})
 	srv := httptest.NewServer(adminHandler)
 	b.Cleanup(srv.Close)
-	a := herald.App{ID: herald.NewID("app_", time.Now()), Name: "bench", APIKey: herald.NewAPIKey(),
-		SecretHash: herald.HashSecret("s"), Tier: herald.TierBusiness, TimeZone: herald.DefaultTimeZone, CreatedAt: time.Now()}
-	if err := store.CreateApp(context.Background(), a); err != nil {
+	now := time.Now()
+	a := herald.App{ID: herald.NewID("app_", now), Name: "bench", APIKey: herald.NewAPIKey(),
+		SecretHash: herald.HashSecret("s"), Tier: herald.TierBusiness, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
+	if err := store.CreateApp(ctx, a); err != nil {
 		b.Fatal(err)
 	}
 	url := srv.URL + "/admin/v1/apps/" + a.ID
+	if route != "app" {
+		for i := range benchPushes {
+			p := herald.Push{ID: herald.NewID("push_", now), AppID: a.ID, Kind: herald.KindUsers, Status: herald.StatusSending,
+				Content: herald.Content{Title: "title " + strconv.Itoa(i), Content: "content"}, RequestedUsers: 2, CreatedAt: now}
+			c := a.PushCharge(p, 2, now)
+			p.ServerActionsHalf, p.Ledger = c.Half, c.Ledger
+			rs := []herald.Recipient{{UserID: "u1"}, {UserID: "u2"}}
+			if _, _, err := store.AcceptPush(ctx, p, rs, nil, benchJob{"bench.fanout." + p.ID}); err != nil {
+				b.Fatal(err)
+			}
+			url = srv.URL + "/admin/v1/pushes/" + p.ID
+		}
+	}
+	if route == "pushes" {
+		url = srv.URL + "/admin/v1/apps/" + a.ID + "/pushes"
+	}
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 64}}
 	var mu sync.Mutex
 	var took []time.Duration
 	b.SetParallelism(16)
+	cpu0, db0 := selfCPU(b), 0.0
+	if dbCPU != nil {
+		db0 = dbCPU()
+	}
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -115,7 +189,26 @@ func benchAdminGET(b *testing.B, store handler.Store) {
 	if len(took) == 0 {
 		return
 	}
+	n := float64(len(took))
 	slices.Sort(took)
-	b.ReportMetric(float64(len(took))/elapsed.Seconds(), "req/s")
+	b.ReportMetric(n/elapsed.Seconds(), "req/s")
 	b.ReportMetric(float64(took[len(took)*99/100])/1e6, "p99-ms")
+	b.ReportMetric((selfCPU(b)-cpu0)*1e6/n, "cpu-us/req")
+	if dbCPU != nil {
+		b.ReportMetric((dbCPU()-db0)*1e6/n, "db-cpu-us/req")
+	}
+}
+
+// benchJob is a job the store inserts and nothing runs.
+type benchJob struct{ kind string }
+
+func (j benchJob) Kind() string { return j.kind }
+
+// selfCPU is this process's CPU seconds so far.
+func selfCPU(b *testing.B) float64 {
+	u, err := bench.ReadProcessUsage("self")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u.CPUSeconds
 }

@@ -25,3 +25,22 @@ func TestAdapt(t *testing.T) {
 		}
 	}
 }
+
+// TestPace: the pause after a step is as long as the step when its write
+// was the store's only one since the step before, BusyPause times as long
+// when others wrote meanwhile.
+func TestPace(t *testing.T) {
+	for _, tt := range []struct {
+		began uint64
+		want  time.Duration
+	}{
+		{0, StepTarget}, // the store counts no writes (Config.Writes unset)
+		{1, StepTarget},
+		{2, StepTarget * BusyPause},
+		{500, StepTarget * BusyPause},
+	} {
+		if got := Pace(StepTarget, tt.began); got != tt.want {
+			t.Errorf("Pace(%v, %d): got %v, want %v", StepTarget, tt.began, got, tt.want)
+		}
+	}
+}

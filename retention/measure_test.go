@@ -76,6 +76,8 @@ func TestMeasureRetention(t *testing.T) {
 	}()
 	with := measurePush(t, e, a, tokens)
 	t.Logf("while pruning:   %s", with)
+	held := heldSeconds(t, e)
+	t.Logf("pruning held the writer %.1f s of the push's %.1f s (%.1f %%)", held, with.took.Seconds(), 100*held/with.took.Seconds())
 	took := <-pruned
 	var left int
 	if err := e.DB.Reader.QueryRow(`SELECT COUNT(*) FROM deliveries`).Scan(&left); err != nil {
@@ -92,6 +94,24 @@ func TestMeasureRetention(t *testing.T) {
 	}
 	t.Logf("pruning took %v, its longest step %v (%s), deleted %v (%d delivery rows left); file %.0f MB after",
 		took.Round(time.Second), run.Longest.Round(time.Millisecond), run.LongestStep, run.Deleted, left, fileMB(t, e))
+}
+
+// heldSeconds is how long retention's steps have held the writer so far,
+// all steps together (herald_retention_step_seconds_sum).
+func heldSeconds(t *testing.T, e *testenv.Harness) float64 {
+	t.Helper()
+	var sum float64
+	for _, line := range strings.Split(scrape(t, e), "\n") {
+		if strings.HasPrefix(line, "herald_retention_step_seconds_sum") {
+			f := strings.Fields(line)
+			v, err := strconv.ParseFloat(f[len(f)-1], 64)
+			if err != nil {
+				t.Fatalf("metrics: %q: %v", line, err)
+			}
+			sum += v
+		}
+	}
+	return sum
 }
 
 // The old pushes fill makes: each with its share of the deliveries, a

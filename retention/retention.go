@@ -21,8 +21,11 @@
 //     Each kind of step sizes its limit from how long its last one held
 //     the writer, aiming at StepTarget, so that none holds the embedded
 //     store's one writer for more than about 100 ms; between steps the
-//     worker pauses as long as the step held it, so bulk delivery work
-//     queued behind it keeps at least half the lane.
+//     worker pauses (see Pace): as long as the step held the writer
+//     when nothing else wrote meanwhile, so that an idle store is pruned
+//     at half the writer's time, and BusyPause times as long when other
+//     transactions ran, so that a fan-out beside pruning keeps nearly all
+//     of the writer (and of the machine's cores).
 package retention
 
 import (
@@ -44,6 +47,10 @@ const (
 	Slice = 30 * time.Second
 	// StepTarget is how long one step aims to hold the writer.
 	StepTarget = 25 * time.Millisecond
+	// BusyPause is how many times as long as its step the pause after it
+	// is when the store wrote other transactions meanwhile (see Pace):
+	// pruning then takes about a twentieth of the writer.
+	BusyPause = 19
 )
 
 // Step limits: where a kind of step starts, and its bounds.
@@ -85,6 +92,11 @@ type Config struct {
 	AccessRecords Pruner
 	// Slice bounds a tick (Slice when zero).
 	Slice time.Duration
+	// Writes, when set, counts the write transactions the store has begun
+	// so far (the embedded store's writer): the pauses grow when others
+	// ran beside the steps (see Pace). Without it every pause is the
+	// idle one.
+	Writes func() uint64
 }
 
 // Worker runs the daily retention.
@@ -94,6 +106,10 @@ type Worker struct {
 	mu sync.Mutex
 	// limits holds each kind of step's current limit, by step name.
 	limits map[string]int
+	// mark is the store's count of write transactions (Config.Writes) at
+	// the end of the last step, before its pause: what began since ran
+	// beside that pause and the step after it.
+	mark uint64
 }
 
 // New returns a worker with cfg's defaults filled in.
@@ -220,6 +236,7 @@ func (w *Worker) Tick(ctx context.Context) (done bool, err error) {
 // work runs the run's steps, each kind until it has nothing left, then
 // reclaims the space; false when the slice ended first.
 func (w *Worker) work(ctx context.Context, run *herald.RetentionRun, end time.Time) (bool, error) {
+	w.mark = w.writes()
 	for _, st := range w.steps() {
 		for more := true; more; {
 			if time.Now().After(end) {
@@ -239,7 +256,7 @@ func (w *Worker) work(ctx context.Context, run *herald.RetentionRun, end time.Ti
 					w.cfg.Deleted(kind, n)
 				}
 			}
-			if err := pause(ctx, done.Held); err != nil {
+			if err := w.pause(ctx, done.Held); err != nil {
 				return false, err
 			}
 		}
@@ -266,7 +283,7 @@ func (w *Worker) reclaim(ctx context.Context, run *herald.RetentionRun, end time
 		took := time.Since(began)
 		w.held(run, "reclaim", took)
 		w.limits["reclaim"] = adapt(pages, took, 16, maxReclaim)
-		if err := pause(ctx, took); err != nil {
+		if err := w.pause(ctx, took); err != nil {
 			return false, err
 		}
 	}
@@ -302,10 +319,34 @@ func adapt(limit int, took time.Duration, lo, hi int) int {
 	return min(max(limit, lo), hi)
 }
 
-// pause waits as long as a step took (real time), so that the bulk work
-// queued behind retention's steps keeps at least half the writer.
-func pause(ctx context.Context, took time.Duration) error {
-	t := time.NewTimer(took)
+// writes is the store's count of write transactions (0 without one).
+func (w *Worker) writes() uint64 {
+	if w.cfg.Writes == nil {
+		return 0
+	}
+	return w.cfg.Writes()
+}
+
+// Pace is the pause after a step that held the writer for held, when the
+// store began began write transactions since the end of the step before
+// (during that step's pause and this step; this step's own among them): held when the step's was the only one, so
+// that the bulk work queued behind retention's steps keeps at least half
+// the writer; BusyPause times held when others wrote meanwhile, so that
+// retention takes a small share of a busy store.
+func Pace(held time.Duration, began uint64) time.Duration {
+	if began > 1 {
+		return held * BusyPause
+	}
+	return held
+}
+
+// pause waits (real time) as Pace says after a step that held the
+// writer for held.
+func (w *Worker) pause(ctx context.Context, held time.Duration) error {
+	now := w.writes()
+	d := Pace(held, now-w.mark)
+	w.mark = now
+	t := time.NewTimer(d)
 	defer t.Stop()
 	select {
 	case <-t.C:

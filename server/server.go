@@ -187,7 +187,7 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 	})
 	s.Retention = retention.New(retention.Config{
 		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
-		Reclaim: reclaimer(s.DB), AccessRecords: pruneAccessRecords(s.Store),
+		Reclaim: reclaimer(s.DB), AccessRecords: pruneAccessRecords(s.Store), Writes: writesOf(s.DB),
 	})
 	if err := s.startQueue(ctx); err != nil {
 		return err
@@ -240,6 +240,15 @@ func reclaimer(db Engine) func(ctx context.Context, pages int) (int64, error) {
 		Reclaim(ctx context.Context, pages int) (int64, error)
 	}); ok {
 		return r.Reclaim
+	}
+	return nil
+}
+
+// writesOf is the engine's count of write transactions for retention's
+// pacing (the embedded store's writer); nil on an engine without one.
+func writesOf(db Engine) func() uint64 {
+	if w, ok := db.(interface{ Writes() uint64 }); ok {
+		return w.Writes
 	}
 	return nil
 }

@@ -26,6 +26,7 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/pressly/goose/v3"
@@ -54,8 +55,9 @@ type DB struct {
 	path  string
 	ready readiness
 	// writer is the one queue the store's transactions wait in (see
-	// newWriter).
+	// newWriter); writes counts the transactions it has begun (Writes).
 	writer *sqlstore.Group
+	writes atomic.Uint64
 }
 
 // busyTimeout is how long a statement waits for a lock another process

@@ -20,6 +20,7 @@ const maxBatch = 128
 // when River holds it.
 func newWriter(db *DB) *sqlstore.Group {
 	return sqlstore.NewGroup(func(ctx context.Context, shared bool) (sqlstore.GroupTx, error) {
+		db.writes.Add(1)
 		tx, err := db.Writer.BeginTx(ctx, nil)
 		if err != nil {
 			return nil, err
@@ -31,6 +32,11 @@ func newWriter(db *DB) *sqlstore.Group {
 		return writeTx{t, tx}, nil
 	}, maxBatch, 1)
 }
+
+// Writes counts the transactions the writer has begun (a batch that
+// commits several together counts once): retention's pacing reads it to
+// see whether anything else wrote beside its steps.
+func (db *DB) Writes() uint64 { return db.writes.Load() }
 
 // writeTx is a transaction on the writer. Its savepoint statements are
 // kept compiled like the store's. SQLite rolls back the whole transaction

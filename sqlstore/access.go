@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/json"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -144,18 +145,7 @@ func (s *Store) appendAccess(ctx context.Context, recs func() []herald.AccessRec
 		last := out[len(out)-1]
 		stmts := []Stmt{{Query: `UPDATE access_chain SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
 			Args: []any{last.Seq, last.Hash, headSeq, headHash}, Exec: func(n int64) error { return guard(n, nil) }}}
-		for _, r := range out {
-			ids, _ := json.Marshal(r.UserIDs)
-			stmts = append(stmts, Stmt{Query: `INSERT INTO access_records (seq, at, actor, email, ip, method, route,
-				app_id, user_ids, user_count, push_id, status, reason, prev_hash, hash)
-				VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-				Args: []any{r.Seq, r.At.UnixMilli(), r.Actor, r.Email, r.IP, r.Method, r.Route, r.AppID, string(ids),
-					r.UserCount, r.PushID, r.Status, r.Reason, r.PrevHash, r.Hash}})
-			for _, u := range r.UserIDs {
-				stmts = append(stmts, Stmt{Query: `INSERT INTO access_record_users (user_id, seq) VALUES (?, ?)
-					ON CONFLICT (user_id, seq) DO NOTHING`, Args: []any{u, r.Seq}})
-			}
-		}
+		stmts = append(stmts, accessInserts(out)...)
 		if err := c.pipeline(ctx, stmts...); err != nil {
 			s.head.set(0, "", false) // read it again
 			return err
@@ -167,6 +157,52 @@ func (s *Store) appendAccess(ctx context.Context, recs func() []herald.AccessRec
 		return nil, err
 	}
 	return out, nil
+}
+
+// accessInserts are the statements that insert recs and the rows of their
+// users: multi-row inserts (accessRowsInsert), so that a batch of records
+// costs a few statements, not one or more per record.
+func accessInserts(recs []herald.AccessRecord) []Stmt {
+	rows := make([][]any, len(recs))
+	var users [][]any
+	for i, r := range recs {
+		ids, _ := json.Marshal(r.UserIDs)
+		rows[i] = []any{r.Seq, r.At.UnixMilli(), r.Actor, r.Email, r.IP, r.Method, r.Route, r.AppID, string(ids),
+			r.UserCount, r.PushID, r.Status, r.Reason, r.PrevHash, r.Hash}
+		for _, u := range r.UserIDs {
+			users = append(users, []any{u, r.Seq})
+		}
+	}
+	stmts := accessRowsInsert(`INSERT INTO access_records (seq, at, actor, email, ip, method, route, app_id, user_ids,
+		user_count, push_id, status, reason, prev_hash, hash) VALUES `, ``, rows)
+	return append(stmts, accessRowsInsert(`INSERT INTO access_record_users (user_id, seq) VALUES `,
+		` ON CONFLICT (user_id, seq) DO NOTHING`, users)...)
+}
+
+// maxAccessRows is the most rows one insert of accessRowsInsert writes.
+const maxAccessRows = 128
+
+// accessRowsInsert is insert (ending in VALUES) of rows, then tail, as
+// statements of a power of two rows each, at most maxAccessRows: a few
+// statements for any number of rows, in a few shapes only (each engine
+// keeps its prepared statements by their text). Every row has as many
+// values.
+func accessRowsInsert(insert, tail string, rows [][]any) []Stmt {
+	var stmts []Stmt
+	for len(rows) > 0 {
+		n := maxAccessRows
+		for n > len(rows) {
+			n /= 2
+		}
+		one := "(" + placeholders(len(rows[0])) + ")"
+		args := make([]any, 0, n*len(rows[0]))
+		for _, r := range rows[:n] {
+			args = append(args, r...)
+		}
+		stmts = append(stmts, Stmt{Query: insert + strings.TrimSuffix(strings.Repeat(one+",", n), ",") + tail, Args: args})
+		rows = rows[n:]
+	}
+	return stmts
 }
 
 const accessColumns = `seq, at, actor, email, ip, method, route, app_id, user_ids, user_count, push_id, status,

@@ -13,6 +13,7 @@ import (
 
 var accessTests = []test{
 	{"AppendChains", testAccessAppendChains},
+	{"AppendManyAtOnce", testAccessAppendMany},
 	{"RoundTrip", testAccessRoundTrip},
 	{"Filters", testAccessFilters},
 	{"Pages", testAccessPages},
@@ -89,6 +90,44 @@ func testAccessAppendChains(t *testing.T, b *bundle) {
 		t.Errorf("listed %v, want the appended %v", seqs(got), seqs(all))
 	}
 	b.wantVerdict(true, 3, 0)
+}
+
+// testAccessAppendMany appends, in one call, more records and more of
+// their users than one insert writes (the store may split them), a
+// user listed twice in a record among them: each is kept once and in
+// order, the chain holds, and the user filter finds each record that
+// lists the user.
+func testAccessAppendMany(t *testing.T, b *bundle) {
+	const n = 301
+	recs := make([]herald.AccessRecord, n)
+	for i := range recs {
+		recs[i] = accessRec(fmt.Sprintf("GET /r%d", i), b.now)
+		recs[i].UserIDs = []string{fmt.Sprintf("u%d", i%7), "all", fmt.Sprintf("u%d", i%7)}
+		recs[i].UserCount = 3
+	}
+	out := b.appendAccess(recs...)
+	if len(out) != n || out[n-1].Seq != n {
+		t.Fatalf("appended %d records, last seq %d; want %d, %d", len(out), out[len(out)-1].Seq, n, n)
+	}
+	var got []herald.AccessRecord
+	must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, herald.AccessFilter{}, func(r herald.AccessRecord) error {
+		got = append(got, r)
+		return nil
+	}))
+	if !slices.EqualFunc(got, out, func(a, b herald.AccessRecord) bool { return a.Hash == b.Hash && a.Route == b.Route }) {
+		t.Errorf("read back %d records, want the %d appended in order", len(got), n)
+	}
+	for user, want := range map[string]int{"all": n, "u3": 43} {
+		var listed int
+		must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, herald.AccessFilter{UserID: user}, func(herald.AccessRecord) error {
+			listed++
+			return nil
+		}))
+		if listed != want {
+			t.Errorf("records listing %s: got %d, want %d", user, listed, want)
+		}
+	}
+	b.wantVerdict(true, n, 0)
 }
 
 func testAccessRoundTrip(t *testing.T, b *bundle) {
