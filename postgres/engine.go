@@ -298,6 +298,15 @@ func (t txn) queueStmts(b *pgx.Batch, stmts []sqlstore.Stmt) {
 		switch {
 		case st.Row != nil:
 			q.QueryRow(func(r pgx.Row) error { return st.Row(r) })
+		case st.Each != nil:
+			q.Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					if err := st.Each(rows); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
 		case st.Exec != nil:
 			q.Exec(func(tag pgconn.CommandTag) error { return st.Exec(tag.RowsAffected()) })
 		}
