@@ -53,6 +53,11 @@ type GroupTx interface {
 // runs without a savepoint. A transaction that may not share leads a
 // batch of its own, in a transaction begun under its own context.
 //
+// Transactions of a batch that name one joint (TxOptions.Joint) run
+// together first, in one savepoint: the joint reads and writes each table
+// once for them all (see Joint). Those it leaves, or all of them when it
+// fails, run one by one after it, as any other.
+//
 // A lane runs one batch at a time; a group with several lanes runs that
 // many at once, on an engine that can (each in a transaction on a
 // connection of its own). An engine builds one with NewGroup.
