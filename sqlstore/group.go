@@ -327,6 +327,9 @@ func (g *Group) commit(ctx context.Context, tx GroupTx, err error, ops []*groupO
 // their order. When a joint left the transaction unusable (broken), its
 // ops are answered the error and are in neither list.
 func joinOps(ctx context.Context, tx GroupTx, ops []*groupOp) (joined, rest []*groupOp, broken error) {
+	if !jointsIn(ops) {
+		return nil, ops, nil // bulk work, and most batches: nothing to join, nothing allocated
+	}
 	byJoint := map[Joint][]*groupOp{}
 	var joints []Joint
 	for _, op := range ops {
@@ -366,6 +369,17 @@ func joinOps(ctx context.Context, tx GroupTx, ops []*groupOp) (joined, rest []*g
 		}
 	}
 	return joined, rest, broken
+}
+
+// jointsIn reports whether two or more of ops name a joint.
+func jointsIn(ops []*groupOp) bool {
+	n := 0
+	for _, op := range ops {
+		if op.joint != nil {
+			n++
+		}
+	}
+	return n >= 2
 }
 
 // runJoint runs ops through their joint in a savepoint and reports which
