@@ -58,6 +58,10 @@ func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlst
 	return err
 }
 
+// JoinsRegistrations: a batch's registrations are made together here
+// (sqlstore.RegistrationJoiner).
+func (engine) JoinsRegistrations() {}
+
 // brokenConn reports whether err says the connection failed rather than
 // the statement: the server ended the session (SQLSTATE class 57P:
 // administrator command, crash, not accepting connections yet), the

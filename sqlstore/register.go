@@ -27,6 +27,17 @@ func (it *regItem) keys() []string {
 	return k
 }
 
+// RegistrationJoiner is implemented by an engine on which the
+// registrations of a batch are made together (registrations):
+// PostgreSQL, where each statement costs the database CPU and its batch a
+// share of a round trip. SQLite, whose statements are calls in process,
+// makes each registration on its own: measured, the joint saved it some
+// CPU per registration but not time, and its multi-row statements (one
+// text per batch size) crowd the writer's kept statements (docs/perf-pgreg.md).
+type RegistrationJoiner interface {
+	JoinsRegistrations()
+}
+
 // registrations is RegisterDevice's joint (see Joint): the registrations
 // of a batch made together, with the rules of one made alone. Their reads
 // are one round trip: the devices by id, the devices holding the tokens,

@@ -117,7 +117,8 @@ type Store struct {
 	head *accessHead
 	// appends gathers concurrent appends of access records.
 	appends accessBatches
-	// regs makes a batch's registrations together (see registrations).
+	// regs makes a batch's registrations together (see registrations),
+	// on an engine that is a RegistrationJoiner; nil on another.
 	regs Joint
 }
 
@@ -125,7 +126,9 @@ type Store struct {
 func New(e Engine) *Store {
 	s := &Store{Now: time.Now, e: e, targets: newTargets(), head: &accessHead{}}
 	s.lw, _ = e.(LookupWriter)
-	s.regs = &registrations{s: s}
+	if _, ok := e.(RegistrationJoiner); ok {
+		s.regs = &registrations{s: s}
+	}
 	return s
 }
 

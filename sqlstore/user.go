@@ -133,8 +133,8 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 // consent trail. It reads in one round trip (readRegistration) and writes
 // the device in a second; registrations arriving together share a commit
 // (see TxOptions.Batched), those of one user in one lane (TxOptions.Key),
-// and are made together, each table read and written once for them all
-// (registrations, the joint).
+// and, on an engine that is a RegistrationJoiner, are made together, each
+// table read and written once for them all (registrations, the joint).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	it := &regItem{appID: appID, reg: reg}
 	key := reg.DeviceID
