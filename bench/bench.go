@@ -214,14 +214,24 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	r.app, r.res.SendRatePerMinute = app, app.sendRate
 	fmt.Fprintf(r.opts.Progress, "bench: registering %d users (%d workers)\n", r.opts.Users, r.opts.RegisterWorkers)
 	var reg Register
+	server, _ := r.meters()
+	if err := server.begin(); err != nil {
+		return fmt.Errorf("bench: read usage: %w", err)
+	}
 	err = r.measureDB(ctx, r.opts.Users, func(p DatabasePhase) { r.res.Database.Register = p }, func() error {
 		reg, err = register(ctx, app.clients, r.opts.Users, r.opts.RegisterWorkers)
 		return err
 	})
-	r.res.Register = reg
 	if err != nil {
+		r.res.Register = reg
 		return err
 	}
+	u, err := server.finish(0)
+	if err != nil {
+		return fmt.Errorf("bench: read usage: %w", err)
+	}
+	reg.ServerCPUSeconds, reg.ServerCPUSecondsPer1000 = u.CPUSeconds, u.CPUSeconds*1000/float64(r.opts.Users)
+	r.res.Register = reg
 	err = r.measureDB(ctx, r.opts.Users, func(p DatabasePhase) { r.res.Database.Deliver = p }, func() error { return r.deliver(ctx) })
 	if err != nil {
 		return err

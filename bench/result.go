@@ -57,6 +57,11 @@ type Register struct {
 	Workers   int     `json:"workers"`
 	Seconds   float64 `json:"seconds"`
 	PerSecond float64 `json:"perSecond"`
+	// ServerCPUSeconds is the server's CPU time over the phase (the
+	// processes of Result.Server's scope), ServerCPUSecondsPer1000 per
+	// 1,000 registrations.
+	ServerCPUSeconds        float64 `json:"serverCpuSeconds"`
+	ServerCPUSecondsPer1000 float64 `json:"serverCpuSecondsPer1000"`
 }
 
 // Accept is the Server API's accept latency of the push requests: of
@@ -120,7 +125,8 @@ func (r Result) WriteText(w io.Writer) error {
 	var b bytes.Buffer
 	fmt.Fprintf(&b, "herald bench: %d users, mode %s, emulator latency %gms, app send rate %d/min, GOMAXPROCS %d (%d CPUs), %s\n",
 		r.Users, r.Mode, r.EmulatorLatencyMS, r.SendRatePerMinute, r.GOMAXPROCS, r.NumCPU, r.serverShape())
-	fmt.Fprintf(&b, "  register   %d users in %.2fs: %.0f/s (%d workers, SDK API)\n", r.Users, r.Register.Seconds, r.Register.PerSecond, r.Register.Workers)
+	fmt.Fprintf(&b, "  register   %d users in %.2fs: %.0f/s (%d workers, SDK API), server %.3f CPU-s per 1,000\n", r.Users, r.Register.Seconds,
+		r.Register.PerSecond, r.Register.Workers, r.Register.ServerCPUSecondsPer1000)
 	r.writeAccept(&b)
 	fmt.Fprintf(&b, "  deliver    %d messages (%d rejected) in %.2fs: %.0f deliveries/s (first request to last message at the emulator)\n",
 		r.Delivery.Delivered, r.Delivery.Rejected, r.Delivery.Seconds, r.Delivery.PerSecond)

@@ -58,6 +58,10 @@ func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlst
 	return err
 }
 
+// JoinsRegistrations: a batch's registrations are made together here
+// (sqlstore.RegistrationJoiner).
+func (engine) JoinsRegistrations() {}
+
 // brokenConn reports whether err says the connection failed rather than
 // the statement: the server ended the session (SQLSTATE class 57P:
 // administrator command, crash, not accepting connections yet), the
@@ -298,6 +302,15 @@ func (t txn) queueStmts(b *pgx.Batch, stmts []sqlstore.Stmt) {
 		switch {
 		case st.Row != nil:
 			q.QueryRow(func(r pgx.Row) error { return st.Row(r) })
+		case st.Each != nil:
+			q.Query(func(rows pgx.Rows) error {
+				for rows.Next() {
+					if err := st.Each(rows); err != nil {
+						return err
+					}
+				}
+				return rows.Err()
+			})
 		case st.Exec != nil:
 			q.Exec(func(tag pgconn.CommandTag) error { return st.Exec(tag.RowsAffected()) })
 		}

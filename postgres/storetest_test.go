@@ -51,6 +51,7 @@ func openHarness(t *testing.T, base string) storetest.Harness {
 			_, err := db.Pool.Exec(ctx, query)
 			return err
 		},
+		Together: postgres.Together(t, db),
 	}
 }
 

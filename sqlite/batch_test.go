@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -251,6 +252,89 @@ func TestBatch(t *testing.T) {
 		close(errs)
 		for err := range errs {
 			t.Error(err)
+		}
+	})
+}
+
+// metaJoint is a joint (sqlstore.Joint) whose items are meta rows' names:
+// it inserts those not starting with "alone" in one statement, and fails,
+// after writing them, when one is "fail".
+type metaJoint struct{ calls int }
+
+func (j *metaJoint) Join(ctx context.Context, tx sqlstore.Tx, items []any) ([]bool, error) {
+	j.calls++
+	ran := make([]bool, len(items))
+	for i, it := range items {
+		name := it.(string)
+		if strings.HasPrefix(name, "alone") {
+			continue
+		}
+		if err := insertMeta(name)(tx); err != nil {
+			return nil, err
+		}
+		if name == "fail" {
+			return nil, errors.New("boom")
+		}
+		ran[i] = true
+	}
+	return ran, nil
+}
+
+// TestBatchJoint checks a batch's joint: the transactions naming it run
+// together, once, those it leaves on their own (fn) after it, and all on
+// their own when it fails, its writes undone.
+func TestBatchJoint(t *testing.T) {
+	t.Parallel()
+	run := func(t *testing.T, names ...string) (*DB, *metaJoint, []error) {
+		db := openMigrated(t)
+		j := &metaJoint{}
+		release := hold(t, db, sqlstore.TxOptions{})
+		errs := make([]error, len(names))
+		var wg sync.WaitGroup
+		for i, name := range names {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				opts := sqlstore.TxOptions{Batched: true, Joint: j, Item: name}
+				errs[i] = engine{db}.InTx(context.Background(), opts, insertMeta("own-"+name))
+			}()
+			batchQueued(t, db, i+1)
+		}
+		if err := release(); err != nil {
+			t.Errorf("the transaction holding the writer: %v", err)
+		}
+		wg.Wait()
+		return db, j, errs
+	}
+	t.Run("RunsTogether", func(t *testing.T) {
+		t.Parallel()
+		db, j, errs := run(t, "a", "alone1", "b")
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("transaction %d: %v", i, err)
+			}
+		}
+		if j.calls != 1 {
+			t.Errorf("joint called %d times, want 1", j.calls)
+		}
+		got := metaNames(t, db, "a", "b", "own-a", "own-b", "alone1", "own-alone1")
+		want := map[string]bool{"a": true, "b": true, "own-a": false, "own-b": false, "alone1": false, "own-alone1": true}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rows committed: got %v, want %v", got, want)
+		}
+	})
+	t.Run("FailsAllAlone", func(t *testing.T) {
+		t.Parallel()
+		db, _, errs := run(t, "a", "fail", "b")
+		for i, err := range errs {
+			if err != nil {
+				t.Errorf("transaction %d: %v", i, err)
+			}
+		}
+		got := metaNames(t, db, "a", "fail", "b", "own-a", "own-fail", "own-b")
+		want := map[string]bool{"a": false, "fail": false, "b": false, "own-a": true, "own-fail": true, "own-b": true}
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("rows committed: got %v, want %v", got, want)
 		}
 	})
 }

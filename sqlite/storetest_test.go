@@ -49,6 +49,7 @@ func openHarness(t *testing.T) storetest.Harness {
 			_, err := db.Writer.ExecContext(ctx, query)
 			return err
 		},
+		Together: sqlite.Together(t, db),
 	}
 }
 

@@ -53,6 +53,11 @@ type GroupTx interface {
 // runs without a savepoint. A transaction that may not share leads a
 // batch of its own, in a transaction begun under its own context.
 //
+// Transactions of a batch that name one joint (TxOptions.Joint) run
+// together first, in one savepoint: the joint reads and writes each table
+// once for them all (see Joint). Those it leaves, or all of them when it
+// fails, run one by one after it, as any other.
+//
 // A lane runs one batch at a time; a group with several lanes runs that
 // many at once, on an engine that can (each in a transaction on a
 // connection of its own). An engine builds one with NewGroup.
@@ -98,6 +103,9 @@ func NewGroup(begin func(ctx context.Context, shared bool) (GroupTx, error), max
 type groupOp struct {
 	ctx context.Context
 	fn  func(Tx) error
+	// joint and item: TxOptions.Joint and Item.
+	joint Joint
+	item  any
 	// bulk: TxOptions.Bulk; shared: it may share its batch.
 	bulk, shared bool
 	err          error
@@ -144,7 +152,7 @@ func (g *Group) pick() *lane {
 // its lane: those of one key (TxOptions.Key) join one lane; those of
 // none, the lane pick finds.
 func (g *Group) Run(ctx context.Context, opts TxOptions, fn func(Tx) error) error {
-	op := &groupOp{ctx: ctx, fn: fn, bulk: opts.Bulk, shared: opts.Batched && !opts.Bulk,
+	op := &groupOp{ctx: ctx, fn: fn, joint: opts.Joint, item: opts.Item, bulk: opts.Bulk, shared: opts.Batched && !opts.Bulk,
 		done: make(chan struct{}), lead: make(chan struct{})}
 	g.mu.Lock()
 	var l *lane
@@ -259,8 +267,10 @@ func (g *Group) alone(l *lane) bool {
 	return len(l.queue) == 1
 }
 
-// commit runs ops in tx (begun with err) and finishes each. An op whose
-// context ended before its turn is answered its context's error.
+// commit runs ops in tx (begun with err) and finishes each: first those
+// two or more of which name one joint, together (joinOps), then the
+// others one by one. An op whose context ended before its turn is
+// answered its context's error.
 func (g *Group) commit(ctx context.Context, tx GroupTx, err error, ops []*groupOp) {
 	if err != nil {
 		for _, op := range ops {
@@ -268,13 +278,22 @@ func (g *Group) commit(ctx context.Context, tx GroupTx, err error, ops []*groupO
 		}
 		return
 	}
-	var ran []*groupOp
+	ran, rest, broken := joinOps(ctx, tx, ops)
+	if broken != nil {
+		// As below: the joint's ops failed; the others run again.
+		_ = tx.Rollback(ctx)
+		next, err := g.begin(ctx, true)
+		g.commit(ctx, next, err, append(ran, rest...))
+		return
+	}
+	alone := len(ops) == 1
+	ops = rest
 	for i, op := range ops {
 		if err := op.ctx.Err(); err != nil {
 			op.finish(err)
 			continue
 		}
-		err, broken := runOp(ctx, tx, op, len(ops) == 1)
+		err, broken := runOp(ctx, tx, op, alone)
 		if broken != nil {
 			// The transaction can no longer be used: op fails, and those
 			// that ran in it, and those not run yet, run again in a new
@@ -300,6 +319,101 @@ func (g *Group) commit(ctx context.Context, tx GroupTx, err error, ops []*groupO
 	for _, op := range ran {
 		op.finish(err)
 	}
+}
+
+// joinOps runs, for each joint that two or more of ops name (and whose
+// contexts have not ended), those ops together in a savepoint of their
+// own (Joint.Join). It returns the ops a joint ran and the others, in
+// their order. When a joint left the transaction unusable (broken), its
+// ops are answered the error and are in neither list.
+func joinOps(ctx context.Context, tx GroupTx, ops []*groupOp) (joined, rest []*groupOp, broken error) {
+	if !jointsIn(ops) {
+		return nil, ops, nil // bulk work, and most batches: nothing to join, nothing allocated
+	}
+	byJoint := map[Joint][]*groupOp{}
+	var joints []Joint
+	for _, op := range ops {
+		if op.joint == nil || op.ctx.Err() != nil {
+			continue
+		}
+		if _, ok := byJoint[op.joint]; !ok {
+			joints = append(joints, op.joint)
+		}
+		byJoint[op.joint] = append(byJoint[op.joint], op)
+	}
+	done := map[*groupOp]bool{}
+	for _, j := range joints {
+		jops := byJoint[j]
+		if len(jops) < 2 {
+			continue
+		}
+		ran, err := runJoint(ctx, tx, j, jops)
+		if err != nil {
+			for _, op := range jops {
+				op.finish(err)
+				done[op] = true
+			}
+			broken = err
+			break
+		}
+		for i, op := range jops {
+			if ran[i] {
+				done[op] = true
+				joined = append(joined, op)
+			}
+		}
+	}
+	for _, op := range ops {
+		if !done[op] {
+			rest = append(rest, op)
+		}
+	}
+	return joined, rest, broken
+}
+
+// jointsIn reports whether two or more of ops name a joint.
+func jointsIn(ops []*groupOp) bool {
+	n := 0
+	for _, op := range ops {
+		if op.joint != nil {
+			n++
+		}
+	}
+	return n >= 2
+}
+
+// runJoint runs ops through their joint in a savepoint and reports which
+// it ran: none when it failed (its writes undone). The error is one that
+// left the transaction unusable.
+func runJoint(ctx context.Context, tx GroupTx, j Joint, ops []*groupOp) ([]bool, error) {
+	items := make([]any, len(ops))
+	for i, op := range ops {
+		items[i] = op.item
+	}
+	if err := tx.Savepoint(ctx); err != nil {
+		return nil, err
+	}
+	ran, err := guardedJoin(ctx, j, tx, items)
+	if err != nil || len(ran) != len(items) {
+		if rbErr := tx.RollbackTo(ctx); rbErr != nil {
+			return nil, rbErr
+		}
+		ran = make([]bool, len(items))
+	}
+	if relErr := tx.Release(ctx); relErr != nil {
+		return nil, fmt.Errorf("sqlstore: release savepoint: %w", relErr)
+	}
+	return ran, nil
+}
+
+// guardedJoin is guarded's for a joint.
+func guardedJoin(ctx context.Context, j Joint, t Tx, items []any) (ran []bool, err error) {
+	defer func() {
+		if p := recover(); p != nil {
+			ran, err = nil, fmt.Errorf("sqlstore: joint panicked: %v", p)
+		}
+	}()
+	return j.Join(ctx, t, items)
 }
 
 // runOp runs one op in a savepoint (alone in its batch, without one: the
@@ -344,6 +458,8 @@ func SerialPipeline(ctx context.Context, q Querier, stmts []Stmt) error {
 		switch {
 		case st.Row != nil:
 			err = st.Row(q.QueryRow(ctx, st.Query, st.Args...))
+		case st.Each != nil:
+			err = eachRow(ctx, q, st)
 		case st.Exec != nil:
 			var n int64
 			if n, err = q.Exec(ctx, st.Query, st.Args...); err == nil {
@@ -357,4 +473,19 @@ func SerialPipeline(ctx context.Context, q Querier, stmts []Stmt) error {
 		}
 	}
 	return nil
+}
+
+// eachRow runs st's query on q and gives each row to st.Each.
+func eachRow(ctx context.Context, q Querier, st Stmt) error {
+	r, err := q.Query(ctx, st.Query, st.Args...)
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	for r.Next() {
+		if err := st.Each(r); err != nil {
+			return err
+		}
+	}
+	return r.Err()
 }

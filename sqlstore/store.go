@@ -50,11 +50,13 @@ type Tx interface {
 
 // Stmt is one statement of a pipeline. Row, when set, is given the
 // statement's row (its Scan reports no row as Translate does); otherwise
-// Exec, when set, is given how many rows it changed.
+// Each, when set, is given each row the statement returns, in order;
+// otherwise Exec, when set, is given how many rows it changed.
 type Stmt struct {
 	Query string
 	Args  []any
 	Row   func(Row) error
+	Each  func(Row) error
 	Exec  func(n int64) error
 }
 
@@ -115,12 +117,18 @@ type Store struct {
 	head *accessHead
 	// appends gathers concurrent appends of access records.
 	appends accessBatches
+	// regs makes a batch's registrations together (see registrations),
+	// on an engine that is a RegistrationJoiner; nil on another.
+	regs Joint
 }
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
 	s := &Store{Now: time.Now, e: e, targets: newTargets(), head: &accessHead{}}
 	s.lw, _ = e.(LookupWriter)
+	if _, ok := e.(RegistrationJoiner); ok {
+		s.regs = &registrations{s: s}
+	}
 	return s
 }
 

@@ -51,6 +51,9 @@ func (c conn) pipeline(ctx context.Context, stmts ...Stmt) error {
 		if fn := stmts[i].Row; fn != nil {
 			stmts[i].Row = func(r Row) error { return fn(row{r: r, tr: c.tr}) }
 		}
+		if fn := stmts[i].Each; fn != nil {
+			stmts[i].Each = func(r Row) error { return fn(row{r: r, tr: c.tr}) }
+		}
 	}
 	return c.tr(c.tx.Pipeline(ctx, stmts))
 }
@@ -160,6 +163,28 @@ type TxOptions struct {
 	// Group), so that they wait for no other batch's commit nor deadlock
 	// with one.
 	Key string
+	// Joint, for a batched transaction, is a way to run it together with
+	// the others of its batch that name the same Joint, each statement
+	// made once for them all (see Joint); Item is what the joint is given
+	// of it. A transaction its joint does not run runs on its own (fn), as
+	// one without a joint does.
+	Joint Joint
+	Item  any
+}
+
+// Joint runs several batched transactions of one kind as one (see
+// TxOptions.Joint): the registrations of a batch read each table once and
+// write each table in one statement, where each on its own would make
+// every statement of its own.
+type Joint interface {
+	// Join runs those of items it can together in tx and reports which
+	// it ran (ran[i] for items[i]); the others run on their own after it.
+	// An error undoes every write Join made (the group runs it in a
+	// savepoint of its own) and every item then runs on its own: Join
+	// need only do the common case, and may leave to the items' own
+	// transactions whatever is rare (a race with another writer, a
+	// missing row).
+	Join(ctx context.Context, tx Tx, items []any) (ran []bool, err error)
 }
 
 // inTx runs fn in a write transaction, committing when it returns nil.

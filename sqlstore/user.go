@@ -132,45 +132,59 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 // device's default pair and a pair taken from its user are recorded in the
 // consent trail. It reads in one round trip (readRegistration) and writes
 // the device in a second; registrations arriving together share a commit
-// (see TxOptions.Batched), those of one user in one lane (TxOptions.Key).
+// (see TxOptions.Batched), those of one user in one lane (TxOptions.Key),
+// and, on an engine that is a RegistrationJoiner, are made together, each
+// table read and written once for them all (registrations, the joint).
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
-	var out herald.Device
+	it := &regItem{appID: appID, reg: reg}
 	key := reg.DeviceID
 	if reg.UserID != nil {
 		key = *reg.UserID
 	}
-	err := s.inBatchedTxRetry(ctx, key, true, func(c conn) error {
+	opts := TxOptions{Batched: true, Key: key, Joint: s.regs, Item: it}
+	err := s.inTxRetryWith(ctx, opts, true, func(c conn) error {
 		now := s.Now()
-		trail := &consentLog{appID: appID}
 		r, err := readRegistration(ctx, c, appID, reg, now)
 		if err != nil {
 			return err
 		}
-		d := r.old
+		d, trail := registered(r, reg, now)
 		if r.isNew {
-			d = herald.NewDevice(r.app, reg.DeviceID, now)
-			if rec, ok := herald.ConsentDefaulted(d.Consent, now); ok {
-				trail.add(rec, reg.UserID, d.ID)
-			}
-		}
-		d.Register(reg, now)
-		if reg.UserID != nil {
-			mapDeviceTo(&d, r.user, now, trail)
-		}
-		if r.isNew {
-			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`,
-				d.AppID, d.ID, d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing,
-				d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli())
+			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, deviceRow(d)...)
 		} else {
 			err = updateDevice(ctx, c, r.old, d)
 		}
 		if err != nil {
 			return err
 		}
-		out = d
+		it.out = d
 		return trail.flush(ctx, c, now)
 	})
-	return out, err
+	return it.out, err
+}
+
+// registered decides a registration on what was read for it: the device
+// as it is to be written, and the consent records it makes.
+func registered(r registration, reg herald.DeviceRegistration, now time.Time) (herald.Device, *consentLog) {
+	trail := &consentLog{appID: r.app.ID}
+	d := r.old
+	if r.isNew {
+		d = herald.NewDevice(r.app, reg.DeviceID, now)
+		if rec, ok := herald.ConsentDefaulted(d.Consent, now); ok {
+			trail.add(rec, reg.UserID, d.ID)
+		}
+	}
+	d.Register(reg, now)
+	if reg.UserID != nil {
+		mapDeviceTo(&d, r.user, now, trail)
+	}
+	return d, trail
+}
+
+// deviceRow is d's values in the order of deviceColumns.
+func deviceRow(d herald.Device) []any {
+	return []any{d.AppID, d.ID, d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing,
+		d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli()}
 }
 
 // mapDevice maps d to userID, registering the user (again, when
@@ -205,13 +219,21 @@ func mapDeviceTo(d *herald.Device, u herald.User, now time.Time, trail *consentL
 // updateDevice writes d over old, guarded: errConflict when another writer
 // changed the device since old was read.
 func updateDevice(ctx context.Context, c conn, old, d herald.Device) error {
-	return guard(c.exec(ctx, `UPDATE devices SET token = ?, platform = ?, app_source_version = ?, user_id = ?,
+	st := updateDeviceStmt(old, d)
+	return guard(c.exec(ctx, st.Query, st.Args...))
+}
+
+// updateDeviceStmt is updateDevice's statement, for a pipeline: its Exec
+// answers errConflict when it changed no row.
+func updateDeviceStmt(old, d herald.Device) Stmt {
+	return Stmt{Query: `UPDATE devices SET token = ?, platform = ?, app_source_version = ?, user_id = ?,
 		marketing = ?, marketing_night = ?, token_updated_at = ?
 		WHERE app_id = ? AND device_id = ? AND token = ? AND user_id IS NOT DISTINCT FROM ? AND marketing = ?
 		AND marketing_night = ? AND token_updated_at = ?`,
-		d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing, d.Consent.MarketingNight,
-		d.TokenUpdatedAt.UnixMilli(), d.AppID, d.ID,
-		old.Token, old.UserID, old.Consent.Marketing, old.Consent.MarketingNight, old.TokenUpdatedAt.UnixMilli()))
+		Args: []any{d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing, d.Consent.MarketingNight,
+			d.TokenUpdatedAt.UnixMilli(), d.AppID, d.ID,
+			old.Token, old.UserID, old.Consent.Marketing, old.Consent.MarketingNight, old.TokenUpdatedAt.UnixMilli()},
+		Exec: func(n int64) error { return guard(n, nil) }}
 }
 
 // SetDeviceUser maps a device to a user, or unmaps it (setUserId).

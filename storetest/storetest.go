@@ -59,6 +59,12 @@ type Harness struct {
 	// Exec runs a statement without parameters on the store's database
 	// behind the store's back (the access chain's tests tamper with it).
 	Exec func(ctx context.Context, query string) error
+	// Together, when set, makes the calls at once so that the engine's
+	// group commit takes them into one batch, in their order, and returns
+	// when all have returned. Each call must make one batched transaction
+	// (a RegisterDevice). Nil for an engine without a group commit: the
+	// subtests that need it are skipped.
+	Together func(calls ...func())
 }
 
 // Run runs the whole suite; open is called once per subtest and must return
@@ -84,6 +90,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"RetentionStore", retentionTests},
 		{"AccessStore", accessTests},
 		{"Concurrent", concurrentTests},
+		{"Together", togetherTests},
 		{"Unavailable", unavailableTests},
 		{"HoldStore", holdTests},
 		{"ExportStore", exportTests},
