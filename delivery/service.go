@@ -171,7 +171,7 @@ func (s *Service) Workers() *river.Workers {
 // its scheduled time. It answers the id of the push (the first one's, when
 // an idempotency key is replayed).
 func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (string, bool, error) {
-	job := FanoutArgs{PushID: p.ID}
+	job := FanoutArgs{PushID: p.ID, Sends: mayBeLone(p)}
 	if p.ScheduledAt != nil {
 		job = s.scheduledJob(p)
 	}

@@ -111,9 +111,14 @@ type Store interface {
 	// failed instead. ErrChunkMoved, writing nothing, when the chunk's
 	// range is no longer step.Old.
 	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (marked int, stopped bool, err error)
-	// CompleteChunk marks a chunk finished and, when it was the last one,
-	// inserts finish: once, however many complete at once.
-	CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error
+	// CompleteChunk marks a chunk finished and reports whether the push
+	// is left to finish: the chunk was the last one open (of several
+	// completions at once, exactly one is told so), or it was completed
+	// already, nothing of the push is open and it has not finished (a
+	// run after a crash between the last completion and the finish).
+	// The caller then finishes the push, which records once
+	// (FinishPush) however many finish it.
+	CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error)
 	// FailPush ends a push that cannot be sent: its chunks stop, every
 	// slot not yet settled failing with the reason, and finish is
 	// inserted.
