@@ -42,7 +42,7 @@ const (
 // Queues returns River's queue configuration for delivery's jobs.
 func Queues() map[string]river.QueueConfig {
 	return map[string]river.QueueConfig{
-		QueueSend:          {MaxWorkers: 10},
+		QueueSend:          {MaxWorkers: 14}, // with the fan-outs that send their lone chunk (FanoutArgs.Sends)
 		QueueFanout:        {MaxWorkers: 4},
 		QueueScheduled:     {MaxWorkers: 20},
 		river.QueueDefault: {MaxWorkers: 4}, // finish and webhook jobs
