@@ -18,9 +18,10 @@ type fanoutWorker struct {
 
 // Work resolves the push's users to their devices now, applies consent and
 // the night window, and records the deliveries with a send job per chunk
-// (see fanout); its run yields after Config.SendSlice, to go on in a new one.
+// (see fanout), or sends a lone chunk itself (see lone); its run yields
+// after Config.SendSlice, to go on in a new one.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
-	return w.s.fanout(ctx, job.Args, time.Now().Add(w.s.cfg.SendSlice)) // real time: it bounds the job's run, see RescueAfter
+	return w.s.fanout(ctx, job.Args, time.Now().Add(w.s.cfg.SendSlice), job.Attempt) // real time: it bounds the job's run, see RescueAfter
 }
 
 // fanout runs a push's fan-out from where it stands. A topic or all-users
@@ -31,7 +32,12 @@ func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) err
 // by one; a run that finds the fan-out moved on stops, leaving it to the
 // run that moved it (the watch takes up a fan-out whose run stopped). The
 // run yields (river.JobSnooze(0)) once the clock passes yieldAt, when set.
-func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time) error {
+//
+// attempt is the job's (0 for a run of the watch). A push's lone chunk
+// has no send job: the fan-out job's run that records it sends it at
+// once, and a later run of the job (after a crash, a yield or an error)
+// sends what is left of it, finishing the push (see sendChunk).
+func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time, attempt int) error {
 	p, err := s.fanouts.PushRecord(ctx, args.PushID)
 	if err != nil {
 		return gone(err)
@@ -40,8 +46,12 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 	switch {
 	case err != nil:
 		return gone(err)
-	case done, p.Status != herald.StatusSending && p.Status != herald.StatusScheduled:
-		return nil // fanned out already, or cancelled or failed
+	case p.Status != herald.StatusSending && p.Status != herald.StatusScheduled:
+		return nil // cancelled, failed or ended
+	case done && attempt > 0 && lone(p, from):
+		return s.send(ctx, SendArgs{PushID: p.ID}, attempt, false) // the chunk a run before this one began
+	case done:
+		return nil // fanned out already
 	case p.StartedAt == nil && p.ScheduledAt != nil:
 		if !p.ScheduledAt.Equal(args.SendAt) {
 			return nil // the push was edited; its new job sends it
@@ -54,8 +64,14 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 	if err != nil {
 		return gone(err)
 	}
+	var rs []herald.Recipient // a push that names its users: read once, for its fan-out and its lone chunk
+	if p.Token == "" && !p.Rule().Targeted {
+		if rs, err = s.fanouts.Recipients(ctx, p.ID); err != nil {
+			return err
+		}
+	}
 	for {
-		f, err := s.fanoutPage(ctx, app, p, from, s.nightRuleFor(p, app, from))
+		f, err := s.fanoutPage(ctx, app, p, rs, from, s.nightRuleFor(p, app, from))
 		if err != nil {
 			return err
 		}
@@ -65,7 +81,12 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		}
 		if !f.More {
 			s.logFanout(p, f.To)
-			return nil
+			if attempt == 0 || !lone(p, f.To) {
+				return nil
+			}
+			now := s.cfg.Now() // the push's start, as near as the run knows it (StartSending wrote it)
+			p.Status, p.StartedAt = herald.StatusSending, &now
+			return s.sendChunk(ctx, sending{push: p, app: app, recipients: rs}, SendArgs{PushID: p.ID}, attempt, false)
 		}
 		if from = f.To; !yieldAt.IsZero() && time.Now().After(yieldAt) {
 			return river.JobSnooze(0)
@@ -73,10 +94,26 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 	}
 }
 
+// lone reports a push whose fan-out (to where cursor stands) made one
+// chunk that its fan-out job sends itself: an immediate push that names
+// its users or its token, so its fan-out is one page recorded by its job
+// alone (the watch runs scheduled and stalled fan-outs), not deferred to
+// the morning. It is a function of what is stored, so every run of the
+// job, and the page's record (which then inserts no send job), agree.
+func lone(p herald.Push, cursor sendstore.FanoutCursor) bool {
+	return mayBeLone(p) && cursor.Chunk == 1
+}
+
+// mayBeLone reports a push whose fan-out sends its chunk itself when it
+// makes one (see lone).
+func mayBeLone(p herald.Push) bool {
+	return (p.Token != "" || !p.Rule().Targeted) && p.ScheduledAt == nil && p.NightPolicy != herald.NightDefer
+}
+
 // fanoutPage plans the next page of a push's fan-out: every device of the
-// users a push names, the device holding a token push's token, or the next
-// page of a topic's or the app's devices.
-func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push, from sendstore.FanoutCursor, rule nightRule) (sendstore.Fanout, error) {
+// users a push names (rs), the device holding a token push's token, or
+// the next page of a topic's or the app's devices.
+func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push, rs []herald.Recipient, from sendstore.FanoutCursor, rule nightRule) (sendstore.Fanout, error) {
 	f := sendstore.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
 	switch {
@@ -95,10 +132,6 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		groups, f.To.Users = groupDevices(list, from)
 		f.Charge = app.PushCharge(p, f.To.Users-from.Users, s.cfg.Now())
 	default:
-		rs, err := s.fanouts.Recipients(ctx, p.ID)
-		if err != nil {
-			return f, err
-		}
 		devices, err := s.fanouts.DevicesOfUsers(ctx, p.AppID, userIDs(rs))
 		if err != nil {
 			return f, err
@@ -108,8 +141,10 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		}
 	}
 	f.Deliveries, f.Deferred = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
-	for c := from.Chunk; c < f.To.Chunk; c++ {
-		f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
+	if !lone(p, f.To) { // a lone chunk is sent by the fan-out's job
+		for c := from.Chunk; c < f.To.Chunk; c++ {
+			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
+		}
 	}
 	s.deferJobs(&f)
 	return f, nil

@@ -19,7 +19,9 @@ type finishWorker struct {
 // Work records the push's unreachable users and end, and queues the webhook
 // messages reporting them, in batches of at most 1,000 users. The push is
 // read with its counts, final by now (every chunk is complete, or the push
-// failed), for the log line of its end.
+// failed), for the log line of its end. The run that completes a push's
+// last chunk finishes it itself (see sendChunk); the job ends a push that
+// failed, that had no chunk, or that a cancel or release left to finish.
 func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) error {
 	return w.s.finish(ctx, job.Args.PushID)
 }
@@ -29,15 +31,30 @@ func (w *finishWorker) Work(ctx context.Context, job *river.Job[FinishArgs]) err
 // that closed the push's last open part, so that its answer shows the
 // push ended. Finishing twice is harmless: the second finds it finished.
 func (s *Service) finish(ctx context.Context, id string) error {
+	return s.finishPush(ctx, id, finishing{})
+}
+
+// finishing is what a finish may already know of its push: its app and
+// its recipients (nil when not read).
+type finishing struct {
+	app        *herald.App
+	recipients []herald.Recipient
+}
+
+// finishPush is finish, with what the caller knows of the push.
+func (s *Service) finishPush(ctx context.Context, id string, k finishing) error {
 	p, err := s.finishes.Push(ctx, id)
 	if err != nil || p.FinishedAt != nil {
 		return gone(err)
 	}
-	app, err := s.finishes.App(ctx, p.AppID)
-	if err != nil {
-		return gone(err)
+	if k.app == nil {
+		app, err := s.finishes.App(ctx, p.AppID)
+		if err != nil {
+			return gone(err)
+		}
+		k.app = &app
 	}
-	users, err := s.trackedUsers(ctx, p)
+	users, err := s.trackedUsers(ctx, p, k.recipients)
 	if err != nil {
 		return err
 	}
@@ -47,7 +64,7 @@ func (s *Service) finish(ctx context.Context, id string) error {
 	}
 	unreachable := herald.UnreachableUsers(users, ds)
 	var follow []herald.Job
-	if app.WebhookURL != "" {
+	if k.app.WebhookURL != "" {
 		follow = s.webhookJobs(p, unreachable)
 	}
 	if p.Rule().ConfirmsOnFinish { // the users it reached are confirmed
@@ -69,11 +86,15 @@ func (s *Service) finish(ctx context.Context, id string) error {
 }
 
 // trackedUsers returns the users a push may have failed to reach: those it
-// names, or for a topic, all-users or token push (whose users were found
-// through their devices) those with an undeliverable delivery.
-func (s *Service) trackedUsers(ctx context.Context, p herald.Push) ([]string, error) {
+// names (rs, when read already), or for a topic, all-users or token push
+// (whose users were found through their devices) those with an
+// undeliverable delivery.
+func (s *Service) trackedUsers(ctx context.Context, p herald.Push, rs []herald.Recipient) ([]string, error) {
 	if p.Rule().Targeted {
 		return s.finishes.UndeliverableUsers(ctx, p.ID)
+	}
+	if rs != nil {
+		return userIDs(rs), nil
 	}
 	rs, err := s.finishes.Recipients(ctx, p.ID)
 	return userIDs(rs), err

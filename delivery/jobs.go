@@ -22,6 +22,9 @@ type FanoutArgs struct {
 	// RunAt is SendAt on River's clock, the real one; it differs from
 	// SendAt only under a test's clock.
 	RunAt time.Time `json:"runAt,omitzero"`
+	// Sends: the push's fan-out sends its chunk itself when it makes one
+	// (see lone), so the job runs on the send queue.
+	Sends bool `json:"sends,omitempty"`
 }
 
 // Kind names the job.
@@ -39,16 +42,20 @@ const (
 // Queues returns River's queue configuration for delivery's jobs.
 func Queues() map[string]river.QueueConfig {
 	return map[string]river.QueueConfig{
-		QueueSend:          {MaxWorkers: 10},
+		QueueSend:          {MaxWorkers: 14}, // with the fan-outs that send their lone chunk (FanoutArgs.Sends)
 		QueueFanout:        {MaxWorkers: 4},
 		QueueScheduled:     {MaxWorkers: 20},
 		river.QueueDefault: {MaxWorkers: 4}, // finish and webhook jobs
 	}
 }
 
-// InsertOpts makes a scheduled push's job due just before its time.
+// InsertOpts makes a scheduled push's job due just before its time, and
+// puts the job of one that sends its chunk itself on the send queue.
 func (a FanoutArgs) InsertOpts() river.InsertOpts {
-	if a.RunAt.IsZero() {
+	switch {
+	case a.RunAt.IsZero() && a.Sends:
+		return river.InsertOpts{Queue: QueueSend}
+	case a.RunAt.IsZero():
 		return river.InsertOpts{Queue: QueueFanout}
 	}
 	return river.InsertOpts{Queue: QueueScheduled, ScheduledAt: a.RunAt.Add(-schedulerSlack)}

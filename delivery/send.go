@@ -33,8 +33,7 @@ func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
 // has not moved for chunkStall: the watch's run leaves them, the job's
 // looks again then.
 func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bool) error {
-	id := args.PushID
-	p, err := s.sends.PushRecord(ctx, id)
+	p, err := s.sends.PushRecord(ctx, args.PushID)
 	if err != nil {
 		return gone(err)
 	}
@@ -48,18 +47,40 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	if err != nil {
 		return gone(err)
 	}
+	return s.sendChunk(ctx, sending{push: p, app: app}, args, attempt, watch)
+}
+
+// sending is what a run knows of a sending push before it sends one of
+// its chunks: the push, its app, and its recipients (nil when not read;
+// a fan-out that sends its lone chunk has them all).
+type sending struct {
+	push       herald.Push
+	app        herald.App
+	recipients []herald.Recipient
+}
+
+// sendChunk sends the chunk of args of a sending push (see send), then
+// completes it, and finishes the push in the same run when the chunk was
+// its last (CompleteChunk tells a run after a crash between the two to
+// finish it again).
+func (s *Service) sendChunk(ctx context.Context, k sending, args SendArgs, attempt int, watch bool) error {
+	p, app, id := k.push, k.app, k.push.ID
 	if len(app.FCMCredentials) == 0 {
 		return s.fail(ctx, p, "FCM credentials were removed")
 	}
 	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: attempt, args: args}
+	var err error
 	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
 	}
 	c.sender = s.cfg.Sender.ForApp(app.ID, c.serviceAccount)
 	if p.Rule().PerRecipient {
-		if c.recipients, err = s.sends.Recipients(ctx, id); err != nil {
-			return err
+		if k.recipients == nil {
+			if k.recipients, err = s.sends.Recipients(ctx, id); err != nil {
+				return err
+			}
 		}
+		c.recipients = k.recipients
 	}
 	work, err := s.sends.ResumeChunk(ctx, id, args.Chunk)
 	if err != nil || work.Stopped {
@@ -101,7 +122,11 @@ func (s *Service) send(ctx context.Context, args SendArgs, attempt int, watch bo
 	case r.again:
 		return river.JobSnooze(c.bounded(r.wait))
 	}
-	return s.sends.CompleteChunk(ctx, id, args.Chunk, FinishArgs{PushID: id})
+	last, err := s.sends.CompleteChunk(ctx, id, args.Chunk)
+	if err != nil || !last {
+		return err
+	}
+	return s.finishPush(ctx, id, finishing{app: &app, recipients: k.recipients})
 }
 
 // fail ends a push that cannot be sent, with the reason.

@@ -6,8 +6,11 @@
 //
 // Every send goes one way, and these words name its parts:
 //
-//   - A chunk is a run of a push's deliveries sent by one send job: the
-//     fan-out makes one per ChunkSize tokens, stored as one value.
+//   - A chunk is a run of a push's deliveries sent by one job: the
+//     fan-out makes one per ChunkSize tokens, stored as one value, each
+//     with a send job; but a push that names its users or its token and
+//     makes one chunk (a lone chunk, see lone) is sent by its fan-out's
+//     job, in the run that records it.
 //   - A slot is one delivery in a chunk, at a position. Its state is
 //     where the position lies against the chunk's range.
 //   - Settled: every slot before the chunk's cursor has its outcome. A
@@ -26,7 +29,13 @@
 //     slots it settles that are to be sent again: retriable failures, due
 //     at their backoff, and sends cut off or left in flight by a run that
 //     died, due at once and marked resent. Its send job runs like any
-//     other; the push finishes once every chunk has.
+//     other.
+//   - The push finishes once every chunk has completed: the run that
+//     completes the last one finishes it (records its end and unreachable
+//     users, queues its webhooks), and a run after a crash between the
+//     two finishes it again (sendstore.Store.CompleteChunk tells it); the
+//     finish records once however many run it. A finish job ends only a
+//     push that failed, made no chunk, or was cancelled or released.
 //
 // The chunk is a state machine, held as a value (sendstore.Chunk: its
 // range, and whether its push failed) and moved by one transition,
@@ -171,7 +180,7 @@ func (s *Service) Workers() *river.Workers {
 // its scheduled time. It answers the id of the push (the first one's, when
 // an idempotency key is replayed).
 func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (string, bool, error) {
-	job := FanoutArgs{PushID: p.ID}
+	job := FanoutArgs{PushID: p.ID, Sends: mayBeLone(p)}
 	if p.ScheduledAt != nil {
 		job = s.scheduledJob(p)
 	}

@@ -24,7 +24,7 @@ type SendStore interface {
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
 	ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error)
 	AdvanceChunk(ctx context.Context, appID, pushID string, step sendstore.ChunkStep) (marked int, stopped bool, err error)
-	CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error
+	CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error)
 	FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error
 }
 

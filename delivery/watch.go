@@ -170,7 +170,7 @@ func (w *scheduleWatch) fire(ctx context.Context, key string, d herald.DueWork) 
 		if d.Deferred {
 			return w.s.send(ctx, SendArgs{PushID: d.PushID, Chunk: d.Chunk, Morning: d.At}, 1, true)
 		}
-		return w.s.fanout(ctx, FanoutArgs{PushID: d.PushID, SendAt: d.At}, time.Time{})
+		return w.s.fanout(ctx, FanoutArgs{PushID: d.PushID, SendAt: d.At}, time.Time{}, 0)
 	})
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -174,6 +174,13 @@ func (b *workBundle) fanout(pushID string) error {
 	return (&fanoutWorker{s: b.s}).Work(b.ctx, &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{Attempt: 1}, Args: FanoutArgs{PushID: pushID}})
 }
 
+// record runs the fan-out as a run of the watch does: its pages are
+// recorded, and a lone chunk (see lone) is left to the fan-out's job, for
+// which b.send(id, 0) then stands.
+func (b *workBundle) record(pushID string) error {
+	return b.s.fanout(b.ctx, FanoutArgs{PushID: pushID}, time.Time{}, 0)
+}
+
 func (b *workBundle) send(pushID string, chunk int) error {
 	return (&sendWorker{s: b.s}).Work(b.ctx, &river.Job[SendArgs]{JobRow: &rivertype.JobRow{Attempt: 1},
 		Args: SendArgs{PushID: pushID, Chunk: chunk}})
@@ -209,10 +216,68 @@ func TestFanoutWork(t *testing.T) {
 	}
 }
 
+// TestFanoutSendsLoneChunk: a push that makes one chunk is sent and
+// finished by its fan-out job's run, with no send or finish job; a run of
+// the job after a crash sends what the run before left (the page recorded,
+// nothing sent), and one after a finish that failed finishes the push,
+// each token sent once.
+func TestFanoutSendsLoneChunk(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 2)
+	id := b.accept("u1", "u2")
+	must(t, b.fanout(id))
+	if p := b.push(id); p.Status != herald.StatusDone || p.Counts.Sent != 2 {
+		t.Errorf("push: got %s %+v, want done, 2 sent", p.Status, p.Counts)
+	}
+	if sends, finishes := len(b.sendJobs(id)), b.jobs(FinishArgs{}.Kind()); sends != 0 || finishes != 0 {
+		t.Errorf("jobs: got %d send, %d finish, want none", sends, finishes)
+	}
+
+	crashed := b.accept("u1")
+	must(t, b.record(crashed)) // the page recorded; the run died before it sent
+	must(t, b.fanout(crashed)) // the job's next run
+	if p := b.push(crashed); p.Status != herald.StatusDone || p.Counts.Sent != 1 {
+		t.Errorf("after a crash: got %s %+v, want done, 1 sent", p.Status, p.Counts)
+	}
+
+	unfinished := b.accept("u2")
+	flaky := &flakyFinish{FinishStore: b.db, fail: 1}
+	b.s.finishes = flaky
+	if err := b.fanout(unfinished); err == nil {
+		t.Fatal("a run whose finish failed: got nil, want the error")
+	}
+	if p := b.push(unfinished); p.FinishedAt != nil || p.Counts.Sent != 1 {
+		t.Fatalf("after the failed finish: got finished at %v, %+v; want sent, not finished", p.FinishedAt, p.Counts)
+	}
+	must(t, b.fanout(unfinished)) // the job's retry finishes it
+	if p := b.push(unfinished); p.Status != herald.StatusDone {
+		t.Errorf("after the retry: got %s, want done", p.Status)
+	}
+	for tok, want := range map[string]int{"t1": 2, "t2": 2} { // one send of each push
+		if got := b.sender.times(tok); got != want {
+			t.Errorf("sends to %s: got %d, want %d", tok, got, want)
+		}
+	}
+}
+
+// flakyFinish fails the first fail finishes as an unavailable store would.
+type flakyFinish struct {
+	FinishStore
+	fail int
+}
+
+func (f *flakyFinish) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
+	if f.fail > 0 {
+		f.fail--
+		return false, herald.Unavailable(errors.New("connection refused"))
+	}
+	return f.FinishStore.FinishPush(ctx, pushID, unreachable, follow)
+}
+
 // TestSendWork sends a chunk: a dead token is recorded and its device
 // dropped, a retriable failure becomes a retry chunk with a job due at its
 // backoff, and the chunk completes; the retry chunk's run sends it, and
-// the push's finish is queued after it.
+// the run of the last chunk completed finishes the push.
 func TestSendWork(t *testing.T) {
 	t.Parallel()
 	b := newWorkBundle(t, 4)
@@ -236,8 +301,9 @@ func TestSendWork(t *testing.T) {
 		t.Errorf("finish jobs before the retry: got %d, want 0", n)
 	}
 	must(t, b.send(id, -1))
-	if n := b.jobs(FinishArgs{}.Kind()); n != 1 {
-		t.Errorf("finish jobs after the retry: got %d, want 1", n)
+	if p := b.push(id); p.FinishedAt == nil || b.jobs(FinishArgs{}.Kind()) != 0 {
+		t.Errorf("after the retry: got finished at %v, %d finish jobs; want finished by the retry chunk's run, no job",
+			p.FinishedAt, b.jobs(FinishArgs{}.Kind()))
 	}
 	if got := b.sender.times("t2"); got != 2 {
 		t.Errorf("sends to t2: got %d, want 2 (the 429 and its retry)", got)
@@ -302,7 +368,7 @@ func TestSendWorkResumesInFlight(t *testing.T) {
 	t.Parallel()
 	b := newWorkBundle(t, 2)
 	id := b.accept("u1", "u2")
-	must(t, b.fanout(id))
+	must(t, b.record(id))
 	if _, _, err := b.db.AdvanceChunk(b.ctx, b.app.ID, id, sendstore.ChunkStep{New: sendstore.Range{Marked: 2}}); err != nil {
 		t.Fatal(err)
 	}
@@ -311,7 +377,7 @@ func TestSendWorkResumesInFlight(t *testing.T) {
 		t.Fatalf("sent: got %v, want nothing before the retry chunk's run", b.sender.sent)
 	}
 	jobs := b.sendJobs(id)
-	if len(jobs) != 2 || jobs[1].Chunk != -1 || time.Until(jobs[1].Due) > time.Second {
+	if len(jobs) != 1 || jobs[0].Chunk != -1 || time.Until(jobs[0].Due) > time.Second { // a lone chunk has no job
 		t.Fatalf("send jobs: got %+v, want a retry chunk due at once", jobs)
 	}
 	must(t, b.send(id, -1))
@@ -325,8 +391,8 @@ func TestSendWorkResumesInFlight(t *testing.T) {
 	if c := b.push(id).Counts; c.Tokens != 2 || c.Sent != 2 {
 		t.Errorf("counts: got %+v, want 2 tokens, both sent", c)
 	}
-	if n := b.jobs(FinishArgs{}.Kind()); n != 1 {
-		t.Errorf("finish jobs: got %d, want 1", n)
+	if p := b.push(id); p.Status != herald.StatusDone || b.jobs(FinishArgs{}.Kind()) != 0 {
+		t.Errorf("push: got %s, %d finish jobs; want done by the retry chunk's run, no job", p.Status, b.jobs(FinishArgs{}.Kind()))
 	}
 }
 
@@ -360,7 +426,7 @@ func TestSendWorkTokenEndpointDown(t *testing.T) {
 	t.Parallel()
 	b := newWorkBundle(t, 1)
 	id := b.accept("u1")
-	must(t, b.fanout(id))
+	must(t, b.record(id))
 	b.sender.authErr = &herald.SendError{Class: herald.SendRetry, Status: 503}
 	err := b.send(id, 0)
 	var snooze *river.JobSnoozeError

@@ -56,7 +56,7 @@ func TestReproCompleteChunkFailPushDeadlock(t *testing.T) {
 		failErr, completeErr := make(chan error, 1), make(chan error, 1)
 		go func() { failErr <- db.FailPush(ctx, p.ID, "credentials refused", reproJob{"bh.finish"}) }()
 		time.Sleep(300 * time.Millisecond)
-		go func() { completeErr <- db.CompleteChunk(ctx, p.ID, completed, reproJob{"bh.finish"}) }()
+		go func() { _, err := db.CompleteChunk(ctx, p.ID, completed); completeErr <- err }()
 		time.Sleep(300 * time.Millisecond)
 		if err := t0.Commit(ctx); err != nil {
 			t.Fatal(err)

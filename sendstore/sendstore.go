@@ -27,10 +27,11 @@ import (
 
 // Fanout is one page of a push's fan-out: its deliveries (seq and chunk
 // numbers continue From's; the pending ones become their chunks' slots, in
-// order of seq, the final ones rows) and one job per chunk. A page is
-// recorded only where the fan-out still stands at From, and leaves it at
-// To; the last page (More false) ends the fan-out, and Finish is queued
-// with it when no chunk is left open. A topic or all-users push also
+// order of seq, the final ones rows) and the jobs that send its chunks
+// (none for a chunk its fan-out's job sends itself). A page is recorded
+// only where the fan-out still stands at From, and leaves it at To; the
+// last page (More false) ends the fan-out, and Finish is queued with it
+// when no chunk is left open. A topic or all-users push also
 // records the users it targets (To.Users in all), and its charge for this
 // page's new ones.
 type Fanout struct {
@@ -96,7 +97,8 @@ type Store interface {
 	// has not ended and stands at From. It returns false when the push was
 	// not there, so of several fan-outs at once exactly one records each
 	// page; ErrNotFound for an unknown push. The push's finish is queued
-	// once its last page is recorded and every chunk completed.
+	// with its last page when every chunk completed already; otherwise
+	// CompleteChunk tells the run of the last chunk to finish it.
 	StartSending(ctx context.Context, pushID string, f Fanout) (bool, error)
 	// ResumeChunk returns the chunk's work: its range, and its slots from
 	// the cursor on (none once the push failed). A chunk that was never
@@ -111,9 +113,14 @@ type Store interface {
 	// failed instead. ErrChunkMoved, writing nothing, when the chunk's
 	// range is no longer step.Old.
 	AdvanceChunk(ctx context.Context, appID, pushID string, step ChunkStep) (marked int, stopped bool, err error)
-	// CompleteChunk marks a chunk finished and, when it was the last one,
-	// inserts finish: once, however many complete at once.
-	CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error
+	// CompleteChunk marks a chunk finished and reports whether the push
+	// is left to finish: the chunk was the last one open (of several
+	// completions at once, exactly one is told so), or it was completed
+	// already, nothing of the push is open and it has not finished (a
+	// run after a crash between the last completion and the finish).
+	// The caller then finishes the push, which records once
+	// (FinishPush) however many finish it.
+	CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error)
 	// FailPush ends a push that cannot be sent: its chunks stop, every
 	// slot not yet settled failing with the reason, and finish is
 	// inserted.

@@ -217,37 +217,37 @@ func scanDelivery(row scanner) (herald.Delivery, error) {
 	return d, err
 }
 
-// CompleteChunk marks a chunk finished and inserts finish after the last.
-// Each chunk is completed once (guarded on done being false), and the
-// push's count of open chunks is decremented with RETURNING, so exactly
-// one completion sees zero, however many run at once. The push's row is
-// written before its chunk's, the order every path that writes both
-// keeps (see lockPush); a completion that finds its chunk done already
-// undoes its decrement by rolling back.
-func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int, finish herald.Job) error {
+// CompleteChunk marks a chunk finished and reports whether the push is
+// left to finish. Each chunk is completed once (guarded on done being
+// false), and the push's count of open chunks is decremented with
+// RETURNING, so exactly one completion sees zero, however many run at
+// once. The push's row is written before its chunk's, the order every
+// path that writes both keeps (see lockPush); a completion that finds its
+// chunk done already undoes its decrement by rolling back, and reports
+// the push left to finish when nothing of it is open and it has not
+// finished: a run after a crash between the last completion and the
+// finish finishes it then.
+func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error) {
+	var open int
 	err := s.inBulkTx(ctx, func(c conn) error {
-		var open int
 		if err := c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks - 1 WHERE id = ? RETURNING open_chunks`,
 			pushID).Scan(&open); err != nil {
 			return err
 		}
 		n, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE WHERE push_id = ? AND chunk = ? AND done = FALSE`, pushID, chunk)
-		if err != nil {
-			return err
-		}
-		if n == 0 {
+		if err == nil && n == 0 {
 			return errChunkDone
 		}
-		if open > 0 {
-			return nil
-		}
-		_, err = c.insertJobs(ctx, []herald.Job{finish})
 		return err
 	})
 	if errors.Is(err, errChunkDone) {
-		return nil // completed before a crash, or the push failed; its finish is on its way
+		// Completed before a crash, or the push failed (its finish job
+		// is on its way).
+		var left bool
+		err = s.reader().queryRow(ctx, `SELECT open_chunks = 0 AND finished_at IS NULL FROM pushes WHERE id = ?`, pushID).Scan(&left)
+		return left, err
 	}
-	return err
+	return err == nil && open == 0, err
 }
 
 // errChunkDone rolls back a completion of a chunk completed already.

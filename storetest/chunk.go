@@ -282,13 +282,13 @@ func testAdvanceRetry(t *testing.T, b *bundle) {
 	finish := finishJob(p.ID)
 	b.advance(p.ID, step(rng(3, 3), rng(3, 4)), 4)
 	b.advance(p.ID, step(rng(3, 4), rng(4, 4)), 4)
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 0, finish))
+	b.complete(p.ID, 0, false)
 	b.wantJobs(finish.Kind(), 0)
 	// The retry is sent.
 	b.advance(p.ID, sendstore.ChunkStep{Chunk: -1, New: rng(0, 1), Targets: slotTargets(0, w.Slots[0])}, 1)
 	b.advance(p.ID, sendstore.ChunkStep{Chunk: -1, Old: rng(0, 1), New: rng(1, 1)}, 1)
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, -1, finish))
-	b.wantJobs(finish.Kind(), 1)
+	b.complete(p.ID, -1, true)
+	b.wantJobs(finish.Kind(), 0) // the caller finishes it
 	got := b.deliveries(p.ID)
 	if got[2].State != herald.DeliverySent || got[2].Token != "t3-now" || got[2].Attempts != 2 || got[2].Resent {
 		t.Errorf("delivery 2: got %+v, want sent to t3-now at the second attempt, not resent", got[2])

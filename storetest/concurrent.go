@@ -58,12 +58,28 @@ func (e *errs) report(t *testing.T, what string) {
 
 func testConcurrentCompleteChunk(t *testing.T, b *bundle) {
 	p, _ := b.sending(writers, 1)
-	finish := finishJob(p.ID)
 	var failed errs
-	// Every chunk is completed twice, all at once.
-	concurrently(2*writers, func(i int) { failed.add(b.s.CompleteChunk(b.ctx, p.ID, i%writers, finish)) })
+	var left atomic.Int32
+	// Every chunk is completed twice, all at once: each counted once, so
+	// the push is left to finish (by one completion at least: a second
+	// one of a chunk that comes after the last may be told too, and
+	// FinishPush records once, see testConcurrentFinishPush), and not
+	// before every chunk is done.
+	concurrently(2*writers, func(i int) {
+		ok, err := b.s.CompleteChunk(b.ctx, p.ID, i%writers)
+		failed.add(err)
+		if ok {
+			left.Add(1)
+		}
+	})
 	failed.report(t, "CompleteChunk")
-	b.wantJobs(finish.Kind(), 1)
+	if left.Load() == 0 {
+		t.Errorf("left to finish: got no completion told, want at least one")
+	}
+	// Told only while no chunk is open, not one more or less: each
+	// chunk was counted once.
+	b.complete(p.ID, 0, true)
+	b.wantJobs(finishJob(p.ID).Kind(), 0)
 }
 
 func testConcurrentFinishPush(t *testing.T, b *bundle) {

@@ -347,7 +347,7 @@ func testEventsInFlightFailed(t *testing.T, b *bundle) {
 	dead := ds[0]
 	dead.State, dead.Reason, dead.Attempts = herald.DeliveryUndeliverable, herald.ReasonAppDeleted, 1
 	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 1), New: rng(1, 1), Rows: []herald.Delivery{dead}}, 1)
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 0, finishJob(p.ID)))
+	b.complete(p.ID, 0, true)
 	if _, err := b.s.FinishPush(b.ctx, p.ID, nil, nil); err != nil {
 		t.Fatalf("FinishPush: %v", err)
 	}
@@ -382,7 +382,7 @@ func testEventsInFlightFinish(t *testing.T, b *bundle) {
 	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 1), Targets: slotTargets(0, ds...)}, 1)
 	wantBools(t, "d1 in flight", b.record("d1", b.mark(p.ID, herald.EventReceived)), true)
 	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 1), New: rng(1, 1)}, 1)
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 0, finishJob(p.ID)))
+	b.complete(p.ID, 0, true)
 	if _, err := b.s.FinishPush(b.ctx, p.ID, nil, nil); err != nil {
 		t.Fatalf("FinishPush: %v", err)
 	}

@@ -60,7 +60,7 @@ func testHoldDueAndSending(t *testing.T, b *bundle) {
 func testHeldWork(t *testing.T, b *bundle) {
 	due := b.acceptScheduled(sendAt, "u9")
 	sending, _ := b.sending(3, 1) // chunks 0, 1, 2
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, sending.ID, 1, finishJob(sending.ID)))
+	b.complete(sending.ID, 1, false)
 	b.hold(sendAt)
 
 	w, err := b.s.HeldWork(b.ctx, sending.ID)

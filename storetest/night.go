@@ -86,7 +86,7 @@ func testDeferredChunk(t *testing.T, b *bundle) {
 	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, Old: rng(0, 2), New: rng(1, 2)}, 2)
 	b.wantDeferred(p.ID, 1)
 	b.advance(p.ID, sendstore.ChunkStep{Chunk: 1, Old: rng(1, 2), New: rng(2, 2)}, 2)
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 1, finishJob(p.ID)))
+	b.complete(p.ID, 1, false)
 	if got := b.wantDeferred(p.ID, 0); got.Counts.Sent != 2 {
 		t.Errorf("after the morning: got %+v, want 2 sent", got.Counts)
 	}
@@ -126,9 +126,9 @@ func testCancelDeferred(t *testing.T, b *bundle) {
 	if w, err := b.s.ResumeChunk(b.ctx, p.ID, 1); err != nil || len(w.Slots) != 0 {
 		t.Errorf("cancelled chunk: got (%+v, %v), want no work", w, err)
 	}
-	must(t, "CompleteChunk 0", b.s.CompleteChunk(b.ctx, p.ID, 0, finishJob(p.ID)))
-	must(t, "CompleteChunk 1 (its job after the cancel)", b.s.CompleteChunk(b.ctx, p.ID, 1, finishJob(p.ID)))
-	b.wantJobs(finishJob(p.ID).Kind(), 1)
+	b.complete(p.ID, 0, true)
+	b.complete(p.ID, 1, true) // done by the cancel; the push is still to finish
+	b.wantJobs(finishJob(p.ID).Kind(), 0)
 	_, err = b.cancelDeferred(p.ID)
 	wantErr(t, "cancel again", err, herald.ErrScheduleLocked)
 	if b.usageOn(b.app.ID, today) != 1 {
@@ -138,7 +138,7 @@ func testCancelDeferred(t *testing.T, b *bundle) {
 
 func testCancelDeferredFinishes(t *testing.T, b *bundle) {
 	p := b.deferring()
-	must(t, "CompleteChunk 0", b.s.CompleteChunk(b.ctx, p.ID, 0, finishJob(p.ID)))
+	b.complete(p.ID, 0, false)
 	b.wantJobs(finishJob(p.ID).Kind(), 0)
 	_, closed, err := b.cancelDeferredClosed(p.ID)
 	must(t, "CancelDeferred", err)

@@ -322,7 +322,7 @@ func testDueDeferredChunk(t *testing.T, b *bundle) {
 	if got := b.dueWork(q); !slices.Equal(got, want) {
 		t.Errorf("settled, not completed, stalled: got %+v, want %+v", got, want)
 	}
-	must(t, "CompleteChunk", b.s.CompleteChunk(b.ctx, p.ID, 1, finishJob(p.ID)))
+	b.complete(p.ID, 1, false)
 	if got := b.dueWork(q); len(got) != 0 {
 		t.Errorf("completed: got %+v, want nothing", got)
 	}

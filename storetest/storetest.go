@@ -308,3 +308,16 @@ func (c *Clock) Set(t time.Time) {
 	c.now = t
 	c.mu.Unlock()
 }
+
+// complete completes a chunk and checks whether the push is then left to
+// finish (sendstore.Store.CompleteChunk).
+func (b *bundle) complete(pushID string, chunk int, left bool) {
+	b.t.Helper()
+	got, err := b.s.CompleteChunk(b.ctx, pushID, chunk)
+	if err != nil {
+		b.t.Fatalf("CompleteChunk %d: %v", chunk, err)
+	}
+	if got != left {
+		b.t.Errorf("CompleteChunk %d: got left to finish %v, want %v", chunk, got, left)
+	}
+}

@@ -115,14 +115,15 @@ func (s *Store) ClaimReconfirmation(a0 context.Context, a1 string, a2 string, a3
 }
 
 // CompleteChunk is a scheduling point around the store's CompleteChunk.
-func (s *Store) CompleteChunk(a0 context.Context, a1 string, a2 int, a3 herald.Job) error {
-	v, err := s.before(a0, "CompleteChunk", a1, a2, a3)
+func (s *Store) CompleteChunk(a0 context.Context, a1 string, a2 int) (bool, error) {
+	v, err := s.before(a0, "CompleteChunk", a1, a2)
 	if err != nil {
-		return err
+		var r0 bool
+		return r0, err
 	}
-	r0 := s.inner.CompleteChunk(a0, a1, a2, a3)
-	r0 = s.after(v, r0)
-	return r0
+	r0, r1 := s.inner.CompleteChunk(a0, a1, a2)
+	r1 = s.after(v, r1)
+	return r0, r1
 }
 
 // ConsentDue is a scheduling point around the store's ConsentDue.
