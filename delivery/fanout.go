@@ -48,7 +48,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		return gone(err)
 	case p.Status != herald.StatusSending && p.Status != herald.StatusScheduled:
 		return nil // cancelled, failed or ended
-	case done && attempt > 0 && lone(p, from):
+	case done && attempt > 0 && lone(p, from, args.Sends):
 		return s.send(ctx, SendArgs{PushID: p.ID}, attempt, false) // the chunk a run before this one began
 	case done:
 		return nil // fanned out already
@@ -71,7 +71,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		}
 	}
 	for {
-		f, err := s.fanoutPage(ctx, app, p, rs, from, s.nightRuleFor(p, app, from))
+		f, err := s.fanoutPage(ctx, app, p, rs, from, s.nightRuleFor(p, app, from), args.Sends)
 		if err != nil {
 			return err
 		}
@@ -81,7 +81,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		}
 		if !f.More {
 			s.logFanout(p, f.To)
-			if attempt == 0 || !lone(p, f.To) {
+			if attempt == 0 || !lone(p, f.To, args.Sends) {
 				return nil
 			}
 			now := s.cfg.Now() // the push's start, as near as the run knows it (StartSending wrote it)
@@ -99,9 +99,12 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 // its users or its token, so its fan-out is one page recorded by its job
 // alone (the watch runs scheduled and stalled fan-outs), not deferred to
 // the morning. It is a function of what is stored, so every run of the
-// job, and the page's record (which then inserts no send job), agree.
-func lone(p herald.Push, cursor sendstore.FanoutCursor) bool {
-	return mayBeLone(p) && cursor.Chunk == 1
+// job, and the page's record (which then inserts no send job), agree;
+// sends is the job's FanoutArgs.Sends, so that a job queued by a binary
+// that did not send lone chunks (its page recorded with a send job) is
+// left to that send job.
+func lone(p herald.Push, cursor sendstore.FanoutCursor, sends bool) bool {
+	return sends && mayBeLone(p) && cursor.Chunk == 1
 }
 
 // mayBeLone reports a push whose fan-out sends its chunk itself when it
@@ -112,8 +115,9 @@ func mayBeLone(p herald.Push) bool {
 
 // fanoutPage plans the next page of a push's fan-out: every device of the
 // users a push names (rs), the device holding a token push's token, or
-// the next page of a topic's or the app's devices.
-func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push, rs []herald.Recipient, from sendstore.FanoutCursor, rule nightRule) (sendstore.Fanout, error) {
+// the next page of a topic's or the app's devices. sends is the job's
+// FanoutArgs.Sends (see lone).
+func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push, rs []herald.Recipient, from sendstore.FanoutCursor, rule nightRule, sends bool) (sendstore.Fanout, error) {
 	f := sendstore.Fanout{From: from, To: from, Finish: FinishArgs{PushID: p.ID}}
 	var groups []recipientDevices
 	switch {
@@ -141,7 +145,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		}
 	}
 	f.Deliveries, f.Deferred = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
-	if !lone(p, f.To) { // a lone chunk is sent by the fan-out's job
+	if !lone(p, f.To, sends) { // a lone chunk is sent by the fan-out's job
 		for c := from.Chunk; c < f.To.Chunk; c++ {
 			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
 		}

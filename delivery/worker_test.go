@@ -171,14 +171,19 @@ func (b *workBundle) jobs(kind string) int {
 }
 
 func (b *workBundle) fanout(pushID string) error {
-	return (&fanoutWorker{s: b.s}).Work(b.ctx, &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{Attempt: 1}, Args: FanoutArgs{PushID: pushID}})
+	return (&fanoutWorker{s: b.s}).Work(b.ctx, &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{Attempt: 1}, Args: b.fanoutArgs(pushID)})
+}
+
+// fanoutArgs is the push's fan-out job as Service.Accept queues it.
+func (b *workBundle) fanoutArgs(pushID string) FanoutArgs {
+	return FanoutArgs{PushID: pushID, Sends: mayBeLone(b.push(pushID))}
 }
 
 // record runs the fan-out as a run of the watch does: its pages are
 // recorded, and a lone chunk (see lone) is left to the fan-out's job, for
 // which b.send(id, 0) then stands.
 func (b *workBundle) record(pushID string) error {
-	return b.s.fanout(b.ctx, FanoutArgs{PushID: pushID}, time.Time{}, 0)
+	return b.s.fanout(b.ctx, b.fanoutArgs(pushID), time.Time{}, 0)
 }
 
 func (b *workBundle) send(pushID string, chunk int) error {
@@ -257,6 +262,31 @@ func TestFanoutSendsLoneChunk(t *testing.T) {
 		if got := b.sender.times(tok); got != want {
 			t.Errorf("sends to %s: got %d, want %d", tok, got, want)
 		}
+	}
+}
+
+// TestFanoutJobOfOlderBinary: a fan-out job queued by a binary that did
+// not send lone chunks (FanoutArgs.Sends unset) records its page with a
+// send job, and a run of it after a crash leaves the chunk to that job:
+// two runs of one chunk at once would each take the other's sends in
+// flight for a dead run's, and send them again.
+func TestFanoutJobOfOlderBinary(t *testing.T) {
+	t.Parallel()
+	b := newWorkBundle(t, 2)
+	id := b.accept("u1")
+	old := &river.Job[FanoutArgs]{JobRow: &rivertype.JobRow{Attempt: 1}, Args: FanoutArgs{PushID: id}}
+	must(t, (&fanoutWorker{s: b.s}).Work(b.ctx, old))
+	if got := len(b.sendJobs(id)); got != 1 || b.sender.times("t1") != 0 {
+		t.Fatalf("the older job's run: got %d send jobs, %d sends; want its page's send job, nothing sent", got, b.sender.times("t1"))
+	}
+	old.Attempt = 2 // its run after a crash
+	must(t, (&fanoutWorker{s: b.s}).Work(b.ctx, old))
+	if got := b.sender.times("t1"); got != 0 {
+		t.Fatalf("the older job's second run sent %d messages, want none (its send job sends)", got)
+	}
+	must(t, b.send(id, 0))
+	if p := b.push(id); p.Status != herald.StatusDone || b.sender.times("t1") != 1 {
+		t.Errorf("after its send job: got %s, %d sends; want done, 1", p.Status, b.sender.times("t1"))
 	}
 }
 
