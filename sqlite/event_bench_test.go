@@ -2,18 +2,13 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
-	"github.com/heraldpush/herald/sqlite"
 )
 
 // benchJob is the fan-out job of the benchmark's push (never run).
@@ -27,25 +22,8 @@ func (benchJob) Kind() string { return "bench.fanout" }
 // at once (they share commits). It reports events per second.
 func BenchmarkRecordEvents(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	db.Queue = q
-	now := time.Date(2025, 6, 11, 22, 4, 30, 0, time.UTC)
-	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
-		Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
-	if err := db.CreateApp(ctx, app); err != nil {
-		b.Fatal(err)
-	}
+	db, app := benchStore(b, true)
+	now := benchNow
 	const devices = 20000
 	p := herald.Push{ID: herald.NewID("push_", now), AppID: app.ID, Kind: herald.KindAll, Status: herald.StatusSending,
 		Content: herald.Content{Title: "t", Content: "c"}, CreatedAt: now}

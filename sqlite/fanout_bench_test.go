@@ -2,18 +2,13 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
-	"github.com/heraldpush/herald/sqlite"
 )
 
 // BenchmarkStartSending measures the fan-out's write alone (no HTTP, no
@@ -24,25 +19,8 @@ import (
 // recipient (user_pushes).
 func BenchmarkStartSending(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
-	if err != nil {
-		b.Fatal(err)
-	}
-	db.Queue = q
-	now := time.Date(2025, 6, 11, 22, 4, 30, 0, time.UTC)
-	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
-		Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
-	if err := db.CreateApp(ctx, app); err != nil {
-		b.Fatal(err)
-	}
+	db, app := benchStore(b, true)
+	now := benchNow
 	const users = 500
 	b.ReportAllocs()
 	var accept time.Duration
@@ -73,20 +51,7 @@ func BenchmarkStartSending(b *testing.B) {
 // users push makes per page, reported per device.
 func BenchmarkDevicesOfUsers(b *testing.B) {
 	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	now := time.Date(2025, 6, 11, 22, 4, 30, 0, time.UTC)
-	app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
-		Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
-	if err := db.CreateApp(ctx, app); err != nil {
-		b.Fatal(err)
-	}
+	db, app := benchStore(b, false)
 	const devices, users = 20000, 500
 	var wg sync.WaitGroup
 	for w := range 32 {

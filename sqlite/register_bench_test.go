@@ -2,14 +2,12 @@ package sqlite_test
 
 import (
 	"context"
-	"path/filepath"
 	"strconv"
 	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/sqlite"
 )
 
 // BenchmarkRegisterDevice measures the store's registrations alone (no
@@ -23,20 +21,7 @@ func BenchmarkRegisterDevice(b *testing.B) {
 	}{{"Serial", 1}, {"Concurrent", 32}} {
 		b.Run(bc.name, func(b *testing.B) {
 			ctx := context.Background()
-			db, err := sqlite.Open(ctx, filepath.Join(b.TempDir(), "herald.db"))
-			if err != nil {
-				b.Fatal(err)
-			}
-			b.Cleanup(func() { db.Close() })
-			if err := db.Migrate(ctx); err != nil {
-				b.Fatal(err)
-			}
-			now := time.Date(2025, 6, 11, 22, 4, 30, 0, time.UTC)
-			app := herald.App{ID: herald.NewID("app_", now), Name: "a", APIKey: herald.NewAPIKey(), SecretHash: herald.HashSecret("s"),
-				Tier: herald.TierFree, Registered: true, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
-			if err := db.CreateApp(ctx, app); err != nil {
-				b.Fatal(err)
-			}
+			db, app := benchStore(b, false)
 			var next, failed atomic.Int64
 			b.SetParallelism((bc.callers + 1) / 2) // GOMAXPROCS 2 on this machine
 			b.ReportAllocs()
