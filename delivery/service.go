@@ -92,6 +92,17 @@ type WebhookSender interface {
 	ConsentChanged(ctx context.Context, url, secret string, r herald.ConsentRecord) error
 }
 
+// DefaultConcurrency is the sends a chunk's run has in flight at most
+// (Config.Concurrency). With the send queue's workers (Queues) it bounds
+// what one process has in flight, so what a crash sends again.
+const DefaultConcurrency = 50
+
+// MaxInFlight is the most sends one process has in flight at its
+// defaults: every worker of the send queue running a chunk's window.
+func MaxInFlight() int {
+	return Queues()[QueueSend].MaxWorkers * DefaultConcurrency
+}
+
 // Config holds the service's dependencies and knobs.
 type Config struct {
 	Store     Store
@@ -105,7 +116,8 @@ type Config struct {
 	// FanoutPage is the number of devices a topic or all-users push reads
 	// and records at a time (default 10,000).
 	FanoutPage int
-	// Concurrency is the number of sends in flight per chunk job (default 50).
+	// Concurrency is the number of sends in flight per chunk job
+	// (DefaultConcurrency when zero).
 	Concurrency int
 	// RetryFor bounds how long retriable sends are retried (default 1 h).
 	RetryFor time.Duration
@@ -144,7 +156,7 @@ func New(cfg Config) *Service {
 		cfg.FanoutPage = 10_000
 	}
 	if cfg.Concurrency <= 0 {
-		cfg.Concurrency = 50
+		cfg.Concurrency = DefaultConcurrency
 	}
 	if cfg.RetryFor <= 0 {
 		cfg.RetryFor = time.Hour

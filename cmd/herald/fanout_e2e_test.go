@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -24,9 +25,10 @@ func TestCrashDuringAllUsersPush(t *testing.T) {
 	testenv.Long(t, "builds the binary and sends 25,000 messages through a crash")
 	t.Parallel() // its own process, data dir and emulator
 	const (
-		users, killAfter, maxInFlight = 25000, 3000, 500
-		adminToken                    = "ha_crashAllTestAdminToken0123456789abcdefg"
+		users, killAfter = 25000, 3000
+		adminToken       = "ha_crashAllTestAdminToken0123456789abcdefg"
 	)
+	maxInFlight := delivery.MaxInFlight() // one process's sends in flight
 	bin := buildHerald(t)
 	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{Latency: 2 * time.Millisecond})
 	dataDir := t.TempDir()

@@ -26,6 +26,7 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -245,14 +246,14 @@ func TestCrashRestartSendsEachTokenOnce(t *testing.T) {
 	testenv.Long(t, "builds the binary and sends 20,000 messages through a crash")
 	t.Parallel() // its own process, data dir and emulator
 	const (
-		users     = 20000
-		perPush   = 500
-		killAfter = 3000
-		// maxInFlight is the most sends one process has in flight and
-		// uncommitted: 10 workers × a wave of 50 concurrent sends.
-		maxInFlight = 500
-		adminToken  = "ha_crashTestAdminToken0123456789abcdefghij"
+		users      = 20000
+		perPush    = 500
+		killAfter  = 3000
+		adminToken = "ha_crashTestAdminToken0123456789abcdefghij"
 	)
+	// maxInFlight is the most sends one process has in flight and
+	// uncommitted: the send queue's workers × a window each.
+	maxInFlight := delivery.MaxInFlight()
 	bin := buildHerald(t)
 	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{Latency: 2 * time.Millisecond})
 	dataDir := t.TempDir()
