@@ -33,7 +33,7 @@ func (it *regItem) keys() []string {
 // share of a round trip. SQLite, whose statements are calls in process,
 // makes each registration on its own: measured, the joint saved it some
 // CPU per registration but not time, and its multi-row statements (one
-// text per batch size) crowd the writer's kept statements (docs/perf-pgreg.md).
+// text per batch size) crowd the writer's kept statements (docs/performance.md, "registrations made together").
 type RegistrationJoiner interface {
 	JoinsRegistrations()
 }

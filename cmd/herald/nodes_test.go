@@ -14,6 +14,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -34,15 +35,15 @@ func TestNodes(t *testing.T) {
 		perPush    = 500
 		killAfter  = 1000
 		adminToken = "ha_nodesTestAdminToken0123456789abcdefghijk"
-		// maxInFlight is the most sends one node has in flight and
-		// uncommitted: 10 send workers × a wave of 50.
-		maxInFlight = 500
 	)
+	// maxInFlight is the most sends one node has in flight and
+	// uncommitted: the send queue's workers × a window each.
+	maxInFlight := delivery.MaxInFlight()
 	dbURL := pgtest.NewSchema(t, base, nil)
 	nodeURL := pgtest.WithParams(t, dbURL, map[string]string{"pool_max_conns": "8"})
 	bin := buildHerald(t)
 	// FCM's round trip slowed so that the push is still going when node 1
-	// is killed: each node has 500 sends in flight.
+	// is killed: each node has its most sends in flight.
 	emu, emuURL := fcmtest.StartEmulator(t, emulator.Options{Latency: 250 * time.Millisecond})
 	var nodes [3]*process
 	for i := range nodes {
