@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"slices"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -20,13 +19,6 @@ import (
 // _RATE and _REPS size it).
 const EnvMeasureEvents = "HERALD_EVENTS_MEASURE"
 
-func measureEnv(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 // TestMeasureEvents measures SDK event reports beside a fan-out on the
 // embedded store: pushes to every device of an app (100,000 tokens made
 // in SQL) run one after another, every other one while the devices
@@ -39,9 +31,9 @@ func TestMeasureEvents(t *testing.T) {
 		t.Skip("a measurement, not a test: set " + EnvMeasureEvents + "=1")
 	}
 	testenv.SQLiteOnly(t, "devices made in SQL")
-	tokens := measureEnv(EnvMeasureEvents+"_TOKENS", 100_000)
-	rate := measureEnv(EnvMeasureEvents+"_RATE", 20_000)
-	reps := measureEnv(EnvMeasureEvents+"_REPS", 2)
+	tokens := testenv.EnvInt(EnvMeasureEvents+"_TOKENS", 100_000)
+	rate := testenv.EnvInt(EnvMeasureEvents+"_RATE", 20_000)
+	reps := testenv.EnvInt(EnvMeasureEvents+"_REPS", 2)
 	e := testenv.Start(t, testenv.Options{QuietLog: true})
 	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.Register(a, "tok-", "u1")

@@ -21,13 +21,6 @@ import (
 // and HERALD_RETENTION_MEASURE_TOKENS size it).
 const EnvMeasure = "HERALD_RETENTION_MEASURE"
 
-func envInt(name string, def int) int {
-	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
-		return n
-	}
-	return def
-}
-
 // TestMeasureRetention measures retention on the embedded store: a store
 // holding old pushes' deliveries, chunks and events (made in SQL) is
 // pruned while a push to every device of an app runs, beside the same
@@ -39,8 +32,8 @@ func TestMeasureRetention(t *testing.T) {
 		t.Skip("a measurement, not a test: set " + EnvMeasure + "=1")
 	}
 	testenv.SQLiteOnly(t, "the embedded store's writer and file")
-	deliveries := envInt(EnvMeasure+"_DELIVERIES", 1_000_000)
-	tokens := envInt(EnvMeasure+"_TOKENS", 100_000)
+	deliveries := testenv.EnvInt(EnvMeasure+"_DELIVERIES", 1_000_000)
+	tokens := testenv.EnvInt(EnvMeasure+"_TOKENS", 100_000)
 	clk := &testenv.Clock{}
 	now := time.Now()
 	clk.Run(now)

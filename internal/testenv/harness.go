@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"sync"
 	"testing"
 	"time"
@@ -54,6 +55,16 @@ func StartWith(t *testing.T, o Options) *Harness {
 // and import runs, long simulations): CI sets it; `go test ./...` leaves
 // them out, so that it runs in about two minutes.
 const EnvLong = "HERALD_TEST_LONG"
+
+// EnvInt returns the environment variable name as a positive whole
+// number, or def when it is unset or not one: how a measurement behind an
+// environment variable is sized.
+func EnvInt(name string, def int) int {
+	if n, err := strconv.Atoi(os.Getenv(name)); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
 
 // Long skips a long test (what it does, for the message) unless EnvLong
 // is set.
