@@ -73,9 +73,13 @@ func (e *Emulator) send(r *http.Request, project string, rec *Received) *fcmErro
 	return nil
 }
 
-// decodeSendBody decodes the request object, refusing unknown fields as FCM
-// does. FCM accepts both spellings of validate_only, as proto JSON does.
+// decodeSendBody checks the body is valid JSON, once for all the
+// validation that follows, and decodes the request object, refusing unknown
+// fields as FCM does. FCM accepts both spellings of validate_only, as proto JSON does.
 func decodeSendBody(data []byte) (sendBody, *fcmError) {
+	if !json.Valid(data) {
+		return sendBody{}, errInvalidArgument("Invalid JSON payload received. Expected a JSON object.", "")
+	}
 	obj, ferr := decodeObject(data, "", isRequestField)
 	if ferr != nil {
 		return sendBody{}, ferr

@@ -1,6 +1,7 @@
 package emulator
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -8,6 +9,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
 )
@@ -15,14 +17,17 @@ import (
 // object is a decoded JSON object whose values are decoded on demand.
 type object map[string]json.RawMessage
 
-// decodeObject decodes raw as a JSON object at path and refuses keys that
-// known does not accept. Absent or null raw gives a nil object.
+// decodeObject splits raw, a JSON value inside a body already checked to
+// be valid JSON (decodeSendBody), as an object at path and refuses keys
+// that known does not accept. Absent or null raw gives a nil object. The
+// body is scanned once as a whole: a member is split off, never checked
+// again, so that a message's nested objects cost one pass, not one each.
 func decodeObject(raw json.RawMessage, path string, known func(string) bool) (object, *fcmError) {
 	if isNull(raw) {
 		return nil, nil
 	}
-	var obj object
-	if err := json.Unmarshal(raw, &obj); err != nil {
+	obj, ok := members(raw)
+	if !ok {
 		if path == "" {
 			return nil, errInvalidArgument("Invalid JSON payload received. Expected a JSON object.", "")
 		}
@@ -43,6 +48,91 @@ func decodeObject(raw json.RawMessage, path string, known func(string) bool) (ob
 	return obj, nil
 }
 
+// members splits raw, valid JSON, into an object's members; ok is false
+// when it is not an object. A key repeated keeps its last value, as
+// encoding/json does.
+func members(raw []byte) (obj object, ok bool) {
+	i := skipSpace(raw, 0)
+	if i == len(raw) || raw[i] != '{' {
+		return nil, false
+	}
+	obj = object{}
+	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != '}'; {
+		end := skipValue(raw, i)
+		key, ok := stringValue(raw[i:end])
+		if !ok {
+			return nil, false
+		}
+		i = skipSpace(raw, end)
+		if i == len(raw) || raw[i] != ':' {
+			return nil, false
+		}
+		i = skipSpace(raw, i+1)
+		end = skipValue(raw, i)
+		obj[key] = json.RawMessage(raw[i:end])
+		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
+			i = skipSpace(raw, i+1)
+		}
+	}
+	return obj, true
+}
+
+// skipSpace returns the index of the first byte at or after i that is not
+// JSON white space.
+func skipSpace(b []byte, i int) int {
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
+		i++
+	}
+	return i
+}
+
+// skipValue returns the end of the valid JSON value starting at i.
+func skipValue(b []byte, i int) int {
+	depth := 0
+	for ; i < len(b); i++ {
+		switch b[i] {
+		case '"':
+			for i++; i < len(b) && b[i] != '"'; i++ {
+				if b[i] == '\\' {
+					i++
+				}
+			}
+		case '{', '[':
+			depth++
+			continue
+		case '}', ']':
+			if depth == 0 { // the end of the object or array around a scalar
+				return i
+			}
+			depth--
+		case ',', ':', ' ', '\t', '\n', '\r':
+			if depth == 0 {
+				return i
+			}
+			continue
+		default:
+			continue
+		}
+		if depth == 0 {
+			return i + 1
+		}
+	}
+	return i
+}
+
+// stringValue decodes raw as a JSON string: as it stands when it needs no
+// unescaping, else through encoding/json (escapes, invalid UTF-8).
+func stringValue(raw []byte) (string, bool) {
+	if len(raw) < 2 || raw[0] != '"' {
+		return "", false
+	}
+	if inner := raw[1 : len(raw)-1]; !bytes.ContainsRune(inner, '\\') && utf8.Valid(inner) {
+		return string(inner), true
+	}
+	var s string
+	return s, json.Unmarshal(raw, &s) == nil
+}
+
 // isNull reports whether raw is absent or JSON null.
 func isNull(raw json.RawMessage) bool {
 	return len(raw) == 0 || string(raw) == "null"
@@ -55,12 +145,30 @@ func (obj object) stringField(key, path string) (string, *fcmError) {
 	if !ok || isNull(raw) {
 		return "", nil
 	}
-	var s string
-	if err := json.Unmarshal(raw, &s); err != nil {
+	s, ok := stringValue(raw)
+	if !ok {
 		field := path + "." + key
 		return "", errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (TYPE_STRING), %s", field, raw), field)
 	}
 	return s, nil
+}
+
+// strings returns obj's members as strings; null is "". It is nil when
+// a member is not a string.
+func (obj object) strings() map[string]string {
+	m := make(map[string]string, len(obj))
+	for k, raw := range obj {
+		if isNull(raw) {
+			m[k] = ""
+			continue
+		}
+		s, ok := stringValue(raw)
+		if !ok {
+			return nil
+		}
+		m[k] = s
+	}
+	return m
 }
 
 // boolValue decodes raw as a boolean named name; absent is false.
@@ -202,13 +310,17 @@ func validateAndroid(msg object) *fcmError {
 }
 
 // headers decodes a message's platform headers at path: an object of
-// strings (FCM's map<string, string>), decoded at once.
+// strings (FCM's map<string, string>).
 func headers(raw json.RawMessage, path string) (map[string]string, *fcmError) {
 	if isNull(raw) {
 		return nil, nil
 	}
+	obj, ok := members(raw)
 	var h map[string]string
-	if err := json.Unmarshal(raw, &h); err != nil {
+	if ok {
+		h = obj.strings()
+	}
+	if h == nil {
 		return nil, errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (map<string, string>), %s", path, raw), path)
 	}
 	return h, nil
@@ -330,10 +442,9 @@ func validateFCMOptions(msg object) *fcmError {
 // token, so a sender sees a bad message, not a dead token. It runs after the
 // other checks, which made sure both members hold strings only.
 func validateSize(msg object) *fcmError {
-	var notification, data map[string]string
-	_ = json.Unmarshal(msg["notification"], &notification) // absent: empty
-	_ = json.Unmarshal(msg["data"], &data)
-	if herald.FCMPayloadSize(notification, data) > herald.MaxFCMPayload {
+	notification, _ := members(msg["notification"]) // absent: empty
+	data, _ := members(msg["data"])
+	if herald.FCMPayloadSize(notification.strings(), data.strings()) > herald.MaxFCMPayload {
 		return errInvalidArgument("Request contains an invalid argument.", "")
 	}
 	return nil
