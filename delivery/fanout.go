@@ -71,11 +71,23 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		}
 	}
 	for {
+		// A page is a push's heaviest step (its devices read, its chunk
+		// planned and written), and a burst of accepts starts as many at
+		// once as there are workers: run one per core at a time, so that
+		// the requests accepting pushes meanwhile keep their share of the
+		// cores and the writer, and the sends of the pages done go on.
+		select {
+		case s.pages <- struct{}{}:
+		case <-ctx.Done():
+			return ctx.Err()
+		}
 		f, err := s.fanoutPage(ctx, app, p, rs, from, s.nightRuleFor(p, app, from), args.Sends)
 		if err != nil {
+			<-s.pages
 			return err
 		}
 		started, err := s.fanouts.StartSending(ctx, p.ID, f)
+		<-s.pages
 		if err != nil || !started {
 			return err // on not started: another run moved the fan-out on, or the push ended
 		}

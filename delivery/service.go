@@ -56,6 +56,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"runtime"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -136,6 +137,9 @@ type Config struct {
 type Service struct {
 	cfg  Config
 	pace *pacer // each app's sends paced to its rate
+	// pages holds a place for each fan-out page being planned and
+	// recorded in this process, one per core (see fanout).
+	pages chan struct{}
 	// The store as each worker uses it (see SendStore).
 	sends    SendStore
 	fanouts  FanoutStore
@@ -170,7 +174,7 @@ func New(cfg Config) *Service {
 	if cfg.Observe == nil {
 		cfg.Observe = func(string) {}
 	}
-	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate),
+	return &Service{cfg: cfg, pace: newPacer(cfg.FCMProjectRate), pages: make(chan struct{}, runtime.GOMAXPROCS(0)),
 		sends: cfg.Store, fanouts: cfg.Store, finishes: cfg.Store, consents: cfg.Store, notices: cfg.Store}
 }
 
