@@ -19,7 +19,9 @@ import (
 // settlePending): it is answered recorded now, since the app never
 // reports again. The marks are written in one transaction that may share
 // its commit with other requests' (TxOptions.Batched, see Group), bounded
-// by the batch leader's deadline; it returns once that committed.
+// by the batch leader's deadline; it returns once that committed. A
+// report whose pushes the cache shows sent is written with the others of
+// its batch (eventsJoint).
 func (s *Store) RecordEvents(ctx context.Context, appID, deviceID string, marks []herald.EventMark) ([]bool, error) {
 	recorded := make([]bool, len(marks))
 	type known struct {
