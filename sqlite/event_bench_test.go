@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/bench"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -19,7 +20,8 @@ func (benchJob) Kind() string { return "bench.fanout" }
 // BenchmarkRecordEvents measures the store's event reports alone (no
 // HTTP), as herald bench --open-rate 1 makes them: each device of a
 // 20,000-device push reports received and opened in one call, 64 callers
-// at once (they share commits). It reports events per second.
+// at once (they share commits). It reports events per second and this
+// process's CPU per call (cpu-us/op).
 func BenchmarkRecordEvents(b *testing.B) {
 	ctx := context.Background()
 	db, app := benchStore(b, true)
@@ -54,6 +56,7 @@ func BenchmarkRecordEvents(b *testing.B) {
 	var next, failed atomic.Int64
 	b.SetParallelism(32)
 	b.ReportAllocs()
+	cpu0 := processCPU(b)
 	b.ResetTimer()
 	start := time.Now()
 	b.RunParallel(func(pb *testing.PB) {
@@ -68,7 +71,17 @@ func BenchmarkRecordEvents(b *testing.B) {
 		}
 	})
 	b.ReportMetric(float64(2*b.N)/time.Since(start).Seconds(), "events/s")
+	b.ReportMetric((processCPU(b)-cpu0)*1e6/float64(b.N), "cpu-us/op")
 	if n := failed.Load(); n > 0 {
 		b.Fatalf("%d of %d reports failed, want none", n, b.N)
 	}
+}
+
+// processCPU is this process's CPU seconds so far.
+func processCPU(b *testing.B) float64 {
+	u, err := bench.ReadProcessUsage("self")
+	if err != nil {
+		b.Fatal(err)
+	}
+	return u.CPUSeconds
 }

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -18,7 +19,9 @@ import (
 // settlePending): it is answered recorded now, since the app never
 // reports again. The marks are written in one transaction that may share
 // its commit with other requests' (TxOptions.Batched, see Group), bounded
-// by the batch leader's deadline; it returns once that committed.
+// by the batch leader's deadline; it returns once that committed. A
+// report whose pushes the cache shows sent is written with the others of
+// its batch (eventsJoint).
 func (s *Store) RecordEvents(ctx context.Context, appID, deviceID string, marks []herald.EventMark) ([]bool, error) {
 	recorded := make([]bool, len(marks))
 	type known struct {
@@ -51,7 +54,13 @@ func (s *Store) RecordEvents(ctx context.Context, appID, deviceID string, marks 
 		return cmp.Or(cmp.Compare(a.pushID, b.pushID), cmp.Compare(a.typ, b.typ))
 	})
 	rows = slices.CompactFunc(rows, func(a, b eventRow) bool { return a.pushID == b.pushID && a.typ == b.typ })
-	err := s.inBatchedTxRetry(ctx, rows[0].pushID, false, func(c conn) error {
+	opts := TxOptions{Batched: true, Key: rows[0].pushID}
+	if !slices.ContainsFunc(rows, func(r eventRow) bool { return !r.sent }) {
+		// The common case: every push shown sent. The reports of a batch
+		// are written together (eventsJoint).
+		opts.Joint, opts.Item = s.events, &eventItem{deviceID: deviceID, rows: rows, recorded: recorded}
+	}
+	err := s.inTxRetryWith(ctx, opts, false, func(c conn) error {
 		clear(recorded)
 		return s.writeEvents(ctx, c, deviceID, rows, recorded)
 	})
@@ -59,6 +68,123 @@ func (s *Store) RecordEvents(ctx context.Context, appID, deviceID string, marks 
 		return nil, err
 	}
 	return recorded, nil
+}
+
+// eventItem is a device's report as eventsJoint takes it: rows (by push
+// and type, each once) all of pushes the targets cache showed sent to the
+// device, and the report's answer, set by whichever writes it.
+type eventItem struct {
+	deviceID string
+	rows     []eventRow
+	recorded []bool
+}
+
+// eventsJoint is RecordEvents's joint (see Joint) for reports whose pushes
+// the cache showed sent: the reports of a batch written as one, with the
+// rules of one written alone (writeEvents): their rows inserted in one
+// statement (a few for a large batch) that skips repeats, marks pending
+// for the device and pushes gone, and returns those it wrote; then each
+// push's counts raised once, in push order. Of the batch's reports, one
+// about a push and device an earlier one is about too is left to run
+// alone after the others, so that the first asked is the one recorded.
+type eventsJoint struct{ s *Store }
+
+// eventKey is a row of push_events.
+type eventKey struct{ pushID, deviceID, typ string }
+
+// maxEventRows bounds the rows of one of the joint's inserts (four
+// variables each).
+const maxEventRows = 256
+
+// Join writes the reports among items that are about no push and device
+// an earlier one is about.
+func (j *eventsJoint) Join(ctx context.Context, tx Tx, items []any) ([]bool, error) {
+	c := conn{q: tx, tx: tx, tr: j.s.translate, lw: j.s.lw}
+	ran := make([]bool, len(items))
+	taken := map[eventKey]bool{}
+	var its []*eventItem
+	var args []any
+	for i, x := range items {
+		it := x.(*eventItem)
+		if slices.ContainsFunc(it.rows, func(r eventRow) bool { return taken[eventKey{r.pushID, it.deviceID, ""}] }) {
+			continue
+		}
+		for _, r := range it.rows {
+			taken[eventKey{r.pushID, it.deviceID, ""}] = true
+			args = append(args, r.pushID, it.deviceID, string(r.typ), r.at.UnixMilli())
+		}
+		ran[i] = true
+		its = append(its, it)
+	}
+	written := map[eventKey]bool{}
+	for start := 0; start < len(args); start += 4 * maxEventRows {
+		part := args[start:min(start+4*maxEventRows, len(args))]
+		query, padded := insertEventsSQL(part)
+		err := c.each(ctx, func(row scanner) error {
+			var k eventKey
+			err := row.Scan(&k.pushID, &k.deviceID, &k.typ)
+			written[k] = true
+			return err
+		}, query, padded...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	counts := map[string]*[2]int{} // received, opened by push
+	for _, it := range its {
+		clear(it.recorded)
+		for _, r := range it.rows {
+			if !written[eventKey{r.pushID, it.deviceID, string(r.typ)}] {
+				continue
+			}
+			it.recorded[r.mark] = true
+			n := counts[r.pushID]
+			if n == nil {
+				n = new([2]int)
+				counts[r.pushID] = n
+			}
+			if r.typ == herald.EventOpened {
+				n[1]++
+			} else {
+				n[0]++
+			}
+		}
+	}
+	pushes := make([]string, 0, len(counts))
+	for id := range counts {
+		pushes = append(pushes, id)
+	}
+	slices.Sort(pushes)
+	var raise [][]any
+	for _, id := range pushes {
+		raise = append(raise, []any{counts[id][0], counts[id][1], id})
+	}
+	if _, err := c.execMany(ctx, raiseEventCountsSQL, raise); err != nil {
+		return nil, err
+	}
+	return ran, nil
+}
+
+// insertEventsSQL returns the joint's insert of rows (args, four a row:
+// push, device, type, at) and its arguments: the rows padded with NULL
+// ones (which match no push) to a power of two, so that inserts of any
+// number of rows are a few statements, each prepared once.
+func insertEventsSQL(args []any) (string, []any) {
+	n := 8
+	for 4*n < len(args) {
+		n *= 2
+	}
+	padded := append(make([]any, 0, 4*n), args...)
+	for len(padded) < 4*n {
+		padded = append(padded, nil)
+	}
+	return `INSERT INTO push_events (push_id, device_id, type, at)
+		SELECT v.column1, v.column2, v.column3, v.column4 FROM (VALUES ` +
+		strings.TrimSuffix(strings.Repeat(`(?, ?, ?, CAST(? AS BIGINT)),`, n), ",") + `) AS v
+		WHERE EXISTS (SELECT 1 FROM pushes WHERE id = v.column1)
+		AND NOT EXISTS (SELECT 1 FROM push_pending_events e WHERE e.push_id = v.column1 AND e.device_id = v.column2 AND e.type = v.column3)
+		ON CONFLICT (push_id, device_id, type) DO NOTHING
+		RETURNING push_id, device_id, type`, padded
 }
 
 // eventRow is a mark to write, and its place in its request's marks:
@@ -156,10 +282,13 @@ func raiseEventCounts(ctx context.Context, c conn, written []eventRow, n []int64
 			last[0] = last[0].(int) + 1
 		}
 	}
-	_, err := c.execMany(ctx, `UPDATE pushes SET events_received = events_received + ?, events_opened = events_opened + ?
-		WHERE id = ?`, args)
+	_, err := c.execMany(ctx, raiseEventCountsSQL, args)
 	return err
 }
+
+// raiseEventCountsSQL adds to a push's counts (received, opened, push id).
+const raiseEventCountsSQL = `UPDATE pushes SET events_received = events_received + ?, events_opened = events_opened + ?
+	WHERE id = ?`
 
 // fillEventCounts sets the counts devices reported for a push.
 func fillEventCounts(ctx context.Context, c conn, p *herald.Push) error {

@@ -81,15 +81,14 @@ func judgeSlot(ctx context.Context, c conn, pushID, deviceID string, chunk, pos 
 		} else if err != nil {
 			return slotJudgement{}, err
 		}
-		ds, err := decodeSlots(slots, chunk)
+		d, ok, err := slotAt(slots, pos)
 		if err != nil {
 			return slotJudgement{}, err
 		}
-		if pos >= len(ds) || ds[pos].DeviceID != deviceID {
+		if !ok || d.deviceID != deviceID {
 			return slotJudgement{}, nil // another device's hash
 		}
-		d := ds[pos]
-		j := slotJudgement{chunk: chunk, pos: pos, seq: d.Seq}
+		j := slotJudgement{chunk: chunk, pos: pos, seq: d.seq}
 		// Settled into a retry chunk: the newest (lowest) one holding the
 		// slot is where it stands.
 		moved := false
@@ -99,11 +98,9 @@ func judgeSlot(ctx context.Context, c conn, pushID, deviceID string, chunk, pos 
 			if err := row.Scan(&n, &b); err != nil || moved {
 				return err
 			}
-			rs, err := decodeSlots(b, n)
-			for i, r := range rs {
-				if r.Seq == d.Seq {
-					chunk, pos, moved = n, i, true
-				}
+			i, found, err := slotOfSeq(b, d.seq)
+			if found {
+				chunk, pos, moved = n, i, true
 			}
 			return err
 		}, `SELECT chunk, slots FROM push_chunks WHERE push_id = ? AND chunk < ? AND chunk < 0 ORDER BY chunk`, pushID, chunk)
@@ -114,7 +111,7 @@ func judgeSlot(ctx context.Context, c conn, pushID, deviceID string, chunk, pos 
 			continue // judged where it stands now
 		}
 		var state herald.DeliveryState
-		err = c.queryRow(ctx, `SELECT state FROM deliveries WHERE push_id = ? AND seq = ?`, pushID, d.Seq).Scan(&state)
+		err = c.queryRow(ctx, `SELECT state FROM deliveries WHERE push_id = ? AND seq = ?`, pushID, d.seq).Scan(&state)
 		switch {
 		case err == nil:
 			if state == herald.DeliverySent {
@@ -125,11 +122,87 @@ func judgeSlot(ctx context.Context, c conn, pushID, deviceID string, chunk, pos 
 		case pos < settled:
 			j.state = slotSent
 		case failed:
-		case pos < marked, d.Resent:
+		case pos < marked, d.resent:
 			j.state = slotInflight
 		}
 		return j, nil
 	}
+}
+
+// slotFacts are what an event's judgement reads of a slot.
+type slotFacts struct {
+	seq      int
+	deviceID string
+	resent   bool
+}
+
+// slotAt reads the slot at pos of a chunk's slots (see decodeSlots)
+// without decoding those before it; ok is false when there are fewer.
+func slotAt(b []byte, pos int) (slotFacts, bool, error) {
+	var d slotFacts
+	found := false
+	err := eachSlot(b, func(i int, seq uint64, device []byte, flags byte) bool {
+		if i == pos {
+			d, found = slotFacts{seq: int(seq), deviceID: string(device), resent: flags&slotResent != 0}, true
+		}
+		return i < pos
+	})
+	return d, found, err
+}
+
+// slotOfSeq returns the position of the slot seq in a chunk's slots.
+func slotOfSeq(b []byte, seq int) (int, bool, error) {
+	pos := -1
+	err := eachSlot(b, func(i int, s uint64, _ []byte, _ byte) bool {
+		if s == uint64(seq) {
+			pos = i
+		}
+		return pos < 0
+	})
+	return pos, pos >= 0, err
+}
+
+// eachSlot calls fn with each slot of a chunk's slots (see decodeSlots),
+// its device's bytes only borrowed, until fn returns false; it allocates
+// nothing.
+func eachSlot(b []byte, fn func(i int, seq uint64, device []byte, flags byte) bool) error {
+	if len(b) == 0 {
+		return nil
+	}
+	version := b[0]
+	if version != 1 && version != slotsVersion {
+		return errSlots
+	}
+	r := slotReader{b: b[1:]}
+	n := r.uvarint()
+	bytes := func() []byte {
+		k := r.uvarint()
+		if k > uint64(len(r.b)) {
+			r.fail()
+			return nil
+		}
+		s := r.b[:k]
+		r.b = r.b[k:]
+		return s
+	}
+	for i := 0; uint64(i) < n && r.err == nil; i++ {
+		seq := r.uvarint()
+		r.uvarint() // recipient index
+		bytes()     // user
+		device := bytes()
+		for range 3 { // token, platform, app version
+			bytes()
+		}
+		r.varint() // token refresh time
+		flags := r.byte()
+		if version >= 2 {
+			r.uvarint() // attempts
+		}
+		if r.err != nil || !fn(i, seq, device, flags) {
+			break
+		}
+	}
+	return r.err
 }
 
 // flagPending marks chunks (each args: push id, chunk) as holding pending

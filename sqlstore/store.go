@@ -120,12 +120,15 @@ type Store struct {
 	// regs makes a batch's registrations together (see registrations),
 	// on an engine that is a RegistrationJoiner; nil on another.
 	regs Joint
+	// events writes a batch's event reports together (see eventsJoint).
+	events Joint
 }
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
 	s := &Store{Now: time.Now, e: e, targets: newTargets(), head: &accessHead{}}
 	s.lw, _ = e.(LookupWriter)
+	s.events = &eventsJoint{s: s}
 	if _, ok := e.(RegistrationJoiner); ok {
 		s.regs = &registrations{s: s}
 	}

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // The together subtests make registrations in one batch of the engine's
@@ -19,6 +20,7 @@ var togetherTests = []test{
 	{"RegisterTogether/OneUser", testTogetherOneUser},
 	{"RegisterTogether/FailsAlone", testTogetherFailsAlone},
 	{"RegisterTogether/ConsentTrail", testTogetherTrail},
+	{"EventsTogether", testTogetherEvents},
 }
 
 // together registers each registration of regs on the bundle's app (those
@@ -195,4 +197,45 @@ func testTogetherTrail(t *testing.T, b *bundle) {
 		rec{3, "d2", herald.SourceAppDefault, none, day},
 		rec{4, "d2", herald.SourceSDK, day, night},
 	)
+}
+
+// testTogetherEvents: event reports of one batch, where a store may write
+// those of pushes sent to their devices together, each answered and
+// counted as alone: a repeat of an earlier report, new marks, a device
+// reporting twice (the first asked recorded) and one whose send is in
+// flight (kept pending, counted once sent).
+func testTogetherEvents(t *testing.T, b *bundle) {
+	if b.h.Together == nil {
+		b.t.Skip("the engine has no group commit")
+	}
+	p, ds := b.sending(5, 10)
+	b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 5), Targets: slotTargets(0, ds...)}, 5)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 5), New: rng(4, 5)}, 5) // d5 still in flight
+	wantBools(t, "d1 before", b.record("d1", b.mark(p.ID, herald.EventReceived)), true)
+	reports := []struct {
+		device string
+		marks  []herald.EventMark
+		want   []bool
+	}{
+		{"d1", b.receivedAndOpened(p.ID), []bool{false, true}},
+		{"d2", b.receivedAndOpened(p.ID), []bool{true, true}},
+		{"d3", []herald.EventMark{b.mark(p.ID, herald.EventReceived)}, []bool{true}},
+		{"d3", b.receivedAndOpened(p.ID), []bool{false, true}},
+		{"d5", b.receivedAndOpened(p.ID), []bool{true, true}},
+		{"d4", []herald.EventMark{b.mark(p.ID, herald.EventOpened), b.mark(p.ID, herald.EventOpened)}, []bool{true, false}},
+	}
+	got, errs := make([][]bool, len(reports)), make([]error, len(reports))
+	calls := make([]func(), len(reports))
+	for i, r := range reports {
+		calls[i] = func() { got[i], errs[i] = b.s.RecordEvents(b.ctx, b.app.ID, r.device, r.marks) }
+	}
+	b.h.Together(calls...)
+	for i, r := range reports {
+		must(t, "RecordEvents "+itoa(i), errs[i])
+		wantBools(t, "report "+itoa(i)+" of "+r.device, got[i], r.want...)
+	}
+	b.wantEventCounts(p.ID, 3, 4)
+	b.advance(p.ID, sendstore.ChunkStep{Old: rng(4, 5), New: rng(5, 5)}, 5)
+	b.wantEventCounts(p.ID, 4, 5)
+	b.wantReceivedAtMostSent(p.ID)
 }
