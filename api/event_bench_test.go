@@ -1,10 +1,8 @@
 package api_test
 
 import (
-	"bytes"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
@@ -133,17 +131,7 @@ func TestEventsLoad(t *testing.T) {
 			for i := next.Add(1) - 1; i < n; i = next.Add(1) - 1 {
 				body := fmt.Appendf(nil, `{"deviceId":"d%d","events":[{"pushId":%q,"type":"received"},{"pushId":%q,"type":"opened"}]}`,
 					i%devices, pushID, pushID)
-				req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
-				req.Header.Set("Content-Type", "application/json")
-				req.Header.Set("x-api-key", apiKey)
-				resp, err := hc.Do(req)
-				if err != nil {
-					failed.Add(1)
-					continue
-				}
-				io.Copy(io.Discard, resp.Body)
-				resp.Body.Close()
-				if resp.StatusCode != http.StatusOK {
+				if !benchCall(hc, http.MethodPost, url, body, "x-api-key", apiKey) {
 					failed.Add(1)
 				}
 			}
