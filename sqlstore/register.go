@@ -31,8 +31,9 @@ func (it *regItem) keys() []string {
 // PostgreSQL, where each statement costs the database CPU and its batch a
 // share of a round trip. SQLite, whose statements are calls in process,
 // makes each registration on its own: measured, the joint saved it some
-// CPU per registration but not time, and its multi-row statements (one
-// text per batch size) crowd the writer's kept statements (docs/performance.md, "registrations made together").
+// CPU per registration but not time (docs/performance.md, "registrations
+// made together"), and the joint's multi-row writes are PostgreSQL's
+// (arrays, see registerUsersSQL).
 type RegistrationJoiner interface {
 	JoinsRegistrations()
 }
