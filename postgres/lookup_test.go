@@ -173,3 +173,45 @@ func (n planNode) walk(fn func(planNode)) {
 		c.walk(fn)
 	}
 }
+
+// TestLookupPlanKept checks that a lookup of a few keys, run again and
+// again on one connection as the store runs it (a prepared statement),
+// is planned once: PostgreSQL keeps the generic plan after its five plans
+// made for the values, which it does only when the generic one costs no
+// more than those.
+func TestLookupPlanKept(t *testing.T) {
+	ctx := context.Background()
+	db := loadedDevices(t, pgtest.BaseURL(t), ``, true)
+	conn, err := db.Pool.Acquire(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Release()
+	for name, l := range map[string]sqlstore.Lookup{"DevicesByID": sqlstore.DevicesByIDLookup,
+		"DevicesOfUsers": sqlstore.DevicesOfUsersLookup, "HeldTokens": sqlstore.HeldTokensLookup} {
+		query, _ := engine{}.LookupQuery(l, "", nil)
+		query = rebind(query)
+		for run := range 8 {
+			keys := make([]string, 8)
+			for i := range keys {
+				keys[i] = fmt.Sprintf("%s%05d", map[bool]string{true: "u", false: "d"}[l.Key == "user_id"], 100+run*8+i)
+			}
+			rows, err := conn.Query(ctx, query, "app_00", keys)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows.Close()
+			if err := rows.Err(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		var generic, custom int64
+		if err := conn.QueryRow(ctx, `SELECT generic_plans, custom_plans FROM pg_prepared_statements WHERE statement = $1`,
+			query).Scan(&generic, &custom); err != nil {
+			t.Fatalf("%s: the prepared lookup: %v", name, err)
+		}
+		if generic == 0 {
+			t.Errorf("%s: 8 runs of 8 keys made %d custom plans and %d generic, want the generic plan kept", name, custom, generic)
+		}
+	}
+}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -32,8 +31,9 @@ func (it *regItem) keys() []string {
 // PostgreSQL, where each statement costs the database CPU and its batch a
 // share of a round trip. SQLite, whose statements are calls in process,
 // makes each registration on its own: measured, the joint saved it some
-// CPU per registration but not time, and its multi-row statements (one
-// text per batch size) crowd the writer's kept statements (docs/performance.md, "registrations made together").
+// CPU per registration but not time (docs/performance.md, "registrations
+// made together"), and the joint's multi-row writes are PostgreSQL's
+// (arrays, see registerUsersSQL).
 type RegistrationJoiner interface {
 	JoinsRegistrations()
 }
@@ -86,7 +86,7 @@ func (j *registrations) Join(ctx context.Context, tx Tx, items []any) ([]bool, e
 		return nil, err
 	}
 	var writes []Stmt
-	var inserts [][]any
+	var inserts []herald.Device
 	trails := make([]*consentLog, len(its))
 	for i, it := range its {
 		r, loser, err := rd.of(it)
@@ -102,15 +102,14 @@ func (j *registrations) Join(ctx context.Context, tx Tx, items []any) ([]bool, e
 		}
 		d, trail := registered(r, it.reg, now)
 		if r.isNew {
-			inserts = append(inserts, deviceRow(d))
+			inserts = append(inserts, d)
 		} else {
 			writes = append(writes, updateDeviceStmt(r.old, d))
 		}
 		it.out, trails[i] = d, trail
 	}
 	if len(inserts) > 0 {
-		writes = append(writes, Stmt{Query: `INSERT INTO devices (` + deviceColumns + `) VALUES ` + rowsOf(len(inserts), 10),
-			Args: slices.Concat(inserts...)})
+		writes = append(writes, Stmt{Query: insertDevicesSQL, Args: deviceArrays(inserts)})
 	}
 	if err := c.pipeline(ctx, writes...); err != nil {
 		return nil, err
@@ -215,11 +214,7 @@ func readRegistrations(ctx context.Context, c conn, its []*regItem, now time.Tim
 			continue
 		}
 		slices.Sort(userIDs)
-		args := make([]any, 0, 4*len(userIDs))
-		for _, u := range userIDs {
-			args = append(args, appID, u, now.UnixMilli(), now.UnixMilli())
-		}
-		stmts = append(stmts, Stmt{Query: registerUsersSQL(len(userIDs)), Args: args})
+		stmts = append(stmts, Stmt{Query: registerUsersSQL, Args: []any{appID, userIDs, now.UnixMilli()}})
 		lookup(usersByIDLookup, appID, userIDs, func(row Row) error {
 			u, err := scanUser(row)
 			rd.users[appID+"\x00"+u.ID] = u
@@ -229,17 +224,42 @@ func readRegistrations(ctx context.Context, c conn, its []*regItem, now time.Tim
 	return rd, c.pipeline(ctx, stmts...)
 }
 
-// registerUsersSQL is registerUserSQL for n users at once, without its
-// RETURNING (the users are read after it).
-func registerUsersSQL(n int) string {
-	return `INSERT INTO users (app_id, user_id, state, created_at, updated_at) VALUES ` +
-		strings.TrimSuffix(strings.Repeat(`(?, ?, 'registered', ?, ?),`, n), ",") +
-		` ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL, updated_at = excluded.updated_at
-	WHERE users.state = 'withdrawn'`
-}
+// The joint's writes of many rows are PostgreSQL's (the joint runs on
+// it only, see RegistrationJoiner): the rows come as arrays, one for each
+// column, so that a statement is one text for any number of rows,
+// prepared once on a connection, where a VALUES list of n rows is a
+// statement of its own for each n, parsed and planned again for each. The
+// arrays are InitPlans' values, as a lookup's keys (see postgres's
+// LookupQuery), so that PostgreSQL keeps the statement's generic plan.
 
-// rowsOf is the VALUES list of n rows of cols placeholders each.
-func rowsOf(n, cols int) string {
-	row := `(` + placeholders(cols) + `)`
-	return strings.TrimSuffix(strings.Repeat(row+`,`, n), ",")
+// registerUsersSQL is registerUserSQL for the users ?2 (an array, in
+// order of id) of the app ?1 at ?3, without its RETURNING (the users are
+// read after it).
+const registerUsersSQL = `INSERT INTO users (app_id, user_id, state, created_at, updated_at)
+	SELECT ?1, u.user_id, 'registered', ?3, ?3 FROM unnest((SELECT CAST(?2 AS TEXT[]))) AS u(user_id)
+	ON CONFLICT (app_id, user_id) DO UPDATE SET state = 'registered', withdrawn_at = NULL, updated_at = excluded.updated_at
+	WHERE users.state = 'withdrawn'`
+
+// insertDevicesSQL inserts the devices deviceArrays holds.
+const insertDevicesSQL = `INSERT INTO devices (` + deviceColumns + `)
+	SELECT * FROM unnest((SELECT CAST(?1 AS TEXT[])), (SELECT CAST(?2 AS TEXT[])), (SELECT CAST(?3 AS TEXT[])),
+		(SELECT CAST(?4 AS TEXT[])), (SELECT CAST(?5 AS TEXT[])), (SELECT CAST(?6 AS TEXT[])),
+		(SELECT CAST(?7 AS BOOLEAN[])), (SELECT CAST(?8 AS BOOLEAN[])), (SELECT CAST(?9 AS BIGINT[])),
+		(SELECT CAST(?10 AS BIGINT[])))`
+
+// deviceArrays is ds as insertDevicesSQL's arguments: one array for each
+// of deviceColumns (deviceRow's values, by column).
+func deviceArrays(ds []herald.Device) []any {
+	n := len(ds)
+	appIDs, ids, tokens := make([]string, n), make([]string, n), make([]string, n)
+	platforms, versions, userIDs := make([]string, n), make([]string, n), make([]*string, n)
+	marketing, night := make([]bool, n), make([]bool, n)
+	created, updated := make([]int64, n), make([]int64, n)
+	for i, d := range ds {
+		appIDs[i], ids[i], tokens[i] = d.AppID, d.ID, d.Token
+		platforms[i], versions[i], userIDs[i] = string(d.Platform), d.AppSourceVersion, d.UserID
+		marketing[i], night[i] = d.Consent.Marketing, d.Consent.MarketingNight
+		created[i], updated[i] = d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli()
+	}
+	return []any{appIDs, ids, tokens, platforms, versions, userIDs, marketing, night, created, updated}
 }

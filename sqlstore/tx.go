@@ -158,7 +158,8 @@ type TxOptions struct {
 	// commits. Bulk work is never batched.
 	Batched bool
 	// Key, for a batched transaction, names the row it locks that others
-	// are likeliest to want too (a user's, a device's): an engine running
+	// are likeliest to want too (a user's, a device's; for registrations,
+	// their app's, see RegisterDevice): an engine running
 	// several batches at once runs those of one key in one lane (see
 	// Group), so that they wait for no other batch's commit nor deadlock
 	// with one.

@@ -132,16 +132,15 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 // device's default pair and a pair taken from its user are recorded in the
 // consent trail. It reads in one round trip (readRegistration) and writes
 // the device in a second; registrations arriving together share a commit
-// (see TxOptions.Batched), those of one user in one lane (TxOptions.Key),
-// and, on an engine that is a RegistrationJoiner, are made together, each
-// table read and written once for them all (registrations, the joint).
+// (see TxOptions.Batched) and, on an engine that is a RegistrationJoiner,
+// are made together, each table read and written once for them all
+// (registrations, the joint). An app's registrations share one lane
+// (TxOptions.Key), so that a batch holds every one that queued while the
+// last ran: spread over the lanes by user, each batch held a lane's share
+// of them and paid its round trips, statements and commit for that few.
 func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	it := &regItem{appID: appID, reg: reg}
-	key := reg.DeviceID
-	if reg.UserID != nil {
-		key = *reg.UserID
-	}
-	opts := TxOptions{Batched: true, Key: key, Joint: s.regs, Item: it}
+	opts := TxOptions{Batched: true, Key: "registrations\x00" + appID, Joint: s.regs, Item: it}
 	err := s.inTxRetryWith(ctx, opts, true, func(c conn) error {
 		now := s.Now()
 		r, err := readRegistration(ctx, c, appID, reg, now)
