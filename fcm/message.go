@@ -148,13 +148,26 @@ func BuildMessage(token string, n Notification) Message {
 // those take it: APNs takes at most 64 bytes, a Topic at most 32 characters
 // of the URL-safe base64 alphabet (RFC 8030). Herald's tags (a push id, and
 // a message's index) always fit; another stays on Android only.
-var webpushTopic = regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+func webpushTopic(tag string) bool {
+	if len(tag) == 0 || len(tag) > 32 {
+		return false
+	}
+	for i := 0; i < len(tag); i++ {
+		switch c := tag[i]; {
+		case 'A' <= c && c <= 'Z', 'a' <= c && c <= 'z', '0' <= c && c <= '9', c == '_', c == '-':
+		default:
+			return false
+		}
+	}
+	return true
+}
 
 // collapses reports whether tag goes out as the APNs collapse id and the
 // web-push Topic too (see webpushTopic). tagMark, which stands for a tag
-// that does while a template is encoded, does.
+// that does while a template is encoded, does. Every send asks (see
+// shapeOf), so it is a loop over the bytes, not a regular expression.
 func collapses(tag string) bool {
-	return tag == tagMark || webpushTopic.MatchString(tag)
+	return tag == tagMark || webpushTopic(tag)
 }
 
 // buildWebpush returns the web-push part of n, or nil when it would be

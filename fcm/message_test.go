@@ -2,6 +2,7 @@ package fcm
 
 import (
 	"encoding/json"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -157,6 +158,24 @@ func TestAnalyticsLabel(t *testing.T) {
 	} {
 		if got := AnalyticsLabel(tt.id); got != tt.want {
 			t.Errorf("AnalyticsLabel(%q): got %q, want %q", tt.id, got, tt.want)
+		}
+	}
+}
+
+// TestWebpushTopic: a tag is a web-push Topic (and an APNs collapse id)
+// exactly when it is 1 to 32 characters of the URL-safe base64 alphabet
+// (RFC 8030), the rule written as a regular expression.
+func TestWebpushTopic(t *testing.T) {
+	t.Parallel()
+	rule := regexp.MustCompile(`^[A-Za-z0-9_-]{1,32}$`)
+	tags := []string{"", "a", "push_3", "push_0123456789abcdefghijkl-199", "Z9_-", strings.Repeat("a", 32), strings.Repeat("a", 33),
+		"sale#1", "a b", "a.b", "a/b", "a+b", "a=b", "가", "a\x00", "\x00herald-tag\x00", "push_3\n", "@", "[", "`", "{", "/", ":"}
+	for c := range 256 {
+		tags = append(tags, string(rune(c)), "a"+string([]byte{byte(c)}))
+	}
+	for _, tag := range tags {
+		if got, want := webpushTopic(tag), rule.MatchString(tag); got != want {
+			t.Errorf("webpushTopic(%q) = %v, want %v", tag, got, want)
 		}
 	}
 }

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"maps"
 	"slices"
 	"strings"
 	"unicode/utf8"
@@ -21,14 +20,38 @@ const DefaultBodyLimit = 1 << 20
 // members it was asked for: Check then names the others (DESIGN section 4,
 // item 8).
 type Object struct {
-	prefix  string
-	members map[string]json.RawMessage
-	read    map[string]bool
+	prefix string
+	// members are the object's members in the order they were sent,
+	// each marked when read; nil when the body was no object. A slice,
+	// not maps: the 200 objects of a /messages body are read at every
+	// accept, and a handful of members is looked up faster by name in
+	// it than a map is made.
+	members []member
 	details *[]herald.Detail
 	// all lists every object of the body, for Check; nil when unknown
 	// members are ignored (the SDK API: apps in the field outlive server
 	// versions).
 	all *objects
+}
+
+// member is one member of an Object: its name, its value as it was sent,
+// and whether a reader asked for it or DropNulls removed it.
+type member struct {
+	name          string
+	value         json.RawMessage
+	read, dropped bool
+}
+
+// find returns the index of the member name, or -1. Of a name sent twice
+// (refused by TextProblems before any reading) it finds the last, as
+// json.Unmarshal would keep it.
+func (o Object) find(name string) int {
+	for i := len(o.members) - 1; i >= 0; i-- {
+		if m := &o.members[i]; m.name == name && !m.dropped {
+			return i
+		}
+	}
+	return -1
 }
 
 // objects are the objects of a body, in the order they were read, and
@@ -58,7 +81,7 @@ func ParseLenient(body []byte) (Object, *[]herald.Detail) {
 		*details = d
 		return Object{details: details}, details
 	}
-	var m map[string]json.RawMessage
+	var m []member
 	ok := json.Valid(body)
 	if ok {
 		m, ok = splitObject(body)
@@ -67,18 +90,18 @@ func ParseLenient(body []byte) (Object, *[]herald.Detail) {
 		*details = append(*details, herald.Detail{Field: "body", Reason: NotObjectReason(body)})
 		return Object{details: details}, details
 	}
-	return Object{members: m, read: map[string]bool{}, details: details}, details
+	return Object{members: m, details: details}, details
 }
 
 // nested makes the object m found at field, read under the same rules as o.
-func (o Object) nested(field string, m map[string]json.RawMessage) Object {
+func (o Object) nested(field string, m []member) Object {
 	prefix := field + "."
 	if o.all != nil {
 		if i, ok := o.all.at[prefix]; ok {
 			return o.all.list[i] // read twice: one record of what was read
 		}
 	}
-	n := Object{prefix: prefix, members: m, read: map[string]bool{}, details: o.details, all: o.all}
+	n := Object{prefix: prefix, members: m, details: o.details, all: o.all}
 	if o.all != nil {
 		o.all.at[prefix] = len(o.all.list)
 		o.all.list = append(o.all.list, n)
@@ -102,10 +125,15 @@ func (o Object) Element(field string, raw json.RawMessage) (Object, bool) {
 func (o Object) Check() error {
 	if o.all != nil {
 		for _, n := range o.all.list {
-			for _, name := range slices.Sorted(maps.Keys(n.members)) {
-				if !n.read[name] {
-					n.Fail(name, "unknown field")
+			var unknown []string
+			for _, m := range n.members {
+				if !m.read && !m.dropped {
+					unknown = append(unknown, m.name)
 				}
+			}
+			slices.Sort(unknown)
+			for _, name := range unknown {
+				n.Fail(name, "unknown field")
 			}
 		}
 	}
@@ -133,19 +161,20 @@ func (o Object) Fail(name, reason string) {
 // endpoints a null optional member means the same as an absent one.
 func (o Object) DropNulls(names ...string) {
 	for _, n := range names {
-		if v, ok := o.members[n]; ok && string(bytes.TrimSpace(v)) == "null" {
-			delete(o.members, n)
+		if i := o.find(n); i >= 0 && string(bytes.TrimSpace(o.members[i].value)) == "null" {
+			o.members[i].dropped = true
 		}
 	}
 }
 
 // Raw returns a member as it was sent and records that it was read.
 func (o Object) Raw(name string) (json.RawMessage, bool) {
-	v, ok := o.members[name]
-	if o.read != nil {
-		o.read[name] = true
+	i := o.find(name)
+	if i < 0 {
+		return nil, false
 	}
-	return v, ok
+	o.members[i].read = true
+	return o.members[i].value, true
 }
 
 // Boolean reads an optional boolean member; nil when absent or invalid.
@@ -261,16 +290,17 @@ func Invalid(details *[]herald.Detail) error {
 	return herald.Invalid(*details...)
 }
 
-// splitObject returns the members of raw, each value as it was sent
-// (json.Unmarshal into a map of json.RawMessage, without its second pass
-// over the text); ok is false when raw is no object. raw must be valid
-// JSON (json.Valid), as a body's parts are once the body was checked.
-func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
+// splitObject returns the members of raw in the order they were sent,
+// each value as it was sent (what json.Unmarshal into a map of
+// json.RawMessage gives, without its second pass over the text); ok is
+// false when raw is no object. raw must be valid JSON (json.Valid), as a
+// body's parts are once the body was checked.
+func splitObject(raw []byte) ([]member, bool) {
 	i := skipSpace(raw, 0)
 	if i >= len(raw) || raw[i] != '{' {
 		return nil, false
 	}
-	m := make(map[string]json.RawMessage, 8)
+	m := make([]member, 0, 4)
 	if i = skipSpace(raw, i+1); raw[i] == '}' {
 		return m, true
 	}
@@ -279,7 +309,7 @@ func splitObject(raw []byte) (map[string]json.RawMessage, bool) {
 		key, _ := JSONString(raw[i:end])
 		i = skipSpace(raw, skipSpace(raw, end)+1) // past the colon
 		end = valueEnd(raw, i)
-		m[key] = raw[i:end:end]
+		m = append(m, member{name: key, value: raw[i:end:end]})
 		if i = skipSpace(raw, end); raw[i] == '}' {
 			return m, true
 		}

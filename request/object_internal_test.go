@@ -60,7 +60,14 @@ func TestSplitLikeUnmarshal(t *testing.T) {
 		}
 		var wantM map[string]json.RawMessage
 		errM := json.Unmarshal([]byte(doc), &wantM)
-		gotM, okM := splitObject([]byte(doc))
+		members, okM := splitObject([]byte(doc))
+		var gotM map[string]json.RawMessage // the members as json.Unmarshal keeps them: the last of a name sent twice
+		if okM {
+			gotM = make(map[string]json.RawMessage, len(members))
+			for _, m := range members {
+				gotM[m.name] = m.value
+			}
+		}
 		if wantObject := errM == nil && wantM != nil; okM != wantObject || okM && !reflect.DeepEqual(gotM, wantM) {
 			t.Errorf("object %s: got %q (%v), want %q (%v)", doc, gotM, okM, wantM, errM)
 		}

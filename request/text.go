@@ -66,7 +66,7 @@ func TextProblems(body []byte) []herald.Detail {
 				key := memberName(body[i:end])
 				top := &stack[len(stack)-1]
 				top.key = key
-				if slices.Contains(top.seen, key) {
+				if slices.ContainsFunc(top.seen, func(k []byte) bool { return bytes.Equal(k, key) }) {
 					out = append(out, herald.Detail{Field: path(stack), Reason: ReasonDuplicateMember})
 				}
 				top.seen = append(top.seen, key)
@@ -80,15 +80,16 @@ func TextProblems(body []byte) []herald.Detail {
 }
 
 // memberName is the text of the member name raw (a string token with its
-// quotes): plainJSONString's when it has no escape, else decoded; "" when
-// it is no JSON string (the parser refuses that text).
-func memberName(raw []byte) string {
-	if s, ok := plainJSONString(raw); ok {
+// quotes): the bytes between the quotes when it has no escape (no copy:
+// TextProblems looks at every member name of a body), else decoded; empty
+// when it is no JSON string (the parser refuses that text).
+func memberName(raw []byte) []byte {
+	if s, ok := plainJSONBytes(raw); ok {
 		return s
 	}
 	var key string
 	json.Unmarshal(raw, &key)
-	return key
+	return []byte(key)
 }
 
 // validJSONString reports whether raw, one JSON string token with its
@@ -105,16 +106,16 @@ func validJSONString(raw []byte) bool {
 type frame struct {
 	object    bool
 	expectKey bool
-	key       string
+	key       []byte
 	index     int
-	seen      []string // member names met so far in this object
+	seen      [][]byte // member names met so far in this object
 }
 
 // path is the JSON path of the value the innermost frame is at.
 func path(stack []frame) string {
 	p := ""
 	for _, f := range stack {
-		key := f.key
+		key := string(f.key)
 		if key == "" {
 			key = `""`
 		}

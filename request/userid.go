@@ -57,15 +57,22 @@ func ParseUserID(raw json.RawMessage) (string, string) {
 // escape: its bytes between the quotes, which json.Unmarshal would give
 // for valid UTF-8 (the caller checks that). ok is false for any other raw.
 func plainJSONString(raw []byte) (string, bool) {
+	b, ok := plainJSONBytes(raw)
+	return string(b), ok
+}
+
+// plainJSONBytes is plainJSONString without the copy: the bytes between
+// the quotes.
+func plainJSONBytes(raw []byte) ([]byte, bool) {
 	if len(raw) < 2 || raw[0] != '"' || raw[len(raw)-1] != '"' {
-		return "", false
+		return nil, false
 	}
 	for _, c := range raw[1 : len(raw)-1] {
 		if c < 0x20 || c == '"' || c == '\\' {
-			return "", false
+			return nil, false
 		}
 	}
-	return string(raw[1 : len(raw)-1]), true
+	return raw[1 : len(raw)-1], true
 }
 
 // isJSONInteger reports whether a JSON number has no fraction and no
