@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/internal/jsonsplit"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -81,7 +82,7 @@ func readEvents(o request.Object, name string, now time.Time) []herald.Event {
 		ev.Type = herald.EventType(typ)
 		e.DropNulls("at")
 		if v, present := e.Raw("at"); present {
-			text, isString := request.JSONString(v)
+			text, isString := jsonsplit.String(v)
 			at, err := time.Parse(time.RFC3339, text)
 			if !isString || err != nil {
 				e.Fail("at", "must be an RFC 3339 time such as 2025-06-11T13:04:30Z")

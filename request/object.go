@@ -9,6 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/internal/jsonsplit"
 )
 
 // DefaultBodyLimit bounds bodies of endpoints the specification gives no
@@ -202,7 +203,7 @@ func (o Object) Str(name string, required bool, maxLen int) (string, bool) {
 		}
 		return "", false
 	}
-	s, ok := JSONString(v)
+	s, ok := jsonsplit.String(v)
 	if !ok {
 		o.Fail(name, "must be a string")
 		return "", false
@@ -216,22 +217,6 @@ func (o Object) Str(name string, required bool, maxLen int) (string, bool) {
 		return "", false
 	}
 	return s, true
-}
-
-// JSONString decodes the JSON value v, a member of a body already decoded
-// (so valid JSON, its text checked by TextProblems), when it is a
-// string. One without escapes is its bytes between the quotes, taken
-// without decoding it again.
-func JSONString(v json.RawMessage) (string, bool) {
-	t := bytes.TrimSpace(v)
-	if len(t) < 2 || t[0] != '"' {
-		return "", false
-	}
-	if bytes.IndexByte(t, '\\') < 0 {
-		return string(t[1 : len(t)-1]), true
-	}
-	var s string
-	return s, json.Unmarshal(t, &s) == nil
 }
 
 // UserID reads a required userId given as a string or an integer.
@@ -270,7 +255,7 @@ func (o Object) Array(name string, max int) []json.RawMessage {
 		o.Fail(name, "is required")
 		return nil
 	}
-	items, ok := splitArray(raw)
+	items, ok := jsonsplit.Array(raw)
 	if !ok {
 		o.Fail(name, "must be an array")
 		return nil
@@ -291,95 +276,13 @@ func Invalid(details *[]herald.Detail) error {
 }
 
 // splitObject returns the members of raw in the order they were sent,
-// each value as it was sent (what json.Unmarshal into a map of
-// json.RawMessage gives, without its second pass over the text); ok is
-// false when raw is no object. raw must be valid JSON (json.Valid), as a
-// body's parts are once the body was checked.
+// each value as it was sent (jsonsplit.Object); ok is false when raw is no
+// object. raw must be valid JSON (json.Valid), as a body's parts are once
+// the body was checked.
 func splitObject(raw []byte) ([]member, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '{' {
-		return nil, false
-	}
 	m := make([]member, 0, 4)
-	if i = skipSpace(raw, i+1); raw[i] == '}' {
-		return m, true
-	}
-	for {
-		end := valueEnd(raw, i)
-		key, _ := JSONString(raw[i:end])
-		i = skipSpace(raw, skipSpace(raw, end)+1) // past the colon
-		end = valueEnd(raw, i)
-		m = append(m, member{name: key, value: raw[i:end:end]})
-		if i = skipSpace(raw, end); raw[i] == '}' {
-			return m, true
-		}
-		i = skipSpace(raw, i+1) // past the comma
-	}
-}
-
-// splitArray returns the elements of raw, each as it was sent; ok is false
-// when raw is no array. raw must be valid JSON, as for splitObject.
-func splitArray(raw []byte) ([]json.RawMessage, bool) {
-	i := skipSpace(raw, 0)
-	if i >= len(raw) || raw[i] != '[' {
-		return nil, false
-	}
-	items := []json.RawMessage{}
-	if i = skipSpace(raw, i+1); raw[i] == ']' {
-		return items, true
-	}
-	for {
-		end := valueEnd(raw, i)
-		items = append(items, raw[i:end:end])
-		if i = skipSpace(raw, end); raw[i] == ']' {
-			return items, true
-		}
-		i = skipSpace(raw, i+1) // past the comma
-	}
-}
-
-// skipSpace returns the index of the first byte at or after i that is no
-// JSON white space.
-func skipSpace(raw []byte, i int) int {
-	for i < len(raw) && (raw[i] == ' ' || raw[i] == '\t' || raw[i] == '\n' || raw[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// valueEnd returns the index just past the valid JSON value starting at i.
-func valueEnd(raw []byte, i int) int {
-	depth := 0
-	for ; i < len(raw); i++ {
-		switch c := raw[i]; {
-		case c == '"':
-			if i = stringEnd(raw, i); depth == 0 {
-				return i
-			}
-			i-- // the loop steps past the closing quote
-		case c == '{' || c == '[':
-			depth++
-		case c == '}' || c == ']':
-			if depth == 0 {
-				return i // the end of what holds a number or literal
-			}
-			if depth--; depth == 0 {
-				return i + 1
-			}
-		case depth == 0 && (c == ',' || c == ' ' || c == '\t' || c == '\n' || c == '\r'):
-			return i // the end of a number or literal
-		}
-	}
-	return i
-}
-
-// stringEnd returns the index just past the JSON string starting with the
-// quote at i.
-func stringEnd(raw []byte, i int) int {
-	for i++; i < len(raw) && raw[i] != '"'; i++ {
-		if raw[i] == '\\' {
-			i++
-		}
-	}
-	return i + 1
+	ok := jsonsplit.Object(raw, func(name string, value json.RawMessage) {
+		m = append(m, member{name: name, value: value})
+	})
+	return m, ok
 }

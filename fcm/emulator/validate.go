@@ -1,7 +1,6 @@
 package emulator
 
 import (
-	"bytes"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -9,9 +8,9 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/internal/jsonsplit"
 )
 
 // object is a decoded JSON object whose values are decoded on demand.
@@ -48,89 +47,15 @@ func decodeObject(raw json.RawMessage, path string, known func(string) bool) (ob
 	return obj, nil
 }
 
-// members splits raw, valid JSON, into an object's members; ok is false
-// when it is not an object. A key repeated keeps its last value, as
-// encoding/json does.
-func members(raw []byte) (obj object, ok bool) {
-	i := skipSpace(raw, 0)
-	if i == len(raw) || raw[i] != '{' {
+// members splits raw, valid JSON, into an object's members
+// (jsonsplit.Object); ok is false when it is not an object. A key
+// repeated keeps its last value, as encoding/json does.
+func members(raw []byte) (object, bool) {
+	obj := object{}
+	if !jsonsplit.Object(raw, func(name string, value json.RawMessage) { obj[name] = value }) {
 		return nil, false
 	}
-	obj = object{}
-	for i = skipSpace(raw, i+1); i < len(raw) && raw[i] != '}'; {
-		end := skipValue(raw, i)
-		key, ok := stringValue(raw[i:end])
-		if !ok {
-			return nil, false
-		}
-		i = skipSpace(raw, end)
-		if i == len(raw) || raw[i] != ':' {
-			return nil, false
-		}
-		i = skipSpace(raw, i+1)
-		end = skipValue(raw, i)
-		obj[key] = json.RawMessage(raw[i:end])
-		if i = skipSpace(raw, end); i < len(raw) && raw[i] == ',' {
-			i = skipSpace(raw, i+1)
-		}
-	}
 	return obj, true
-}
-
-// skipSpace returns the index of the first byte at or after i that is not
-// JSON white space.
-func skipSpace(b []byte, i int) int {
-	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\n' || b[i] == '\r') {
-		i++
-	}
-	return i
-}
-
-// skipValue returns the end of the valid JSON value starting at i.
-func skipValue(b []byte, i int) int {
-	depth := 0
-	for ; i < len(b); i++ {
-		switch b[i] {
-		case '"':
-			for i++; i < len(b) && b[i] != '"'; i++ {
-				if b[i] == '\\' {
-					i++
-				}
-			}
-		case '{', '[':
-			depth++
-			continue
-		case '}', ']':
-			if depth == 0 { // the end of the object or array around a scalar
-				return i
-			}
-			depth--
-		case ',', ':', ' ', '\t', '\n', '\r':
-			if depth == 0 {
-				return i
-			}
-			continue
-		default:
-			continue
-		}
-		if depth == 0 {
-			return i + 1
-		}
-	}
-	return i
-}
-
-// stringValue decodes raw as a JSON string: as it stands when it needs no
-// unescaping, else through encoding/json (escapes, invalid UTF-8).
-func stringValue(raw []byte) (string, bool) {
-	if len(raw) < 2 || raw[0] != '"' {
-		return "", false
-	}
-	if inner := raw[1 : len(raw)-1]; !bytes.ContainsRune(inner, '\\') && utf8.Valid(inner) {
-		return string(inner), true
-	}
-	var s string
-	return s, json.Unmarshal(raw, &s) == nil
 }
 
 // isNull reports whether raw is absent or JSON null.
@@ -145,7 +70,7 @@ func (obj object) stringField(key, path string) (string, *fcmError) {
 	if !ok || isNull(raw) {
 		return "", nil
 	}
-	s, ok := stringValue(raw)
+	s, ok := jsonsplit.String(raw)
 	if !ok {
 		field := path + "." + key
 		return "", errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (TYPE_STRING), %s", field, raw), field)
@@ -162,7 +87,7 @@ func (obj object) strings() map[string]string {
 			m[k] = ""
 			continue
 		}
-		s, ok := stringValue(raw)
+		s, ok := jsonsplit.String(raw)
 		if !ok {
 			return nil
 		}

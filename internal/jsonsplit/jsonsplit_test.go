@@ -1,4 +1,4 @@
-package request
+package jsonsplit
 
 import (
 	"encoding/json"
@@ -42,7 +42,7 @@ func randomJSON(r *rand.Rand, depth int) string {
 	}
 }
 
-// TestSplitLikeUnmarshal: splitObject and splitArray give what
+// TestSplitLikeUnmarshal: Object and Array give what
 // json.Unmarshal gives into a map or a slice of json.RawMessage, for
 // objects, arrays and the other values (not an object, not an array),
 // white space and escapes included.
@@ -60,22 +60,58 @@ func TestSplitLikeUnmarshal(t *testing.T) {
 		}
 		var wantM map[string]json.RawMessage
 		errM := json.Unmarshal([]byte(doc), &wantM)
-		members, okM := splitObject([]byte(doc))
-		var gotM map[string]json.RawMessage // the members as json.Unmarshal keeps them: the last of a name sent twice
-		if okM {
-			gotM = make(map[string]json.RawMessage, len(members))
-			for _, m := range members {
-				gotM[m.name] = m.value
-			}
+		gotM := map[string]json.RawMessage{} // the members as json.Unmarshal keeps them: the last of a name sent twice
+		okM := Object([]byte(doc), func(name string, value json.RawMessage) { gotM[name] = value })
+		if !okM {
+			gotM = nil
 		}
 		if wantObject := errM == nil && wantM != nil; okM != wantObject || okM && !reflect.DeepEqual(gotM, wantM) {
 			t.Errorf("object %s: got %q (%v), want %q (%v)", doc, gotM, okM, wantM, errM)
 		}
 		var wantA []json.RawMessage
 		errA := json.Unmarshal([]byte(doc), &wantA)
-		gotA, okA := splitArray([]byte(doc))
+		gotA, okA := Array([]byte(doc))
 		if wantArray := errA == nil && wantA != nil; okA != wantArray || okA && !reflect.DeepEqual(gotA, wantA) {
 			t.Errorf("array %s: got %q (%v), want %q (%v)", doc, gotA, okA, wantA, errA)
 		}
 	}
+}
+
+// FuzzObject holds Object and String to encoding/json: for every valid
+// JSON value, the same members (values byte for byte, the last of a
+// repeated name) or the same refusal of a value that is no object, and
+// each member's text when it is a string.
+func FuzzObject(f *testing.F) {
+	for _, seed := range []string{
+		`{}`, ` { "a" : 1 , "b":[1,{"c":"}"}], "d":"x\"y\\", "e":null}`, `{"a":1,"a":2}`,
+		`{"k\u0041y":true,"n":-1.5e3,"o":{"p":[]}}`, `[1,2]`, `"s"`, `7`, `{"a":"\ud800"}`,
+		"{\"\xff\":\"\xfe\"}",
+	} {
+		f.Add([]byte(seed))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		if !json.Valid(raw) {
+			return
+		}
+		var want map[string]json.RawMessage
+		wantErr := json.Unmarshal(raw, &want)
+		got := map[string]json.RawMessage{}
+		ok := Object(raw, func(name string, value json.RawMessage) { got[name] = value })
+		if isObject := wantErr == nil && want != nil; ok != isObject {
+			t.Fatalf("Object(%q) ok = %v, encoding/json: %v %v", raw, ok, want, wantErr)
+		}
+		if !ok {
+			return
+		}
+		if !reflect.DeepEqual(got, want) {
+			t.Fatalf("Object(%q) = %q, encoding/json %q", raw, got, want)
+		}
+		for k, v := range got {
+			var s string
+			wantOK := json.Unmarshal(v, &s) == nil && v[0] == '"'
+			if gs, gotOK := String(v); gotOK != wantOK || gs != s {
+				t.Fatalf("String(%q) = %q %v, encoding/json %q %v (member %q)", v, gs, gotOK, s, wantOK, k)
+			}
+		}
+	})
 }
