@@ -71,23 +71,7 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 		}
 	}
 	for {
-		// A page is a push's heaviest step (its devices read, its chunk
-		// planned and written), and a burst of accepts starts as many at
-		// once as there are workers: run one per core at a time, so that
-		// the requests accepting pushes meanwhile keep their share of the
-		// cores and the writer, and the sends of the pages done go on.
-		select {
-		case s.pages <- struct{}{}:
-		case <-ctx.Done():
-			return ctx.Err()
-		}
-		f, err := s.fanoutPage(ctx, app, p, rs, from, s.nightRuleFor(p, app, from), args.Sends)
-		if err != nil {
-			<-s.pages
-			return err
-		}
-		started, err := s.fanouts.StartSending(ctx, p.ID, f)
-		<-s.pages
+		f, started, err := s.page(ctx, app, p, rs, from, args.Sends)
 		if err != nil || !started {
 			return err // on not started: another run moved the fan-out on, or the push ended
 		}
@@ -104,6 +88,28 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 			return river.JobSnooze(0)
 		}
 	}
+}
+
+// page plans the next page of a push's fan-out (fanoutPage) and records
+// it (StartSending), holding one of the pages' places meanwhile. A page
+// is a push's heaviest step (its devices read, its chunk planned and
+// written), and a burst of accepts starts as many fan-outs at once as
+// there are workers: pages run one per core at a time, so that the
+// requests accepting pushes meanwhile keep their share of the cores and
+// of the writer, while the sends of the pages done go on.
+func (s *Service) page(ctx context.Context, app herald.App, p herald.Push, rs []herald.Recipient, from sendstore.FanoutCursor, sends bool) (sendstore.Fanout, bool, error) {
+	select {
+	case s.pages <- struct{}{}:
+	case <-ctx.Done():
+		return sendstore.Fanout{}, false, ctx.Err()
+	}
+	defer func() { <-s.pages }()
+	f, err := s.fanoutPage(ctx, app, p, rs, from, s.nightRuleFor(p, app, from), sends)
+	if err != nil {
+		return f, false, err
+	}
+	started, err := s.fanouts.StartSending(ctx, p.ID, f)
+	return f, started, err
 }
 
 // lone reports a push whose fan-out (to where cursor stands) made one

@@ -30,7 +30,9 @@ func (s *pagesStore) FanoutProgress(context.Context, string) (sendstore.FanoutCu
 	return sendstore.FanoutCursor{}, false, nil
 }
 
-func (s *pagesStore) App(_ context.Context, id string) (herald.App, error) { return herald.App{ID: id}, nil }
+func (s *pagesStore) App(_ context.Context, id string) (herald.App, error) {
+	return herald.App{ID: id}, nil
+}
 
 func (s *pagesStore) Recipients(context.Context, string) ([]herald.Recipient, error) {
 	return []herald.Recipient{{UserID: "u1"}}, nil
@@ -50,7 +52,9 @@ func (s *pagesStore) DevicesOfUsers(context.Context, string, []string) (map[stri
 	return nil, nil
 }
 
-func (s *pagesStore) StartSending(context.Context, string, sendstore.Fanout) (bool, error) { return true, nil }
+func (s *pagesStore) StartSending(context.Context, string, sendstore.Fanout) (bool, error) {
+	return true, nil
+}
 
 // TestFanoutPagesPerCore: however many fan-outs start at once, at most one
 // page per core is planned and recorded at a time, and every fan-out ends.

@@ -138,7 +138,7 @@ type Service struct {
 	cfg  Config
 	pace *pacer // each app's sends paced to its rate
 	// pages holds a place for each fan-out page being planned and
-	// recorded in this process, one per core (see fanout).
+	// recorded in this process, one per core (see page).
 	pages chan struct{}
 	// The store as each worker uses it (see SendStore).
 	sends    SendStore
