@@ -121,3 +121,25 @@ func benchCall(hc *http.Client, method, url string, body []byte, headers ...stri
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
 }
+
+// BenchmarkPushUsersAccept measures what accepting a 500-user request
+// costs the Server API itself, the store a fake.
+func BenchmarkPushUsersAccept(b *testing.B) {
+	a := newFakeAPI()
+	var body bytes.Buffer
+	body.WriteString(`{"title":"Herald bench","content":"One message to every registered user.","userIds":[`)
+	for i := range 500 {
+		if i > 0 {
+			body.WriteByte(',')
+		}
+		fmt.Fprintf(&body, `"bench-user-%d"`, i)
+	}
+	body.WriteString(`]}`)
+	b.ReportAllocs()
+	for b.Loop() {
+		if res := a.do("POST", "/api/push/v2/users", body.String()); res.Status != http.StatusOK {
+			b.Fatalf("got %d %s", res.Status, res.Body)
+		}
+		a.take()
+	}
+}
