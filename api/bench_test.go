@@ -86,19 +86,32 @@ func BenchmarkPatchMarketing(b *testing.B) {
 // request costs the Server API itself (reading, checking and decoding the
 // body), the store a fake.
 func BenchmarkPushMessagesAccept(b *testing.B) {
+	benchAccept(b, "/api/push/v2/messages", `{"messages":[`, 200,
+		`{"userId":"user-%[1]d","title":"Hello user %[1]d","content":"Your order %[1]d has shipped and is on its way."}`)
+}
+
+// BenchmarkPushUsersAccept measures the same for a 500-user request.
+func BenchmarkPushUsersAccept(b *testing.B) {
+	benchAccept(b, "/api/push/v2/users", `{"title":"Herald bench","content":"One message to every registered user.","userIds":[`, 500,
+		`"bench-user-%d"`)
+}
+
+// benchAccept accepts, on a fake store, the body that opens with head and
+// lists n items, item formatted with each one's index.
+func benchAccept(b *testing.B, path, head string, n int, item string) {
 	a := newFakeAPI()
 	var body bytes.Buffer
-	body.WriteString(`{"messages":[`)
-	for i := range 200 {
+	body.WriteString(head)
+	for i := range n {
 		if i > 0 {
 			body.WriteByte(',')
 		}
-		fmt.Fprintf(&body, `{"userId":"user-%d","title":"Hello user %d","content":"Your order %d has shipped and is on its way."}`, i, i, i)
+		fmt.Fprintf(&body, item, i)
 	}
 	body.WriteString(`]}`)
 	b.ReportAllocs()
 	for b.Loop() {
-		if res := a.do("POST", "/api/push/v2/messages", body.String()); res.Status != http.StatusOK {
+		if res := a.do("POST", path, body.String()); res.Status != http.StatusOK {
 			b.Fatalf("got %d %s", res.Status, res.Body)
 		}
 		a.take()
@@ -120,26 +133,4 @@ func benchCall(hc *http.Client, method, url string, body []byte, headers ...stri
 	io.Copy(io.Discard, resp.Body)
 	resp.Body.Close()
 	return resp.StatusCode == http.StatusOK
-}
-
-// BenchmarkPushUsersAccept measures what accepting a 500-user request
-// costs the Server API itself, the store a fake.
-func BenchmarkPushUsersAccept(b *testing.B) {
-	a := newFakeAPI()
-	var body bytes.Buffer
-	body.WriteString(`{"title":"Herald bench","content":"One message to every registered user.","userIds":[`)
-	for i := range 500 {
-		if i > 0 {
-			body.WriteByte(',')
-		}
-		fmt.Fprintf(&body, `"bench-user-%d"`, i)
-	}
-	body.WriteString(`]}`)
-	b.ReportAllocs()
-	for b.Loop() {
-		if res := a.do("POST", "/api/push/v2/users", body.String()); res.Status != http.StatusOK {
-			b.Fatalf("got %d %s", res.Status, res.Body)
-		}
-		a.take()
-	}
 }
