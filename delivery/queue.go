@@ -33,11 +33,12 @@ const slowPoll = time.Second
 // RiverConfig returns River's configuration for delivery's jobs: queues,
 // workers, timeouts and the rescuer. pollInterval is how often idle
 // fan-out and send workers look for new jobs (the other queues look at
-// most once a second, slowPoll): on SQLite, which cannot notify them, each
-// look is a write on the one writer, so it is a trade between how soon a
-// push starts and what an idle server spends; on PostgreSQL LISTEN/NOTIFY
-// wakes them and polling is only a fallback. Busy workers do not wait for
-// it: River fetches again as soon as a job ends.
+// most once a second, slowPoll). It is a fallback: River wakes them for
+// a job made due, through LISTEN/NOTIFY on PostgreSQL and on SQLite
+// through a table its listener reads every 50 ms. On SQLite each look is
+// a write on the one writer, so the interval trades how soon a job that
+// nothing announced starts against what an idle server spends. Busy
+// workers do not wait for it: River fetches again as soon as a job ends.
 func (s *Service) RiverConfig(pollInterval time.Duration, logger *slog.Logger) *river.Config {
 	queues := Queues()
 	for _, name := range []string{QueueScheduled, river.QueueDefault} {

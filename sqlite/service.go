@@ -14,11 +14,13 @@ import (
 )
 
 // pollInterval is how often idle fan-out and send workers look for jobs
-// on SQLite, where nothing can wake them and every look is a write on the
-// one writer: at most a quarter second before an accepted push starts and
-// before its chunks start, for 10 looks a second when idle instead of the
-// 80 of a 50 ms poll (an idle server spent 67 ms of CPU a second on them;
-// see delivery.RiverConfig for the other queues).
+// on SQLite, each look a write on the one writer. It is River's fallback:
+// its SQLite driver wakes them itself for a job made due (an insert, or
+// its scheduler moving a job due, adds a row to its notification table,
+// which its listener reads every 50 ms). A quarter second is 10 looks a
+// second when idle instead of the 80 of a 50 ms poll (an idle server
+// spent 67 ms of CPU a second on them; see delivery.RiverConfig for the
+// other queues).
 const pollInterval = 250 * time.Millisecond
 
 // Name is the engine's name, as /readyz reports it.
