@@ -136,14 +136,14 @@ type slotFacts struct {
 	resent   bool
 }
 
-// slotAt reads the slot at pos of a chunk's slots (see decodeSlots)
-// without decoding those before it; ok is false when there are fewer.
+// slotAt reads the slot at pos of a chunk's slots without decoding those
+// before it; ok is false when there are fewer.
 func slotAt(b []byte, pos int) (slotFacts, bool, error) {
 	var d slotFacts
 	found := false
-	err := eachSlot(b, func(i int, seq uint64, device []byte, flags byte) bool {
+	err := eachSlot(b, func(i int, s *rawSlot) bool {
 		if i == pos {
-			d, found = slotFacts{seq: int(seq), deviceID: string(device), resent: flags&slotResent != 0}, true
+			d, found = slotFacts{seq: int(s.seq), deviceID: string(s.device), resent: s.flags&slotResent != 0}, true
 		}
 		return i < pos
 	})
@@ -153,56 +153,13 @@ func slotAt(b []byte, pos int) (slotFacts, bool, error) {
 // slotOfSeq returns the position of the slot seq in a chunk's slots.
 func slotOfSeq(b []byte, seq int) (int, bool, error) {
 	pos := -1
-	err := eachSlot(b, func(i int, s uint64, _ []byte, _ byte) bool {
-		if s == uint64(seq) {
+	err := eachSlot(b, func(i int, s *rawSlot) bool {
+		if s.seq == uint64(seq) {
 			pos = i
 		}
 		return pos < 0
 	})
 	return pos, pos >= 0, err
-}
-
-// eachSlot calls fn with each slot of a chunk's slots (see decodeSlots),
-// its device's bytes only borrowed, until fn returns false; it allocates
-// nothing.
-func eachSlot(b []byte, fn func(i int, seq uint64, device []byte, flags byte) bool) error {
-	if len(b) == 0 {
-		return nil
-	}
-	version := b[0]
-	if version != 1 && version != slotsVersion {
-		return errSlots
-	}
-	r := slotReader{b: b[1:]}
-	n := r.uvarint()
-	bytes := func() []byte {
-		k := r.uvarint()
-		if k > uint64(len(r.b)) {
-			r.fail()
-			return nil
-		}
-		s := r.b[:k]
-		r.b = r.b[k:]
-		return s
-	}
-	for i := 0; uint64(i) < n && r.err == nil; i++ {
-		seq := r.uvarint()
-		r.uvarint() // recipient index
-		bytes()     // user
-		device := bytes()
-		for range 3 { // token, platform, app version
-			bytes()
-		}
-		r.varint() // token refresh time
-		flags := r.byte()
-		if version >= 2 {
-			r.uvarint() // attempts
-		}
-		if r.err != nil || !fn(i, seq, device, flags) {
-			break
-		}
-	}
-	return r.err
 }
 
 // flagPending marks chunks (each args: push id, chunk) as holding pending

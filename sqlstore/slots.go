@@ -60,31 +60,18 @@ func encodeSlots(ds []herald.Delivery) []byte {
 
 // decodeSlots decodes a chunk's slots as pending deliveries of chunk.
 func decodeSlots(b []byte, chunk int) ([]herald.Delivery, error) {
-	if len(b) == 0 {
-		return nil, nil
-	}
-	version := b[0]
-	if version != 1 && version != slotsVersion {
-		return nil, errSlots
-	}
-	r := slotReader{b: b[1:]}
-	n := r.uvarint()
-	if r.err != nil || n > uint64(len(r.b)) {
-		return nil, errSlots
+	r, n, err := openSlots(b)
+	if err != nil || n == 0 {
+		return nil, err
 	}
 	ds := make([]herald.Delivery, n)
 	for i := range ds {
-		d := &ds[i]
-		d.Seq, d.RecipientIdx = int(r.uvarint()), int(r.uvarint())
-		d.UserID, d.DeviceID, d.Token = r.string(), r.string(), r.string()
-		d.Platform, d.AppSourceVersion = herald.Platform(r.string()), r.string()
-		d.TokenUpdatedAt = time.UnixMilli(r.varint()).UTC()
-		flags := r.byte()
-		d.OldForBadge, d.OldForImage, d.Resent = flags&slotOldForBadge != 0, flags&slotOldForImage != 0, flags&slotResent != 0
-		if version >= 2 {
-			d.Attempts = int(r.uvarint())
-		}
-		d.Chunk, d.State = chunk, herald.DeliveryPending
+		s := r.slot()
+		ds[i] = herald.Delivery{Seq: int(s.seq), RecipientIdx: int(s.recipient), UserID: string(s.user), DeviceID: string(s.device),
+			Token: string(s.token), Platform: herald.Platform(s.platform), AppSourceVersion: string(s.appVersion),
+			TokenUpdatedAt: time.UnixMilli(s.refreshed).UTC(), OldForBadge: s.flags&slotOldForBadge != 0,
+			OldForImage: s.flags&slotOldForImage != 0, Resent: s.flags&slotResent != 0, Attempts: int(s.attempts),
+			Chunk: chunk, State: herald.DeliveryPending}
 	}
 	if r.err != nil {
 		return nil, r.err
@@ -92,10 +79,65 @@ func decodeSlots(b []byte, chunk int) ([]herald.Delivery, error) {
 	return ds, nil
 }
 
-// slotReader reads the encoding; the first error sticks.
+// eachSlot calls fn with each slot of a chunk's slots, in order, until fn
+// returns false; it allocates nothing (the slot's strings are b's bytes,
+// borrowed for the call).
+func eachSlot(b []byte, fn func(i int, s *rawSlot) bool) error {
+	r, n, err := openSlots(b)
+	if err != nil || n == 0 {
+		return err
+	}
+	for i := 0; i < n; i++ {
+		s := r.slot()
+		if r.err != nil || !fn(i, &s) {
+			break
+		}
+	}
+	return r.err
+}
+
+// rawSlot is one slot as encoded, its strings borrowed from the encoding.
+type rawSlot struct {
+	seq, recipient                            uint64
+	user, device, token, platform, appVersion []byte
+	refreshed                                 int64
+	flags                                     byte
+	attempts                                  uint64
+}
+
+// openSlots reads the version and count of a chunk's slots (none for
+// nil) and returns a reader at the first slot.
+func openSlots(b []byte) (*slotReader, int, error) {
+	if len(b) == 0 {
+		return nil, 0, nil
+	}
+	if b[0] != 1 && b[0] != slotsVersion {
+		return nil, 0, errSlots
+	}
+	r := &slotReader{b: b[1:], version: b[0]}
+	n := r.uvarint()
+	if r.err != nil || n > uint64(len(r.b)) {
+		return nil, 0, errSlots
+	}
+	return r, int(n), nil
+}
+
+// slot reads the next slot.
+func (r *slotReader) slot() rawSlot {
+	s := rawSlot{seq: r.uvarint(), recipient: r.uvarint()}
+	s.user, s.device, s.token, s.platform, s.appVersion = r.bytes(), r.bytes(), r.bytes(), r.bytes(), r.bytes()
+	s.refreshed, s.flags = r.varint(), r.byte()
+	if r.version >= 2 {
+		s.attempts = r.uvarint()
+	}
+	return s
+}
+
+// slotReader reads the encoding of a version; the first error sticks.
 type slotReader struct {
-	b   []byte
-	err error
+	b       []byte
+	version byte
+	err     error
 }
 
 func (r *slotReader) uvarint() uint64 {
@@ -118,16 +160,20 @@ func (r *slotReader) varint() int64 {
 	return v
 }
 
-func (r *slotReader) string() string {
+// bytes reads a length-prefixed string, borrowed from the encoding.
+func (r *slotReader) bytes() []byte {
 	n := r.uvarint()
 	if n > uint64(len(r.b)) {
 		r.fail()
-		return ""
+		return nil
 	}
-	s := string(r.b[:n])
+	s := r.b[:n]
 	r.b = r.b[n:]
 	return s
 }
+
+// string reads a length-prefixed string.
+func (r *slotReader) string() string { return string(r.bytes()) }
 
 func (r *slotReader) byte() byte {
 	if len(r.b) == 0 {
