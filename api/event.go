@@ -52,14 +52,12 @@ func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 			s.countEvent(events[i].Type, ok)
 		}
 	}
-	// {accepted, ignored}, every event counted in one of the two, as
-	// web.JSON writes it, without reflection.
+	// {accepted, ignored}, every event counted in one of the two, encoded
+	// without reflection.
 	answer := make([]byte, 0, 48)
 	answer = strconv.AppendInt(append(answer, `{"accepted":`...), int64(accepted), 10)
 	answer = strconv.AppendInt(append(answer, `,"ignored":`...), int64(len(events)-accepted), 10)
-	w.Header().Set("Content-Type", "application/json; charset=utf-8")
-	w.WriteHeader(http.StatusOK)
-	w.Write(append(answer, "}\n"...))
+	web.WriteJSON(w, http.StatusOK, append(answer, '}'))
 }
 
 // readEvents reads the events array: 1 to herald.MaxEvents objects, each with

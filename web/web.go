@@ -56,6 +56,11 @@ func JSON(w http.ResponseWriter, status int, v any) {
 	if err != nil {
 		status, b = http.StatusInternalServerError, []byte(`{"statusCode":500,"code":"ERR-AB-SYS-00","message":"Internal server error."}`)
 	}
+	WriteJSON(w, status, b)
+}
+
+// WriteJSON writes b, JSON already encoded, as JSON does an answer.
+func WriteJSON(w http.ResponseWriter, status int, b []byte) {
 	w.Header().Set("Content-Type", "application/json; charset=utf-8")
 	w.WriteHeader(status)
 	w.Write(append(b, '\n'))
