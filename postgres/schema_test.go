@@ -62,6 +62,26 @@ func TestMigratedSchemasMatch(t *testing.T) {
 	}
 }
 
+// TestIndexedTextComparesBytewise checks that every text column of
+// Herald's indexes compares byte-wise (COLLATE "C", see migration 1), as
+// SQLite's do: under the database's collation (a libc locale's) its
+// order could differ from SQLite's, and each comparison of a key costs a
+// call into the locale instead of a memcmp.
+func TestIndexedTextComparesBytewise(t *testing.T) {
+	db := openSchema(t, pgtest.BaseURL(t))
+	got := queryStrings(t, db.SQL(), `SELECT DISTINCT c.relname || '.' || a.attname
+		FROM pg_index i JOIN pg_class c ON c.oid = i.indrelid
+		JOIN pg_attribute a ON a.attrelid = c.oid AND a.attnum = ANY (i.indkey)
+		LEFT JOIN pg_collation co ON co.oid = a.attcollation
+		WHERE c.relnamespace = current_schema()::regnamespace AND a.atttypid = 'text'::regtype
+		  AND c.relname NOT LIKE 'river%' AND c.relname <> 'goose_db_version'
+		  AND co.collname IS DISTINCT FROM 'C'
+		ORDER BY 1`)
+	if len(got) > 0 {
+		t.Errorf("indexed text columns not COLLATE \"C\": %v", got)
+	}
+}
+
 // ignoredTable is a table one engine keeps for itself: SQLite's own and
 // goose's version table (its columns differ by dialect by design).
 func ignoredTable(name string) bool {
