@@ -40,9 +40,9 @@ func TextProblems(body []byte) []herald.Detail {
 	for i := 0; i < len(body) && len(out) < maxTextProblems; i++ {
 		switch body[i] {
 		case '{':
-			stack = append(stack, frame{object: true, expectKey: true})
+			stack = open(stack, true)
 		case '[':
-			stack = append(stack, frame{})
+			stack = open(stack, false)
 		case '}', ']':
 			if len(stack) > 0 {
 				stack = stack[:len(stack)-1]
@@ -109,6 +109,19 @@ type frame struct {
 	key       []byte
 	index     int
 	seen      [][]byte // member names met so far in this object
+}
+
+// open adds the frame of an object or an array to stack. The frame takes
+// over the member names' list of the last frame closed at its depth, so
+// that an array of many objects allocates one list, not one for each.
+func open(stack []frame, object bool) []frame {
+	n := len(stack)
+	if n == cap(stack) {
+		return append(stack, frame{object: object, expectKey: object})
+	}
+	stack = stack[:n+1]
+	stack[n] = frame{object: object, expectKey: object, seen: stack[n].seen[:0]}
+	return stack
 }
 
 // path is the JSON path of the value the innermost frame is at.
