@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/heraldpush/herald/client"
@@ -68,6 +69,11 @@ func startGated(t *testing.T, tokens ...string) (*env, *gate) {
 	return start(t, testenv.Options{Emulator: emulator.Options{BeforeAnswer: g.beforeAnswer}}), g
 }
 
+// window is a chunk's window of sends in flight: the first wave of a push
+// to more users than that holds the first window of them, and the rest
+// wait while the send to tok-f0 is held.
+const window = delivery.DefaultConcurrency
+
 // fillers registers n users f0…f<n-1>, token tok-f<i>, and returns them.
 func (e *env) fillers(a testenv.App, n int) []string {
 	e.T.Helper()
@@ -93,7 +99,7 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 	t.Parallel()
 	e, g := startGated(t, "tok-f0")
 	a := e.NewApp(nil)
-	users := e.fillers(a, 50)
+	users := e.fillers(a, window)
 	e.Device(a, "dev-alice", "tok-alice", "android", "1.6.0", "alice")
 	e.Device(a, "dev-carol", "tok-carol", "android", "1.6.0", "carol")
 	e.Device(a, "dev-bob", "tok-bob", "android", "1.6.0", "bob")
@@ -105,7 +111,7 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 	if err != nil {
 		t.Fatalf("push: %v", err)
 	}
-	g.await(t, "tok-f0") // the first wave (50 messages) is in flight
+	g.await(t, "tok-f0") // the first wave (the fillers' messages) is in flight
 	e.setUser(a, "dev-alice", "bob")
 	e.setUser(a, "dev-carol", nil)
 	g.open("tok-f0")
@@ -115,8 +121,8 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 	if sent["tok-alice"] != 0 || sent["tok-carol"] != 0 || sent["tok-bob"] != 0 {
 		t.Errorf("messages by token: got %v, want none to the handed-over, logged-out or bob's devices", sent)
 	}
-	if p.Status != "done" || p.Counts.Sent != 50 {
-		t.Errorf("push: got %s with %+v, want done with 50 sent", p.Status, p.Counts)
+	if p.Status != "done" || p.Counts.Sent != window {
+		t.Errorf("push: got %s with %+v, want done with %d sent", p.Status, p.Counts, window)
 	}
 	want := map[string]string{"alice": "NO_TOKEN", "carol": "NO_TOKEN"}
 	if got := p.Unreachable(); fmt.Sprint(got) != fmt.Sprint(want) {
@@ -167,7 +173,7 @@ func TestTokenRefreshedDuringFanout(t *testing.T) {
 	t.Parallel()
 	e, g := startGated(t, "tok-f0")
 	a := e.NewApp(nil)
-	users := e.fillers(a, 50)
+	users := e.fillers(a, window)
 	e.Device(a, "dev-alice", "tok-alice-1", "android", "1.6.0", "alice")
 	e.Device(a, "dev-dan", "tok-dan", "ios", "1.6.0", "dan")
 	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
@@ -182,12 +188,12 @@ func TestTokenRefreshedDuringFanout(t *testing.T) {
 	p := e.WaitFinal(res.PushID, 30*time.Second)
 
 	sent := e.SentTo(res.PushID)
-	if sent["tok-alice-2"] != 1 || sent["tok-alice-1"] != 0 || sent["tok-dan"] != 1 || len(sent) != 52 {
-		t.Errorf("messages: got alice-2 %d, alice-1 %d, dan %d, %d tokens; want 1, 0, 1, 52",
-			sent["tok-alice-2"], sent["tok-alice-1"], sent["tok-dan"], len(sent))
+	if sent["tok-alice-2"] != 1 || sent["tok-alice-1"] != 0 || sent["tok-dan"] != 1 || len(sent) != window+2 {
+		t.Errorf("messages: got alice-2 %d, alice-1 %d, dan %d, %d tokens; want 1, 0, 1, %d",
+			sent["tok-alice-2"], sent["tok-alice-1"], sent["tok-dan"], len(sent), window+2)
 	}
-	if p.Status != "done" || p.Counts.Sent != 52 || len(p.UnreachableUsers) != 0 {
-		t.Errorf("push: got %s, %+v, unreachable %v; want done, 52 sent, none unreachable", p.Status, p.Counts, p.UnreachableUsers)
+	if p.Status != "done" || p.Counts.Sent != window+2 || len(p.UnreachableUsers) != 0 {
+		t.Errorf("push: got %s, %+v, unreachable %v; want done, %d sent, none unreachable", p.Status, p.Counts, p.UnreachableUsers, window+2)
 	}
 }
 

@@ -13,13 +13,13 @@ import (
 )
 
 // TestSendTimeChecks changes users while their push is on its way: the
-// first wave of 50 sends is slowed by the emulator, and the second wave is
-// judged again when it goes out.
+// first wave (a window of sends) is slowed by the emulator, and the second
+// wave is judged again when it goes out.
 func TestSendTimeChecks(t *testing.T) {
 	t.Parallel()
 	e := start(t, testenv.Options{Emulator: emulator.Options{Latency: 2 * time.Second}})
 	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": dayZone()})
-	users := make([]any, 60)
+	users := make([]any, window+10)
 	for i := range users {
 		u := fmt.Sprintf("u%d", i)
 		users[i] = u
@@ -33,25 +33,26 @@ func TestSendTimeChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	// The emulator counts a message when it answers, after its latency: the
-	// first 50 are under way once the server marked them in flight (its
-	// chunk's in-flight range), the window of one chunk's sends.
+	// first window of sends is under way once the server marked it in
+	// flight (its chunk's in-flight range).
 	testenv.WaitFor(t, "the first wave", 10*time.Second, func() bool {
 		var n int
 		e.QueryRow(`SELECT marked - settled FROM push_chunks WHERE push_id = ?`, res.PushID).Scan(&n)
-		return n == 50
+		return n == window
 	})
-	if _, err := a.Client.DeleteUser(context.Background(), "u55"); err != nil {
+	withdrawn, optedOut := fmt.Sprintf("u%d", window+5), fmt.Sprintf("u%d", window+6)
+	if _, err := a.Client.DeleteUser(context.Background(), withdrawn); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := a.Client.SetMarketing(context.Background(), "u56", client.MarketingState{Marketing: ptr(false)}); err != nil {
+	if _, err := a.Client.SetMarketing(context.Background(), optedOut, client.MarketingState{Marketing: ptr(false)}); err != nil {
 		t.Fatal(err)
 	}
 	p := e.WaitFinal(res.PushID, 20*time.Second)
-	if n55, n56 := len(e.Emulator.Messages("tok-u55")), len(e.Emulator.Messages("tok-u56")); n55 != 0 || n56 != 0 {
-		t.Fatalf("messages to the withdrawn user: got %d, to the opted-out user: got %d, want none (%s)", n55, n56, e.Log.String())
+	if nw, no := len(e.Emulator.Messages("tok-"+withdrawn)), len(e.Emulator.Messages("tok-"+optedOut)); nw != 0 || no != 0 {
+		t.Fatalf("messages to the withdrawn user: got %d, to the opted-out user: got %d, want none (%s)", nw, no, e.Log.String())
 	}
-	if p.Counts.Sent != 58 || p.Counts.SuppressedConsent != 1 || p.Counts.Unreachable != 1 {
-		t.Fatalf("counts: got %+v, want 58 sent, 1 suppressed by consent, 1 unreachable", p.Counts)
+	if p.Counts.Sent != len(users)-2 || p.Counts.SuppressedConsent != 1 || p.Counts.Unreachable != 1 {
+		t.Fatalf("counts: got %+v, want %d sent, 1 suppressed by consent, 1 unreachable", p.Counts, len(users)-2)
 	}
 }
 
