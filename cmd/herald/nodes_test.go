@@ -220,12 +220,14 @@ func pgWaitFinished(t *testing.T, dbURL string, pushIDs []string) {
 	})
 }
 
-// sendWorkers counts the River clients (one per node) that worked send jobs.
+// sendWorkers counts the River clients (one per node) that worked jobs of
+// the send queue: the fan-outs that send their lone chunk (a 500-user
+// push's) and the send jobs of other chunks (retry chunks among them).
 func sendWorkers(t *testing.T, dbURL string) int {
 	t.Helper()
 	var n int
 	err := pgConnect(t, dbURL).QueryRow(context.Background(),
-		`SELECT COUNT(DISTINCT c) FROM river_job, unnest(attempted_by) AS c WHERE kind = 'herald.send'`).Scan(&n)
+		`SELECT COUNT(DISTINCT c) FROM river_job, unnest(attempted_by) AS c WHERE queue = $1`, delivery.QueueSend).Scan(&n)
 	if err != nil {
 		t.Fatal(err)
 	}
