@@ -1,7 +1,11 @@
 package api_test
 
 import (
+	"bufio"
 	"context"
+	"fmt"
+	"io"
+	"net"
 	"net/http"
 	"slices"
 	"strings"
@@ -390,5 +394,35 @@ func TestMessagesElementsNamed(t *testing.T) {
 				t.Errorf("%d writes, want none", n)
 			}
 		})
+	}
+}
+
+// TestBodyCutShortOfItsLength: a push whose body ends before its declared
+// Content-Length (the client half-closes the connection) is refused as
+// unreadable, in the spec's error shape, and no push is stored.
+func TestBodyCutShortOfItsLength(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a := e.NewApp(nil)
+	body := `{"userIds":["u1"],"title":"t","content":"c"}`
+	conn, err := net.Dial("tcp", strings.TrimPrefix(e.API.URL, "http://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	fmt.Fprintf(conn, "POST /api/push/v2/users HTTP/1.1\r\nHost: herald\r\nContent-Type: application/json\r\n"+
+		"x-api-key: %s\r\nx-secret-key: %s\r\nContent-Length: %d\r\n\r\n%s", a.APIKey, a.SecretKey, len(body)+10, body)
+	conn.(*net.TCPConn).CloseWrite()
+	res, err := http.ReadResponse(bufio.NewReader(conn), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, _ := io.ReadAll(res.Body)
+	if res.StatusCode != http.StatusBadRequest || !strings.Contains(string(got), `"could not be read"`) {
+		t.Errorf("got %d %s, want 400 naming the body as unreadable", res.StatusCode, got)
+	}
+	var pushes int
+	if err := e.QueryRow(`SELECT COUNT(*) FROM pushes`).Scan(&pushes); err != nil || pushes != 0 {
+		t.Errorf("pushes stored: %d (%v), want none", pushes, err)
 	}
 }
