@@ -89,7 +89,7 @@ func (c *keepingConn) stmt(ctx context.Context, query string) (*keptStmt, error)
 			}
 		}
 	}
-	st, err := c.conn.PrepareContext(ctx, query)
+	st, err := c.conn.PrepareContext(ctx, castLimits(query))
 	if err != nil {
 		return nil, err
 	}
@@ -101,7 +101,7 @@ func (c *keepingConn) stmt(ctx context.Context, query string) (*keptStmt, error)
 func (c *keepingConn) QueryContext(ctx context.Context, query string, args []driver.NamedValue) (driver.Rows, error) {
 	k, err := c.stmt(ctx, query)
 	if err != nil || k == nil {
-		return c.conn.QueryContext(ctx, query, args)
+		return c.conn.QueryContext(ctx, castLimits(query), args)
 	}
 	rows, err := k.st.(driver.StmtQueryContext).QueryContext(ctx, args)
 	if err != nil {
@@ -117,7 +117,7 @@ func (c *keepingConn) ExecContext(ctx context.Context, query string, args []driv
 	}
 	k, err := c.stmt(ctx, query)
 	if err != nil || k == nil {
-		return c.conn.ExecContext(ctx, query, args)
+		return c.conn.ExecContext(ctx, castLimits(query), args)
 	}
 	return k.st.(driver.StmtExecContext).ExecContext(ctx, args)
 }
@@ -136,6 +136,94 @@ func (c *keepingConn) BeginTx(ctx context.Context, opts driver.TxOptions) (drive
 	return c.conn.BeginTx(ctx, opts)
 }
 
+// castLimits returns query with each LIMIT whose value is a lone parameter
+// (LIMIT ?, ?NNN, :name, @name or $name) written LIMIT CAST(param AS
+// INTEGER). SQLite plans a statement whose LIMIT is a lone parameter from
+// the value bound to it, and so marks the statement to be compiled again
+// whenever that parameter is bound: such a statement would be compiled
+// twice at every run, once by the prepare and once by its first step,
+// kept or not. River's fetch of jobs is one (LIMIT ?3, the workers free),
+// run for every job and every idle look, and so are the store's paged
+// reads. The cast hides the value from the planner, which then plans the
+// LIMIT as an expression, and returns the same integer. String literals,
+// quoted names and comments are left as they are.
+func castLimits(query string) string {
+	var b strings.Builder
+	last := 0
+	for i := 0; i < len(query); {
+		c := query[i]
+		switch {
+		case c == '\'' || c == '"' || c == '`' || c == '[':
+			end := c
+			if c == '[' {
+				end = ']'
+			}
+			j := strings.IndexByte(query[i+1:], end)
+			if j < 0 {
+				return query // unterminated: SQLite's error to give
+			}
+			i += j + 2 // a doubled quote starts the next literal, to the same effect
+		case strings.HasPrefix(query[i:], "--"):
+			j := strings.IndexByte(query[i:], '\n')
+			if j < 0 {
+				j = len(query) - i
+			}
+			i += j
+		case strings.HasPrefix(query[i:], "/*"):
+			j := strings.Index(query[i+2:], "*/")
+			if j < 0 {
+				return query
+			}
+			i += j + 4
+		case (i == 0 || !identByte(query[i-1])) && len(query)-i > 5 && strings.EqualFold(query[i:i+5], "limit") && !identByte(query[i+5]):
+			at := i + 5
+			for at < len(query) && strings.IndexByte(" \t\r\n", query[at]) >= 0 {
+				at++
+			}
+			end := paramEnd(query, at)
+			if end > at {
+				b.WriteString(query[last:at])
+				if at == i+5 {
+					b.WriteByte(' ') // LIMIT?
+				}
+				b.WriteString("CAST(")
+				b.WriteString(query[at:end])
+				b.WriteString(" AS INTEGER)")
+				last = end
+			}
+			i = max(end, at)
+		default:
+			i++
+		}
+	}
+	if last == 0 {
+		return query
+	}
+	b.WriteString(query[last:])
+	return b.String()
+}
+
+// paramEnd returns where the parameter that starts query[at:] ends (at
+// when none starts there): ? with its number, or :, @ or $ with a name.
+func paramEnd(query string, at int) int {
+	if at >= len(query) || strings.IndexByte("?:@$", query[at]) < 0 {
+		return at
+	}
+	end := at + 1
+	for end < len(query) && identByte(query[end]) && (query[at] != '?' || query[end] >= '0' && query[end] <= '9') {
+		end++
+	}
+	if query[at] != '?' && end == at+1 {
+		return at // a sigil without a name
+	}
+	return end
+}
+
+// identByte reports a byte of an unquoted name (or a parameter's number).
+func identByte(c byte) bool {
+	return c == '_' || c >= '0' && c <= '9' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= 0x80
+}
+
 // script reports whether query is several statements (a migration's):
 // run once, not kept.
 func script(query string) bool {
@@ -147,7 +235,7 @@ func script(query string) bool {
 func (c *keepingConn) PrepareContext(ctx context.Context, query string) (driver.Stmt, error) {
 	k, err := c.stmt(ctx, query)
 	if err != nil || k == nil {
-		return c.conn.PrepareContext(ctx, query)
+		return c.conn.PrepareContext(ctx, castLimits(query))
 	}
 	k.busy = true
 	return &lentStmt{k: k}, nil

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"path/filepath"
 	"testing"
+
+	"modernc.org/sqlite"
 )
 
 // keptOn returns the statements the pool's one connection keeps.
@@ -151,4 +153,90 @@ func TestKeepingConn(t *testing.T) {
 			t.Errorf("got %s, want [a b]", got)
 		}
 	})
+}
+
+func TestCastLimits(t *testing.T) {
+	for _, c := range []struct{ in, want string }{
+		{`SELECT v FROM t ORDER BY id LIMIT ?`, `SELECT v FROM t ORDER BY id LIMIT CAST(? AS INTEGER)`},
+		{"SELECT v FROM t limit\n\t?3 OFFSET ?4", "SELECT v FROM t limit\n\tCAST(?3 AS INTEGER) OFFSET ?4"},
+		{`SELECT v FROM t LIMIT @max_to_lock) RETURNING *`, `SELECT v FROM t LIMIT CAST(@max_to_lock AS INTEGER)) RETURNING *`},
+		{`SELECT 1 LIMIT :n; SELECT 2 LIMIT $m`, `SELECT 1 LIMIT CAST(:n AS INTEGER); SELECT 2 LIMIT CAST($m AS INTEGER)`},
+		{`SELECT v FROM t LIMIT?`, `SELECT v FROM t LIMIT CAST(? AS INTEGER)`},
+		// Unchanged: a literal limit, an expression, and the word where it is not a LIMIT.
+		{`SELECT v FROM t LIMIT 5`, `SELECT v FROM t LIMIT 5`},
+		{`SELECT v FROM t LIMIT ? + 1`, `SELECT v FROM t LIMIT CAST(? AS INTEGER) + 1`},
+		{`SELECT v FROM t LIMIT (?)`, `SELECT v FROM t LIMIT (?)`},
+		{`SELECT 'LIMIT ?', "limit ?", [limit ?], ` + "`limit ?`" + ` FROM t`, `SELECT 'LIMIT ?', "limit ?", [limit ?], ` + "`limit ?`" + ` FROM t`},
+		{`SELECT 'it''s LIMIT ?' -- LIMIT ?` + "\n" + `/* LIMIT ? */ FROM t`, `SELECT 'it''s LIMIT ?' -- LIMIT ?` + "\n" + `/* LIMIT ? */ FROM t`},
+		{`SELECT nolimit ?, limits ? FROM t`, `SELECT nolimit ?, limits ? FROM t`},
+		{`SELECT v FROM t LIMIT :`, `SELECT v FROM t LIMIT :`},
+		{`SELECT 'open LIMIT ?`, `SELECT 'open LIMIT ?`},
+	} {
+		if got := castLimits(c.in); got != c.want {
+			t.Errorf("castLimits(%q)\n got %q\nwant %q", c.in, got, c.want)
+		}
+	}
+}
+
+// TestKeptBoundLimitCompiledOnce runs a kept query whose LIMIT is a
+// parameter, with the limit changing, and holds SQLite's lookaside
+// allocations (which compiling a statement makes by the hundred and a
+// run of a compiled one hardly at all) to those of the same query with
+// its limit written in: a statement SQLite compiled again at every run
+// would make many times as many.
+func TestKeptBoundLimitCompiledOnce(t *testing.T) {
+	ctx := context.Background()
+	db, err := openKeeping("file:" + pathEscape(filepath.Join(t.TempDir(), "k.db")))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	db.SetMaxOpenConns(1)
+	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, q TEXT, v TEXT); CREATE INDEX t_q ON t (q, id);
+		INSERT INTO t (q, v) VALUES ('a', 'x'), ('a', 'y'), ('a', 'z'), ('b', 'w')`); err != nil {
+		t.Fatal(err)
+	}
+	lookaside := func() int {
+		t.Helper()
+		c, err := db.Conn(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		var hits int
+		if err := c.Raw(func(dc any) error {
+			_, hits, err = dc.(*keepingConn).conn.(sqlite.DBStatus).Status(sqlite.DBStatusLookasideHit, false)
+			return err
+		}); err != nil {
+			t.Fatal(err)
+		}
+		return hits
+	}
+	runs := func(query string, limit func(i int) []any) int {
+		t.Helper()
+		before := lookaside()
+		for i := range 50 {
+			rows, err := db.QueryContext(ctx, query, append([]any{"a"}, limit(i)...)...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			n := 0
+			for rows.Next() {
+				n++
+			}
+			rows.Close()
+			if want := map[bool]int{true: 3, false: min(3, 1+i%3)}[len(limit(i)) == 0]; n != want {
+				t.Fatalf("run %d: %d rows, want %d", i, n, want)
+			}
+		}
+		return lookaside() - before
+	}
+	runs(`SELECT v FROM t WHERE q = ? ORDER BY id LIMIT 3`, func(int) []any { return nil }) // compiled, kept
+	runs(`SELECT v FROM t WHERE q = ? ORDER BY id LIMIT ?`, func(i int) []any { return []any{1 + i%3} })
+	written := runs(`SELECT v FROM t WHERE q = ? ORDER BY id LIMIT 3`, func(int) []any { return nil })
+	bound := runs(`SELECT v FROM t WHERE q = ? ORDER BY id LIMIT ?`, func(i int) []any { return []any{1 + i%3} })
+	if bound > 2*written+50 {
+		t.Errorf("50 runs of a kept query with LIMIT ?: %d lookaside allocations, against %d with the limit written in: compiled again at every run", bound, written)
+	}
+	t.Logf("lookaside allocations over 50 runs: LIMIT ? %d, LIMIT 3 %d", bound, written)
 }
