@@ -193,11 +193,12 @@ func (c *Client) accessToken(ctx context.Context, ck credKey) (*account, string,
 	return acct, tok.AccessToken, nil
 }
 
-// postTimed is post bounded by the client's timeout.
+// postTimed is post bounded by the client's timeout. The bound is a
+// deadline the connection watches, not a context of each request's own:
+// deriving one from the caller's, shared by a window of sends, cost each
+// send about 3 µs of registering with it and unregistering.
 func (c *Client) postTimed(ctx context.Context, acct *account, accessToken string, body []byte) error {
-	ctx, cancel := context.WithTimeout(ctx, c.timeout)
-	defer cancel()
-	return c.post(ctx, acct.sendPath, accessToken, body)
+	return c.post(ctx, time.Now().Add(c.timeout), acct.sendPath, accessToken, body)
 }
 
 // forget drops a cached account, unless another send replaced it already.
@@ -233,12 +234,13 @@ type sendRequest struct {
 	Message      Message `json:"message"`
 }
 
-// post sends one messages:send request and classifies the answer.
-func (c *Client) post(ctx context.Context, path, accessToken string, body []byte) error {
+// post sends one messages:send request, ended at the deadline, and
+// classifies the answer.
+func (c *Client) post(ctx context.Context, deadline time.Time, path, accessToken string, body []byte) error {
 	if c.sends == nil {
 		return &herald.SendError{Class: herald.SendRetry, Message: c.sendsErr.Error(), Err: c.sendsErr}
 	}
-	resp, err := c.sends.post(ctx, path, "Bearer "+accessToken, body)
+	resp, err := c.sends.post(ctx, deadline, path, "Bearer "+accessToken, body)
 	switch {
 	case resp.status >= 200 && resp.status < 300:
 		return nil // a body cut off after a success changes nothing

@@ -113,17 +113,21 @@ var errUnprocessed = errors.New("fcm: request not processed by the server")
 // post sends one POST to path with the given authorization and JSON body
 // and returns the answer. A request the server did not process (its
 // stream refused, or above a GOAWAY's last stream) is sent once more, on
-// a connection that takes it. When ctx ends first the stream is reset
-// and ctx's error returned: the request may have reached the server.
-// When the status arrived but the body was cut off, the response comes
-// with the error.
-func (p *h2Pool) post(ctx context.Context, path, authorization string, body []byte) (h2Response, error) {
+// a connection that takes it. When ctx ends or the deadline (zero: none)
+// passes first, the stream is reset and ctx's error returned
+// (context.DeadlineExceeded for the deadline): the request may have
+// reached the server. When the status arrived but the body was cut off,
+// the response comes with the error.
+func (p *h2Pool) post(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (h2Response, error) {
+	if err := ctx.Err(); err != nil {
+		return h2Response{}, err
+	}
 	for attempt := 0; ; attempt++ {
-		c, err := p.conn(ctx)
+		c, err := p.conn(ctx, deadline)
 		if err != nil {
 			return h2Response{}, err
 		}
-		resp, err := c.roundTrip(ctx, path, authorization, body)
+		resp, err := c.roundTrip(ctx, deadline, path, authorization, body)
 		if err != nil && errors.Is(err, errUnprocessed) && attempt == 0 {
 			continue
 		}
@@ -133,8 +137,9 @@ func (p *h2Pool) post(ctx context.Context, path, authorization string, body []by
 
 // conn returns a connection with a stream reserved for the caller,
 // dialing one when every connection is full. Concurrent callers share
-// one dial.
-func (p *h2Pool) conn(ctx context.Context) (*h2Conn, error) {
+// one dial; each waits for it until ctx ends or the deadline (zero:
+// none) passes.
+func (p *h2Pool) conn(ctx context.Context, deadline time.Time) (*h2Conn, error) {
 	for {
 		p.mu.Lock()
 		for _, c := range p.conns {
@@ -150,14 +155,25 @@ func (p *h2Pool) conn(ctx context.Context) (*h2Conn, error) {
 			go p.dial(d)
 		}
 		p.mu.Unlock()
-		select {
-		case <-d.done:
-			if d.err != nil {
-				return nil, d.err
-			}
-		case <-ctx.Done():
-			return nil, ctx.Err()
+		if err := d.wait(ctx, deadline); err != nil {
+			return nil, err
 		}
+	}
+}
+
+// wait waits for the dial to end, ctx to end or the deadline (zero: none)
+// to pass, and returns the first's error.
+func (d *h2Dial) wait(ctx context.Context, deadline time.Time) error {
+	if !deadline.IsZero() {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithDeadline(ctx, deadline)
+		defer cancel()
+	}
+	select {
+	case <-d.done:
+		return d.err
+	case <-ctx.Done():
+		return ctx.Err()
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // h2Server is a Go HTTP/2 server on 127.0.0.1 and a pool dialing it.
@@ -76,7 +77,7 @@ func echo(w http.ResponseWriter, r *http.Request) {
 // came back.
 func sendEcho(ctx context.Context, p *h2Pool, id string, size int) error {
 	body := []byte(id + ":" + strings.Repeat("x", max(size-len(id)-1, 0)))
-	resp, err := p.post(ctx, "/v1/projects/p/messages:send", "Bearer t", body)
+	resp, err := p.post(ctx, time.Time{}, "/v1/projects/p/messages:send", "Bearer t", body)
 	if err != nil {
 		return err
 	}
@@ -336,13 +337,64 @@ func TestH2Cancel(t *testing.T) {
 		<-started
 		cancel()
 	}()
-	_, err := s.pool.post(ctx, "/x", "Bearer hang", []byte("hang:"))
+	_, err := s.pool.post(ctx, time.Time{}, "/x", "Bearer hang", []byte("hang:"))
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled send: got %v, want context.Canceled", err)
 	}
 	<-reset // the server saw RST_STREAM
 	if err := sendEcho(t.Context(), s.pool, "after", 100); err != nil {
 		t.Fatalf("send after the cancel: got %v, want nil", err)
+	}
+	if got := s.conns.Load(); got != 1 {
+		t.Errorf("connections: got %d, want 1", got)
+	}
+	c := s.pool.conns[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.streams) != 0 || c.reserved != 0 {
+		t.Errorf("after the sends: %d streams open and %d reserved, want none", len(c.streams), c.reserved)
+	}
+}
+
+// TestH2Deadline: a send still unanswered at its deadline ends with
+// context.DeadlineExceeded and resets its stream (the server's handler
+// sees it), and the connection keeps working, as after a cancel; the
+// sends of the same connection without a deadline are not ended.
+func TestH2Deadline(t *testing.T) {
+	t.Parallel()
+	reset := make(chan struct{})
+	s := startH2C(t, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Authorization") == "Bearer hang" {
+			<-r.Context().Done()
+			if r.URL.Path == "/deadline" {
+				close(reset)
+			}
+			return
+		}
+		echo(w, r)
+	}), http.HTTP2Config{})
+	ctx, cancel := context.WithCancel(t.Context())
+	waiting := make(chan error, 1)
+	go func() { // no deadline: ended only by its ctx, below
+		_, err := s.pool.post(ctx, time.Time{}, "/x", "Bearer hang", []byte("hang:"))
+		waiting <- err
+	}()
+	_, err := s.pool.post(t.Context(), time.Now().Add(100*time.Millisecond), "/deadline", "Bearer hang", []byte("hang:"))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("send past its deadline: got %v, want context.DeadlineExceeded", err)
+	}
+	<-reset // the server saw RST_STREAM
+	select {
+	case err := <-waiting:
+		t.Fatalf("the send without a deadline ended with %v, want it still waiting", err)
+	default:
+	}
+	if err := sendEcho(t.Context(), s.pool, "after", 100); err != nil {
+		t.Fatalf("send after the deadline: got %v, want nil", err)
+	}
+	cancel()
+	if err := <-waiting; !errors.Is(err, context.Canceled) {
+		t.Errorf("the send without a deadline, cancelled: got %v, want context.Canceled", err)
 	}
 	if got := s.conns.Load(); got != 1 {
 		t.Errorf("connections: got %d, want 1", got)
@@ -369,7 +421,7 @@ func TestH2LargeErrorBody(t *testing.T) {
 		}
 		echo(w, r)
 	}), http.HTTP2Config{})
-	resp, err := s.pool.post(t.Context(), "/big", "Bearer t", []byte("{}"))
+	resp, err := s.pool.post(t.Context(), time.Time{}, "/big", "Bearer t", []byte("{}"))
 	if err != nil || resp.status != 500 || !bytes.Equal(resp.body, big[:maxErrorBody]) {
 		t.Fatalf("got status %d, %d bytes of body, error %v; want 500 and the first %d bytes", resp.status, len(resp.body), err, maxErrorBody)
 	}

@@ -3,6 +3,7 @@ package fcm
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -35,6 +36,10 @@ const (
 	h2MaxStreamID = math.MaxInt32
 	// h2MaxWindow is the largest flow-control window (RFC 9113 6.9.1).
 	h2MaxWindow = math.MaxInt32
+	// h2Watch is how often a connection with open streams looks for those
+	// whose caller's ctx ended or whose deadline passed (see expireLocked):
+	// how late, at most, such a stream is ended.
+	h2Watch = 50 * time.Millisecond
 )
 
 // Why a connection closed, when nothing failed.
@@ -64,7 +69,7 @@ type h2Conn struct {
 
 	lastFrame atomic.Int64 // UnixNano of the last frame read
 	unacked   uint32       // DATA received and not yet credited back (reader only)
-	timer     *time.Timer  // runs tick: PINGs and the idle close
+	timer     *time.Timer  // runs tick: PINGs, the idle close, and ending streams whose wait is over
 
 	mu          sync.Mutex
 	streams     map[uint32]*h2Stream // open streams
@@ -81,11 +86,15 @@ type h2Conn struct {
 	pingPending bool
 	pingAt      time.Time
 	idleSince   time.Time
+	watching    bool  // the timer is set within h2Watch, for the open streams
 	err         error // why the connection closed; nil while open
 }
 
 // h2Stream is one request in flight. The reader fills resp and err, then
-// closes done; the caller reads them after done.
+// closes done; the caller reads them after done. When the caller's ctx
+// ends or the deadline passes first, tick ends the stream instead
+// (expired: err is why, and resp, which the reader may still be filling,
+// is not read).
 type h2Stream struct {
 	id         uint32
 	sendWindow int64 // under the connection's mu
@@ -93,6 +102,9 @@ type h2Stream struct {
 	resp       h2Response
 	received   int // bytes of body received
 	err        error
+	ctx        context.Context
+	deadline   time.Time // zero: none
+	expired    bool
 }
 
 // startH2Conn sends the client preface and our SETTINGS on nc and starts
@@ -196,19 +208,17 @@ func (c *h2Conn) drainedLocked() bool {
 }
 
 // roundTrip sends one request on the stream reserved by reserve and waits
-// for its answer or ctx's end.
-func (c *h2Conn) roundTrip(ctx context.Context, path, authorization string, body []byte) (h2Response, error) {
-	s := &h2Stream{done: make(chan struct{})}
+// for its answer, ctx's end or the deadline (zero: none), whichever comes
+// first; tick watches the last two (expireLocked), so that a send does
+// not register with ctx or start a timer of its own.
+func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (h2Response, error) {
+	s := &h2Stream{done: make(chan struct{}), ctx: ctx, deadline: deadline}
 	if err := c.writeRequest(ctx, s, path, authorization, body); err != nil {
 		return h2Response{}, err
 	}
-	select {
-	case <-s.done:
-	case <-ctx.Done():
-		if c.cancel(s) {
-			return h2Response{}, ctx.Err()
-		}
-		<-s.done // the answer was complete already
+	<-s.done
+	if s.expired {
+		return h2Response{}, s.err
 	}
 	return s.resp, s.err
 }
@@ -242,6 +252,10 @@ func (c *h2Conn) writeRequest(ctx context.Context, s *h2Stream, path, authorizat
 	}
 	s.sendWindow = c.peerWindow
 	c.streams[s.id] = s
+	if !c.watching {
+		c.watching = true
+		c.timer.Reset(h2Watch)
+	}
 	maxFrame := int(c.peerFrame)
 	c.mu.Unlock()
 
@@ -449,10 +463,11 @@ func (c *h2Conn) failStreams() {
 	}
 }
 
-// tick sends a PING when a connection with open streams was silent for
-// pingAfter, closes it when the ack takes longer than pingTimeout, and
-// closes it after idleTimeout without a stream; then it sets its timer
-// for the next of these moments.
+// tick ends the streams whose wait is over (expireLocked), sends a PING
+// when a connection with open streams was silent for pingAfter, closes it
+// when the ack takes longer than pingTimeout, and closes it after
+// idleTimeout without a stream; then it sets its timer for the next of
+// these moments, within h2Watch while streams are open.
 func (c *h2Conn) tick() {
 	p := c.pool
 	now := time.Now()
@@ -461,6 +476,9 @@ func (c *h2Conn) tick() {
 		c.mu.Unlock()
 		return
 	}
+	expired := c.expireLocked(now)
+	c.watching = len(c.streams) > 0
+	drained := len(expired) > 0 && c.drainedLocked()
 	var next time.Duration
 	var ping, dead, idle bool
 	switch {
@@ -484,13 +502,22 @@ func (c *h2Conn) tick() {
 			next = p.idleTimeout - idleFor
 		}
 	}
+	if c.watching {
+		next = min(cmp.Or(next, h2Watch), h2Watch)
+	}
 	if next > 0 {
 		// At most idleTimeout away, so a connection that falls idle is
 		// closed on time whatever the timer was last set for.
 		c.timer.Reset(min(next, p.idleTimeout))
 	}
 	c.mu.Unlock()
+	for _, s := range expired {
+		close(s.done)
+		c.writeReset(s.id, http2.ErrCodeCancel)
+	}
 	switch {
+	case drained:
+		c.close(errConnDrained)
 	case dead:
 		c.close(errPingTimeout)
 	case ping:
@@ -505,9 +532,30 @@ func (c *h2Conn) tick() {
 		}
 		p.mu.Unlock()
 		c.mu.Lock()
-		if c.err == nil {
+		if c.err == nil && !c.watching { // a stream opened meanwhile set it within h2Watch
 			c.timer.Reset(min(p.pingAfter, p.idleTimeout))
 		}
 		c.mu.Unlock()
 	}
+}
+
+// expireLocked ends the open streams whose caller's ctx ended or whose
+// deadline passed: it forgets them, so the reader drops their late
+// frames, and records why (ctx's error, or context.DeadlineExceeded). It
+// returns them for the caller to close their done and reset them once mu
+// is released.
+func (c *h2Conn) expireLocked(now time.Time) []*h2Stream {
+	var out []*h2Stream
+	for id, s := range c.streams {
+		err := s.ctx.Err()
+		if err == nil && !s.deadline.IsZero() && !now.Before(s.deadline) {
+			err = context.DeadlineExceeded
+		}
+		if err != nil {
+			s.err, s.expired = err, true
+			c.forgetLocked(id)
+			out = append(out, s)
+		}
+	}
+	return out
 }

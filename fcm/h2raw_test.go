@@ -115,7 +115,7 @@ func (sc *rawConn) drain() {
 
 func postRaw(t *testing.T, p *h2Pool) (h2Response, error) {
 	t.Helper()
-	return p.post(t.Context(), "/v1/projects/p/messages:send", "Bearer t", []byte(`{"message":{}}`))
+	return p.post(t.Context(), time.Time{}, "/v1/projects/p/messages:send", "Bearer t", []byte(`{"message":{}}`))
 }
 
 // TestH2RefusedStreamRetried: a stream refused (REFUSED_STREAM) was not
