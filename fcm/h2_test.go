@@ -317,6 +317,21 @@ func TestH2ServerDropsConnection(t *testing.T) {
 	}
 }
 
+// wantOneIdleConn holds the server to one connection accepted, and the
+// pool's to no stream open or reserved.
+func (s *h2Server) wantOneIdleConn(t *testing.T) {
+	t.Helper()
+	if got := s.conns.Load(); got != 1 {
+		t.Errorf("connections: got %d, want 1", got)
+	}
+	c := s.pool.conns[0]
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.streams) != 0 || c.reserved != 0 {
+		t.Errorf("after the sends: %d streams open and %d reserved, want none", len(c.streams), c.reserved)
+	}
+}
+
 // TestH2Cancel: a send whose ctx ends mid-request resets its stream (the
 // server's handler sees it), is forgotten, and the connection keeps
 // working.
@@ -345,15 +360,7 @@ func TestH2Cancel(t *testing.T) {
 	if err := sendEcho(t.Context(), s.pool, "after", 100); err != nil {
 		t.Fatalf("send after the cancel: got %v, want nil", err)
 	}
-	if got := s.conns.Load(); got != 1 {
-		t.Errorf("connections: got %d, want 1", got)
-	}
-	c := s.pool.conns[0]
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.streams) != 0 || c.reserved != 0 {
-		t.Errorf("after the sends: %d streams open and %d reserved, want none", len(c.streams), c.reserved)
-	}
+	s.wantOneIdleConn(t)
 }
 
 // TestH2Deadline: a send still unanswered at its deadline ends with
@@ -396,15 +403,7 @@ func TestH2Deadline(t *testing.T) {
 	if err := <-waiting; !errors.Is(err, context.Canceled) {
 		t.Errorf("the send without a deadline, cancelled: got %v, want context.Canceled", err)
 	}
-	if got := s.conns.Load(); got != 1 {
-		t.Errorf("connections: got %d, want 1", got)
-	}
-	c := s.pool.conns[0]
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if len(c.streams) != 0 || c.reserved != 0 {
-		t.Errorf("after the sends: %d streams open and %d reserved, want none", len(c.streams), c.reserved)
-	}
+	s.wantOneIdleConn(t)
 }
 
 // TestH2LargeErrorBody: an error answer's body is kept up to

@@ -25,14 +25,21 @@ func keptOn(t *testing.T, db *sql.DB) map[string]*keptStmt {
 	return kept
 }
 
-func TestKeepingConn(t *testing.T) {
-	ctx := context.Background()
+// openOneKept opens a keeping pool of one connection on a new database.
+func openOneKept(t *testing.T) *sql.DB {
+	t.Helper()
 	db, err := openKeeping("file:" + pathEscape(filepath.Join(t.TempDir(), "k.db")))
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer db.Close()
+	t.Cleanup(func() { db.Close() })
 	db.SetMaxOpenConns(1)
+	return db
+}
+
+func TestKeepingConn(t *testing.T) {
+	ctx := context.Background()
+	db := openOneKept(t)
 	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, v TEXT); INSERT INTO t VALUES (1, 'a'), (2, 'b')`); err != nil {
 		t.Fatal(err)
 	}
@@ -186,12 +193,7 @@ func TestCastLimits(t *testing.T) {
 // would make many times as many.
 func TestKeptBoundLimitCompiledOnce(t *testing.T) {
 	ctx := context.Background()
-	db, err := openKeeping("file:" + pathEscape(filepath.Join(t.TempDir(), "k.db")))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer db.Close()
-	db.SetMaxOpenConns(1)
+	db := openOneKept(t)
 	if _, err := db.ExecContext(ctx, `CREATE TABLE t (id INTEGER PRIMARY KEY, q TEXT, v TEXT); CREATE INDEX t_q ON t (q, id);
 		INSERT INTO t (q, v) VALUES ('a', 'x'), ('a', 'y'), ('a', 'z'), ('b', 'w')`); err != nil {
 		t.Fatal(err)
