@@ -57,11 +57,8 @@ func TestNodes(t *testing.T) {
 	registerAll(t, c3, users, 32)
 
 	// Twenty scheduled pushes, each to one user, at the first whole minute
-	// at least 60 s ahead (in the app's zone, Asia/Seoul).
-	fireAt := time.Now().Add(61 * time.Second).Truncate(time.Minute).Add(time.Minute)
-	if fireAt.Sub(time.Now()) > 119*time.Second {
-		fireAt = fireAt.Add(-time.Minute)
-	}
+	// far enough ahead (scheduleMinute; in the app's zone, Asia/Seoul).
+	fireAt := scheduleMinute()
 	scheduled := map[string]bool{}
 	for i := range 20 {
 		res, err := c3.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{fmt.Sprintf("u%d", i)},
@@ -288,4 +285,17 @@ func dashboardSessionAcrossNodes(t *testing.T, a, b *process, token string) {
 	if code, _ := page(a, session...); code == http.StatusOK {
 		t.Errorf("node A with the session signed out on node B: got 200, want the sign-in page")
 	}
+}
+
+// scheduleMinute returns the first whole minute at least 65 s ahead. The
+// API takes a schedule time (to the minute) at least 60 s after the
+// request; the first whole minute 61 s ahead, less one when that was more
+// than 119 s away, could be 59 s ahead of a request sent a second later,
+// which the API refused.
+func scheduleMinute() time.Time {
+	at := time.Now().Add(65 * time.Second)
+	if m := at.Truncate(time.Minute); m.Before(at) {
+		at = m.Add(time.Minute)
+	}
+	return at
 }

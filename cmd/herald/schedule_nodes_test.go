@@ -37,10 +37,7 @@ func TestScheduledNodeKilledBeforeTime(t *testing.T) {
 	c := client.New(holder.publicURL, app.APIKey, app.SecretKey, nil)
 	registerAll(t, c, 10, 4)
 
-	fireAt := time.Now().Add(61 * time.Second).Truncate(time.Minute).Add(time.Minute)
-	if fireAt.Sub(time.Now()) > 119*time.Second {
-		fireAt = fireAt.Add(-time.Minute)
-	}
+	fireAt := scheduleMinute()
 	scheduled := map[string]bool{}
 	for i := range 10 {
 		res, err := c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{fmt.Sprintf("u%d", i)},
