@@ -120,7 +120,10 @@ func pageFits(t *testing.T, ctx context.Context) (scrollWidth, innerWidth int) {
 // HERALD_SCREENSHOTS_DIR=$PWD/docs refreshes the README's pictures).
 func screenshot(t *testing.T, ctx context.Context, name string) {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
+	// Twice a step's bound: a full-page capture is the heaviest thing a
+	// browser test asks, and with the suite's other browsers and servers
+	// on two cores one took more than 15 s in CI.
+	ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
 	png, err := chromedp.Run(ctx, chromedp.FullScreenshot(100))
 	if err != nil || !bytes.HasPrefix(png, []byte("\x89PNG")) {
