@@ -213,7 +213,7 @@ func (c *h2Conn) drainedLocked() bool {
 // not register with ctx or start a timer of its own.
 func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (h2Response, error) {
 	s := &h2Stream{done: make(chan struct{}), ctx: ctx, deadline: deadline}
-	if err := c.writeRequest(ctx, s, path, authorization, body); err != nil {
+	if err := c.writeRequest(s, path, authorization, body); err != nil {
 		return h2Response{}, err
 	}
 	<-s.done
@@ -224,11 +224,11 @@ func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, author
 }
 
 // writeRequest opens s with the next stream id and writes the request's
-// HEADERS and DATA, waiting for send window when the body needs more. It
-// returns an error only when s was never opened (errUnprocessed) or ctx
-// ended while it waited for window (s is then reset); the other failures
-// end s, for roundTrip to read.
-func (c *h2Conn) writeRequest(ctx context.Context, s *h2Stream, path, authorization string, body []byte) error {
+// HEADERS and DATA, waiting for send window when the body needs more
+// (until s ends: tick ends it when its caller's ctx ends or its deadline
+// passes). It returns an error only when s was never opened
+// (errUnprocessed); the other failures end s, for roundTrip to read.
+func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []byte) error {
 	c.wmu.Lock()
 	c.mu.Lock()
 	c.reserved--
@@ -290,9 +290,7 @@ func (c *h2Conn) writeRequest(ctx context.Context, s *h2Stream, path, authorizat
 		if len(rest) == 0 {
 			return nil
 		}
-		if err := c.awaitWindow(ctx, s); err != nil {
-			return err
-		}
+		c.awaitWindow(s)
 		c.wmu.Lock()
 	}
 }
@@ -325,13 +323,12 @@ func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
 	return rest
 }
 
-// awaitWindow waits until a send window grows, s ends or ctx ends (then
-// s is reset and ctx's error returned).
-func (c *h2Conn) awaitWindow(ctx context.Context, s *h2Stream) error {
+// awaitWindow waits until a send window grows or s ends.
+func (c *h2Conn) awaitWindow(s *h2Stream) {
 	c.mu.Lock()
 	if c.streams[s.id] != s || c.err != nil || (c.sendWindow > 0 && s.sendWindow > 0) {
 		c.mu.Unlock()
-		return nil
+		return
 	}
 	if c.windowCh == nil {
 		c.windowCh = make(chan struct{})
@@ -340,12 +337,7 @@ func (c *h2Conn) awaitWindow(ctx context.Context, s *h2Stream) error {
 	c.mu.Unlock()
 	select {
 	case <-ch:
-		return nil
 	case <-s.done:
-		return nil
-	case <-ctx.Done():
-		c.cancel(s)
-		return ctx.Err()
 	}
 }
 
@@ -355,25 +347,6 @@ func (c *h2Conn) windowGrewLocked() {
 		close(c.windowCh)
 		c.windowCh = nil
 	}
-}
-
-// cancel forgets s and resets its stream, unless s ended already; it
-// reports whether it did.
-func (c *h2Conn) cancel(s *h2Stream) bool {
-	c.mu.Lock()
-	open := c.streams[s.id] == s
-	if open {
-		c.forgetLocked(s.id)
-	}
-	drained := c.drainedLocked()
-	c.mu.Unlock()
-	if open {
-		c.writeReset(s.id, http2.ErrCodeCancel)
-	}
-	if drained {
-		c.close(errConnDrained)
-	}
-	return open
 }
 
 // forgetLocked drops stream id from the open streams.
