@@ -151,19 +151,19 @@ func (c *Client) send(ctx context.Context, cred Credentials, req sendRequest) er
 // sendBody posts a messages:send body with the app's credentials, once
 // more with a fresh access token when FCM refuses the cached one.
 func (c *Client) sendBody(ctx context.Context, ck credKey, body []byte) error {
-	acct, tok, err := c.accessToken(ctx, ck)
+	acct, auth, err := c.authorization(ctx, ck)
 	if err != nil {
 		return err
 	}
-	err = c.postTimed(ctx, acct, tok, body)
+	err = c.postTimed(ctx, acct, auth, body)
 	if unauthenticated(err) == nil {
 		return err
 	}
 	c.forget(ck.key, acct)
-	if acct, tok, err = c.accessToken(ctx, ck); err != nil {
+	if acct, auth, err = c.authorization(ctx, ck); err != nil {
 		return err
 	}
-	err = c.postTimed(ctx, acct, tok, body)
+	err = c.postTimed(ctx, acct, auth, body)
 	if se := unauthenticated(err); se != nil {
 		c.forget(ck.key, acct)
 		se.Message = "a fresh access token was refused: " + se.Message
@@ -176,29 +176,30 @@ func (c *Client) sendBody(ctx context.Context, ck credKey, body []byte) error {
 // the credentials are refused (herald.SendAuth) or the token endpoint is
 // unreachable (herald.SendRetry), instead of learning it once per send.
 func (c *Client) Authorize(ctx context.Context, cred Credentials) error {
-	_, _, err := c.accessToken(ctx, newCredKey(cred))
+	_, _, err := c.authorization(ctx, newCredKey(cred))
 	return err
 }
 
-// accessToken returns the app's account and a valid access token.
-func (c *Client) accessToken(ctx context.Context, ck credKey) (*account, string, error) {
+// authorization returns the app's account and a valid access token, as
+// the authorization header sends it ("Bearer " and the token).
+func (c *Client) authorization(ctx context.Context, ck credKey) (*account, string, error) {
 	acct, err := c.account(ctx, ck)
 	if err != nil {
 		return nil, "", &herald.SendError{Class: herald.SendAuth, Message: err.Error(), Err: err}
 	}
-	tok, err := acct.tokens.Token()
+	auth, err := acct.tokens.Authorization()
 	if err != nil {
 		return nil, "", tokenError(err)
 	}
-	return acct, tok.AccessToken, nil
+	return acct, auth, nil
 }
 
 // postTimed is post bounded by the client's timeout. The bound is a
 // deadline the connection watches, not a context of each request's own:
 // deriving one from the caller's, shared by a window of sends, cost each
 // send about 3 µs of registering with it and unregistering.
-func (c *Client) postTimed(ctx context.Context, acct *account, accessToken string, body []byte) error {
-	return c.post(ctx, time.Now().Add(c.timeout), acct.sendPath, accessToken, body)
+func (c *Client) postTimed(ctx context.Context, acct *account, authorization string, body []byte) error {
+	return c.post(ctx, time.Now().Add(c.timeout), acct.sendPath, authorization, body)
 }
 
 // forget drops a cached account, unless another send replaced it already.
@@ -236,11 +237,11 @@ type sendRequest struct {
 
 // post sends one messages:send request, ended at the deadline, and
 // classifies the answer.
-func (c *Client) post(ctx context.Context, deadline time.Time, path, accessToken string, body []byte) error {
+func (c *Client) post(ctx context.Context, deadline time.Time, path, authorization string, body []byte) error {
 	if c.sends == nil {
 		return &herald.SendError{Class: herald.SendRetry, Message: c.sendsErr.Error(), Err: c.sendsErr}
 	}
-	resp, err := c.sends.post(ctx, deadline, path, "Bearer "+accessToken, body)
+	resp, err := c.sends.post(ctx, deadline, path, authorization, body)
 	switch {
 	case resp.status >= 200 && resp.status < 300:
 		return nil // a body cut off after a success changes nothing

@@ -65,7 +65,7 @@ func notificationOf(n herald.Notification) Notification {
 // Authorize makes sure an access token for the app is at hand: Herald's
 // view of Client.Authorize. Errors are *herald.SendError.
 func (a *App) Authorize(ctx context.Context) error {
-	_, _, err := a.c.accessToken(ctx, a.ck)
+	_, _, err := a.c.authorization(ctx, a.ck)
 	return err
 }
 

@@ -28,6 +28,7 @@ type tokenCache struct {
 
 	mu        sync.Mutex
 	tok       *oauth2.Token
+	auth      string    // "Bearer " and tok's access token: each send's authorization
 	refreshAt time.Time // zero: the token does not expire
 }
 
@@ -37,24 +38,27 @@ func newTokenCache(src oauth2.TokenSource, now func() time.Time, margin time.Dur
 	return &tokenCache{fetch: oauth2.ReuseTokenSourceWithExpiry(nil, src, uncached), now: now, margin: margin}
 }
 
-// Token returns the cached token, or fetches one when there is none or
-// its refresh time has come. A failed fetch is not cached.
-func (t *tokenCache) Token() (*oauth2.Token, error) {
+// Authorization returns the cached token as a request's authorization
+// header value, or fetches one when there is none or its refresh time has
+// come. A failed fetch is not cached. The value is made once per token:
+// joined per send, a token of a kilobyte or more cost each send an
+// allocation and a copy of it.
+func (t *tokenCache) Authorization() (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
 	if t.tok != nil && (t.refreshAt.IsZero() || now.Before(t.refreshAt)) {
-		return t.tok, nil
+		return t.auth, nil
 	}
 	tok, err := t.fetch.Token()
 	if err != nil {
-		return nil, err
+		return "", err
 	}
-	t.tok, t.refreshAt = tok, time.Time{}
+	t.tok, t.auth, t.refreshAt = tok, "Bearer "+tok.AccessToken, time.Time{}
 	if life, expires := lifetime(tok, now); expires {
 		t.refreshAt = refreshTime(now, life, t.margin)
 	}
-	return tok, nil
+	return t.auth, nil
 }
 
 // lifetime is how long tok, fetched at now, is valid: the token endpoint's
