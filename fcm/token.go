@@ -41,8 +41,8 @@ func newTokenCache(src oauth2.TokenSource, now func() time.Time, margin time.Dur
 // Authorization returns the cached token as a request's authorization
 // header value, or fetches one when there is none or its refresh time has
 // come. A failed fetch is not cached. The value is made once per token:
-// joined per send, a token of a kilobyte or more cost each send an
-// allocation and a copy of it.
+// joined per send, it cost each send an allocation and a copy of the
+// token (Google's run to a few hundred bytes).
 func (t *tokenCache) Authorization() (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
