@@ -27,8 +27,7 @@ type tokenCache struct {
 	margin time.Duration
 
 	mu        sync.Mutex
-	tok       *oauth2.Token
-	auth      string    // "Bearer " and tok's access token: each send's authorization
+	auth      string    // "Bearer " and the access token; "" before the first fetch
 	refreshAt time.Time // zero: the token does not expire
 }
 
@@ -47,14 +46,14 @@ func (t *tokenCache) Authorization() (string, error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	now := t.now()
-	if t.tok != nil && (t.refreshAt.IsZero() || now.Before(t.refreshAt)) {
+	if t.auth != "" && (t.refreshAt.IsZero() || now.Before(t.refreshAt)) {
 		return t.auth, nil
 	}
 	tok, err := t.fetch.Token()
 	if err != nil {
 		return "", err
 	}
-	t.tok, t.auth, t.refreshAt = tok, "Bearer "+tok.AccessToken, time.Time{}
+	t.auth, t.refreshAt = "Bearer "+tok.AccessToken, time.Time{}
 	if life, expires := lifetime(tok, now); expires {
 		t.refreshAt = refreshTime(now, life, t.margin)
 	}
