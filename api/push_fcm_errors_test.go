@@ -5,10 +5,13 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/fcm/emulator"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // TestPushFCMErrors sends one push to users whose tokens draw each of FCM's
@@ -113,6 +116,39 @@ func TestPushFCMErrors(t *testing.T) {
 			t.Errorf("push: got counts %+v unreachable %v, want 1 token sent and unreg NO_TOKEN", q.Counts, q.UnreachableUsers)
 		}
 	})
+}
+
+// TestPushFCMTimeoutRetried: a send that FCM does not answer within the
+// request timeout is given up, its stream reset, and retried as a network
+// error is (DESIGN: a timeout is retried); the user gets the message once.
+func TestPushFCMTimeoutRetried(t *testing.T) {
+	t.Parallel()
+	release := make(chan struct{})
+	var held atomic.Bool
+	e := start(t, testenv.Options{FCMTimeout: 300 * time.Millisecond, Emulator: emulator.Options{
+		BeforeAnswer: func(token string) {
+			if token == "slow-1" && held.CompareAndSwap(false, true) {
+				<-release // the first send stays unanswered past the timeout
+			}
+		},
+	}})
+	t.Cleanup(func() { close(release) }) // before the node stops
+	a := e.NewApp(nil)
+	e.Device(a, "dev-slow", "slow-1", "android", "1.6.0", "slow")
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"slow"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatalf("push: got %v, want nil", err)
+	}
+	p := e.WaitFinal(res.PushID, 30*time.Second)
+	if c := p.Counts; p.Status != "done" || c.Sent != 1 || c.Failed != 0 || c.Unreachable != 0 {
+		t.Errorf("push: got %s with %+v, want done, sent 1", p.Status, c)
+	}
+	if !held.Load() {
+		t.Fatal("the first send was never held")
+	}
+	if got := e.SentTo(res.PushID); fmt.Sprint(got) != "map[slow-1:1]" {
+		t.Errorf("messages by token: got %v, want the retry's alone", got)
+	}
 }
 
 // TestPushAuthFailures: a THIRD_PARTY_AUTH_ERROR (the project's APNs or

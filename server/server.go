@@ -88,6 +88,9 @@ type Config struct {
 	// defaults when zero); only tests set them.
 	FanoutPage int
 	SendSlice  time.Duration
+	// FCMTimeout bounds each FCM request and token exchange (the fcm
+	// package's 10 s when zero); only tests set it.
+	FCMTimeout time.Duration
 	// DeliveryStore wraps the store delivery works on (its jobs and the
 	// schedule watch); only tests set it, to inject faults.
 	DeliveryStore func(delivery.Store) delivery.Store
@@ -176,7 +179,7 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 	s.Delivery = delivery.New(delivery.Config{
 		Observe:        m.Send,
 		Store:          ds,
-		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI}),
+		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, Timeout: cfg.FCMTimeout}),
 		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey:      s.MasterKey,
 		Logger:         s.log,

@@ -94,6 +94,8 @@ type Options struct {
 	FanoutPage    int
 	SendSlice     time.Duration
 	DeliveryStore func(delivery.Store) delivery.Store
+	// FCMTimeout bounds each FCM request (see server.Config).
+	FCMTimeout time.Duration
 }
 
 // Env is one running Herald: both listeners, its database and the FCM
@@ -201,7 +203,7 @@ func New(t testing.TB, opts ...Options) *Env {
 		RateLimit:           o.RateLimit, SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit,
 		AuthFailureRateLimit: o.AuthFailureRateLimit,
 		Now:                  o.Now, RiverNow: o.RiverNow, FanoutPage: o.FanoutPage, SendSlice: o.SendSlice,
-		DeliveryStore: o.DeliveryStore,
+		DeliveryStore: o.DeliveryStore, FCMTimeout: o.FCMTimeout,
 	}, publicLn, adminLn)
 	if err != nil {
 		t.Fatalf("testenv: start herald: %v", err)
