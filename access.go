@@ -2,6 +2,7 @@ package herald
 
 import (
 	"context"
+	"crypto/hmac"
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
@@ -44,10 +45,28 @@ type AccessRecord struct {
 	Status int
 	// Reason is the reason given for a download of personal data; "" for
 	// any other request.
-	Reason   string
+	Reason string
+	// Count is how many attempts an aggregated record stands for: the
+	// sign-ins refused by the throttle, or the bearer tokens refused, of
+	// one key (an address or a typed email) in one window of
+	// AttemptWindow starting at At. 0 on every other record, which stands
+	// for one request; it is then absent from the record's JSON.
+	Count    int
 	PrevHash string
 	Hash     string
+	// HMAC is hex HMAC-SHA256 of Hash under the AccessKey: a record
+	// written or changed by someone without the master key does not
+	// verify. "" on the records written before records were signed.
+	HMAC string
 }
+
+// Status of an intent record: a change is recorded before it is made, and
+// its record with the answer's status follows (DESIGN 11). An intent
+// without a record after it is a change whose outcome is unknown.
+const StatusIntent = 0
+
+// MaxRecordedEmail is how many bytes of a typed email a record keeps.
+const MaxRecordedEmail = 320
 
 // MaxAccessUserIDs is how many userIds an access record lists; userCount
 // counts all.
@@ -63,8 +82,10 @@ type wireRecord struct {
 	Actor     *string   `json:"actor"`
 	AppID     string    `json:"appId"`
 	At        time.Time `json:"at"`
+	Count     int       `json:"count,omitempty"`
 	Email     string    `json:"email"`
 	Hash      *string   `json:"hash,omitempty"`
+	HMAC      *string   `json:"hmac,omitempty"`
 	IP        string    `json:"ip"`
 	Method    string    `json:"method"`
 	PrevHash  string    `json:"prevHash"`
@@ -83,13 +104,15 @@ func (r AccessRecord) wire() wireRecord {
 	if ids == nil {
 		ids = []string{}
 	}
-	return wireRecord{Actor: r.Actor, AppID: r.AppID, At: r.At.UTC().Truncate(time.Millisecond), Email: r.Email,
+	return wireRecord{Actor: r.Actor, AppID: r.AppID, At: r.At.UTC().Truncate(time.Millisecond), Count: r.Count, Email: r.Email,
 		IP: r.IP, Method: r.Method, PrevHash: r.PrevHash, PushID: r.PushID, Reason: r.Reason, Route: r.Route,
 		Seq: r.Seq, Status: r.Status, UserCount: r.UserCount, UserIDs: ids}
 }
 
-// Canonical is the JSON the record's hash covers: every member but hash,
-// keys sorted, no spaces, as encoding/json writes a map.
+// Canonical is the JSON the record's hash covers: every member but hash
+// and hmac, keys sorted, no spaces, as encoding/json writes a map; count
+// only on an aggregated record, so the records written before it existed
+// keep their hashes.
 // It is written member by member, without reflection: a record's chain
 // hash is computed on every admin request.
 func (r AccessRecord) Canonical() []byte {
@@ -107,6 +130,9 @@ func (r AccessRecord) Canonical() []byte {
 		panic(err) // a year past 9999: no request is recorded then
 	}
 	b = append(append(b, `,"at":`...), at...)
+	if w.Count != 0 {
+		b = strconv.AppendInt(append(b, `,"count":`...), int64(w.Count), 10)
+	}
 	b = appendJSONString(append(b, `,"email":`...), w.Email)
 	b = appendJSONString(append(b, `,"ip":`...), w.IP)
 	b = appendJSONString(append(b, `,"method":`...), w.Method)
@@ -152,15 +178,17 @@ func ChainHash(prev string, canonical []byte) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// Chain links r after the record whose hash is prev, as record seq: it
-// sets Seq, PrevHash and Hash, and keeps At to the millisecond.
-func (r *AccessRecord) Chain(seq int64, prev string) {
+// Chain links r after the record whose hash is prev, as record seq, signed
+// with key: it sets Seq, PrevHash, Hash and HMAC, and keeps At to the
+// millisecond.
+func (r *AccessRecord) Chain(seq int64, prev string, key AccessKey) {
 	r.Seq, r.PrevHash = seq, prev
 	r.At = r.At.UTC().Truncate(time.Millisecond)
 	if r.UserIDs == nil {
 		r.UserIDs = []string{}
 	}
 	r.Hash = ChainHash(prev, r.Canonical())
+	r.HMAC = key.Sign(r.Hash)
 }
 
 // Intact reports whether r's hash is the hash of its members.
@@ -169,10 +197,10 @@ func (r AccessRecord) Intact() bool {
 }
 
 // MarshalJSON writes the record as the admin API shows it: the canonical
-// members and hash.
+// members, hash and hmac.
 func (r AccessRecord) MarshalJSON() ([]byte, error) {
 	w := r.wire()
-	w.Hash = &r.Hash
+	w.Hash, w.HMAC = &r.Hash, &r.HMAC
 	return json.Marshal(w)
 }
 
@@ -192,8 +220,10 @@ func (r *AccessRecord) UnmarshalJSON(b []byte) error {
 		PushID    string    `json:"pushId"`
 		Status    int       `json:"status"`
 		Reason    string    `json:"reason"`
+		Count     int       `json:"count"`
 		PrevHash  string    `json:"prevHash"`
 		Hash      string    `json:"hash"`
+		HMAC      string    `json:"hmac"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -223,25 +253,69 @@ const (
 
 // AccessVerdict is what walking the chain found: OK when every record's
 // hash holds and links to the one before, from the chain's anchor to its
-// head; Records counts those walked; FirstBroken is the seq of the first
-// record that does not hold (or, when records are missing at the chain's
-// end, the seq of the first missing), nil when OK.
+// head, every signed record's hmac holds and no unsigned record follows a
+// signed one, and (when a head was given) the chain still holds that
+// head; Records counts those walked, Unsigned those from before records
+// were signed; FirstBroken is the seq of the first record that does not
+// hold (or, when records are missing at the chain's end, the seq of the
+// first missing), nil when OK.
 type AccessVerdict struct {
 	OK          bool   `json:"ok"`
 	Records     int64  `json:"records"`
+	Unsigned    int64  `json:"unsigned"`
 	FirstBroken *int64 `json:"firstBroken"`
+}
+
+// AccessKey signs the access records' chain: each record's HMAC is
+// HMAC-SHA256 of its hash under it. MasterKey.AccessKey derives it.
+type AccessKey []byte
+
+// Sign returns hex HMAC-SHA256 of hash under k.
+func (k AccessKey) Sign(hash string) string {
+	mac := hmac.New(sha256.New, k)
+	mac.Write([]byte(hash))
+	return hex.EncodeToString(mac.Sum(nil))
+}
+
+// Signs reports whether sig is k's signature of hash, in constant time.
+func (k AccessKey) Signs(hash, sig string) bool {
+	return hmac.Equal([]byte(k.Sign(hash)), []byte(sig))
+}
+
+// AccessHead is the chain's last record as an operator keeps it outside
+// the database (herald audit head): a later verify given it proves that
+// no record up to it was cut or changed since. HMAC is the record's, so
+// only the master key's holder can make a head.
+type AccessHead struct {
+	Seq  int64     `json:"seq"`
+	Hash string    `json:"hash"`
+	HMAC string    `json:"hmac"`
+	At   time.Time `json:"at"`
+}
+
+// ParseAccessHead reads a head as herald audit head prints it;
+// ErrInvalidRequest naming what is wrong.
+func ParseAccessHead(b []byte) (AccessHead, error) {
+	var h AccessHead
+	if err := json.Unmarshal(b, &h); err != nil {
+		return h, Invalid(Detail{Field: "head", Reason: "must be the JSON herald audit head prints"})
+	}
+	if h.Seq < 1 || len(h.Hash) != 64 || len(h.HMAC) != 64 {
+		return h, Invalid(Detail{Field: "head", Reason: "must have a seq of at least 1, and a hash and an hmac of 64 hex digits"})
+	}
+	return h, nil
 }
 
 // AccessStore keeps the access records' chain. Nothing changes a record
 // once appended; only PruneAccessRecords removes the oldest.
 type AccessStore interface {
 	// AppendAccessRecords appends recs to the chain in one transaction,
-	// in order, each linked to the chain's head at that moment (see
-	// AccessRecord.Chain): their Seq, PrevHash and Hash are set then and
-	// returned. The transaction may share its commit with other requests'
+	// in order, each linked to the chain's head at that moment and signed
+	// with key (see AccessRecord.Chain): their Seq, PrevHash, Hash and
+	// HMAC are set then and returned. The transaction may share its commit with other requests'
 	// (group commit); it returns once its records are durable. On several
 	// nodes the head is locked per append, so they keep one chain.
-	AppendAccessRecords(ctx context.Context, recs []AccessRecord) ([]AccessRecord, error)
+	AppendAccessRecords(ctx context.Context, key AccessKey, recs []AccessRecord) ([]AccessRecord, error)
 	// AccessRecords returns a page of the records f selects and the cursor
 	// of the next ("" at the end). ErrInvalidRequest for a malformed
 	// cursor or a limit outside 1..MaxAccessLimit.
@@ -250,8 +324,19 @@ type AccessStore interface {
 	// ignored), in seq order, reading as it goes; fn's error stops it and
 	// is returned.
 	EachAccessRecord(ctx context.Context, f AccessFilter, fn func(AccessRecord) error) error
-	// VerifyAccessRecords walks the whole chain.
-	VerifyAccessRecords(ctx context.Context) (AccessVerdict, error)
+	// VerifyAccessRecords walks the whole chain, checking each record's
+	// hmac under key; with head, also that the chain still holds it (the
+	// record of head.Seq has head.Hash). ErrInvalidRequest when head's
+	// hmac is not key's, or when head.Seq was pruned.
+	VerifyAccessRecords(ctx context.Context, key AccessKey, head *AccessHead) (AccessVerdict, error)
+	// AccessHead returns the chain's last record as a head; ErrNotFound
+	// when the chain has no record.
+	AccessHead(ctx context.Context) (AccessHead, error)
+	// RecordAttempts appends the aggregated records of the attempt windows
+	// ended by now (AttemptStore): one record per key and window with the
+	// count of its refused attempts, then forgets them; it returns how
+	// many it appended.
+	RecordAttempts(ctx context.Context, key AccessKey, now time.Time) (int, error)
 	// PruneAccessRecords removes, from the chain's start, at most limit
 	// records answered before before, and returns how many it removed.
 	// The first record kept has its PrevHash kept as the chain's anchor,

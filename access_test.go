@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unicode/utf8"
 )
 
 // TestAccessRecordCanonical holds the canonical JSON to DESIGN 11: every
@@ -17,7 +18,7 @@ func TestAccessRecordCanonical(t *testing.T) {
 	r := AccessRecord{At: time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.FixedZone("KST", 9*3600)), Actor: &op,
 		Email: "a@example.com", IP: "10.0.0.1", Method: "GET", Route: "GET /admin/v1/apps/{appId}/users/{userId}",
 		AppID: "app_1", UserIDs: []string{"u<1>"}, UserCount: 1, Status: 200}
-	r.Chain(7, GenesisHash)
+	r.Chain(7, GenesisHash, testAccessKey)
 	want := `{"actor":"op_1","appId":"app_1","at":"2026-01-01T18:04:05.006Z","email":"a@example.com","ip":"10.0.0.1",` +
 		`"method":"GET","prevHash":"` + GenesisHash + `","pushId":"","reason":"","route":"GET /admin/v1/apps/{appId}/users/{userId}",` +
 		`"seq":7,"status":200,"userCount":1,"userIds":["u\u003c1\u003e"]}`
@@ -37,6 +38,7 @@ func TestAccessRecordCanonical(t *testing.T) {
 		t.Fatal(err)
 	}
 	delete(m, "hash")
+	delete(m, "hmac")
 	if asMap, _ := json.Marshal(m); string(asMap) != string(r.Canonical()) {
 		t.Errorf("canonical differs from encoding/json's map of the members:\n got %s\nwant %s", r.Canonical(), asMap)
 	}
@@ -44,14 +46,53 @@ func TestAccessRecordCanonical(t *testing.T) {
 	if err := json.Unmarshal(b, &back); err != nil || back.Hash != r.Hash || !back.Intact() {
 		t.Errorf("read back from %s: intact %t, %v", b, back.Intact(), err)
 	}
+	if !testAccessKey.Signs(back.Hash, back.HMAC) || AccessKey("another key").Signs(back.Hash, back.HMAC) {
+		t.Errorf("hmac %q: not the key's signature of the hash, or another key's too", back.HMAC)
+	}
 	back.Status = 204
 	if back.Intact() {
 		t.Error("a record changed after it was chained still holds")
 	}
 	var none AccessRecord
-	none.Chain(1, GenesisHash)
+	none.Chain(1, GenesisHash, testAccessKey)
 	if c := string(none.Canonical()); !json.Valid([]byte(c)) || !strings.Contains(c, `"actor":null`) || !strings.Contains(c, `"userIds":[]`) {
 		t.Errorf("a record without actor or users: %s", c)
+	}
+}
+
+var testAccessKey = AccessKey("test access key")
+
+// TestAccessRecordCount: an aggregated record's count is a canonical
+// member, which a record standing for one request does not have.
+func TestAccessRecordCount(t *testing.T) {
+	r := AttemptRecord(EmailKey("  Kim@Example.COM "), time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), 180)
+	r.Chain(3, GenesisHash, testAccessKey)
+	want := `{"actor":null,"appId":"","at":"2026-01-02T03:00:00Z","count":180,"email":"kim@example.com","ip":"",` +
+		`"method":"POST","prevHash":"` + GenesisHash + `","pushId":"","reason":"","route":"POST /login",` +
+		`"seq":3,"status":429,"userCount":0,"userIds":[]}`
+	if got := string(r.Canonical()); got != want {
+		t.Errorf("canonical:\n got %s\nwant %s", got, want)
+	}
+	b, _ := json.Marshal(r)
+	var back AccessRecord
+	if err := json.Unmarshal(b, &back); err != nil || back.Count != 180 || !back.Intact() {
+		t.Errorf("read back from %s: count %d, intact %t, %v", b, back.Count, back.Intact(), err)
+	}
+}
+
+// TestRecordedEmail: a typed email is kept to 320 bytes, cut between
+// characters.
+func TestRecordedEmail(t *testing.T) {
+	long := strings.Repeat("가", 200) // 600 bytes
+	got := RecordedEmail(long)
+	if len(got) > MaxRecordedEmail || len(got) < MaxRecordedEmail-3 || !utf8.ValidString(got) {
+		t.Errorf("RecordedEmail of 600 bytes: %d bytes, valid %t", len(got), utf8.ValidString(got))
+	}
+	if k := EmailKey(strings.Repeat("A", 5000)); len(k) != len(emailPrefix)+MaxRecordedEmail || k != emailPrefix+strings.Repeat("a", MaxRecordedEmail) {
+		t.Errorf("EmailKey of 5,000 bytes: %d bytes", len(k))
+	}
+	if EmailKey("\u212Aate@example.com") == EmailKey("kate@example.com") {
+		t.Error("the Kelvin sign folds to k: emails must compare ASCII-lowercased only")
 	}
 }
 
@@ -65,7 +106,7 @@ func FuzzAccessRecordCanonical(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s, route string, ms int64, status int) {
 		actor := s + "!"
 		r := AccessRecord{At: time.UnixMilli(ms % 253_402_300_799_000), Actor: &actor, Email: s, IP: s, Method: s, Route: route,
-			AppID: s, PushID: route, Reason: s, UserIDs: []string{s, route}, UserCount: status * 2, Status: status, Seq: ms}
+			AppID: s, PushID: route, Reason: s, UserIDs: []string{s, route}, UserCount: status * 2, Status: status, Seq: ms, Count: status % 1000}
 		for _, rec := range []AccessRecord{r, {Email: s, At: r.At}} {
 			want, err := json.Marshal(rec.wire())
 			if err != nil {

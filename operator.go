@@ -277,18 +277,6 @@ type SessionStore interface {
 	DeleteSession(ctx context.Context, id string) error
 }
 
-// SignInStore counts failed sign-ins in the database, so every node shares
-// them (DESIGN 11).
-type SignInStore interface {
-	// SignInFailed records a failed sign-in under each key (the client's
-	// address, the typed email) at at, and forgets failures older than
-	// forget.
-	SignInFailed(ctx context.Context, keys []string, at, forget time.Time) error
-	// SignInFailures counts a key's failures since since, with the oldest
-	// of them (zero when none).
-	SignInFailures(ctx context.Context, key string, since time.Time) (n int, oldest time.Time, err error)
-}
-
 // A dashboard session ends SessionIdle after it was last seen and
 // SessionLifetime after it began (DESIGN 11).
 const (

@@ -17,11 +17,16 @@ import (
 type MasterKey struct {
 	aead  cipher.AEAD
 	check []byte
+	chain AccessKey
 }
 
 // checkLabel is the fixed text whose HMAC under the key is the key's check
 // value. Changing it would make every stored check value mismatch.
 const checkLabel = "herald master key check v1"
+
+// chainLabel is the fixed text whose HMAC under the master key is the
+// key that signs the access records' chain (AccessKey).
+const chainLabel = "herald access-record chain v1"
 
 // ParseMasterKey reads a master key given as standard base64 of 32 bytes.
 func ParseMasterKey(b64 string) (*MasterKey, error) {
@@ -37,15 +42,26 @@ func ParseMasterKey(b64 string) (*MasterKey, error) {
 	if err != nil {
 		return nil, err
 	}
+	return &MasterKey{aead: aead, check: derive(raw, checkLabel), chain: derive(raw, chainLabel)}, nil
+}
+
+// derive is HMAC-SHA256 of label under raw: a key of its own for each use
+// of the master key.
+func derive(raw []byte, label string) []byte {
 	mac := hmac.New(sha256.New, raw)
-	mac.Write([]byte(checkLabel))
-	return &MasterKey{aead: aead, check: mac.Sum(nil)}, nil
+	mac.Write([]byte(label))
+	return mac.Sum(nil)
 }
 
 // Check returns the key's check value: HMAC-SHA256 of a fixed label under
 // the key. It tells keys apart without revealing them, so a store may keep
 // it in the clear.
 func (k *MasterKey) Check() []byte { return append([]byte(nil), k.check...) }
+
+// AccessKey returns the key that signs the access records' chain, derived
+// from the master key: whoever can write the database but lacks the master
+// key cannot sign a record.
+func (k *MasterKey) AccessKey() AccessKey { return k.chain }
 
 // NewMasterKeyText returns a fresh random master key in its base64 form.
 func NewMasterKeyText() string {

@@ -17,14 +17,23 @@ import (
 	"github.com/heraldpush/herald/web"
 )
 
-// recordTimeout bounds the write of a record. It runs outside the
-// request's cancellation: a client that went away after a change was
-// made must not take the record of the change with it.
-const recordTimeout = 5 * time.Second
+// recordGrace is how long past the request's deadline the write of its
+// record may take. The write runs outside the request's cancellation (a
+// client that went away after a change was made must not take the record
+// of the change with it) but not outside its deadline, so that an outage
+// is answered 503 within DESIGN 4's 10 seconds on the admin listener as on
+// the others.
+const recordGrace = time.Second
+
+// recordTimeout bounds the write of a record made without a deadline.
+const recordTimeout = web.RequestDeadline + recordGrace
 
 // recorded writes the access record of each request h answers that was
 // authenticated (withOperator put its operator in the note) or was a
-// sign-in attempt (the handler called signIn), DESIGN 11. The answer is
+// sign-in attempt (the handler called signIn), DESIGN 11. A request that
+// may change something has its intent recorded before the handler acts
+// (admit calls the note's intend): a change never exists without a record,
+// even when the record of its answer cannot be written. The answer is
 // held back until the record is durable: h writes into a buffer, the
 // record is appended (a batched transaction, so concurrent requests share
 // its commit), and only then does the answer go out; an answer whose
@@ -38,6 +47,12 @@ func (s *server) recorded(h http.HandlerFunc, failed func(http.ResponseWriter, *
 	return func(w http.ResponseWriter, r *http.Request) {
 		r, n := withAccessNote(r)
 		b := &heldWriter{w: w, header: http.Header{}}
+		n.intent = func() error {
+			if rec, ok := n.record(r, herald.StatusIntent, s.Now(), s.TrustProxy); ok {
+				return s.appendRecord(r.Context(), rec)
+			}
+			return nil
+		}
 		n.flush = func(status int) error {
 			if rec, ok := n.record(r, status, s.Now(), s.TrustProxy); ok {
 				if err := s.appendRecord(r.Context(), rec); err != nil {
@@ -59,11 +74,16 @@ func (s *server) recorded(h http.HandlerFunc, failed func(http.ResponseWriter, *
 }
 
 // appendRecord appends one record; its transaction shares a commit with
-// those of other requests queued meanwhile (sqlstore's group commit).
+// those of other requests queued meanwhile (sqlstore's group commit). It
+// keeps the request's deadline (and recordGrace), not its cancellation.
 func (s *server) appendRecord(ctx context.Context, rec herald.AccessRecord) error {
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), recordTimeout)
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = s.Now().Add(recordTimeout)
+	}
+	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(recordGrace))
 	defer cancel()
-	_, err := s.Store.AppendAccessRecords(ctx, []herald.AccessRecord{rec})
+	_, err := s.Store.AppendAccessRecords(ctx, s.MasterKey.AccessKey(), []herald.AccessRecord{rec})
 	return err
 }
 
@@ -141,7 +161,7 @@ func (n *accessNote) record(r *http.Request, status int, now time.Time, trustPro
 	var who *herald.Operator
 	switch {
 	case n.signedIn:
-		rec.Email = n.email
+		rec.Email = herald.RecordedEmail(n.email)
 		if n.operator.ID != "" {
 			who = &n.operator
 		}
@@ -226,6 +246,10 @@ func (s *server) listAccessRecords(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, herald.Invalid(d...))
 		return
 	}
+	if err := s.recordAttempts(r.Context()); err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	if !jsonl {
 		recs, next, err := s.Store.AccessRecords(r.Context(), f)
 		if err != nil {
@@ -275,12 +299,45 @@ func (s *server) streamAccessRecords(w http.ResponseWriter, r *http.Request, f h
 	}
 }
 
-// verifyAccessRecords is GET /admin/v1/access-records/verify.
+// verifyAccessRecords is GET /admin/v1/access-records/verify, with head
+// (a head herald audit head printed) proving the chain still holds it.
 func (s *server) verifyAccessRecords(w http.ResponseWriter, r *http.Request) {
-	v, err := s.Store.VerifyAccessRecords(r.Context())
+	v, err := s.verify(r.Context(), r.URL.Query().Get("head"))
 	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
 	web.JSON(w, http.StatusOK, v)
+}
+
+// verify walks the chain, after appending the records of ended attempt
+// windows; head, when not "", is a head's JSON the chain must still hold.
+func (s *server) verify(ctx context.Context, head string) (herald.AccessVerdict, error) {
+	var given *herald.AccessHead
+	if head != "" {
+		h, err := herald.ParseAccessHead([]byte(head))
+		if err != nil {
+			return herald.AccessVerdict{}, err
+		}
+		given = &h
+	}
+	if err := s.recordAttempts(ctx); err != nil {
+		return herald.AccessVerdict{}, err
+	}
+	return s.Store.VerifyAccessRecords(ctx, s.MasterKey.AccessKey(), given)
+}
+
+// accessHead is GET /admin/v1/access-records/head: the chain's signed
+// head, to keep outside the database.
+func (s *server) accessHead(w http.ResponseWriter, r *http.Request) {
+	if err := s.recordAttempts(r.Context()); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	h, err := s.Store.AccessHead(r.Context())
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, h)
 }

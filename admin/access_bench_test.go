@@ -30,7 +30,7 @@ import (
 // as it was before the records, for the benchmark's comparison.
 type unrecorded struct{ handler.Store }
 
-func (unrecorded) AppendAccessRecords(_ context.Context, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (unrecorded) AppendAccessRecords(_ context.Context, _ herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
 	return recs, nil
 }
 

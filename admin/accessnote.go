@@ -30,6 +30,8 @@ type accessNote struct {
 	// flush writes the record with the status given and lets the answer
 	// out (the middleware's, see recorded).
 	flush func(status int) error
+	// intent writes the request's intent record (see intend).
+	intent func() error
 }
 
 // maxNotedUsers is how many userIds a record lists; userCount counts all.
@@ -108,6 +110,16 @@ func (n *accessNote) authenticated(o herald.Operator) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.actor = &o
+}
+
+// intend records, before a request that may change something acts, that
+// it is about to: the intent record (status herald.StatusIntent), durable
+// before the change is made. Without a note it does nothing.
+func (n *accessNote) intend() error {
+	if n == nil || n.intent == nil {
+		return nil
+	}
+	return n.intent()
 }
 
 // recordNow writes the record before the answer is complete, with the

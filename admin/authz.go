@@ -5,8 +5,11 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/web"
@@ -112,7 +115,22 @@ func (s *server) admit(r *http.Request, o herald.Operator, n need) (*http.Reques
 	if !n.allows(o) {
 		return r, n.refusal()
 	}
+	if mutates(r) {
+		if err := noteOf(r.Context()).intend(); err != nil {
+			return r, herald.Unavailable(err)
+		}
+	}
 	return r, nil
+}
+
+// mutates reports whether r may change something: any method but GET,
+// HEAD and OPTIONS. Its intent is recorded before its handler runs.
+func mutates(r *http.Request) bool {
+	switch r.Method {
+	case http.MethodGet, http.MethodHead, http.MethodOptions:
+		return false
+	}
+	return true
 }
 
 type pushKey struct{}
@@ -145,13 +163,36 @@ func (s *server) authenticate(r *http.Request) (herald.Operator, error) {
 		return herald.Owner(), nil
 	}
 	if !strings.HasPrefix(token, operatorTokenPrefix) {
-		return herald.Operator{}, unauthorized(header, ok)
+		return herald.Operator{}, errTokenRefused
 	}
 	o, err := s.Store.OperatorByToken(r.Context(), herald.TokenHash(token))
 	if errors.Is(err, herald.ErrNotFound) {
-		return o, unauthorized(header, ok)
+		return o, errTokenRefused
 	}
 	return o, err
+}
+
+// errTokenRefused is authenticate's answer to a bearer token that is not
+// the owner's nor any operator's: a guess, counted by refuseBearer.
+var errTokenRefused = fmt.Errorf("%w: bearer token refused", herald.ErrUnauthorized)
+
+// refuseBearer counts a refused bearer token under the client's address
+// and returns its answer: 401, or 429 with Retry-After once the address
+// has had herald.AttemptLimit refused in its window. Every refusal is
+// left to the window's one aggregated record; a valid token is never
+// refused, whatever its address's count (it cannot be guessed).
+func (s *server) refuseBearer(w http.ResponseWriter, r *http.Request) error {
+	a, err := s.Store.CountAttempt(r.Context(), []string{herald.BearerKey(clientAddr(r, s.TrustProxy))}, 0, s.Now())
+	switch {
+	case err != nil:
+		return err
+	case a.Refused():
+		w.Header().Set("Retry-After", strconv.Itoa(max(int(a.Wait.Round(time.Second).Seconds()), 1)))
+		s.recordAttemptsDue(r.Context())
+		return herald.ErrTooManyRequests
+	}
+	s.recordAttemptsDue(r.Context())
+	return unauthorized(r.Header.Get("Authorization"), true)
 }
 
 // authorized lets through an admin API request whose sender may call a
@@ -160,6 +201,9 @@ func (s *server) authenticate(r *http.Request) (herald.Operator, error) {
 func (s *server) authorized(n need, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		o, err := s.authenticate(r)
+		if errors.Is(err, errTokenRefused) {
+			err = s.refuseBearer(w, r)
+		}
 		if err == nil {
 			r, err = s.admit(withOperator(r, o), o, n)
 		}

@@ -62,7 +62,7 @@ func (d *dashboard) accessPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("verify") != "" {
-		verdict, err := d.Store.VerifyAccessRecords(r.Context())
+		verdict, err := d.verify(r.Context(), "")
 		if err != nil {
 			d.failOn(w, r, err, "access", v)
 			return

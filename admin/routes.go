@@ -18,6 +18,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -35,9 +36,9 @@ type Store interface {
 	// session works on all of them and signing out ends it everywhere.
 	herald.SessionStore
 	// OperatorStore keeps named operators, their secrets and API tokens;
-	// SignInStore counts failed sign-ins on every node's behalf.
+	// AttemptStore counts attempts at credentials on every node's behalf.
 	herald.OperatorStore
-	herald.SignInStore
+	herald.AttemptStore
 	// AccessStore keeps the access records (DESIGN 11).
 	herald.AccessStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
@@ -104,6 +105,9 @@ type Config struct {
 
 type server struct {
 	Config
+	// attemptsAt is when this node last appended the records of ended
+	// attempt windows (Unix milliseconds; see recordAttemptsDue).
+	attemptsAt atomic.Int64
 }
 
 // route is one entry of a route table: its pattern, what it needs of the
@@ -161,6 +165,7 @@ func (s *server) routes() []route {
 		{"POST /admin/v1/me/totp/confirm", needAccount, s.postMyTOTPConfirm},
 		{"GET /admin/v1/access-records", needEveryApp, s.listAccessRecords},
 		{"GET /admin/v1/access-records/verify", needEveryApp, s.verifyAccessRecords},
+		{"GET /admin/v1/access-records/head", needEveryApp, s.accessHead},
 	}
 }
 

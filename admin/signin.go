@@ -6,9 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"net/http"
-	"strconv"
 	"strings"
-	"time"
 
 	"github.com/pquerna/otp"
 	"github.com/pquerna/otp/hotp"
@@ -65,35 +63,42 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 // ownerLogin checks the pasted admin token in constant time, like the
 // bearer check of the JSON API, and starts the owner's session.
 func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
-	key, note := ownerKey(clientAddr(r, d.TrustProxy)), noteOf(r.Context())
-	if wait, err := d.throttled(r.Context(), key); err != nil || wait > 0 {
-		note.signIn("", herald.Operator{})
-		d.refuseThrottled(w, r, wait, err, d.loginView(""))
+	note, v := noteOf(r.Context()), d.loginView("")
+	a, ok := d.admitAttempt(w, r, "login", v, herald.OwnerKey(clientAddr(r, d.TrustProxy)))
+	if !ok {
 		return
 	}
+	note.signIn("", herald.Operator{})
 	got := sha256.Sum256([]byte(strings.TrimSpace(r.PostFormValue("token"))))
 	want := sha256.Sum256([]byte(d.Token))
 	if d.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		d.failed(r.Context(), key)
-		note.signIn("", herald.Operator{})
 		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", clientAddr(r, d.TrustProxy))
-		v := d.loginView("")
 		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That is not the admin token."}
 		d.render(w, r, http.StatusUnauthorized, "login", v)
 		return
 	}
+	d.forgive(r.Context(), a)
 	note.signIn("", herald.Owner())
 	d.signedInAs(w, r, herald.Owner())
 }
 
-// refuseThrottled answers a sign-in refused by the throttle, or one whose
-// failures could not be counted (err).
-func (d *dashboard) refuseThrottled(w http.ResponseWriter, r *http.Request, wait time.Duration, err error, v view) {
-	if err != nil {
-		d.failOn(w, r, err, "login", v)
-		return
+// admitAttempt counts a sign-in attempt under keys before it is judged:
+// ok when it may be judged; otherwise it has answered 429 with
+// Retry-After on page v (the attempt left to the window's aggregated
+// record), or the error that kept the attempt from being counted.
+func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page string, v view, keys ...string) (herald.Attempt, bool) {
+	a, err := d.countSignIn(r.Context(), keys...)
+	switch {
+	case err != nil:
+		d.failOn(w, r, err, page, v)
+		return a, false
+	case a.Refused():
+		// Not noted as a sign-in: the window's aggregated record counts it.
+		d.recordAttemptsDue(r.Context())
+		d.tooMany(w, r, a.Wait, page, v)
+		return a, false
 	}
-	d.tooMany(w, r, wait, "login", v)
+	return a, true
 }
 
 // passwordLogin checks an operator's email and password. A wrong password,
@@ -101,26 +106,24 @@ func (d *dashboard) refuseThrottled(w http.ResponseWriter, r *http.Request, wait
 // are answered alike, after as long a hash.
 func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
-	keys := []string{addrKey(clientAddr(r, d.TrustProxy)), emailKey(email)}
 	note, v := noteOf(r.Context()), d.loginView(email)
-	if wait, err := d.throttled(r.Context(), keys...); err != nil || wait > 0 {
-		note.signIn(email, herald.Operator{})
-		d.refuseThrottled(w, r, wait, err, v)
+	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.EmailKey(email))
+	if !ok {
 		return
 	}
+	note.signIn(email, herald.Operator{})
 	op, ok, err := d.checkPassword(r.Context(), email, password)
 	if err != nil {
 		d.failOn(w, r, err, "login", v)
 		return
 	}
 	if !ok {
-		d.failed(r.Context(), keys...)
-		note.signIn(email, herald.Operator{})
 		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", clientAddr(r, d.TrustProxy))
 		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "Wrong email or password."}
 		d.render(w, r, http.StatusUnauthorized, "login", v)
 		return
 	}
+	d.forgive(r.Context(), a)
 	note.signIn(email, op)
 	if op.TOTP {
 		if err := d.startSession(w, r, op, true); err != nil {
@@ -195,8 +198,9 @@ func (d *dashboard) totpPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, withSession(r, sess), http.StatusOK, "totp", view{Title: "Sign in: code"})
 }
 
-// totpLogin checks the code; a wrong one counts as a failed sign-in, under
-// the address and the operator's email.
+// totpLogin checks the code and spends its step with the session's wait
+// (UseTOTPStep), so a code signs in one session; a wrong or used code
+// counts as a failed sign-in, under the address and the operator's email.
 func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 	sess, ok := d.awaitingTOTP(r)
 	if !ok {
@@ -212,37 +216,26 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 	if !d.formFromSession(w, r, sess) {
 		return
 	}
-	keys, note := []string{addrKey(clientAddr(r, d.TrustProxy)), emailKey(sess.op.Email)}, noteOf(r.Context())
-	if wait, err := d.throttled(r.Context(), keys...); err != nil || wait > 0 {
-		note.signIn(sess.op.Email, herald.Operator{})
-		if err != nil {
-			d.failOn(w, r, err, "totp", v)
-			return
-		}
-		d.tooMany(w, r, wait, "totp", v)
+	note := noteOf(r.Context())
+	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.EmailKey(sess.op.Email))
+	if !ok {
 		return
 	}
+	note.signIn(sess.op.Email, herald.Operator{})
 	step, ok, err := d.checkTOTP(r.Context(), sess.op.ID, r.PostFormValue("code"), false)
 	if err == nil && ok {
-		var used bool
-		used, err = d.codeUsed(r.Context(), sess.op.ID, step)
-		ok = !used
+		ok, err = d.Store.UseTOTPStep(r.Context(), sess.id, sess.op.ID, step, d.Now())
 	}
 	if err != nil {
 		d.failOn(w, r, err, "totp", v)
 		return
 	}
 	if !ok {
-		d.failed(r.Context(), keys...)
-		note.signIn(sess.op.Email, herald.Operator{})
 		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That code is not right, or was used already. Enter the next code your authenticator app shows."}
 		d.render(w, r, http.StatusUnauthorized, "totp", v)
 		return
 	}
-	if err := d.sessions.TouchSession(r.Context(), sess.id, d.Now(), true); err != nil {
-		d.failOn(w, r, err, "totp", v)
-		return
-	}
+	d.forgive(r.Context(), a)
 	note.signIn(sess.op.Email, sess.op)
 	http.Redirect(w, r, d.landing(sess.op), http.StatusSeeOther)
 }
@@ -282,18 +275,4 @@ func (s *server) checkTOTP(ctx context.Context, operatorID, code string, pending
 		}
 	}
 	return 0, false, nil
-}
-
-// codeUsed reports whether the operator signed in with the code of step
-// already, and if not, records that it now has: RFC 6238 (5.2) accepts a
-// code once. The record is kept with the failed sign-ins, under a key of
-// its own, as long as they are (longer than a code lives), so every node
-// sees it.
-func (d *dashboard) codeUsed(ctx context.Context, operatorID string, step uint64) (bool, error) {
-	key, now := "totp-used:"+operatorID+":"+strconv.FormatUint(step, 10), d.Now()
-	n, _, err := d.Store.SignInFailures(ctx, key, now.Add(-signInWindow))
-	if err != nil || n > 0 {
-		return n > 0, err
-	}
-	return false, d.Store.SignInFailed(ctx, []string{key}, now, now.Add(-signInWindow))
 }

@@ -13,56 +13,53 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-// Failed sign-ins are counted in the database, so every node shares them
-// (DESIGN 11): under the client's address and under the email typed (known
-// or not), and for the owner's token under the address alone. A key that
-// failed signInLimit times within signInWindow is refused until its
-// oldest failure leaves the window, the right password or token too, so
-// guessing gains nothing from going on. The owner's token is counted apart
-// from passwords: a stranger who makes an address or an email wait does
-// not lock the owner out.
-const (
-	signInLimit  = 20
-	signInWindow = 15 * time.Minute
-	// maxTypedEmail bounds a typed email as a key: longer is no address.
-	maxTypedEmail = 320
-)
+// Attempts at a credential are counted in the database before they are
+// judged (herald.AttemptStore), so every node shares the count and a burst
+// gets no more than the limit judged: a sign-in under the client's
+// address and the email typed (known or not), the owner's token pasted on
+// the sign-in page under the address alone, a refused bearer token of the
+// admin API under its address. An attempt that succeeds is forgiven.
+// Refused attempts (and every refused bearer token) leave no record each:
+// their count becomes one record per key and window (recordAttempts).
 
-// Keys of the failure counts.
-func addrKey(addr string) string  { return "addr:" + addr }
-func ownerKey(addr string) string { return "owner:" + addr }
-func emailKey(email string) string {
-	email = strings.ToLower(strings.TrimSpace(email))
-	if len(email) > maxTypedEmail {
-		email = email[:maxTypedEmail]
-	}
-	return "email:" + email
+// countSignIn counts a sign-in attempt under keys; free is
+// herald.AttemptLimit, as a sign-in's own record covers each attempt that
+// is judged.
+func (s *server) countSignIn(ctx context.Context, keys ...string) (herald.Attempt, error) {
+	return s.Store.CountAttempt(ctx, keys, herald.AttemptLimit, s.Now())
 }
 
-// throttled returns how long until every key may try again: 0 when all
-// may now.
-func (d *dashboard) throttled(ctx context.Context, keys ...string) (time.Duration, error) {
-	now := d.Now()
-	var wait time.Duration
-	for _, k := range keys {
-		n, oldest, err := d.Store.SignInFailures(ctx, k, now.Add(-signInWindow))
-		if err != nil {
-			return 0, err
-		}
-		if n >= signInLimit {
-			wait = max(wait, oldest.Add(signInWindow).Sub(now))
-		}
+// forgive takes back an attempt that succeeded. A failure to is logged:
+// the attempt then counts as a failure, which only the limit notices.
+func (s *server) forgive(ctx context.Context, a herald.Attempt) {
+	if err := s.Store.Forgive(ctx, a); err != nil {
+		s.Logger.ErrorContext(ctx, "forgive a sign-in attempt", "err", err)
 	}
-	return wait, nil
+	s.recordAttemptsDue(ctx)
 }
 
-// failed records a failed sign-in under the keys. A failure to record it
-// is logged: the sign-in is refused anyway.
-func (d *dashboard) failed(ctx context.Context, keys ...string) {
-	now := d.Now()
-	if err := d.Store.SignInFailed(ctx, keys, now, now.Add(-signInWindow)); err != nil {
-		d.Logger.ErrorContext(ctx, "record failed sign-in", "err", err)
+// attemptsEvery is how often a node appends the aggregated records of
+// ended attempt windows on its own (besides before the records are read,
+// and the daily run).
+const attemptsEvery = time.Minute
+
+// recordAttemptsDue appends the aggregated records of ended attempt
+// windows when this node last did so attemptsEvery ago or more.
+func (s *server) recordAttemptsDue(ctx context.Context) {
+	now := s.Now()
+	last := s.attemptsAt.Load()
+	if now.UnixMilli()-last < attemptsEvery.Milliseconds() || !s.attemptsAt.CompareAndSwap(last, now.UnixMilli()) {
+		return
 	}
+	if err := s.recordAttempts(ctx); err != nil {
+		s.Logger.ErrorContext(ctx, "record ended attempt windows", "err", err)
+	}
+}
+
+// recordAttempts appends the aggregated records of ended attempt windows.
+func (s *server) recordAttempts(ctx context.Context) error {
+	_, err := s.Store.RecordAttempts(ctx, s.MasterKey.AccessKey(), s.Now())
+	return err
 }
 
 // tooMany answers a throttled sign-in: 429 with Retry-After, on page v.

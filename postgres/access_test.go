@@ -18,7 +18,7 @@ func TestAccessChainTwoNodes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	nodes := [2]interface {
-		AppendAccessRecords(context.Context, []herald.AccessRecord) ([]herald.AccessRecord, error)
+		AppendAccessRecords(context.Context, herald.AccessKey, []herald.AccessRecord) ([]herald.AccessRecord, error)
 	}{}
 	first := open(t, url)
 	if err := first.Migrate(ctx); err != nil {
@@ -38,7 +38,7 @@ func TestAccessChainTwoNodes(t *testing.T) {
 				<-start
 				for i := range each {
 					r := herald.AccessRecord{At: time.Now(), Actor: &owner, Method: "GET", Route: fmt.Sprintf("GET /n%d/a%d/%d", n, a, i), Status: 200}
-					_, err := node.AppendAccessRecords(ctx, []herald.AccessRecord{r, r})
+					_, err := node.AppendAccessRecords(ctx, herald.AccessKey("k"), []herald.AccessRecord{r, r})
 					if err != nil {
 						errs <- err
 					}
@@ -52,7 +52,7 @@ func TestAccessChainTwoNodes(t *testing.T) {
 	for err := range errs {
 		t.Errorf("AppendAccessRecords: %v", err)
 	}
-	v, err := first.VerifyAccessRecords(ctx)
+	v, err := first.VerifyAccessRecords(ctx, herald.AccessKey("k"), nil)
 	if want := int64(2 * appenders * each * 2); err != nil || !v.OK || v.Records != want {
 		t.Errorf("verify: got %+v, %v; want ok with %d records", v, err, want)
 	}

@@ -190,7 +190,7 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 	})
 	s.Retention = retention.New(retention.Config{
 		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
-		Reclaim: reclaimer(s.DB), AccessRecords: pruneAccessRecords(s.Store), Writes: writesOf(s.DB),
+		Reclaim: reclaimer(s.DB), AccessRecords: accessRecordsStep(s.Store, s.MasterKey.AccessKey(), s.Store.Now, s.log), Writes: writesOf(s.DB),
 	})
 	if err := s.startQueue(ctx); err != nil {
 		return err
@@ -356,12 +356,25 @@ func (s *Server) stopAll() error {
 	return errors.Join(errs...)
 }
 
-// pruneAccessRecords is retention's step over the access records: their
-// chain's start, the first kept record's prevHash kept as its anchor.
-func pruneAccessRecords(st herald.AccessStore) retention.Pruner {
+// accessRecordsStep is retention's step over the access records: it
+// appends the records of ended attempt windows, prunes the chain's start
+// (the first kept record's prevHash kept as its anchor) and, once the
+// day's pruning is done, logs the chain's signed head, for an operator to
+// keep outside the database (docs/access-records.md).
+func accessRecordsStep(st herald.AccessStore, key herald.AccessKey, now func() time.Time, log *slog.Logger) retention.Pruner {
 	return func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
 		began := time.Now()
+		if _, err := st.RecordAttempts(ctx, key, now()); err != nil {
+			return herald.RetentionStep{}, err
+		}
 		n, err := st.PruneAccessRecords(ctx, before, limit)
+		if err == nil && n < limit {
+			if h, err := st.AccessHead(ctx); err == nil {
+				log.InfoContext(ctx, "access records head", "seq", h.Seq, "hash", h.Hash, "hmac", h.HMAC, "at", h.At)
+			} else if !errors.Is(err, herald.ErrNotFound) {
+				log.ErrorContext(ctx, "access records head", "err", err)
+			}
+		}
 		return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedAccessRecord: int64(n)}, More: n == limit,
 			Held: time.Since(began)}, err
 	}

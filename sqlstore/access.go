@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,23 +49,26 @@ func (h *accessHead) set(seq int64, hash string, known bool) {
 // That transaction is batched (TxOptions.Batched), so it may also share
 // its commit with other requests' (the Group's group commit); each append
 // returns once the commit holding its records is done.
-func (s *Store) AppendAccessRecords(ctx context.Context, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (s *Store) AppendAccessRecords(ctx context.Context, key herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
 	if len(recs) == 0 {
 		return []herald.AccessRecord{}, nil
 	}
 	for {
 		s.appends.mu.Lock()
 		b := s.appends.open
+		if b != nil && !slices.Equal(b.key, key) {
+			b = nil // signed with another key: a batch of its own
+		}
 		lead := b == nil
 		if lead {
-			b = &accessBatch{done: make(chan struct{})}
+			b = &accessBatch{done: make(chan struct{}), key: key}
 			s.appends.open = b
 		}
 		from := len(b.recs)
 		b.recs = append(b.recs, recs...)
 		s.appends.mu.Unlock()
 		if lead {
-			b.out, b.err = s.appendAccess(ctx, b.take(&s.appends))
+			b.out, b.err = s.appendAccess(ctx, b.key, b.take(&s.appends))
 			s.appends.mu.Lock()
 			if s.appends.open == b {
 				s.appends.open = nil // closed to joiners even when it never ran
@@ -102,6 +106,7 @@ type accessBatches struct {
 // what became of them: out holds the records written, in order (none
 // when err); taken counts those the transaction took.
 type accessBatch struct {
+	key   herald.AccessKey
 	recs  []herald.AccessRecord
 	done  chan struct{}
 	out   []herald.AccessRecord
@@ -125,37 +130,48 @@ func (b *accessBatch) take(bs *accessBatches) func() []herald.AccessRecord {
 
 // appendAccess runs the append of the records recs returns (called in the
 // transaction, once per run of it).
-func (s *Store) appendAccess(ctx context.Context, recs func() []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (s *Store) appendAccess(ctx context.Context, key herald.AccessKey, recs func() []herald.AccessRecord) ([]herald.AccessRecord, error) {
 	var out []herald.AccessRecord
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
-		recs := recs()
-		out = make([]herald.AccessRecord, len(recs))
-		seq, prev, known := s.head.get()
-		if !known {
-			if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
-				Scan(&seq, &prev); err != nil {
-				return err
-			}
-		}
-		headSeq, headHash := seq, prev
-		for i, r := range recs {
-			r.Chain(seq+int64(i)+1, prev)
-			prev, out[i] = r.Hash, r
-		}
-		last := out[len(out)-1]
-		stmts := []Stmt{{Query: `UPDATE access_chain SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
-			Args: []any{last.Seq, last.Hash, headSeq, headHash}, Exec: func(n int64) error { return guard(n, nil) }}}
-		stmts = append(stmts, accessInserts(out)...)
-		if err := c.pipeline(ctx, stmts...); err != nil {
-			s.head.set(0, "", false) // read it again
-			return err
-		}
-		s.head.set(last.Seq, last.Hash, true)
-		return nil
+		var err error
+		out, err = s.chainIn(ctx, c, key, recs(), nil)
+		return err
 	})
 	if err != nil {
 		return nil, err
 	}
+	return out, nil
+}
+
+// chainIn appends recs to the chain in the transaction c, signed with key,
+// and runs more in the same pipeline: the head's guarded write, the
+// records' inserts, then more.
+func (s *Store) chainIn(ctx context.Context, c conn, key herald.AccessKey, recs []herald.AccessRecord, more []Stmt) ([]herald.AccessRecord, error) {
+	out := make([]herald.AccessRecord, len(recs))
+	seq, prev, known := s.head.get()
+	if !known {
+		if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
+			Scan(&seq, &prev); err != nil {
+			return nil, err
+		}
+	}
+	headSeq, headHash := seq, prev
+	for i, r := range recs {
+		r.Chain(seq+int64(i)+1, prev, key)
+		prev, out[i] = r.Hash, r
+	}
+	if len(out) == 0 {
+		return out, c.pipeline(ctx, more...)
+	}
+	last := out[len(out)-1]
+	stmts := []Stmt{{Query: `UPDATE access_chain SET seq = ?, hash = ? WHERE id = 1 AND seq = ? AND hash = ?`,
+		Args: []any{last.Seq, last.Hash, headSeq, headHash}, Exec: func(n int64) error { return guard(n, nil) }}}
+	stmts = append(append(stmts, accessInserts(out)...), more...)
+	if err := c.pipeline(ctx, stmts...); err != nil {
+		s.head.set(0, "", false) // read it again
+		return nil, err
+	}
+	s.head.set(last.Seq, last.Hash, true)
 	return out, nil
 }
 
@@ -168,13 +184,12 @@ func accessInserts(recs []herald.AccessRecord) []Stmt {
 	for i, r := range recs {
 		ids, _ := json.Marshal(r.UserIDs)
 		rows[i] = []any{r.Seq, r.At.UnixMilli(), r.Actor, r.Email, r.IP, r.Method, r.Route, r.AppID, string(ids),
-			r.UserCount, r.PushID, r.Status, r.Reason, r.PrevHash, r.Hash}
+			r.UserCount, r.PushID, r.Status, r.Reason, r.Count, r.PrevHash, r.Hash, r.HMAC}
 		for _, u := range r.UserIDs {
 			users = append(users, []any{u, r.Seq})
 		}
 	}
-	stmts := accessRowsInsert(`INSERT INTO access_records (seq, at, actor, email, ip, method, route, app_id, user_ids,
-		user_count, push_id, status, reason, prev_hash, hash) VALUES `, ``, rows)
+	stmts := accessRowsInsert(`INSERT INTO access_records (`+accessColumns+`) VALUES `, ``, rows)
 	return append(stmts, accessRowsInsert(`INSERT INTO access_record_users (user_id, seq) VALUES `,
 		` ON CONFLICT (user_id, seq) DO NOTHING`, users)...)
 }
@@ -206,7 +221,7 @@ func accessRowsInsert(insert, tail string, rows [][]any) []Stmt {
 }
 
 const accessColumns = `seq, at, actor, email, ip, method, route, app_id, user_ids, user_count, push_id, status,
-	reason, prev_hash, hash`
+	reason, count, prev_hash, hash, hmac`
 
 func scanAccessRecord(row scanner) (herald.AccessRecord, error) {
 	var r herald.AccessRecord
@@ -214,7 +229,7 @@ func scanAccessRecord(row scanner) (herald.AccessRecord, error) {
 	var actor sql.NullString
 	var ids string
 	err := row.Scan(&r.Seq, &at, &actor, &r.Email, &r.IP, &r.Method, &r.Route, &r.AppID, &ids, &r.UserCount,
-		&r.PushID, &r.Status, &r.Reason, &r.PrevHash, &r.Hash)
+		&r.PushID, &r.Status, &r.Reason, &r.Count, &r.PrevHash, &r.Hash, &r.HMAC)
 	if err != nil {
 		return r, err
 	}
@@ -309,10 +324,15 @@ func (s *Store) EachAccessRecord(ctx context.Context, f herald.AccessFilter, fn 
 }
 
 // VerifyAccessRecords walks the chain from its anchor: each record's hash
-// must hold and its PrevHash be the hash of the one before, and the last
-// must be the head. It reads the head first: records appended during the
-// walk are not judged.
-func (s *Store) VerifyAccessRecords(ctx context.Context) (herald.AccessVerdict, error) {
+// must hold, its PrevHash be the hash of the one before and its hmac be
+// key's (only records from before records were signed, at the chain's
+// start, may have none), the last must be the head and, given head, the
+// chain must still hold it. It reads the head first: records appended
+// during the walk are not judged.
+func (s *Store) VerifyAccessRecords(ctx context.Context, key herald.AccessKey, given *herald.AccessHead) (herald.AccessVerdict, error) {
+	if given != nil && !key.Signs(given.Hash, given.HMAC) {
+		return herald.AccessVerdict{}, herald.Invalid(herald.Detail{Field: "head", Reason: "its hmac is not this master key's: it is not a head this chain printed"})
+	}
 	var headSeq int64
 	var head, anchor string
 	if err := s.reader().queryRow(ctx, `SELECT seq, hash, anchor FROM access_chain WHERE id = 1`).
@@ -325,13 +345,22 @@ func (s *Store) VerifyAccessRecords(ctx context.Context) (herald.AccessVerdict, 
 			v.OK, v.FirstBroken = false, &seq
 		}
 	}
-	prev, last := anchor, int64(-1)
+	prev, last, first, signed := anchor, int64(-1), int64(-1), false
 	err := s.EachAccessRecord(ctx, herald.AccessFilter{}, func(r herald.AccessRecord) error {
-		if r.Seq > headSeq {
+		if r.Seq > headSeq && (given == nil || r.Seq > given.Seq) {
 			return errStop
 		}
 		v.Records++
-		if r.PrevHash != prev || !r.Intact() || last >= 0 && r.Seq != last+1 {
+		if first < 0 {
+			first = r.Seq
+		}
+		if r.HMAC == "" {
+			v.Unsigned++
+		}
+		badMAC := r.HMAC == "" && signed || r.HMAC != "" && !key.Signs(r.Hash, r.HMAC)
+		signed = signed || r.HMAC != ""
+		if r.PrevHash != prev || !r.Intact() || badMAC || last >= 0 && r.Seq != last+1 ||
+			given != nil && r.Seq == given.Seq && r.Hash != given.Hash {
 			broken(r.Seq)
 		}
 		prev, last = r.Hash, r.Seq
@@ -340,10 +369,69 @@ func (s *Store) VerifyAccessRecords(ctx context.Context) (herald.AccessVerdict, 
 	if err != nil && err != errStop {
 		return herald.AccessVerdict{}, err
 	}
+	if given != nil && first > given.Seq {
+		return herald.AccessVerdict{}, herald.Invalid(herald.Detail{Field: "head",
+			Reason: "its record was pruned (kept records start at " + strconv.FormatInt(first, 10) + "): give a later head"})
+	}
 	if prev != head || last >= 0 && last != headSeq {
 		broken(max(last, 0) + 1)
 	}
+	if given != nil && last < given.Seq {
+		broken(max(last, 0) + 1) // the tail was cut below the head kept outside
+	}
 	return v, nil
+}
+
+// AccessHead returns the chain's last record as a head.
+func (s *Store) AccessHead(ctx context.Context) (herald.AccessHead, error) {
+	var h herald.AccessHead
+	var at int64
+	err := s.reader().queryRow(ctx, `SELECT r.seq, r.hash, r.hmac, r.at FROM access_records r
+		JOIN access_chain c ON c.id = 1 AND r.seq = c.seq`).Scan(&h.Seq, &h.Hash, &h.HMAC, &at)
+	h.At = time.UnixMilli(at).UTC()
+	return h, err
+}
+
+// maxAttemptRecords bounds the aggregated records one RecordAttempts run
+// appends; the rest wait for the next.
+const maxAttemptRecords = 1000
+
+// RecordAttempts appends the aggregated records of the attempt windows
+// ended by now and forgets those windows, in the transaction that appends
+// them: a window is recorded once, on whichever node gets there first.
+func (s *Store) RecordAttempts(ctx context.Context, key herald.AccessKey, now time.Time) (int, error) {
+	ended := now.Add(-herald.AttemptWindow).UnixMilli()
+	var n int
+	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
+		n = 0
+		if err := c.pipeline(ctx,
+			Stmt{Query: `INSERT INTO attempt_windows (key, started_at, count)
+				SELECT key, started_at, attempts - free FROM attempts WHERE started_at <= ? AND attempts > free
+				ON CONFLICT (key, started_at) DO NOTHING`, Args: []any{ended}},
+			Stmt{Query: `DELETE FROM attempts WHERE started_at <= ?`, Args: []any{ended}}); err != nil {
+			return err
+		}
+		var recs []herald.AccessRecord
+		var forget []Stmt
+		err := c.each(ctx, func(row scanner) error {
+			var k string
+			var started int64
+			var count int
+			if err := row.Scan(&k, &started, &count); err != nil {
+				return err
+			}
+			recs = append(recs, herald.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
+			forget = append(forget, Stmt{Query: `DELETE FROM attempt_windows WHERE key = ? AND started_at = ?`, Args: []any{k, started}})
+			return nil
+		}, `SELECT key, started_at, count FROM attempt_windows ORDER BY started_at, key LIMIT ?`, maxAttemptRecords)
+		if err != nil {
+			return err
+		}
+		_, err = s.chainIn(ctx, c, key, recs, forget)
+		n = len(recs)
+		return err
+	})
+	return n, err
 }
 
 // errStop ends a walk early.

@@ -2,7 +2,6 @@ package sqlstore
 
 import (
 	"context"
-	"database/sql"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -67,28 +66,4 @@ func (s *Store) DeleteSession(ctx context.Context, id string) error {
 		_, err := c.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		return err
 	})
-}
-
-// SignInFailed records a failed sign-in under each key, and forgets
-// failures older than forget.
-func (s *Store) SignInFailed(ctx context.Context, keys []string, at, forget time.Time) error {
-	return s.inTx(ctx, func(c conn) error {
-		stmts := []Stmt{{Query: `DELETE FROM sign_in_failures WHERE at < ?`, Args: []any{forget.UnixMilli()}}}
-		for _, k := range keys {
-			stmts = append(stmts, Stmt{Query: `INSERT INTO sign_in_failures (key, at) VALUES (?, ?)`, Args: []any{k, at.UnixMilli()}})
-		}
-		return c.pipeline(ctx, stmts...)
-	})
-}
-
-// SignInFailures counts a key's failures since since, with the oldest.
-func (s *Store) SignInFailures(ctx context.Context, key string, since time.Time) (int, time.Time, error) {
-	var n int
-	var oldest sql.NullInt64
-	err := s.reader().queryRow(ctx, `SELECT COUNT(*), MIN(at) FROM sign_in_failures WHERE key = ? AND at >= ?`,
-		key, since.UnixMilli()).Scan(&n, &oldest)
-	if err != nil || !oldest.Valid {
-		return n, time.Time{}, err
-	}
-	return n, time.UnixMilli(oldest.Int64).UTC(), nil
 }

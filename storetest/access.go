@@ -23,6 +23,10 @@ var accessTests = []test{
 	{"PruneKeepsAnchor", testAccessPrune},
 	{"ConcurrentAppendsOneChain", testAccessConcurrent},
 	{"AppendPastDeadline", testAccessPastDeadline},
+	{"VerifyFindsForgedRecord", testAccessForged},
+	{"HeadFindsCutTail", testAccessHeadCutTail},
+	{"HeadRefusedUnsigned", testAccessHeadForged},
+	{"AttemptsRecordedOncePerWindow", testAttemptsRecorded},
 }
 
 // accessRec is a record of the owner's GET of route at at.
@@ -33,7 +37,7 @@ func accessRec(route string, at time.Time) herald.AccessRecord {
 
 func (b *bundle) appendAccess(recs ...herald.AccessRecord) []herald.AccessRecord {
 	b.t.Helper()
-	out, err := b.s.AppendAccessRecords(b.ctx, recs)
+	out, err := b.s.AppendAccessRecords(b.ctx, accessKey, recs)
 	must(b.t, "AppendAccessRecords", err)
 	return out
 }
@@ -56,9 +60,18 @@ func seqs(recs []herald.AccessRecord) []int64 {
 	return out
 }
 
+// accessKey signs the suite's records.
+var accessKey = herald.AccessKey("storetest access key")
+
 func (b *bundle) wantVerdict(ok bool, records int64, firstBroken int64) {
 	b.t.Helper()
-	v, err := b.s.VerifyAccessRecords(b.ctx)
+	b.wantVerdictWith(nil, ok, records, firstBroken)
+}
+
+// wantVerdictWith is wantVerdict of a verify given head.
+func (b *bundle) wantVerdictWith(head *herald.AccessHead, ok bool, records int64, firstBroken int64) {
+	b.t.Helper()
+	v, err := b.s.VerifyAccessRecords(b.ctx, accessKey, head)
 	must(b.t, "VerifyAccessRecords", err)
 	got := "nil"
 	if v.FirstBroken != nil {
@@ -283,7 +296,7 @@ func testAccessConcurrent(t *testing.T, b *bundle) {
 			defer wg.Done()
 			<-start
 			for i := range each {
-				_, err := b.s.AppendAccessRecords(b.ctx, []herald.AccessRecord{accessRec(fmt.Sprintf("GET /w%d/%d", w, i), b.now)})
+				_, err := b.s.AppendAccessRecords(b.ctx, accessKey, []herald.AccessRecord{accessRec(fmt.Sprintf("GET /w%d/%d", w, i), b.now)})
 				e.add(err)
 			}
 		}()
@@ -299,11 +312,123 @@ func testAccessConcurrent(t *testing.T, b *bundle) {
 }
 
 func testAccessPastDeadline(t *testing.T, b *bundle) {
-	if _, err := b.s.AppendAccessRecords(b.expired(), []herald.AccessRecord{accessRec("GET /late", b.now)}); !errors.Is(err, herald.ErrUnavailable) {
+	if _, err := b.s.AppendAccessRecords(b.expired(), accessKey, []herald.AccessRecord{accessRec("GET /late", b.now)}); !errors.Is(err, herald.ErrUnavailable) {
 		t.Errorf("append past its deadline: got %v, want ErrUnavailable", err)
 	}
 	if out := b.appendAccess(accessRec("GET /next", b.now)); out[0].Seq != 1 {
 		t.Errorf("the next append: seq %d, want 1 (nothing written before)", out[0].Seq)
 	}
 	b.wantVerdict(true, 1, 0)
+}
+
+// testAccessForged: a record rewritten by someone who can write the
+// database but lacks the key, its hash made to hold and the chain
+// relinked, fails its hmac.
+func testAccessForged(t *testing.T, b *bundle) {
+	recs := b.appendAccess(accessRec("GET /a", b.now), accessRec("GET /b", b.now), accessRec("GET /c", b.now))
+	forged := recs[2]
+	forged.Status = 500
+	forged.Chain(forged.Seq, forged.PrevHash, herald.AccessKey("a guess"))
+	must(t, "Exec", b.h.Exec(b.ctx, fmt.Sprintf(`UPDATE access_records SET status = 500, hash = '%s', hmac = '%s' WHERE seq = 3`, forged.Hash, forged.HMAC)))
+	must(t, "Exec", b.h.Exec(b.ctx, fmt.Sprintf(`UPDATE access_chain SET hash = '%s' WHERE id = 1`, forged.Hash)))
+	b.wantVerdict(false, 3, 3)
+	must(t, "Exec", b.h.Exec(b.ctx, `UPDATE access_records SET hmac = '' WHERE seq = 3`))
+	b.wantVerdict(false, 3, 3) // unsigned after a signed record
+}
+
+// testAccessHeadCutTail: records cut from the chain's end, and its head
+// row set back to match, verify without a head (nothing left in the
+// database tells), but not against a head kept from before the cut
+// (M2); appends after the cut do not hide it.
+func testAccessHeadCutTail(t *testing.T, b *bundle) {
+	for i := range 6 {
+		b.appendAccess(accessRec(fmt.Sprintf("GET /%d", i), b.now))
+	}
+	head, err := b.s.AccessHead(b.ctx)
+	must(t, "AccessHead", err)
+	if head.Seq != 6 || !accessKey.Signs(head.Hash, head.HMAC) {
+		t.Fatalf("head: %+v, want seq 6 signed with the key", head)
+	}
+	b.wantVerdictWith(&head, true, 6, 0)
+	kept := b.accessPageAll()[2]
+	must(t, "Exec", b.h.Exec(b.ctx, `DELETE FROM access_records WHERE seq > 3`))
+	must(t, "Exec", b.h.Exec(b.ctx, fmt.Sprintf(`UPDATE access_chain SET seq = 3, hash = '%s' WHERE id = 1`, kept.Hash)))
+	b.appendAccess(accessRec("GET /after", b.now))
+	b.wantVerdict(true, 4, 0)
+	b.wantVerdictWith(&head, false, 4, 5) // the first of the head's records missing
+	for range 4 {
+		b.appendAccess(accessRec("GET /more", b.now))
+	}
+	b.wantVerdictWith(&head, false, 8, 6) // seq 6 is another record now
+}
+
+func (b *bundle) accessPageAll() []herald.AccessRecord {
+	b.t.Helper()
+	recs, _ := b.accessPage(herald.AccessFilter{Limit: herald.MaxAccessLimit})
+	return recs
+}
+
+// testAccessHeadForged: a head whose hmac is not the key's is refused.
+func testAccessHeadForged(t *testing.T, b *bundle) {
+	b.appendAccess(accessRec("GET /a", b.now))
+	head, err := b.s.AccessHead(b.ctx)
+	must(t, "AccessHead", err)
+	head.HMAC = herald.AccessKey("a guess").Sign(head.Hash)
+	if _, err := b.s.VerifyAccessRecords(b.ctx, accessKey, &head); !errors.Is(err, herald.ErrInvalidRequest) {
+		t.Errorf("verify with a head another key signed: got %v, want ErrInvalidRequest", err)
+	}
+}
+
+// testAttemptsRecorded: the refused attempts of a window become one
+// record with their count once the window has ended, on whichever call
+// gets there first, and never twice.
+func testAttemptsRecorded(t *testing.T, b *bundle) {
+	start := b.now
+	for range herald.AttemptLimit + 7 {
+		_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1"), herald.EmailKey("kim@example.com")}, herald.AttemptLimit, start)
+		must(t, "CountAttempt", err)
+	}
+	for range 3 {
+		_, err := b.s.CountAttempt(b.ctx, []string{herald.BearerKey("192.0.2.1")}, 0, start)
+		must(t, "CountAttempt", err)
+	}
+	if n, err := b.s.RecordAttempts(b.ctx, accessKey, start.Add(herald.AttemptWindow-time.Second)); err != nil || n != 0 {
+		t.Errorf("RecordAttempts before the window ended: %d, %v; want 0", n, err)
+	}
+	// A new attempt after the window keeps the ended window's count.
+	_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1")}, herald.AttemptLimit, start.Add(herald.AttemptWindow))
+	must(t, "CountAttempt", err)
+	var e errs
+	var wg sync.WaitGroup
+	counts := make(chan int, 4)
+	for range 4 {
+		wg.Go(func() {
+			n, err := b.s.RecordAttempts(b.ctx, accessKey, start.Add(herald.AttemptWindow))
+			e.add(err)
+			counts <- n
+		})
+	}
+	wg.Wait()
+	close(counts)
+	e.report(t, "RecordAttempts")
+	total := 0
+	for n := range counts {
+		total += n
+	}
+	recs := b.accessPageAll()
+	if total != 3 || len(recs) != 3 {
+		t.Fatalf("aggregated records: %d appended, %d in the chain; want 3 (address, email, bearer)", total, len(recs))
+	}
+	got := map[string]int{}
+	for _, r := range recs {
+		got[r.Route+" "+r.IP+r.Email] = r.Count
+		if !r.At.Equal(start.Truncate(time.Millisecond).UTC()) || r.Actor != nil {
+			t.Errorf("record %+v: want at the window's start, no actor", r)
+		}
+	}
+	want := map[string]int{"POST /login 192.0.2.1": 7, "POST /login kim@example.com": 7, "/admin/v1/ 192.0.2.1": 3}
+	if fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("counts: got %v, want %v", got, want)
+	}
+	b.wantVerdict(true, 3, 0)
 }

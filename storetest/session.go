@@ -2,6 +2,9 @@ package storetest
 
 import (
 	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -14,7 +17,8 @@ var sessionTests = []test{
 	{"EndedForgotten", testEndedSessionsForgotten},
 	{"TouchSession", testTouchSession},
 	{"DisabledOperator", testSessionOfDisabledOperator},
-	{"SignInFailures", testSignInFailures},
+	{"AttemptBurst", testAttemptBurst},
+	{"TOTPStepOnce", testTOTPStepOnce},
 }
 
 func ownerSession(id string, at time.Time) herald.Session {
@@ -98,24 +102,112 @@ func testSessionOfDisabledOperator(t *testing.T, b *bundle) {
 	}
 }
 
-func testSignInFailures(t *testing.T, b *bundle) {
-	start := b.now
+// testAttemptBurst: a burst of attempts under one key, at once, gets
+// exactly the limit admitted, whatever their interleaving (H1); a refused
+// attempt is not counted under the keys that admitted it; a forgiven
+// attempt frees its place; a window that ended starts again.
+func testAttemptBurst(t *testing.T, b *bundle) {
+	const burst = 60
+	var wg sync.WaitGroup
+	var e errs
+	var admitted atomic.Int32
+	start := make(chan struct{})
+	for i := range burst {
+		wg.Go(func() {
+			<-start
+			a, err := b.s.CountAttempt(b.ctx, []string{herald.EmailKey("lee@example.com"), herald.AddressKey(fmt.Sprint("192.0.2.", i))},
+				herald.AttemptLimit, b.now)
+			e.add(err)
+			if err == nil && !a.Refused() {
+				admitted.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	e.report(t, "CountAttempt")
+	if n := admitted.Load(); n != herald.AttemptLimit {
+		t.Errorf("a burst of %d attempts: %d admitted, want %d", burst, n, herald.AttemptLimit)
+	}
+	a, err := b.s.CountAttempt(b.ctx, []string{herald.EmailKey("LEE@example.com")}, herald.AttemptLimit, b.now.Add(time.Minute))
+	if err != nil || !a.Refused() || a.Wait != herald.AttemptWindow-time.Minute {
+		t.Errorf("the email after the burst: %+v, %v; want refused for 14m", a, err)
+	}
+	// Each address was refused with the email: none counted it.
 	for i := range 3 {
-		must(t, "SignInFailed", b.s.SignInFailed(b.ctx, []string{"addr:1", "email:a"}, start.Add(time.Duration(i)*time.Minute), start.Add(-time.Hour)))
+		a, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey(fmt.Sprint("192.0.2.", i))}, herald.AttemptLimit, b.now)
+		if err != nil || a.Refused() {
+			t.Errorf("an address of the burst alone: %+v, %v; want admitted", a, err)
+		}
 	}
-	n, oldest, err := b.s.SignInFailures(b.ctx, "addr:1", start)
-	if err != nil || n != 3 || !oldest.Equal(start) {
-		t.Errorf("SignInFailures: %d, %v, %v; want 3 since %v", n, oldest, err, start)
+	// Forgiven attempts do not count.
+	key := []string{herald.AddressKey("198.51.100.1")}
+	for range herald.AttemptLimit + 5 {
+		a, err := b.s.CountAttempt(b.ctx, key, herald.AttemptLimit, b.now)
+		if err != nil || a.Refused() {
+			t.Fatalf("a forgiven attempt's next: %+v, %v; want admitted", a, err)
+		}
+		must(t, "Forgive", b.s.Forgive(b.ctx, a))
 	}
-	if n, _, _ := b.s.SignInFailures(b.ctx, "email:a", start.Add(time.Minute)); n != 2 {
-		t.Errorf("failures since the second: %d, want 2", n)
+	// The window ends AttemptWindow after its first attempt.
+	a, err = b.s.CountAttempt(b.ctx, []string{herald.EmailKey("lee@example.com")}, herald.AttemptLimit, b.now.Add(herald.AttemptWindow))
+	if err != nil || a.Refused() || !a.Windows[0].Equal(b.now.Add(herald.AttemptWindow).Truncate(time.Millisecond)) {
+		t.Errorf("after the window: %+v, %v; want admitted in a new window", a, err)
 	}
-	if n, oldest, err := b.s.SignInFailures(b.ctx, "addr:2", start); err != nil || n != 0 || !oldest.IsZero() {
-		t.Errorf("a key that never failed: %d, %v, %v", n, oldest, err)
+}
+
+// testTOTPStepOnce: one TOTP step sent on many sessions at once signs in
+// exactly one (H2); a used step stays used; a session whose wait ended
+// does not spend a step.
+func testTOTPStepOnce(t *testing.T, b *bundle) {
+	o := herald.Operator{ID: "op_totp", Email: "totp@example.com", Name: "T", Role: herald.RoleViewer, CreatedAt: b.now}
+	must(t, "CreateOperator", b.s.CreateOperator(b.ctx, o, herald.SetupLink{OperatorID: o.ID, TokenHash: herald.TokenHash("t"), Expires: b.now.Add(time.Hour)}))
+	const sessions = 12
+	for i := range sessions {
+		must(t, "CreateSession", b.s.CreateSession(b.ctx, herald.Session{ID: fmt.Sprint("s", i), OperatorID: o.ID, Started: b.now, LastSeen: b.now, AwaitingTOTP: true}))
 	}
-	// A later failure forgets those before its forget time.
-	must(t, "SignInFailed", b.s.SignInFailed(b.ctx, []string{"addr:2"}, start.Add(time.Hour), start.Add(90*time.Second)))
-	if n, _, _ := b.s.SignInFailures(b.ctx, "addr:1", start); n != 1 {
-		t.Errorf("after forgetting: %d failures of addr:1, want 1", n)
+	var wg sync.WaitGroup
+	var e errs
+	var used atomic.Int32
+	start := make(chan struct{})
+	for i := range sessions {
+		wg.Go(func() {
+			<-start
+			ok, err := b.s.UseTOTPStep(b.ctx, fmt.Sprint("s", i), o.ID, 1000, b.now)
+			e.add(err)
+			if ok {
+				used.Add(1)
+			}
+		})
+	}
+	close(start)
+	wg.Wait()
+	e.report(t, "UseTOTPStep")
+	if n := used.Load(); n != 1 {
+		t.Fatalf("one step on %d sessions at once: %d signed in, want 1", sessions, n)
+	}
+	waiting := 0
+	for i := range sessions {
+		sess, _, err := b.s.Session(b.ctx, fmt.Sprint("s", i))
+		must(t, "Session", err)
+		if sess.AwaitingTOTP {
+			waiting++
+		}
+	}
+	if waiting != sessions-1 {
+		t.Errorf("sessions still waiting: %d, want %d", waiting, sessions-1)
+	}
+	// A session that signed in does not spend another step.
+	var done string
+	for i := range sessions {
+		if sess, _, _ := b.s.Session(b.ctx, fmt.Sprint("s", i)); !sess.AwaitingTOTP {
+			done = sess.ID
+		}
+	}
+	if ok, err := b.s.UseTOTPStep(b.ctx, done, o.ID, 1001, b.now); err != nil || ok {
+		t.Errorf("a step on a session that no longer waits: %t, %v; want false", ok, err)
+	}
+	if ok, err := b.s.UseTOTPStep(b.ctx, "s0", o.ID, 1001, b.now); err != nil || !ok && done != "s0" {
+		t.Errorf("the step a refused use left unspent: %t, %v; want true", ok, err)
 	}
 }

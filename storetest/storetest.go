@@ -34,7 +34,7 @@ type Store interface {
 	herald.ScheduleStore
 	herald.SessionStore
 	herald.OperatorStore
-	herald.SignInStore
+	herald.AttemptStore
 	herald.ConsentStore
 	herald.NoticeStore
 	herald.NodeStore

@@ -1,0 +1,51 @@
+-- +goose Up
+-- Attempts at a credential (herald.AttemptStore): one row per key (an
+-- address or a typed email) and its current window, counted by an upsert
+-- that decides the attempt in the statement that counts it. free is how
+-- many attempts of the window the requests' own records cover; the rest
+-- are aggregated into one record when the window has ended.
+CREATE TABLE attempts (
+    key        TEXT COLLATE "C" PRIMARY KEY,
+    started_at BIGINT NOT NULL,
+    attempts   INTEGER NOT NULL,
+    free       INTEGER NOT NULL
+);
+CREATE INDEX attempts_started ON attempts (started_at);
+
+-- Ended windows whose refused attempts wait for their aggregated access
+-- record (AccessStore.RecordAttempts).
+CREATE TABLE attempt_windows (
+    key        TEXT COLLATE "C" NOT NULL,
+    started_at BIGINT NOT NULL,
+    count      INTEGER NOT NULL,
+    PRIMARY KEY (key, started_at)
+);
+
+-- TOTP steps used, one row per operator and step: the primary key spends a
+-- code once on every node (RFC 6238, 5.2).
+CREATE TABLE totp_steps (
+    operator_id TEXT COLLATE "C" NOT NULL,
+    step        BIGINT NOT NULL,
+    used_at     BIGINT NOT NULL,
+    PRIMARY KEY (operator_id, step)
+);
+
+DROP TABLE sign_in_failures;
+
+-- Access records: the count of an aggregated record, and the hmac that
+-- signs each record's hash under a key derived from the master key.
+ALTER TABLE access_records ADD COLUMN count INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE access_records ADD COLUMN hmac TEXT NOT NULL DEFAULT '';
+
+-- +goose Down
+ALTER TABLE access_records DROP COLUMN hmac;
+ALTER TABLE access_records DROP COLUMN count;
+CREATE TABLE sign_in_failures (
+    key TEXT NOT NULL,
+    at  BIGINT NOT NULL
+);
+CREATE INDEX sign_in_failures_key ON sign_in_failures (key, at);
+CREATE INDEX sign_in_failures_at ON sign_in_failures (at);
+DROP TABLE totp_steps;
+DROP TABLE attempt_windows;
+DROP TABLE attempts;
