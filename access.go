@@ -58,12 +58,21 @@ type AccessRecord struct {
 	// written or changed by someone without the master key does not
 	// verify. "" on the records written before records were signed.
 	HMAC string
+	// Intent is the ID of the intent this record completes (see
+	// AccessStore.RecordIntent): appending the record deletes it. Not a
+	// member of the record.
+	Intent string
 }
 
-// Status of an intent record: a change is recorded before it is made, and
-// its record with the answer's status follows (DESIGN 11). An intent
-// without a record after it is a change whose outcome is unknown.
-const StatusIntent = 0
+// StatusUnknown is the status of the record of an intent that no answer's
+// record completed (AccessStore.RecordPending): a change that may or may
+// not have been made.
+const StatusUnknown = 0
+
+// IntentAbandoned is how old an intent is when RecordPending appends it as
+// a record of unknown outcome: well past any request's deadline, so the
+// record of its answer would have been written by then.
+const IntentAbandoned = time.Minute
 
 // MaxRecordedEmail is how many bytes of a typed email a record keeps.
 const MaxRecordedEmail = 320
@@ -224,6 +233,7 @@ func (r *AccessRecord) UnmarshalJSON(b []byte) error {
 		PrevHash  string    `json:"prevHash"`
 		Hash      string    `json:"hash"`
 		HMAC      string    `json:"hmac"`
+		Intent    string    `json:"-"`
 	}
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
@@ -332,11 +342,20 @@ type AccessStore interface {
 	// AccessHead returns the chain's last record as a head; ErrNotFound
 	// when the chain has no record.
 	AccessHead(ctx context.Context) (AccessHead, error)
-	// RecordAttempts appends the aggregated records of the attempt windows
-	// ended by now (AttemptStore): one record per key and window with the
-	// count of its refused attempts, then forgets them; it returns how
-	// many it appended.
-	RecordAttempts(ctx context.Context, key AccessKey, now time.Time) (int, error)
+	// RecordIntent keeps, durably, that the request rec records is about
+	// to change something, before it does (DESIGN 11): no change exists
+	// without its record. The record of its answer (with Intent id)
+	// deletes it as it is appended; an intent left behind becomes a
+	// record of its own (RecordPending).
+	RecordIntent(ctx context.Context, id string, rec AccessRecord) error
+	// RecordPending appends, signed with key, what waits for a record:
+	// the aggregated records of the attempt windows ended by now
+	// (AttemptStore), one per key and window with the count of its
+	// refused attempts, and the intents IntentAbandoned old, each as a
+	// record with StatusUnknown; it forgets them in the transaction that
+	// appends them, so each is recorded once on any number of nodes, and
+	// returns how many records it appended.
+	RecordPending(ctx context.Context, key AccessKey, now time.Time) (int, error)
 	// PruneAccessRecords removes, from the chain's start, at most limit
 	// records answered before before, and returns how many it removed.
 	// The first record kept has its PrevHash kept as the chain's anchor,

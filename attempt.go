@@ -36,7 +36,7 @@ type Attempt struct {
 func (a Attempt) Refused() bool { return a.Wait > 0 }
 
 // AttemptStore counts attempts. Refused attempts, and with free 0 every
-// attempt, are kept as counts, not records: AccessStore.RecordAttempts
+// attempt, are kept as counts, not records: AccessStore.RecordPending
 // turns each key's window, once ended, into one aggregated access record.
 type AttemptStore interface {
 	// CountAttempt counts an attempt at at under each key, in one

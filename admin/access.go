@@ -32,8 +32,11 @@ const recordTimeout = web.RequestDeadline + recordGrace
 // authenticated (withOperator put its operator in the note) or was a
 // sign-in attempt (the handler called signIn), DESIGN 11. A request that
 // may change something has its intent recorded before the handler acts
-// (admit calls the note's intend): a change never exists without a record,
-// even when the record of its answer cannot be written. The answer is
+// (admit calls the note's intend), durable in the store's intents; the
+// record of its answer deletes the intent as it is appended, and an intent
+// left behind becomes a record of unknown outcome (RecordPending): a
+// change never exists without a record, even when the record of its
+// answer cannot be written. The answer is
 // held back until the record is durable: h writes into a buffer, the
 // record is appended (a batched transaction, so concurrent requests share
 // its commit), and only then does the answer go out; an answer whose
@@ -48,9 +51,17 @@ func (s *server) recorded(h http.HandlerFunc, failed func(http.ResponseWriter, *
 		r, n := withAccessNote(r)
 		b := &heldWriter{w: w, header: http.Header{}}
 		n.intent = func() error {
-			if rec, ok := n.record(r, herald.StatusIntent, s.Now(), s.TrustProxy); ok {
-				return s.appendRecord(r.Context(), rec)
+			rec, ok := n.record(r, herald.StatusUnknown, s.Now(), s.TrustProxy)
+			if !ok {
+				return nil
 			}
+			ctx, cancel := recordContext(r.Context(), s.Now)
+			defer cancel()
+			id := herald.NewID("int_", rec.At)
+			if err := s.Store.RecordIntent(ctx, id, rec); err != nil {
+				return err
+			}
+			n.intended(id)
 			return nil
 		}
 		n.flush = func(status int) error {
@@ -77,14 +88,21 @@ func (s *server) recorded(h http.HandlerFunc, failed func(http.ResponseWriter, *
 // those of other requests queued meanwhile (sqlstore's group commit). It
 // keeps the request's deadline (and recordGrace), not its cancellation.
 func (s *server) appendRecord(ctx context.Context, rec herald.AccessRecord) error {
-	deadline, ok := ctx.Deadline()
-	if !ok {
-		deadline = s.Now().Add(recordTimeout)
-	}
-	ctx, cancel := context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(recordGrace))
+	ctx, cancel := recordContext(ctx, s.Now)
 	defer cancel()
 	_, err := s.Store.AppendAccessRecords(ctx, s.MasterKey.AccessKey(), []herald.AccessRecord{rec})
 	return err
+}
+
+// recordContext is the context a record (or intent) is written in: the
+// request's values and deadline, with recordGrace, but not its
+// cancellation.
+func recordContext(ctx context.Context, now func() time.Time) (context.Context, context.CancelFunc) {
+	deadline, ok := ctx.Deadline()
+	if !ok {
+		deadline = now().Add(recordTimeout)
+	}
+	return context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(recordGrace))
 }
 
 // heldWriter holds an answer back (its header, status and body) until
@@ -157,7 +175,7 @@ func (n *accessNote) record(r *http.Request, status int, now time.Time, trustPro
 	defer n.mu.Unlock()
 	rec := herald.AccessRecord{At: now, IP: accessIP(r, trustProxy), Method: r.Method, Route: r.Pattern,
 		AppID: cmp.Or(n.appID, r.PathValue("appId")), PushID: cmp.Or(n.pushID, r.PathValue("pushId")),
-		UserIDs: append([]string{}, n.userIDs...), UserCount: n.users, Status: status, Reason: n.reason}
+		UserIDs: append([]string{}, n.userIDs...), UserCount: n.users, Status: status, Reason: n.reason, Intent: n.intentID}
 	var who *herald.Operator
 	switch {
 	case n.signedIn:

@@ -30,8 +30,10 @@ type accessNote struct {
 	// flush writes the record with the status given and lets the answer
 	// out (the middleware's, see recorded).
 	flush func(status int) error
-	// intent writes the request's intent record (see intend).
-	intent func() error
+	// intent writes the request's intent (see intend); intentID is the
+	// intent written, which the request's record completes.
+	intent   func() error
+	intentID string
 }
 
 // maxNotedUsers is how many userIds a record lists; userCount counts all.
@@ -113,13 +115,20 @@ func (n *accessNote) authenticated(o herald.Operator) {
 }
 
 // intend records, before a request that may change something acts, that
-// it is about to: the intent record (status herald.StatusIntent), durable
-// before the change is made. Without a note it does nothing.
+// it is about to: its intent, durable before the change is made
+// (herald.AccessStore.RecordIntent). Without a note it does nothing.
 func (n *accessNote) intend() error {
 	if n == nil || n.intent == nil {
 		return nil
 	}
 	return n.intent()
+}
+
+// intended notes the intent written for the request.
+func (n *accessNote) intended(id string) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.intentID = id
 }
 
 // recordNow writes the record before the answer is complete, with the

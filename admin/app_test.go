@@ -89,21 +89,39 @@ func TestAdminAuth(t *testing.T) {
 		{"ErrBareToken", testenv.AdminToken, notBearer},
 		{"ErrAPISecret", "Bearer " + app.SecretKey, herald.ErrUnauthorized},
 	}
+	// Refused bearer tokens are counted per address (all of these come
+	// from 127.0.0.1): the first herald.AttemptLimit answer 401, the rest
+	// 429 with Retry-After. A header that presents no token is not
+	// counted. The subtests run in order, so the count is known.
+	refused := 0
 	for _, h := range headers {
 		t.Run(h.name, func(t *testing.T) {
-			t.Parallel()
+			counted := strings.HasPrefix(h.auth, "Bearer ") && strings.TrimSpace(h.auth) != "Bearer"
 			for _, r := range routes {
 				hdr := map[string]string{}
 				if h.auth != "" {
 					hdr["Authorization"] = h.auth
 				}
 				res := testenv.Send(t, http.DefaultClient, env.Admin.URL, testenv.Request{Method: r.method, URL: r.path, Header: hdr, Body: map[string]any{"name": "x"}})
+				if counted {
+					if refused++; refused > herald.AttemptLimit {
+						testenv.WantError(t, res, r.path, herald.ErrTooManyRequests)
+						if res.Header.Get("Retry-After") == "" {
+							t.Errorf("%s %s, refused token %d: no Retry-After", r.method, r.path, refused)
+						}
+						continue
+					}
+				}
 				testenv.WantError(t, res, r.path, h.want)
 				if !strings.HasPrefix(res.Header.Get("WWW-Authenticate"), "Bearer") {
 					t.Errorf("%s %s WWW-Authenticate: got %q, want Bearer …", r.method, r.path, res.Header.Get("WWW-Authenticate"))
 				}
 			}
 		})
+	}
+	// The owner's token still works from the throttled address.
+	if res := env.AdminDo(t, http.MethodGet, "/admin/v1/apps", nil); res.Status != http.StatusOK {
+		t.Errorf("the owner's token after %d refused tokens: got %d, want 200", refused, res.Status)
 	}
 	// Nothing of the refused calls happened.
 	if a := getApp(t, env, app.ID); a.Name != "test app" {

@@ -29,6 +29,9 @@ import (
 // the test sets (it starts at the real time, which single sign-on's tokens
 // are dated by), with no delivery.
 type signInEnv struct {
+	// db is the store's engine, dbURL its PostgreSQL URL ("" on SQLite).
+	db    server.Engine
+	dbURL string
 	store *sqlstore.Store
 	clock *dashClock
 	admin *httptest.Server
@@ -67,7 +70,7 @@ func newSignInEnv(t *testing.T, engine testenv.Engine, tweak ...func(*handler.De
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &signInEnv{store: store, clock: clock}
+	e := &signInEnv{db: db, dbURL: dbURL, store: store, clock: clock}
 	// The handler is built once the server's URL, its AdminURL, is known.
 	var h http.Handler
 	e.admin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
@@ -456,7 +459,7 @@ func newSignInEnvOn(t *testing.T, e *signInEnv, tweak func(*handler.Deps)) *sign
 	_, h := handler.New(deps)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &signInEnv{store: e.store, clock: e.clock, admin: srv, deps: deps}
+	return &signInEnv{db: e.db, dbURL: e.dbURL, store: e.store, clock: e.clock, admin: srv, deps: deps}
 }
 
 // TestRequireTOTP: with HERALD_REQUIRE_TOTP an admin without TOTP lands on

@@ -58,7 +58,7 @@ func (s *server) recordAttemptsDue(ctx context.Context) {
 
 // recordAttempts appends the aggregated records of ended attempt windows.
 func (s *server) recordAttempts(ctx context.Context) error {
-	_, err := s.Store.RecordAttempts(ctx, s.MasterKey.AccessKey(), s.Now())
+	_, err := s.Store.RecordPending(ctx, s.MasterKey.AccessKey(), s.Now())
 	return err
 }
 

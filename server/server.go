@@ -364,7 +364,7 @@ func (s *Server) stopAll() error {
 func accessRecordsStep(st herald.AccessStore, key herald.AccessKey, now func() time.Time, log *slog.Logger) retention.Pruner {
 	return func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
 		began := time.Now()
-		if _, err := st.RecordAttempts(ctx, key, now()); err != nil {
+		if _, err := st.RecordPending(ctx, key, now()); err != nil {
 			return herald.RetentionStep{}, err
 		}
 		n, err := st.PruneAccessRecords(ctx, before, limit)

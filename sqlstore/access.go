@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -190,6 +191,11 @@ func accessInserts(recs []herald.AccessRecord) []Stmt {
 		}
 	}
 	stmts := accessRowsInsert(`INSERT INTO access_records (`+accessColumns+`) VALUES `, ``, rows)
+	for _, r := range recs {
+		if r.Intent != "" {
+			stmts = append(stmts, Stmt{Query: `DELETE FROM access_intents WHERE id = ?`, Args: []any{r.Intent}})
+		}
+	}
 	return append(stmts, accessRowsInsert(`INSERT INTO access_record_users (user_id, seq) VALUES `,
 		` ON CONFLICT (user_id, seq) DO NOTHING`, users)...)
 }
@@ -392,14 +398,28 @@ func (s *Store) AccessHead(ctx context.Context) (herald.AccessHead, error) {
 	return h, err
 }
 
-// maxAttemptRecords bounds the aggregated records one RecordAttempts run
-// appends; the rest wait for the next.
-const maxAttemptRecords = 1000
+// maxPendingRecords bounds the records one RecordPending run appends of
+// each kind; the rest wait for the next run.
+const maxPendingRecords = 1000
 
-// RecordAttempts appends the aggregated records of the attempt windows
-// ended by now and forgets those windows, in the transaction that appends
-// them: a window is recorded once, on whichever node gets there first.
-func (s *Store) RecordAttempts(ctx context.Context, key herald.AccessKey, now time.Time) (int, error) {
+// RecordIntent keeps an intent; its transaction is batched, so it shares
+// its commit with other requests' (the Group's group commit).
+func (s *Store) RecordIntent(ctx context.Context, id string, rec herald.AccessRecord) error {
+	b, err := json.Marshal(rec)
+	if err != nil {
+		return err
+	}
+	return s.inTxWith(ctx, TxOptions{Batched: true}, func(c conn) error {
+		_, err := c.exec(ctx, `INSERT INTO access_intents (id, at, record) VALUES (?, ?, ?)`, id, rec.At.UnixMilli(), string(b))
+		return err
+	})
+}
+
+// RecordPending appends the aggregated records of the attempt windows
+// ended by now and the records of abandoned intents, and forgets them, in
+// the transaction that appends them: each is recorded once, on whichever
+// node gets there first.
+func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now time.Time) (int, error) {
 	ended := now.Add(-herald.AttemptWindow).UnixMilli()
 	var n int
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
@@ -423,7 +443,24 @@ func (s *Store) RecordAttempts(ctx context.Context, key herald.AccessKey, now ti
 			recs = append(recs, herald.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
 			forget = append(forget, Stmt{Query: `DELETE FROM attempt_windows WHERE key = ? AND started_at = ?`, Args: []any{k, started}})
 			return nil
-		}, `SELECT key, started_at, count FROM attempt_windows ORDER BY started_at, key LIMIT ?`, maxAttemptRecords)
+		}, `SELECT key, started_at, count FROM attempt_windows ORDER BY started_at, key LIMIT ?`, maxPendingRecords)
+		if err != nil {
+			return err
+		}
+		err = c.each(ctx, func(row scanner) error {
+			var id, b string
+			if err := row.Scan(&id, &b); err != nil {
+				return err
+			}
+			var r herald.AccessRecord
+			if err := json.Unmarshal([]byte(b), &r); err != nil {
+				return fmt.Errorf("intent %s: %w", id, err)
+			}
+			r.Status, r.Intent = herald.StatusUnknown, id
+			recs = append(recs, r)
+			return nil
+		}, `SELECT id, record FROM access_intents WHERE at <= ? ORDER BY at, id LIMIT ?`,
+			now.Add(-herald.IntentAbandoned).UnixMilli(), maxPendingRecords)
 		if err != nil {
 			return err
 		}

@@ -392,8 +392,8 @@ func testAttemptsRecorded(t *testing.T, b *bundle) {
 		_, err := b.s.CountAttempt(b.ctx, []string{herald.BearerKey("192.0.2.1")}, 0, start)
 		must(t, "CountAttempt", err)
 	}
-	if n, err := b.s.RecordAttempts(b.ctx, accessKey, start.Add(herald.AttemptWindow-time.Second)); err != nil || n != 0 {
-		t.Errorf("RecordAttempts before the window ended: %d, %v; want 0", n, err)
+	if n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(herald.AttemptWindow-time.Second)); err != nil || n != 0 {
+		t.Errorf("RecordPending before the window ended: %d, %v; want 0", n, err)
 	}
 	// A new attempt after the window keeps the ended window's count.
 	_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1")}, herald.AttemptLimit, start.Add(herald.AttemptWindow))
@@ -403,14 +403,14 @@ func testAttemptsRecorded(t *testing.T, b *bundle) {
 	counts := make(chan int, 4)
 	for range 4 {
 		wg.Go(func() {
-			n, err := b.s.RecordAttempts(b.ctx, accessKey, start.Add(herald.AttemptWindow))
+			n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(herald.AttemptWindow))
 			e.add(err)
 			counts <- n
 		})
 	}
 	wg.Wait()
 	close(counts)
-	e.report(t, "RecordAttempts")
+	e.report(t, "RecordPending")
 	total := 0
 	for n := range counts {
 		total += n

@@ -32,6 +32,19 @@ CREATE TABLE totp_steps (
 
 DROP TABLE sign_in_failures;
 
+-- Intents (DESIGN 11): a request that may change something is written
+-- here, durable, before its handler acts; the access record of its answer
+-- deletes it in the transaction that appends it. One left behind (the
+-- record could not be written, or the node died) is appended to the chain
+-- as a record of unknown outcome (status 0) by AccessStore.RecordPending.
+-- record is the record's JSON as the API writes it, seq and hashes aside.
+CREATE TABLE access_intents (
+    id     TEXT COLLATE "C" PRIMARY KEY,
+    at     BIGINT NOT NULL,
+    record TEXT NOT NULL
+);
+CREATE INDEX access_intents_at ON access_intents (at);
+
 -- Access records: the count of an aggregated record, and the hmac that
 -- signs each record's hash under a key derived from the master key.
 ALTER TABLE access_records ADD COLUMN count INTEGER NOT NULL DEFAULT 0;
@@ -46,6 +59,7 @@ CREATE TABLE sign_in_failures (
 );
 CREATE INDEX sign_in_failures_key ON sign_in_failures (key, at);
 CREATE INDEX sign_in_failures_at ON sign_in_failures (at);
+DROP TABLE access_intents;
 DROP TABLE totp_steps;
 DROP TABLE attempt_windows;
 DROP TABLE attempts;
