@@ -528,6 +528,8 @@ func (e *liveEnv) accessRecords() {
 	e.admin(http.MethodGet, "/admin/v1/access-records?format=jsonl", nil, http.StatusBadRequest)
 	e.admin(http.MethodGet, "/admin/v1/access-records?format=jsonl&reason=audit", nil, http.StatusOK)
 	e.admin(http.MethodGet, "/admin/v1/access-records/verify", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/access-records/head", nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/access-records/verify?head=%7B%7D", nil, http.StatusBadRequest)
 }
 
 // teardown covers the removals, last.

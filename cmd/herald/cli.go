@@ -30,6 +30,8 @@ var commands = []struct{ name, summary string }{
 	{"operator update", "change an operator's role, apps or name"},
 	{"operator disable", "disable an operator, ending their sessions and API tokens"},
 	{"operator token", "make an operator's API token and print it (shown once)"},
+	{"audit head", "print the access records' signed head, to keep outside the database"},
+	{"audit verify", "verify the access records' chain, against a kept head with --head"},
 	{"healthcheck", "exit 0 when the local service answers /readyz with 200 (a container's health check)"},
 	{"version", "print the version of this binary"},
 	{"help", "print this list, or `herald help <command>` for a command's flags"},

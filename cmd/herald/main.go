@@ -56,6 +56,8 @@ func dispatch(ctx context.Context, args []string, getenv func(string) string, st
 		return runApp(ctx, args[1:], getenv, stdout, stderr)
 	case "operator":
 		return runOperator(ctx, args[1:], getenv, stdout, stderr)
+	case "audit":
+		return runAudit(ctx, args[1:], getenv, stdout, stderr)
 	case "healthcheck":
 		return runHealthcheck(ctx, args[1:], getenv, stdout)
 	case "version":
