@@ -250,6 +250,11 @@ func (s *Store) SetDeviceUser(ctx context.Context, appID, deviceID string, userI
 // records it, the same pair set again included (a re-confirmation).
 func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, change herald.ConsentChange) (herald.Device, error) {
 	return s.changeDevice(ctx, appID, deviceID, func(_ conn, d *herald.Device, trail *consentLog) error {
+		// Checked on the device as read: the update is guarded on its
+		// user, so a device mapped to another user meanwhile is judged again.
+		if change.Identity != nil && d.UserID != nil && !change.Identity.Verifies(*d.UserID) {
+			return herald.ErrIdentityRefused
+		}
 		c, err := change.Apply(d.Consent, "")
 		if err != nil {
 			return err
