@@ -36,7 +36,8 @@ type AppStore interface {
 type UserStore interface {
 	// RegisterDevice upserts a device; a token another device holds moves
 	// to this one. With a user ID it maps the device, registering the user
-	// (again, when withdrawn).
+	// (again, when withdrawn). ErrIdentityRefused when reg.Identity does
+	// not allow it (DeviceRegistration.IdentityRefused).
 	RegisterDevice(ctx context.Context, appID string, reg DeviceRegistration) (Device, error)
 	// SetDeviceUser maps a device to a user (registering the user) or, with
 	// nil, unmaps it. ErrNotFound when the device is unknown.

@@ -154,6 +154,27 @@ func TestIdentityVerification(t *testing.T) {
 			t.Errorf("alice's devices: got %v, want [d1]", got)
 		}
 	})
+	t.Run("NewTokenOnMappedDevice", func(t *testing.T) {
+		// Without userId, a new token on alice's device would send her
+		// pushes to whoever holds that token.
+		refresh := func(fcmToken string, token any) map[string]any {
+			b := map[string]any{"deviceId": "d1", "token": fcmToken, "platform": "android", "appSourceVersion": "1.6.0"}
+			if token != nil {
+				b["identityToken"] = token
+			}
+			return b
+		}
+		wantRefused("new token, no identity", "POST", "/api/sdk/v2/push-token", refresh("attacker-token", nil))
+		wantRefused("new token, bob's identity", "POST", "/api/sdk/v2/push-token", refresh("attacker-token", bob))
+		if u := e.UserView(a, "alice"); len(u.Devices) != 1 || u.Devices[0].TokenSuffix != "t1" {
+			t.Errorf("alice's devices after refusals: got %+v, want d1 with token t1", u.Devices)
+		}
+		wantOK("same token, no identity", "POST", "/api/sdk/v2/push-token", refresh("t1", nil))
+		wantOK("new token, alice's identity", "POST", "/api/sdk/v2/push-token", refresh("t1b", alice))
+		if u := e.UserView(a, "alice"); len(u.Devices) != 1 || u.Devices[0].TokenSuffix != "t1b" {
+			t.Errorf("alice's devices: got %+v, want d1 with token t1b", u.Devices)
+		}
+	})
 	t.Run("Anonymous", func(t *testing.T) {
 		wantOK("register without userId", "POST", "/api/sdk/v2/push-token",
 			map[string]any{"deviceId": "d2", "token": "t2", "platform": "android", "appSourceVersion": "1.6.0"})

@@ -67,8 +67,15 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 	}
 	userID := optionalUserID(o, "userId")
 	err = request.Invalid(details)
-	if err == nil && userID != nil {
+	var identity *herald.IdentityProof
+	switch {
+	case err != nil:
+	case userID != nil:
 		err = s.checkIdentity(r, o, *userID)
+	default:
+		// A new token on a mapped device is checked by the store against
+		// the device's user (DeviceRegistration.Identity).
+		identity, err = s.identityProof(r, o)
 	}
 	if err != nil {
 		web.Error(w, r, err)
@@ -76,7 +83,11 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.store.RegisterDevice(r.Context(), appFrom(r.Context()).ID, herald.DeviceRegistration{
 		DeviceID: deviceID, Token: token, Platform: herald.Platform(platform), AppSourceVersion: version, UserID: userID,
+		Identity: identity,
 	})
+	if errors.Is(err, herald.ErrIdentityRefused) {
+		err = s.refuseIdentity(r)
+	}
 	if err != nil {
 		web.Error(w, r, s.sdkError(r, err))
 		return

@@ -147,6 +147,9 @@ func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.Dev
 		if err != nil {
 			return err
 		}
+		if reg.IdentityRefused(r.old, r.isNew) {
+			return herald.ErrIdentityRefused
+		}
 		d, trail := registered(r, reg, now)
 		if r.isNew {
 			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, deviceRow(d)...)
