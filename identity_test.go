@@ -14,7 +14,7 @@ const testIdentitySecret = "hi_0123456789abcdefghijklmnopqrstuvwxyzABCD"
 func TestIdentityToken(t *testing.T) {
 	t.Parallel()
 	for user, want := range map[string]string{
-		"alice":  "b84fc6d8b28fe6792d1293ee3ade1638a2604410b95e2e17eb582cc16cd036f2",
+		"alice": "b84fc6d8b28fe6792d1293ee3ade1638a2604410b95e2e17eb582cc16cd036f2",
 		"사용자-7": "d053329e976059cc17f12324de3a6f340bd508ced75ae5e1bfd772ceabdcaf49",
 	} {
 		if got := herald.IdentityToken(testIdentitySecret, user); got != want {
