@@ -82,6 +82,15 @@ type App struct {
 	// default templates.
 	ConsentNotice  ConsentNotice
 	Reconfirmation Reconfirmation
+	// IdentityVerification makes the SDK calls that bind a userId carry
+	// an identityToken (see IdentityProof); off by default.
+	IdentityVerification bool
+	// IdentitySecret is the identity secret, encrypted with the master
+	// key; empty until one is issued.
+	IdentitySecret []byte
+	// IdentityRefusals counts the SDK calls refused for a missing or wrong
+	// identityToken (only the service writes it).
+	IdentityRefusals int64
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is

@@ -21,6 +21,10 @@ type ConsentChange struct {
 	// the in-app switch; on a user's pair SourceServerAPI (also when
 	// empty) or SourceAdmin.
 	Source ConsentSource
+	// Identity, on the in-app switch of an app with identity verification
+	// on, must verify the userId of the device changed (SetDeviceConsent
+	// checks it in the transaction that makes the change); nil otherwise.
+	Identity *IdentityProof
 }
 
 // Shape checks the change against shapes A, B and C of spec 2.2 and returns

@@ -45,6 +45,21 @@ type DeviceRegistration struct {
 	AppSourceVersion string
 	// UserID maps the device when non-nil.
 	UserID *string
+	// Identity, for an app with identity verification on and no UserID,
+	// must verify the user the device is mapped to when the registration
+	// gives it a new token: a new token sends that user's pushes elsewhere.
+	// A new or unmapped device, or the same token again, needs none.
+	// The store checks it in the registration's transaction
+	// (ErrIdentityRefused); nil when verification is off.
+	Identity *IdentityProof
+}
+
+// IdentityRefused reports whether reg may not be made on old, the device
+// as stored (isNew: there is none), for want of a valid identity proof:
+// see DeviceRegistration.Identity.
+func (reg DeviceRegistration) IdentityRefused(old Device, isNew bool) bool {
+	return reg.Identity != nil && reg.UserID == nil && !isNew && old.UserID != nil &&
+		old.Token != reg.Token && !reg.Identity.Verifies(*old.UserID)
 }
 
 // TokenSuffix returns the last characters of a token, enough to recognise it

@@ -24,20 +24,29 @@ type AppStore interface {
 	SetFCMWarning(ctx context.Context, id, warning string, at time.Time) error
 	// SetWebhook stores the URL and sealed secret; an empty URL removes both.
 	SetWebhook(ctx context.Context, id, url string, sealedSecret []byte) error
+	// SetIdentitySecret replaces the sealed identity secret; the old one
+	// stops verifying at once. ErrNotFound.
+	SetIdentitySecret(ctx context.Context, id string, sealed []byte) error
+	// CountIdentityRefusal adds one to the app's IdentityRefusals, in one
+	// statement, so that calls refused together all count. ErrNotFound.
+	CountIdentityRefusal(ctx context.Context, id string) error
 }
 
 // UserStore keeps app users and their devices (token mappings).
 type UserStore interface {
 	// RegisterDevice upserts a device; a token another device holds moves
 	// to this one. With a user ID it maps the device, registering the user
-	// (again, when withdrawn).
+	// (again, when withdrawn). ErrIdentityRefused when reg.Identity does
+	// not allow it (DeviceRegistration.IdentityRefused).
 	RegisterDevice(ctx context.Context, appID string, reg DeviceRegistration) (Device, error)
 	// SetDeviceUser maps a device to a user (registering the user) or, with
 	// nil, unmaps it. ErrNotFound when the device is unknown.
 	SetDeviceUser(ctx context.Context, appID, deviceID string, userID *string) (Device, error)
 	// SetDeviceConsent applies the in-app consent switch to one device.
 	// ErrNotFound when the device is unknown; ErrInvalidRequest on a change
-	// the device's pair cannot take.
+	// the device's pair cannot take; ErrIdentityRefused when change.Identity
+	// is set and does not verify the user the device is mapped to (an
+	// unmapped device needs none).
 	SetDeviceConsent(ctx context.Context, appID, deviceID string, change ConsentChange) (Device, error)
 	// DeleteDevice removes a device and its token. ErrNotFound when unknown.
 	DeleteDevice(ctx context.Context, appID, deviceID string) error

@@ -49,6 +49,13 @@ type appJSON struct {
 	// their defaults filled in.
 	ConsentNotice  noticeJSON         `json:"consentNotice"`
 	Reconfirmation reconfirmationJSON `json:"reconfirmation"`
+	// IdentityVerification, HasIdentitySecret and IdentityRefusals are
+	// the SDK's identity verification: whether it is on, whether a secret
+	// was issued (the secret itself is shown only when issued), and the
+	// SDK calls refused for a missing or wrong identityToken.
+	IdentityVerification bool  `json:"identityVerification"`
+	HasIdentitySecret    bool  `json:"hasIdentitySecret"`
+	IdentityRefusals     int64 `json:"identityRefusals"`
 }
 
 // noticeJSON is the admin shape of the result notice setting.
@@ -78,6 +85,8 @@ func toJSON(a herald.App) appJSON {
 		Registered: a.Registered, TimeZone: a.TimeZone, DefaultConsent: a.DefaultConsent,
 		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
 		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
+		IdentityVerification: a.IdentityVerification, HasIdentitySecret: len(a.IdentitySecret) > 0,
+		IdentityRefusals: a.IdentityRefusals,
 	}
 	n, rc := a.ConsentNotice.WithDefaults(), a.Reconfirmation.WithDefaults()
 	out.ConsentNotice = noticeJSON{n.Enabled, n.Title, n.Content}
@@ -117,6 +126,9 @@ type appSettings struct {
 	// members take their defaults.
 	ConsentNotice  *noticeSettings         `json:"consentNotice"`
 	Reconfirmation *reconfirmationSettings `json:"reconfirmation"`
+	// IdentityVerification turns the SDK's identity verification on or
+	// off; on needs an identity secret issued first.
+	IdentityVerification *bool `json:"identityVerification"`
 }
 
 // noticeSettings is consentNotice in a create or patch body.
@@ -280,6 +292,12 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 		}
 		a.SendRatePerMinute = rate
 	}
+	if p.IdentityVerification != nil {
+		if *p.IdentityVerification && len(a.IdentitySecret) == 0 {
+			d = append(d, herald.Detail{Field: "identityVerification", Reason: herald.ReasonNoIdentitySecret})
+		}
+		a.IdentityVerification = *p.IdentityVerification
+	}
 	d = append(d, p.applyAd(a)...)
 	d = append(d, p.applyNotices(a)...)
 	return append(d, appUserProblem(before, *a)...)
@@ -405,6 +423,23 @@ func (s *server) reissueSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	web.JSON(w, http.StatusOK, map[string]string{"secretKey": secret})
+}
+
+// issueIdentitySecret makes the app a fresh identity secret and stores it
+// sealed; tokens of the old one stop verifying at once. It returns the
+// secret, shown this once.
+func (s *server) issueIdentitySecret(ctx context.Context, appID string) (string, error) {
+	secret := herald.NewIdentitySecret()
+	return secret, s.Store.SetIdentitySecret(ctx, appID, s.MasterKey.Seal([]byte(secret)))
+}
+
+func (s *server) rotateIdentitySecret(w http.ResponseWriter, r *http.Request) {
+	secret, err := s.issueIdentitySecret(r.Context(), r.PathValue("appId"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, map[string]string{"identitySecret": secret})
 }
 
 // maxServiceAccount bounds an uploaded service-account file.

@@ -289,7 +289,8 @@ func (e *authzEnv) snapshot(t *testing.T) storeState {
 			s.apps[id] = err.Error()
 			continue
 		}
-		s.apps[id] = fmt.Sprintf("%s %s %x %d %s %v", a.Name, a.Tier, a.SecretHash, len(a.FCMCredentials), a.WebhookURL, a.Registered)
+		s.apps[id] = fmt.Sprintf("%s %s %x %d %s %v %v %x", a.Name, a.Tier, a.SecretHash, len(a.FCMCredentials), a.WebhookURL, a.Registered,
+			a.IdentityVerification, a.IdentitySecret)
 		p, err := e.Store.Push(ctx, e.push[id])
 		s.pushes[id] = fmt.Sprintf("%s %s %d %v", p.Status, p.Content.Title, len(p.Edits), err)
 		u, ds, err := e.Store.User(ctx, id, "u1")

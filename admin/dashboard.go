@@ -92,6 +92,8 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/settings", needAdmin, d.updateApp},
 		{"GET /apps/{appId}/secret-key", needAdmin, d.confirmPage(confirmReissue)},
 		{"POST /apps/{appId}/secret-key", needAdmin, d.reissueSecret},
+		{"GET /apps/{appId}/identity-secret", needAdmin, d.confirmPage(confirmIdentitySecret)},
+		{"POST /apps/{appId}/identity-secret", needAdmin, d.rotateIdentitySecret},
 		{"POST /apps/{appId}/fcm-credentials", needAdmin, d.putFCMCredentials},
 		{"GET /apps/{appId}/fcm-credentials/delete", needAdmin, d.confirmPage(confirmRemoveFCM)},
 		{"POST /apps/{appId}/fcm-credentials/delete", needAdmin, d.deleteFCMCredentials},

@@ -50,7 +50,7 @@ func settingsFrom(f url.Values) appSettings {
 		return &v
 	}
 	p := appSettings{Name: text("name"), TimeZone: text("timeZone"), AppUserEnabled: flag("appUserEnabled"), Registered: flag("registered"),
-		AdPrefixCheck: flag("adPrefixCheck"), Sandbox: flag("sandbox")}
+		AdPrefixCheck: flag("adPrefixCheck"), Sandbox: flag("sandbox"), IdentityVerification: flag("identityVerification")}
 	if t := text("tier"); t != nil {
 		tier := herald.Tier(*t)
 		p.Tier = &tier
@@ -247,6 +247,25 @@ func (d *dashboard) reissueSecret(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.appDone(w, r, a.ID, flash{Notice: "New secret key issued; the old one no longer works.", SecretLabel: "Secret key", SecretValue: secret})
+}
+
+// rotateIdentitySecret issues the app a new identity secret, once
+// confirmed, and shows it once.
+func (d *dashboard) rotateIdentitySecret(w http.ResponseWriter, r *http.Request) {
+	a, ok := d.confirmedApp(w, r)
+	if !ok {
+		return
+	}
+	secret, err := d.issueIdentitySecret(r.Context(), a.ID)
+	if err != nil {
+		d.failOnApp(w, r, a, err)
+		return
+	}
+	notice := "Identity secret issued."
+	if len(a.IdentitySecret) > 0 {
+		notice = "New identity secret issued; tokens made with the old one no longer verify."
+	}
+	d.appDone(w, r, a.ID, flash{Notice: notice, SecretLabel: "Identity secret", SecretValue: secret})
 }
 
 // serviceAccountFrom returns the uploaded file, else the pasted text.

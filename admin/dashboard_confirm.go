@@ -59,6 +59,25 @@ func confirmReissue(a herald.App) confirmData {
 	}
 }
 
+func confirmIdentitySecret(a herald.App) confirmData {
+	c := confirmData{
+		Question: "Issue an identity secret?",
+		Consequence: "A secret is made and shown once. " + a.Name + "'s back end signs each userId with it (identityToken, " +
+			"see docs/operations.md); identity verification can then be turned on.",
+		Action: appPath(a.ID, "identity-secret"), Button: "Issue the identity secret", ButtonID: "confirm-identity-secret", Back: appPath(a.ID),
+	}
+	if len(a.IdentitySecret) > 0 {
+		c.Question, c.Button = "Rotate the identity secret?", "Rotate the identity secret"
+		c.Consequence = "A new secret is made and shown once. Tokens made with the current one stop working at once"
+		if a.IdentityVerification {
+			c.Consequence += ": while identity verification is on, every SDK call of " + a.Name +
+				" that sets a userId or changes a user's consent is refused (401 ERR-AB-SDK-31) until the back end signs with the new secret"
+		}
+		c.Consequence += "."
+	}
+	return c
+}
+
 func confirmRemoveFCM(a herald.App) confirmData {
 	return confirmData{
 		Question:    "Remove the FCM credentials?",

@@ -128,6 +128,7 @@ func (s *server) routes() []route {
 		{"PATCH /admin/v1/apps/{appId}", needAdmin, s.patchApp},
 		{"DELETE /admin/v1/apps/{appId}", needEveryApp, s.deleteApp},
 		{"POST /admin/v1/apps/{appId}/secret-key", needAdmin, s.reissueSecret},
+		{"POST /admin/v1/apps/{appId}/identity-secret", needAdmin, s.rotateIdentitySecret},
 		{"PUT /admin/v1/apps/{appId}/fcm-credentials", needAdmin, s.putFCMCredentials},
 		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", needAdmin, s.deleteFCMCredentials},
 		{"PUT /admin/v1/apps/{appId}/webhook", needAdmin, s.putWebhook},

@@ -19,7 +19,9 @@ const maxCachedApps = 10_000
 // registration's CPU). Only the SDK API uses it: its calls need of the app
 // nothing but its id, which never changes for an API key, and no secret
 // key or endpoint gate (a reissued secret, a changed setting) is checked
-// on them. An app deleted meanwhile is caught by the store itself, which
+// on them, except identity verification, which reads the app again
+// whenever the cached one has it on (see identityProof), so that a rotated
+// identity secret takes effect at once. An app deleted meanwhile is caught by the store itself, which
 // writes nothing for a missing app and answers not found; the SDK
 // handlers then forget the key and read the app again (see appGone), so
 // the caller gets the answer an uncached read gives. The Server API reads

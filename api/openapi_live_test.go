@@ -199,6 +199,8 @@ type liveEnv struct {
 	// the business app.
 	liveApps             [2]testenv.App
 	immediate, scheduled string
+	// identitySecret is the free app's, whose identity verification is on.
+	identitySecret string
 	// adSettings: the app answers adSender and its siblings (DESIGN.md
 	// section 7), so the test sets and checks them.
 	adSettings bool
@@ -315,6 +317,11 @@ func (e *liveEnv) apps() {
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", map[string]any{"type": "service_account"}, http.StatusBadRequest)
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/fcm-credentials", testenv.NewServiceAccount(e.t).JSON, http.StatusOK)
 	e.admin(http.MethodPut, "/admin/v1/apps/"+biz.ID+"/webhook", map[string]any{"url": "http://127.0.0.1:9/hook"}, http.StatusOK)
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+free.ID, map[string]any{"identityVerification": true}, http.StatusBadRequest)
+	var identity struct{ IdentitySecret string }
+	e.admin(http.MethodPost, "/admin/v1/apps/"+free.ID+"/identity-secret", nil, http.StatusOK).Decode(e.t, &identity)
+	e.identitySecret = identity.IdentitySecret
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+free.ID, map[string]any{"identityVerification": true}, http.StatusOK)
 	e.liveApps = [2]testenv.App{free, biz}
 	e.adSettingsIfServed()
 }
@@ -354,6 +361,14 @@ func (e *liveEnv) devices() {
 	e.sdk(biz, http.MethodPost, "/api/sdk/v2/user", map[string]any{"deviceId": "device-9", "userId": "user-2"}, http.StatusNotFound)
 	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1", "marketing": true}, http.StatusOK)
 	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1"}, http.StatusBadRequest)
+	// The free app verifies identities.
+	free := e.liveApps[0]
+	e.sdk(free, http.MethodPost, "/api/sdk/v2/push-token", device("device-1", "fcm-token-f1", "user-1"), http.StatusUnauthorized)
+	signed := device("device-1", "fcm-token-f1", "user-1")
+	signed["identityToken"] = herald.IdentityToken(e.identitySecret, "user-1")
+	e.sdk(free, http.MethodPost, "/api/sdk/v2/push-token", signed, http.StatusOK)
+	e.sdk(free, http.MethodPost, "/api/sdk/v2/user", map[string]any{"deviceId": "device-1", "userId": "user-2"}, http.StatusUnauthorized)
+	e.sdk(free, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1", "marketing": true}, http.StatusUnauthorized)
 	sdkKey := map[string]string{"x-api-key": biz.APIKey}
 	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusOK)
 	e.call(e.limited, http.MethodPost, "/api/sdk/v2/user", sdkKey, map[string]any{"deviceId": "device-2", "userId": "user-2"}, http.StatusTooManyRequests)

@@ -317,6 +317,7 @@ func TestOpenAPIErrorCodes(t *testing.T) {
 		"ERR-AB-SYS-01": "Service temporarily unavailable.",
 		"ERR-AB-VAL-02": "No device to send to.",
 		"ERR-AB-CFG-01": "Feature not enabled for this app.",
+		"ERR-AB-SDK-31": "Identity verification failed.",
 	}
 	// Each code has an example whose body carries "code: X" then
 	// "message: M" on the next line.

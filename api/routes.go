@@ -32,6 +32,8 @@ type Config struct {
 	Store  Store
 	Pushes Pusher
 	Logger *slog.Logger
+	// MasterKey opens the apps' identity secrets (identity verification).
+	MasterKey *herald.MasterKey
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
 	// Events records what devices report about pushes (the events
@@ -66,6 +68,8 @@ type server struct {
 	countEvent func(herald.EventType, bool)
 	// apps caches the SDK API's apps by API key.
 	apps *appCache
+	// masterKey opens identity secrets.
+	masterKey *herald.MasterKey
 }
 
 // rateLimits are the public API's limiters (nil: no limit).
@@ -119,7 +123,7 @@ func Routes() []string {
 // NewHandler returns the public listener's handler.
 func NewHandler(cfg Config) http.Handler {
 	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, events: cfg.Events, countEvent: cfg.CountEvent,
-		apps: newAppCache(), limits: rateLimits{
+		apps: newAppCache(), masterKey: cfg.MasterKey, limits: rateLimits{
 			server: newLimiter(cfg.RateLimit), sdk: newLimiter(cfg.SDKRateLimit), sdkClient: newLimiter(cfg.SDKClientRateLimit),
 			failedClient: newLimiter(cfg.AuthFailureRateLimit), failedApp: newLimiter(cfg.AuthFailureRateLimit),
 		}}

@@ -66,13 +66,28 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 		o.Fail("appSourceVersion", "must be a semantic version such as 1.6.0")
 	}
 	userID := optionalUserID(o, "userId")
-	if err := request.Invalid(details); err != nil {
+	err = request.Invalid(details)
+	var identity *herald.IdentityProof
+	switch {
+	case err != nil:
+	case userID != nil:
+		err = s.checkIdentity(r, o, *userID)
+	default:
+		// A new token on a mapped device is checked by the store against
+		// the device's user (DeviceRegistration.Identity).
+		identity, err = s.identityProof(r, o)
+	}
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
 	d, err := s.store.RegisterDevice(r.Context(), appFrom(r.Context()).ID, herald.DeviceRegistration{
 		DeviceID: deviceID, Token: token, Platform: herald.Platform(platform), AppSourceVersion: version, UserID: userID,
+		Identity: identity,
 	})
+	if errors.Is(err, herald.ErrIdentityRefused) {
+		err = s.refuseIdentity(r)
+	}
 	if err != nil {
 		web.Error(w, r, s.sdkError(r, err))
 		return
@@ -92,7 +107,11 @@ func (s *server) setUserID(w http.ResponseWriter, r *http.Request) {
 		o.Fail("userId", "is required (null unmaps the device)")
 	}
 	userID := optionalUserID(o, "userId")
-	if err := request.Invalid(details); err != nil {
+	err = request.Invalid(details)
+	if err == nil && userID != nil { // unmapping binds no one: it needs no token
+		err = s.checkIdentity(r, o, *userID)
+	}
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -115,11 +134,20 @@ func (s *server) setDeviceConsent(w http.ResponseWriter, r *http.Request) {
 	if len(*details) == 0 {
 		*details = append(*details, change.Shape("")...)
 	}
-	if err := request.Invalid(details); err != nil {
+	err = request.Invalid(details)
+	if err == nil {
+		// The token is checked against the device's user by the store, in
+		// the transaction that changes the pair.
+		change.Identity, err = s.identityProof(r, o)
+	}
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
 	d, err := s.store.SetDeviceConsent(r.Context(), appFrom(r.Context()).ID, deviceID, change)
+	if errors.Is(err, herald.ErrIdentityRefused) {
+		err = s.refuseIdentity(r)
+	}
 	if err != nil {
 		web.Error(w, r, deviceError(s.sdkError(r, err)))
 		return

@@ -68,6 +68,7 @@ type Deps struct {
 // New returns the public and the admin listeners' handlers.
 func New(d Deps) (public, adminHandler http.Handler) {
 	pc := api.Config{Store: d.Store, Events: d.Store, Pushes: d.Delivery, Logger: d.Logger, Ready: d.Ready, Now: d.Now,
+		MasterKey: d.MasterKey,
 		RateLimit: d.RateLimit, SDKRateLimit: d.SDKRateLimit, SDKClientRateLimit: d.SDKClientRateLimit,
 		AuthFailureRateLimit: d.AuthFailureRateLimit}
 	ac := admin.Config{Store: d.Store, Delivery: d.Delivery, MasterKey: d.MasterKey, Token: d.AdminToken, Logger: d.Logger,

@@ -13,10 +13,10 @@ import (
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at,
 	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out,
-	consent_notice, reconfirmation`
+	consent_notice, reconfirmation, identity_verification`
 
 // appReadColumns are appColumns and those only the service writes.
-const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at`
+const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at, identity_secret, identity_refusals`
 
 func scanApp(row scanner) (herald.App, error) {
 	var a herald.App
@@ -26,7 +26,8 @@ func scanApp(row scanner) (herald.App, error) {
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
-		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.FCMWarning, &warned, &stored)
+		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.IdentityVerification,
+		&a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals)
 	if err == nil {
 		err = readNotices(&a, notice, reconfirm)
 	}
@@ -43,11 +44,11 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 func (s *Store) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
 		notice, reconfirm := writeNotices(a)
-		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
 			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm)
+			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification)
 		return err
 	})
 }
@@ -80,11 +81,12 @@ func (s *Store) UpdateApp(ctx context.Context, a herald.App) error {
 	notice, reconfirm := writeNotices(a)
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
 		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
-		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?, consent_notice = ?, reconfirmation = ?
+		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?, consent_notice = ?, reconfirmation = ?,
+		identity_verification = ?
 		WHERE id = ?`,
 		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.ID)
+		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, a.ID)
 }
 
 // noticeColumns is how the consent notice settings are stored: one JSON
@@ -166,4 +168,17 @@ func (s *Store) SetWebhook(ctx context.Context, id, url string, sealedSecret []b
 		sealedSecret = nil
 	}
 	return s.execOne(ctx, `UPDATE apps SET webhook_url = ?, webhook_secret = ? WHERE id = ?`, url, sealedSecret, id)
+}
+
+// SetIdentitySecret replaces the app's sealed identity secret; tokens made
+// with the old one stop verifying at once.
+func (s *Store) SetIdentitySecret(ctx context.Context, id string, sealed []byte) error {
+	return s.execOne(ctx, `UPDATE apps SET identity_secret = ? WHERE id = ?`, sealed, id)
+}
+
+// CountIdentityRefusal adds one to the app's refused identity tokens. The
+// addition is the statement's, never a read then a write, so that refusals
+// counted together are all kept.
+func (s *Store) CountIdentityRefusal(ctx context.Context, id string) error {
+	return s.execOne(ctx, `UPDATE apps SET identity_refusals = identity_refusals + 1 WHERE id = ?`, id)
 }

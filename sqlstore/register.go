@@ -100,6 +100,9 @@ func (j *registrations) Join(ctx context.Context, tx Tx, items []any) ([]bool, e
 			writes = append(writes, Stmt{Query: `DELETE FROM devices WHERE app_id = ? AND device_id = ? AND token = ?`,
 				Args: []any{loser.AppID, loser.ID, loser.Token}})
 		}
+		if it.reg.IdentityRefused(r.old, r.isNew) {
+			return nil, errJointMiss // alone, it answers the refusal
+		}
 		d, trail := registered(r, it.reg, now)
 		if r.isNew {
 			inserts = append(inserts, d)

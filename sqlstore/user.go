@@ -147,6 +147,9 @@ func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.Dev
 		if err != nil {
 			return err
 		}
+		if reg.IdentityRefused(r.old, r.isNew) {
+			return herald.ErrIdentityRefused
+		}
 		d, trail := registered(r, reg, now)
 		if r.isNew {
 			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, deviceRow(d)...)
@@ -250,6 +253,11 @@ func (s *Store) SetDeviceUser(ctx context.Context, appID, deviceID string, userI
 // records it, the same pair set again included (a re-confirmation).
 func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, change herald.ConsentChange) (herald.Device, error) {
 	return s.changeDevice(ctx, appID, deviceID, func(_ conn, d *herald.Device, trail *consentLog) error {
+		// Checked on the device as read: the update is guarded on its
+		// user, so a device mapped to another user meanwhile is judged again.
+		if change.Identity != nil && d.UserID != nil && !change.Identity.Verifies(*d.UserID) {
+			return herald.ErrIdentityRefused
+		}
 		c, err := change.Apply(d.Consent, "")
 		if err != nil {
 			return err

@@ -74,7 +74,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		name  string
 		tests []test
 	}{
-		{"AppStore", appTests},
+		{"AppStore", append(appTests, identityTests...)},
 		{"UserStore", append(userTests, userListTests...)},
 		{"PushStore", pushTests},
 		{"DeliveryStore", deliveryTests},

@@ -188,6 +188,17 @@ func (s *Store) CountConsentDue(a0 context.Context, a1 string, a2 time.Time) (in
 	return r0, r1
 }
 
+// CountIdentityRefusal is a scheduling point around the store's CountIdentityRefusal.
+func (s *Store) CountIdentityRefusal(a0 context.Context, a1 string) error {
+	v, err := s.before(a0, "CountIdentityRefusal", a1)
+	if err != nil {
+		return err
+	}
+	r0 := s.inner.CountIdentityRefusal(a0, a1)
+	r0 = s.after(v, r0)
+	return r0
+}
+
 // CreateApp is a scheduling point around the store's CreateApp.
 func (s *Store) CreateApp(a0 context.Context, a1 herald.App) error {
 	v, err := s.before(a0, "CreateApp", a1)
@@ -531,6 +542,17 @@ func (s *Store) SetFCMWarning(a0 context.Context, a1 string, a2 string, a3 time.
 		return err
 	}
 	r0 := s.inner.SetFCMWarning(a0, a1, a2, a3)
+	r0 = s.after(v, r0)
+	return r0
+}
+
+// SetIdentitySecret is a scheduling point around the store's SetIdentitySecret.
+func (s *Store) SetIdentitySecret(a0 context.Context, a1 string, a2 []uint8) error {
+	v, err := s.before(a0, "SetIdentitySecret", a1, a2)
+	if err != nil {
+		return err
+	}
+	r0 := s.inner.SetIdentitySecret(a0, a1, a2)
 	r0 = s.after(v, r0)
 	return r0
 }

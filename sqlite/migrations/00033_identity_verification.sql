@@ -1,0 +1,15 @@
+-- +goose Up
+-- Identity verification (DESIGN section 7): when identity_verification
+-- is on, the SDK calls that bind a device or a consent change to a userId
+-- carry an HMAC of the userId under identity_secret (sealed with the
+-- master key; NULL until the admin API issues one). identity_refusals
+-- counts the calls refused for a missing or wrong token, one UPDATE
+-- adding one each.
+ALTER TABLE apps ADD COLUMN identity_verification INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE apps ADD COLUMN identity_secret BLOB;
+ALTER TABLE apps ADD COLUMN identity_refusals INTEGER NOT NULL DEFAULT 0;
+
+-- +goose Down
+ALTER TABLE apps DROP COLUMN identity_refusals;
+ALTER TABLE apps DROP COLUMN identity_secret;
+ALTER TABLE apps DROP COLUMN identity_verification;
