@@ -37,6 +37,7 @@ type Store interface {
 	// OperatorStore keeps named operators, their secrets and API tokens;
 	// SignInStore counts failed sign-ins on every node's behalf.
 	herald.OperatorStore
+	herald.OperatorIdentityStore
 	herald.SignInStore
 	// AccessStore keeps the access records (DESIGN 11).
 	herald.AccessStore
