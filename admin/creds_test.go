@@ -4,9 +4,13 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
+	"net/url"
+	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/oauth2-proxy/mockoidc"
@@ -123,5 +127,179 @@ func TestEmailASCIIOnly(t *testing.T) {
 			t.Errorf("operators: got %d, want 1", len(ops))
 		}
 		e.browser(t).wantOIDC("kate by single sign-on", &mockoidc.MockUser{Subject: "k2", Email: "Kate@example.com", EmailVerified: true}, m, true)
+	})
+}
+
+// records returns the access records of route, oldest first.
+func (e *signInEnv) records(t *testing.T, route string) []herald.AccessRecord {
+	t.Helper()
+	recs, _, err := e.store.AccessRecords(context.Background(), herald.AccessFilter{Limit: 1000})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []herald.AccessRecord
+	for _, r := range recs {
+		if r.Route == route {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func actorOf(r herald.AccessRecord) string {
+	if r.Actor == nil {
+		return "null"
+	}
+	return *r.Actor
+}
+
+// TestSetupRecorded: the setup page and its form leave access records,
+// with the link's operator as actor when the link is valid and null when
+// it is unknown or gone, and the status answered.
+func TestSetupRecorded(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine)
+		o, token := e.addOperator(t, "rec@example.com", herald.RoleViewer)
+		b := e.browser(t)
+		q := "/setup?" + url.Values{"token": {token}}.Encode()
+		resp, body := b.get(q)
+		wantStatus(t, resp, body, http.StatusOK)
+		resp, body = b.get("/setup?token=unknown")
+		wantStatus(t, resp, body, http.StatusNotFound)
+		resp, body = b.post("/setup", url.Values{"token": {token}, "password": {"short"}, "confirm": {"short"}})
+		wantStatus(t, resp, body, http.StatusBadRequest)
+		resp, body = b.post("/setup", url.Values{"token": {token}, "password": {password}, "confirm": {password}})
+		wantStatus(t, resp, body, http.StatusSeeOther)
+		resp, body = b.get(q)
+		wantStatus(t, resp, body, http.StatusGone)
+
+		type seen struct {
+			actor, email string
+			status       int
+		}
+		var got []seen
+		for _, route := range []string{"GET /setup", "POST /setup"} {
+			for _, r := range e.records(t, route) {
+				got = append(got, seen{actorOf(r), r.Email, r.Status})
+			}
+		}
+		want := []seen{{o.ID, o.Email, 200}, {"null", "", 404}, {"null", "", 410}, {o.ID, o.Email, 400}, {o.ID, o.Email, 303}}
+		if !slices.Equal(got, want) {
+			t.Errorf("records of /setup: got %v, want %v", got, want)
+		}
+	})
+}
+
+// TestSetupEndsOtherAccess: a password set through a setup link ends the
+// operator's sessions and API tokens made before it.
+func TestSetupEndsOtherAccess(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine)
+		o := e.operator(t, "ends@example.com", herald.RoleAdmin)
+		before := e.browser(t)
+		before.wantSignedIn("ends@example.com", "/")
+		status, body := e.api(t, "POST", "/admin/v1/operators/"+o.ID+"/tokens", map[string]any{"name": "ci", "expiresInDays": 30})
+		var tok struct{ Token string }
+		if status != http.StatusCreated || json.Unmarshal(body, &tok) != nil {
+			t.Fatalf("token: got %d %s", status, body)
+		}
+		status, body = e.api(t, "POST", "/admin/v1/operators/"+o.ID+"/setup-link", nil)
+		var link struct {
+			SetupURL string `json:"setupUrl"`
+		}
+		if status != http.StatusOK && status != http.StatusCreated || json.Unmarshal(body, &link) != nil {
+			t.Fatalf("setup link: got %d %s", status, body)
+		}
+		u, _ := url.Parse(link.SetupURL)
+		const newPassword = "another horse battery staple"
+		resp, page := e.browser(t).post("/setup", url.Values{"token": {u.Query().Get("token")}, "password": {newPassword}, "confirm": {newPassword}})
+		wantStatus(t, resp, page, http.StatusSeeOther)
+
+		if resp, _ := before.get("/"); resp.StatusCode != http.StatusSeeOther || resp.Header.Get("Location") != "/login" {
+			t.Errorf("the session from before the new password: got %d %q, want 303 to /login", resp.StatusCode, resp.Header.Get("Location"))
+		}
+		req, _ := http.NewRequest("GET", e.admin.URL+"/admin/v1/me", nil)
+		req.Header.Set("Authorization", "Bearer "+tok.Token)
+		res, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		res.Body.Close()
+		if res.StatusCode != http.StatusUnauthorized {
+			t.Errorf("the API token from before the new password: got %d, want 401", res.StatusCode)
+		}
+		if resp, _ := e.browser(t).signIn("ends@example.com", newPassword, "192.0.2.9"); resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("signing in with the new password: got %d, want 303", resp.StatusCode)
+		}
+	})
+}
+
+// TestSetupLinkBurst: ten concurrent POSTs with one link set one password:
+// exactly one 303, the others 410.
+func TestSetupLinkBurst(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine)
+		_, token := e.addOperator(t, "burst@example.com", herald.RoleAdmin)
+		const n = 10
+		codes := make([]int, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			b := e.browser(t)
+			wg.Go(func() {
+				pw := fmt.Sprintf("burst password number %d", i)
+				req, _ := http.NewRequest("POST", e.admin.URL+"/setup", strings.NewReader(url.Values{"token": {token}, "password": {pw}, "confirm": {pw}}.Encode()))
+				req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+				resp, err := b.hc.Do(req)
+				if err != nil {
+					t.Error(err)
+					return
+				}
+				resp.Body.Close()
+				codes[i] = resp.StatusCode
+			})
+		}
+		wg.Wait()
+		won, gone := 0, 0
+		for _, c := range codes {
+			switch c {
+			case http.StatusSeeOther:
+				won++
+			case http.StatusGone:
+				gone++
+			}
+		}
+		if won != 1 || gone != n-1 {
+			t.Errorf("statuses %v: got %d 303 and %d 410, want 1 and %d", codes, won, gone, n-1)
+		}
+	})
+}
+
+// TestDisableVoidsSetupLink: disabling an operator voids its pending
+// setup link, which then answers 410, and re-enabling does not restore
+// it.
+func TestDisableVoidsSetupLink(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine)
+		status, body := e.api(t, "POST", "/admin/v1/operators", map[string]any{"email": "void@example.com", "name": "V", "role": "viewer"})
+		var op struct {
+			OperatorID string
+			SetupURL   string `json:"setupUrl"`
+		}
+		if status != http.StatusCreated || json.Unmarshal(body, &op) != nil {
+			t.Fatalf("create: got %d %s", status, body)
+		}
+		path := strings.TrimPrefix(op.SetupURL, e.admin.URL)
+		for _, disabled := range []bool{true, false} {
+			if status, body := e.api(t, "PATCH", "/admin/v1/operators/"+op.OperatorID, map[string]any{"disabled": disabled}); status != http.StatusOK {
+				t.Fatalf("PATCH disabled %v: got %d %s", disabled, status, body)
+			}
+			if resp, body := e.browser(t).get(path); resp.StatusCode != http.StatusGone {
+				t.Errorf("the link after disabled %v: got %d, want 410:\n%s", disabled, resp.StatusCode, body)
+			}
+		}
 	})
 }
