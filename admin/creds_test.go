@@ -16,6 +16,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -300,6 +301,111 @@ func TestDisableVoidsSetupLink(t *testing.T) {
 			if resp, body := e.browser(t).get(path); resp.StatusCode != http.StatusGone {
 				t.Errorf("the link after disabled %v: got %d, want 410:\n%s", disabled, resp.StatusCode, body)
 			}
+		}
+	})
+}
+
+// TestCookiesHTTPS: with an https admin URL the session cookie is
+// __Host-herald_session, Secure, Path=/, without Domain, and signs the
+// browser in; with an http one it stays herald_session, not Secure.
+func TestCookiesHTTPS(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		for _, c := range []struct {
+			adminURL, name string
+			secure         bool
+		}{
+			{"https://admin.example.test", "__Host-herald_session", true},
+			{"", "herald_session", false},
+		} {
+			e := newSignInEnv(t, engine, func(d *handler.Deps) {
+				if c.adminURL != "" {
+					d.AdminURL = c.adminURL
+				}
+			})
+			e.operator(t, "cookie@example.com", herald.RoleAdmin)
+			for what, form := range map[string]url.Values{
+				"owner":    {"token": {testenv.AdminToken}},
+				"operator": {"email": {"cookie@example.com"}, "password": {password}},
+			} {
+				resp, body := e.browser(t).post("/login", form)
+				wantStatus(t, resp, body, http.StatusSeeOther)
+				var got *http.Cookie
+				for _, ck := range resp.Cookies() {
+					if strings.HasSuffix(ck.Name, "herald_session") {
+						got = ck
+					}
+				}
+				if got == nil || got.Name != c.name || got.Secure != c.secure || got.Path != "/" || got.Domain != "" || !got.HttpOnly {
+					t.Fatalf("%s, admin URL %q: cookie %v, want %s, Secure %v, Path=/, no Domain", what, c.adminURL, got, c.name, c.secure)
+				}
+				req, _ := http.NewRequest("GET", e.admin.URL+"/", nil)
+				req.AddCookie(&http.Cookie{Name: got.Name, Value: got.Value})
+				res, err := http.DefaultTransport.RoundTrip(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				res.Body.Close()
+				if res.StatusCode != http.StatusOK {
+					t.Errorf("%s, admin URL %q: a page with the cookie: got %d, want 200", what, c.adminURL, res.StatusCode)
+				}
+			}
+		}
+	})
+}
+
+// postFrom posts a form with an Origin header.
+func (b *browser) postFrom(origin, path string, form url.Values) (*http.Response, string) {
+	b.t.Helper()
+	req, _ := http.NewRequest(http.MethodPost, b.base+path, strings.NewReader(form.Encode()))
+	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+	req.Header.Set("Origin", origin)
+	req.Header.Set("X-Forwarded-For", "192.0.2.44")
+	return b.do(req)
+}
+
+// TestForeignOrigin: POST /login and POST /setup from a foreign Origin
+// answer 403 and do nothing: no session, no access record, no failure
+// counted against the address or the email, the setup link not spent. The
+// admin URL's origin and the request's own Host's are let through.
+func TestForeignOrigin(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine, func(d *handler.Deps) { d.AdminURL = "https://admin.example.test" })
+		e.operator(t, "origin@example.com", herald.RoleAdmin)
+		_, token := e.addOperator(t, "new@example.com", herald.RoleViewer)
+		recs := len(e.records(t, "POST /login"))
+		b := e.browser(t)
+		for _, origin := range []string{"https://evil.example", "null", "http://admin.example.test", "https://admin.example.test.evil.example"} {
+			resp, body := b.postFrom(origin, "/login", url.Values{"email": {"origin@example.com"}, "password": {password}})
+			if resp.StatusCode != http.StatusForbidden || sessionCookieOf(resp) != nil || !strings.Contains(body, `class="problem"`) {
+				t.Errorf("sign-in from %s: got %d, cookie %v, want 403 on the sign-in page:\n%s", origin, resp.StatusCode, sessionCookieOf(resp), body)
+			}
+		}
+		// More foreign wrong passwords than the throttle's limit: none counts.
+		for range 25 {
+			if resp, _ := b.postFrom("https://evil.example", "/login", url.Values{"email": {"origin@example.com"}, "password": {"wrong password here"}}); resp.StatusCode != http.StatusForbidden {
+				t.Fatalf("foreign wrong password: got %d, want 403", resp.StatusCode)
+			}
+		}
+		if got := len(e.records(t, "POST /login")); got != recs {
+			t.Errorf("records of POST /login after foreign posts: got %d, want %d", got, recs)
+		}
+		resp, body := b.postFrom("https://evil.example", "/setup", url.Values{"token": {token}, "password": {password}, "confirm": {password}})
+		wantStatus(t, resp, body, http.StatusForbidden)
+		if len(e.records(t, "POST /setup")) != 1 { // e.operator's own setup
+			t.Errorf("a foreign POST /setup was recorded")
+		}
+
+		for _, origin := range []string{"https://admin.example.test", e.admin.URL} {
+			resp, body := e.browser(t).postFrom(origin, "/login", url.Values{"email": {"origin@example.com"}, "password": {password}})
+			if resp.StatusCode != http.StatusSeeOther {
+				t.Errorf("sign-in from %s: got %d, want 303:\n%s", origin, resp.StatusCode, body)
+			}
+		}
+		resp, body = e.browser(t).postFrom(e.admin.URL, "/setup", url.Values{"token": {token}, "password": {password}, "confirm": {password}})
+		if resp.StatusCode != http.StatusSeeOther {
+			t.Errorf("setup from the dashboard's own origin after a foreign one: got %d, want 303 (the link unspent):\n%s", resp.StatusCode, body)
 		}
 	})
 }

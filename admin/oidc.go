@@ -103,6 +103,15 @@ func (p *oidcProvider) oauth2(pr *oidc.Provider) *oauth2.Config {
 		RedirectURL: p.redirect, Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
 
+// oidcCookieName is the oidcCookie's name: __Secure- prefixed when the
+// admin URL is https (its Path is /oidc/, which __Host- does not allow).
+func (d *dashboard) oidcCookieName() string {
+	if d.adminHTTPS() {
+		return securePrefix + oidcCookie
+	}
+	return oidcCookie
+}
+
 // oidcFlow is one sign-in's secrets, kept in the oidcCookie.
 type oidcFlow struct {
 	State    string `json:"state"`
@@ -124,19 +133,20 @@ func (d *dashboard) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	f := oidcFlow{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Expires: d.Now().Add(oidcTTL).Unix()}
 	b, _ := json.Marshal(f)
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: base64.RawURLEncoding.EncodeToString(d.MasterKey.Seal(b)),
-		Path: "/oidc/", MaxAge: int(oidcTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: viaHTTPS(r, d.TrustProxy)})
+	http.SetCookie(w, &http.Cookie{Name: d.oidcCookieName(), Value: base64.RawURLEncoding.EncodeToString(d.MasterKey.Seal(b)),
+		Path: "/oidc/", MaxAge: int(oidcTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: d.secureCookies(r)})
 	http.Redirect(w, r, d.oidc.oauth2(pr).AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)), http.StatusSeeOther)
 }
 
 // oidcFlowOf reads and clears the flow's cookie.
 func (d *dashboard) oidcFlowOf(w http.ResponseWriter, r *http.Request) (oidcFlow, bool) {
 	var f oidcFlow
-	c, err := r.Cookie(oidcCookie)
+	c, err := r.Cookie(d.oidcCookieName())
 	if err != nil {
 		return f, false
 	}
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Path: "/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: d.oidcCookieName(), Path: "/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: d.secureCookies(r)})
 	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil {
 		return f, false
