@@ -409,3 +409,60 @@ func TestForeignOrigin(t *testing.T) {
 		}
 	})
 }
+
+// TestViewerNoWebhookURL: the admin API answers an app's webhookUrl to an
+// operator and the owner, and null to a viewer, in the app and the list.
+func TestViewerNoWebhookURL(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine)
+		status, body := e.api(t, "POST", "/admin/v1/apps", map[string]any{"name": "Hooked"})
+		var app struct{ AppID string }
+		if status != http.StatusCreated || json.Unmarshal(body, &app) != nil {
+			t.Fatalf("create app: got %d %s", status, body)
+		}
+		const hook = "https://hooks.example.com/herald?key=receiver-secret"
+		if err := e.store.SetWebhook(context.Background(), app.AppID, hook, e.deps.MasterKey.Seal([]byte("whsec"))); err != nil {
+			t.Fatal(err)
+		}
+		bearer := map[string]string{"owner": testenv.AdminToken}
+		for _, role := range []string{"viewer", "operator"} {
+			status, body := e.api(t, "POST", "/admin/v1/operators", map[string]any{"email": role + "@example.com", "name": role, "role": role})
+			var op struct{ OperatorID string }
+			if status != http.StatusCreated || json.Unmarshal(body, &op) != nil {
+				t.Fatalf("add %s: got %d %s", role, status, body)
+			}
+			status, body = e.api(t, "POST", "/admin/v1/operators/"+op.OperatorID+"/tokens", map[string]any{"name": "t", "expiresInDays": 1})
+			var tok struct{ Token string }
+			if status != http.StatusCreated || json.Unmarshal(body, &tok) != nil {
+				t.Fatalf("token of %s: got %d %s", role, status, body)
+			}
+			bearer[role] = tok.Token
+		}
+		get := func(token, path string, v any) {
+			t.Helper()
+			req, _ := http.NewRequest("GET", e.admin.URL+path, nil)
+			req.Header.Set("Authorization", "Bearer "+token)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			if err := json.NewDecoder(resp.Body).Decode(v); err != nil || resp.StatusCode != http.StatusOK {
+				t.Fatalf("GET %s: %d, %v", path, resp.StatusCode, err)
+			}
+		}
+		for who, want := range map[string]any{"owner": hook, "operator": hook, "viewer": nil} {
+			var one map[string]any
+			get(bearer[who], "/admin/v1/apps/"+app.AppID, &one)
+			var list struct{ Apps []map[string]any }
+			get(bearer[who], "/admin/v1/apps", &list)
+			if v, ok := one["webhookUrl"]; !ok || v != want {
+				t.Errorf("%s: GET app webhookUrl %v (present %v), want %v", who, v, ok, want)
+			}
+			if len(list.Apps) != 1 || list.Apps[0]["webhookUrl"] != want {
+				t.Errorf("%s: list webhookUrl %v, want %v", who, list.Apps, want)
+			}
+		}
+	})
+}
