@@ -466,3 +466,49 @@ func TestViewerNoWebhookURL(t *testing.T) {
 		}
 	})
 }
+
+// TestOperatorFormNeedsScope: the Operators forms without a scope (or
+// with an unknown one) answer 400 naming it, and nothing is created or
+// widened to every app.
+func TestOperatorFormNeedsScope(t *testing.T) {
+	t.Parallel()
+	onEngines(t, func(t *testing.T, engine testenv.Engine) {
+		e := newSignInEnv(t, engine)
+		status, body := e.api(t, "POST", "/admin/v1/apps", map[string]any{"name": "Scoped"})
+		var app struct{ AppID string }
+		if status != http.StatusCreated || json.Unmarshal(body, &app) != nil {
+			t.Fatalf("create app: got %d %s", status, body)
+		}
+		b := e.browser(t)
+		b.login()
+		for _, scope := range []string{"", "all"} {
+			form := url.Values{"csrf": {b.csrf("/operators")}, "email": {"noscope@example.com"}, "name": {"N"}, "role": {"admin"}}
+			if scope != "" {
+				form.Set("scope", scope)
+			}
+			resp, page := b.post("/operators", form)
+			if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "scope") {
+				t.Errorf("add with scope %q: got %d, want 400 naming scope:\n%s", scope, resp.StatusCode, page)
+			}
+		}
+		if ops, _ := e.store.Operators(context.Background()); len(ops) != 0 {
+			t.Errorf("operators after refused adds: %+v, want none", ops)
+		}
+
+		resp, page := b.post("/operators", url.Values{"csrf": {b.csrf("/operators")}, "email": {"some@example.com"}, "name": {"S"},
+			"role": {"viewer"}, "scope": {"some"}, "app": {app.AppID}})
+		wantStatus(t, resp, page, http.StatusSeeOther)
+		o, _, err := e.store.OperatorByEmail(context.Background(), "some@example.com")
+		if err != nil {
+			t.Fatal(err)
+		}
+		path := "/operators/" + o.ID
+		resp, page = b.post(path, url.Values{"csrf": {b.csrf(path)}, "name": {"S"}, "role": {"admin"}})
+		if resp.StatusCode != http.StatusBadRequest || !strings.Contains(page, "scope") {
+			t.Errorf("edit without scope: got %d, want 400 naming scope:\n%s", resp.StatusCode, page)
+		}
+		if got, _ := e.store.Operator(context.Background(), o.ID); got.Role != herald.RoleViewer || !slices.Equal(got.Apps, []string{app.AppID}) {
+			t.Errorf("after a refused edit: role %v apps %v, want viewer of %s alone", got.Role, got.Apps, app.AppID)
+		}
+	})
+}
