@@ -84,7 +84,7 @@ func (d *dashboard) sameOrigin(h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		d.Logger.WarnContext(r.Context(), "dashboard form from a foreign origin refused", "path", r.URL.Path, "origin", r.Header.Get("Origin"))
-		p := &problem{Code: herald.ErrForbidden.Code, Message: "This form was sent from another site (Origin " +
+		p := &problem{Message: "This form was sent from another site (Origin " +
 			strings.Join(r.Header["Origin"], ", ") + "). Open the dashboard at its own address and try again."}
 		if r.URL.Path == "/login" {
 			v := d.loginView("")
