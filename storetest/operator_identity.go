@@ -11,6 +11,7 @@ import (
 
 var operatorIdentityTests = []test{
 	{"BindOIDC", testBindOIDC},
+	{"BindOIDCOnce", testBindOIDCOnce},
 	{"EmailKeyASCII", testEmailKeyASCII},
 	{"UseSetupLinkEndsAccess", testUseSetupLinkEndsAccess},
 	{"UseSetupLinkOnce", testUseSetupLinkOnce},
@@ -44,6 +45,37 @@ func testBindOIDC(t *testing.T, b *bundle) {
 	again := newOperator(t, b, "a@example.com", herald.RoleAdmin)
 	if ok, err := b.s.BindOIDC(b.ctx, again.ID, "https://idp", "s2"); err != nil || !ok {
 		t.Errorf("a new operator of a deleted one's email binds anew: %v, %v; want true", ok, err)
+	}
+}
+
+// testBindOIDCOnce: of concurrent first sign-ins of one operator with
+// different subjects, exactly one binds.
+func testBindOIDCOnce(t *testing.T, b *bundle) {
+	o := newOperator(t, b, "race@example.com", herald.RoleAdmin)
+	const n = 10
+	oks := make([]bool, n)
+	errs := make([]error, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Go(func() { oks[i], errs[i] = b.s.BindOIDC(b.ctx, o.ID, "https://idp", "sub-"+string(rune('a'+i))) })
+	}
+	wg.Wait()
+	won := -1
+	for i := range n {
+		switch {
+		case errs[i] != nil:
+			t.Errorf("bind %d: %v", i, errs[i])
+		case oks[i] && won >= 0:
+			t.Errorf("binds %d and %d both succeeded", won, i)
+		case oks[i]:
+			won = i
+		}
+	}
+	if won < 0 {
+		t.Fatal("no bind succeeded")
+	}
+	if ok, err := b.s.BindOIDC(b.ctx, o.ID, "https://idp", "sub-"+string(rune('a'+won))); err != nil || !ok {
+		t.Errorf("the winner's subject after: %v, %v; want true", ok, err)
 	}
 }
 
