@@ -65,7 +65,7 @@ var testAccessKey = AccessKey("test access key")
 // TestAccessRecordCount: an aggregated record's count is a canonical
 // member, which a record standing for one request does not have.
 func TestAccessRecordCount(t *testing.T) {
-	r := AttemptRecord(EmailKey("  Kim@Example.COM "), time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), 180)
+	r := AttemptRecord(TypedEmailKey("  Kim@Example.COM "), time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), 180)
 	r.Chain(3, GenesisHash, testAccessKey)
 	want := `{"actor":null,"appId":"","at":"2026-01-02T03:00:00Z","count":180,"email":"kim@example.com","ip":"",` +
 		`"method":"POST","prevHash":"` + GenesisHash + `","pushId":"","reason":"","route":"POST /login",` +
@@ -88,10 +88,10 @@ func TestRecordedEmail(t *testing.T) {
 	if len(got) > MaxRecordedEmail || len(got) < MaxRecordedEmail-3 || !utf8.ValidString(got) {
 		t.Errorf("RecordedEmail of 600 bytes: %d bytes, valid %t", len(got), utf8.ValidString(got))
 	}
-	if k := EmailKey(strings.Repeat("A", 5000)); len(k) != len(emailPrefix)+MaxRecordedEmail || k != emailPrefix+strings.Repeat("a", MaxRecordedEmail) {
+	if k := TypedEmailKey(strings.Repeat("A", 5000)); len(k) != len(emailPrefix)+MaxRecordedEmail || k != emailPrefix+strings.Repeat("a", MaxRecordedEmail) {
 		t.Errorf("EmailKey of 5,000 bytes: %d bytes", len(k))
 	}
-	if EmailKey("\u212Aate@example.com") == EmailKey("kate@example.com") {
+	if TypedEmailKey("\u212Aate@example.com") == TypedEmailKey("kate@example.com") {
 		t.Error("the Kelvin sign folds to k: emails must compare ASCII-lowercased only")
 	}
 }

@@ -63,8 +63,8 @@ type AttemptStore interface {
 // MaxRecordedEmail bytes, so a key is never longer than an email can be.
 func AddressKey(addr string) string { return addressPrefix + addr }
 
-// EmailKey is the key of a typed email.
-func EmailKey(email string) string { return emailPrefix + RecordedEmail(asciiLower(strings.TrimSpace(email))) }
+// TypedEmailKey is the key of a typed email.
+func TypedEmailKey(email string) string { return emailPrefix + RecordedEmail(EmailKey(strings.TrimSpace(email))) }
 
 // OwnerKey is the key of the owner's token pasted on the sign-in page from
 // an address: counted apart from passwords, so that a stranger who makes
@@ -118,21 +118,4 @@ func RecordedEmail(email string) string {
 		cut--
 	}
 	return email[:cut]
-}
-
-// asciiLower lower-cases ASCII letters only: emails compare that way
-// (DESIGN 11), so that no other script's case folding makes two emails one.
-func asciiLower(s string) string {
-	for i := 0; i < len(s); i++ {
-		if c := s[i]; 'A' <= c && c <= 'Z' {
-			b := []byte(s)
-			for j := i; j < len(b); j++ {
-				if 'A' <= b[j] && b[j] <= 'Z' {
-					b[j] += 'a' - 'A'
-				}
-			}
-			return string(b)
-		}
-	}
-	return s
 }

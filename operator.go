@@ -75,8 +75,8 @@ const OwnerID = "owner"
 // Operator is a named person who works on the admin listener.
 type Operator struct {
 	ID string
-	// Email is unique, compared without regard to case; it is kept as
-	// first written.
+	// Email is unique, compared without regard to the case of its ASCII
+	// letters (EmailKey); it is kept as first written.
 	Email string
 	Name  string
 	Role  Role
@@ -217,14 +217,15 @@ type OperatorStore interface {
 	Operators(ctx context.Context) ([]Operator, error)
 	// Operator returns one; ErrNotFound when none has the ID.
 	Operator(ctx context.Context, id string) (Operator, error)
-	// OperatorByEmail finds an operator by email, whatever its case, with
-	// its secrets; ErrNotFound when none has it.
+	// OperatorByEmail finds an operator by email, whatever the case of its
+	// ASCII letters (EmailKey), with its secrets; ErrNotFound when none has
+	// it or its local part is not ASCII (MatchableEmail).
 	OperatorByEmail(ctx context.Context, email string) (Operator, OperatorSecrets, error)
 	// OperatorSecrets returns an operator's secrets.
 	OperatorSecrets(ctx context.Context, id string) (OperatorSecrets, error)
 	// UpdateOperator applies c and returns the operator after it. Disabling
-	// ends the operator's sessions and deletes its tokens in the same
-	// transaction. ErrNotFound when none has the ID.
+	// ends the operator's sessions, deletes its tokens and voids its setup
+	// links in the same transaction. ErrNotFound when none has the ID.
 	UpdateOperator(ctx context.Context, id string, c OperatorChange) (Operator, error)
 	// DeleteOperator deletes an operator with its sessions, tokens and
 	// links. ErrNotFound when none has the ID.
@@ -233,11 +234,13 @@ type OperatorStore interface {
 	// ReplaceSetupLink makes link the operator's only setup link.
 	ReplaceSetupLink(ctx context.Context, link SetupLink) error
 	// SetupLink returns the operator a link's token hash belongs to;
-	// ErrNotFound for no such link, ErrLinkGone when used or expired.
+	// ErrNotFound for no such link, ErrLinkGone when used, expired or its
+	// operator disabled.
 	SetupLink(ctx context.Context, tokenHash string) (Operator, error)
-	// UseSetupLink sets the operator's password hash and uses the link up,
-	// in one guarded write: ErrLinkGone when it was used or expired
-	// meanwhile, ErrNotFound for no such link.
+	// UseSetupLink uses the link up by a guarded write, sets the
+	// operator's password hash and ends its sessions and API tokens, in one
+	// transaction: ErrLinkGone when the link was used, expired or its
+	// operator disabled (meanwhile too), ErrNotFound for no such link.
 	UseSetupLink(ctx context.Context, tokenHash, passwordHash string) (Operator, error)
 
 	// SetPendingTOTP keeps a TOTP secret issued but not yet confirmed.

@@ -363,10 +363,11 @@ func (s *server) listApps(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	apps = visibleApps(requestOperator(r), apps)
+	op := requestOperator(r)
+	apps = visibleApps(op, apps)
 	out := make([]appJSON, len(apps))
 	for i, a := range apps {
-		out[i] = toJSON(a)
+		out[i] = shownTo(op, toJSON(a))
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"apps": out})
 }
@@ -383,8 +384,18 @@ func (s *server) app(w http.ResponseWriter, r *http.Request) (herald.App, bool) 
 
 func (s *server) getApp(w http.ResponseWriter, r *http.Request) {
 	if a, ok := s.app(w, r); ok {
-		web.JSON(w, http.StatusOK, toJSON(a))
+		web.JSON(w, http.StatusOK, shownTo(requestOperator(r), toJSON(a)))
 	}
+}
+
+// shownTo is an app as op may see it: a viewer does not see the webhook's
+// URL (DESIGN 11), which may carry a secret of its receiver in its path
+// or query; it reads null, as for an app without a webhook.
+func shownTo(op herald.Operator, a appJSON) appJSON {
+	if !op.Role.Includes(herald.RoleOperator) {
+		a.WebhookURL = nil
+	}
+	return a
 }
 
 func (s *server) patchApp(w http.ResponseWriter, r *http.Request) {

@@ -73,11 +73,11 @@ func newDashboard(s *server) *dashboard {
 func (d *dashboard) routes() []route {
 	return []route{
 		{"GET /login", needPublic, d.loginPage},
-		{"POST /login", needPublic, d.login},
+		{"POST /login", needPublic, d.sameOrigin(d.login)},
 		{"GET /login/totp", needPublic, d.totpPage},
 		{"POST /login/totp", needPublic, d.totpLogin},
 		{"GET /setup", needPublic, d.setupPage},
-		{"POST /setup", needPublic, d.setup},
+		{"POST /setup", needPublic, d.sameOrigin(d.setup)},
 		{"GET /oidc/login", needPublic, d.oidcLogin},
 		{"GET /oidc/callback", needPublic, d.oidcCallback},
 		{"POST /logout", needSignedIn, d.logout},

@@ -58,7 +58,10 @@ func roleNames() []string {
 }
 
 // operatorInputOf reads an operator's form: "scope" is "every" or "some",
-// "app" each chosen app. Email is read only when adding.
+// "app" each chosen app. Email is read only when adding. A form without a
+// scope, or with another, is refused (scopeProblem) rather than read as
+// every app: a form that lost its radio buttons must not make an admin of
+// every app.
 func operatorInputOf(f url.Values, create bool) (operatorInput, operatorForm) {
 	form := operatorForm{Email: strings.TrimSpace(f.Get("email")), Name: f.Get("name"), Role: f.Get("role"),
 		Scoped: f.Get("scope") == "some", Chosen: f["app"]}
@@ -72,6 +75,17 @@ func operatorInputOf(f url.Values, create bool) (operatorInput, operatorForm) {
 	}
 	in.Apps = &apps
 	return in, form
+}
+
+// scopeProblem refuses an operator's form whose scope is missing or
+// neither "every" nor "some"; nil when it is one of them.
+func scopeProblem(f url.Values) error {
+	switch f.Get("scope") {
+	case "every", "some":
+		return nil
+	}
+	return herald.Invalid(herald.Detail{Field: "scope",
+		Reason: `is required: "every" for every app, or "some" with the apps chosen`})
 }
 
 func formOf(o herald.Operator) operatorForm {
@@ -109,7 +123,12 @@ func (d *dashboard) operatorsPage(w http.ResponseWriter, r *http.Request) {
 
 func (d *dashboard) addOperatorForm(w http.ResponseWriter, r *http.Request) {
 	in, form := operatorInputOf(r.PostForm, true)
-	o, setupURL, err := d.addOperator(r.Context(), in)
+	err := scopeProblem(r.PostForm)
+	var o herald.Operator
+	var setupURL string
+	if err == nil {
+		o, setupURL, err = d.addOperator(r.Context(), in)
+	}
 	if err != nil {
 		v, lerr := d.operatorsView(r, form)
 		if lerr != nil {
@@ -168,7 +187,11 @@ func (d *dashboard) failOnOperator(w http.ResponseWriter, r *http.Request, id st
 func (d *dashboard) editOperatorForm(w http.ResponseWriter, r *http.Request) {
 	id := r.PathValue("operatorId")
 	in, form := operatorInputOf(r.PostForm, false)
-	if _, err := d.changeOperator(r.Context(), requestOperator(r), id, in); err != nil {
+	err := scopeProblem(r.PostForm)
+	if err == nil {
+		_, err = d.changeOperator(r.Context(), requestOperator(r), id, in)
+	}
+	if err != nil {
 		d.failOnOperator(w, r, id, &form, err)
 		return
 	}

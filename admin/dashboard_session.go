@@ -79,7 +79,7 @@ const touchEvery = time.Minute
 // and, for the owner's, still matches the admin token. It may be awaiting
 // its TOTP code.
 func (d *dashboard) storedSession(r *http.Request) (session, herald.Session, bool) {
-	c, err := r.Cookie(sessionCookie)
+	c, err := r.Cookie(d.cookieName(sessionCookie))
 	if err != nil {
 		return session{}, herald.Session{}, false
 	}
@@ -137,10 +137,12 @@ func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op hera
 	return nil
 }
 
+// setCookie sets a Path=/ cookie of the dashboard, named by
+// cookieName (__Host- prefixed when the admin URL is https).
 func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
-		Name: name, Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: viaHTTPS(r, d.TrustProxy),
+		Name: d.cookieName(name), Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: d.secureCookies(r),
 	})
 }
 
@@ -250,7 +252,7 @@ func (d *dashboard) setFlash(w http.ResponseWriter, r *http.Request, sess sessio
 
 // takeFlash reads the flash left for this GET, and clears it.
 func (d *dashboard) takeFlash(w http.ResponseWriter, r *http.Request, sess session) (flash, bool) {
-	c, err := r.Cookie(flashCookie)
+	c, err := r.Cookie(d.cookieName(flashCookie))
 	if err != nil || r.Method != http.MethodGet || d.MasterKey == nil {
 		return flash{}, false
 	}

@@ -24,9 +24,13 @@ import (
 
 // Single sign-on by OpenID Connect (DESIGN 11): the authorization code
 // flow with state, nonce and PKCE (S256). The operator is the one whose
-// email the provider returns with email_verified true; signing in never
-// creates one, and the provider's own second factor stands for TOTP. It is
-// not throttled: the provider authenticates.
+// email the provider returns with email_verified true, matched as
+// herald.EmailKey compares (ASCII letters only); the first sign-in binds
+// the operator to the provider's (issuer, sub), and a later one with
+// another subject for that email is refused as an unknown operator is, so
+// a second account at the provider that claims the same email is no way
+// in. Signing in never creates an operator, and the provider's own second
+// factor stands for TOTP. It is not throttled: the provider authenticates.
 
 // OIDCConfig is the single sign-on provider (HERALD_OIDC_ISSUER,
 // HERALD_OIDC_CLIENT_ID, HERALD_OIDC_CLIENT_SECRET).
@@ -99,6 +103,15 @@ func (p *oidcProvider) oauth2(pr *oidc.Provider) *oauth2.Config {
 		RedirectURL: p.redirect, Scopes: []string{oidc.ScopeOpenID, "email", "profile"}}
 }
 
+// oidcCookieName is the oidcCookie's name: __Secure- prefixed when the
+// admin URL is https (its Path is /oidc/, which __Host- does not allow).
+func (d *dashboard) oidcCookieName() string {
+	if d.adminHTTPS() {
+		return securePrefix + oidcCookie
+	}
+	return oidcCookie
+}
+
 // oidcFlow is one sign-in's secrets, kept in the oidcCookie.
 type oidcFlow struct {
 	State    string `json:"state"`
@@ -120,19 +133,20 @@ func (d *dashboard) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	}
 	f := oidcFlow{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Expires: d.Now().Add(oidcTTL).Unix()}
 	b, _ := json.Marshal(f)
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Value: base64.RawURLEncoding.EncodeToString(d.MasterKey.Seal(b)),
-		Path: "/oidc/", MaxAge: int(oidcTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: viaHTTPS(r, d.TrustProxy)})
+	http.SetCookie(w, &http.Cookie{Name: d.oidcCookieName(), Value: base64.RawURLEncoding.EncodeToString(d.MasterKey.Seal(b)),
+		Path: "/oidc/", MaxAge: int(oidcTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: d.secureCookies(r)})
 	http.Redirect(w, r, d.oidc.oauth2(pr).AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)), http.StatusSeeOther)
 }
 
 // oidcFlowOf reads and clears the flow's cookie.
 func (d *dashboard) oidcFlowOf(w http.ResponseWriter, r *http.Request) (oidcFlow, bool) {
 	var f oidcFlow
-	c, err := r.Cookie(oidcCookie)
+	c, err := r.Cookie(d.oidcCookieName())
 	if err != nil {
 		return f, false
 	}
-	http.SetCookie(w, &http.Cookie{Name: oidcCookie, Path: "/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode})
+	http.SetCookie(w, &http.Cookie{Name: d.oidcCookieName(), Path: "/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode,
+		Secure: d.secureCookies(r)})
 	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil {
 		return f, false
@@ -162,12 +176,13 @@ func (d *dashboard) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		d.oidcRefused(w, r, "", nil, "The single sign-on provider refused: "+e+".")
 		return
 	}
-	email, verified, err := d.oidcEmail(r.Context(), q.Get("code"), f)
+	id, err := d.oidcIdentity(r.Context(), q.Get("code"), f)
+	email := id.Email
 	if err != nil {
 		d.oidcRefused(w, r, "", err, "The single sign-on provider's answer could not be verified. Start again.")
 		return
 	}
-	if !verified {
+	if !id.Verified {
 		d.oidcRefused(w, r, email, nil, "Your single sign-on provider has not verified the email "+email+".")
 		return
 	}
@@ -176,7 +191,14 @@ func (d *dashboard) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "login", d.loginView(""))
 		return
 	}
-	if err != nil || op.Disabled {
+	bound := false
+	if err == nil && !op.Disabled {
+		if bound, err = d.Store.BindOIDC(r.Context(), op.ID, id.Issuer, id.Subject); err != nil {
+			d.failOn(w, r, err, "login", d.loginView(""))
+			return
+		}
+	}
+	if !bound {
 		d.oidcRefused(w, r, email, nil, "No operator of this dashboard has the email "+email+" (or it is disabled). Ask an admin to add you.")
 		return
 	}
@@ -188,39 +210,49 @@ func (d *dashboard) oidcCallback(w http.ResponseWriter, r *http.Request) {
 	d.continueTo(w, d.landing(op))
 }
 
-// oidcEmail redeems the code and returns the ID token's email and whether
-// the provider verified it.
-func (d *dashboard) oidcEmail(ctx context.Context, code string, f oidcFlow) (string, bool, error) {
+// oidcID is who the provider says signed in: its (issuer, subject), and
+// the email with whether the provider verified it.
+type oidcID struct {
+	Issuer, Subject, Email string
+	Verified               bool
+}
+
+// oidcIdentity redeems the code and returns the verified ID token's
+// identity.
+func (d *dashboard) oidcIdentity(ctx context.Context, code string, f oidcFlow) (oidcID, error) {
 	pr, err := d.oidc.discover(ctx)
 	if err != nil {
-		return "", false, err
+		return oidcID{}, err
 	}
 	tok, err := d.oidc.oauth2(pr).Exchange(ctx, code, oauth2.VerifierOption(f.Verifier))
 	if err != nil {
-		return "", false, fmt.Errorf("redeem the code: %w", err)
+		return oidcID{}, fmt.Errorf("redeem the code: %w", err)
 	}
 	raw, _ := tok.Extra("id_token").(string)
 	if raw == "" {
-		return "", false, errors.New("the token answer has no id_token")
+		return oidcID{}, errors.New("the token answer has no id_token")
 	}
 	idt, err := pr.Verifier(&oidc.Config{ClientID: d.oidc.cfg.ClientID, Now: d.Now}).Verify(ctx, raw)
 	if err != nil {
-		return "", false, err
+		return oidcID{}, err
 	}
 	if subtle.ConstantTimeCompare([]byte(idt.Nonce), []byte(f.Nonce)) != 1 {
-		return "", false, errors.New("the ID token's nonce is not this sign-in's")
+		return oidcID{}, errors.New("the ID token's nonce is not this sign-in's")
 	}
 	var claims struct {
 		Email         string `json:"email"`
 		EmailVerified bool   `json:"email_verified"`
 	}
 	if err := idt.Claims(&claims); err != nil {
-		return "", false, err
+		return oidcID{}, err
 	}
-	if claims.Email == "" {
-		return "", false, errors.New("the ID token has no email (is the email scope allowed?)")
+	switch {
+	case claims.Email == "":
+		return oidcID{}, errors.New("the ID token has no email (is the email scope allowed?)")
+	case idt.Subject == "":
+		return oidcID{}, errors.New("the ID token has no sub")
 	}
-	return claims.Email, claims.EmailVerified, nil
+	return oidcID{Issuer: idt.Issuer, Subject: idt.Subject, Email: claims.Email, Verified: claims.EmailVerified}, nil
 }
 
 // oidcRefused answers a single sign-on that signed no one in, on the

@@ -122,6 +122,11 @@ func emailProblem(email string) string {
 	if err != nil || a.Name != "" || a.Address != email || len(email) > maxEmail || !strings.Contains(email, "@") {
 		return fmt.Sprintf("must be an email address such as name@example.com, of at most %d characters", maxEmail)
 	}
+	if !herald.MatchableEmail(email) {
+		// Emails compare by their ASCII letters alone (herald.EmailKey):
+		// a local part beyond ASCII would match no sign-in.
+		return "must have an ASCII local part (before the @)"
+	}
 	return ""
 }
 

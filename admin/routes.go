@@ -38,6 +38,7 @@ type Store interface {
 	// OperatorStore keeps named operators, their secrets and API tokens;
 	// AttemptStore counts attempts at credentials on every node's behalf.
 	herald.OperatorStore
+	herald.OperatorIdentityStore
 	herald.AttemptStore
 	// AccessStore keeps the access records (DESIGN 11).
 	herald.AccessStore

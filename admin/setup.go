@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/heraldpush/herald"
@@ -8,7 +9,12 @@ import (
 
 // The setup page: an operator's one-use link (DESIGN 11) to choose a
 // password. A refused password does not use the link up; a used, replaced
-// or expired link answers 410, an unknown one 404.
+// or expired link, or one of a disabled operator, answers 410, an unknown
+// one 404. Both the page and the form leave an access record, as a
+// sign-in attempt does: the link's operator as actor when the link is
+// valid, null when not, with the status answered. A password set here ends
+// the operator's other sessions and API tokens (the store does it in the
+// transaction that spends the link).
 
 // setupData is what the setup page shows.
 type setupData struct {
@@ -16,10 +22,24 @@ type setupData struct {
 	Op    herald.Operator
 }
 
+// setupLinkOf finds the link's operator and notes it for the request's
+// access record: the operator when the link is valid, no one when it is
+// not (or is gone).
+func (d *dashboard) setupLinkOf(r *http.Request, token string) (herald.Operator, error) {
+	op, err := d.Store.SetupLink(r.Context(), herald.TokenHash(token))
+	switch {
+	case err == nil:
+		noteOf(r.Context()).signIn(op.Email, op)
+	case errors.Is(err, herald.ErrNotFound), errors.Is(err, herald.ErrLinkGone):
+		noteOf(r.Context()).signIn("", herald.Operator{})
+	}
+	return op, err
+}
+
 // setupPage shows the form to choose a password.
 func (d *dashboard) setupPage(w http.ResponseWriter, r *http.Request) {
 	token := r.URL.Query().Get("token")
-	op, err := d.Store.SetupLink(r.Context(), herald.TokenHash(token))
+	op, err := d.setupLinkOf(r, token)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -35,8 +55,7 @@ func (d *dashboard) setup(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	token := r.PostFormValue("token")
-	hash := herald.TokenHash(token)
-	op, err := d.Store.SetupLink(r.Context(), hash)
+	op, err := d.setupLinkOf(r, token)
 	if err != nil {
 		d.fail(w, r, err)
 		return
@@ -46,7 +65,10 @@ func (d *dashboard) setup(w http.ResponseWriter, r *http.Request) {
 			Problem: &problem{Code: herald.ErrInvalidRequest.Code, Message: bad}})
 		return
 	}
-	if _, err := d.Store.UseSetupLink(r.Context(), hash, d.hasher.hash(r.PostFormValue("password"))); err != nil {
+	if _, err := d.Store.UseSetupLink(r.Context(), herald.TokenHash(token), d.hasher.hash(r.PostFormValue("password"))); err != nil {
+		if errors.Is(err, herald.ErrLinkGone) { // spent meanwhile: this request set nothing
+			noteOf(r.Context()).signIn(op.Email, herald.Operator{})
+		}
 		d.fail(w, r, err)
 		return
 	}

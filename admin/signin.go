@@ -107,7 +107,7 @@ func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page st
 func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
 	note, v := noteOf(r.Context()), d.loginView(email)
-	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.EmailKey(email))
+	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.TypedEmailKey(email))
 	if !ok {
 		return
 	}
@@ -217,7 +217,7 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	note := noteOf(r.Context())
-	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.EmailKey(sess.op.Email))
+	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.TypedEmailKey(sess.op.Email))
 	if !ok {
 		return
 	}

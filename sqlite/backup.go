@@ -9,7 +9,7 @@ import (
 )
 
 // Backup copies the database at path into dst, a file that must not
-// exist, while other processes (a serving herald) go on writing it: VACUUM
+// exist (it is created with mode 0600), while other processes (a serving herald) go on writing it: VACUUM
 // INTO reads the whole database in one read transaction, so the copy is
 // the database as it stood at one instant, and holds no WAL of its own. It
 // waits out a writer's lock as the store does (busyTimeout); it writes
@@ -18,18 +18,29 @@ func Backup(ctx context.Context, path, dst string) error {
 	if _, err := os.Stat(path); err != nil {
 		return err
 	}
-	if _, err := os.Lstat(dst); err == nil {
+	// dst is made here, empty (which VACUUM INTO takes) and 0600 from its
+	// first byte: it holds what the store holds, and SQLite gives the
+	// journal, WAL and shared-memory files it makes beside a database the
+	// database file's mode, so they are 0600 too whatever the umask.
+	f, err := os.OpenFile(dst, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
+	if errors.Is(err, os.ErrExist) {
 		return fmt.Errorf("%s exists: a backup is written to a new file", dst)
+	}
+	if err != nil {
+		return err
+	}
+	if err := f.Close(); err != nil {
+		return errors.Join(err, os.Remove(dst))
 	}
 	// Not query_only: SQLite counts VACUUM INTO as a write, though it
 	// writes only dst.
 	db, err := openKeeping("file:" + pathEscape(path) + fmt.Sprintf("?_pragma=busy_timeout(%d)", busyTimeout.Milliseconds()))
 	if err != nil {
-		return err
+		return errors.Join(err, os.Remove(dst))
 	}
 	defer db.Close()
 	if _, err := db.ExecContext(ctx, `VACUUM INTO ?`, dst); err != nil {
-		return fmt.Errorf("copy %s into %s: %w", path, dst, err)
+		return errors.Join(fmt.Errorf("copy %s into %s: %w", path, dst, err), os.Remove(dst))
 	}
 	return nil
 }

@@ -57,7 +57,7 @@ func operatorByID(ctx context.Context, c conn, id string) (herald.Operator, erro
 func (s *Store) CreateOperator(ctx context.Context, o herald.Operator, link herald.SetupLink) error {
 	err := s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `INSERT INTO operators (id, email, email_key, name, role, apps, disabled, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.Email, strings.ToLower(o.Email), o.Name, o.Role.String(),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.Email, herald.EmailKey(o.Email), o.Name, o.Role.String(),
 			appsColumn(o.Apps), o.Disabled, o.CreatedAt.UnixMilli()); err != nil {
 			return err
 		}
@@ -85,12 +85,16 @@ func (s *Store) Operator(ctx context.Context, id string) (herald.Operator, error
 	return operatorByID(ctx, s.reader(), id)
 }
 
-// OperatorByEmail finds an operator by email, whatever its case, with its
-// secrets.
+// OperatorByEmail finds an operator by email, whatever the case of its
+// ASCII letters (herald.EmailKey), with its secrets. An email whose local
+// part is not ASCII names no one (herald.MatchableEmail).
 func (s *Store) OperatorByEmail(ctx context.Context, email string) (herald.Operator, herald.OperatorSecrets, error) {
 	var sec herald.OperatorSecrets
+	if !herald.MatchableEmail(email) {
+		return herald.Operator{}, sec, herald.ErrNotFound
+	}
 	o, err := scanOperator(s.reader().queryRow(ctx, `SELECT `+operatorColumns+`, password_hash, totp, pending_totp
-		FROM operators WHERE email_key = ?`, strings.ToLower(email)), &sec.PasswordHash, &sec.TOTP, &sec.PendingTOTP)
+		FROM operators WHERE email_key = ?`, herald.EmailKey(email)), &sec.PasswordHash, &sec.TOTP, &sec.PendingTOTP)
 	return o, sec, err
 }
 
@@ -102,8 +106,8 @@ func (s *Store) OperatorSecrets(ctx context.Context, id string) (herald.Operator
 	return sec, err
 }
 
-// UpdateOperator applies c; disabling ends the operator's sessions and
-// deletes its tokens in the same transaction.
+// UpdateOperator applies c; disabling ends the operator's sessions,
+// deletes its tokens and voids its setup links in the same transaction.
 func (s *Store) UpdateOperator(ctx context.Context, id string, c herald.OperatorChange) (herald.Operator, error) {
 	var o herald.Operator
 	err := s.inTx(ctx, func(tx conn) error {
@@ -128,7 +132,11 @@ func (s *Store) UpdateOperator(ctx context.Context, id string, c herald.Operator
 			return err
 		}
 		if o.Disabled {
-			return endAccess(ctx, tx, id)
+			if err := endAccess(ctx, tx, id); err != nil {
+				return err
+			}
+			_, err := tx.exec(ctx, `UPDATE setup_links SET used = ? WHERE operator_id = ?`, true, id)
+			return err
 		}
 		return nil
 	})
@@ -195,25 +203,43 @@ func setupLinkOperator(ctx context.Context, c conn, tokenHash string, now time.T
 	if used || now.UnixMilli() >= expires {
 		return herald.Operator{}, herald.ErrLinkGone
 	}
-	return operatorByID(ctx, c, id)
+	o, err := operatorByID(ctx, c, id)
+	if err == nil && o.Disabled {
+		return herald.Operator{}, herald.ErrLinkGone // disabling voids links; this one was made after
+	}
+	return o, err
 }
 
-// UseSetupLink sets the operator's password hash and uses the link up.
+// UseSetupLink uses the link up, sets the operator's password hash and
+// ends the operator's sessions and API tokens, in one transaction. The
+// link is spent by a guarded write (unused, unexpired, its operator
+// enabled), so of concurrent requests with one link at most one sets a
+// password; the others find it gone.
 func (s *Store) UseSetupLink(ctx context.Context, tokenHash, passwordHash string) (herald.Operator, error) {
 	var o herald.Operator
 	err := s.inTx(ctx, func(c conn) error {
-		var err error
-		if o, err = setupLinkOperator(ctx, c, tokenHash, s.Now()); err != nil {
-			return err
-		}
-		n, err := c.exec(ctx, `UPDATE setup_links SET used = ? WHERE token_hash = ? AND used = ?`, true, tokenHash, false)
+		n, err := c.exec(ctx, `UPDATE setup_links SET used = ? WHERE token_hash = ? AND used = ? AND expires_at > ?
+			AND operator_id IN (SELECT id FROM operators WHERE disabled = ?)`, true, tokenHash, false, s.Now().UnixMilli(), false)
 		if err != nil {
 			return err
 		}
-		if n == 0 {
-			return herald.ErrLinkGone // used by a concurrent request
+		if n == 0 { // no such link (ErrNotFound), or used, expired or disabled (ErrLinkGone)
+			if _, err := setupLinkOperator(ctx, c, tokenHash, s.Now()); err != nil {
+				return err
+			}
+			return herald.ErrLinkGone
 		}
-		_, err = c.exec(ctx, `UPDATE operators SET password_hash = ? WHERE id = ?`, passwordHash, o.ID)
+		var id string
+		if err := c.queryRow(ctx, `SELECT operator_id FROM setup_links WHERE token_hash = ?`, tokenHash).Scan(&id); err != nil {
+			return err
+		}
+		if _, err := c.exec(ctx, `UPDATE operators SET password_hash = ? WHERE id = ?`, passwordHash, id); err != nil {
+			return err
+		}
+		if err := endAccess(ctx, c, id); err != nil {
+			return err
+		}
+		o, err = operatorByID(ctx, c, id)
 		return err
 	})
 	return o, err

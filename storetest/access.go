@@ -385,7 +385,7 @@ func testAccessHeadForged(t *testing.T, b *bundle) {
 func testAttemptsRecorded(t *testing.T, b *bundle) {
 	start := b.now
 	for range herald.AttemptLimit + 7 {
-		_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1"), herald.EmailKey("kim@example.com")}, herald.AttemptLimit, start)
+		_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1"), herald.TypedEmailKey("kim@example.com")}, herald.AttemptLimit, start)
 		must(t, "CountAttempt", err)
 	}
 	for range 3 {

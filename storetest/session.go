@@ -115,7 +115,7 @@ func testAttemptBurst(t *testing.T, b *bundle) {
 	for i := range burst {
 		wg.Go(func() {
 			<-start
-			a, err := b.s.CountAttempt(b.ctx, []string{herald.EmailKey("lee@example.com"), herald.AddressKey(fmt.Sprint("192.0.2.", i))},
+			a, err := b.s.CountAttempt(b.ctx, []string{herald.TypedEmailKey("lee@example.com"), herald.AddressKey(fmt.Sprint("192.0.2.", i))},
 				herald.AttemptLimit, b.now)
 			e.add(err)
 			if err == nil && !a.Refused() {
@@ -129,7 +129,7 @@ func testAttemptBurst(t *testing.T, b *bundle) {
 	if n := admitted.Load(); n != herald.AttemptLimit {
 		t.Errorf("a burst of %d attempts: %d admitted, want %d", burst, n, herald.AttemptLimit)
 	}
-	a, err := b.s.CountAttempt(b.ctx, []string{herald.EmailKey("LEE@example.com")}, herald.AttemptLimit, b.now.Add(time.Minute))
+	a, err := b.s.CountAttempt(b.ctx, []string{herald.TypedEmailKey("LEE@example.com")}, herald.AttemptLimit, b.now.Add(time.Minute))
 	if err != nil || !a.Refused() || a.Wait != herald.AttemptWindow-time.Minute {
 		t.Errorf("the email after the burst: %+v, %v; want refused for 14m", a, err)
 	}
@@ -150,7 +150,7 @@ func testAttemptBurst(t *testing.T, b *bundle) {
 		must(t, "Forgive", b.s.Forgive(b.ctx, a))
 	}
 	// The window ends AttemptWindow after its first attempt.
-	a, err = b.s.CountAttempt(b.ctx, []string{herald.EmailKey("lee@example.com")}, herald.AttemptLimit, b.now.Add(herald.AttemptWindow))
+	a, err = b.s.CountAttempt(b.ctx, []string{herald.TypedEmailKey("lee@example.com")}, herald.AttemptLimit, b.now.Add(herald.AttemptWindow))
 	if err != nil || a.Refused() || !a.Windows[0].Equal(b.now.Add(herald.AttemptWindow).Truncate(time.Millisecond)) {
 		t.Errorf("after the window: %+v, %v; want admitted in a new window", a, err)
 	}

@@ -34,6 +34,7 @@ type Store interface {
 	herald.ScheduleStore
 	herald.SessionStore
 	herald.OperatorStore
+	herald.OperatorIdentityStore
 	herald.AttemptStore
 	herald.ConsentStore
 	herald.NoticeStore
@@ -83,6 +84,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"NightDeferral", nightTests},
 		{"SessionStore", sessionTests},
 		{"OperatorStore", operatorTests},
+		{"OperatorIdentity", operatorIdentityTests},
 		{"ConsentStore", consentTests},
 		{"NoticeStore", noticeTests},
 		{"NodeStore", nodeTests},

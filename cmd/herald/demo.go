@@ -120,13 +120,14 @@ func demoKeys(ctx context.Context, svc *service) (demoApp, error) {
 // printDemo tells a newcomer how to send a push and see it arrive, and
 // where the service-account file for their own apps is.
 func printDemo(stdout io.Writer, svc *service, app demoApp, credsPath string) {
+	where, ref := adminTokenRef(&svc.cfg)
 	fmt.Fprintf(stdout, `
 Herald demo is running (embedded SQLite in %s, FCM emulator in-process).
 
   app id      %s
   api key     %s
   secret key  %s
-  dashboard   %s/  (sign in with the admin token)
+  dashboard   %s/  (sign in with the admin token %s)
   admin API   %s  (Authorization: Bearer %s)
   emulator    %s
   service-account file for the emulator: %s
@@ -149,8 +150,23 @@ Apps you create yourself send through the same emulator once you upload the
 service-account file above to them (dashboard: the app's FCM card; or
 PUT /admin/v1/apps/{appId}/fcm-credentials with the file as the body).
 
-`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, svc.AdminURL, svc.AdminToken, svc.cfg.FCMEndpoint, credsPath,
-		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, svc.AdminToken, svc.AdminURL, app.AppID)
+`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, where, svc.AdminURL, ref, svc.cfg.FCMEndpoint, credsPath,
+		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, ref, svc.AdminURL, app.AppID)
+}
+
+// adminTokenRef is how the demo's text names the admin token without
+// printing it (stdout ends up in logs and scrollback): where it is, and
+// what a shell command puts in its place.
+func adminTokenRef(c *config) (where, ref string) {
+	if c.AdminToken == "" {
+		file := filepath.Join(c.DataDir, "admin-token")
+		return "in " + file, "$(cat " + file + ")"
+	}
+	src := c.source("admin-token", "HERALD_ADMIN_TOKEN")
+	if src == "HERALD_ADMIN_TOKEN" {
+		return "of HERALD_ADMIN_TOKEN", "$HERALD_ADMIN_TOKEN"
+	}
+	return "given to " + src, "<the " + src + " value>"
 }
 
 func sdkCall(ctx context.Context, url, apiKey string, body any) error {

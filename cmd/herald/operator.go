@@ -24,7 +24,7 @@ commands:
   operator add       add an operator and print their one-use setup link (24 hours)
   operator list      list the operators
   operator update    change an operator's role, apps or name
-  operator disable   disable an operator: their sessions and API tokens end at once
+  operator disable   disable an operator: their sessions, API tokens and setup links end at once
   operator token     make an API token for an operator and print it (shown once)
 
 Run ` + "`herald operator <command> --help`" + ` for the flags of one command.
@@ -122,7 +122,7 @@ func operatorCommand(verb string) (*command, buildCall) {
 		}
 	case "disable":
 		cmd := newCommand("operator disable", "herald operator disable <operatorId> [flags]",
-			"Disables an operator: their sessions and API tokens end at once. Re-enabling (the dashboard's\n"+
+			"Disables an operator: their sessions, API tokens and pending setup links end at once. Re-enabling (the dashboard's\n"+
 				"Operators page, or PATCH disabled:false) restores no token.", "operatorId")
 		return cmd, func(pos []string, _ map[string]bool) (adminCall, error) {
 			return adminCall{method: http.MethodPatch, path: operatorPath(pos[0]), body: map[string]any{"disabled": true}, print: printOperator}, nil

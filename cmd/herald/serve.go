@@ -168,7 +168,7 @@ func lockDataDir(dir string, log *slog.Logger) (*os.File, error) {
 
 // secrets returns the master key (checked against the store) and the
 // admin token, each configured or kept in the data dir (generated there on
-// first start; a generated admin token is printed once).
+// first start; of a generated admin token only its file is printed).
 func (s *service) secrets(ctx context.Context, srv *server.Server, stdout io.Writer) (*herald.MasterKey, string, error) {
 	masterKey, err := s.masterKey(ctx, srv)
 	if err != nil {
@@ -178,10 +178,10 @@ func (s *service) secrets(ctx context.Context, srv *server.Server, stdout io.Wri
 	if err != nil {
 		return nil, "", err
 	}
-	if created {
+	if created { // only where it is: a token on stdout ends up in logs and scrollback
 		file := filepath.Join(s.cfg.DataDir, "admin-token")
-		s.cfg.announce(stdout, fmt.Sprintf("herald: generated admin token (saved in %s, shown once): %s", file, token),
-			"generated admin token (shown once)", "file", file, "token", token)
+		s.cfg.announce(stdout, fmt.Sprintf("herald: generated an admin token into %s (mode 0600); read it there: cat %s", file, file),
+			"generated admin token", "file", file)
 	}
 	source := s.cfg.source("admin-token", "HERALD_ADMIN_TOKEN")
 	if s.cfg.AdminToken == "" {

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 )
@@ -94,5 +95,54 @@ func TestMigrateSaysWhenNothingToApply(t *testing.T) {
 	out, _, err = heraldCLI(t, nil, "migrate", "--data-dir", dir)
 	if want := "herald: nothing to apply: the database schema is current\n"; err != nil || out != want {
 		t.Errorf("second migrate: got %q, %v; want %q", out, err, want)
+	}
+}
+
+// TestGeneratedAdminTokenNotPrinted: a generated admin token is written to
+// the data dir's admin-token file (0600) and only the file is printed, as
+// text and as a JSON line; `serve --demo` names the file and puts
+// $(cat FILE) where its commands need the token.
+func TestGeneratedAdminTokenNotPrinted(t *testing.T) {
+	t.Parallel()
+	getenv := func(string) string { return "" }
+	for _, c := range []struct {
+		name string
+		args []string
+	}{
+		{"Text", nil},
+		{"JSON", []string{"--log-format", "json"}},
+		{"Demo", []string{"--demo", "--demo-fcm-addr", "127.0.0.1:0"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			dir := t.TempDir()
+			file := filepath.Join(dir, "admin-token")
+			args := append([]string{"serve", "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0", "--data-dir", dir, "--log-level", "warn"}, c.args...)
+			r := runInBackground(t, getenv, args...)
+			if c.name == "JSON" {
+				r.waitOutput(regexp.MustCompile(`"msg":"listening"`))
+			} else {
+				r.waitOutput(listening)
+			}
+			switch c.name {
+			case "JSON":
+				r.waitOutput(regexp.MustCompile(`"msg":"generated admin token","file":"` + regexp.QuoteMeta(file) + `"`))
+			case "Demo":
+				r.waitOutput(regexp.MustCompile(`Authorization: Bearer ` + regexp.QuoteMeta("$(cat "+file+")")))
+				r.waitOutput(regexp.MustCompile(`sign in with the admin token in ` + regexp.QuoteMeta(file)))
+			default:
+				r.waitOutput(regexp.MustCompile(`generated an admin token into ` + regexp.QuoteMeta(file) + ` \(mode 0600\)`))
+			}
+			token := readAdminToken(t, dir)
+			if strings.Contains(r.out.String(), token) {
+				t.Errorf("the generated token is printed:\n%s", r.out.String())
+			}
+			if st, err := os.Stat(file); err != nil || st.Mode().Perm() != 0o600 {
+				t.Errorf("admin-token file: %v, %v; want mode 600", st.Mode(), err)
+			}
+			if err := r.stop(); err != nil {
+				t.Errorf("stop: %v", err)
+			}
+		})
 	}
 }

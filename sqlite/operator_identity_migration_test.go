@@ -1,0 +1,41 @@
+package sqlite
+
+import (
+	"context"
+	"path/filepath"
+	"testing"
+)
+
+// TestEmailKeyMigration: migration 33 recomputes email_key with ASCII
+// letters lowered alone (herald.EmailKey): a key written with Unicode's
+// lowering (the Kelvin sign as k) no longer matches kate@example.com.
+func TestEmailKeyMigration(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, err := Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	p, err := db.goose(db.Writer)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 31); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Writer.ExecContext(ctx, `INSERT INTO operators (id, email, email_key, name, role, created_at) VALUES
+		('op_a', 'Mina@Example.COM', 'mina@example.com', 'M', 'admin', 1),
+		('op_k', ?, 'kate@example.com', 'K', 'admin', 1)`, "\u212Aate@Example.com"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, 33); err != nil {
+		t.Fatal(err)
+	}
+	for id, want := range map[string]string{"op_a": "mina@example.com", "op_k": "\u212Aate@example.com"} {
+		var got string
+		if err := db.Reader.QueryRowContext(ctx, `SELECT email_key FROM operators WHERE id = ?`, id).Scan(&got); err != nil || got != want {
+			t.Errorf("%s: email_key %q (%v), want %q", id, got, err, want)
+		}
+	}
+}
