@@ -88,6 +88,11 @@ type App struct {
 	// IdentitySecret is the identity secret, encrypted with the master
 	// key; empty until one is issued.
 	IdentitySecret []byte
+	// PreviousIdentitySecret is the secret the last rotation replaced
+	// (encrypted; empty when none), at IdentityRotatedAt: it keeps
+	// verifying for IdentityRotationGrace after it.
+	PreviousIdentitySecret []byte
+	IdentityRotatedAt      time.Time
 	// IdentityRefusals counts the SDK calls refused for a missing or wrong
 	// identityToken (only the service writes it).
 	IdentityRefusals int64

@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"net/http"
 	"strings"
+	"time"
 )
 
 // Identity verification (DESIGN.md section 7) closes the SDK API's one
@@ -44,18 +45,29 @@ func IdentityToken(secret, userID string) string {
 // transaction that makes the change (SetDeviceConsent).
 type IdentityProof struct {
 	Secret string
-	Token  string
+	// Previous is the secret a rotation replaced, while it still
+	// verifies (IdentityRotationGrace); "" otherwise.
+	Previous string
+	Token    string
 }
+
+// IdentityRotationGrace is how long the secret a rotation replaced keeps
+// verifying (DESIGN 7), so that the app's back ends can switch to the new
+// one without refused calls.
+const IdentityRotationGrace = 24 * time.Hour
 
 // Verifies reports whether the proof's token is userID's under its
 // secret, compared in constant time; never without a secret. Hex is read
 // in either case.
 func (p IdentityProof) Verifies(userID string) bool {
-	if p.Secret == "" {
-		return false
+	got := []byte(strings.ToLower(p.Token))
+	ok := false
+	for _, secret := range []string{p.Secret, p.Previous} {
+		if secret != "" && subtle.ConstantTimeCompare([]byte(IdentityToken(secret, userID)), got) == 1 {
+			ok = true
+		}
 	}
-	want := IdentityToken(p.Secret, userID)
-	return subtle.ConstantTimeCompare([]byte(want), []byte(strings.ToLower(p.Token))) == 1
+	return ok
 }
 
 // ErrIdentityRefused answers an SDK call that binds a userId without a

@@ -437,7 +437,7 @@ func (s *server) reissueSecret(w http.ResponseWriter, r *http.Request) {
 }
 
 // issueIdentitySecret makes the app a fresh identity secret and stores it
-// sealed; tokens of the old one stop verifying at once. It returns the
+// sealed; tokens of the old one keep verifying for herald.IdentityRotationGrace. It returns the
 // secret, shown this once.
 func (s *server) issueIdentitySecret(ctx context.Context, appID string) (string, error) {
 	secret := herald.NewIdentitySecret()

@@ -68,10 +68,10 @@ func confirmIdentitySecret(a herald.App) confirmData {
 	}
 	if len(a.IdentitySecret) > 0 {
 		c.Question, c.Button = "Rotate the identity secret?", "Rotate the identity secret"
-		c.Consequence = "A new secret is made and shown once. Tokens made with the current one stop working at once"
+		c.Consequence = "A new secret is made and shown once. Tokens made with the current one keep working for 24 hours, then stop"
 		if a.IdentityVerification {
-			c.Consequence += ": while identity verification is on, every SDK call of " + a.Name +
-				" that sets a userId or changes a user's consent is refused (401 ERR-AB-SDK-31) until the back end signs with the new secret"
+			c.Consequence += ": after that, every SDK call of " + a.Name +
+				" that sets a userId or changes a user's consent is refused (401 ERR-AB-SDK-31) unless the back end signs with the new secret"
 		}
 		c.Consequence += "."
 	}

@@ -10,6 +10,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -20,7 +21,7 @@ var identityShown = regexp.MustCompile(`id="shown-secret">(hi_[0-9A-Za-z]{40})<`
 // TestDashboardIdentityVerification: on the app page an admin issues the
 // identity secret (shown once, stored sealed), turns verification on, sees
 // the SDK's refused calls counted, and rotates the secret, whose old
-// tokens stop working at once.
+// tokens keep working for 24 hours, then stop.
 func TestDashboardIdentityVerification(t *testing.T) {
 	t.Parallel()
 	e := newDashEnv(t)
@@ -84,8 +85,12 @@ func TestDashboardIdentityVerification(t *testing.T) {
 	if fresh == secret {
 		t.Fatal("rotated: got the same secret")
 	}
+	if code := register(herald.IdentityToken(secret, "alice")); code != http.StatusOK {
+		t.Errorf("old secret's token within 24 hours of the rotation: got %d, want 200", code)
+	}
+	e.clock.Set(e.clock.Now().Add(herald.IdentityRotationGrace + time.Minute))
 	if code := register(herald.IdentityToken(secret, "alice")); code != http.StatusUnauthorized {
-		t.Errorf("old secret's token after rotation: got %d, want 401", code)
+		t.Errorf("old secret's token 24 hours after the rotation: got %d, want 401", code)
 	}
 	if code := register(herald.IdentityToken(fresh, "alice")); code != http.StatusOK {
 		t.Errorf("new secret's token: got %d, want 200", code)

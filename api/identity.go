@@ -36,15 +36,23 @@ func (s *server) identityProof(r *http.Request, o request.Object) (*herald.Ident
 	if raw, ok := o.Raw(identityTokenMember); ok {
 		_ = json.Unmarshal(raw, &proof.Token) // anything but a string is no token: refused below
 	}
-	if len(app.IdentitySecret) > 0 {
-		if s.masterKey == nil {
-			return nil, errors.New("identity verification is on but the public API has no master key")
-		}
-		secret, err := s.masterKey.Open(app.IdentitySecret)
+	if len(app.IdentitySecret) == 0 {
+		return proof, nil
+	}
+	if s.masterKey == nil {
+		return nil, errors.New("identity verification is on but the public API has no master key")
+	}
+	secret, err := s.masterKey.Open(app.IdentitySecret)
+	if err != nil {
+		return nil, fmt.Errorf("app %s: identity secret: %w", app.ID, err)
+	}
+	proof.Secret = string(secret)
+	if len(app.PreviousIdentitySecret) > 0 && s.now().Before(app.IdentityRotatedAt.Add(herald.IdentityRotationGrace)) {
+		previous, err := s.masterKey.Open(app.PreviousIdentitySecret)
 		if err != nil {
-			return nil, fmt.Errorf("app %s: identity secret: %w", app.ID, err)
+			return nil, fmt.Errorf("app %s: previous identity secret: %w", app.ID, err)
 		}
-		proof.Secret = string(secret)
+		proof.Previous = string(previous)
 	}
 	return proof, nil
 }

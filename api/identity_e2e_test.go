@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -100,11 +101,12 @@ func TestIdentityVerificationOffByDefault(t *testing.T) {
 // binds a userId or changes a mapped device's consent needs the token of
 // that userId under the app's identity secret; without it the call
 // answers 401 ERR-AB-SDK-31, changes nothing and is counted. Anonymous
-// calls, unmapping and events need none. A rotated secret's tokens fail
-// at once.
+// calls, unmapping and events need none. A rotated secret's tokens keep
+// verifying for 24 hours, then fail.
 func TestIdentityVerification(t *testing.T) {
 	t.Parallel()
-	e := start(t)
+	clock := &testenv.Clock{}
+	e := start(t, testenv.Options{Now: clock.Now})
 	a := e.NewApp(nil)
 	// Turned on before the app's first SDK call: the SDK API trusts its
 	// cached app for "off" during a second.
@@ -225,7 +227,10 @@ func TestIdentityVerification(t *testing.T) {
 		if fresh == secret {
 			t.Fatal("rotated secret: got the old one")
 		}
-		wantRefused("old secret's token", "POST", "/api/sdk/v2/user", map[string]any{"deviceId": "d1", "userId": "alice", "identityToken": alice})
+		wantOK("old secret's token within 24 hours of the rotation", "POST", "/api/sdk/v2/user",
+			map[string]any{"deviceId": "d1", "userId": "alice", "identityToken": alice})
+		clock.Run(time.Now().Add(herald.IdentityRotationGrace + time.Minute))
+		wantRefused("old secret's token 24 hours after the rotation", "POST", "/api/sdk/v2/user", map[string]any{"deviceId": "d1", "userId": "alice", "identityToken": alice})
 		wantOK("new secret's token", "POST", "/api/sdk/v2/user",
 			map[string]any{"deviceId": "d1", "userId": "alice", "identityToken": herald.IdentityToken(fresh, "alice")})
 	})

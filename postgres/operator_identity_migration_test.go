@@ -7,7 +7,7 @@ import (
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
-// TestEmailKeyMigration: migration 33 recomputes email_key with ASCII
+// TestEmailKeyMigration: migration 34 recomputes email_key with ASCII
 // letters lowered alone (herald.EmailKey), not PostgreSQL's Unicode
 // lower(): a key written with the Kelvin sign as k no longer matches
 // kate@example.com.
@@ -23,7 +23,7 @@ func TestEmailKeyMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 31); err != nil {
+	if _, err := p.UpTo(ctx, 33); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO operators (id, email, email_key, name, role, created_at) VALUES
@@ -31,7 +31,7 @@ func TestEmailKeyMigration(t *testing.T) {
 		('op_k', $1, 'kate@example.com', 'K', 'admin', 1)`, "\u212Aate@Example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 33); err != nil {
+	if _, err := p.UpTo(ctx, 34); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{"op_a": "mina@example.com", "op_k": "\u212Aate@example.com"} {

@@ -6,7 +6,7 @@ import (
 	"testing"
 )
 
-// TestEmailKeyMigration: migration 33 recomputes email_key with ASCII
+// TestEmailKeyMigration: migration 34 recomputes email_key with ASCII
 // letters lowered alone (herald.EmailKey): a key written with Unicode's
 // lowering (the Kelvin sign as k) no longer matches kate@example.com.
 func TestEmailKeyMigration(t *testing.T) {
@@ -21,7 +21,7 @@ func TestEmailKeyMigration(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 31); err != nil {
+	if _, err := p.UpTo(ctx, 33); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := db.Writer.ExecContext(ctx, `INSERT INTO operators (id, email, email_key, name, role, created_at) VALUES
@@ -29,7 +29,7 @@ func TestEmailKeyMigration(t *testing.T) {
 		('op_k', ?, 'kate@example.com', 'K', 'admin', 1)`, "\u212Aate@Example.com"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := p.UpTo(ctx, 33); err != nil {
+	if _, err := p.UpTo(ctx, 34); err != nil {
 		t.Fatal(err)
 	}
 	for id, want := range map[string]string{"op_a": "mina@example.com", "op_k": "\u212Aate@example.com"} {

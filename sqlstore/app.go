@@ -16,23 +16,28 @@ const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, regi
 	consent_notice, reconfirmation, identity_verification`
 
 // appReadColumns are appColumns and those only the service writes.
-const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at, identity_secret, identity_refusals`
+const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at, identity_secret, identity_refusals,
+	identity_previous, identity_rotated_at`
 
 func scanApp(row scanner) (herald.App, error) {
 	var a herald.App
 	var created int64
-	var warned, stored sql.NullInt64
+	var warned, stored, rotated sql.NullInt64
 	var notice, reconfirm string
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
 		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.IdentityVerification,
-		&a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals)
+		&a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
+		&a.PreviousIdentitySecret, &rotated)
 	if err == nil {
 		err = readNotices(&a, notice, reconfirm)
 	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
 	a.FCMWarningAt, a.FCMCredentialsAt = fromMS(warned), fromMS(stored)
+	if rotated.Valid {
+		a.IdentityRotatedAt = time.UnixMilli(rotated.Int64).UTC()
+	}
 	return a, err
 }
 
@@ -170,10 +175,11 @@ func (s *Store) SetWebhook(ctx context.Context, id, url string, sealedSecret []b
 	return s.execOne(ctx, `UPDATE apps SET webhook_url = ?, webhook_secret = ? WHERE id = ?`, url, sealedSecret, id)
 }
 
-// SetIdentitySecret replaces the app's sealed identity secret; tokens made
-// with the old one stop verifying at once.
+// SetIdentitySecret replaces the app's sealed identity secret; the one it
+// replaces is kept as the previous, rotated now.
 func (s *Store) SetIdentitySecret(ctx context.Context, id string, sealed []byte) error {
-	return s.execOne(ctx, `UPDATE apps SET identity_secret = ? WHERE id = ?`, sealed, id)
+	return s.execOne(ctx, `UPDATE apps SET identity_previous = identity_secret, identity_rotated_at = ?, identity_secret = ?
+		WHERE id = ?`, s.Now().UnixMilli(), sealed, id)
 }
 
 // CountIdentityRefusal adds one to the app's refused identity tokens. The

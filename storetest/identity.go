@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald"
 )
@@ -55,6 +56,9 @@ func testIdentitySettings(t *testing.T, b *bundle) {
 	must(t, "App", err)
 	if got.IdentityVerification || !bytes.Equal(got.IdentitySecret, []byte("sealed-2")) {
 		t.Errorf("updated: got verification %v, secret %q; want off, the last one set", got.IdentityVerification, got.IdentitySecret)
+	}
+	if !bytes.Equal(got.PreviousIdentitySecret, []byte("sealed-1")) || !got.IdentityRotatedAt.Equal(b.now.Truncate(time.Millisecond)) {
+		t.Errorf("rotated: previous %q at %v; want the one replaced, at %v", got.PreviousIdentitySecret, got.IdentityRotatedAt, b.now)
 	}
 	if err := b.s.SetIdentitySecret(b.ctx, "app_ghost", []byte("x")); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("SetIdentitySecret of an unknown app: got %v, want ErrNotFound", err)

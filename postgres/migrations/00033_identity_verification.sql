@@ -7,9 +7,15 @@
 -- adding one each.
 ALTER TABLE apps ADD COLUMN identity_verification BOOLEAN NOT NULL DEFAULT FALSE;
 ALTER TABLE apps ADD COLUMN identity_secret BYTEA;
+-- The secret a rotation replaced, which keeps verifying for 24 hours
+-- after identity_rotated_at (Unix ms), so that back ends can switch.
+ALTER TABLE apps ADD COLUMN identity_previous BYTEA;
+ALTER TABLE apps ADD COLUMN identity_rotated_at BIGINT;
 ALTER TABLE apps ADD COLUMN identity_refusals BIGINT NOT NULL DEFAULT 0;
 
 -- +goose Down
 ALTER TABLE apps DROP COLUMN identity_refusals;
+ALTER TABLE apps DROP COLUMN identity_rotated_at;
+ALTER TABLE apps DROP COLUMN identity_previous;
 ALTER TABLE apps DROP COLUMN identity_secret;
 ALTER TABLE apps DROP COLUMN identity_verification;

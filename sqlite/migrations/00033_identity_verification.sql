@@ -7,9 +7,15 @@
 -- adding one each.
 ALTER TABLE apps ADD COLUMN identity_verification INTEGER NOT NULL DEFAULT 0;
 ALTER TABLE apps ADD COLUMN identity_secret BLOB;
+-- The secret a rotation replaced, which keeps verifying for 24 hours
+-- after identity_rotated_at (Unix ms), so that back ends can switch.
+ALTER TABLE apps ADD COLUMN identity_previous BLOB;
+ALTER TABLE apps ADD COLUMN identity_rotated_at INTEGER;
 ALTER TABLE apps ADD COLUMN identity_refusals INTEGER NOT NULL DEFAULT 0;
 
 -- +goose Down
 ALTER TABLE apps DROP COLUMN identity_refusals;
+ALTER TABLE apps DROP COLUMN identity_rotated_at;
+ALTER TABLE apps DROP COLUMN identity_previous;
 ALTER TABLE apps DROP COLUMN identity_secret;
 ALTER TABLE apps DROP COLUMN identity_verification;
