@@ -61,7 +61,12 @@ func (k *MasterKey) Check() []byte { return append([]byte(nil), k.check...) }
 // AccessKey returns the key that signs the access records' chain, derived
 // from the master key: whoever can write the database but lacks the master
 // key cannot sign a record.
-func (k *MasterKey) AccessKey() AccessKey { return k.chain }
+func (k *MasterKey) AccessKey() AccessKey {
+	if k == nil {
+		return nil
+	}
+	return k.chain
+}
 
 // NewMasterKeyText returns a fresh random master key in its base64 form.
 func NewMasterKeyText() string {

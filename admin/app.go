@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
@@ -351,7 +352,7 @@ func (s *server) createApp(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	noteOf(r.Context()).about(a.ID, "")
+	access.NoteOf(r.Context()).About(a.ID, "")
 	out := toJSON(a)
 	out.SecretKey = secret
 	web.JSON(w, http.StatusCreated, out)

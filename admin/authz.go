@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -116,7 +117,7 @@ func (s *server) admit(r *http.Request, o herald.Operator, n need) (*http.Reques
 		return r, n.refusal()
 	}
 	if mutates(r) {
-		if err := noteOf(r.Context()).intend(); err != nil {
+		if err := access.NoteOf(r.Context()).Intend(); err != nil {
 			return r, herald.Unavailable(err)
 		}
 	}
@@ -188,10 +189,10 @@ func (s *server) refuseBearer(w http.ResponseWriter, r *http.Request) error {
 		return err
 	case a.Refused():
 		w.Header().Set("Retry-After", strconv.Itoa(max(int(a.Wait.Round(time.Second).Seconds()), 1)))
-		s.recordAttemptsDue(r.Context())
+		s.records.RecordPendingDue(r.Context())
 		return herald.ErrTooManyRequests
 	}
-	s.recordAttemptsDue(r.Context())
+	s.records.RecordPendingDue(r.Context())
 	return unauthorized(r.Header.Get("Authorization"), true)
 }
 

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -61,7 +62,7 @@ func (s *server) getConsentHistory(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, userError(err))
 		return
 	}
-	noteOf(r.Context()).showedUsers(userID)
+	access.NoteOf(r.Context()).ShowedUsers(userID)
 	web.JSON(w, http.StatusOK, map[string]any{"userId": userID, "changes": consentChangesJSON(recs)})
 }
 
@@ -96,7 +97,7 @@ func (s *server) patchUserConsent(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, userError(err))
 		return
 	}
-	noteOf(r.Context()).showedUsers(userID)
+	access.NoteOf(r.Context()).ShowedUsers(userID)
 	web.JSON(w, http.StatusOK, map[string]any{"userId": userID, "marketing": c.Marketing, "marketingNight": c.MarketingNight})
 }
 
@@ -157,10 +158,10 @@ func (s *server) getConsentDue(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	note := noteOf(r.Context())
+	note := access.NoteOf(r.Context())
 	out := make([]consentDueJSON, len(ds))
 	for i, d := range ds {
-		note.showedUsers(d.UserID)
+		note.ShowedUsers(d.UserID)
 		out[i] = consentDueJSON{UserID: d.UserID, Marketing: d.Consent.Marketing, MarketingNight: d.Consent.MarketingNight,
 			ConfirmedAt: d.ConfirmedAt, DueAt: d.DueAt}
 	}

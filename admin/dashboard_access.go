@@ -62,7 +62,7 @@ func (d *dashboard) accessPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if q.Get("verify") != "" {
-		verdict, err := d.verify(r.Context(), "")
+		verdict, err := d.records.Verify(r.Context(), "")
 		if err != nil {
 			d.failOn(w, r, err, "access", v)
 			return
@@ -101,5 +101,5 @@ func (d *dashboard) accessDownload(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, herald.Invalid(details...), "access", view{Title: "Access records", Data: &data})
 		return
 	}
-	d.streamAccessRecords(w, r, f, reason, d.fail)
+	d.records.Stream(w, r, f, reason, d.fail)
 }

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 func tiers() []herald.Tier {
@@ -147,7 +148,7 @@ func (d *dashboard) createApp(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "apps", v)
 		return
 	}
-	noteOf(r.Context()).about(a.ID, "")
+	access.NoteOf(r.Context()).About(a.ID, "")
 	d.done(w, r, "/apps/"+a.ID, flash{AppID: a.ID, Notice: "App created.", SecretLabel: "Secret key", SecretValue: secret})
 }
 

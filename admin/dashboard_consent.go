@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // consentData is what the consent page shows: how many users are due for
@@ -69,7 +70,7 @@ func (d *dashboard) fillConsent(r *http.Request, a herald.App, data *consentData
 	}
 	data.Users = users
 	for _, u := range users {
-		noteOf(r.Context()).showedUsers(u.UserID)
+		access.NoteOf(r.Context()).ShowedUsers(u.UserID)
 	}
 	if next != "" {
 		data.NextURL = appPath(a.ID, "consent") + "?" + url.Values{"within": {data.Within}, "cursor": {next}}.Encode()
@@ -108,7 +109,7 @@ func (d *dashboard) consentCSV(w http.ResponseWriter, r *http.Request) {
 		cursor = next
 	}
 	for _, u := range all {
-		noteOf(r.Context()).showedUsers(u.UserID)
+		access.NoteOf(r.Context()).ShowedUsers(u.UserID)
 	}
 	name := fmt.Sprintf("consent-due-%s-%s.csv", a.ID, d.Now().In(a.Location()).Format("20060102"))
 	w.Header().Set("Content-Type", "text/csv; charset=utf-8")
@@ -172,7 +173,7 @@ func (d *dashboard) setUserConsent(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "user", viewOf("Users", a, data))
 		return
 	}
-	noteOf(r.Context()).showedUsers(userID)
+	access.NoteOf(r.Context()).ShowedUsers(userID)
 	d.done(w, r, to, flash{AppID: a.ID, Notice: fmt.Sprintf("Consent of user %s set: marketing %s, night %s (recorded as the operator's, source admin).",
 		userID, yesNo(f.Marketing), yesNo(f.MarketingNight))})
 }

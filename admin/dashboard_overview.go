@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // overviewLatest is how many of the latest pushes the overview lists.
@@ -70,7 +71,7 @@ func (d *dashboard) usersPage(w http.ResponseWriter, r *http.Request, a herald.A
 	}
 	data.Users = us
 	for _, u := range us {
-		noteOf(r.Context()).showedUsers(u.ID)
+		access.NoteOf(r.Context()).ShowedUsers(u.ID)
 	}
 	if next != "" {
 		nq := url.Values{"cursor": {next}}

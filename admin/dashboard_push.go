@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // dashboardPageSize is the number of pushes on one page of a list.
@@ -129,7 +130,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	for _, m := range data.Messages {
 		messaged = append(messaged, m.UserID)
 	}
-	noteOf(r.Context()).pushRows(data.Unreachable, data.Failures, messaged)
+	access.NoteOf(r.Context()).PushRows(data.Unreachable, data.Failures, messaged)
 	d.render(w, r, http.StatusOK, "push", viewOf("Push "+shortID(p.ID), a, data))
 }
 
@@ -276,7 +277,7 @@ func (d *dashboard) loadUser(r *http.Request, a herald.App, data *userData) erro
 		return err
 	}
 	data.User, data.Devices = &u, devices
-	noteOf(r.Context()).showedUsers(u.ID)
+	access.NoteOf(r.Context()).ShowedUsers(u.ID)
 	if u.ConsentConfirmedAt != nil {
 		due := herald.ConsentDueAt(*u.ConsentConfirmedAt, a.Location())
 		data.DueAt = &due

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -51,14 +52,14 @@ func (s *server) getUserExport(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, herald.Invalid(*d))
 		return
 	}
-	note := noteOf(r.Context())
-	note.downloadReason(strings.TrimSpace(r.URL.Query().Get("reason")))
+	note := access.NoteOf(r.Context())
+	note.DownloadReason(strings.TrimSpace(r.URL.Query().Get("reason")))
 	out, err := s.userExport(r.Context(), r.PathValue("appId"), r.PathValue("userId"))
 	if err != nil {
 		web.Error(w, r, userError(err))
 		return
 	}
-	note.showedUsers(out.UserID)
+	note.ShowedUsers(out.UserID)
 	w.Header().Set("Content-Disposition", `attachment; filename="`+exportFileName(out.UserID)+`"`)
 	web.JSON(w, http.StatusOK, out)
 }
@@ -122,7 +123,7 @@ func (d *dashboard) dashboardExport(w http.ResponseWriter, r *http.Request) {
 	}
 	var out exportJSON
 	if err == nil {
-		noteOf(r.Context()).downloadReason(strings.TrimSpace(data.Reason))
+		access.NoteOf(r.Context()).DownloadReason(strings.TrimSpace(data.Reason))
 		out, err = d.userExport(r.Context(), a.ID, data.UserID)
 	}
 	if err != nil {
@@ -135,7 +136,7 @@ func (d *dashboard) dashboardExport(w http.ResponseWriter, r *http.Request) {
 		d.failOn(w, r, err, "user", v)
 		return
 	}
-	noteOf(r.Context()).showedUsers(out.UserID)
+	access.NoteOf(r.Context()).ShowedUsers(out.UserID)
 	b, err := json.MarshalIndent(out, "", "  ")
 	if err != nil {
 		d.fail(w, r, err)

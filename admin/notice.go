@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -144,9 +145,9 @@ func (s *server) consentImport(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	note := noteOf(r.Context())
+	note := access.NoteOf(r.Context())
 	for _, e := range entries {
-		note.showedUsers(e.UserID)
+		note.ShowedUsers(e.UserID)
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"imported": n, "skipped": skipped})
 }

@@ -20,6 +20,7 @@ import (
 	"golang.org/x/oauth2"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // Single sign-on by OpenID Connect (DESIGN 11): the authorization code
@@ -202,7 +203,7 @@ func (d *dashboard) oidcCallback(w http.ResponseWriter, r *http.Request) {
 		d.oidcRefused(w, r, email, nil, "No operator of this dashboard has the email "+email+" (or it is disabled). Ask an admin to add you.")
 		return
 	}
-	noteOf(r.Context()).signIn(email, op)
+	access.NoteOf(r.Context()).SignIn(email, op)
 	if err := d.startSession(w, r, op, false); err != nil {
 		d.failOn(w, r, err, "login", d.loginView(""))
 		return
@@ -258,7 +259,7 @@ func (d *dashboard) oidcIdentity(ctx context.Context, code string, f oidcFlow) (
 // oidcRefused answers a single sign-on that signed no one in, on the
 // sign-in page; err, when set, is logged.
 func (d *dashboard) oidcRefused(w http.ResponseWriter, r *http.Request, email string, err error, message string) {
-	noteOf(r.Context()).signIn(email, herald.Operator{})
+	access.NoteOf(r.Context()).SignIn(email, herald.Operator{})
 	if err != nil {
 		d.Logger.WarnContext(r.Context(), "single sign-on failed", "err", err)
 	}

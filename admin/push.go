@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -127,7 +128,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	noteOf(r.Context()).about(p.AppID, "")
+	access.NoteOf(r.Context()).About(p.AppID, "")
 	var unreachable []herald.Unreachable
 	var failures []herald.Failure
 	var messages []messageJSON
@@ -156,7 +157,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		}
 		messages = messagesToJSON(p, rs)
 	}
-	noteOf(r.Context()).pushRows(unreachable, failures, messagesUsers(messages))
+	access.NoteOf(r.Context()).PushRows(unreachable, failures, messagesUsers(messages))
 	web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
 }
 

@@ -18,10 +18,10 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
-	"sync/atomic"
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/web"
 )
@@ -106,9 +106,8 @@ type Config struct {
 
 type server struct {
 	Config
-	// attemptsAt is when this node last appended the records of ended
-	// attempt windows (Unix milliseconds; see recordAttemptsDue).
-	attemptsAt atomic.Int64
+	// records writes the access records of every route (DESIGN 11).
+	records *access.Recorder
 }
 
 // route is one entry of a route table: its pattern, what it needs of the
@@ -165,9 +164,9 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/me", needSignedIn, s.getMe},
 		{"POST /admin/v1/me/totp", needAccount, s.postMyTOTP},
 		{"POST /admin/v1/me/totp/confirm", needAccount, s.postMyTOTPConfirm},
-		{"GET /admin/v1/access-records", needEveryApp, s.listAccessRecords},
-		{"GET /admin/v1/access-records/verify", needEveryApp, s.verifyAccessRecords},
-		{"GET /admin/v1/access-records/head", needEveryApp, s.accessHead},
+		{"GET /admin/v1/access-records", needEveryApp, s.records.List},
+		{"GET /admin/v1/access-records/verify", needEveryApp, s.records.VerifyHandler},
+		{"GET /admin/v1/access-records/head", needEveryApp, s.records.Head},
 	}
 }
 
@@ -186,10 +185,10 @@ func NewHandler(cfg Config) http.Handler {
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	s := &server{Config: cfg}
+	s := newServer(cfg)
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
-		mux.HandleFunc(r.pattern, s.recorded(s.authorized(r.need, r.handler), web.Error))
+		mux.HandleFunc(r.pattern, s.records.Wrap(s.authorized(r.need, r.handler), web.Error))
 	}
 	d := newDashboard(s)
 	for _, r := range d.routes() {
@@ -197,7 +196,7 @@ func NewHandler(cfg Config) http.Handler {
 		if r.need != needPublic {
 			h = d.signedIn(r.need, h) // the dashboard checks its own session
 		}
-		mux.HandleFunc(r.pattern, s.recorded(h, d.fail))
+		mux.HandleFunc(r.pattern, s.records.Wrap(h, d.fail))
 	}
 	web.Health(mux, cfg.Ready)
 	web.OpenAPI(mux, api.OpenAPI)
@@ -207,12 +206,19 @@ func NewHandler(cfg Config) http.Handler {
 	return web.Logged(cfg.Logger, cfg.Observe, web.Deadline(web.RequestDeadline, d.unknownPages(mux, web.Mux(mux))))
 }
 
+// newServer is the admin API's server on cfg, with its recorder of
+// access records.
+func newServer(cfg Config) *server {
+	return &server{Config: cfg, records: &access.Recorder{Store: cfg.Store, Key: cfg.MasterKey.AccessKey(), Now: cfg.Now,
+		TrustProxy: cfg.TrustProxy, Logger: cfg.Logger}}
+}
+
 type operatorKey struct{}
 
 // withOperator returns r carrying who made it, and notes it for the
 // request's access record.
 func withOperator(r *http.Request, o herald.Operator) *http.Request {
-	noteOf(r.Context()).authenticated(o)
+	access.NoteOf(r.Context()).Authenticated(o)
 	return r.WithContext(context.WithValue(r.Context(), operatorKey{}, o))
 }
 

@@ -4,6 +4,7 @@ import (
 	"net/http"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -82,6 +83,6 @@ func (s *server) writePush(w http.ResponseWriter, r *http.Request, p herald.Push
 		web.Error(w, r, err)
 		return
 	}
-	noteOf(r.Context()).about(stored.AppID, "")
+	access.NoteOf(r.Context()).About(stored.AppID, "")
 	web.JSON(w, http.StatusOK, pushToJSON(stored))
 }

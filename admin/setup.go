@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // The setup page: an operator's one-use link (DESIGN 11) to choose a
@@ -29,9 +30,9 @@ func (d *dashboard) setupLinkOf(r *http.Request, token string) (herald.Operator,
 	op, err := d.Store.SetupLink(r.Context(), herald.TokenHash(token))
 	switch {
 	case err == nil:
-		noteOf(r.Context()).signIn(op.Email, op)
+		access.NoteOf(r.Context()).SignIn(op.Email, op)
 	case errors.Is(err, herald.ErrNotFound), errors.Is(err, herald.ErrLinkGone):
-		noteOf(r.Context()).signIn("", herald.Operator{})
+		access.NoteOf(r.Context()).SignIn("", herald.Operator{})
 	}
 	return op, err
 }
@@ -67,7 +68,7 @@ func (d *dashboard) setup(w http.ResponseWriter, r *http.Request) {
 	}
 	if _, err := d.Store.UseSetupLink(r.Context(), herald.TokenHash(token), d.hasher.hash(r.PostFormValue("password"))); err != nil {
 		if errors.Is(err, herald.ErrLinkGone) { // spent meanwhile: this request set nothing
-			noteOf(r.Context()).signIn(op.Email, herald.Operator{})
+			access.NoteOf(r.Context()).SignIn(op.Email, herald.Operator{})
 		}
 		d.fail(w, r, err)
 		return

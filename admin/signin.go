@@ -13,6 +13,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // Signing in to the dashboard (DESIGN 11): an operator by email and
@@ -63,12 +64,12 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 // ownerLogin checks the pasted admin token in constant time, like the
 // bearer check of the JSON API, and starts the owner's session.
 func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
-	note, v := noteOf(r.Context()), d.loginView("")
+	note, v := access.NoteOf(r.Context()), d.loginView("")
 	a, ok := d.admitAttempt(w, r, "login", v, herald.OwnerKey(clientAddr(r, d.TrustProxy)))
 	if !ok {
 		return
 	}
-	note.signIn("", herald.Operator{})
+	note.SignIn("", herald.Operator{})
 	got := sha256.Sum256([]byte(strings.TrimSpace(r.PostFormValue("token"))))
 	want := sha256.Sum256([]byte(d.Token))
 	if d.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
@@ -78,7 +79,7 @@ func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.forgive(r.Context(), a)
-	note.signIn("", herald.Owner())
+	note.SignIn("", herald.Owner())
 	d.signedInAs(w, r, herald.Owner())
 }
 
@@ -94,7 +95,7 @@ func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page st
 		return a, false
 	case a.Refused():
 		// Not noted as a sign-in: the window's aggregated record counts it.
-		d.recordAttemptsDue(r.Context())
+		d.records.RecordPendingDue(r.Context())
 		d.tooMany(w, r, a.Wait, page, v)
 		return a, false
 	}
@@ -106,12 +107,12 @@ func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page st
 // are answered alike, after as long a hash.
 func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
-	note, v := noteOf(r.Context()), d.loginView(email)
+	note, v := access.NoteOf(r.Context()), d.loginView(email)
 	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.TypedEmailKey(email))
 	if !ok {
 		return
 	}
-	note.signIn(email, herald.Operator{})
+	note.SignIn(email, herald.Operator{})
 	op, ok, err := d.checkPassword(r.Context(), email, password)
 	if err != nil {
 		d.failOn(w, r, err, "login", v)
@@ -124,7 +125,7 @@ func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.forgive(r.Context(), a)
-	note.signIn(email, op)
+	note.SignIn(email, op)
 	if op.TOTP {
 		if err := d.startSession(w, r, op, true); err != nil {
 			d.failOn(w, r, err, "login", v)
@@ -216,12 +217,12 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 	if !d.formFromSession(w, r, sess) {
 		return
 	}
-	note := noteOf(r.Context())
+	note := access.NoteOf(r.Context())
 	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.TypedEmailKey(sess.op.Email))
 	if !ok {
 		return
 	}
-	note.signIn(sess.op.Email, herald.Operator{})
+	note.SignIn(sess.op.Email, herald.Operator{})
 	step, ok, err := d.checkTOTP(r.Context(), sess.op.ID, r.PostFormValue("code"), false)
 	if err == nil && ok {
 		ok, err = d.Store.UseTOTPStep(r.Context(), sess.id, sess.op.ID, step, d.Now())
@@ -236,7 +237,7 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	d.forgive(r.Context(), a)
-	note.signIn(sess.op.Email, sess.op)
+	note.SignIn(sess.op.Email, sess.op)
 	http.Redirect(w, r, d.landing(sess.op), http.StatusSeeOther)
 }
 

@@ -15,6 +15,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/sqlite"
 )
 
@@ -35,8 +36,8 @@ func TestSignInNotes(t *testing.T) {
 	now := time.Date(2026, 12, 1, 3, 0, 0, 0, time.UTC)
 	db.Now = func() time.Time { return now }
 	mk, _ := herald.ParseMasterKey(herald.NewMasterKeyText())
-	d := newDashboard(&server{Config: Config{Store: db, MasterKey: mk, Token: "owner-token-0123456789", Now: db.Now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OIDC: OIDCConfig{Issuer: "http://127.0.0.1:9", ClientID: "c"}}})
+	d := newDashboard(newServer(Config{Store: db, MasterKey: mk, Token: "owner-token-0123456789", Now: db.Now,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OIDC: OIDCConfig{Issuer: "http://127.0.0.1:9", ClientID: "c"}}))
 
 	op := herald.Operator{ID: "op_1", Email: "Ahn@example.com", Name: "Ahn", Role: herald.RoleOperator, CreatedAt: now}
 	must := func(err error) {
@@ -52,21 +53,21 @@ func TestSignInNotes(t *testing.T) {
 	must(db.SetPendingTOTP(ctx, op.ID, mk.Seal([]byte(secret))))
 	must(db.ConfirmTOTP(ctx, op.ID))
 
-	send := func(h http.HandlerFunc, method, path string, form url.Values, cookie *http.Cookie) (*accessNote, *http.Response) {
+	send := func(h http.HandlerFunc, method, path string, form url.Values, cookie *http.Cookie) (*access.Note, *http.Response) {
 		r := httptest.NewRequest(method, path, strings.NewReader(form.Encode()))
 		r.Header.Set("Content-Type", "application/x-www-form-urlencoded")
 		if cookie != nil {
 			r.AddCookie(cookie)
 		}
-		r, n := withAccessNote(r)
+		r, n := access.With(r)
 		w := httptest.NewRecorder()
 		h(w, r)
 		return n, w.Result()
 	}
-	want := func(name string, n *accessNote, email, operatorID string) {
+	want := func(name string, n *access.Note, email, operatorID string) {
 		t.Helper()
-		if !n.signedIn || n.email != email || n.operator.ID != operatorID {
-			t.Errorf("%s: got note signedIn %v, email %q, operator %q, want a sign-in with %q, %q", name, n.signedIn, n.email, n.operator.ID, email, operatorID)
+		if gotEmail, gotID, ok := n.SignedIn(); !ok || gotEmail != email || gotID != operatorID {
+			t.Errorf("%s: got note signedIn %v, email %q, operator %q, want a sign-in with %q, %q", name, ok, gotEmail, gotID, email, operatorID)
 		}
 	}
 

@@ -10,6 +10,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -100,7 +101,7 @@ func (s *server) sendTestPush(ctx context.Context, a herald.App, t testPush) (st
 	}
 	id, _, err := s.Delivery.Accept(ctx, p, req.Recipients, nil)
 	if err == nil && t.UserID != "" {
-		noteOf(ctx).showedUsers(t.UserID)
+		access.NoteOf(ctx).ShowedUsers(t.UserID)
 	}
 	return id, err
 }

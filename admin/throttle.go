@@ -35,31 +35,7 @@ func (s *server) forgive(ctx context.Context, a herald.Attempt) {
 	if err := s.Store.Forgive(ctx, a); err != nil {
 		s.Logger.ErrorContext(ctx, "forgive a sign-in attempt", "err", err)
 	}
-	s.recordAttemptsDue(ctx)
-}
-
-// attemptsEvery is how often a node appends the aggregated records of
-// ended attempt windows on its own (besides before the records are read,
-// and the daily run).
-const attemptsEvery = time.Minute
-
-// recordAttemptsDue appends the aggregated records of ended attempt
-// windows when this node last did so attemptsEvery ago or more.
-func (s *server) recordAttemptsDue(ctx context.Context) {
-	now := s.Now()
-	last := s.attemptsAt.Load()
-	if now.UnixMilli()-last < attemptsEvery.Milliseconds() || !s.attemptsAt.CompareAndSwap(last, now.UnixMilli()) {
-		return
-	}
-	if err := s.recordAttempts(ctx); err != nil {
-		s.Logger.ErrorContext(ctx, "record ended attempt windows", "err", err)
-	}
-}
-
-// recordAttempts appends the aggregated records of ended attempt windows.
-func (s *server) recordAttempts(ctx context.Context) error {
-	_, err := s.Store.RecordPending(ctx, s.MasterKey.AccessKey(), s.Now())
-	return err
+	s.records.RecordPendingDue(ctx)
 }
 
 // tooMany answers a throttled sign-in: 429 with Retry-After, on page v.

@@ -5,6 +5,7 @@ import (
 	"net/http"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -27,7 +28,7 @@ func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	noteOf(r.Context()).showedUsers(u.ID)
+	access.NoteOf(r.Context()).ShowedUsers(u.ID)
 	out := make([]deviceJSON, len(devices))
 	for i, d := range devices {
 		out[i] = deviceJSON{DeviceID: d.ID, Platform: d.Platform, AppSourceVersion: d.AppSourceVersion,

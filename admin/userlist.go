@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -56,10 +57,10 @@ func (s *server) listUsers(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	note := noteOf(r.Context())
+	note := access.NoteOf(r.Context())
 	out := make([]userRowJSON, len(us))
 	for i, u := range us {
-		note.showedUsers(u.ID)
+		note.ShowedUsers(u.ID)
 		out[i] = userRowJSON{UserID: u.ID, State: u.State, Marketing: u.Consent.Marketing, MarketingNight: u.Consent.MarketingNight,
 			Devices: u.Devices, UpdatedAt: u.UpdatedAt}
 	}

@@ -1,4 +1,4 @@
-package admin
+package access
 
 import (
 	"context"
@@ -8,13 +8,13 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-// accessNote is what a handler tells the access record of its request
+// Note is what a handler tells the access record of its request
 // (DESIGN 11) beyond what the request itself says: whose data the answer
 // showed or the request changed, the app and push it was about, and, for a
 // sign-in, who signed in or which email was typed. The access-record
 // middleware puts one in each recorded request's context and writes the
 // record from it once the handler is done.
-type accessNote struct {
+type Note struct {
 	mu       sync.Mutex
 	signedIn bool
 	operator herald.Operator // who signed in; zero when it failed
@@ -24,52 +24,52 @@ type accessNote struct {
 	userIDs  []string
 	users    int
 	reason   string
-	// actor is who made an authenticated request (withOperator notes
+	// actor is who made an authenticated request (Authenticated notes
 	// it); nil until then.
 	actor *herald.Operator
 	// flush writes the record with the status given and lets the answer
-	// out (the middleware's, see recorded).
+	// out (the middleware's, see Recorder.Wrap).
 	flush func(status int) error
-	// intent writes the request's intent (see intend); intentID is the
+	// intent writes the request's intent (see Intend); intentID is the
 	// intent written, which the request's record completes.
 	intent   func() error
 	intentID string
 }
 
-// maxNotedUsers is how many userIds a record lists; userCount counts all.
-const maxNotedUsers = herald.MaxAccessUserIDs
+// maxUsers is how many userIds a record lists; userCount counts all.
+const maxUsers = herald.MaxAccessUserIDs
 
-type accessNoteKey struct{}
+type noteKey struct{}
 
-// withAccessNote returns r carrying a fresh note, and the note.
-func withAccessNote(r *http.Request) (*http.Request, *accessNote) {
-	n := &accessNote{}
-	return r.WithContext(context.WithValue(r.Context(), accessNoteKey{}, n)), n
+// With returns r carrying a fresh note, and the note.
+func With(r *http.Request) (*http.Request, *Note) {
+	n := &Note{}
+	return r.WithContext(context.WithValue(r.Context(), noteKey{}, n)), n
 }
 
-// noteOf returns the note of the request's context; nil (which every
+// NoteOf returns the note of the request's context; nil (which every
 // method takes) when the request is not recorded.
-func noteOf(ctx context.Context) *accessNote {
-	n, _ := ctx.Value(accessNoteKey{}).(*accessNote)
+func NoteOf(ctx context.Context) *Note {
+	n, _ := ctx.Value(noteKey{}).(*Note)
 	return n
 }
 
-// showedUsers notes users whose data the answer showed or the request
+// ShowedUsers notes users whose data the answer showed or the request
 // changed.
-func (n *accessNote) showedUsers(ids ...string) {
+func (n *Note) ShowedUsers(ids ...string) {
 	if n == nil {
 		return
 	}
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.users += len(ids)
-	room := maxNotedUsers - len(n.userIDs)
+	room := maxUsers - len(n.userIDs)
 	n.userIDs = append(n.userIDs, ids[:min(room, len(ids))]...)
 }
 
-// about notes the app and push the request was about, when its route does
+// About notes the app and push the request was about, when its route does
 // not name them (an app created, a push found by ID).
-func (n *accessNote) about(appID, pushID string) {
+func (n *Note) About(appID, pushID string) {
 	if n == nil {
 		return
 	}
@@ -83,9 +83,9 @@ func (n *accessNote) about(appID, pushID string) {
 	}
 }
 
-// signIn notes a sign-in attempt: the email typed, and the operator when
+// SignIn notes a sign-in attempt: the email typed, and the operator when
 // it succeeded (zero when it failed).
-func (n *accessNote) signIn(email string, o herald.Operator) {
+func (n *Note) SignIn(email string, o herald.Operator) {
 	if n == nil {
 		return
 	}
@@ -94,8 +94,8 @@ func (n *accessNote) signIn(email string, o herald.Operator) {
 	n.signedIn, n.email, n.operator = true, email, o
 }
 
-// downloadReason notes the reason given for a download of personal data.
-func (n *accessNote) downloadReason(reason string) {
+// DownloadReason notes the reason given for a download of personal data.
+func (n *Note) DownloadReason(reason string) {
 	if n == nil {
 		return
 	}
@@ -104,8 +104,8 @@ func (n *accessNote) downloadReason(reason string) {
 	n.reason = reason
 }
 
-// authenticated notes who made the request.
-func (n *accessNote) authenticated(o herald.Operator) {
+// Authenticated notes who made the request.
+func (n *Note) Authenticated(o herald.Operator) {
 	if n == nil {
 		return
 	}
@@ -114,10 +114,10 @@ func (n *accessNote) authenticated(o herald.Operator) {
 	n.actor = &o
 }
 
-// intend records, before a request that may change something acts, that
+// Intend records, before a request that may change something acts, that
 // it is about to: its intent, durable before the change is made
 // (herald.AccessStore.RecordIntent). Without a note it does nothing.
-func (n *accessNote) intend() error {
+func (n *Note) Intend() error {
 	if n == nil || n.intent == nil {
 		return nil
 	}
@@ -125,26 +125,26 @@ func (n *accessNote) intend() error {
 }
 
 // intended notes the intent written for the request.
-func (n *accessNote) intended(id string) {
+func (n *Note) intended(id string) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
 	n.intentID = id
 }
 
-// recordNow writes the record before the answer is complete, with the
+// RecordNow writes the record before the answer is complete, with the
 // status the answer will have, and lets what the handler writes from
 // then on go straight out: for a stream (records first, then the
 // stream). Without a note (a request not recorded) it does nothing.
-func (n *accessNote) recordNow(status int) error {
+func (n *Note) RecordNow(status int) error {
 	if n == nil || n.flush == nil {
 		return nil
 	}
 	return n.flush(status)
 }
 
-// pushRows notes the users of a push's per-user rows an answer showed
+// PushRows notes the users of a push's per-user rows an answer showed
 // (unreachable users, failed sends, per-user messages), each once.
-func (n *accessNote) pushRows(unreachable []herald.Unreachable, failures []herald.Failure, messaged []string) {
+func (n *Note) PushRows(unreachable []herald.Unreachable, failures []herald.Failure, messaged []string) {
 	seen := map[string]bool{}
 	var ids []string
 	add := func(id string) {
@@ -162,5 +162,13 @@ func (n *accessNote) pushRows(unreachable []herald.Unreachable, failures []heral
 	for _, id := range messaged {
 		add(id)
 	}
-	n.showedUsers(ids...)
+	n.ShowedUsers(ids...)
+}
+
+// SignedIn reports the sign-in noted: ok when one was, with the email
+// typed and the operator's ID ("" when it failed).
+func (n *Note) SignedIn() (email, operatorID string, ok bool) {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	return n.email, n.operator.ID, n.signedIn
 }
