@@ -64,7 +64,9 @@ type AttemptStore interface {
 func AddressKey(addr string) string { return addressPrefix + addr }
 
 // TypedEmailKey is the key of a typed email.
-func TypedEmailKey(email string) string { return emailPrefix + RecordedEmail(EmailKey(strings.TrimSpace(email))) }
+func TypedEmailKey(email string) string {
+	return emailPrefix + RecordedEmail(EmailKey(strings.TrimSpace(email)))
+}
 
 // OwnerKey is the key of the owner's token pasted on the sign-in page from
 // an address: counted apart from passwords, so that a stranger who makes
