@@ -8,6 +8,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -16,11 +17,6 @@ import (
 // is issued (kept sealed with the master key as pending), then confirmed
 // by a code made with it, which enrols it. The owner's token has no
 // account.
-
-// errOwnerAccount refuses the owner's token where an operator's account
-// is meant.
-var errOwnerAccount = herald.ErrForbidden.With(herald.Detail{Field: "operator",
-	Reason: "the owner's token has no account: sign in as an operator"})
 
 // errEnrolled refuses a second enrolment: an admin resets TOTP first.
 var errEnrolled = herald.ErrInvalidRequest.With(herald.Detail{Field: "totp",
@@ -32,7 +28,7 @@ func (s *server) newTOTP(ctx context.Context, op herald.Operator) (*otp.Key, err
 		return nil, errEnrolled
 	}
 	key, err := totp.Generate(totp.GenerateOpts{Issuer: "Herald", AccountName: op.Email,
-		Period: totpOptions.Period, Digits: totpOptions.Digits, Algorithm: totpOptions.Algorithm})
+		Period: identity.TOTPOptions.Period, Digits: identity.TOTPOptions.Digits, Algorithm: identity.TOTPOptions.Algorithm})
 	if err != nil {
 		return nil, err
 	}
@@ -54,7 +50,7 @@ func (s *server) confirmTOTPCode(ctx context.Context, op herald.Operator, code s
 
 // postMyTOTP is POST /admin/v1/me/totp: {secret, otpauthUrl}.
 func (s *server) postMyTOTP(w http.ResponseWriter, r *http.Request) {
-	op, _ := operatorFrom(r)
+	op, _ := identity.OperatorFrom(r)
 	key, err := s.newTOTP(r.Context(), op)
 	if err != nil {
 		web.Error(w, r, err)
@@ -72,7 +68,7 @@ func (s *server) postMyTOTPConfirm(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	op, _ := operatorFrom(r)
+	op, _ := identity.OperatorFrom(r)
 	if err := s.confirmTOTPCode(r.Context(), op, body.Code); err != nil {
 		web.Error(w, r, err)
 		return
@@ -99,13 +95,13 @@ func (d *dashboard) accountView(op herald.Operator, key *otp.Key) view {
 }
 
 func (d *dashboard) accountPage(w http.ResponseWriter, r *http.Request) {
-	op, _ := operatorFrom(r)
+	op, _ := identity.OperatorFrom(r)
 	d.render(w, r, http.StatusOK, "account", d.accountView(op, nil))
 }
 
 // enrolTOTP issues a secret and shows it with the form for its code.
 func (d *dashboard) enrolTOTP(w http.ResponseWriter, r *http.Request) {
-	op, _ := operatorFrom(r)
+	op, _ := identity.OperatorFrom(r)
 	key, err := d.newTOTP(r.Context(), op)
 	if err != nil {
 		d.fail(w, r, err)
@@ -116,7 +112,7 @@ func (d *dashboard) enrolTOTP(w http.ResponseWriter, r *http.Request) {
 
 // confirmTOTP enrols the secret the code was made with.
 func (d *dashboard) confirmTOTP(w http.ResponseWriter, r *http.Request) {
-	op, _ := operatorFrom(r)
+	op, _ := identity.OperatorFrom(r)
 	if err := d.confirmTOTPCode(r.Context(), op, r.PostFormValue("code")); err != nil {
 		d.failOn(w, r, err, "account", d.accountView(op, nil))
 		return

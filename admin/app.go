@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,10 +13,9 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
-	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
-	"github.com/heraldpush/herald/webhook"
 )
 
 // appJSON is the admin shape of an app.
@@ -364,8 +362,8 @@ func (s *server) listApps(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	op := requestOperator(r)
-	apps = visibleApps(op, apps)
+	op := identity.RequestOperator(r)
+	apps = identity.VisibleApps(op, apps)
 	out := make([]appJSON, len(apps))
 	for i, a := range apps {
 		out[i] = shownTo(op, toJSON(a))
@@ -385,7 +383,7 @@ func (s *server) app(w http.ResponseWriter, r *http.Request) (herald.App, bool) 
 
 func (s *server) getApp(w http.ResponseWriter, r *http.Request) {
 	if a, ok := s.app(w, r); ok {
-		web.JSON(w, http.StatusOK, shownTo(requestOperator(r), toJSON(a)))
+		web.JSON(w, http.StatusOK, shownTo(identity.RequestOperator(r), toJSON(a)))
 	}
 }
 
@@ -469,43 +467,19 @@ func (s *server) storeCredentials(ctx context.Context, appID string, file []byte
 	if !utf8.Valid(file) {
 		return herald.Invalid(herald.Detail{Field: field, Reason: "must be UTF-8 text"})
 	}
-	if err := s.checkFCMCredentials(file); err != nil {
+	if err := s.Checks.FCMCredentials(file); err != nil {
 		return herald.Invalid(herald.Detail{Field: field, Reason: err.Error()})
 	}
 	return s.Store.SetFCMCredentials(ctx, appID, s.MasterKey.Seal(file))
 }
 
-// checkFCMCredentials validates an uploaded service-account file. A
-// token_uri other than Google's refused because the server does not allow
-// any says which setting would (the FCM emulator's file is the usual case).
-func (s *server) checkFCMCredentials(b []byte) error {
-	_, err := fcm.ParseServiceAccount(b, s.FCMAllowAnyTokenURI)
-	if e, ok := errors.AsType[*fcm.InvalidServiceAccountError](err); ok && e.Field == "token_uri" && !s.FCMAllowAnyTokenURI {
-		return fmt.Errorf("%w; another token endpoint (the FCM emulator's, for tests) is accepted only when the server "+
-			"runs with HERALD_FCM_ALLOW_ANY_TOKEN_URI=true (serve --fcm-allow-any-token-uri)", err)
-	}
-	return err
-}
-
-// checkWebhookURL validates a webhook URL. An http URL or a private host
-// refused because the server does not allow them says which setting
-// would.
-func (s *server) checkWebhookURL(u string) error {
-	err := webhook.ValidateURL(u, s.WebhookAllowPrivate)
-	if err == nil || s.WebhookAllowPrivate || webhook.ValidateURL(u, true) != nil {
-		return err
-	}
-	return fmt.Errorf("%w; http and private addresses (tests, local use) are accepted only when the server runs with "+
-		"HERALD_WEBHOOK_ALLOW_PRIVATE=true (serve --webhook-allow-private)", err)
-}
-
 // setWebhook validates a webhook URL, makes its signing secret and stores
 // both; it returns the secret, shown once.
 func (s *server) setWebhook(ctx context.Context, appID, url string) (string, error) {
-	if err := s.checkWebhookURL(url); err != nil {
+	if err := s.Checks.WebhookURL(url); err != nil {
 		return "", herald.Invalid(herald.Detail{Field: "url", Reason: err.Error()})
 	}
-	secret, err := webhook.NewSecret()
+	secret, err := s.Checks.NewWebhookSecret()
 	if err != nil {
 		return "", fmt.Errorf("webhook secret: %w", err)
 	}

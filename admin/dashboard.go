@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // dashboardFiles holds the dashboard's page templates and style sheet, so
@@ -28,7 +29,7 @@ type dashboard struct {
 	*server
 	pages    map[string]*template.Template
 	sessions herald.SessionStore
-	hasher   *hasher
+	hasher   *identity.Hasher
 	// oidc is the single sign-on provider; nil when none is configured.
 	oidc *oidcProvider
 }
@@ -55,7 +56,7 @@ func newDashboard(s *server) *dashboard {
 			return pushRowsData{App: a, Pushes: ps, Loc: a.Location()}
 		},
 	}
-	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, hasher: newHasher(), oidc: newOIDCProvider(s.Config)}
+	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, hasher: identity.NewHasher(), oidc: newOIDCProvider(s.Config)}
 	// Each page template is rendered inside layout.html.
 	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator", "totp", "setup", "account", "access"} {
 		// The templates are part of the binary: a parse error is a build
@@ -72,69 +73,69 @@ func newDashboard(s *server) *dashboard {
 // describes.
 func (d *dashboard) routes() []route {
 	return []route{
-		{"GET /login", needPublic, d.loginPage},
-		{"POST /login", needPublic, d.sameOrigin(d.login)},
-		{"GET /login/totp", needPublic, d.totpPage},
-		{"POST /login/totp", needPublic, d.totpLogin},
-		{"GET /setup", needPublic, d.setupPage},
-		{"POST /setup", needPublic, d.sameOrigin(d.setup)},
-		{"GET /oidc/login", needPublic, d.oidcLogin},
-		{"GET /oidc/callback", needPublic, d.oidcCallback},
-		{"POST /logout", needSignedIn, d.logout},
-		{"GET /account", needAccount, d.accountPage},
-		{"POST /account/totp", needAccount, d.enrolTOTP},
-		{"POST /account/totp/confirm", needAccount, d.confirmTOTP},
-		{"GET /dashboard.css", needPublic, d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
-		{"GET /dashboard.js", needPublic, d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
-		{"GET /{$}", needViewer, d.appsPage},
-		{"POST /apps", needEveryApp, d.createApp},
-		{"GET /apps/{appId}", needViewer, d.appPage},
-		{"POST /apps/{appId}/settings", needAdmin, d.updateApp},
-		{"GET /apps/{appId}/secret-key", needAdmin, d.confirmPage(confirmReissue)},
-		{"POST /apps/{appId}/secret-key", needAdmin, d.reissueSecret},
-		{"GET /apps/{appId}/identity-secret", needAdmin, d.confirmPage(confirmIdentitySecret)},
-		{"POST /apps/{appId}/identity-secret", needAdmin, d.rotateIdentitySecret},
-		{"POST /apps/{appId}/fcm-credentials", needAdmin, d.putFCMCredentials},
-		{"GET /apps/{appId}/fcm-credentials/delete", needAdmin, d.confirmPage(confirmRemoveFCM)},
-		{"POST /apps/{appId}/fcm-credentials/delete", needAdmin, d.deleteFCMCredentials},
-		{"POST /apps/{appId}/webhook", needAdmin, d.putWebhook},
-		{"GET /apps/{appId}/webhook/delete", needAdmin, d.confirmPage(confirmRemoveWebhook)},
-		{"POST /apps/{appId}/webhook/delete", needAdmin, d.deleteWebhook},
-		{"POST /apps/{appId}/test-push", needOperator, d.dashboardTestPush},
-		{"POST /apps/{appId}/delete", needEveryApp, d.deleteApp},
-		{"GET /apps/{appId}/pushes", needViewer, d.historyPage},
-		{"GET /apps/{appId}/pushes/{pushId}", needViewer, d.pushPage},
-		{"GET /apps/{appId}/pushes/{pushId}/release", needOperator, d.releaseConfirmPage},
-		{"POST /apps/{appId}/pushes/{pushId}/release", needOperator, d.releasePush},
-		{"GET /apps/{appId}/groups/{requestGroupId}", needViewer, d.groupPage},
-		{"GET /apps/{appId}/scheduled", needViewer, d.scheduledPage},
-		{"GET /apps/{appId}/scheduled/{pushId}", needOperator, d.editPage},
-		{"POST /apps/{appId}/scheduled/{pushId}", needOperator, d.editPush},
-		{"GET /apps/{appId}/scheduled/{pushId}/cancel", needOperator, d.cancelConfirmPage},
-		{"POST /apps/{appId}/scheduled/{pushId}/cancel", needOperator, d.cancelPush},
-		{"GET /apps/{appId}/overview", needViewer, d.overviewPage},
-		{"GET /apps/{appId}/compose", needOperator, d.composePage},
-		{"POST /apps/{appId}/compose", needOperator, d.compose},
-		{"GET /apps/{appId}/usage", needViewer, d.usagePage},
-		{"GET /apps/{appId}/users", needOperator, d.userPage},
-		{"GET /apps/{appId}/users/export", needOperator, d.dashboardExport},
-		{"POST /apps/{appId}/users/consent", needOperator, d.setUserConsent},
-		{"GET /apps/{appId}/consent", needOperator, d.consentPage},
-		{"GET /apps/{appId}/consent-due.csv", needOperator, d.consentCSV},
-		{"POST /apps/{appId}/reconfirmation/run", needOperator, d.runReconfirmation},
-		{"GET /operators", needEveryApp, d.operatorsPage},
-		{"POST /operators", needEveryApp, d.addOperatorForm},
-		{"GET /operators/{operatorId}", needEveryApp, d.operatorPage},
-		{"POST /operators/{operatorId}", needEveryApp, d.editOperatorForm},
-		{"POST /operators/{operatorId}/disabled", needEveryApp, d.disableOperatorForm},
-		{"GET /operators/{operatorId}/delete", needEveryApp, d.deleteOperatorConfirm},
-		{"POST /operators/{operatorId}/delete", needEveryApp, d.deleteOperatorForm},
-		{"POST /operators/{operatorId}/setup-link", needEveryApp, d.setupLinkForm},
-		{"POST /operators/{operatorId}/totp/delete", needEveryApp, d.resetTOTPForm},
-		{"POST /operators/{operatorId}/tokens", needEveryApp, d.createTokenForm},
-		{"POST /operators/{operatorId}/tokens/{tokenId}/delete", needEveryApp, d.deleteTokenForm},
-		{"GET /access", needEveryApp, d.accessPage},
-		{"GET /access/records.jsonl", needEveryApp, d.accessDownload},
+		{"GET /login", identity.NeedPublic, d.loginPage},
+		{"POST /login", identity.NeedPublic, d.sameOrigin(d.login)},
+		{"GET /login/totp", identity.NeedPublic, d.totpPage},
+		{"POST /login/totp", identity.NeedPublic, d.totpLogin},
+		{"GET /setup", identity.NeedPublic, d.setupPage},
+		{"POST /setup", identity.NeedPublic, d.sameOrigin(d.setup)},
+		{"GET /oidc/login", identity.NeedPublic, d.oidcLogin},
+		{"GET /oidc/callback", identity.NeedPublic, d.oidcCallback},
+		{"POST /logout", identity.NeedSignedIn, d.logout},
+		{"GET /account", identity.NeedAccount, d.accountPage},
+		{"POST /account/totp", identity.NeedAccount, d.enrolTOTP},
+		{"POST /account/totp/confirm", identity.NeedAccount, d.confirmTOTP},
+		{"GET /dashboard.css", identity.NeedPublic, d.asset("dashboard/dashboard.css", "text/css; charset=utf-8")},
+		{"GET /dashboard.js", identity.NeedPublic, d.asset("dashboard/dashboard.js", "text/javascript; charset=utf-8")},
+		{"GET /{$}", identity.NeedViewer, d.appsPage},
+		{"POST /apps", identity.NeedEveryApp, d.createApp},
+		{"GET /apps/{appId}", identity.NeedViewer, d.appPage},
+		{"POST /apps/{appId}/settings", identity.NeedAdmin, d.updateApp},
+		{"GET /apps/{appId}/secret-key", identity.NeedAdmin, d.confirmPage(confirmReissue)},
+		{"POST /apps/{appId}/secret-key", identity.NeedAdmin, d.reissueSecret},
+		{"GET /apps/{appId}/identity-secret", identity.NeedAdmin, d.confirmPage(confirmIdentitySecret)},
+		{"POST /apps/{appId}/identity-secret", identity.NeedAdmin, d.rotateIdentitySecret},
+		{"POST /apps/{appId}/fcm-credentials", identity.NeedAdmin, d.putFCMCredentials},
+		{"GET /apps/{appId}/fcm-credentials/delete", identity.NeedAdmin, d.confirmPage(confirmRemoveFCM)},
+		{"POST /apps/{appId}/fcm-credentials/delete", identity.NeedAdmin, d.deleteFCMCredentials},
+		{"POST /apps/{appId}/webhook", identity.NeedAdmin, d.putWebhook},
+		{"GET /apps/{appId}/webhook/delete", identity.NeedAdmin, d.confirmPage(confirmRemoveWebhook)},
+		{"POST /apps/{appId}/webhook/delete", identity.NeedAdmin, d.deleteWebhook},
+		{"POST /apps/{appId}/test-push", identity.NeedOperator, d.dashboardTestPush},
+		{"POST /apps/{appId}/delete", identity.NeedEveryApp, d.deleteApp},
+		{"GET /apps/{appId}/pushes", identity.NeedViewer, d.historyPage},
+		{"GET /apps/{appId}/pushes/{pushId}", identity.NeedViewer, d.pushPage},
+		{"GET /apps/{appId}/pushes/{pushId}/release", identity.NeedOperator, d.releaseConfirmPage},
+		{"POST /apps/{appId}/pushes/{pushId}/release", identity.NeedOperator, d.releasePush},
+		{"GET /apps/{appId}/groups/{requestGroupId}", identity.NeedViewer, d.groupPage},
+		{"GET /apps/{appId}/scheduled", identity.NeedViewer, d.scheduledPage},
+		{"GET /apps/{appId}/scheduled/{pushId}", identity.NeedOperator, d.editPage},
+		{"POST /apps/{appId}/scheduled/{pushId}", identity.NeedOperator, d.editPush},
+		{"GET /apps/{appId}/scheduled/{pushId}/cancel", identity.NeedOperator, d.cancelConfirmPage},
+		{"POST /apps/{appId}/scheduled/{pushId}/cancel", identity.NeedOperator, d.cancelPush},
+		{"GET /apps/{appId}/overview", identity.NeedViewer, d.overviewPage},
+		{"GET /apps/{appId}/compose", identity.NeedOperator, d.composePage},
+		{"POST /apps/{appId}/compose", identity.NeedOperator, d.compose},
+		{"GET /apps/{appId}/usage", identity.NeedViewer, d.usagePage},
+		{"GET /apps/{appId}/users", identity.NeedOperator, d.userPage},
+		{"GET /apps/{appId}/users/export", identity.NeedOperator, d.dashboardExport},
+		{"POST /apps/{appId}/users/consent", identity.NeedOperator, d.setUserConsent},
+		{"GET /apps/{appId}/consent", identity.NeedOperator, d.consentPage},
+		{"GET /apps/{appId}/consent-due.csv", identity.NeedOperator, d.consentCSV},
+		{"POST /apps/{appId}/reconfirmation/run", identity.NeedOperator, d.runReconfirmation},
+		{"GET /operators", identity.NeedEveryApp, d.operatorsPage},
+		{"POST /operators", identity.NeedEveryApp, d.addOperatorForm},
+		{"GET /operators/{operatorId}", identity.NeedEveryApp, d.operatorPage},
+		{"POST /operators/{operatorId}", identity.NeedEveryApp, d.editOperatorForm},
+		{"POST /operators/{operatorId}/disabled", identity.NeedEveryApp, d.disableOperatorForm},
+		{"GET /operators/{operatorId}/delete", identity.NeedEveryApp, d.deleteOperatorConfirm},
+		{"POST /operators/{operatorId}/delete", identity.NeedEveryApp, d.deleteOperatorForm},
+		{"POST /operators/{operatorId}/setup-link", identity.NeedEveryApp, d.setupLinkForm},
+		{"POST /operators/{operatorId}/totp/delete", identity.NeedEveryApp, d.resetTOTPForm},
+		{"POST /operators/{operatorId}/tokens", identity.NeedEveryApp, d.createTokenForm},
+		{"POST /operators/{operatorId}/tokens/{tokenId}/delete", identity.NeedEveryApp, d.deleteTokenForm},
+		{"GET /access", identity.NeedEveryApp, d.accessPage},
+		{"GET /access/records.jsonl", identity.NeedEveryApp, d.accessDownload},
 	}
 }
 
@@ -165,7 +166,7 @@ type view struct {
 
 // Can reports whether the signed-in operator may do what the named need
 // asks: "viewer", "operator", "admin" or "everyApp".
-func (v view) Can(name string) bool { return can(v.Op, name) }
+func (v view) Can(name string) bool { return identity.Can(v.Op, name) }
 
 // shownSecret is a secret shown once, right after it was made.
 type shownSecret struct{ Label, Value string }
@@ -197,7 +198,7 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 	}
 	if sess, ok := sessionFrom(r); ok {
 		v.Op = sess.op
-		v.CSRF = d.csrfToken(sess)
+		v.CSRF = identity.CSRFToken(sess.secret)
 		if f, ok := d.takeFlash(w, r, sess); ok && f.AppID == v.appID() {
 			v.Notice = f.Notice
 			if f.SecretValue != "" {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 func tiers() []herald.Tier {
@@ -118,7 +119,7 @@ func (d *dashboard) appsView(r *http.Request, form appForm) (view, error) {
 	if err != nil {
 		return view{}, err
 	}
-	apps = visibleApps(requestOperator(r), apps)
+	apps = identity.VisibleApps(identity.RequestOperator(r), apps)
 	return view{Title: "Apps", Data: appsData{Apps: apps, Form: form, Tiers: tiers()}}, nil
 }
 

@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // The Operators pages (unscoped admins): the list with the add form, and
@@ -161,7 +162,7 @@ func (d *dashboard) operatorView(r *http.Request, id string, form *operatorForm)
 	if form != nil {
 		f = *form
 	}
-	data := operatorData{Operator: o, Tokens: ts, Apps: apps, Roles: roleNames(), Form: f, Self: requestOperator(r).ID == o.ID}
+	data := operatorData{Operator: o, Tokens: ts, Apps: apps, Roles: roleNames(), Form: f, Self: identity.RequestOperator(r).ID == o.ID}
 	return view{Title: o.Name, Data: data}, nil
 }
 
@@ -189,7 +190,7 @@ func (d *dashboard) editOperatorForm(w http.ResponseWriter, r *http.Request) {
 	in, form := operatorInputOf(r.PostForm, false)
 	err := scopeProblem(r.PostForm)
 	if err == nil {
-		_, err = d.changeOperator(r.Context(), requestOperator(r), id, in)
+		_, err = d.changeOperator(r.Context(), identity.RequestOperator(r), id, in)
 	}
 	if err != nil {
 		d.failOnOperator(w, r, id, &form, err)
@@ -205,7 +206,7 @@ func (d *dashboard) disableOperatorForm(w http.ResponseWriter, r *http.Request) 
 		d.failOnOperator(w, r, id, nil, herald.Invalid(herald.Detail{Field: "disabled", Reason: "must be true or false"}))
 		return
 	}
-	if _, err := d.changeOperator(r.Context(), requestOperator(r), id, operatorInput{Disabled: &disabled}); err != nil {
+	if _, err := d.changeOperator(r.Context(), identity.RequestOperator(r), id, operatorInput{Disabled: &disabled}); err != nil {
 		d.failOnOperator(w, r, id, nil, err)
 		return
 	}
@@ -227,7 +228,7 @@ func (d *dashboard) deleteOperatorConfirm(w http.ResponseWriter, r *http.Request
 		Consequence: o.Email + " can no longer sign in: their sessions, API tokens and setup link end at once. Their access records stay.",
 		Action:      operatorPath(o.ID, "delete"), Button: "Delete the operator", ButtonID: "confirm-operator-delete", Back: operatorPath(o.ID),
 	}
-	if requestOperator(r).ID == o.ID {
+	if identity.RequestOperator(r).ID == o.ID {
 		c.Blocked = "You cannot delete yourself."
 	}
 	d.render(w, r, http.StatusOK, "confirm", view{Title: c.Question, Data: c})
@@ -239,7 +240,7 @@ func (d *dashboard) deleteOperatorForm(w http.ResponseWriter, r *http.Request) {
 		http.Redirect(w, r, r.URL.Path, http.StatusSeeOther)
 		return
 	}
-	if err := d.removeOperator(r.Context(), requestOperator(r), id); err != nil {
+	if err := d.removeOperator(r.Context(), identity.RequestOperator(r), id); err != nil {
 		d.failOnOperator(w, r, id, nil, err)
 		return
 	}

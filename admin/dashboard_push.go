@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 // dashboardPageSize is the number of pushes on one page of a list.
@@ -112,7 +113,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()), Users: seesUsers(requestOperator(r))}
+	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()), Users: identity.SeesUsers(identity.RequestOperator(r))}
 	if data.Users && p.ExpiredAt == nil { // an expired push's rows are gone, or going
 		var err error
 		if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {

@@ -4,7 +4,6 @@ import (
 	"context"
 	"crypto/hmac"
 	"crypto/rand"
-	"crypto/sha256"
 	"crypto/subtle"
 	"encoding/base64"
 	"encoding/json"
@@ -14,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // The session cookie holds a random secret; the server keeps each session
@@ -48,25 +48,7 @@ func sessionFrom(r *http.Request) (session, bool) {
 
 // withSession returns r carrying the session and its operator.
 func withSession(r *http.Request, s session) *http.Request {
-	return withOperator(r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)), s.op)
-}
-
-// sessionHash is a hash of a session's secret for one purpose.
-func sessionHash(purpose, secret string) string {
-	h := sha256.Sum256([]byte("herald-" + purpose + "\x00" + secret))
-	return base64.RawURLEncoding.EncodeToString(h[:])
-}
-
-// sessionID is the server's name of a session: a hash of its secret.
-func sessionID(secret string) string { return sessionHash("session", secret) }
-
-func (d *dashboard) csrfToken(s session) string { return sessionHash("csrf", s.secret) }
-
-// ownerMAC binds an owner's session to the admin token.
-func (d *dashboard) ownerMAC(secret string) string {
-	h := hmac.New(sha256.New, []byte(d.Token))
-	h.Write([]byte("herald-owner-session\x00" + secret))
-	return base64.RawURLEncoding.EncodeToString(h.Sum(nil))
+	return identity.WithOperator(r.WithContext(context.WithValue(r.Context(), sessionKey{}, s)), s.op)
 }
 
 // touchEvery is how stale a session's last-seen time may grow before a
@@ -79,12 +61,12 @@ const touchEvery = time.Minute
 // and, for the owner's, still matches the admin token. It may be awaiting
 // its TOTP code.
 func (d *dashboard) storedSession(r *http.Request) (session, herald.Session, bool) {
-	c, err := r.Cookie(d.cookieName(sessionCookie))
+	c, err := r.Cookie(d.guard.CookieName(sessionCookie))
 	if err != nil {
 		return session{}, herald.Session{}, false
 	}
 	secret, mac, _ := strings.Cut(c.Value, ".")
-	id, now := sessionID(secret), d.Now()
+	id, now := identity.SessionID(secret), d.Now()
 	stored, op, err := d.sessions.Session(r.Context(), id)
 	if err != nil {
 		if !errors.Is(err, herald.ErrNotFound) {
@@ -92,7 +74,7 @@ func (d *dashboard) storedSession(r *http.Request) (session, herald.Session, boo
 		}
 		return session{}, stored, false
 	}
-	if stored.OperatorID == herald.OwnerID && (d.Token == "" || !hmac.Equal([]byte(mac), []byte(d.ownerMAC(secret)))) {
+	if stored.OperatorID == herald.OwnerID && (d.Token == "" || !hmac.Equal([]byte(mac), []byte(d.guard.OwnerMAC(secret)))) {
 		return session{}, stored, false
 	}
 	if now.Sub(stored.Started) >= herald.SessionLifetime || now.Sub(stored.LastSeen) >= herald.SessionIdle {
@@ -120,7 +102,7 @@ func (d *dashboard) session(r *http.Request) (session, bool) {
 // TOTP code when awaiting is set.
 func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op herald.Operator, awaiting bool) error {
 	secret, now := rand.Text(), d.Now()
-	sess := herald.Session{ID: sessionID(secret), OperatorID: op.ID, Started: now, LastSeen: now, AwaitingTOTP: awaiting}
+	sess := herald.Session{ID: identity.SessionID(secret), OperatorID: op.ID, Started: now, LastSeen: now, AwaitingTOTP: awaiting}
 	if err := d.sessions.CreateSession(r.Context(), sess); err != nil {
 		return err
 	}
@@ -131,7 +113,7 @@ func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op hera
 	}
 	value := secret
 	if op.ID == herald.OwnerID {
-		value += "." + d.ownerMAC(secret)
+		value += "." + d.guard.OwnerMAC(secret)
 	}
 	d.setCookie(w, r, sessionCookie, value, int(herald.SessionLifetime.Seconds()))
 	return nil
@@ -141,8 +123,8 @@ func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op hera
 // cookieName (__Host- prefixed when the admin URL is https).
 func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, value string, maxAge int) {
 	http.SetCookie(w, &http.Cookie{
-		Name: d.cookieName(name), Value: value, Path: "/", MaxAge: maxAge,
-		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: d.secureCookies(r),
+		Name: d.guard.CookieName(name), Value: value, Path: "/", MaxAge: maxAge,
+		HttpOnly: true, SameSite: http.SameSiteStrictMode, Secure: d.guard.SecureCookies(r),
 	})
 }
 
@@ -150,7 +132,7 @@ func (d *dashboard) setCookie(w http.ResponseWriter, r *http.Request, name, valu
 // call a route that needs n (server.admit: the error page answers 404 for
 // an app outside the operator's apps, 403 for a role short of n): others go
 // to the login page. A POST must also carry the session's CSRF token.
-func (d *dashboard) signedIn(n need, h http.HandlerFunc) http.HandlerFunc {
+func (d *dashboard) signedIn(n identity.Need, h http.HandlerFunc) http.HandlerFunc {
 	return func(w http.ResponseWriter, r *http.Request) {
 		sess, ok := d.session(r)
 		if !ok {
@@ -158,7 +140,7 @@ func (d *dashboard) signedIn(n need, h http.HandlerFunc) http.HandlerFunc {
 			return
 		}
 		r = withSession(r, sess)
-		r, err := d.admit(r, sess.op, n)
+		r, err := d.guard.Admit(r, sess.op, n)
 		if err != nil {
 			d.fail(w, r, err)
 			return
@@ -184,7 +166,7 @@ func (d *dashboard) signedIn(n need, h http.HandlerFunc) http.HandlerFunc {
 // formFromSession checks a posted form's CSRF token against the session;
 // a refused form gets the error page.
 func (d *dashboard) formFromSession(w http.ResponseWriter, r *http.Request, sess session) bool {
-	got, want := r.PostFormValue("csrf"), d.csrfToken(sess)
+	got, want := r.PostFormValue("csrf"), identity.CSRFToken(sess.secret)
 	if subtle.ConstantTimeCompare([]byte(got), []byte(want)) != 1 {
 		d.render(w, r, http.StatusForbidden, "error", view{Title: "Error",
 			Problem: &problem{Message: "This form has expired or did not come from this dashboard. Reload the page and try again."}})
@@ -252,7 +234,7 @@ func (d *dashboard) setFlash(w http.ResponseWriter, r *http.Request, sess sessio
 
 // takeFlash reads the flash left for this GET, and clears it.
 func (d *dashboard) takeFlash(w http.ResponseWriter, r *http.Request, sess session) (flash, bool) {
-	c, err := r.Cookie(d.cookieName(flashCookie))
+	c, err := r.Cookie(d.guard.CookieName(flashCookie))
 	if err != nil || r.Method != http.MethodGet || d.MasterKey == nil {
 		return flash{}, false
 	}

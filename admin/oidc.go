@@ -106,12 +106,7 @@ func (p *oidcProvider) oauth2(pr *oidc.Provider) *oauth2.Config {
 
 // oidcCookieName is the oidcCookie's name: __Secure- prefixed when the
 // admin URL is https (its Path is /oidc/, which __Host- does not allow).
-func (d *dashboard) oidcCookieName() string {
-	if d.adminHTTPS() {
-		return securePrefix + oidcCookie
-	}
-	return oidcCookie
-}
+func (d *dashboard) oidcCookieName() string { return d.guard.SecureCookieName(oidcCookie) }
 
 // oidcFlow is one sign-in's secrets, kept in the oidcCookie.
 type oidcFlow struct {
@@ -135,7 +130,7 @@ func (d *dashboard) oidcLogin(w http.ResponseWriter, r *http.Request) {
 	f := oidcFlow{State: rand.Text(), Nonce: rand.Text(), Verifier: oauth2.GenerateVerifier(), Expires: d.Now().Add(oidcTTL).Unix()}
 	b, _ := json.Marshal(f)
 	http.SetCookie(w, &http.Cookie{Name: d.oidcCookieName(), Value: base64.RawURLEncoding.EncodeToString(d.MasterKey.Seal(b)),
-		Path: "/oidc/", MaxAge: int(oidcTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: d.secureCookies(r)})
+		Path: "/oidc/", MaxAge: int(oidcTTL.Seconds()), HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: d.guard.SecureCookies(r)})
 	http.Redirect(w, r, d.oidc.oauth2(pr).AuthCodeURL(f.State, oidc.Nonce(f.Nonce), oauth2.S256ChallengeOption(f.Verifier)), http.StatusSeeOther)
 }
 
@@ -147,7 +142,7 @@ func (d *dashboard) oidcFlowOf(w http.ResponseWriter, r *http.Request) (oidcFlow
 		return f, false
 	}
 	http.SetCookie(w, &http.Cookie{Name: d.oidcCookieName(), Path: "/oidc/", MaxAge: -1, HttpOnly: true, SameSite: http.SameSiteLaxMode,
-		Secure: d.secureCookies(r)})
+		Secure: d.guard.SecureCookies(r)})
 	sealed, err := base64.RawURLEncoding.DecodeString(c.Value)
 	if err != nil {
 		return f, false

@@ -12,6 +12,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // Operator management (DESIGN 11), shared by the admin API (operator_api.go)
@@ -226,7 +227,7 @@ func (s *server) issueToken(ctx context.Context, id string, in tokenInput) (stri
 		return "", herald.OperatorToken{}, herald.Invalid(d...)
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond)
-	token := operatorTokenPrefix + rand.Text()
+	token := identity.OperatorTokenPrefix + rand.Text()
 	t := herald.OperatorToken{ID: herald.NewID("tok_", now), OperatorID: id, Name: name, Hash: herald.TokenHash(token),
 		CreatedAt: now, ExpiresAt: now.AddDate(0, 0, days)}
 	if err := s.Store.CreateOperatorToken(ctx, t); err != nil {

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -121,7 +122,7 @@ func (s *server) patchOperator(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
-	o, err := s.changeOperator(r.Context(), requestOperator(r), r.PathValue("operatorId"), in)
+	o, err := s.changeOperator(r.Context(), identity.RequestOperator(r), r.PathValue("operatorId"), in)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -130,7 +131,7 @@ func (s *server) patchOperator(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) deleteOperator(w http.ResponseWriter, r *http.Request) {
-	if err := s.removeOperator(r.Context(), requestOperator(r), r.PathValue("operatorId")); err != nil {
+	if err := s.removeOperator(r.Context(), identity.RequestOperator(r), r.PathValue("operatorId")); err != nil {
 		web.Error(w, r, err)
 		return
 	}
@@ -201,5 +202,5 @@ func (s *server) resetOperatorTOTP(w http.ResponseWriter, r *http.Request) {
 // getMe answers who the request's credential belongs to: the operator, as
 // stored now, or the owner.
 func (s *server) getMe(w http.ResponseWriter, r *http.Request) {
-	web.JSON(w, http.StatusOK, requestOperator(r))
+	web.JSON(w, http.StatusOK, identity.RequestOperator(r))
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -123,7 +124,7 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 }
 
 func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
-	p, err := s.pushOf(r)
+	p, err := s.guard.PushOf(r)
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -132,7 +133,7 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 	var unreachable []herald.Unreachable
 	var failures []herald.Failure
 	var messages []messageJSON
-	if !seesUsers(requestOperator(r)) { // a viewer's answer: null per-user rows
+	if !identity.SeesUsers(identity.RequestOperator(r)) { // a viewer's answer: null per-user rows
 		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
 		return
 	}

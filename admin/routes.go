@@ -22,7 +22,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
-	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -84,12 +84,9 @@ type Config struct {
 	Logger   *slog.Logger
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
-	// FCMAllowAnyTokenURI accepts uploaded service-account files whose
-	// token_uri is not Google's (the FCM emulator's).
-	FCMAllowAnyTokenURI bool
-	// WebhookAllowPrivate accepts http webhook URLs and private hosts.
-	WebhookAllowPrivate bool
-	Ready               func(*http.Request) web.Readiness
+	// Checks are what the admin API asks of the other adapters.
+	Checks Checks
+	Ready  func(*http.Request) web.Readiness
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
@@ -106,15 +103,32 @@ type Config struct {
 
 type server struct {
 	Config
-	// records writes the access records of every route (DESIGN 11).
+	// records writes the access records of every route (DESIGN 11);
+	// guard judges who calls each route and whether they may.
 	records *access.Recorder
+	guard   *identity.Guard
+}
+
+// Checks are what the admin API asks of the other adapters (the OpenAPI
+// document, FCM's and webhooks' rules), handed in by the assembly
+// (handler.New) so that admin imports none of them.
+type Checks struct {
+	// OpenAPI is the document /openapi.yaml serves.
+	OpenAPI []byte
+	// FCMCredentials validates an uploaded service-account file; its
+	// error says what is wrong, and which setting would allow it.
+	FCMCredentials func(file []byte) error
+	// WebhookURL validates a webhook URL likewise.
+	WebhookURL func(url string) error
+	// NewWebhookSecret makes a webhook's signing secret.
+	NewWebhookSecret func() (string, error)
 }
 
 // route is one entry of a route table: its pattern, what it needs of the
 // caller (DESIGN 11), and its handler.
 type route struct {
 	pattern string
-	need    need
+	need    identity.Need
 	handler http.HandlerFunc
 }
 
@@ -122,51 +136,51 @@ type route struct {
 // it needs.
 func (s *server) routes() []route {
 	return []route{
-		{"POST /admin/v1/apps", needEveryApp, s.createApp},
-		{"GET /admin/v1/apps", needViewer, s.listApps},
-		{"GET /admin/v1/apps/{appId}", needViewer, s.getApp},
-		{"PATCH /admin/v1/apps/{appId}", needAdmin, s.patchApp},
-		{"DELETE /admin/v1/apps/{appId}", needEveryApp, s.deleteApp},
-		{"POST /admin/v1/apps/{appId}/secret-key", needAdmin, s.reissueSecret},
-		{"POST /admin/v1/apps/{appId}/identity-secret", needAdmin, s.rotateIdentitySecret},
-		{"PUT /admin/v1/apps/{appId}/fcm-credentials", needAdmin, s.putFCMCredentials},
-		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", needAdmin, s.deleteFCMCredentials},
-		{"PUT /admin/v1/apps/{appId}/webhook", needAdmin, s.putWebhook},
-		{"DELETE /admin/v1/apps/{appId}/webhook", needAdmin, s.deleteWebhook},
-		{"GET /admin/v1/apps/{appId}/users", needOperator, s.listUsers},
-		{"GET /admin/v1/apps/{appId}/users/{userId}", needOperator, s.getUser},
-		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", needOperator, s.getConsentHistory},
-		{"GET /admin/v1/apps/{appId}/users/{userId}/export", needOperator, s.getUserExport},
-		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", needOperator, s.patchUserConsent},
-		{"GET /admin/v1/apps/{appId}/consent-due", needOperator, s.getConsentDue},
-		{"POST /admin/v1/apps/{appId}/reconfirmation/run", needOperator, s.runReconfirmation},
-		{"POST /admin/v1/apps/{appId}/consent-import", needOperator, s.consentImport},
-		{"GET /admin/v1/apps/{appId}/pushes", needViewer, s.listPushes},
-		{"GET /admin/v1/apps/{appId}/scheduled-pushes", needViewer, s.listScheduled},
-		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", needViewer, s.getPushGroup},
-		{"GET /admin/v1/apps/{appId}/usage", needViewer, s.getUsage},
-		{"GET /admin/v1/apps/{appId}/overview", needViewer, s.getOverview},
-		{"POST /admin/v1/apps/{appId}/test-push", needOperator, s.testPushHandler},
-		{"GET /admin/v1/pushes/{pushId}", needViewer, s.getPush},
-		{"PATCH /admin/v1/pushes/{pushId}", needOperator, s.patchPush},
-		{"POST /admin/v1/pushes/{pushId}/cancel", needOperator, s.cancelPush},
-		{"POST /admin/v1/pushes/{pushId}/release", needOperator, s.releasePush},
-		{"POST /admin/v1/operators", needEveryApp, s.createOperator},
-		{"GET /admin/v1/operators", needEveryApp, s.listOperators},
-		{"GET /admin/v1/operators/{operatorId}", needEveryApp, s.getOperator},
-		{"PATCH /admin/v1/operators/{operatorId}", needEveryApp, s.patchOperator},
-		{"DELETE /admin/v1/operators/{operatorId}", needEveryApp, s.deleteOperator},
-		{"POST /admin/v1/operators/{operatorId}/setup-link", needEveryApp, s.newSetupLink},
-		{"POST /admin/v1/operators/{operatorId}/tokens", needEveryApp, s.createOperatorToken},
-		{"GET /admin/v1/operators/{operatorId}/tokens", needEveryApp, s.listOperatorTokens},
-		{"DELETE /admin/v1/operators/{operatorId}/tokens/{tokenId}", needEveryApp, s.deleteOperatorToken},
-		{"DELETE /admin/v1/operators/{operatorId}/totp", needEveryApp, s.resetOperatorTOTP},
-		{"GET /admin/v1/me", needSignedIn, s.getMe},
-		{"POST /admin/v1/me/totp", needAccount, s.postMyTOTP},
-		{"POST /admin/v1/me/totp/confirm", needAccount, s.postMyTOTPConfirm},
-		{"GET /admin/v1/access-records", needEveryApp, s.records.List},
-		{"GET /admin/v1/access-records/verify", needEveryApp, s.records.VerifyHandler},
-		{"GET /admin/v1/access-records/head", needEveryApp, s.records.Head},
+		{"POST /admin/v1/apps", identity.NeedEveryApp, s.createApp},
+		{"GET /admin/v1/apps", identity.NeedViewer, s.listApps},
+		{"GET /admin/v1/apps/{appId}", identity.NeedViewer, s.getApp},
+		{"PATCH /admin/v1/apps/{appId}", identity.NeedAdmin, s.patchApp},
+		{"DELETE /admin/v1/apps/{appId}", identity.NeedEveryApp, s.deleteApp},
+		{"POST /admin/v1/apps/{appId}/secret-key", identity.NeedAdmin, s.reissueSecret},
+		{"POST /admin/v1/apps/{appId}/identity-secret", identity.NeedAdmin, s.rotateIdentitySecret},
+		{"PUT /admin/v1/apps/{appId}/fcm-credentials", identity.NeedAdmin, s.putFCMCredentials},
+		{"DELETE /admin/v1/apps/{appId}/fcm-credentials", identity.NeedAdmin, s.deleteFCMCredentials},
+		{"PUT /admin/v1/apps/{appId}/webhook", identity.NeedAdmin, s.putWebhook},
+		{"DELETE /admin/v1/apps/{appId}/webhook", identity.NeedAdmin, s.deleteWebhook},
+		{"GET /admin/v1/apps/{appId}/users", identity.NeedOperator, s.listUsers},
+		{"GET /admin/v1/apps/{appId}/users/{userId}", identity.NeedOperator, s.getUser},
+		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", identity.NeedOperator, s.getConsentHistory},
+		{"GET /admin/v1/apps/{appId}/users/{userId}/export", identity.NeedOperator, s.getUserExport},
+		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", identity.NeedOperator, s.patchUserConsent},
+		{"GET /admin/v1/apps/{appId}/consent-due", identity.NeedOperator, s.getConsentDue},
+		{"POST /admin/v1/apps/{appId}/reconfirmation/run", identity.NeedOperator, s.runReconfirmation},
+		{"POST /admin/v1/apps/{appId}/consent-import", identity.NeedOperator, s.consentImport},
+		{"GET /admin/v1/apps/{appId}/pushes", identity.NeedViewer, s.listPushes},
+		{"GET /admin/v1/apps/{appId}/scheduled-pushes", identity.NeedViewer, s.listScheduled},
+		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", identity.NeedViewer, s.getPushGroup},
+		{"GET /admin/v1/apps/{appId}/usage", identity.NeedViewer, s.getUsage},
+		{"GET /admin/v1/apps/{appId}/overview", identity.NeedViewer, s.getOverview},
+		{"POST /admin/v1/apps/{appId}/test-push", identity.NeedOperator, s.testPushHandler},
+		{"GET /admin/v1/pushes/{pushId}", identity.NeedViewer, s.getPush},
+		{"PATCH /admin/v1/pushes/{pushId}", identity.NeedOperator, s.patchPush},
+		{"POST /admin/v1/pushes/{pushId}/cancel", identity.NeedOperator, s.cancelPush},
+		{"POST /admin/v1/pushes/{pushId}/release", identity.NeedOperator, s.releasePush},
+		{"POST /admin/v1/operators", identity.NeedEveryApp, s.createOperator},
+		{"GET /admin/v1/operators", identity.NeedEveryApp, s.listOperators},
+		{"GET /admin/v1/operators/{operatorId}", identity.NeedEveryApp, s.getOperator},
+		{"PATCH /admin/v1/operators/{operatorId}", identity.NeedEveryApp, s.patchOperator},
+		{"DELETE /admin/v1/operators/{operatorId}", identity.NeedEveryApp, s.deleteOperator},
+		{"POST /admin/v1/operators/{operatorId}/setup-link", identity.NeedEveryApp, s.newSetupLink},
+		{"POST /admin/v1/operators/{operatorId}/tokens", identity.NeedEveryApp, s.createOperatorToken},
+		{"GET /admin/v1/operators/{operatorId}/tokens", identity.NeedEveryApp, s.listOperatorTokens},
+		{"DELETE /admin/v1/operators/{operatorId}/tokens/{tokenId}", identity.NeedEveryApp, s.deleteOperatorToken},
+		{"DELETE /admin/v1/operators/{operatorId}/totp", identity.NeedEveryApp, s.resetOperatorTOTP},
+		{"GET /admin/v1/me", identity.NeedSignedIn, s.getMe},
+		{"POST /admin/v1/me/totp", identity.NeedAccount, s.postMyTOTP},
+		{"POST /admin/v1/me/totp/confirm", identity.NeedAccount, s.postMyTOTPConfirm},
+		{"GET /admin/v1/access-records", identity.NeedEveryApp, s.records.List},
+		{"GET /admin/v1/access-records/verify", identity.NeedEveryApp, s.records.VerifyHandler},
+		{"GET /admin/v1/access-records/head", identity.NeedEveryApp, s.records.Head},
 	}
 }
 
@@ -188,18 +202,18 @@ func NewHandler(cfg Config) http.Handler {
 	s := newServer(cfg)
 	mux := http.NewServeMux()
 	for _, r := range s.routes() {
-		mux.HandleFunc(r.pattern, s.records.Wrap(s.authorized(r.need, r.handler), web.Error))
+		mux.HandleFunc(r.pattern, s.records.Wrap(s.guard.Bearer(r.need, r.handler), web.Error))
 	}
 	d := newDashboard(s)
 	for _, r := range d.routes() {
 		h := r.handler
-		if r.need != needPublic {
+		if r.need != identity.NeedPublic {
 			h = d.signedIn(r.need, h) // the dashboard checks its own session
 		}
 		mux.HandleFunc(r.pattern, s.records.Wrap(h, d.fail))
 	}
 	web.Health(mux, cfg.Ready)
-	web.OpenAPI(mux, api.OpenAPI)
+	web.OpenAPI(mux, cfg.Checks.OpenAPI)
 	if cfg.Metrics != nil {
 		mux.Handle("GET /metrics", cfg.Metrics)
 	}
@@ -209,35 +223,8 @@ func NewHandler(cfg Config) http.Handler {
 // newServer is the admin API's server on cfg, with its recorder of
 // access records.
 func newServer(cfg Config) *server {
-	return &server{Config: cfg, records: &access.Recorder{Store: cfg.Store, Key: cfg.MasterKey.AccessKey(), Now: cfg.Now,
-		TrustProxy: cfg.TrustProxy, Logger: cfg.Logger}}
-}
-
-type operatorKey struct{}
-
-// withOperator returns r carrying who made it, and notes it for the
-// request's access record.
-func withOperator(r *http.Request, o herald.Operator) *http.Request {
-	access.NoteOf(r.Context()).Authenticated(o)
-	return r.WithContext(context.WithValue(r.Context(), operatorKey{}, o))
-}
-
-// operatorFrom returns who made an authenticated request: the operator of
-// its token or dashboard session, or the owner.
-func operatorFrom(r *http.Request) (herald.Operator, bool) {
-	o, ok := r.Context().Value(operatorKey{}).(herald.Operator)
-	return o, ok
-}
-
-// unauthorized is the 401 of a request without the admin token: its
-// details say what was wrong with the Authorization header when it was
-// missing or not a bearer token, never how a token sent differs.
-func unauthorized(header string, bearer bool) error {
-	switch {
-	case header == "":
-		return herald.ErrUnauthorized.With(herald.MissingHeader("Authorization"))
-	case !bearer:
-		return herald.ErrUnauthorized.With(herald.Detail{Field: "Authorization", Reason: "must be Bearer followed by the admin token"})
-	}
-	return herald.ErrUnauthorized
+	records := &access.Recorder{Store: cfg.Store, Key: cfg.MasterKey.AccessKey(), Now: cfg.Now,
+		TrustProxy: cfg.TrustProxy, Logger: cfg.Logger}
+	return &server{Config: cfg, records: records, guard: &identity.Guard{Store: cfg.Store, Token: cfg.Token,
+		AdminURL: cfg.AdminURL, TrustProxy: cfg.TrustProxy, Now: cfg.Now, Logger: cfg.Logger, Records: records}}
 }

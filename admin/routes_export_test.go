@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // RouteNeed is one route of either table with what it needs, for the
@@ -19,8 +20,8 @@ type RouteNeed struct {
 	Dashboard bool
 }
 
-var needNames = map[need]string{needPublic: "public", needSignedIn: "signedIn", needAccount: "account", needViewer: "viewer",
-	needOperator: "operator", needAdmin: "admin", needEveryApp: "everyApp"}
+var needNames = map[identity.Need]string{identity.NeedPublic: "public", identity.NeedSignedIn: "signedIn", identity.NeedAccount: "account", identity.NeedViewer: "viewer",
+	identity.NeedOperator: "operator", identity.NeedAdmin: "admin", identity.NeedEveryApp: "everyApp"}
 
 // RouteNeeds lists both route tables.
 func RouteNeeds() []RouteNeed {
@@ -39,14 +40,14 @@ func RouteNeeds() []RouteNeed {
 // herald.OwnerID) as signing in would, and returns its cookie's value and
 // its forms' CSRF token.
 func SignInSession(ctx context.Context, store herald.SessionStore, adminToken, operatorID string, now time.Time) (cookie, csrf string, err error) {
-	d := &dashboard{server: &server{Config: Config{Token: adminToken}}}
+	g := &identity.Guard{Token: adminToken}
 	secret := rand.Text()
-	if err := store.CreateSession(ctx, herald.Session{ID: sessionID(secret), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
+	if err := store.CreateSession(ctx, herald.Session{ID: identity.SessionID(secret), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
 		return "", "", err
 	}
 	cookie = secret
 	if operatorID == herald.OwnerID {
-		cookie += "." + d.ownerMAC(secret)
+		cookie += "." + g.OwnerMAC(secret)
 	}
-	return cookie, d.csrfToken(session{secret: secret}), nil
+	return cookie, identity.CSRFToken(secret), nil
 }

@@ -11,7 +11,7 @@ func TestEveryRouteHasANeed(t *testing.T) {
 	for _, r := range RouteNeeds() {
 		switch {
 		case r.Need == "":
-			t.Errorf("%s has no need: give it the role it needs (needViewer, needOperator, needAdmin, needEveryApp, needSignedIn, needAccount or, on the dashboard, needPublic)", r.Pattern)
+			t.Errorf("%s has no need: give it the role it needs (identity.NeedViewer, identity.NeedOperator, identity.NeedAdmin, identity.NeedEveryApp, identity.NeedSignedIn, identity.NeedAccount or, on the dashboard, identity.NeedPublic)", r.Pattern)
 		case !r.Dashboard && r.Need == "public":
 			t.Errorf("%s: an admin API route cannot be public", r.Pattern)
 		case r.Dashboard && r.Need == "public" && !publicPage(r.Pattern):

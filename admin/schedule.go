@@ -19,7 +19,7 @@ type pushEdit struct {
 }
 
 func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
-	p, err := s.pushOf(r)
+	p, err := s.guard.PushOf(r)
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -6,6 +6,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 // The setup page: an operator's one-use link (DESIGN 11) to choose a
@@ -61,12 +62,12 @@ func (d *dashboard) setup(w http.ResponseWriter, r *http.Request) {
 		d.fail(w, r, err)
 		return
 	}
-	if bad := checkPassword(r.PostFormValue("password"), r.PostFormValue("confirm")); bad != "" {
+	if bad := identity.CheckPassword(r.PostFormValue("password"), r.PostFormValue("confirm")); bad != "" {
 		d.render(w, r, http.StatusBadRequest, "setup", view{Title: "Choose your password", Data: setupData{Token: token, Op: op},
 			Problem: &problem{Code: herald.ErrInvalidRequest.Code, Message: bad}})
 		return
 	}
-	if _, err := d.Store.UseSetupLink(r.Context(), herald.TokenHash(token), d.hasher.hash(r.PostFormValue("password"))); err != nil {
+	if _, err := d.Store.UseSetupLink(r.Context(), herald.TokenHash(token), d.hasher.Hash(r.PostFormValue("password"))); err != nil {
 		if errors.Is(err, herald.ErrLinkGone) { // spent meanwhile: this request set nothing
 			access.NoteOf(r.Context()).SignIn(op.Email, herald.Operator{})
 		}

@@ -5,15 +5,15 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
+	"strconv"
 	"strings"
-
-	"github.com/pquerna/otp"
-	"github.com/pquerna/otp/hotp"
-	"github.com/pquerna/otp/totp"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 // Signing in to the dashboard (DESIGN 11): an operator by email and
@@ -65,7 +65,7 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 // bearer check of the JSON API, and starts the owner's session.
 func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
 	note, v := access.NoteOf(r.Context()), d.loginView("")
-	a, ok := d.admitAttempt(w, r, "login", v, herald.OwnerKey(clientAddr(r, d.TrustProxy)))
+	a, ok := d.admitAttempt(w, r, "login", v, herald.OwnerKey(identity.ClientAddr(r, d.TrustProxy)))
 	if !ok {
 		return
 	}
@@ -73,12 +73,12 @@ func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
 	got := sha256.Sum256([]byte(strings.TrimSpace(r.PostFormValue("token"))))
 	want := sha256.Sum256([]byte(d.Token))
 	if d.Token == "" || subtle.ConstantTimeCompare(got[:], want[:]) != 1 {
-		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", clientAddr(r, d.TrustProxy))
+		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", identity.ClientAddr(r, d.TrustProxy))
 		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "That is not the admin token."}
 		d.render(w, r, http.StatusUnauthorized, "login", v)
 		return
 	}
-	d.forgive(r.Context(), a)
+	d.guard.Forgive(r.Context(), a)
 	note.SignIn("", herald.Owner())
 	d.signedInAs(w, r, herald.Owner())
 }
@@ -88,7 +88,7 @@ func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
 // Retry-After on page v (the attempt left to the window's aggregated
 // record), or the error that kept the attempt from being counted.
 func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page string, v view, keys ...string) (herald.Attempt, bool) {
-	a, err := d.countSignIn(r.Context(), keys...)
+	a, err := d.guard.CountSignIn(r.Context(), keys...)
 	switch {
 	case err != nil:
 		d.failOn(w, r, err, page, v)
@@ -108,7 +108,7 @@ func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page st
 func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
 	note, v := access.NoteOf(r.Context()), d.loginView(email)
-	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.TypedEmailKey(email))
+	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(identity.ClientAddr(r, d.TrustProxy)), herald.TypedEmailKey(email))
 	if !ok {
 		return
 	}
@@ -119,12 +119,12 @@ func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if !ok {
-		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", clientAddr(r, d.TrustProxy))
+		d.Logger.WarnContext(r.Context(), "dashboard sign-in refused", "client", identity.ClientAddr(r, d.TrustProxy))
 		v.Problem = &problem{Code: herald.ErrUnauthorized.Code, Message: "Wrong email or password."}
 		d.render(w, r, http.StatusUnauthorized, "login", v)
 		return
 	}
-	d.forgive(r.Context(), a)
+	d.guard.Forgive(r.Context(), a)
 	note.SignIn(email, op)
 	if op.TOTP {
 		if err := d.startSession(w, r, op, true); err != nil {
@@ -145,10 +145,10 @@ func (d *dashboard) checkPassword(ctx context.Context, email, password string) (
 		return op, false, err
 	}
 	if err != nil || op.Disabled || secrets.PasswordHash == "" {
-		d.hasher.verify(password, d.hasher.dummy())
+		d.hasher.VerifyNone(password)
 		return herald.Operator{}, false, nil
 	}
-	ok, err := d.hasher.verify(password, secrets.PasswordHash)
+	ok, err := d.hasher.Verify(password, secrets.PasswordHash)
 	if err != nil {
 		return herald.Operator{}, false, err
 	}
@@ -218,7 +218,7 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	note := access.NoteOf(r.Context())
-	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(clientAddr(r, d.TrustProxy)), herald.TypedEmailKey(sess.op.Email))
+	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(identity.ClientAddr(r, d.TrustProxy)), herald.TypedEmailKey(sess.op.Email))
 	if !ok {
 		return
 	}
@@ -236,14 +236,10 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 		d.render(w, r, http.StatusUnauthorized, "totp", v)
 		return
 	}
-	d.forgive(r.Context(), a)
+	d.guard.Forgive(r.Context(), a)
 	note.SignIn(sess.op.Email, sess.op)
 	http.Redirect(w, r, d.landing(sess.op), http.StatusSeeOther)
 }
-
-// totpOptions are RFC 6238's: 30 s steps, 6 digits, SHA-1; a code of one
-// step either side of now is accepted too, for clocks apart.
-var totpOptions = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, Algorithm: otp.AlgorithmSHA1}
 
 // checkTOTP returns the time step whose code code is, of the operator's
 // enrolled secret or with pending of the one awaiting confirmation; ok
@@ -264,16 +260,14 @@ func (s *server) checkTOTP(ctx context.Context, operatorID, code string, pending
 	if err != nil {
 		return 0, false, err
 	}
-	now := uint64(s.Now().Unix()) / uint64(totpOptions.Period)
-	for _, step := range []uint64{now, now - 1, now + 1} {
-		ok, err := hotp.ValidateCustom(strings.TrimSpace(code), step, string(secret),
-			hotp.ValidateOpts{Digits: totpOptions.Digits, Algorithm: totpOptions.Algorithm})
-		if errors.Is(err, otp.ErrValidateInputInvalidLength) {
-			return 0, false, nil
-		}
-		if err != nil || ok {
-			return step, ok, err
-		}
-	}
-	return 0, false, nil
+	return identity.CodeStep(string(secret), code, s.Now())
+}
+
+// tooMany answers a throttled sign-in: 429 with Retry-After, on page v.
+func (d *dashboard) tooMany(w http.ResponseWriter, r *http.Request, wait time.Duration, page string, v view) {
+	secs := identity.RetryAfter(wait)
+	w.Header().Set("Retry-After", strconv.Itoa(secs))
+	v.Problem = &problem{Code: herald.ErrTooManyRequests.Code,
+		Message: fmt.Sprintf("Too many failed sign-ins from your address or for this email. Try again in %s.", (time.Duration(secs) * time.Second).String())}
+	d.render(w, r, http.StatusTooManyRequests, page, v)
 }

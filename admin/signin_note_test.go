@@ -16,6 +16,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sqlite"
 )
 
@@ -47,7 +48,7 @@ func TestSignInNotes(t *testing.T) {
 		}
 	}
 	must(db.CreateOperator(ctx, op, herald.SetupLink{OperatorID: op.ID, TokenHash: "h", Expires: now.Add(time.Hour)}))
-	_, err = db.UseSetupLink(ctx, "h", d.hasher.hash("right password 1"))
+	_, err = db.UseSetupLink(ctx, "h", d.hasher.Hash("right password 1"))
 	must(err)
 	const secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"
 	must(db.SetPendingTOTP(ctx, op.ID, mk.Seal([]byte(secret))))
@@ -91,7 +92,7 @@ func TestSignInNotes(t *testing.T) {
 	if cookie == nil {
 		t.Fatal("no session cookie after the password")
 	}
-	csrf := sessionHash("csrf", cookie.Value)
+	csrf := identity.CSRFToken(cookie.Value)
 	n, _ = send(d.totpLogin, http.MethodPost, "/login/totp", url.Values{"csrf": {csrf}, "code": {"000000"}}, cookie)
 	want("wrong code", n, "Ahn@example.com", "")
 	code, _ := totp.GenerateCode(secret, now)

@@ -9,6 +9,8 @@
 package handler
 
 import (
+	"errors"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"time"
@@ -16,8 +18,10 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/web"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // Store is what both listeners need of storage (sqlstore.Store).
@@ -72,11 +76,40 @@ func New(d Deps) (public, adminHandler http.Handler) {
 		RateLimit: d.RateLimit, SDKRateLimit: d.SDKRateLimit, SDKClientRateLimit: d.SDKClientRateLimit,
 		AuthFailureRateLimit: d.AuthFailureRateLimit}
 	ac := admin.Config{Store: d.Store, Delivery: d.Delivery, MasterKey: d.MasterKey, Token: d.AdminToken, Logger: d.Logger,
-		Ready: d.Ready, Now: d.Now, FCMAllowAnyTokenURI: d.FCMAllowAnyTokenURI, WebhookAllowPrivate: d.WebhookAllowPrivate,
-		TrustProxy: d.TrustProxy, RequireTOTP: d.RequireTOTP, AdminURL: d.AdminURL, OIDC: d.OIDC}
+		Ready: d.Ready, Now: d.Now, TrustProxy: d.TrustProxy, RequireTOTP: d.RequireTOTP, AdminURL: d.AdminURL, OIDC: d.OIDC,
+		Checks: admin.Checks{OpenAPI: api.OpenAPI, FCMCredentials: fcmCredentials(d.FCMAllowAnyTokenURI),
+			WebhookURL: webhookURL(d.WebhookAllowPrivate), NewWebhookSecret: webhook.NewSecret}}
 	if d.Metrics != nil {
 		pc.Observe, pc.CountEvent = d.Metrics.Observer("public"), d.Metrics.Event
 		ac.Observe, ac.Metrics = d.Metrics.Observer("admin"), d.Metrics.Handler()
 	}
 	return api.NewHandler(pc), admin.NewHandler(ac)
+}
+
+// fcmCredentials validates an uploaded service-account file. A token_uri
+// other than Google's refused because the server does not allow any says
+// which setting would (the FCM emulator's file is the usual case).
+func fcmCredentials(allowAnyTokenURI bool) func([]byte) error {
+	return func(b []byte) error {
+		_, err := fcm.ParseServiceAccount(b, allowAnyTokenURI)
+		if e, ok := errors.AsType[*fcm.InvalidServiceAccountError](err); ok && e.Field == "token_uri" && !allowAnyTokenURI {
+			return fmt.Errorf("%w; another token endpoint (the FCM emulator's, for tests) is accepted only when the server "+
+				"runs with HERALD_FCM_ALLOW_ANY_TOKEN_URI=true (serve --fcm-allow-any-token-uri)", err)
+		}
+		return err
+	}
+}
+
+// webhookURL validates a webhook URL. An http URL or a private host
+// refused because the server does not allow them says which setting
+// would.
+func webhookURL(allowPrivate bool) func(string) error {
+	return func(u string) error {
+		err := webhook.ValidateURL(u, allowPrivate)
+		if err == nil || allowPrivate || webhook.ValidateURL(u, true) != nil {
+			return err
+		}
+		return fmt.Errorf("%w; http and private addresses (tests, local use) are accepted only when the server runs with "+
+			"HERALD_WEBHOOK_ALLOW_PRIVATE=true (serve --webhook-allow-private)", err)
+	}
 }

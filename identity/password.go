@@ -1,4 +1,4 @@
-package admin
+package identity
 
 import (
 	"crypto/rand"
@@ -37,23 +37,24 @@ const (
 	maxHashing = 4
 )
 
-// hasher hashes and verifies passwords, at most maxHashing at once.
-type hasher struct {
+// Hasher hashes and verifies passwords, at most maxHashing at once.
+type Hasher struct {
 	slots chan struct{}
 	// dummy is a hash of no one's password: signing in with an unknown
 	// email verifies against it, so it takes as long as a wrong password.
 	dummy func() string
 }
 
-func newHasher() *hasher {
-	h := &hasher{slots: make(chan struct{}, maxHashing)}
-	h.dummy = sync.OnceValue(func() string { return h.hash(rand.Text()) })
+// NewHasher returns a hasher.
+func NewHasher() *Hasher {
+	h := &Hasher{slots: make(chan struct{}, maxHashing)}
+	h.dummy = sync.OnceValue(func() string { return h.Hash(rand.Text()) })
 	return h
 }
 
 // checkPassword says what is wrong with a password an operator chose; ""
 // when nothing.
-func checkPassword(password, confirm string) string {
+func CheckPassword(password, confirm string) string {
 	switch n := utf8.RuneCountInString(password); {
 	case n < minPassword:
 		return fmt.Sprintf("The password must be at least %d characters long.", minPassword)
@@ -65,9 +66,9 @@ func checkPassword(password, confirm string) string {
 	return ""
 }
 
-// hash returns the argon2id hash of password in PHC form:
+// Hash returns the argon2id hash of password in PHC form:
 // $argon2id$v=19$m=19456,t=2,p=1$<salt>$<hash> (unpadded base64).
-func (h *hasher) hash(password string) string {
+func (h *Hasher) Hash(password string) string {
 	salt := make([]byte, argonSaltLen)
 	rand.Read(salt)
 	key := h.key(password, salt, argonTime, argonMemory, argonThreads, argonKeyLen)
@@ -75,18 +76,23 @@ func (h *hasher) hash(password string) string {
 		base64.RawStdEncoding.EncodeToString(salt), base64.RawStdEncoding.EncodeToString(key))
 }
 
-func (h *hasher) key(password string, salt []byte, t, m uint32, p uint8, n uint32) []byte {
+func (h *Hasher) key(password string, salt []byte, t, m uint32, p uint8, n uint32) []byte {
 	h.slots <- struct{}{}
 	defer func() { <-h.slots }()
 	return argon2.IDKey([]byte(password), salt, t, m, p, n)
 }
 
+// VerifyNone takes as long as Verify of a wrong password, for a sign-in
+// whose email is no one's: the answer does not tell which emails are
+// operators'.
+func (h *Hasher) VerifyNone(password string) { h.Verify(password, h.dummy()) }
+
 // errBadHash is a stored hash that is not argon2id in PHC form.
 var errBadHash = errors.New("password hash is not argon2id in PHC form")
 
-// verify reports whether password hashes to encoded, comparing in
+// Verify reports whether password hashes to encoded, comparing in
 // constant time. A hash of another form is an error, never a match.
-func (h *hasher) verify(password, encoded string) (bool, error) {
+func (h *Hasher) Verify(password, encoded string) (bool, error) {
 	parts := strings.Split(encoded, "$")
 	if len(parts) != 6 || parts[0] != "" || parts[1] != "argon2id" {
 		return false, errBadHash

@@ -1,4 +1,4 @@
-package admin
+package identity
 
 import (
 	"strings"
@@ -10,8 +10,8 @@ import (
 // password; a hash of another form is an error, never a match.
 func TestPasswordHash(t *testing.T) {
 	t.Parallel()
-	h := newHasher()
-	a, b := h.hash("correct horse battery"), h.hash("correct horse battery")
+	h := NewHasher()
+	a, b := h.Hash("correct horse battery"), h.Hash("correct horse battery")
 	if !strings.HasPrefix(a, "$argon2id$v=19$m=19456,t=2,p=1$") || a == b {
 		t.Fatalf("hashes: got %q and %q, want argon2id PHC strings with their own salts", a, b)
 	}
@@ -19,13 +19,13 @@ func TestPasswordHash(t *testing.T) {
 		password string
 		want     bool
 	}{{"correct horse battery", true}, {"correct horse batterY", false}, {"", false}} {
-		if ok, err := h.verify(c.password, a); ok != c.want || err != nil {
+		if ok, err := h.Verify(c.password, a); ok != c.want || err != nil {
 			t.Errorf("verify(%q): got %v, %v, want %v", c.password, ok, err, c.want)
 		}
 	}
 	for _, bad := range []string{"", "plain", "$argon2i$v=19$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA",
 		"$argon2id$v=16$m=19456,t=2,p=1$c2FsdHNhbHRzYWx0$aGFzaGhhc2hoYXNoaGFzaA", "$argon2id$v=19$m=0,t=2,p=1$c2FsdA$aGFzaA"} {
-		if ok, err := h.verify("x", bad); ok || err == nil {
+		if ok, err := h.Verify("x", bad); ok || err == nil {
 			t.Errorf("verify against %q: got %v, %v, want an error", bad, ok, err)
 		}
 	}
@@ -45,8 +45,8 @@ func TestCheckPassword(t *testing.T) {
 		{long, long, true},
 		{long + "x", long + "x", false},
 	} {
-		if got := checkPassword(c.password, c.confirm); (got == "") != c.ok {
-			t.Errorf("checkPassword(%q, %q): got %q, want ok %v", c.password, c.confirm, got, c.ok)
+		if got := CheckPassword(c.password, c.confirm); (got == "") != c.ok {
+			t.Errorf("CheckPassword(%q, %q): got %q, want ok %v", c.password, c.confirm, got, c.ok)
 		}
 	}
 }
