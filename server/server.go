@@ -78,21 +78,25 @@ type Config struct {
 	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
 	// are the public API's limits (see api.Config; zero for none).
 	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
+}
 
-	// Now is the node's clock (time.Now when nil); only tests set it.
+// Overrides are what tests change in a node, apart from the production
+// Config: `herald serve` passes none. The zero value is production's.
+type Overrides struct {
+	// Now is the node's clock (time.Now when nil).
 	Now func() time.Time
-	// RiverNow is River's clock (River's own when nil); only tests set
-	// it, to make a scheduled or deferred job due without waiting.
+	// RiverNow is River's clock (River's own when nil), to make a
+	// scheduled or deferred job due without waiting.
 	RiverNow func() time.Time
 	// FanoutPage and SendSlice tune delivery (see delivery.Config; its
-	// defaults when zero); only tests set them.
+	// defaults when zero).
 	FanoutPage int
 	SendSlice  time.Duration
 	// FCMTimeout bounds each FCM request and token exchange (the fcm
-	// package's 10 s when zero); only tests set it.
+	// package's 10 s when zero).
 	FCMTimeout time.Duration
 	// DeliveryStore wraps the store delivery works on (its jobs and the
-	// schedule watch); only tests set it, to inject faults.
+	// schedule watch), to inject faults.
 	DeliveryStore func(delivery.Store) delivery.Store
 }
 
@@ -114,6 +118,7 @@ type Server struct {
 	PublicURL, AdminURL string
 
 	cfg       Config
+	over      Overrides
 	log       *slog.Logger
 	outage    *outage
 	queue     sqlstore.QueueRunner
@@ -128,14 +133,14 @@ type Server struct {
 // New assembles a node and serves it on publicLn and adminLn (closed by
 // Stop, or when New fails). On failure everything it started is stopped
 // again, with the "shutting down" and "stopped" lines logged.
-func New(ctx context.Context, cfg Config, publicLn, adminLn net.Listener) (_ *Server, err error) {
+func New(ctx context.Context, cfg Config, publicLn, adminLn net.Listener, o Overrides) (_ *Server, err error) {
 	defer func() {
 		if err != nil { // closed by the servers' shutdown once they serve them
 			publicLn.Close()
 			adminLn.Close()
 		}
 	}()
-	s := &Server{cfg: cfg, errc: make(chan error, 2)}
+	s := &Server{cfg: cfg, over: o, errc: make(chan error, 2)}
 	s.outage = newOutage(cfg.Logger, s.probeStore)
 	s.log = slog.New(s.outage.quiet(cfg.Logger.Handler(), false))
 	if err := s.start(ctx, publicLn, adminLn); err != nil {
@@ -149,13 +154,13 @@ func (s *Server) Log() *slog.Logger { return s.log }
 
 // start opens the store, then starts the workers and serves the listeners.
 func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) error {
-	cfg := s.cfg
+	cfg, o := s.cfg, s.over
 	db, store, migrated, err := Open(ctx, cfg.DatabaseURL, cfg.SQLitePath)
 	s.DB, s.Store, s.Migrated = db, store, migrated
 	if err != nil {
 		return err
 	}
-	s.Store.Now = cfg.Now
+	s.Store.Now = o.Now
 	if s.Store.Now == nil {
 		s.Store.Now = time.Now
 	}
@@ -173,19 +178,19 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		projectRate = herald.DefaultFCMProjectRate
 	}
 	var ds delivery.Store = s.Store
-	if cfg.DeliveryStore != nil {
-		ds = cfg.DeliveryStore(ds)
+	if o.DeliveryStore != nil {
+		ds = o.DeliveryStore(ds)
 	}
 	s.Delivery = delivery.New(delivery.Config{
 		Observe:        m.Send,
 		Store:          ds,
-		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, Timeout: cfg.FCMTimeout}),
+		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, Timeout: o.FCMTimeout}),
 		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey:      s.MasterKey,
 		Logger:         s.log,
 		Now:            s.Store.Now,
-		FanoutPage:     cfg.FanoutPage,
-		SendSlice:      cfg.SendSlice,
+		FanoutPage:     o.FanoutPage,
+		SendSlice:      o.SendSlice,
 		FCMProjectRate: projectRate,
 	})
 	s.Retention = retention.New(retention.Config{
@@ -225,8 +230,8 @@ func (s *Server) startQueue(ctx context.Context) error {
 	q, err := s.DB.StartQueue(ctx, func(poll time.Duration) *river.Config {
 		rc := s.Delivery.RiverConfig(poll, logger)
 		s.Retention.Register(rc)
-		if s.cfg.RiverNow != nil {
-			rc.Test.Time = riverClock(s.cfg.RiverNow)
+		if s.over.RiverNow != nil {
+			rc.Test.Time = riverClock(s.over.RiverNow)
 		}
 		return rc
 	}, s.log)

@@ -17,7 +17,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
-	"github.com/heraldpush/herald/delivery"
+	"github.com/heraldpush/herald/server"
 )
 
 // config is the whole configuration of `herald serve`: defaults, then
@@ -69,27 +69,15 @@ type config struct {
 	// typed holds the flags given on the command line, so that errors name
 	// a setting as the user gave it.
 	typed map[string]bool
-	// now is the clock; only tests set it.
-	now func() time.Time
-	// riverNow is River's clock (River's own, the real one, when nil);
-	// only tests set it, to make a scheduled job due without waiting out
-	// its real minute of lead.
-	riverNow func() time.Time
-	// fanoutPage is the number of devices a topic or all-users push reads
-	// at a time (delivery's default when zero); only tests set it.
-	fanoutPage int
-	// sendSlice is how long a fan-out or send job's run works before it
-	// yields (delivery's default when zero); only tests set it.
-	sendSlice time.Duration
-	// deliveryStore wraps the store delivery works on (its jobs and the
-	// schedule watch); only tests set it, to inject faults.
-	deliveryStore func(delivery.Store) delivery.Store
+	// overrides are what tests change in the node (server.Overrides);
+	// `herald serve` sets none.
+	overrides server.Overrides
 }
 
 // clock returns the configured clock, the real one by default.
 func (c *config) clock() func() time.Time {
-	if c.now != nil {
-		return c.now
+	if c.overrides.Now != nil {
+		return c.overrides.Now
 	}
 	return time.Now
 }

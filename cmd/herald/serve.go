@@ -139,9 +139,8 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		RequireTOTP: cfg.RequireTOTP, RetentionDays: retentionDays,
 		OIDC:      admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
 		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
-		AuthFailureRateLimit: cfg.AuthFailureRateLimit, Now: cfg.now,
-		RiverNow: cfg.riverNow, FanoutPage: cfg.fanoutPage, SendSlice: cfg.sendSlice, DeliveryStore: cfg.deliveryStore,
-	}, publicLn, adminLn)
+		AuthFailureRateLimit: cfg.AuthFailureRateLimit,
+	}, publicLn, adminLn, cfg.overrides)
 	if err != nil {
 		if s.lock != nil {
 			err = errors.Join(err, s.lock.Close())

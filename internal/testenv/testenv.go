@@ -202,9 +202,8 @@ func New(t testing.TB, opts ...Options) *Env {
 		WebhookAllowPrivate: o.WebhookAllowPrivate,
 		RateLimit:           o.RateLimit, SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit,
 		AuthFailureRateLimit: o.AuthFailureRateLimit,
-		Now:                  o.Now, RiverNow: o.RiverNow, FanoutPage: o.FanoutPage, SendSlice: o.SendSlice,
-		DeliveryStore: o.DeliveryStore, FCMTimeout: o.FCMTimeout,
-	}, publicLn, adminLn)
+	}, publicLn, adminLn, server.Overrides{Now: o.Now, RiverNow: o.RiverNow, FanoutPage: o.FanoutPage, SendSlice: o.SendSlice,
+		DeliveryStore: o.DeliveryStore, FCMTimeout: o.FCMTimeout})
 	if err != nil {
 		t.Fatalf("testenv: start herald: %v", err)
 	}
