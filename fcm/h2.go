@@ -40,6 +40,7 @@ type h2Pool struct {
 	scheme    string      // "http" (cleartext, prior knowledge) or "https"
 	tls       *tls.Config // nil for cleartext
 	dialer    net.Dialer
+	proxy     proxyFunc // nil: no proxy
 
 	// Timings and last stream id of every connection (the h2 constants;
 	// tests lower them).
@@ -60,10 +61,12 @@ type h2Dial struct {
 // newH2Pool returns a pool for the origin of an FCM endpoint: its scheme
 // ("http" or "https") and host. An https origin is dialed with TLS on the system's
 // roots and must agree to HTTP/2 in ALPN.
-func newH2Pool(scheme, host string) (*h2Pool, error) {
+func newH2Pool(cfg transportConfig) (*h2Pool, error) {
+	scheme, host := cfg.scheme, cfg.host
 	p := &h2Pool{
 		authority:   host,
 		scheme:      scheme,
+		proxy:       cfg.proxy,
 		dialer:      net.Dialer{Timeout: h2DialTimeout, KeepAlive: 30 * time.Second},
 		idleTimeout: h2IdleTimeout,
 		pingAfter:   h2PingAfter,
@@ -79,7 +82,11 @@ func newH2Pool(scheme, host string) (*h2Pool, error) {
 		port = cmp.Or(port, "80")
 	case "https":
 		port = cmp.Or(port, "443")
-		p.tls = &tls.Config{ServerName: hostname, NextProtos: []string{"h2"}, MinVersion: tls.VersionTLS12}
+		p.tls = &tls.Config{MinVersion: tls.VersionTLS12}
+		if cfg.roots != nil {
+			p.tls = cfg.roots.Clone()
+		}
+		p.tls.ServerName, p.tls.NextProtos = hostname, []string{"h2"}
 	default:
 		return nil, fmt.Errorf("fcm: endpoint scheme %q is neither http nor https", scheme)
 	}
@@ -99,17 +106,6 @@ func trimBrackets(h string) string {
 	return h
 }
 
-// h2Response is the part of an answer a send reads.
-type h2Response struct {
-	status     int
-	retryAfter string
-	body       []byte // at most maxErrorBody bytes of it
-}
-
-// errUnprocessed marks a request the peer did not process (refused its
-// stream, or announced GOAWAY below it): it is safe to send again.
-var errUnprocessed = errors.New("fcm: request not processed by the server")
-
 // post sends one POST to path with the given authorization and JSON body
 // and returns the answer. A request the server did not process (its
 // stream refused, or above a GOAWAY's last stream) is sent once more, on
@@ -118,14 +114,14 @@ var errUnprocessed = errors.New("fcm: request not processed by the server")
 // (context.DeadlineExceeded for the deadline): the request may have
 // reached the server. When the status arrived but the body was cut off,
 // the response comes with the error.
-func (p *h2Pool) post(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (h2Response, error) {
+func (p *h2Pool) post(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (response, error) {
 	if err := ctx.Err(); err != nil {
-		return h2Response{}, err
+		return response{}, err
 	}
 	for attempt := 0; ; attempt++ {
 		c, err := p.conn(ctx, deadline)
 		if err != nil {
-			return h2Response{}, err
+			return response{}, err
 		}
 		resp, err := c.roundTrip(ctx, deadline, path, authorization, body)
 		if err != nil && errors.Is(err, errUnprocessed) && attempt == 0 {
@@ -199,7 +195,7 @@ func (p *h2Pool) dial(d *h2Dial) {
 func (p *h2Pool) open() (*h2Conn, error) {
 	ctx, cancel := context.WithTimeout(context.Background(), h2DialTimeout)
 	defer cancel()
-	nc, err := p.dialer.DialContext(ctx, "tcp", p.addr)
+	nc, err := p.dialTCP(ctx)
 	if err != nil {
 		return nil, err
 	}

@@ -46,7 +46,7 @@ func startH2C(t *testing.T, h http.Handler, conf http.HTTP2Config) *h2Server {
 		defer close(done)
 		_ = s.srv.Serve(ln)
 	}()
-	s.pool, err = newH2Pool("http", ln.Addr().String())
+	s.pool, err = newH2Pool(transportConfig{scheme: "http", host: ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func tlsPool(t *testing.T, ts *httptest.Server) *h2Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newH2Pool("https", u.Host)
+	p, err := newH2Pool(transportConfig{scheme: "https", host: u.Host})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -99,7 +99,7 @@ type h2Stream struct {
 	id         uint32
 	sendWindow int64 // under the connection's mu
 	done       chan struct{}
-	resp       h2Response
+	resp       response
 	received   int // bytes of body received
 	err        error
 	ctx        context.Context
@@ -211,14 +211,14 @@ func (c *h2Conn) drainedLocked() bool {
 // for its answer, ctx's end or the deadline (zero: none), whichever comes
 // first; tick watches the last two (expireLocked), so that a send does
 // not register with ctx or start a timer of its own.
-func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (h2Response, error) {
+func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (response, error) {
 	s := &h2Stream{done: make(chan struct{}), ctx: ctx, deadline: deadline}
 	if err := c.writeRequest(s, path, authorization, body); err != nil {
-		return h2Response{}, err
+		return response{}, err
 	}
 	<-s.done
 	if s.expired {
-		return h2Response{}, s.err
+		return response{}, s.err
 	}
 	return s.resp, s.err
 }

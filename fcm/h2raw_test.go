@@ -57,7 +57,7 @@ func startRaw(t *testing.T, settings []http2.Setting, serve func(n int64, sc *ra
 			}()
 		}
 	}()
-	s.pool, err = newH2Pool("http", ln.Addr().String())
+	s.pool, err = newH2Pool(transportConfig{scheme: "http", host: ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func (sc *rawConn) drain() {
 	}
 }
 
-func postRaw(t *testing.T, p *h2Pool) (h2Response, error) {
+func postRaw(t *testing.T, p *h2Pool) (response, error) {
 	t.Helper()
 	return p.post(t.Context(), time.Time{}, "/v1/projects/p/messages:send", "Bearer t", []byte(`{"message":{}}`))
 }
