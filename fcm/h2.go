@@ -108,38 +108,75 @@ func trimBrackets(h string) string {
 
 // post sends one POST to path with the given authorization and JSON body
 // and returns the answer. A request the server did not process (its
-// stream refused, or above a GOAWAY's last stream) is sent once more, on
-// a connection that takes it. When ctx ends or the deadline (zero: none)
-// passes first, the stream is reset and ctx's error returned
-// (context.DeadlineExceeded for the deadline): the request may have
-// reached the server. When the status arrived but the body was cut off,
-// the response comes with the error.
+// stream refused, or above a GOAWAY's last stream) is sent again, after
+// retryBackoff and on another connection than the one that refused it,
+// while its deadline allows and at most h2MaxAttempts times. When ctx
+// ends or the deadline (zero: none) passes first, the stream is reset and
+// ctx's error returned (context.DeadlineExceeded for the deadline): the
+// request may have reached the server. When the status arrived but the
+// body was cut off, the response comes with the error.
 func (p *h2Pool) post(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (response, error) {
 	if err := ctx.Err(); err != nil {
 		return response{}, err
 	}
-	for attempt := 0; ; attempt++ {
-		c, err := p.conn(ctx, deadline)
+	var refused *h2Conn
+	for attempt := 1; ; attempt++ {
+		c, err := p.conn(ctx, deadline, refused)
 		if err != nil {
 			return response{}, err
 		}
 		resp, err := c.roundTrip(ctx, deadline, path, authorization, body)
-		if err != nil && errors.Is(err, errUnprocessed) && attempt == 0 {
-			continue
+		if err == nil || !errors.Is(err, errUnprocessed) || attempt == h2MaxAttempts || !pause(ctx, deadline, retryBackoff(attempt)) {
+			return resp, err
 		}
-		return resp, err
+		refused = c
+	}
+}
+
+// h2MaxAttempts bounds the sends of a request the server keeps refusing
+// unprocessed, for a send without a deadline.
+const h2MaxAttempts = 10
+
+// retryBackoff is the wait before the next send of a request the server
+// did not process, after attempt sends: none after the first (another
+// connection usually takes it at once: a GOAWAY is not meant for it),
+// then 10 ms doubling to at most a second.
+func retryBackoff(attempt int) time.Duration {
+	if attempt <= 1 {
+		return 0
+	}
+	return min(10*time.Millisecond<<min(attempt-2, 10), time.Second)
+}
+
+// pause waits d, unless ctx ends first or the deadline (zero: none) is
+// less than d away; it reports whether it waited.
+func pause(ctx context.Context, deadline time.Time, d time.Duration) bool {
+	if !deadline.IsZero() && !time.Now().Add(d).Before(deadline) {
+		return false
+	}
+	if d <= 0 {
+		return ctx.Err() == nil
+	}
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-t.C:
+		return true
+	case <-ctx.Done():
+		return false
 	}
 }
 
 // conn returns a connection with a stream reserved for the caller,
-// dialing one when every connection is full. Concurrent callers share
-// one dial; each waits for it until ctx ends or the deadline (zero:
-// none) passes.
-func (p *h2Pool) conn(ctx context.Context, deadline time.Time) (*h2Conn, error) {
+// dialing one when every connection is full. A connection that refused
+// the caller's request (avoid; nil: none) is not taken. Concurrent
+// callers share one dial; each waits for it until ctx ends or the
+// deadline (zero: none) passes.
+func (p *h2Pool) conn(ctx context.Context, deadline time.Time, avoid *h2Conn) (*h2Conn, error) {
 	for {
 		p.mu.Lock()
 		for _, c := range p.conns {
-			if c.reserve() {
+			if c != avoid && c.reserve() {
 				p.mu.Unlock()
 				return c, nil
 			}

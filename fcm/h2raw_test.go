@@ -119,33 +119,75 @@ func postRaw(t *testing.T, p *h2Pool) (response, error) {
 }
 
 // TestH2RefusedStreamRetried: a stream refused (REFUSED_STREAM) was not
-// processed, so it is sent once more; refused again, the send fails as
-// unprocessed.
+// processed, so it is sent again, on another connection, while its
+// deadline allows: refused three times, it is answered at the fourth;
+// refused always, it fails as unprocessed once its deadline is near,
+// after more than one resend.
 func TestH2RefusedStreamRetried(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int64
-	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
-		for {
-			id := sc.request()
-			if id == 0 {
-				return
-			}
-			switch requests.Add(1) {
-			case 1, 3, 4:
-				_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
-			default:
+	t.Run("ThenAnswered", func(t *testing.T) {
+		t.Parallel()
+		var requests atomic.Int64
+		s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+			for {
+				id := sc.request()
+				if id == 0 {
+					return
+				}
+				if requests.Add(1) <= 3 {
+					_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+					continue
+				}
 				sc.respond(id, 200)
 			}
+		})
+		if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+			t.Fatalf("refused three times: got status %d error %v, want 200", resp.status, err)
+		}
+		if got := requests.Load(); got != 4 {
+			t.Errorf("requests: got %d, want 4", got)
+		}
+		if got := s.conns.Load(); got < 2 {
+			t.Errorf("connections: got %d, want the resends on another", got)
 		}
 	})
-	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
-		t.Fatalf("refused once: got status %d error %v, want 200", resp.status, err)
-	}
-	if _, err := postRaw(t, s.pool); !errors.Is(err, errUnprocessed) {
-		t.Fatalf("refused twice: got %v, want errUnprocessed", err)
-	}
-	if got := requests.Load(); got != 4 {
-		t.Errorf("requests: got %d, want 4", got)
+	t.Run("Always", func(t *testing.T) {
+		t.Parallel()
+		var requests atomic.Int64
+		s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+			for {
+				id := sc.request()
+				if id == 0 {
+					return
+				}
+				requests.Add(1)
+				_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+			}
+		})
+		_, err := s.pool.post(t.Context(), time.Now().Add(200*time.Millisecond), "/x", "Bearer t", []byte("{}"))
+		if !errors.Is(err, errUnprocessed) {
+			t.Fatalf("refused always: got %v, want errUnprocessed", err)
+		}
+		if got := requests.Load(); got <= 2 {
+			t.Errorf("requests: got %d, want more than 2 within the deadline", got)
+		}
+	})
+}
+
+// TestRetryBackoff: none before the first resend, then 10 ms doubling to
+// a second.
+func TestRetryBackoff(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		attempt int
+		want    time.Duration
+	}{
+		{1, 0}, {2, 10 * time.Millisecond}, {3, 20 * time.Millisecond}, {4, 40 * time.Millisecond},
+		{8, 640 * time.Millisecond}, {9, time.Second}, {60, time.Second},
+	} {
+		if got := retryBackoff(tt.attempt); got != tt.want {
+			t.Errorf("retryBackoff(%d): got %v, want %v", tt.attempt, got, tt.want)
+		}
 	}
 }
 

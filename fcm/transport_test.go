@@ -320,6 +320,8 @@ type scenario struct {
 }
 
 var scenarios = []scenario{
+	{"GoAwayEvery10", testGoAwayEvery},
+	{"RefusedStream", testRefusedStream},
 	{"Proxy", testProxy},
 }
 
