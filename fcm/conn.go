@@ -1,15 +1,22 @@
 package fcm
 
 import (
+	"context"
+	"errors"
 	"net"
 	"runtime"
 	"sync"
+	"time"
 )
 
-// maxPending bounds what a coalescingConn holds unwritten: a Write that
-// would pass it waits, so a slow peer still slows the senders down as TCP's
-// own buffer would.
+// maxPending bounds what a coalescingConn holds unwritten: a request that
+// would pass it waits for room (awaitRoom), so a slow peer still slows the
+// senders down as TCP's own buffer would.
 const maxPending = 1 << 20
+
+// errWriteStalled is a wait for room that outlasted its deadline: the
+// peer reads too slowly, or not at all.
+var errWriteStalled = errors.New("fcm: the connection's writes are stalled: the server is not reading")
 
 // coalescingConn gathers the writes of a connection's many streams into
 // few system calls. The HTTP/2 client (h2Conn) flushes each request as
@@ -20,6 +27,10 @@ const maxPending = 1 << 20
 // everything gathered at once. Under load one system call
 // carries many messages; alone, a message waits for no timer.
 //
+// Write never waits: a writer that must not pass maxPending asks for
+// room first (awaitRoom), with its deadline, so no wait for a peer that
+// stopped reading outlasts the send that waits.
+//
 // A failed write is returned by every Write after it and closes the
 // connection, so its reader fails too and the client ends the streams on
 // it (retried by the caller, as any broken connection).
@@ -27,26 +38,58 @@ type coalescingConn struct {
 	net.Conn
 
 	mu      sync.Mutex
-	drained sync.Cond // signalled when pending is written
+	drained chan struct{} // closed (and replaced) when pending is written
 	pending []byte
 	err     error // the first failed write, or net.ErrClosed after Close
 	wake    chan struct{}
 }
 
 func newCoalescingConn(conn net.Conn) *coalescingConn {
-	c := &coalescingConn{Conn: conn, wake: make(chan struct{}, 1)}
-	c.drained.L = &c.mu
+	c := &coalescingConn{Conn: conn, wake: make(chan struct{}, 1), drained: make(chan struct{})}
 	go c.writeLoop()
 	return c
+}
+
+// awaitRoom waits until n more bytes fit in maxPending (or nothing is
+// pending), the connection fails, ctx ends or the deadline (zero: none)
+// passes; it returns nil in the first case, errWriteStalled at the
+// deadline. The timer is only made when the peer is behind.
+func (c *coalescingConn) awaitRoom(ctx context.Context, deadline time.Time, n int) error {
+	var timeout <-chan time.Time
+	for {
+		c.mu.Lock()
+		if c.err != nil || len(c.pending) == 0 || len(c.pending)+n <= maxPending {
+			err := c.err
+			c.mu.Unlock()
+			return err
+		}
+		drained := c.drained
+		c.mu.Unlock()
+		if timeout == nil && !deadline.IsZero() {
+			t := time.NewTimer(time.Until(deadline))
+			defer t.Stop()
+			timeout = t.C
+		}
+		select {
+		case <-drained:
+		case <-timeout:
+			return errWriteStalled
+		case <-ctx.Done():
+			return ctx.Err()
+		}
+	}
+}
+
+// drainedLocked wakes the writers waiting for room.
+func (c *coalescingConn) drainedLocked() {
+	close(c.drained)
+	c.drained = make(chan struct{})
 }
 
 // Write copies p to be written by the connection's writer.
 func (c *coalescingConn) Write(p []byte) (int, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	for c.err == nil && len(c.pending) > 0 && len(c.pending)+len(p) > maxPending {
-		c.drained.Wait()
-	}
 	if c.err != nil {
 		return 0, c.err
 	}
@@ -72,8 +115,8 @@ func (c *coalescingConn) fail(err error) {
 	if c.err == nil {
 		c.err = err
 		close(c.wake)
+		c.drainedLocked()
 	}
-	c.drained.Broadcast()
 }
 
 // writeLoop writes what Write gathers until the connection fails or
@@ -95,7 +138,9 @@ func (c *coalescingConn) writeLoop() {
 			return
 		}
 		c.mu.Lock()
-		c.drained.Broadcast()
+		if c.err == nil {
+			c.drainedLocked()
+		}
 		c.mu.Unlock()
 	}
 }

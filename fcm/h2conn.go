@@ -50,19 +50,25 @@ var (
 )
 
 // h2Conn is one HTTP/2 connection of an h2Pool. The callers' goroutines
-// write their own requests under wmu; the reader goroutine (readLoop)
-// handles every frame that arrives and ends streams by closing their done
-// channel. Lock order: the pool's mu, then wmu, then mu; nothing waits
-// with mu held.
+// write their own requests holding the write lock (wlock); the reader
+// goroutine (readLoop) handles every frame that arrives and ends streams
+// by closing their done channel. Lock order: the pool's mu, then wlock,
+// then mu; nothing waits with mu held.
 type h2Conn struct {
 	pool *h2Pool
-	nc   net.Conn // a coalescingConn
+	nc   *coalescingConn
 
-	// wmu serializes the writes: the Framer's write side, the HPACK
-	// encoder and bw, so header blocks are encoded and sent in stream-id
-	// order. A request's frames are buffered and flushed at once.
-	wmu  sync.Mutex
-	bw   *bufio.Writer
+	// wlock, a lock a send can stop waiting for at its deadline (see
+	// lockWrite), serializes the writes: the Framer's write side, the
+	// HPACK encoder and bw, so header blocks are encoded and sent in
+	// stream-id order. A request's frames are buffered and flushed at
+	// once; a flush never waits (coalescingConn), a send waits for room
+	// before it writes (awaitRoom).
+	wlock chan struct{}
+	// closed is closed when the connection closes, freeing the sends
+	// waiting for wlock.
+	closed chan struct{}
+	bw     *bufio.Writer
 	fr   *http2.Framer
 	henc *hpack.Encoder
 	hbuf bytes.Buffer
@@ -109,11 +115,13 @@ type h2Stream struct {
 
 // startH2Conn sends the client preface and our SETTINGS on nc and starts
 // the connection's reader.
-func startH2Conn(p *h2Pool, nc net.Conn) (*h2Conn, error) {
+func startH2Conn(p *h2Pool, nc *coalescingConn) (*h2Conn, error) {
 	now := time.Now()
 	c := &h2Conn{
 		pool:        p,
 		nc:          nc,
+		wlock:       make(chan struct{}, 1),
+		closed:      make(chan struct{}),
 		bw:          bufio.NewWriterSize(nc, 16<<10),
 		streams:     make(map[uint32]*h2Stream),
 		nextID:      1,
@@ -223,13 +231,96 @@ func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, author
 	return s.resp, s.err
 }
 
+// h2HeaderRoom is the room a request's header block is given in the
+// writes it waits for (awaitRoom): more than one ever takes.
+const h2HeaderRoom = 4 << 10
+
+// lockWrite takes the write lock, unless s's ctx ends, its deadline
+// passes or the connection closes first. Uncontended, it makes no timer.
+func (c *h2Conn) lockWrite(s *h2Stream) error {
+	select {
+	case c.wlock <- struct{}{}:
+		return nil
+	default:
+	}
+	var timeout <-chan time.Time
+	if !s.deadline.IsZero() {
+		t := time.NewTimer(time.Until(s.deadline))
+		defer t.Stop()
+		timeout = t.C
+	}
+	select {
+	case c.wlock <- struct{}{}:
+		return nil
+	case <-timeout:
+		return errWriteStalled
+	case <-s.ctx.Done():
+		return s.ctx.Err()
+	case <-c.closed:
+		return net.ErrClosed
+	}
+}
+
+// unlockWrite releases the write lock.
+func (c *h2Conn) unlockWrite() { <-c.wlock }
+
+// waitOver returns why s's wait is over (its ctx's error, or
+// context.DeadlineExceeded), or nil while it is not.
+func (s *h2Stream) waitOver(now time.Time) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
+	}
+	if !s.deadline.IsZero() && !now.Before(s.deadline) {
+		return context.DeadlineExceeded
+	}
+	return nil
+}
+
+// unsent gives up the stream reserved for s before anything of its
+// request was written, for err: the request did not reach the server.
+// A connection whose writes stalled past a deadline is retired, so that
+// the send, tried again, goes elsewhere.
+func (c *h2Conn) unsent(err error) error {
+	c.mu.Lock()
+	c.reserved--
+	stalled := errors.Is(err, errWriteStalled)
+	if stalled {
+		c.retired = true
+	}
+	drained := c.drainedLocked()
+	c.mu.Unlock()
+	if stalled {
+		c.pool.remove(c)
+	}
+	if drained {
+		c.close(errConnDrained)
+	}
+	return fmt.Errorf("%w: not sent: %w", errUnprocessed, err)
+}
+
 // writeRequest opens s with the next stream id and writes the request's
 // HEADERS and DATA, waiting for send window when the body needs more
 // (until s ends: tick ends it when its caller's ctx ends or its deadline
-// passes). It returns an error only when s was never opened
-// (errUnprocessed); the other failures end s, for roundTrip to read.
+// passes). No wait outlasts s's: the write lock and the room to write
+// are waited for until its deadline, and a request whose wait is over
+// before its HEADERS are written is not written. It returns an error only
+// when s was never opened (errUnprocessed); the other failures end s,
+// for roundTrip to read.
 func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []byte) error {
-	c.wmu.Lock()
+	if err := s.waitOver(time.Now()); err != nil {
+		return c.unsent(err)
+	}
+	if err := c.lockWrite(s); err != nil {
+		return c.unsent(err)
+	}
+	err := c.nc.awaitRoom(s.ctx, s.deadline, h2HeaderRoom+len(body))
+	if err == nil {
+		err = s.waitOver(time.Now())
+	}
+	if err != nil {
+		c.unlockWrite()
+		return c.unsent(err)
+	}
 	c.mu.Lock()
 	c.reserved--
 	if c.err != nil || c.goAway {
@@ -239,7 +330,7 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 		}
 		drained := c.drainedLocked()
 		c.mu.Unlock()
-		c.wmu.Unlock()
+		c.unlockWrite()
 		if drained {
 			c.close(errConnDrained)
 		}
@@ -282,7 +373,7 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 	for {
 		rest = c.writeData(s, rest)
 		err := c.bw.Flush()
-		c.wmu.Unlock()
+		c.unlockWrite()
 		if err != nil {
 			c.close(fmt.Errorf("fcm: write: %w", err)) // ends s
 			return nil
@@ -291,16 +382,24 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 			return nil
 		}
 		c.awaitWindow(s)
-		c.wmu.Lock()
+		// The rest waits for the lock and for room as the start did; when
+		// s's wait is over, tick ends and resets it.
+		if c.lockWrite(s) != nil {
+			return nil
+		}
+		if c.nc.awaitRoom(s.ctx, s.deadline, len(rest)) != nil {
+			c.unlockWrite()
+			return nil
+		}
 	}
 }
 
-// writeField adds one header field to the block being encoded (wmu held).
+// writeField adds one header field to the block being encoded (wlock held).
 func (c *h2Conn) writeField(name, value string) {
 	_ = c.henc.WriteField(hpack.HeaderField{Name: name, Value: value})
 }
 
-// writeData writes as much of rest on s as the send windows allow (wmu
+// writeData writes as much of rest on s as the send windows allow (wlock
 // held) and returns what is left. Nothing is left once s has ended.
 func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
 	for len(rest) > 0 {
@@ -388,15 +487,16 @@ func (c *h2Conn) writeReset(id uint32, code http2.ErrCode) {
 	c.write(func() error { return c.fr.WriteRSTStream(id, code) })
 }
 
-// write runs one frame write under wmu and flushes it; a failure closes
-// the connection.
+// write runs one frame write holding wlock and flushes it; a failure
+// closes the connection. The frames it writes are small: they do not
+// wait for room.
 func (c *h2Conn) write(frame func() error) {
-	c.wmu.Lock()
+	c.wlock <- struct{}{}
 	err := frame()
 	if err == nil {
 		err = c.bw.Flush()
 	}
-	c.wmu.Unlock()
+	c.unlockWrite()
 	if err != nil {
 		c.close(fmt.Errorf("fcm: write: %w", err))
 	}
@@ -414,6 +514,7 @@ func (c *h2Conn) close(err error) {
 	c.err = err
 	c.retired = true
 	c.windowGrewLocked()
+	close(c.closed)
 	timer := c.timer
 	c.mu.Unlock()
 	if timer != nil {
@@ -449,7 +550,12 @@ func (c *h2Conn) tick() {
 		c.mu.Unlock()
 		return
 	}
-	expired := c.expireLocked(now)
+	expired, timedOut := c.expireLocked(now)
+	if timedOut {
+		// A server that leaves a stream unanswered past its deadline may
+		// have stopped reading: the send, tried again, goes elsewhere.
+		c.retired = true
+	}
 	c.watching = len(c.streams) > 0
 	drained := len(expired) > 0 && c.drainedLocked()
 	var next time.Duration
@@ -484,6 +590,9 @@ func (c *h2Conn) tick() {
 		c.timer.Reset(min(next, p.idleTimeout))
 	}
 	c.mu.Unlock()
+	if timedOut {
+		p.remove(c)
+	}
 	for _, s := range expired {
 		close(s.done)
 		c.writeReset(s.id, http2.ErrCodeCancel)
@@ -516,19 +625,15 @@ func (c *h2Conn) tick() {
 // deadline passed: it forgets them, so the reader drops their late
 // frames, and records why (ctx's error, or context.DeadlineExceeded). It
 // returns them for the caller to close their done and reset them once mu
-// is released.
-func (c *h2Conn) expireLocked(now time.Time) []*h2Stream {
-	var out []*h2Stream
+// is released, and whether any timed out (not merely cancelled).
+func (c *h2Conn) expireLocked(now time.Time) (out []*h2Stream, timedOut bool) {
 	for id, s := range c.streams {
-		err := s.ctx.Err()
-		if err == nil && !s.deadline.IsZero() && !now.Before(s.deadline) {
-			err = context.DeadlineExceeded
-		}
-		if err != nil {
+		if err := s.waitOver(now); err != nil {
 			s.err, s.expired = err, true
 			c.forgetLocked(id)
 			out = append(out, s)
+			timedOut = timedOut || errors.Is(err, context.DeadlineExceeded)
 		}
 	}
-	return out
+	return out, timedOut
 }

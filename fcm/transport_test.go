@@ -322,6 +322,7 @@ type scenario struct {
 var scenarios = []scenario{
 	{"GoAwayEvery10", testGoAwayEvery},
 	{"RefusedStream", testRefusedStream},
+	{"StopsReading", testStopsReading},
 	{"Proxy", testProxy},
 }
 
