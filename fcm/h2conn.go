@@ -69,9 +69,9 @@ type h2Conn struct {
 	// waiting for wlock.
 	closed chan struct{}
 	bw     *bufio.Writer
-	fr   *http2.Framer
-	henc *hpack.Encoder
-	hbuf bytes.Buffer
+	fr     *http2.Framer
+	henc   *hpack.Encoder
+	hbuf   bytes.Buffer
 
 	lastFrame atomic.Int64 // UnixNano of the last frame read
 	unacked   uint32       // DATA received and not yet credited back (reader only)
