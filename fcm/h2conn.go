@@ -80,6 +80,7 @@ type h2Conn struct {
 	mu          sync.Mutex
 	streams     map[uint32]*h2Stream // open streams
 	reserved    int                  // streams promised by reserve, not yet opened
+	resetting   int                  // streams ended whose RST_STREAM is not yet written: they hold their slot
 	nextID      uint32
 	maxStreamID uint32 // the last id this connection opens
 	maxStreams  uint32 // the peer's SETTINGS_MAX_CONCURRENT_STREAMS
@@ -187,7 +188,7 @@ func (c *h2Conn) readPeerSettings() error {
 func (c *h2Conn) reserve() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.retired || c.err != nil || uint64(len(c.streams)+c.reserved) >= uint64(c.maxStreams) {
+	if c.retired || c.err != nil || uint64(len(c.streams)+c.reserved+c.resetting) >= uint64(c.maxStreams) {
 		return false
 	}
 	if uint64(c.nextID)+2*uint64(c.reserved) > uint64(c.maxStreamID) {
@@ -202,7 +203,7 @@ func (c *h2Conn) reserve() bool {
 func (c *h2Conn) retireIfIdle() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil || len(c.streams) > 0 || c.reserved > 0 {
+	if c.err != nil || len(c.streams) > 0 || c.reserved > 0 || c.resetting > 0 {
 		return false
 	}
 	c.retired = true
@@ -212,7 +213,7 @@ func (c *h2Conn) retireIfIdle() bool {
 // drainedLocked reports whether c is retired and carries nothing more, so
 // it can be closed.
 func (c *h2Conn) drainedLocked() bool {
-	return c.retired && c.err == nil && len(c.streams) == 0 && c.reserved == 0
+	return c.retired && c.err == nil && len(c.streams) == 0 && c.reserved == 0 && c.resetting == 0
 }
 
 // roundTrip sends one request on the stream reserved by reserve and waits
@@ -487,6 +488,37 @@ func (c *h2Conn) writeReset(id uint32, code http2.ErrCode) {
 	c.write(func() error { return c.fr.WriteRSTStream(id, code) })
 }
 
+// resetStream ends s with err (nil: its answer is complete), unless it
+// ended already, and sends RST_STREAM with code. The stream's slot stays
+// taken (resetting) until the reset is written: the server counts the
+// stream open until then, and a new stream opened first would be over
+// its limit.
+func (c *h2Conn) resetStream(s *h2Stream, code http2.ErrCode, err error) {
+	c.mu.Lock()
+	if c.streams[s.id] != s {
+		c.mu.Unlock()
+		return
+	}
+	c.forgetLocked(s.id)
+	c.resetting++
+	c.mu.Unlock()
+	s.err = err
+	close(s.done)
+	c.writeReset(s.id, code)
+	c.resetWritten(1)
+}
+
+// resetWritten frees the slots of n streams whose resets are written.
+func (c *h2Conn) resetWritten(n int) {
+	c.mu.Lock()
+	c.resetting -= n
+	drained := c.drainedLocked()
+	c.mu.Unlock()
+	if drained {
+		c.close(errConnDrained)
+	}
+}
+
 // write runs one frame write holding wlock and flushes it; a failure
 // closes the connection. The frames it writes are small: they do not
 // wait for room.
@@ -551,13 +583,13 @@ func (c *h2Conn) tick() {
 		return
 	}
 	expired, timedOut := c.expireLocked(now)
+	c.resetting += len(expired)
 	if timedOut {
 		// A server that leaves a stream unanswered past its deadline may
 		// have stopped reading: the send, tried again, goes elsewhere.
 		c.retired = true
 	}
 	c.watching = len(c.streams) > 0
-	drained := len(expired) > 0 && c.drainedLocked()
 	var next time.Duration
 	var ping, dead, idle bool
 	switch {
@@ -595,11 +627,14 @@ func (c *h2Conn) tick() {
 	}
 	for _, s := range expired {
 		close(s.done)
+	}
+	for _, s := range expired {
 		c.writeReset(s.id, http2.ErrCodeCancel)
 	}
+	if len(expired) > 0 {
+		c.resetWritten(len(expired))
+	}
 	switch {
-	case drained:
-		c.close(errConnDrained)
 	case dead:
 		c.close(errPingTimeout)
 	case ping:

@@ -2,6 +2,7 @@ package fcm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"io"
 	"net"
@@ -309,5 +310,64 @@ func TestH2NoStreamsAllowed(t *testing.T) {
 	}
 	if got := s.conns.Load(); got != 1 {
 		t.Errorf("connections: got %d, want 1", got)
+	}
+}
+
+// TestH2ResetBeforeSlotFreed: a stream ended by its caller keeps its slot
+// until its RST_STREAM is written, so with one stream allowed the next
+// request's HEADERS never reaches the server before the reset.
+func TestH2ResetBeforeSlotFreed(t *testing.T) {
+	t.Parallel()
+	opened := make(chan struct{}, 1)
+	order := make(chan string, 8)
+	s := startRaw(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: 1}}, func(_ int64, sc *rawConn) {
+		for {
+			f, err := sc.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.MetaHeadersFrame:
+				order <- "HEADERS " + strconv.Itoa(int(f.StreamID))
+				if f.StreamID == 1 {
+					opened <- struct{}{}
+				} else {
+					sc.respond(f.StreamID, 200)
+				}
+			case *http2.RSTStreamFrame:
+				order <- "RST_STREAM " + strconv.Itoa(int(f.StreamID))
+			}
+		}
+	})
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.pool.post(ctx, time.Time{}, "/x", "Bearer t", nil)
+		first <- err
+	}()
+	<-opened
+	s.pool.mu.Lock()
+	c := s.pool.conns[0]
+	s.pool.mu.Unlock()
+	c.wlock <- struct{}{} // holds the reset back
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled send: got %v, want context.Canceled", err)
+	}
+	if c.reserve() {
+		t.Error("the cancelled stream's slot was free before its reset was written")
+		c.mu.Lock()
+		c.reserved--
+		c.mu.Unlock()
+	}
+	c.unlockWrite()
+	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+		t.Fatalf("second send: got status %d error %v, want 200", resp.status, err)
+	}
+	want := []string{"HEADERS 1", "RST_STREAM 1", "HEADERS 3"}
+	for _, w := range want {
+		if got := <-order; got != w {
+			t.Fatalf("frames at the server: got %q, want %q (of %v)", got, w, want)
+		}
 	}
 }

@@ -24,9 +24,10 @@ func (c *h2Conn) readFrames() error {
 			var se http2.StreamError
 			if errors.As(err, &se) {
 				if s := c.stream(se.StreamID); s != nil {
-					c.finish(s, fmt.Errorf("fcm: malformed answer: %w", se))
+					c.resetStream(s, se.Code, fmt.Errorf("fcm: malformed answer: %w", se))
+				} else {
+					c.writeReset(se.StreamID, se.Code)
 				}
-				c.writeReset(se.StreamID, se.Code)
 				continue
 			}
 			return fmt.Errorf("fcm: read: %w", err)
@@ -121,12 +122,6 @@ func (c *h2Conn) onData(f *http2.DataFrame) {
 	case s.received >= maxErrorBody:
 		c.resetStream(s, http2.ErrCodeCancel, nil)
 	}
-}
-
-// resetStream ends s with err and sends RST_STREAM with code.
-func (c *h2Conn) resetStream(s *h2Stream, code http2.ErrCode, err error) {
-	c.finish(s, err)
-	c.writeReset(s.id, code)
 }
 
 // onReset ends a stream the server reset. REFUSED_STREAM means the server
