@@ -112,6 +112,7 @@ type h2Stream struct {
 	ctx        context.Context
 	deadline   time.Time // zero: none
 	expired    bool
+	endSent    bool // END_STREAM was written (under the connection's mu)
 }
 
 // startH2Conn sends the client preface and our SETTINGS on nc and starts
@@ -343,6 +344,7 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 		c.retired = true
 	}
 	s.sendWindow = c.peerWindow
+	s.endSent = len(body) == 0
 	c.streams[s.id] = s
 	if !c.watching {
 		c.watching = true
@@ -416,6 +418,7 @@ func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
 		}
 		c.sendWindow -= int64(n)
 		s.sendWindow -= int64(n)
+		s.endSent = n == len(rest)
 		c.mu.Unlock()
 		_ = c.fr.WriteData(s.id, n == len(rest), rest[:n])
 		rest = rest[n:]
@@ -471,6 +474,32 @@ func (c *h2Conn) finish(s *h2Stream, err error) {
 	s.err = err
 	close(s.done)
 	if drained {
+		c.close(errConnDrained)
+	}
+}
+
+// answered ends s, whose answer is complete. A request whose END_STREAM
+// was not written (the server answered before the body's end) is reset
+// with NO_ERROR (RFC 9113 8.1), or its stream would stay half-closed at
+// the server, holding one of its slots.
+func (c *h2Conn) answered(s *h2Stream) {
+	c.mu.Lock()
+	if c.streams[s.id] != s {
+		c.mu.Unlock()
+		return
+	}
+	c.forgetLocked(s.id)
+	early := !s.endSent // the writer writes no more once s is forgotten
+	if early {
+		c.resetting++
+	}
+	drained := c.drainedLocked()
+	c.mu.Unlock()
+	close(s.done)
+	if early {
+		c.writeReset(s.id, http2.ErrCodeNo)
+		c.resetWritten(1)
+	} else if drained {
 		c.close(errConnDrained)
 	}
 }

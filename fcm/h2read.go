@@ -86,7 +86,7 @@ func (c *h2Conn) onHeaders(f *http2.MetaHeadersFrame) {
 		}
 	}
 	if f.StreamEnded() {
-		c.finish(s, nil)
+		c.answered(s)
 	}
 }
 
@@ -118,7 +118,7 @@ func (c *h2Conn) onData(f *http2.DataFrame) {
 	s.received += len(data)
 	switch {
 	case f.StreamEnded():
-		c.finish(s, nil)
+		c.answered(s)
 	case s.received >= maxErrorBody:
 		c.resetStream(s, http2.ErrCodeCancel, nil)
 	}

@@ -323,6 +323,7 @@ var scenarios = []scenario{
 	{"GoAwayEvery10", testGoAwayEvery},
 	{"RefusedStream", testRefusedStream},
 	{"StopsReading", testStopsReading},
+	{"EarlyAnswer", testEarlyAnswer},
 	{"Proxy", testProxy},
 }
 
@@ -478,7 +479,7 @@ func testEarlyAnswer(t *testing.T, kind string) {
 		}
 	}
 	// The reset may follow the answer's return: poll for it.
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(2 * time.Second)
 	for {
 		mu.Lock()
 		var left []string
