@@ -47,9 +47,17 @@ type h2Pool struct {
 	idleTimeout, pingAfter, pingTimeout time.Duration
 	maxStreamID                         uint32
 
+	// now is the clock of the dial backoff (time.Now; tests stop it).
+	now func() time.Time
+
 	mu      sync.Mutex
 	conns   []*h2Conn
 	dialing *h2Dial // the dial in progress, if any
+	// After a failed dial, none is tried before dialAfter: the sends
+	// meanwhile fail with dialErr, the last dial's error.
+	dialFails int
+	dialAfter time.Time
+	dialErr   error
 }
 
 // h2Dial is a dial in progress, shared by the requests waiting for it.
@@ -72,6 +80,7 @@ func newH2Pool(cfg transportConfig) (*h2Pool, error) {
 		pingAfter:   h2PingAfter,
 		pingTimeout: h2PingTimeout,
 		maxStreamID: h2MaxStreamID,
+		now:         time.Now,
 	}
 	hostname, port, err := net.SplitHostPort(host)
 	if err != nil {
@@ -183,6 +192,11 @@ func (p *h2Pool) conn(ctx context.Context, deadline time.Time, avoid *h2Conn) (*
 		}
 		d := p.dialing
 		if d == nil {
+			if p.dialFails > 0 && p.now().Before(p.dialAfter) {
+				err := p.dialErr
+				p.mu.Unlock()
+				return nil, err
+			}
 			d = &h2Dial{done: make(chan struct{})}
 			p.dialing = d
 			go p.dial(d)
@@ -212,20 +226,48 @@ func (d *h2Dial) wait(ctx context.Context, deadline time.Time) error {
 
 // dial opens a connection and adds it to the pool; d reports how it went
 // to the callers waiting for it. It runs on its own goroutine, so one
-// caller's cancellation does not fail the others' dial.
+// caller's cancellation does not fail the others' dial. A failed dial
+// holds the next one back for dialBackoff. Its error is errUnprocessed:
+// no request was written.
 func (p *h2Pool) dial(d *h2Dial) {
 	c, err := p.open()
 	p.mu.Lock()
 	p.dialing = nil
 	if err == nil {
-		p.conns = append(p.conns, c)
+		err = p.addLocked(c)
+	}
+	if err == nil {
+		p.dialFails = 0
+	} else {
+		p.dialFails++
+		p.dialAfter = p.now().Add(dialBackoff(p.dialFails))
+		err = fmt.Errorf("%w: connect to %s: %w", errUnprocessed, p.addr, err)
+		p.dialErr = err
 	}
 	p.mu.Unlock()
-	if err != nil {
-		err = fmt.Errorf("fcm: connect to %s: %w", p.addr, err)
-	}
 	d.err = err
 	close(d.done)
+}
+
+// addLocked adds c, just opened, to the pool (p.mu held), unless it
+// closed already: its close found nothing to remove, and it would stay in
+// the pool for good. A close after this finds it (remove waits for p.mu).
+func (p *h2Pool) addLocked(c *h2Conn) error {
+	c.mu.Lock()
+	err := c.err
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	p.conns = append(p.conns, c)
+	return nil
+}
+
+// dialBackoff is how long after fails failed dials in a row the next is
+// tried: 10 ms doubling to 5 s, so a server that sheds every connection
+// is not dialed by every send.
+func dialBackoff(fails int) time.Duration {
+	return min(10*time.Millisecond<<min(max(fails-1, 0), 10), 5*time.Second)
 }
 
 // open dials and starts one connection.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -368,6 +369,102 @@ func TestH2ResetBeforeSlotFreed(t *testing.T) {
 	for _, w := range want {
 		if got := <-order; got != w {
 			t.Fatalf("frames at the server: got %q, want %q (of %v)", got, w, want)
+		}
+	}
+}
+
+// TestH2DeadConnDropped: a connection that dies as it is opened (the
+// server sends its SETTINGS and hangs up), before the dial adds it to
+// the pool, is not added: it would stay there for good.
+func TestH2DeadConnDropped(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, nil, func(int64, *rawConn) {}) // hangs up after its SETTINGS
+	c, err := s.pool.open()
+	if err != nil {
+		t.Skipf("the open failed already (%v): nothing to add", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c.mu.Lock()
+		dead := c.err != nil
+		c.mu.Unlock()
+		if dead {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connection did not die when the server hung up")
+		}
+		time.Sleep(time.Millisecond) // polls for the reader's failure
+	}
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	if err := s.pool.addLocked(c); err == nil { // as dial does after open
+		t.Error("adding the dead connection: got nil, want its error")
+	}
+	if n := len(s.pool.conns); n != 0 {
+		t.Errorf("connections in the pool: got %d, want the dead one left out", n)
+	}
+}
+
+// TestH2DialBackoff: after a failed dial the pool dials again only after
+// dialBackoff, on its clock: sends meanwhile fail at once, unprocessed.
+func TestH2DialBackoff(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			_ = nc.Close() // sheds every connection
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	p, err := newH2Pool(transportConfig{scheme: "http", host: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_000_000, 0)
+	p.now = func() time.Time { return now }
+	sendAll := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		for range 300 {
+			wg.Go(func() {
+				if _, err := p.post(t.Context(), time.Time{}, "/x", "Bearer t", nil); !errors.Is(err, errUnprocessed) {
+					t.Errorf("got %v, want errUnprocessed", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	sendAll()
+	if got := dials.Load(); got != 1 {
+		t.Errorf("dials of 300 sends in one moment: got %d, want 1", got)
+	}
+	now = now.Add(dialBackoff(1))
+	sendAll()
+	if got := dials.Load(); got != 2 {
+		t.Errorf("dials after the backoff: got %d, want 2", got)
+	}
+}
+
+// TestDialBackoff: 10 ms doubling to 5 s.
+func TestDialBackoff(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		fails int
+		want  time.Duration
+	}{{1, 10 * time.Millisecond}, {2, 20 * time.Millisecond}, {5, 160 * time.Millisecond}, {10, 5 * time.Second}, {100, 5 * time.Second}} {
+		if got := dialBackoff(tt.fails); got != tt.want {
+			t.Errorf("dialBackoff(%d): got %v, want %v", tt.fails, got, tt.want)
 		}
 	}
 }

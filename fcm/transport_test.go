@@ -323,6 +323,7 @@ var scenarios = []scenario{
 	{"GoAwayEvery10", testGoAwayEvery},
 	{"RefusedStream", testRefusedStream},
 	{"StopsReading", testStopsReading},
+	{"ShedsEveryConnection", testShedsEveryConnection},
 	{"EarlyAnswer", testEarlyAnswer},
 	{"Proxy", testProxy},
 }
