@@ -31,9 +31,8 @@ var errWriteStalled = errors.New("fcm: the connection's writes are stalled: the 
 // room first (awaitRoom), with its deadline, so no wait for a peer that
 // stopped reading outlasts the send that waits.
 //
-// A failed write is returned by every Write after it and closes the
-// connection, so its reader fails too and the client ends the streams on
-// it (retried by the caller, as any broken connection).
+// A failed write is returned by every Write after it; the connection
+// stays open for its reader until Close (see h2Conn.writeFailed).
 type coalescingConn struct {
 	net.Conn
 
@@ -133,8 +132,9 @@ func (c *coalescingConn) writeLoop() {
 		out, c.pending = c.pending, out[:0]
 		c.mu.Unlock()
 		if _, err := c.Conn.Write(out); err != nil {
+			// The connection stays open for its reader: what the peer
+			// wrote before it went away is still to be read.
 			c.fail(err)
-			_ = c.Conn.Close()
 			return
 		}
 		c.mu.Lock()

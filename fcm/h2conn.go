@@ -40,6 +40,9 @@ const (
 	// whose caller's ctx ended or whose deadline passed (see expireLocked):
 	// how late, at most, such a stream is ended.
 	h2Watch = 50 * time.Millisecond
+	// h2DrainTimeout bounds how long a connection whose writes failed is
+	// read for the answers already on their way (see writeFailed).
+	h2DrainTimeout = 2 * time.Second
 )
 
 // Why a connection closed, when nothing failed.
@@ -94,6 +97,7 @@ type h2Conn struct {
 	pingAt      time.Time
 	idleSince   time.Time
 	watching    bool  // the timer is set within h2Watch, for the open streams
+	writeErr    error // why writes failed (the reader drains what is left); nil while they work
 	err         error // why the connection closed; nil while open
 }
 
@@ -378,7 +382,7 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 		err := c.bw.Flush()
 		c.unlockWrite()
 		if err != nil {
-			c.close(fmt.Errorf("fcm: write: %w", err)) // ends s
+			c.writeFailed(err) // the reader ends s, answered or not
 			return nil
 		}
 		if len(rest) == 0 {
@@ -559,8 +563,28 @@ func (c *h2Conn) write(frame func() error) {
 	}
 	c.unlockWrite()
 	if err != nil {
-		c.close(fmt.Errorf("fcm: write: %w", err))
+		c.writeFailed(err)
 	}
+}
+
+// writeFailed gives up writing on c after err: it takes no new stream,
+// and its reader reads on, for at most h2DrainTimeout, what the server
+// wrote before it went away (often answers to the requests it processed
+// before it reset the connection), then closes it. Only the streams
+// still unanswered then fail; closing at once would fail them all, and
+// their senders would send again what FCM answered.
+func (c *h2Conn) writeFailed(err error) {
+	c.mu.Lock()
+	if c.err != nil || c.writeErr != nil {
+		c.mu.Unlock()
+		return
+	}
+	c.writeErr = fmt.Errorf("fcm: write: %w", err)
+	c.retired = true
+	c.windowGrewLocked() // the writers waiting for window give up
+	c.mu.Unlock()
+	c.pool.remove(c)
+	_ = c.nc.Conn.SetReadDeadline(time.Now().Add(h2DrainTimeout))
 }
 
 // close closes the connection for err and drops c from the pool. The
@@ -590,6 +614,9 @@ func (c *h2Conn) close(err error) {
 func (c *h2Conn) failStreams() {
 	c.mu.Lock()
 	streams, reason := c.streams, c.err
+	if c.writeErr != nil {
+		reason = fmt.Errorf("%w, then %w", c.writeErr, reason)
+	}
 	c.streams = nil
 	c.mu.Unlock()
 	for _, s := range streams {

@@ -323,6 +323,7 @@ var scenarios = []scenario{
 	{"GoAwayEvery10", testGoAwayEvery},
 	{"RefusedStream", testRefusedStream},
 	{"StopsReading", testStopsReading},
+	{"ResetsAfter10", testResetsAfter},
 	{"ShedsEveryConnection", testShedsEveryConnection},
 	{"EarlyAnswer", testEarlyAnswer},
 	{"Proxy", testProxy},
