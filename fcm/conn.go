@@ -40,6 +40,7 @@ type coalescingConn struct {
 	drained chan struct{} // closed (and replaced) when pending is written
 	pending []byte
 	err     error // the first failed write, or net.ErrClosed after Close
+	closing bool  // closeFlushed: close once pending is written
 	wake    chan struct{}
 }
 
@@ -92,6 +93,9 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 	if c.err != nil {
 		return 0, c.err
 	}
+	if c.closing {
+		return 0, net.ErrClosed
+	}
 	c.pending = append(c.pending, p...)
 	select {
 	case c.wake <- struct{}{}:
@@ -99,6 +103,29 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 	}
 	return len(p), nil
 }
+
+// closeFlushed closes the connection once what is pending is written, so
+// the last frames (a GOAWAY) reach the peer; the write may take at most
+// h2CloseTimeout. Later Writes fail with net.ErrClosed.
+func (c *coalescingConn) closeFlushed() {
+	c.mu.Lock()
+	if c.err != nil || c.closing {
+		c.mu.Unlock()
+		_ = c.Conn.Close()
+		return
+	}
+	c.closing = true
+	_ = c.Conn.SetWriteDeadline(time.Now().Add(h2CloseTimeout))
+	select { // under mu: fail closes wake
+	case c.wake <- struct{}{}:
+	default: // the writer is awake already
+	}
+	c.mu.Unlock()
+}
+
+// h2CloseTimeout bounds the last write of a connection closed with
+// closeFlushed.
+const h2CloseTimeout = time.Second
 
 // Close ends the writer and closes the connection; what is not yet
 // written is dropped, as the kernel's buffer would be on a reset.
@@ -130,11 +157,19 @@ func (c *coalescingConn) writeLoop() {
 			return
 		}
 		out, c.pending = c.pending, out[:0]
+		closing := c.closing
 		c.mu.Unlock()
 		if _, err := c.Conn.Write(out); err != nil {
 			// The connection stays open for its reader: what the peer
 			// wrote before it went away is still to be read.
 			c.fail(err)
+			if closing {
+				_ = c.Conn.Close()
+			}
+			return
+		}
+		if closing {
+			_ = c.Close()
 			return
 		}
 		c.mu.Lock()

@@ -27,6 +27,9 @@ const (
 	// time h2ConnRefill of it was used, so the connection never stalls.
 	h2ConnWindow = 1 << 30
 	h2ConnRefill = 4 << 20
+	// h2MaxReadFrame is the largest frame the client reads: the
+	// SETTINGS_MAX_FRAME_SIZE it leaves at its default.
+	h2MaxReadFrame = 16384
 	// h2MaxHeaderList bounds the answer's decoded header list.
 	h2MaxHeaderList = 64 << 10
 	// h2DefaultMaxStreams is the streams a connection takes when the
@@ -141,6 +144,9 @@ func startH2Conn(p *h2Pool, nc *coalescingConn) (*h2Conn, error) {
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 16<<10))
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = h2MaxHeaderList
+	// The client advertises no SETTINGS_MAX_FRAME_SIZE: the default, 16,384
+	// bytes, is the most it takes (RFC 9113 4.2).
+	c.fr.SetMaxReadFrameSize(h2MaxReadFrame)
 	c.fr.SetReuseFrames()
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.lastFrame.Store(now.UnixNano())
@@ -590,6 +596,7 @@ func (c *h2Conn) writeFailed(err error) {
 // close closes the connection for err and drops c from the pool. The
 // reader, failing to read, then ends every open stream (failStreams): it
 // alone writes a stream's answer, so none is ended while it fills one.
+// A peer that can still read is told why first, with GOAWAY (goAwayCode).
 func (c *h2Conn) close(err error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -601,12 +608,48 @@ func (c *h2Conn) close(err error) {
 	c.windowGrewLocked()
 	close(c.closed)
 	timer := c.timer
+	code, tell := goAwayCode(err)
+	tell = tell && c.writeErr == nil
 	c.mu.Unlock()
 	if timer != nil {
 		timer.Stop()
 	}
-	_ = c.nc.Close()
+	if tell && c.tryLockWrite() {
+		// The last stream id the server opened: none, push being off.
+		_ = c.fr.WriteGoAway(0, code, nil)
+		_ = c.bw.Flush()
+		c.unlockWrite()
+		c.nc.closeFlushed()
+	} else {
+		_ = c.nc.Close()
+	}
 	c.pool.remove(c)
+}
+
+// tryLockWrite takes the write lock if it is free.
+func (c *h2Conn) tryLockWrite() bool {
+	select {
+	case c.wlock <- struct{}{}:
+		return true
+	default:
+		return false
+	}
+}
+
+// goAwayCode is the error code of the GOAWAY a connection closed for err
+// sends first, and whether it sends one: none to a peer that went away
+// or stopped answering.
+func goAwayCode(err error) (http2.ErrCode, bool) {
+	var ce http2.ConnectionError
+	switch {
+	case errors.Is(err, errConnIdle), errors.Is(err, errConnDrained):
+		return http2.ErrCodeNo, true
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		return http2.ErrCodeFrameSize, true
+	case errors.As(err, &ce):
+		return http2.ErrCode(ce), true
+	}
+	return 0, false
 }
 
 // failStreams ends the streams still open when the reader stops, with the
