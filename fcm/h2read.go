@@ -3,7 +3,7 @@ package fcm
 import (
 	"errors"
 	"fmt"
-		"time"
+	"time"
 
 	"golang.org/x/net/http2"
 )
