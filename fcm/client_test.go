@@ -215,8 +215,14 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-func BenchmarkSend(b *testing.B) {
-	bb := setup(b, "proj-bench", emulator.Options{}, fcm.ClientOptions{})
+// BenchmarkSend measures sends through the lean transport, the default;
+// BenchmarkSendStandard the same through net/http's.
+func BenchmarkSend(b *testing.B) { benchmarkSend(b, fcm.TransportLean) }
+
+func BenchmarkSendStandard(b *testing.B) { benchmarkSend(b, fcm.TransportStandard) }
+
+func benchmarkSend(b *testing.B, transport string) {
+	bb := setup(b, "proj-bench", emulator.Options{}, fcm.ClientOptions{Transport: transport})
 	msg := message("bench-token")
 	if err := bb.client.Send(b.Context(), bb.cred, msg); err != nil {
 		b.Fatalf("warm-up send: %v", err)
