@@ -127,7 +127,7 @@ func newStdTransport(cfg transportConfig) (*stdTransport, error) {
 	if cfg.roots != nil {
 		rt.TLSClientConfig = cfg.roots.Clone()
 	}
-	if cfg.proxy != nil {
+	if cfg.proxy != nil && cfg.scheme == "https" { // as the lean client: see dialTCP
 		proxy := cfg.proxy
 		rt.Proxy = func(r *http.Request) (*url.URL, error) { return proxy(r.URL) }
 	}
