@@ -80,6 +80,17 @@ func (c *coalescingConn) awaitRoom(ctx context.Context, deadline time.Time, n in
 	}
 }
 
+// failed returns the error of the write that failed, nil while none did
+// (or after Close).
+func (c *coalescingConn) failed() error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if errors.Is(c.err, net.ErrClosed) {
+		return nil
+	}
+	return c.err
+}
+
 // drainedLocked wakes the writers waiting for room.
 func (c *coalescingConn) drainedLocked() {
 	close(c.drained)

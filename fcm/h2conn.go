@@ -304,6 +304,9 @@ func (c *h2Conn) unsent(err error) error {
 	if stalled {
 		c.pool.remove(c)
 	}
+	if werr := c.nc.failed(); werr != nil {
+		c.writeFailed(werr) // the next sends go elsewhere at once
+	}
 	if drained {
 		c.close(errConnDrained)
 	}
