@@ -348,7 +348,7 @@ func testGoAwayEvery(t *testing.T, kind string) {
 		}
 	})
 	tr := newTestTransport(t, kind, h.url(), transportConfig{})
-	h.check(t, kind, drive(tr, 500, 50, 100, 10*time.Second), rules{allAnswered: true,
+	h.check(t, kind, drive(tr, 500, 50, 100, 3*time.Second), rules{allAnswered: true,
 		standardBreaks: "x/net's backoff between retries doubles from 1 s, so a request refused again and again may run out its deadline"})
 }
 
@@ -369,7 +369,7 @@ func testRefusedStream(t *testing.T, kind string) {
 		}
 	})
 	tr := newTestTransport(t, kind, h.url(), transportConfig{})
-	h.check(t, kind, drive(tr, 500, 50, 100, 10*time.Second), rules{allAnswered: true,
+	h.check(t, kind, drive(tr, 500, 50, 100, 3*time.Second), rules{allAnswered: true,
 		standardBreaks: "x/net's backoff between retries doubles from 1 s, so a request refused again and again may run out its deadline"})
 }
 
