@@ -54,28 +54,24 @@ var (
 )
 
 // h2Conn is one HTTP/2 connection of an h2Pool. The callers' goroutines
-// write their own requests holding the write lock (wlock); the reader
-// goroutine (readLoop) handles every frame that arrives and ends streams
-// by closing their done channel. Lock order: the pool's mu, then wlock,
-// then mu; nothing waits with mu held.
+// write their own requests under wmu; the reader goroutine (readLoop)
+// handles every frame that arrives and ends streams by closing their done
+// channel. Lock order: the pool's mu, then wmu, then mu; nothing waits
+// with mu or wmu held.
 type h2Conn struct {
 	pool *h2Pool
 	nc   *coalescingConn
 
-	// wlock, a lock a send can stop waiting for at its deadline (see
-	// lockWrite), serializes the writes: the Framer's write side, the
-	// HPACK encoder and bw, so header blocks are encoded and sent in
-	// stream-id order. A request's frames are buffered and flushed at
-	// once; a flush never waits (coalescingConn), a send waits for room
-	// before it writes (awaitRoom).
-	wlock chan struct{}
-	// closed is closed when the connection closes, freeing the sends
-	// waiting for wlock.
-	closed chan struct{}
-	bw     *bufio.Writer
-	fr     *http2.Framer
-	henc   *hpack.Encoder
-	hbuf   bytes.Buffer
+	// wmu serializes the writes: the Framer's write side, the HPACK
+	// encoder and bw, so header blocks are encoded and sent in stream-id
+	// order. A request's frames are buffered and flushed at once; a
+	// flush never waits (coalescingConn), a send waits for room before
+	// it takes wmu (awaitRoom).
+	wmu  sync.Mutex
+	bw   *bufio.Writer
+	fr   *http2.Framer
+	henc *hpack.Encoder
+	hbuf bytes.Buffer
 
 	lastFrame atomic.Int64 // UnixNano of the last frame read
 	unacked   uint32       // DATA received and not yet credited back (reader only)
@@ -127,8 +123,6 @@ func startH2Conn(p *h2Pool, nc *coalescingConn) (*h2Conn, error) {
 	c := &h2Conn{
 		pool:        p,
 		nc:          nc,
-		wlock:       make(chan struct{}, 1),
-		closed:      make(chan struct{}),
 		bw:          bufio.NewWriterSize(nc, 16<<10),
 		streams:     make(map[uint32]*h2Stream),
 		nextID:      1,
@@ -334,7 +328,6 @@ func (c *h2Conn) close(err error) {
 	c.err = err
 	c.retired = true
 	c.windowGrewLocked()
-	close(c.closed)
 	timer := c.timer
 	code, tell := goAwayCode(err)
 	tell = tell && c.writeErr == nil
@@ -342,11 +335,11 @@ func (c *h2Conn) close(err error) {
 	if timer != nil {
 		timer.Stop()
 	}
-	if tell && c.tryLockWrite() {
+	if tell && c.wmu.TryLock() { // held: a writer is mid-frame, and no GOAWAY can follow at once
 		// The last stream id the server opened: none, push being off.
 		_ = c.fr.WriteGoAway(0, code, nil)
 		_ = c.bw.Flush()
-		c.unlockWrite()
+		c.wmu.Unlock()
 		c.nc.closeFlushed()
 	} else {
 		_ = c.nc.Close()

@@ -350,7 +350,7 @@ func TestH2ResetBeforeSlotFreed(t *testing.T) {
 	s.pool.mu.Lock()
 	c := s.pool.conns[0]
 	s.pool.mu.Unlock()
-	c.wlock <- struct{}{} // holds the reset back
+	c.wmu.Lock() // holds the reset back
 	cancel()
 	if err := <-first; !errors.Is(err, context.Canceled) {
 		t.Fatalf("cancelled send: got %v, want context.Canceled", err)
@@ -361,7 +361,7 @@ func TestH2ResetBeforeSlotFreed(t *testing.T) {
 		c.reserved--
 		c.mu.Unlock()
 	}
-	c.unlockWrite()
+	c.wmu.Unlock()
 	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
 		t.Fatalf("second send: got status %d error %v, want 200", resp.status, err)
 	}

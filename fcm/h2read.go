@@ -162,8 +162,8 @@ func (c *h2Conn) onSettings(f *http2.SettingsFrame) error {
 	if f.IsAck() {
 		return nil
 	}
-	c.wlock <- struct{}{}
-	defer c.unlockWrite()
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
 	c.mu.Lock()
 	err := f.ForeachSetting(func(s http2.Setting) error {
 		if err := s.Valid(); err != nil {
@@ -187,7 +187,7 @@ func (c *h2Conn) onSettings(f *http2.SettingsFrame) error {
 		case http2.SettingMaxFrameSize:
 			c.peerFrame = s.Val
 		case http2.SettingHeaderTableSize:
-			c.henc.SetMaxDynamicTableSizeLimit(s.Val) // wlock is held
+			c.henc.SetMaxDynamicTableSizeLimit(s.Val) // wmu is held
 		}
 		return nil
 	})

@@ -3,7 +3,6 @@ package fcm
 import (
 	"errors"
 	"fmt"
-	"net"
 	"strconv"
 	"time"
 
@@ -11,42 +10,15 @@ import (
 	"golang.org/x/net/http2/hpack"
 )
 
-// The write side of an h2Conn: a request's frames, the write lock a send
-// stops waiting for at its deadline, resets, and what a failed write
-// leaves to the reader.
+// The write side of an h2Conn: a request's frames, resets, and what a
+// failed write leaves to the reader. Nothing waits holding wmu: a Write
+// to the coalescingConn never blocks, and a send waits for room in it
+// (awaitRoom, until its deadline) before it takes wmu, so no send waits
+// for wmu long whatever the server does.
 
-// h2HeaderRoom is the room a request's header block is given in the
-// writes it waits for (awaitRoom): more than one ever takes.
+// h2HeaderRoom is the room a request's header block is given when it
+// waits for room to write (awaitRoom): more than one ever takes.
 const h2HeaderRoom = 4 << 10
-
-// lockWrite takes the write lock, unless s's ctx ends, its deadline
-// passes or the connection closes first. Uncontended, it makes no timer.
-func (c *h2Conn) lockWrite(s *h2Stream) error {
-	select {
-	case c.wlock <- struct{}{}:
-		return nil
-	default:
-	}
-	var timeout <-chan time.Time
-	if !s.deadline.IsZero() {
-		t := time.NewTimer(time.Until(s.deadline))
-		defer t.Stop()
-		timeout = t.C
-	}
-	select {
-	case c.wlock <- struct{}{}:
-		return nil
-	case <-timeout:
-		return errWriteStalled
-	case <-s.ctx.Done():
-		return s.ctx.Err()
-	case <-c.closed:
-		return net.ErrClosed
-	}
-}
-
-// unlockWrite releases the write lock.
-func (c *h2Conn) unlockWrite() { <-c.wlock }
 
 // unsent gives up the stream reserved for s before anything of its
 // request was written, for err: the request did not reach the server.
@@ -76,24 +48,20 @@ func (c *h2Conn) unsent(err error) error {
 // writeRequest opens s with the next stream id and writes the request's
 // HEADERS and DATA, waiting for send window when the body needs more
 // (until s ends: tick ends it when its caller's ctx ends or its deadline
-// passes). No wait outlasts s's: the write lock and the room to write
-// are waited for until its deadline, and a request whose wait is over
+// passes). No wait outlasts s's: room to write is waited for until its
+// deadline, wmu is never held long, and a request whose wait is over
 // before its HEADERS are written is not written. It returns an error only
 // when s was never opened (errUnprocessed); the other failures end s,
 // for roundTrip to read.
 func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []byte) error {
+	// Room is not promised: the sends that find it at once may together
+	// pass maxPending by a request each, a bound all the same.
+	if err := c.nc.awaitRoom(s.ctx, s.deadline, h2HeaderRoom+len(body)); err != nil {
+		return c.unsent(err)
+	}
+	c.wmu.Lock()
 	if err := s.waitOver(time.Now()); err != nil {
-		return c.unsent(err)
-	}
-	if err := c.lockWrite(s); err != nil {
-		return c.unsent(err)
-	}
-	err := c.nc.awaitRoom(s.ctx, s.deadline, h2HeaderRoom+len(body))
-	if err == nil {
-		err = s.waitOver(time.Now())
-	}
-	if err != nil {
-		c.unlockWrite()
+		c.wmu.Unlock()
 		return c.unsent(err)
 	}
 	c.mu.Lock()
@@ -105,7 +73,7 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 		}
 		drained := c.drainedLocked()
 		c.mu.Unlock()
-		c.unlockWrite()
+		c.wmu.Unlock()
 		if drained {
 			c.close(errConnDrained)
 		}
@@ -149,7 +117,7 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 	for {
 		rest = c.writeData(s, rest)
 		err := c.bw.Flush()
-		c.unlockWrite()
+		c.wmu.Unlock()
 		if err != nil {
 			c.writeFailed(err) // the reader ends s, answered or not
 			return nil
@@ -158,24 +126,21 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 			return nil
 		}
 		c.awaitWindow(s)
-		// The rest waits for the lock and for room as the start did; when
-		// s's wait is over, tick ends and resets it.
-		if c.lockWrite(s) != nil {
-			return nil
-		}
+		// The rest waits for room as the start did; when s's wait is
+		// over, tick ends and resets it.
 		if c.nc.awaitRoom(s.ctx, s.deadline, len(rest)) != nil {
-			c.unlockWrite()
 			return nil
 		}
+		c.wmu.Lock()
 	}
 }
 
-// writeField adds one header field to the block being encoded (wlock held).
+// writeField adds one header field to the block being encoded (wmu held).
 func (c *h2Conn) writeField(name, value string) {
 	_ = c.henc.WriteField(hpack.HeaderField{Name: name, Value: value})
 }
 
-// writeData writes as much of rest on s as the send windows allow (wlock
+// writeData writes as much of rest on s as the send windows allow (wmu
 // held) and returns what is left. Nothing is left once s has ended.
 func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
 	for len(rest) > 0 {
@@ -253,16 +218,16 @@ func (c *h2Conn) resetWritten(n int) {
 	}
 }
 
-// write runs one frame write holding wlock and flushes it; a failure
-// closes the connection. The frames it writes are small: they do not
-// wait for room.
+// write runs one frame write under wmu and flushes it; a failure gives
+// the connection up (writeFailed). The frames it writes are small: they
+// do not wait for room.
 func (c *h2Conn) write(frame func() error) {
-	c.wlock <- struct{}{}
+	c.wmu.Lock()
 	err := frame()
 	if err == nil {
 		err = c.bw.Flush()
 	}
-	c.unlockWrite()
+	c.wmu.Unlock()
 	if err != nil {
 		c.writeFailed(err)
 	}
@@ -286,14 +251,4 @@ func (c *h2Conn) writeFailed(err error) {
 	c.mu.Unlock()
 	c.pool.remove(c)
 	_ = c.nc.Conn.SetReadDeadline(time.Now().Add(h2DrainTimeout))
-}
-
-// tryLockWrite takes the write lock if it is free.
-func (c *h2Conn) tryLockWrite() bool {
-	select {
-	case c.wlock <- struct{}{}:
-		return true
-	default:
-		return false
-	}
 }
