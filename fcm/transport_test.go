@@ -327,6 +327,7 @@ var scenarios = []scenario{
 	{"ShedsEveryConnection", testShedsEveryConnection},
 	{"EarlyAnswer", testEarlyAnswer},
 	{"Proxy", testProxy},
+	{"ServerShutdown", testServerShutdown},
 }
 
 // testGoAwayEvery: each connection processes 10 streams, then sends
@@ -501,6 +502,55 @@ func testEarlyAnswer(t *testing.T, kind string) {
 		}
 		time.Sleep(10 * time.Millisecond) // polls for the resets
 	}
+}
+
+// testServerShutdown: Go's own HTTP/2 server shuts down gracefully
+// (GOAWAY, then no more connections) once it processed 200 requests.
+func testServerShutdown(t *testing.T, kind string) {
+	h := &hostile{processed: map[string]int{}, answered: map[string]bool{}}
+	var once sync.Once
+	shutdown := make(chan struct{})
+	srv := &http.Server{Protocols: new(http.Protocols), Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, _ := io.ReadAll(r.Body)
+		id, _, _ := bytes.Cut(body, []byte(":"))
+		h.mu.Lock()
+		h.processed[string(id)]++
+		n := len(h.processed)
+		h.mu.Unlock()
+		if n == 200 {
+			once.Do(func() { close(shutdown) })
+		}
+		w.WriteHeader(http.StatusOK)
+		if f, ok := w.(http.Flusher); ok {
+			f.Flush()
+		}
+		h.mu.Lock()
+		h.answered[string(id)] = true
+		h.mu.Unlock()
+	})}
+	srv.Protocols.SetUnencryptedHTTP2(true)
+	srv.ConnState = func(_ net.Conn, st http.ConnState) {
+		if st == http.StateNew {
+			h.conns.Add(1)
+		}
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	h.addr = ln.Addr().String()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		_ = srv.Serve(ln)
+	}()
+	go func() {
+		<-shutdown
+		_ = srv.Shutdown(context.Background())
+	}()
+	t.Cleanup(func() { _ = srv.Close(); <-done })
+	tr := newTestTransport(t, kind, h.url(), transportConfig{})
+	h.check(t, kind, drive(tr, 500, 50, 100, 3*time.Second), rules{})
 }
 
 // testProxy: sends to an https origin go through the CONNECT proxy the
