@@ -6,6 +6,7 @@ import (
 	"net"
 	"runtime"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -36,6 +37,11 @@ var errWriteStalled = errors.New("fcm: the connection's writes are stalled: the 
 type coalescingConn struct {
 	net.Conn
 
+	// size is len(pending), and broken whether err is set, for
+	// awaitRoom to see without mu that there is room (almost always).
+	size   atomic.Int64
+	broken atomic.Bool
+
 	mu      sync.Mutex
 	drained chan struct{} // closed (and replaced) when pending is written
 	pending []byte
@@ -55,6 +61,9 @@ func newCoalescingConn(conn net.Conn) *coalescingConn {
 // passes; it returns nil in the first case, errWriteStalled at the
 // deadline. The timer is only made when the peer is behind.
 func (c *coalescingConn) awaitRoom(ctx context.Context, deadline time.Time, n int) error {
+	if size := c.size.Load(); !c.broken.Load() && (size == 0 || size+int64(n) <= maxPending) {
+		return nil
+	}
 	var timeout <-chan time.Time
 	for {
 		c.mu.Lock()
@@ -108,6 +117,7 @@ func (c *coalescingConn) Write(p []byte) (int, error) {
 		return 0, net.ErrClosed
 	}
 	c.pending = append(c.pending, p...)
+	c.size.Store(int64(len(c.pending)))
 	select {
 	case c.wake <- struct{}{}:
 	default: // the writer is awake already
@@ -151,6 +161,7 @@ func (c *coalescingConn) fail(err error) {
 	defer c.mu.Unlock()
 	if c.err == nil {
 		c.err = err
+		c.broken.Store(true)
 		close(c.wake)
 		c.drainedLocked()
 	}
@@ -168,6 +179,7 @@ func (c *coalescingConn) writeLoop() {
 			return
 		}
 		out, c.pending = c.pending, out[:0]
+		c.size.Store(0)
 		closing := c.closing
 		c.mu.Unlock()
 		if _, err := c.Conn.Write(out); err != nil {

@@ -59,11 +59,12 @@ func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []by
 	if err := c.nc.awaitRoom(s.ctx, s.deadline, h2HeaderRoom+len(body)); err != nil {
 		return c.unsent(err)
 	}
-	c.wmu.Lock()
+	// The last check before the request is written: wmu is held by others
+	// only while they write, a few microseconds.
 	if err := s.waitOver(time.Now()); err != nil {
-		c.wmu.Unlock()
 		return c.unsent(err)
 	}
+	c.wmu.Lock()
 	c.mu.Lock()
 	c.reserved--
 	if c.err != nil || c.goAway {
