@@ -141,7 +141,8 @@ func (c *Client) Close() {
 // the token endpoint), and FCM's answer classified otherwise. An access token
 // FCM refuses (revoked, or stale after a restart of FCM's front end) is
 // dropped and the send tried once more with a fresh one; only a refusal of
-// the fresh token is herald.SendAuth.
+// the fresh token is herald.SendAuth. Unprocessed tells, of a
+// herald.SendRetry, whether the message surely never reached FCM.
 func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error {
 	return c.send(ctx, cred, sendRequest{Message: msg})
 }
