@@ -247,7 +247,9 @@ func (h *hostile) check(t *testing.T, kind string, results []result, r rules) {
 	defer h.mu.Unlock()
 	var problems []string
 	var answered, unprocessed, maybe int
+	var latest time.Duration // the latest return past a deadline
 	for _, res := range results {
+		latest = max(latest, res.returned.Sub(res.deadline))
 		n := h.processed[res.id]
 		switch {
 		case res.returned.After(res.deadline.Add(hangMargin)):
@@ -272,7 +274,8 @@ func (h *hostile) check(t *testing.T, kind string, results []result, r rules) {
 			maybe++
 		}
 	}
-	t.Logf("%s: %d answered, %d failed unprocessed, %d failed maybe processed; %d connections", kind, answered, unprocessed, maybe, h.conns.Load())
+	t.Logf("%s: %d answered, %d failed unprocessed, %d failed maybe processed; %d connections; latest return %v past its deadline",
+		kind, answered, unprocessed, maybe, h.conns.Load(), latest.Round(time.Millisecond))
 	reportAll(t, kind, r.standardBreaks, problems)
 }
 
