@@ -166,7 +166,9 @@ func TestH2RefusedStreamRetried(t *testing.T) {
 				_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
 			}
 		})
-		_, err := s.pool.post(t.Context(), time.Now().Add(200*time.Millisecond), "/x", "Bearer t", []byte("{}"))
+		// 2 s leaves time for about eight sends (retryBackoff), however
+		// slow the machine: the test wants more than two.
+		_, err := s.pool.post(t.Context(), time.Now().Add(2*time.Second), "/x", "Bearer t", []byte("{}"))
 		if !errors.Is(err, errUnprocessed) {
 			t.Fatalf("refused always: got %v, want errUnprocessed", err)
 		}
