@@ -206,7 +206,9 @@ type result struct {
 }
 
 // drive sends n requests, conc at a time, each with a body of size bytes
-// starting "id:" and a deadline timeout after it starts.
+// starting "id:" and a deadline timeout after it starts. It returns
+// within about timeout+2*hangMargin per round of conc requests, hung
+// transport or not, if the transport heeds its ctx.
 func drive(tr transport, n, conc, size int, timeout time.Duration) []result {
 	results := make([]result, n)
 	sem := make(chan struct{}, conc)
@@ -218,7 +220,11 @@ func drive(tr transport, n, conc, size int, timeout time.Duration) []result {
 			id := "r" + strconv.Itoa(i)
 			body := []byte(id + ":" + strings.Repeat("x", max(size-len(id)-1, 0)))
 			r := result{id: id, deadline: time.Now().Add(timeout)}
-			r.resp, r.err = tr.post(context.Background(), r.deadline, "/v1/projects/p/messages:send", "Bearer t", body)
+			// The ctx ends well after the deadline, to bound the drive even
+			// for a transport that misses deadlines (check reports it).
+			ctx, cancel := context.WithDeadline(context.Background(), r.deadline.Add(2*hangMargin))
+			defer cancel()
+			r.resp, r.err = tr.post(ctx, r.deadline, "/v1/projects/p/messages:send", "Bearer t", body)
 			r.returned = time.Now()
 			results[i] = r
 		})
