@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -321,9 +322,8 @@ func TestH2NoStreamsAllowed(t *testing.T) {
 // request's HEADERS never reaches the server before the reset.
 func TestH2ResetBeforeSlotFreed(t *testing.T) {
 	t.Parallel()
-	opened := make(chan struct{}, 1)
 	order := make(chan string, 8)
-	s := startRaw(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: 1}}, func(_ int64, sc *rawConn) {
+	s := startRaw(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: 1}}, func(n int64, sc *rawConn) {
 		for {
 			f, err := sc.fr.ReadFrame()
 			if err != nil {
@@ -331,24 +331,28 @@ func TestH2ResetBeforeSlotFreed(t *testing.T) {
 			}
 			switch f := f.(type) {
 			case *http2.MetaHeadersFrame:
-				order <- "HEADERS " + strconv.Itoa(int(f.StreamID))
-				if f.StreamID == 1 {
-					opened <- struct{}{}
-				} else {
+				order <- fmt.Sprintf("HEADERS %d/%d", n, f.StreamID)
+				if n != 1 || f.StreamID != 1 { // the first is left unanswered
 					sc.respond(f.StreamID, 200)
 				}
 			case *http2.RSTStreamFrame:
-				order <- "RST_STREAM " + strconv.Itoa(int(f.StreamID))
+				order <- fmt.Sprintf("RST_STREAM %d/%d", n, f.StreamID)
 			}
 		}
 	})
+	next := func(want string) {
+		t.Helper()
+		if got := <-order; got != want {
+			t.Fatalf("frames at the server (connection/stream): got %q, want %q", got, want)
+		}
+	}
 	ctx, cancel := context.WithCancel(t.Context())
 	first := make(chan error, 1)
 	go func() {
 		_, err := s.pool.post(ctx, time.Time{}, "/x", "Bearer t", nil)
 		first <- err
 	}()
-	<-opened
+	next("HEADERS 1/1")
 	s.pool.mu.Lock()
 	c := s.pool.conns[0]
 	s.pool.mu.Unlock()
@@ -364,15 +368,23 @@ func TestH2ResetBeforeSlotFreed(t *testing.T) {
 		c.mu.Unlock()
 	}
 	c.wmu.Unlock()
+	next("RST_STREAM 1/1")
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c.mu.Lock()
+		free := c.resetting == 0
+		c.mu.Unlock()
+		if free {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was not freed after the reset was written")
+		}
+		time.Sleep(time.Millisecond) // polls for the reset's bookkeeping
+	}
 	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
 		t.Fatalf("second send: got status %d error %v, want 200", resp.status, err)
 	}
-	want := []string{"HEADERS 1", "RST_STREAM 1", "HEADERS 3"}
-	for _, w := range want {
-		if got := <-order; got != w {
-			t.Fatalf("frames at the server: got %q, want %q (of %v)", got, w, want)
-		}
-	}
+	next("HEADERS 1/3")
 }
 
 // TestH2DeadConnDropped: a connection that dies as it is opened (the
