@@ -46,6 +46,11 @@ type ClientOptions struct {
 	// replaced (default DefaultTokenRefreshMargin), at most half its
 	// lifetime.
 	TokenRefreshMargin time.Duration
+	// Transport names what carries the sends: TransportLean (the
+	// default, also for "") or TransportStandard (net/http's). Both go
+	// through the proxy HTTPS_PROXY names unless NO_PROXY exempts FCM's
+	// host, as net/http does.
+	Transport string
 }
 
 // Credentials identify the app whose service account signs a send.
@@ -65,10 +70,12 @@ type Client struct {
 	allowAny bool
 	now      func() time.Time
 	margin   time.Duration // TokenRefreshMargin
-	// sends carries the messages:send requests over HTTP/2 (h2Pool); nil
-	// when the endpoint is not an http:// or https:// URL (sendsErr says
-	// why). The token exchange stays on net/http (tokenHTTP).
-	sends     *h2Pool
+	// sends carries the messages:send requests over HTTP/2 (the
+	// transport ClientOptions.Transport names); nil when the endpoint is
+	// not an http:// or https:// URL or the transport is unknown
+	// (sendsErr says why). The token exchange stays on net/http
+	// (tokenHTTP).
+	sends     transport
 	sendsErr  error
 	tokenHTTP *http.Client
 
@@ -112,7 +119,7 @@ func NewClient(endpoint string, opts ClientOptions) *Client {
 	}
 	u, err := url.Parse(endpoint)
 	if err == nil {
-		c.sends, err = newH2Pool(u.Scheme, u.Host)
+		c.sends, err = newTransport(opts.Transport, transportConfig{scheme: u.Scheme, host: u.Host, proxy: environmentProxy()})
 	}
 	if err != nil {
 		c.sendsErr = fmt.Errorf("fcm: endpoint %q: %w", endpoint, err)
@@ -134,7 +141,8 @@ func (c *Client) Close() {
 // the token endpoint), and FCM's answer classified otherwise. An access token
 // FCM refuses (revoked, or stale after a restart of FCM's front end) is
 // dropped and the send tried once more with a fresh one; only a refusal of
-// the fresh token is herald.SendAuth.
+// the fresh token is herald.SendAuth. Unprocessed tells, of a
+// herald.SendRetry, whether the message surely never reached FCM.
 func (c *Client) Send(ctx context.Context, cred Credentials, msg Message) error {
 	return c.send(ctx, cred, sendRequest{Message: msg})
 }

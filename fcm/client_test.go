@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,8 +216,14 @@ func closedAddr(t *testing.T) string {
 	return addr
 }
 
-func BenchmarkSend(b *testing.B) {
-	bb := setup(b, "proj-bench", emulator.Options{}, fcm.ClientOptions{})
+// BenchmarkSend measures sends through the lean transport, the default;
+// BenchmarkSendStandard the same through net/http's.
+func BenchmarkSend(b *testing.B) { benchmarkSend(b, fcm.TransportLean) }
+
+func BenchmarkSendStandard(b *testing.B) { benchmarkSend(b, fcm.TransportStandard) }
+
+func benchmarkSend(b *testing.B, transport string) {
+	bb := setup(b, "proj-bench", emulator.Options{}, fcm.ClientOptions{Transport: transport})
 	msg := message("bench-token")
 	if err := bb.client.Send(b.Context(), bb.cred, msg); err != nil {
 		b.Fatalf("warm-up send: %v", err)
@@ -340,4 +347,30 @@ func TestTokenEndpointOutage(t *testing.T) {
 	if got := classOf(t, b.client.Authorize(t.Context(), cred)); got != herald.SendRetry {
 		t.Fatalf("refused connection: got %s, want %s", got, herald.SendRetry)
 	}
+}
+
+// TestSendTransports: Send works, and classifies FCM's answers alike,
+// through each transport; an unknown transport fails every send.
+func TestSendTransports(t *testing.T) {
+	t.Parallel()
+	for _, transport := range []string{fcm.TransportLean, fcm.TransportStandard} {
+		t.Run(transport, func(t *testing.T) {
+			t.Parallel()
+			b := setup(t, "proj-transport-"+transport, emulator.Options{}, fcm.ClientOptions{Transport: transport})
+			if err := b.client.Send(t.Context(), b.cred, message("ok-1")); err != nil {
+				t.Fatalf("got %v, want nil", err)
+			}
+			if got := classOf(t, b.client.Send(t.Context(), b.cred, message("unregistered-1"))); got != herald.SendUnregistered {
+				t.Errorf("got %s, want %s", got, herald.SendUnregistered)
+			}
+		})
+	}
+	t.Run("Unknown", func(t *testing.T) {
+		t.Parallel()
+		b := setup(t, "proj-transport-unknown", emulator.Options{}, fcm.ClientOptions{Transport: "h1"})
+		err := b.client.Send(t.Context(), b.cred, message("ok-1"))
+		if got := classOf(t, err); got != herald.SendRetry || !strings.Contains(err.Error(), `"h1"`) {
+			t.Errorf("got %v, want herald.SendRetry naming the transport", err)
+		}
+	})
 }

@@ -2,12 +2,14 @@ package fcm
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"io"
 	"net"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestCoalescingConnKeepsEachWrite: writes from many goroutines arrive
@@ -34,11 +36,9 @@ func TestCoalescingConnKeepsEachWrite(t *testing.T) {
 	}
 	wg.Wait()
 	// Close drops what is not yet written: wait for the writer first.
-	c.mu.Lock()
-	for len(c.pending) > 0 {
-		c.drained.Wait()
+	if err := c.awaitRoom(t.Context(), time.Time{}, maxPending); err != nil {
+		t.Fatal(err)
 	}
-	c.mu.Unlock()
 	_ = c.Close()
 	b := <-got
 	next := make([]int, writers)
@@ -61,7 +61,7 @@ func TestCoalescingConnKeepsEachWrite(t *testing.T) {
 }
 
 // TestCoalescingConnFails: once a write fails, every later Write returns
-// the error and the connection is closed, so its reader fails too.
+// the error; the connection is left open for its reader, until Close.
 func TestCoalescingConnFails(t *testing.T) {
 	client, server := net.Pipe()
 	c := newCoalescingConn(client)
@@ -71,21 +71,18 @@ func TestCoalescingConnFails(t *testing.T) {
 		if _, err = c.Write([]byte("x")); err != nil {
 			break
 		}
-		c.mu.Lock()
-		for len(c.pending) > 0 && c.err == nil {
-			c.drained.Wait()
-		}
-		c.mu.Unlock()
+		_ = c.awaitRoom(t.Context(), time.Time{}, maxPending)
 	}
 	if err == nil {
 		t.Fatal("writes to a closed peer kept succeeding")
 	}
+	_ = c.Close()
 	if _, rerr := client.Read(make([]byte, 1)); rerr == nil {
-		t.Error("the connection was not closed after the failed write")
+		t.Error("the connection was not closed by Close")
 	}
 }
 
-// TestCoalescingConnCloseWakesWriters: a Write waiting for room returns
+// TestCoalescingConnCloseWakesWriters: a writer waiting for room returns
 // once the connection is closed.
 func TestCoalescingConnCloseWakesWriters(t *testing.T) {
 	client, _ := net.Pipe() // nobody reads: the writer blocks
@@ -94,6 +91,10 @@ func TestCoalescingConnCloseWakesWriters(t *testing.T) {
 	go func() {
 		big := bytes.Repeat([]byte("y"), maxPending)
 		for {
+			if err := c.awaitRoom(t.Context(), time.Time{}, len(big)); err != nil {
+				done <- err
+				return
+			}
 			if _, err := c.Write(big); err != nil {
 				done <- err
 				return
@@ -103,5 +104,41 @@ func TestCoalescingConnCloseWakesWriters(t *testing.T) {
 	_ = c.Close()
 	if err := <-done; !errors.Is(err, net.ErrClosed) {
 		t.Errorf("err = %v, want net.ErrClosed", err)
+	}
+}
+
+// TestCoalescingConnRoomDeadline: a wait for room on a peer that reads
+// nothing ends at its deadline with errWriteStalled, and by its ctx.
+func TestCoalescingConnRoomDeadline(t *testing.T) {
+	client, _ := net.Pipe() // nobody reads
+	c := newCoalescingConn(client)
+	t.Cleanup(func() { _ = c.Close() })
+	// The writer takes the first write and blocks on it; the second stays
+	// pending.
+	if _, err := c.Write([]byte("first")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c.mu.Lock()
+		taken := len(c.pending) == 0
+		c.mu.Unlock()
+		if taken {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the first write")
+		}
+		time.Sleep(time.Millisecond) // polls for the writer
+	}
+	if _, err := c.Write(bytes.Repeat([]byte("y"), maxPending)); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.awaitRoom(t.Context(), time.Now().Add(10*time.Millisecond), 100); !errors.Is(err, errWriteStalled) {
+		t.Errorf("at the deadline: got %v, want errWriteStalled", err)
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	cancel()
+	if err := c.awaitRoom(ctx, time.Time{}, 100); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: got %v, want context.Canceled", err)
 	}
 }

@@ -46,7 +46,7 @@ func startH2C(t *testing.T, h http.Handler, conf http.HTTP2Config) *h2Server {
 		defer close(done)
 		_ = s.srv.Serve(ln)
 	}()
-	s.pool, err = newH2Pool("http", ln.Addr().String())
+	s.pool, err = newH2Pool(transportConfig{scheme: "http", host: ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -148,7 +148,7 @@ func tlsPool(t *testing.T, ts *httptest.Server) *h2Pool {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p, err := newH2Pool("https", u.Host)
+	p, err := newH2Pool(transportConfig{scheme: "https", host: u.Host})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -365,8 +365,9 @@ func TestH2Cancel(t *testing.T) {
 
 // TestH2Deadline: a send still unanswered at its deadline ends with
 // context.DeadlineExceeded and resets its stream (the server's handler
-// sees it), and the connection keeps working, as after a cancel; the
-// sends of the same connection without a deadline are not ended.
+// sees it); the sends of the same connection without a deadline are not
+// ended, but the connection takes no new one: the next send goes on a
+// new connection, and the old one closes once its last stream ends.
 func TestH2Deadline(t *testing.T) {
 	t.Parallel()
 	reset := make(chan struct{})
@@ -403,7 +404,14 @@ func TestH2Deadline(t *testing.T) {
 	if err := <-waiting; !errors.Is(err, context.Canceled) {
 		t.Errorf("the send without a deadline, cancelled: got %v, want context.Canceled", err)
 	}
-	s.wantOneIdleConn(t)
+	if got := s.conns.Load(); got != 2 {
+		t.Errorf("connections: got %d, want 2 (the one a stream timed out on retired)", got)
+	}
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	if len(s.pool.conns) != 1 {
+		t.Errorf("connections in the pool: got %d, want 1", len(s.pool.conns))
+	}
 }
 
 // TestH2LargeErrorBody: an error answer's body is kept up to

@@ -8,8 +8,6 @@ import (
 	"errors"
 	"fmt"
 	"math"
-	"net"
-	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -27,6 +25,9 @@ const (
 	// time h2ConnRefill of it was used, so the connection never stalls.
 	h2ConnWindow = 1 << 30
 	h2ConnRefill = 4 << 20
+	// h2MaxReadFrame is the largest frame the client reads: the
+	// SETTINGS_MAX_FRAME_SIZE it leaves at its default.
+	h2MaxReadFrame = 16384
 	// h2MaxHeaderList bounds the answer's decoded header list.
 	h2MaxHeaderList = 64 << 10
 	// h2DefaultMaxStreams is the streams a connection takes when the
@@ -40,6 +41,9 @@ const (
 	// whose caller's ctx ended or whose deadline passed (see expireLocked):
 	// how late, at most, such a stream is ended.
 	h2Watch = 50 * time.Millisecond
+	// h2DrainTimeout bounds how long a connection whose writes failed is
+	// read for the answers already on their way (see writeFailed).
+	h2DrainTimeout = 2 * time.Second
 )
 
 // Why a connection closed, when nothing failed.
@@ -53,14 +57,16 @@ var (
 // write their own requests under wmu; the reader goroutine (readLoop)
 // handles every frame that arrives and ends streams by closing their done
 // channel. Lock order: the pool's mu, then wmu, then mu; nothing waits
-// with mu held.
+// with mu or wmu held.
 type h2Conn struct {
 	pool *h2Pool
-	nc   net.Conn // a coalescingConn
+	nc   *coalescingConn
 
 	// wmu serializes the writes: the Framer's write side, the HPACK
 	// encoder and bw, so header blocks are encoded and sent in stream-id
-	// order. A request's frames are buffered and flushed at once.
+	// order. A request's frames are buffered and flushed at once; a
+	// flush never waits (coalescingConn), a send waits for room before
+	// it takes wmu (awaitRoom).
 	wmu  sync.Mutex
 	bw   *bufio.Writer
 	fr   *http2.Framer
@@ -74,6 +80,7 @@ type h2Conn struct {
 	mu          sync.Mutex
 	streams     map[uint32]*h2Stream // open streams
 	reserved    int                  // streams promised by reserve, not yet opened
+	resetting   int                  // streams ended whose RST_STREAM is not yet written: they hold their slot
 	nextID      uint32
 	maxStreamID uint32 // the last id this connection opens
 	maxStreams  uint32 // the peer's SETTINGS_MAX_CONCURRENT_STREAMS
@@ -87,6 +94,7 @@ type h2Conn struct {
 	pingAt      time.Time
 	idleSince   time.Time
 	watching    bool  // the timer is set within h2Watch, for the open streams
+	writeErr    error // why writes failed (the reader drains what is left); nil while they work
 	err         error // why the connection closed; nil while open
 }
 
@@ -99,17 +107,18 @@ type h2Stream struct {
 	id         uint32
 	sendWindow int64 // under the connection's mu
 	done       chan struct{}
-	resp       h2Response
+	resp       response
 	received   int // bytes of body received
 	err        error
 	ctx        context.Context
 	deadline   time.Time // zero: none
 	expired    bool
+	endSent    bool // END_STREAM was written (under the connection's mu)
 }
 
 // startH2Conn sends the client preface and our SETTINGS on nc and starts
 // the connection's reader.
-func startH2Conn(p *h2Pool, nc net.Conn) (*h2Conn, error) {
+func startH2Conn(p *h2Pool, nc *coalescingConn) (*h2Conn, error) {
 	now := time.Now()
 	c := &h2Conn{
 		pool:        p,
@@ -127,6 +136,9 @@ func startH2Conn(p *h2Pool, nc net.Conn) (*h2Conn, error) {
 	c.fr = http2.NewFramer(c.bw, bufio.NewReaderSize(nc, 16<<10))
 	c.fr.ReadMetaHeaders = hpack.NewDecoder(4096, nil)
 	c.fr.MaxHeaderListSize = h2MaxHeaderList
+	// The client advertises no SETTINGS_MAX_FRAME_SIZE: the default, 16,384
+	// bytes, is the most it takes (RFC 9113 4.2).
+	c.fr.SetMaxReadFrameSize(h2MaxReadFrame)
 	c.fr.SetReuseFrames()
 	c.henc = hpack.NewEncoder(&c.hbuf)
 	c.lastFrame.Store(now.UnixNano())
@@ -179,7 +191,7 @@ func (c *h2Conn) readPeerSettings() error {
 func (c *h2Conn) reserve() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.retired || c.err != nil || uint64(len(c.streams)+c.reserved) >= uint64(c.maxStreams) {
+	if c.retired || c.err != nil || uint64(len(c.streams)+c.reserved+c.resetting) >= uint64(c.maxStreams) {
 		return false
 	}
 	if uint64(c.nextID)+2*uint64(c.reserved) > uint64(c.maxStreamID) {
@@ -194,7 +206,7 @@ func (c *h2Conn) reserve() bool {
 func (c *h2Conn) retireIfIdle() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.err != nil || len(c.streams) > 0 || c.reserved > 0 {
+	if c.err != nil || len(c.streams) > 0 || c.reserved > 0 || c.resetting > 0 {
 		return false
 	}
 	c.retired = true
@@ -204,141 +216,35 @@ func (c *h2Conn) retireIfIdle() bool {
 // drainedLocked reports whether c is retired and carries nothing more, so
 // it can be closed.
 func (c *h2Conn) drainedLocked() bool {
-	return c.retired && c.err == nil && len(c.streams) == 0 && c.reserved == 0
+	return c.retired && c.err == nil && len(c.streams) == 0 && c.reserved == 0 && c.resetting == 0
 }
 
 // roundTrip sends one request on the stream reserved by reserve and waits
 // for its answer, ctx's end or the deadline (zero: none), whichever comes
 // first; tick watches the last two (expireLocked), so that a send does
 // not register with ctx or start a timer of its own.
-func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (h2Response, error) {
+func (c *h2Conn) roundTrip(ctx context.Context, deadline time.Time, path, authorization string, body []byte) (response, error) {
 	s := &h2Stream{done: make(chan struct{}), ctx: ctx, deadline: deadline}
 	if err := c.writeRequest(s, path, authorization, body); err != nil {
-		return h2Response{}, err
+		return response{}, err
 	}
 	<-s.done
 	if s.expired {
-		return h2Response{}, s.err
+		return response{}, s.err
 	}
 	return s.resp, s.err
 }
 
-// writeRequest opens s with the next stream id and writes the request's
-// HEADERS and DATA, waiting for send window when the body needs more
-// (until s ends: tick ends it when its caller's ctx ends or its deadline
-// passes). It returns an error only when s was never opened
-// (errUnprocessed); the other failures end s, for roundTrip to read.
-func (c *h2Conn) writeRequest(s *h2Stream, path, authorization string, body []byte) error {
-	c.wmu.Lock()
-	c.mu.Lock()
-	c.reserved--
-	if c.err != nil || c.goAway {
-		err := c.err
-		if err == nil {
-			err = errors.New("the server sent GOAWAY")
-		}
-		drained := c.drainedLocked()
-		c.mu.Unlock()
-		c.wmu.Unlock()
-		if drained {
-			c.close(errConnDrained)
-		}
-		return fmt.Errorf("%w: %v", errUnprocessed, err)
+// waitOver returns why s's wait is over (its ctx's error, or
+// context.DeadlineExceeded), or nil while it is not.
+func (s *h2Stream) waitOver(now time.Time) error {
+	if err := s.ctx.Err(); err != nil {
+		return err
 	}
-	s.id = c.nextID
-	c.nextID += 2
-	if c.nextID > c.maxStreamID {
-		c.retired = true
+	if !s.deadline.IsZero() && !now.Before(s.deadline) {
+		return context.DeadlineExceeded
 	}
-	s.sendWindow = c.peerWindow
-	c.streams[s.id] = s
-	if !c.watching {
-		c.watching = true
-		c.timer.Reset(h2Watch)
-	}
-	maxFrame := int(c.peerFrame)
-	c.mu.Unlock()
-
-	c.hbuf.Reset()
-	c.writeField(":method", "POST")
-	c.writeField(":scheme", c.pool.scheme)
-	c.writeField(":authority", c.pool.authority)
-	c.writeField(":path", path)
-	c.writeField("content-type", "application/json")
-	c.writeField("content-length", strconv.Itoa(len(body)))
-	c.writeField("authorization", authorization)
-	block := c.hbuf.Bytes()
-	for first := true; first || len(block) > 0; first = false {
-		frag := block[:min(len(block), maxFrame)]
-		block = block[len(frag):]
-		if first {
-			_ = c.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: s.id, BlockFragment: frag,
-				EndStream: len(body) == 0, EndHeaders: len(block) == 0})
-		} else {
-			_ = c.fr.WriteContinuation(s.id, len(block) == 0, frag)
-		}
-	}
-	rest := body
-	for {
-		rest = c.writeData(s, rest)
-		err := c.bw.Flush()
-		c.wmu.Unlock()
-		if err != nil {
-			c.close(fmt.Errorf("fcm: write: %w", err)) // ends s
-			return nil
-		}
-		if len(rest) == 0 {
-			return nil
-		}
-		c.awaitWindow(s)
-		c.wmu.Lock()
-	}
-}
-
-// writeField adds one header field to the block being encoded (wmu held).
-func (c *h2Conn) writeField(name, value string) {
-	_ = c.henc.WriteField(hpack.HeaderField{Name: name, Value: value})
-}
-
-// writeData writes as much of rest on s as the send windows allow (wmu
-// held) and returns what is left. Nothing is left once s has ended.
-func (c *h2Conn) writeData(s *h2Stream, rest []byte) []byte {
-	for len(rest) > 0 {
-		c.mu.Lock()
-		if c.streams[s.id] != s || c.err != nil {
-			c.mu.Unlock()
-			return nil // reset, or the connection closed
-		}
-		n := int(min(int64(len(rest)), int64(c.peerFrame), c.sendWindow, s.sendWindow))
-		if n <= 0 {
-			c.mu.Unlock()
-			return rest
-		}
-		c.sendWindow -= int64(n)
-		s.sendWindow -= int64(n)
-		c.mu.Unlock()
-		_ = c.fr.WriteData(s.id, n == len(rest), rest[:n])
-		rest = rest[n:]
-	}
-	return rest
-}
-
-// awaitWindow waits until a send window grows or s ends.
-func (c *h2Conn) awaitWindow(s *h2Stream) {
-	c.mu.Lock()
-	if c.streams[s.id] != s || c.err != nil || (c.sendWindow > 0 && s.sendWindow > 0) {
-		c.mu.Unlock()
-		return
-	}
-	if c.windowCh == nil {
-		c.windowCh = make(chan struct{})
-	}
-	ch := c.windowCh
-	c.mu.Unlock()
-	select {
-	case <-ch:
-	case <-s.done:
-	}
+	return nil
 }
 
 // windowGrewLocked wakes the writers waiting for send window.
@@ -375,6 +281,32 @@ func (c *h2Conn) finish(s *h2Stream, err error) {
 	}
 }
 
+// answered ends s, whose answer is complete. A request whose END_STREAM
+// was not written (the server answered before the body's end) is reset
+// with NO_ERROR (RFC 9113 8.1), or its stream would stay half-closed at
+// the server, holding one of its slots.
+func (c *h2Conn) answered(s *h2Stream) {
+	c.mu.Lock()
+	if c.streams[s.id] != s {
+		c.mu.Unlock()
+		return
+	}
+	c.forgetLocked(s.id)
+	early := !s.endSent // the writer writes no more once s is forgotten
+	if early {
+		c.resetting++
+	}
+	drained := c.drainedLocked()
+	c.mu.Unlock()
+	close(s.done)
+	if early {
+		c.writeReset(s.id, http2.ErrCodeNo)
+		c.resetWritten(1)
+	} else if drained {
+		c.close(errConnDrained)
+	}
+}
+
 // stream returns the open stream id, or nil (never opened, or forgotten:
 // its late frames are dropped).
 func (c *h2Conn) stream(id uint32) *h2Stream {
@@ -383,28 +315,10 @@ func (c *h2Conn) stream(id uint32) *h2Stream {
 	return c.streams[id]
 }
 
-// writeReset sends RST_STREAM for id.
-func (c *h2Conn) writeReset(id uint32, code http2.ErrCode) {
-	c.write(func() error { return c.fr.WriteRSTStream(id, code) })
-}
-
-// write runs one frame write under wmu and flushes it; a failure closes
-// the connection.
-func (c *h2Conn) write(frame func() error) {
-	c.wmu.Lock()
-	err := frame()
-	if err == nil {
-		err = c.bw.Flush()
-	}
-	c.wmu.Unlock()
-	if err != nil {
-		c.close(fmt.Errorf("fcm: write: %w", err))
-	}
-}
-
 // close closes the connection for err and drops c from the pool. The
 // reader, failing to read, then ends every open stream (failStreams): it
 // alone writes a stream's answer, so none is ended while it fills one.
+// A peer that can still read is told why first, with GOAWAY (goAwayCode).
 func (c *h2Conn) close(err error) {
 	c.mu.Lock()
 	if c.err != nil {
@@ -415,12 +329,38 @@ func (c *h2Conn) close(err error) {
 	c.retired = true
 	c.windowGrewLocked()
 	timer := c.timer
+	code, tell := goAwayCode(err)
+	tell = tell && c.writeErr == nil
 	c.mu.Unlock()
 	if timer != nil {
 		timer.Stop()
 	}
-	_ = c.nc.Close()
+	if tell && c.wmu.TryLock() { // held: a writer is mid-frame, and no GOAWAY can follow at once
+		// The last stream id the server opened: none, push being off.
+		_ = c.fr.WriteGoAway(0, code, nil)
+		_ = c.bw.Flush()
+		c.wmu.Unlock()
+		c.nc.closeFlushed()
+	} else {
+		_ = c.nc.Close()
+	}
 	c.pool.remove(c)
+}
+
+// goAwayCode is the error code of the GOAWAY a connection closed for err
+// sends first, and whether it sends one: none to a peer that went away
+// or stopped answering.
+func goAwayCode(err error) (http2.ErrCode, bool) {
+	var ce http2.ConnectionError
+	switch {
+	case errors.Is(err, errConnIdle), errors.Is(err, errConnDrained):
+		return http2.ErrCodeNo, true
+	case errors.Is(err, http2.ErrFrameTooLarge):
+		return http2.ErrCodeFrameSize, true
+	case errors.As(err, &ce):
+		return http2.ErrCode(ce), true
+	}
+	return 0, false
 }
 
 // failStreams ends the streams still open when the reader stops, with the
@@ -428,6 +368,9 @@ func (c *h2Conn) close(err error) {
 func (c *h2Conn) failStreams() {
 	c.mu.Lock()
 	streams, reason := c.streams, c.err
+	if c.writeErr != nil {
+		reason = fmt.Errorf("%w, then %w", c.writeErr, reason)
+	}
 	c.streams = nil
 	c.mu.Unlock()
 	for _, s := range streams {
@@ -449,9 +392,14 @@ func (c *h2Conn) tick() {
 		c.mu.Unlock()
 		return
 	}
-	expired := c.expireLocked(now)
+	expired, timedOut := c.expireLocked(now)
+	c.resetting += len(expired)
+	if timedOut {
+		// A server that leaves a stream unanswered past its deadline may
+		// have stopped reading: the send, tried again, goes elsewhere.
+		c.retired = true
+	}
 	c.watching = len(c.streams) > 0
-	drained := len(expired) > 0 && c.drainedLocked()
 	var next time.Duration
 	var ping, dead, idle bool
 	switch {
@@ -484,13 +432,19 @@ func (c *h2Conn) tick() {
 		c.timer.Reset(min(next, p.idleTimeout))
 	}
 	c.mu.Unlock()
+	if timedOut {
+		p.remove(c)
+	}
 	for _, s := range expired {
 		close(s.done)
+	}
+	for _, s := range expired {
 		c.writeReset(s.id, http2.ErrCodeCancel)
 	}
+	if len(expired) > 0 {
+		c.resetWritten(len(expired))
+	}
 	switch {
-	case drained:
-		c.close(errConnDrained)
 	case dead:
 		c.close(errPingTimeout)
 	case ping:
@@ -516,19 +470,15 @@ func (c *h2Conn) tick() {
 // deadline passed: it forgets them, so the reader drops their late
 // frames, and records why (ctx's error, or context.DeadlineExceeded). It
 // returns them for the caller to close their done and reset them once mu
-// is released.
-func (c *h2Conn) expireLocked(now time.Time) []*h2Stream {
-	var out []*h2Stream
+// is released, and whether any timed out (not merely cancelled).
+func (c *h2Conn) expireLocked(now time.Time) (out []*h2Stream, timedOut bool) {
 	for id, s := range c.streams {
-		err := s.ctx.Err()
-		if err == nil && !s.deadline.IsZero() && !now.Before(s.deadline) {
-			err = context.DeadlineExceeded
-		}
-		if err != nil {
+		if err := s.waitOver(now); err != nil {
 			s.err, s.expired = err, true
 			c.forgetLocked(id)
 			out = append(out, s)
+			timedOut = timedOut || errors.Is(err, context.DeadlineExceeded)
 		}
 	}
-	return out
+	return out, timedOut
 }

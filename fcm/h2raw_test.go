@@ -2,12 +2,15 @@ package fcm
 
 import (
 	"bytes"
+	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -57,7 +60,7 @@ func startRaw(t *testing.T, settings []http2.Setting, serve func(n int64, sc *ra
 			}()
 		}
 	}()
-	s.pool, err = newH2Pool("http", ln.Addr().String())
+	s.pool, err = newH2Pool(transportConfig{scheme: "http", host: ln.Addr().String()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,39 +116,83 @@ func (sc *rawConn) drain() {
 	}
 }
 
-func postRaw(t *testing.T, p *h2Pool) (h2Response, error) {
+func postRaw(t *testing.T, p *h2Pool) (response, error) {
 	t.Helper()
 	return p.post(t.Context(), time.Time{}, "/v1/projects/p/messages:send", "Bearer t", []byte(`{"message":{}}`))
 }
 
 // TestH2RefusedStreamRetried: a stream refused (REFUSED_STREAM) was not
-// processed, so it is sent once more; refused again, the send fails as
-// unprocessed.
+// processed, so it is sent again, on another connection, while its
+// deadline allows: refused three times, it is answered at the fourth;
+// refused always, it fails as unprocessed once its deadline is near,
+// after more than one resend.
 func TestH2RefusedStreamRetried(t *testing.T) {
 	t.Parallel()
-	var requests atomic.Int64
-	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
-		for {
-			id := sc.request()
-			if id == 0 {
-				return
-			}
-			switch requests.Add(1) {
-			case 1, 3, 4:
-				_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
-			default:
+	t.Run("ThenAnswered", func(t *testing.T) {
+		t.Parallel()
+		var requests atomic.Int64
+		s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+			for {
+				id := sc.request()
+				if id == 0 {
+					return
+				}
+				if requests.Add(1) <= 3 {
+					_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+					continue
+				}
 				sc.respond(id, 200)
 			}
+		})
+		if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+			t.Fatalf("refused three times: got status %d error %v, want 200", resp.status, err)
+		}
+		if got := requests.Load(); got != 4 {
+			t.Errorf("requests: got %d, want 4", got)
+		}
+		if got := s.conns.Load(); got < 2 {
+			t.Errorf("connections: got %d, want the resends on another", got)
 		}
 	})
-	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
-		t.Fatalf("refused once: got status %d error %v, want 200", resp.status, err)
-	}
-	if _, err := postRaw(t, s.pool); !errors.Is(err, errUnprocessed) {
-		t.Fatalf("refused twice: got %v, want errUnprocessed", err)
-	}
-	if got := requests.Load(); got != 4 {
-		t.Errorf("requests: got %d, want 4", got)
+	t.Run("Always", func(t *testing.T) {
+		t.Parallel()
+		var requests atomic.Int64
+		s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+			for {
+				id := sc.request()
+				if id == 0 {
+					return
+				}
+				requests.Add(1)
+				_ = sc.fr.WriteRSTStream(id, http2.ErrCodeRefusedStream)
+			}
+		})
+		// 2 s leaves time for about eight sends (retryBackoff), however
+		// slow the machine: the test wants more than two.
+		_, err := s.pool.post(t.Context(), time.Now().Add(2*time.Second), "/x", "Bearer t", []byte("{}"))
+		if !errors.Is(err, errUnprocessed) {
+			t.Fatalf("refused always: got %v, want errUnprocessed", err)
+		}
+		if got := requests.Load(); got <= 2 {
+			t.Errorf("requests: got %d, want more than 2 within the deadline", got)
+		}
+	})
+}
+
+// TestRetryBackoff: none before the first resend, then 10 ms doubling to
+// a second.
+func TestRetryBackoff(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		attempt int
+		want    time.Duration
+	}{
+		{1, 0}, {2, 10 * time.Millisecond}, {3, 20 * time.Millisecond}, {4, 40 * time.Millisecond},
+		{8, 640 * time.Millisecond}, {9, time.Second}, {60, time.Second},
+	} {
+		if got := retryBackoff(tt.attempt); got != tt.want {
+			t.Errorf("retryBackoff(%d): got %v, want %v", tt.attempt, got, tt.want)
+		}
 	}
 }
 
@@ -267,5 +314,281 @@ func TestH2NoStreamsAllowed(t *testing.T) {
 	}
 	if got := s.conns.Load(); got != 1 {
 		t.Errorf("connections: got %d, want 1", got)
+	}
+}
+
+// TestH2ResetBeforeSlotFreed: a stream ended by its caller keeps its slot
+// until its RST_STREAM is written, so with one stream allowed the next
+// request's HEADERS never reaches the server before the reset.
+func TestH2ResetBeforeSlotFreed(t *testing.T) {
+	t.Parallel()
+	order := make(chan string, 8)
+	s := startRaw(t, []http2.Setting{{ID: http2.SettingMaxConcurrentStreams, Val: 1}}, func(n int64, sc *rawConn) {
+		for {
+			f, err := sc.fr.ReadFrame()
+			if err != nil {
+				return
+			}
+			switch f := f.(type) {
+			case *http2.MetaHeadersFrame:
+				order <- fmt.Sprintf("HEADERS %d/%d", n, f.StreamID)
+				if n != 1 || f.StreamID != 1 { // the first is left unanswered
+					sc.respond(f.StreamID, 200)
+				}
+			case *http2.RSTStreamFrame:
+				order <- fmt.Sprintf("RST_STREAM %d/%d", n, f.StreamID)
+			}
+		}
+	})
+	next := func(want string) {
+		t.Helper()
+		if got := <-order; got != want {
+			t.Fatalf("frames at the server (connection/stream): got %q, want %q", got, want)
+		}
+	}
+	ctx, cancel := context.WithCancel(t.Context())
+	first := make(chan error, 1)
+	go func() {
+		_, err := s.pool.post(ctx, time.Time{}, "/x", "Bearer t", nil)
+		first <- err
+	}()
+	next("HEADERS 1/1")
+	s.pool.mu.Lock()
+	c := s.pool.conns[0]
+	s.pool.mu.Unlock()
+	c.wmu.Lock() // holds the reset back
+	cancel()
+	if err := <-first; !errors.Is(err, context.Canceled) {
+		t.Fatalf("cancelled send: got %v, want context.Canceled", err)
+	}
+	if c.reserve() {
+		t.Error("the cancelled stream's slot was free before its reset was written")
+		c.mu.Lock()
+		c.reserved--
+		c.mu.Unlock()
+	}
+	c.wmu.Unlock()
+	next("RST_STREAM 1/1")
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c.mu.Lock()
+		free := c.resetting == 0
+		c.mu.Unlock()
+		if free {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the slot was not freed after the reset was written")
+		}
+		time.Sleep(time.Millisecond) // polls for the reset's bookkeeping
+	}
+	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+		t.Fatalf("second send: got status %d error %v, want 200", resp.status, err)
+	}
+	next("HEADERS 1/3")
+}
+
+// TestH2DeadConnDropped: a connection that dies as it is opened (the
+// server sends its SETTINGS and hangs up), before the dial adds it to
+// the pool, is not added: it would stay there for good.
+func TestH2DeadConnDropped(t *testing.T) {
+	t.Parallel()
+	s := startRaw(t, nil, func(int64, *rawConn) {}) // hangs up after its SETTINGS
+	c, err := s.pool.open()
+	if err != nil {
+		t.Skipf("the open failed already (%v): nothing to add", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); ; {
+		c.mu.Lock()
+		dead := c.err != nil
+		c.mu.Unlock()
+		if dead {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("the connection did not die when the server hung up")
+		}
+		time.Sleep(time.Millisecond) // polls for the reader's failure
+	}
+	s.pool.mu.Lock()
+	defer s.pool.mu.Unlock()
+	if err := s.pool.addLocked(c); err == nil { // as dial does after open
+		t.Error("adding the dead connection: got nil, want its error")
+	}
+	if n := len(s.pool.conns); n != 0 {
+		t.Errorf("connections in the pool: got %d, want the dead one left out", n)
+	}
+}
+
+// TestH2DialBackoff: after a failed dial the pool dials again only after
+// dialBackoff, on its clock: sends meanwhile fail at once, unprocessed.
+func TestH2DialBackoff(t *testing.T) {
+	t.Parallel()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var dials atomic.Int64
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for {
+			nc, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			dials.Add(1)
+			_ = nc.Close() // sheds every connection
+		}
+	}()
+	t.Cleanup(func() { _ = ln.Close(); <-done })
+	p, err := newH2Pool(transportConfig{scheme: "http", host: ln.Addr().String()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	now := time.Unix(1_000_000, 0)
+	p.now = func() time.Time { return now }
+	sendAll := func() {
+		t.Helper()
+		var wg sync.WaitGroup
+		for range 300 {
+			wg.Go(func() {
+				if _, err := p.post(t.Context(), time.Time{}, "/x", "Bearer t", nil); !errors.Is(err, errUnprocessed) {
+					t.Errorf("got %v, want errUnprocessed", err)
+				}
+			})
+		}
+		wg.Wait()
+	}
+	sendAll()
+	if got := dials.Load(); got != 1 {
+		t.Errorf("dials of 300 sends in one moment: got %d, want 1", got)
+	}
+	now = now.Add(dialBackoff(1))
+	sendAll()
+	if got := dials.Load(); got != 2 {
+		t.Errorf("dials after the backoff: got %d, want 2", got)
+	}
+}
+
+// TestDialBackoff: 10 ms doubling to 5 s.
+func TestDialBackoff(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		fails int
+		want  time.Duration
+	}{{1, 10 * time.Millisecond}, {2, 20 * time.Millisecond}, {5, 160 * time.Millisecond}, {10, 5 * time.Second}, {100, 5 * time.Second}} {
+		if got := dialBackoff(tt.fails); got != tt.want {
+			t.Errorf("dialBackoff(%d): got %v, want %v", tt.fails, got, tt.want)
+		}
+	}
+}
+
+// writeFields writes a HEADERS frame of fields on stream id.
+func (sc *rawConn) writeFields(id uint32, end bool, fields ...string) {
+	sc.hbuf.Reset()
+	for i := 0; i < len(fields); i += 2 {
+		_ = sc.henc.WriteField(hpack.HeaderField{Name: fields[i], Value: fields[i+1]})
+	}
+	_ = sc.fr.WriteHeaders(http2.HeadersFrameParam{StreamID: id, BlockFragment: sc.hbuf.Bytes(), EndStream: end, EndHeaders: true})
+}
+
+// TestH2MalformedAnswers: answers RFC 9113 (8.1, 8.3.2) calls malformed
+// fail the send, as a stream error, instead of being read as answers.
+func TestH2MalformedAnswers(t *testing.T) {
+	t.Parallel()
+	for _, tt := range []struct {
+		name   string
+		answer func(sc *rawConn, id uint32)
+	}{
+		{"StatusWithSign", func(sc *rawConn, id uint32) { sc.writeFields(id, true, ":status", "+200") }},
+		{"StatusTwoDigits", func(sc *rawConn, id uint32) { sc.writeFields(id, true, ":status", "20") }},
+		{"InformationalEndsStream", func(sc *rawConn, id uint32) { sc.writeFields(id, true, ":status", "103") }},
+		{"PseudoHeaderInTrailers", func(sc *rawConn, id uint32) {
+			sc.writeFields(id, false, ":status", "500")
+			sc.writeFields(id, true, ":status", "200")
+		}},
+		{"TrailersWithoutEndStream", func(sc *rawConn, id uint32) {
+			sc.writeFields(id, false, ":status", "500")
+			sc.writeFields(id, false, "x-trailer", "1")
+		}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Parallel()
+			resets := make(chan http2.ErrCode, 1)
+			s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+				tt.answer(sc, sc.request())
+				for {
+					f, err := sc.fr.ReadFrame()
+					if err != nil {
+						return
+					}
+					if rf, ok := f.(*http2.RSTStreamFrame); ok {
+						resets <- rf.ErrCode
+					}
+				}
+			})
+			resp, err := postRaw(t, s.pool)
+			if err == nil || !strings.Contains(err.Error(), "malformed") {
+				t.Fatalf("got status %d error %v, want a malformed answer", resp.status, err)
+			}
+			if code := <-resets; code != http2.ErrCodeProtocol {
+				t.Errorf("reset: got %v, want PROTOCOL_ERROR", code)
+			}
+		})
+	}
+}
+
+// TestH2FrameTooLarge: a DATA frame over the 16,384 bytes the client
+// allows (it advertises no larger SETTINGS_MAX_FRAME_SIZE) is a
+// connection error: the send fails and the client sends GOAWAY with
+// FRAME_SIZE_ERROR before it closes.
+func TestH2FrameTooLarge(t *testing.T) {
+	t.Parallel()
+	goAway := make(chan http2.ErrCode, 1)
+	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+		id := sc.request()
+		sc.writeFields(id, false, ":status", "500")
+		_ = sc.fr.WriteData(id, true, make([]byte, 16385))
+		watchGoAway(sc, goAway)
+	})
+	if resp, err := postRaw(t, s.pool); err == nil {
+		t.Fatalf("got status %d, want an error", resp.status)
+	}
+	if code, ok := <-goAway; !ok || code != http2.ErrCodeFrameSize {
+		t.Errorf("GOAWAY: got %v (sent: %v), want FRAME_SIZE_ERROR", code, ok)
+	}
+}
+
+// watchGoAway reads until the connection ends and sends the code of the
+// GOAWAY it read on ch; it closes ch when none came.
+func watchGoAway(sc *rawConn, ch chan<- http2.ErrCode) {
+	for {
+		f, err := sc.fr.ReadFrame()
+		if err != nil {
+			close(ch)
+			return
+		}
+		if ga, ok := f.(*http2.GoAwayFrame); ok {
+			ch <- ga.ErrCode
+			return
+		}
+	}
+}
+
+// TestH2GoAwayOnClose: a connection closed idle says so first with
+// GOAWAY (NO_ERROR).
+func TestH2GoAwayOnClose(t *testing.T) {
+	t.Parallel()
+	goAway := make(chan http2.ErrCode, 1)
+	s := startRaw(t, nil, func(_ int64, sc *rawConn) {
+		sc.respond(sc.request(), 200)
+		watchGoAway(sc, goAway)
+	})
+	if resp, err := postRaw(t, s.pool); err != nil || resp.status != 200 {
+		t.Fatalf("got status %d error %v, want 200", resp.status, err)
+	}
+	s.pool.closeIdle()
+	if code, ok := <-goAway; !ok || code != http2.ErrCodeNo {
+		t.Errorf("GOAWAY: got %v (sent: %v), want NO_ERROR", code, ok)
 	}
 }

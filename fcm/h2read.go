@@ -3,7 +3,6 @@ package fcm
 import (
 	"errors"
 	"fmt"
-	"strconv"
 	"time"
 
 	"golang.org/x/net/http2"
@@ -24,9 +23,10 @@ func (c *h2Conn) readFrames() error {
 			var se http2.StreamError
 			if errors.As(err, &se) {
 				if s := c.stream(se.StreamID); s != nil {
-					c.finish(s, fmt.Errorf("fcm: malformed answer: %w", se))
+					c.resetStream(s, se.Code, fmt.Errorf("fcm: malformed answer: %w", se))
+				} else {
+					c.writeReset(se.StreamID, se.Code)
 				}
-				c.writeReset(se.StreamID, se.Code)
 				continue
 			}
 			return fmt.Errorf("fcm: read: %w", err)
@@ -48,7 +48,7 @@ func (c *h2Conn) readFrames() error {
 		case *http2.GoAwayFrame:
 			c.onGoAway(f)
 		case *http2.PushPromiseFrame:
-			err = errors.New("fcm: the server pushed though push is disabled")
+			err = fmt.Errorf("fcm: the server pushed though push is disabled: %w", http2.ConnectionError(http2.ErrCodeProtocol))
 		}
 		if err != nil {
 			return err
@@ -57,36 +57,56 @@ func (c *h2Conn) readFrames() error {
 }
 
 // onHeaders reads an answer's status and Retry-After; trailers are
-// ignored. END_STREAM ends the stream.
+// checked and ignored. END_STREAM ends the stream. A malformed answer
+// (RFC 9113 8.1, 8.3.2) fails the send and resets the stream.
 func (c *h2Conn) onHeaders(f *http2.MetaHeadersFrame) {
 	s := c.stream(f.StreamID)
 	if s == nil {
 		return
 	}
-	if s.resp.status == 0 {
-		if f.Truncated {
-			c.resetStream(s, http2.ErrCodeProtocol, errors.New("fcm: answer's header list too large"))
+	if s.resp.status != 0 { // trailers
+		switch {
+		case len(f.PseudoFields()) > 0:
+			c.malformed(s, "a pseudo-header in the trailers")
+			return
+		case !f.StreamEnded():
+			c.malformed(s, "trailers that do not end the stream")
 			return
 		}
-		status, err := strconv.Atoi(f.PseudoValue("status"))
-		if err != nil || status < 100 || status > 999 {
-			c.resetStream(s, http2.ErrCodeProtocol, fmt.Errorf("fcm: malformed answer status %q", f.PseudoValue("status")))
-			return
-		}
-		if status < 200 && !f.StreamEnded() {
-			return // informational; the answer follows
-		}
-		s.resp.status = status
-		for _, hf := range f.RegularFields() {
-			if hf.Name == "retry-after" {
-				s.resp.retryAfter = hf.Value
-				break
-			}
+		c.answered(s)
+		return
+	}
+	if f.Truncated {
+		c.resetStream(s, http2.ErrCodeProtocol, errors.New("fcm: answer's header list too large"))
+		return
+	}
+	status, ok := statusOf(f.PseudoValue("status"))
+	switch {
+	case !ok:
+		c.malformed(s, fmt.Sprintf("status %q", f.PseudoValue("status")))
+		return
+	case status < 200 && f.StreamEnded():
+		c.malformed(s, fmt.Sprintf("informational status %d that ends the stream", status))
+		return
+	case status < 200:
+		return // informational; the answer follows
+	}
+	s.resp.status = status
+	for _, hf := range f.RegularFields() {
+		if hf.Name == "retry-after" {
+			s.resp.retryAfter = hf.Value
+			break
 		}
 	}
 	if f.StreamEnded() {
-		c.finish(s, nil)
+		c.answered(s)
 	}
+}
+
+// malformed fails s for a malformed answer (what) and resets its stream
+// with PROTOCOL_ERROR.
+func (c *h2Conn) malformed(s *h2Stream, what string) {
+	c.resetStream(s, http2.ErrCodeProtocol, fmt.Errorf("fcm: malformed answer: %s", what))
 }
 
 // onData keeps up to maxErrorBody of a failure's body (a success's is
@@ -117,16 +137,10 @@ func (c *h2Conn) onData(f *http2.DataFrame) {
 	s.received += len(data)
 	switch {
 	case f.StreamEnded():
-		c.finish(s, nil)
+		c.answered(s)
 	case s.received >= maxErrorBody:
 		c.resetStream(s, http2.ErrCodeCancel, nil)
 	}
-}
-
-// resetStream ends s with err and sends RST_STREAM with code.
-func (c *h2Conn) resetStream(s *h2Stream, code http2.ErrCode, err error) {
-	c.finish(s, err)
-	c.writeReset(s.id, code)
 }
 
 // onReset ends a stream the server reset. REFUSED_STREAM means the server
@@ -162,7 +176,7 @@ func (c *h2Conn) onSettings(f *http2.SettingsFrame) error {
 			delta := int64(s.Val) - c.peerWindow
 			for _, st := range c.streams {
 				if st.sendWindow+delta > h2MaxWindow {
-					return errors.New("fcm: SETTINGS_INITIAL_WINDOW_SIZE overflows a stream's window")
+					return fmt.Errorf("fcm: SETTINGS_INITIAL_WINDOW_SIZE overflows a stream's window: %w", http2.ConnectionError(http2.ErrCodeFlowControl))
 				}
 				st.sendWindow += delta
 			}
@@ -179,7 +193,7 @@ func (c *h2Conn) onSettings(f *http2.SettingsFrame) error {
 	})
 	c.mu.Unlock()
 	if err != nil {
-		return fmt.Errorf("fcm: server SETTINGS: %w", err)
+		return fmt.Errorf("fcm: server SETTINGS: %w (%w)", err, http2.ConnectionError(http2.ErrCodeProtocol))
 	}
 	if err := c.fr.WriteSettingsAck(); err != nil {
 		return err
@@ -194,7 +208,7 @@ func (c *h2Conn) onWindowUpdate(f *http2.WindowUpdateFrame) error {
 	inc := int64(f.Increment)
 	if f.StreamID == 0 {
 		if c.sendWindow+inc > h2MaxWindow {
-			return errors.New("fcm: WINDOW_UPDATE overflows the connection's window")
+			return fmt.Errorf("fcm: WINDOW_UPDATE overflows the connection's window: %w", http2.ConnectionError(http2.ErrCodeFlowControl))
 		}
 		c.sendWindow += inc
 	} else if s := c.streams[f.StreamID]; s != nil {

@@ -58,6 +58,9 @@ type Config struct {
 	// accounts with any token_uri.
 	FCMEndpoint         string
 	FCMAllowAnyTokenURI bool
+	// FCMTransport names what carries the sends (fcm.ClientOptions.Transport;
+	// "" is the lean client).
+	FCMTransport string
 	// FCMProjectRate is the sends a minute of all apps of one FCM project
 	// (herald.DefaultFCMProjectRate when zero).
 	FCMProjectRate int
@@ -184,7 +187,7 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 	s.Delivery = delivery.New(delivery.Config{
 		Observe:        m.Send,
 		Store:          ds,
-		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, Timeout: o.FCMTimeout}),
+		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, Timeout: o.FCMTimeout, Transport: cfg.FCMTransport}),
 		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
 		MasterKey:      s.MasterKey,
 		Logger:         s.log,

@@ -17,6 +17,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/server"
 )
 
@@ -31,6 +32,9 @@ type config struct {
 	MasterKey           string
 	FCMEndpoint         string
 	FCMAllowAnyTokenURI bool
+	// FCMTransport names what carries the sends to FCM: fcm.TransportLean
+	// or fcm.TransportStandard.
+	FCMTransport        string
 	WebhookAllowPrivate bool
 	LogLevel            string
 	LogFormat           string
@@ -107,6 +111,7 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 		MasterKey:            getenv("HERALD_MASTER_KEY"),
 		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
 		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
+		FCMTransport:         env("HERALD_FCM_TRANSPORT", fcm.TransportLean),
 		FCMProjectRate:       env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
 		RetentionDays:        env("HERALD_RETENTION_DAYS", strconv.Itoa(herald.DefaultRetentionDays)),
 		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
@@ -171,6 +176,7 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (HERALD_ADMIN_TOKEN)")
 	fs.StringVar(&c.MasterKey, "master-key", c.MasterKey, "base64 32-byte key for secrets at rest (HERALD_MASTER_KEY)")
 	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
+	fs.StringVar(&c.FCMTransport, "fcm-transport", c.FCMTransport, "what sends to FCM: lean (Herald's HTTP/2 client) or standard (net/http's) (HERALD_FCM_TRANSPORT)")
 	fs.StringVar(&c.FCMProjectRate, "fcm-project-rate", c.FCMProjectRate, "FCM sends a minute of all apps whose service accounts name one project, together: 1 to 10000000 (HERALD_FCM_PROJECT_RATE)")
 	fs.StringVar(&c.RetentionDays, "retention-days", c.RetentionDays, fmt.Sprintf("days a finished push's body, deliveries and events are kept: a whole number, at least %d (HERALD_RETENTION_DAYS)", herald.MinRetentionDays))
 	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
@@ -255,6 +261,9 @@ func (c *config) validate() error {
 	}
 	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
 		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
+	}
+	if c.FCMTransport != "" && c.FCMTransport != fcm.TransportLean && c.FCMTransport != fcm.TransportStandard {
+		errs = append(errs, fmt.Errorf("%s: %q is neither %s nor %s", c.source("fcm-transport", "HERALD_FCM_TRANSPORT"), c.FCMTransport, fcm.TransportLean, fcm.TransportStandard))
 	}
 	return errors.Join(append(errs, c.oidcProblems()...)...)
 }

@@ -134,7 +134,7 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 			return s.secrets(ctx, srv, stdout)
 		},
 		Logger: log, RiverLogger: cfg.loggerAt(logOut, slog.LevelWarn), Version: v, Commit: commit,
-		FCMEndpoint: cfg.FCMEndpoint, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, FCMProjectRate: projectRate,
+		FCMEndpoint: cfg.FCMEndpoint, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, FCMTransport: cfg.FCMTransport, FCMProjectRate: projectRate,
 		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: cfg.AdminURL,
 		RequireTOTP: cfg.RequireTOTP, RetentionDays: retentionDays,
 		OIDC:      admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
