@@ -99,7 +99,7 @@ type WebhookSender interface {
 // window marks and settles in batches of half of it, each batch one
 // write (AdvanceChunk): on PostgreSQL a transaction that costs the
 // database about half a millisecond of CPU, so 100 against 50 took an
-// eighth off the database's CPU per delivery (docs/performance.md,
+// eighth off the database's CPU per delivery (docs/notes/performance-passes.md,
 // fourth pass). A process then has up to 1,400 sends in flight (14
 // send workers): 28,000 a second where FCM answers in 50 ms.
 const DefaultConcurrency = 100

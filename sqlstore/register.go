@@ -31,7 +31,7 @@ func (it *regItem) keys() []string {
 // PostgreSQL, where each statement costs the database CPU and its batch a
 // share of a round trip. SQLite, whose statements are calls in process,
 // makes each registration on its own: measured, the joint saved it some
-// CPU per registration but not time (docs/performance.md, "registrations
+// CPU per registration but not time (docs/notes/performance-passes.md, "registrations
 // made together"), and the joint's multi-row writes are PostgreSQL's
 // (arrays, see registerUsersSQL).
 type RegistrationJoiner interface {
