@@ -1,33 +1,25 @@
 package identity
 
 import (
-	"net"
 	"net/http"
 	"net/netip"
 	"strings"
+
+	"github.com/heraldpush/herald/access"
 )
 
-// ClientAddr is the address a request comes from: the connection's, or
-// with trustProxy the last address of X-Forwarded-For (the one the proxy
-// added). An IPv6 client counts as its /64.
+// ClientAddr is the address attempts are counted under: the client's, as
+// its access record keeps it (access.ClientIP: the connection's, or with
+// trustProxy the last address of X-Forwarded-For, the one the proxy
+// added), an IPv6 client as its /64, since one host holds many of those.
 func ClientAddr(r *http.Request, trustProxy bool) string {
-	host := r.RemoteAddr
-	if h, _, err := net.SplitHostPort(host); err == nil {
-		host = h
-	}
-	if xff := r.Header.Get("X-Forwarded-For"); trustProxy && xff != "" {
-		parts := strings.Split(xff, ",")
-		host = strings.TrimSpace(parts[len(parts)-1])
-	}
+	host := access.ClientIP(r, trustProxy)
 	ip, err := netip.ParseAddr(host)
-	if err != nil {
+	if err != nil || !ip.Is6() {
 		return host
 	}
-	if ip.Is6() && !ip.Is4In6() {
-		p, _ := ip.Prefix(64)
-		return p.String()
-	}
-	return ip.Unmap().String()
+	p, _ := ip.Prefix(64)
+	return p.String()
 }
 
 // ViaHTTPS reports whether the browser reached the dashboard over HTTPS:

@@ -39,24 +39,41 @@ var appVerbs = []string{"create", "list", "show", "update", "credentials", "webh
 
 // runApp is `herald app <verb>`: operator commands that call the admin API.
 func runApp(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
+	if len(args) > 0 && args[0] == "consent-import" {
+		return runConsentImport(ctx, args[1:], getenv, stdout, stderr)
+	}
+	g := adminGroup{name: "app", usage: appUsage, verbs: appVerbs, command: appCommand, flags: appSettingFlags}
+	return g.run(ctx, args, getenv, stdout, stderr)
+}
+
+// adminGroup is a command group whose verbs each make an admin API call
+// (`herald app`, `herald operator`, `herald audit`).
+type adminGroup struct {
+	name, usage string
+	verbs       []string
+	command     func(verb string) (*command, buildCall)
+	// flags names the fields of a refusal's details by the flags that
+	// gave them.
+	flags map[string]string
+}
+
+// run is `herald <group> <verb>`: the group's help, or its verb's call.
+func (g adminGroup) run(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) == 0 {
-		fmt.Fprint(stderr, appUsage)
-		return fmt.Errorf("app: no command given (%s)", strings.Join(appVerbs, ", "))
+		fmt.Fprint(stderr, g.usage)
+		return fmt.Errorf("%s: no command given (%s)", g.name, strings.Join(g.verbs, ", "))
 	}
 	switch args[0] {
 	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, appUsage)
+		fmt.Fprint(stdout, g.usage)
 		return nil
-	case "consent-import":
-		return runConsentImport(ctx, args[1:], getenv, stdout, stderr)
 	}
-	verb := args[0]
-	if !slices.Contains(appVerbs, verb) {
-		fmt.Fprint(stderr, appUsage)
-		return fmt.Errorf("app: unknown command %q (%s)", verb, strings.Join(appVerbs, ", "))
+	if !slices.Contains(g.verbs, args[0]) {
+		fmt.Fprint(stderr, g.usage)
+		return fmt.Errorf("%s: unknown command %q (%s)", g.name, args[0], strings.Join(g.verbs, ", "))
 	}
-	cmd, build := appCommand(verb)
-	return runAdminCall(ctx, cmd, build, args[1:], getenv, stdout, appSettingFlags)
+	cmd, build := g.command(args[0])
+	return runAdminCall(ctx, cmd, build, args[1:], getenv, stdout, g.flags)
 }
 
 // runAdminCall runs one command that makes an admin API call (`herald app

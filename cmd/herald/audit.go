@@ -8,7 +8,6 @@ import (
 	"net/http"
 	"net/url"
 	"os"
-	"slices"
 	"strings"
 )
 
@@ -30,21 +29,8 @@ var auditVerbs = []string{"head", "verify"}
 
 // runAudit is `herald audit <verb>`.
 func runAudit(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, auditUsage)
-		return fmt.Errorf("audit: no command given (%s)", strings.Join(auditVerbs, ", "))
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, auditUsage)
-		return nil
-	}
-	if !slices.Contains(auditVerbs, args[0]) {
-		fmt.Fprint(stderr, auditUsage)
-		return fmt.Errorf("audit: unknown command %q (%s)", args[0], strings.Join(auditVerbs, ", "))
-	}
-	cmd, build := auditCommand(args[0])
-	return runAdminCall(ctx, cmd, build, args[1:], getenv, stdout, map[string]string{"head": "--head"})
+	g := adminGroup{name: "audit", usage: auditUsage, verbs: auditVerbs, command: auditCommand, flags: map[string]string{"head": "--head"}}
+	return g.run(ctx, args, getenv, stdout, stderr)
 }
 
 func auditCommand(verb string) (*command, buildCall) {

@@ -8,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/url"
-	"slices"
 	"strings"
 	"text/tabwriter"
 )
@@ -40,21 +39,8 @@ var operatorFlags = map[string]string{
 
 // runOperator is `herald operator <verb>`.
 func runOperator(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
-	if len(args) == 0 {
-		fmt.Fprint(stderr, operatorUsage)
-		return fmt.Errorf("operator: no command given (%s)", strings.Join(operatorVerbs, ", "))
-	}
-	switch args[0] {
-	case "-h", "-help", "--help", "help":
-		fmt.Fprint(stdout, operatorUsage)
-		return nil
-	}
-	if !slices.Contains(operatorVerbs, args[0]) {
-		fmt.Fprint(stderr, operatorUsage)
-		return fmt.Errorf("operator: unknown command %q (%s)", args[0], strings.Join(operatorVerbs, ", "))
-	}
-	cmd, build := operatorCommand(args[0])
-	return runAdminCall(ctx, cmd, build, args[1:], getenv, stdout, operatorFlags)
+	g := adminGroup{name: "operator", usage: operatorUsage, verbs: operatorVerbs, command: operatorCommand, flags: operatorFlags}
+	return g.run(ctx, args, getenv, stdout, stderr)
 }
 
 // operatorPath is the admin API path of one operator.
