@@ -6,6 +6,7 @@ import (
 	"crypto/subtle"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"strconv"
 	"strings"
@@ -38,9 +39,7 @@ type Guard struct {
 	// X-Forwarded-For entry.
 	TrustProxy bool
 	Now        func() time.Time
-	Logger     interface {
-		ErrorContext(ctx context.Context, msg string, args ...any)
-	}
+	Logger     *slog.Logger
 	// Records appends the records of ended attempt windows when due.
 	Records *access.Recorder
 }
