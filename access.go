@@ -303,12 +303,18 @@ type AccessHead struct {
 	At   time.Time `json:"at"`
 }
 
-// ParseAccessHead reads a head as herald audit head prints it;
-// ErrInvalidRequest naming what is wrong.
+// ParseAccessHead reads a head as herald audit head prints it (its JSON),
+// or as seq:hash:hmac; ErrInvalidRequest naming what is wrong.
 func ParseAccessHead(b []byte) (AccessHead, error) {
 	var h AccessHead
-	if err := json.Unmarshal(b, &h); err != nil {
-		return h, Invalid(Detail{Field: "head", Reason: "must be the JSON herald audit head prints"})
+	if parts := strings.Split(strings.TrimSpace(string(b)), ":"); len(parts) == 3 {
+		seq, err := strconv.ParseInt(parts[0], 10, 64)
+		h = AccessHead{Seq: seq, Hash: parts[1], HMAC: parts[2]}
+		if err != nil {
+			h.Seq = 0
+		}
+	} else if err := json.Unmarshal(b, &h); err != nil {
+		return h, Invalid(Detail{Field: "head", Reason: "must be the JSON herald audit head prints, or seq:hash:hmac"})
 	}
 	if h.Seq < 1 || len(h.Hash) != 64 || len(h.HMAC) != 64 {
 		return h, Invalid(Detail{Field: "head", Reason: "must have a seq of at least 1, and a hash and an hmac of 64 hex digits"})

@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 	"time"
@@ -117,4 +118,21 @@ func FuzzAccessRecordCanonical(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestParseAccessHead: a head reads from its JSON or as seq:hash:hmac, and
+// anything else is refused naming head.
+func TestParseAccessHead(t *testing.T) {
+	hash, mac := strings.Repeat("a", 64), strings.Repeat("b", 64)
+	for _, in := range []string{`{"seq":7,"hash":"` + hash + `","hmac":"` + mac + `","at":"2026-12-02T03:00:00Z"}`, "7:" + hash + ":" + mac} {
+		h, err := ParseAccessHead([]byte(in))
+		if err != nil || h.Seq != 7 || h.Hash != hash || h.HMAC != mac {
+			t.Errorf("ParseAccessHead(%s): %+v, %v", in, h, err)
+		}
+	}
+	for _, in := range []string{"", "{}", "x:" + hash + ":" + mac, "7:abc:" + mac, `{"seq":0}`, "not a head"} {
+		if _, err := ParseAccessHead([]byte(in)); !errors.Is(err, ErrInvalidRequest) {
+			t.Errorf("ParseAccessHead(%q): got %v, want ErrInvalidRequest", in, err)
+		}
+	}
 }
