@@ -12,6 +12,11 @@ func Backoff(attempt int, retryAfter time.Duration) time.Duration {
 	return backoff(attempt, retryAfter, rand.Float64())
 }
 
+// backoff is Backoff with the service's jitter (Config.Jitter).
+func (s *Service) backoff(attempt int, retryAfter time.Duration) time.Duration {
+	return backoff(attempt, retryAfter, s.cfg.Jitter())
+}
+
 func backoff(attempt int, retryAfter time.Duration, jitter float64) time.Duration {
 	const base, ceiling = time.Second, 10 * time.Minute
 	d := ceiling

@@ -263,7 +263,7 @@ func (c *chunk) authorize(ctx context.Context, res *chunkResult) bool {
 		res.authFailure = fmt.Sprintf("gave up after %s without an FCM access token: %s", c.s.cfg.RetryFor, err)
 	default:
 		c.s.cfg.Logger.Warn("FCM access token unavailable; will retry", "app", c.app.ID, "push", c.push.ID, "err", err)
-		res.comeBack(Backoff(c.attempt, 0))
+		res.comeBack(c.s.backoff(c.attempt, 0))
 	}
 	return false
 }
@@ -444,7 +444,7 @@ func (c *chunk) outcomeOf(err error, cut bool, d herald.Delivery) outcome {
 			o.Error = fmt.Sprintf("gave up retrying after %s: %s", c.s.cfg.RetryFor, o.Error)
 			return o
 		}
-		o.State, o.RetryIn = herald.DeliveryRetry, Backoff(d.Attempts+1, se.RetryAfter)
+		o.State, o.RetryIn = herald.DeliveryRetry, c.s.backoff(d.Attempts+1, se.RetryAfter)
 	case herald.SendAuth:
 		// The push fails as a whole, with the reason.
 		o.State, o.AuthFailure = herald.DeliveryFailed, true

@@ -56,6 +56,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"math/rand/v2"
 	"runtime"
 	"time"
 
@@ -128,6 +129,10 @@ type Config struct {
 	Concurrency int
 	// RetryFor bounds how long retriable sends are retried (default 1 h).
 	RetryFor time.Duration
+	// Jitter draws the ±25 % jitter of each retry's backoff, a number in
+	// [0, 1) (math/rand's by default); the simulation draws it from its
+	// seed, so a run replays.
+	Jitter func() float64
 	// SendSlice is how long one run of a fan-out or send job works
 	// before it yields to go on in a new run (default SendSlice; real
 	// time, as it bounds the run against JobTimeout).
@@ -167,6 +172,9 @@ func New(cfg Config) *Service {
 	}
 	if cfg.Concurrency <= 0 {
 		cfg.Concurrency = DefaultConcurrency
+	}
+	if cfg.Jitter == nil {
+		cfg.Jitter = rand.Float64
 	}
 	if cfg.RetryFor <= 0 {
 		cfg.RetryFor = time.Hour

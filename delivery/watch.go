@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"errors"
+	"runtime/pprof"
 	"strconv"
 	"sync"
 	"time"
@@ -149,9 +150,12 @@ func workKey(d herald.DueWork) string {
 
 // fire runs the work at its time, as its River job would: the work's own
 // guards make a run that comes second (or after an edit or a cancel) do
-// nothing.
+// nothing. The run's context carries the work's key as the pprof label
+// "work", so that a profile, and the simulation's scheduler, tell the
+// watch's concurrent runs apart.
 func (w *scheduleWatch) fire(ctx context.Context, key string, d herald.DueWork) {
 	defer w.runs.Done()
+	ctx = pprof.WithLabels(ctx, pprof.Labels("work", key))
 	defer func() {
 		w.mu.Lock()
 		delete(w.watching, key)

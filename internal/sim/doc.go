@@ -78,14 +78,16 @@
 // drawn by the scheduler alone, among waiting calls sorted by actor and
 // call (push ids by their order of acceptance, as ids have a random
 // part), and synctest's clock moves only when every goroutine waits, so
-// a run is a function of its seed in nearly every step: the step trace's
-// hash (logged with -v) is equal across most replays of a seed. It is not
-// yet exact: about one replay in three of one seed measured diverged at a
-// step where a node's watch look and a job fetch met at one instant; the
-// cause is not found yet. What only explores: database/sql's pools and
-// SQLite's locks are real (not simulated), and PostgreSQL is not
-// supported here yet (its driver's goroutines and the server's lock waits
-// would make a run explore rather than replay).
+// a run is a function of its seed: the step trace (Options.Trace; its
+// hash logged with -v) is equal on every replay, which TestSimReplays
+// checks. Two things made about one replay in three diverge before: the
+// backoff jitter of retries came from math/rand (delivery's Config.Jitter
+// now takes the seed's), and a watch's concurrent runs waited under one
+// actor's name, so equal keys were ordered by their arrival (each run now
+// carries its work as a pprof label, which names its actor). What only
+// explores: database/sql's pools and SQLite's locks are real (not
+// simulated), and on PostgreSQL (TestSimPostgres) its driver's goroutines
+// and the server's lock waits make a run explore rather than replay.
 //
 // The invariants (check.go), checked after each run, and as each send is
 // made: every push has ended (done, failed or cancelled) — none left

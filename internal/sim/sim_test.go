@@ -1,12 +1,16 @@
 package sim
 
 import (
+	"bytes"
+	"fmt"
 	"os"
 
-	"github.com/heraldpush/herald/postgres/pgtest"
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
 // TestSim runs the simulation over many seeds, in parallel:
@@ -74,4 +78,54 @@ func TestSimPostgres(t *testing.T) {
 		}
 	})
 	t.Logf("%d seeds in %s (%.2f seeds/s)", seeds, time.Since(start).Round(time.Millisecond), float64(seeds)/time.Since(start).Seconds())
+}
+
+// TestAdAllowed holds the oracle's model to the law's hours: 20:59 is
+// day, 21:00 through 07:59 night, 08:00 day again.
+func TestAdAllowed(t *testing.T) {
+	day := herald.Consent{Marketing: true}
+	both := herald.Consent{Marketing: true, MarketingNight: true}
+	at := func(h, m int) time.Time { return time.Date(2026, 12, 2, h, m, 0, 0, time.UTC) }
+	for _, c := range []struct {
+		consent herald.Consent
+		at      time.Time
+		want    bool
+	}{
+		{day, at(20, 59), true}, {day, at(21, 0), false}, {day, at(3, 0), false}, {day, at(7, 59), false}, {day, at(8, 0), true},
+		{both, at(23, 0), true}, {herald.Consent{}, at(12, 0), false}, {herald.Consent{MarketingNight: true}, at(23, 0), false},
+	} {
+		if got := adAllowed(c.consent, c.at); got != c.want {
+			t.Errorf("adAllowed(%+v, %s): got %t, want %t", c.consent, c.at.Format("15:04"), got, c.want)
+		}
+	}
+}
+
+// TestSimReplays: a seed replays step for step. A few seeds run twice
+// (HERALD_SIM_REPLAY_SEEDS of them, default 4), and their step traces
+// must be equal to the byte.
+func TestSimReplays(t *testing.T) {
+	seeds := envInt(t, "HERALD_SIM_REPLAY_SEEDS", 4)
+	for seed := uint64(1); seed <= uint64(seeds); seed++ {
+		var runs [2]bytes.Buffer
+		for i := range runs {
+			t.Run(fmt.Sprintf("%d/%d", seed, i), func(t *testing.T) { Run(t, seed, Options{Trace: &runs[i]}) })
+		}
+		a, b := runs[0].Bytes(), runs[1].Bytes()
+		if !bytes.Equal(a, b) {
+			n := 0
+			for n < min(len(a), len(b)) && a[n] == b[n] {
+				n++
+			}
+			line := bytes.Count(a[:n], []byte("\n")) + 1
+			t.Errorf("seed %d diverged on replay at step line %d of %d: %q against %q", seed, line, bytes.Count(a, []byte("\n")),
+				firstLine(a[n-min(n, 60):]), firstLine(b[n-min(n, 60):]))
+		}
+	}
+}
+
+func firstLine(b []byte) string {
+	if i := bytes.IndexByte(b, '\n'); i >= 0 {
+		return string(b[:i])
+	}
+	return string(b)
 }

@@ -9,6 +9,7 @@ import (
 	"io"
 	"log/slog"
 	"math/rand/v2"
+	"runtime/pprof"
 	"slices"
 	"strings"
 	"sync"
@@ -117,6 +118,7 @@ type world struct {
 	nextOp        int
 	aliases       map[string]string // push ids by alias (see alias)
 	trace         hash.Hash64       // of the steps, in order: equal on replay
+	jitterRNG     *rand.Rand        // the retries' backoff jitter, from the seed (jitter)
 	rescued       time.Time
 	obs           observed
 	logger        *slog.Logger
@@ -135,7 +137,8 @@ func Run(t *testing.T, seed uint64, opt Options) {
 	}
 	synctest.Test(t, func(t *testing.T) {
 		w := &world{t: t, seed: seed, rng: rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15)), opt: opt,
-			wake: make(chan struct{}, 1), aliases: map[string]string{}, trace: fnv.New64a()}
+			wake: make(chan struct{}, 1), aliases: map[string]string{}, trace: fnv.New64a(),
+			jitterRNG: rand.New(rand.NewPCG(seed^0x5851f42d4c957f2d, seed))}
 		w.logger = slog.New(slog.NewTextHandler(io.Discard, nil))
 		if opt.Log != nil {
 			w.logger = slog.New(slog.NewTextHandler(opt.Log, &slog.HandlerOptions{Level: slog.LevelDebug}))
@@ -183,6 +186,15 @@ func (w *world) run() {
 		w.seed, w.app.TimeZone, w.opt.Nodes, len(w.ops), w.obs.opErrors, len(w.obs.accepted), w.steps, w.trace.Sum64(), w.obs.sends, w.obs.deaths, w.obs.jobErrors, time.Since(began))
 }
 
+// jitter is every node's Config.Jitter: drawn from the seed, apart from
+// the scheduler's draws, so that a retry falls due at the same instant on
+// every replay (math/rand's made about one replay in three diverge).
+func (w *world) jitter() float64 {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.jitterRNG.Float64()
+}
+
 // newNode starts a node: its service on the shared store, and its
 // schedule watch.
 func (w *world) newNode(i int) *node {
@@ -194,7 +206,7 @@ func (w *world) newNode(i int) *node {
 	n.ctx, n.cancel = context.WithCancel(context.Background())
 	n.store = &Store{inner: w.env.store, node: n}
 	n.svc = delivery.New(delivery.Config{Store: n.store, Sender: n, Webhooks: n, MasterKey: w.mk,
-		Logger: w.logger.With("node", n.name), Now: time.Now, ChunkSize: 3, Concurrency: 2, FanoutPage: 4})
+		Logger: w.logger.With("node", n.name), Now: time.Now, ChunkSize: 3, Concurrency: 2, FanoutPage: 4, Jitter: w.jitter})
 	n.stopWatch = n.svc.StartScheduleWatch(n.store)
 	return n
 }
@@ -253,6 +265,9 @@ func (w *world) loop() {
 				w.grant(ws[c])
 			} else {
 				w.trace.Write([]byte("fetch " + fetchers[c-len(ws)].name + "\n"))
+				if w.opt.Trace != nil {
+					fmt.Fprintln(w.opt.Trace, "fetch", fetchers[c-len(ws)].name)
+				}
 				fetchers[c-len(ws)].fetch(now)
 			}
 			continue
@@ -491,7 +506,14 @@ func (w *world) close() {
 func (w *world) wait(ctx context.Context, n *node, kind pointKind, what string, args ...any) verdict {
 	actor, _ := ctx.Value(actorKey{}).(string)
 	if actor == "" && n != nil {
+		// A watch's runs go at once (one per push or deferred chunk):
+		// named apart by their work, or waiters of equal keys would be
+		// ordered by their arrival, which does not replay.
 		actor = n.name + "/watch"
+		if work, ok := pprof.Label(ctx, "work"); ok {
+			id, chunk, _ := strings.Cut(work, "/")
+			actor += "/" + w.alias(id) + "/" + chunk
+		}
 	}
 	wt := &waiter{key: actor + " " + what, actor: actor, node: n, kind: kind, args: args, turn: make(chan verdict, 1)}
 	w.mu.Lock()
