@@ -14,9 +14,9 @@ import (
 	"github.com/heraldpush/herald/web"
 )
 
-// FilterOf reads the list's query: from, to (RFC 3339), actor,
+// filterOf reads the list's query: from, to (RFC 3339), actor,
 // appId, userId, limit (1–1000, default 100) and cursor.
-func FilterOf(q map[string][]string) (herald.AccessFilter, []herald.Detail) {
+func filterOf(q map[string][]string) (herald.AccessFilter, []herald.Detail) {
 	get := func(k string) string {
 		if v := q[k]; len(v) > 0 {
 			return v[0]
@@ -56,7 +56,7 @@ func FilterOf(q map[string][]string) (herald.AccessFilter, []herald.Detail) {
 // which needs a reason (a download of personal data, DESIGN 12).
 func (rc *Recorder) List(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	f, d := FilterOf(q)
+	f, d := filterOf(q)
 	jsonl := q.Get("format") == "jsonl"
 	if p := herald.DownloadReasonProblem(q.Get("reason")); jsonl && p != nil {
 		d = append(d, *p)
