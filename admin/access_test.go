@@ -314,6 +314,11 @@ func TestDashboardAccessPage(t *testing.T) {
 			t.Errorf("the Access page lacks %s", want)
 		}
 	}
+	// The apps page, pattern "GET /{$}", reads as a person writes it.
+	b.get("/")
+	if _, page := b.get("/access"); !strings.Contains(page, "<code>GET /</code>") || strings.Contains(page, "{$}") {
+		t.Errorf("the Access page: want the apps page's route as GET /, not Go's GET /{$}")
+	}
 	resp, page = b.get("/access?userId=alice")
 	wantStatus(t, resp, page, http.StatusOK)
 	if strings.Count(page, "data-seq=") != 1 || !strings.Contains(page, `data-seq="2"`) {

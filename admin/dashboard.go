@@ -50,6 +50,9 @@ func newDashboard(s *server) *dashboard {
 		"source":  sourceWords,
 		"yesno":   yesNo,
 		"ttl":     formatTTL,
+		// route is a route's pattern as a person reads it: Go's "{$}"
+		// (the exact path) dropped, so "GET /{$}" reads "GET /".
+		"route": func(pattern string) string { return strings.ReplaceAll(pattern, "{$}", "") },
 		// shown is a push's content as the pages list it (herald.App.ShownContent).
 		"shown": func(a *herald.App, p herald.Push) herald.Content { return a.ShownContent(p) },
 		"pushRows": func(a *herald.App, ps []herald.Push) pushRowsData {
