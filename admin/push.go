@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"context"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -61,7 +62,11 @@ func orNil(s string) *string {
 	return &s
 }
 
-func pushToJSON(p herald.Push) pushJSON {
+// pushToJSON is the push as the admin API shows it, its content as sent:
+// a re-confirmation's templates rendered with its app's values
+// (herald.App.ShownContent), as its devices got them.
+func pushToJSON(a herald.App, p herald.Push) pushJSON {
+	p.Content = a.ShownContent(p)
 	edits := p.Edits
 	if edits == nil {
 		edits = []herald.Edit{}
@@ -93,7 +98,8 @@ func (s *server) listScheduled(w http.ResponseWriter, r *http.Request) {
 }
 
 func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool) {
-	if _, ok := s.app(w, r); !ok {
+	a, ok := s.app(w, r)
+	if !ok {
 		return
 	}
 	q := r.URL.Query()
@@ -118,7 +124,7 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 	}
 	out := make([]pushJSON, len(ps))
 	for i, p := range ps {
-		out[i] = pushToJSON(p)
+		out[i] = pushToJSON(a, p)
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"pushes": out, "nextCursor": orNil(next)})
 }
@@ -130,15 +136,20 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	access.NoteOf(r.Context()).About(p.AppID, "")
+	a, err := s.shownApp(r.Context(), p)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	var unreachable []herald.Unreachable
 	var failures []herald.Failure
 	var messages []messageJSON
 	if !identity.SeesUsers(identity.RequestOperator(r)) { // a viewer's answer: null per-user rows
-		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
+		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(a, p), unreachable, failures, messages})
 		return
 	}
 	if p.ExpiredAt != nil { // its rows are gone, or going
-		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), []herald.Unreachable{}, []herald.Failure{}, messages})
+		web.JSON(w, http.StatusOK, pushDetail{pushToJSON(a, p), []herald.Unreachable{}, []herald.Failure{}, messages})
 		return
 	}
 	id := p.ID
@@ -159,7 +170,16 @@ func (s *server) getPush(w http.ResponseWriter, r *http.Request) {
 		messages = messagesToJSON(p, rs)
 	}
 	access.NoteOf(r.Context()).PushRows(unreachable, failures, messagesUsers(messages))
-	web.JSON(w, http.StatusOK, pushDetail{pushToJSON(p), unreachable, failures, messages})
+	web.JSON(w, http.StatusOK, pushDetail{pushToJSON(a, p), unreachable, failures, messages})
+}
+
+// shownApp is what pushToJSON needs of p's app: the app itself for a push
+// whose content is its app's templates, nothing for any other.
+func (s *server) shownApp(ctx context.Context, p herald.Push) (herald.App, error) {
+	if !p.Rule().Templated {
+		return herald.App{}, nil
+	}
+	return s.Store.App(ctx, p.AppID)
 }
 
 // pushDetail is the answer of GET /admin/v1/pushes/{pushId}: the push with

@@ -84,5 +84,10 @@ func (s *server) writePush(w http.ResponseWriter, r *http.Request, p herald.Push
 		return
 	}
 	access.NoteOf(r.Context()).About(stored.AppID, "")
-	web.JSON(w, http.StatusOK, pushToJSON(stored))
+	a, err := s.shownApp(r.Context(), stored)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	web.JSON(w, http.StatusOK, pushToJSON(a, stored))
 }

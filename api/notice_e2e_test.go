@@ -196,6 +196,27 @@ func TestReconfirmationRun(t *testing.T) {
 		body != old.In(zone).Format(time.DateOnly)+" 동의 동의/동의" {
 		t.Errorf("notice: got %q %q", title, body)
 	}
+	// The admin API shows the push as its devices got it: its title with
+	// the app's name, not the template's {app}.
+	var one struct{ Title string }
+	var list struct{ Pushes []struct{ PushID, Title string } }
+	e.AdminJSON("GET", "/admin/v1/pushes/"+*run.PushID, nil, &one)
+	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/pushes", nil, &list)
+	for _, got := range append([]string{one.Title}, func() (ts []string) {
+		for _, p := range list.Pushes {
+			if p.PushID == *run.PushID {
+				ts = append(ts, p.Title)
+			}
+		}
+		return ts
+	}()...) {
+		if got != "[Shop] 광고성 정보 수신 동의 확인 안내" {
+			t.Errorf("the push's title through the admin API: got %q, want it as sent", got)
+		}
+	}
+	if len(list.Pushes) == 0 {
+		t.Error("the app's pushes: got none, want the re-confirmation")
+	}
 	testenv.WaitFor(t, "due's reconfirmation in the trail", 30*time.Second, func() bool {
 		h := e.consentHistory(a, "due")
 		return len(h) > 0 && h[len(h)-1].Source == "reconfirmation"
