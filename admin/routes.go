@@ -194,6 +194,16 @@ func Routes() []string {
 	return append(out, append(web.CommonRoutes, "GET /metrics")...)
 }
 
+// RouteNeeds returns what each admin API route needs of its caller, by
+// pattern, for the test that holds the OpenAPI document's 403s to them.
+func RouteNeeds() map[string]identity.Need {
+	out := map[string]identity.Need{}
+	for _, r := range (&server{}).routes() {
+		out[r.pattern] = r.need
+	}
+	return out
+}
+
 // NewHandler returns the admin listener's handler.
 func NewHandler(cfg Config) http.Handler {
 	if cfg.Now == nil {

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/getkin/kin-openapi/openapi3"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
 )
@@ -467,4 +468,32 @@ func indentOf(line string) int { return len(line) - len(strings.TrimLeft(line, "
 func blankOrComment(line string) bool {
 	t := strings.TrimSpace(line)
 	return t == "" || strings.HasPrefix(t, "#")
+}
+
+// TestOpenAPIListsForbidden: every admin route that answers 403 to some
+// caller (a role below the one it needs, a scoped admin, the owner's token
+// on an operator's own account) says so in the document.
+func TestOpenAPIListsForbidden(t *testing.T) {
+	doc, err := openapi3.NewLoader().LoadFromData(api.OpenAPI)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var missing []string
+	for pattern, need := range admin.RouteNeeds() {
+		if !need.Refuses() {
+			continue
+		}
+		method, path, _ := strings.Cut(openAPIRoute(pattern), " ")
+		item := doc.Paths.Find(path)
+		if item == nil || item.GetOperation(method) == nil {
+			continue // TestOpenAPIDocumentsEveryRoute names it
+		}
+		if item.GetOperation(method).Responses.Value("403") == nil {
+			missing = append(missing, method+" "+path)
+		}
+	}
+	slices.Sort(missing)
+	for _, m := range missing {
+		t.Errorf("%s answers 403 to a caller below what it needs; the document lists no 403", m)
+	}
 }

@@ -91,3 +91,14 @@ func SeesUsers(o herald.Operator) bool { return o.Role.Includes(herald.RoleOpera
 // is meant.
 var ErrOwnerAccount = herald.ErrForbidden.With(herald.Detail{Field: "operator",
 	Reason: "the owner's token has no account: sign in as an operator"})
+
+// Refuses reports whether a route that needs n answers 403 to some
+// authenticated caller: every need above the viewer's (an operator's
+// own account refuses the owner's token).
+func (n Need) Refuses() bool {
+	switch n {
+	case NeedAccount, NeedOperator, NeedAdmin, NeedEveryApp:
+		return true
+	}
+	return false
+}
