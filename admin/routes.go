@@ -194,9 +194,9 @@ func Routes() []string {
 	return append(out, append(web.CommonRoutes, "GET /metrics")...)
 }
 
-// RouteNeeds returns what each admin API route needs of its caller, by
+// APINeeds returns what each admin API route needs of its caller, by
 // pattern, for the test that holds the OpenAPI document's 403s to them.
-func RouteNeeds() map[string]identity.Need {
+func APINeeds() map[string]identity.Need {
 	out := map[string]identity.Need{}
 	for _, r := range (&server{}).routes() {
 		out[r.pattern] = r.need

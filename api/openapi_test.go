@@ -479,7 +479,7 @@ func TestOpenAPIListsForbidden(t *testing.T) {
 		t.Fatal(err)
 	}
 	var missing []string
-	for pattern, need := range admin.RouteNeeds() {
+	for pattern, need := range admin.APINeeds() {
 		if !need.Refuses() {
 			continue
 		}
