@@ -57,3 +57,67 @@ func TestAccessChainTwoNodes(t *testing.T) {
 		t.Errorf("verify: got %+v, %v; want ok with %d records", v, err, want)
 	}
 }
+
+// TestPendingRecordsTwoNodes: two nodes appending what waits for a record
+// (ended attempt windows, abandoned intents) at once, while both append
+// records, record each window and intent once, in one chain that verifies.
+func TestPendingRecordsTwoNodes(t *testing.T) {
+	url := newSchema(t, databaseURL(t))
+	t.Parallel()
+	ctx := context.Background()
+	first := open(t, url)
+	if err := first.Migrate(ctx); err != nil {
+		t.Fatal(err)
+	}
+	second := open(t, url)
+	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
+	const windows, intents = 30, 10
+	for i := range windows {
+		for range herald.AttemptLimit + 2 {
+			if _, err := first.CountAttempt(ctx, []string{herald.AddressKey(fmt.Sprint("192.0.2.", i))}, herald.AttemptLimit, start); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	owner := herald.OwnerID
+	for i := range intents {
+		r := herald.AccessRecord{At: start, Actor: &owner, Method: "POST", Route: "POST /admin/v1/apps", IP: "127.0.0.1"}
+		if err := second.RecordIntent(ctx, fmt.Sprint("int_", i), r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	key := herald.AccessKey("k")
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	appended := 0
+	errs := make(chan error, 16)
+	for _, node := range []interface {
+		RecordPending(context.Context, herald.AccessKey, time.Time) (int, error)
+		AppendAccessRecords(context.Context, herald.AccessKey, []herald.AccessRecord) ([]herald.AccessRecord, error)
+	}{first, second, first, second} {
+		wg.Go(func() {
+			n, err := node.RecordPending(ctx, key, time.Now())
+			if err != nil {
+				errs <- err
+			}
+			mu.Lock()
+			appended += n
+			mu.Unlock()
+			if _, err := node.AppendAccessRecords(ctx, key, []herald.AccessRecord{{At: time.Now(), Actor: &owner, Method: "GET", Route: "GET /x", Status: 200}}); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Errorf("RecordPending or append: %v", err)
+	}
+	if appended != windows+intents {
+		t.Errorf("pending records appended: %d, want %d (each window and intent once)", appended, windows+intents)
+	}
+	v, err := first.VerifyAccessRecords(ctx, key, nil)
+	if want := int64(windows + intents + 4); err != nil || !v.OK || v.Records != want {
+		t.Errorf("verify: got %+v, %v; want ok with %d records", v, err, want)
+	}
+}

@@ -146,17 +146,31 @@ func (s *Store) appendAccess(ctx context.Context, key herald.AccessKey, recs fun
 
 // chainIn appends recs to the chain in the transaction c, signed with key,
 // and runs more in the same pipeline: the head's guarded write, the
-// records' inserts, then more.
+// records' inserts, then more. It starts from the head this process last
+// wrote, or reads (and locks) it when unknown.
 func (s *Store) chainIn(ctx context.Context, c conn, key herald.AccessKey, recs []herald.AccessRecord, more []Stmt) ([]herald.AccessRecord, error) {
-	out := make([]herald.AccessRecord, len(recs))
 	seq, prev, known := s.head.get()
 	if !known {
-		if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
-			Scan(&seq, &prev); err != nil {
+		var err error
+		if seq, prev, err = lockHead(ctx, c); err != nil {
 			return nil, err
 		}
 	}
-	headSeq, headHash := seq, prev
+	return s.chainAt(ctx, c, key, recs, more, seq, prev)
+}
+
+// lockHead reads the chain's head and locks its row for the rest of the
+// transaction.
+func lockHead(ctx context.Context, c conn) (seq int64, hash string, err error) {
+	err = c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).Scan(&seq, &hash)
+	return seq, hash, err
+}
+
+// chainAt is chainIn from the head (headSeq, headHash).
+func (s *Store) chainAt(ctx context.Context, c conn, key herald.AccessKey, recs []herald.AccessRecord, more []Stmt,
+	headSeq int64, headHash string) ([]herald.AccessRecord, error) {
+	out := make([]herald.AccessRecord, len(recs))
+	seq, prev := headSeq, headHash
 	for i, r := range recs {
 		r.Chain(seq+int64(i)+1, prev, key)
 		prev, out[i] = r.Hash, r
@@ -424,6 +438,13 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 	var n int
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
 		n = 0
+		// The head first: it is locked until commit, so a run on another
+		// node waits here and then reads what this one left, never the
+		// windows and intents this one is recording.
+		headSeq, headHash, err := lockHead(ctx, c)
+		if err != nil {
+			return err
+		}
 		if err := c.pipeline(ctx,
 			Stmt{Query: `INSERT INTO attempt_windows (key, started_at, count)
 				SELECT key, started_at, attempts - free FROM attempts WHERE started_at <= ? AND attempts > free
@@ -433,7 +454,7 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 		}
 		var recs []herald.AccessRecord
 		var forget []Stmt
-		err := c.each(ctx, func(row scanner) error {
+		err = c.each(ctx, func(row scanner) error {
 			var k string
 			var started int64
 			var count int
@@ -441,7 +462,8 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 				return err
 			}
 			recs = append(recs, herald.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
-			forget = append(forget, Stmt{Query: `DELETE FROM attempt_windows WHERE key = ? AND started_at = ?`, Args: []any{k, started}})
+			forget = append(forget, Stmt{Query: `DELETE FROM attempt_windows WHERE key = ? AND started_at = ?`, Args: []any{k, started},
+				Exec: func(n int64) error { return guard(n, nil) }})
 			return nil
 		}, `SELECT key, started_at, count FROM attempt_windows ORDER BY started_at, key LIMIT ?`, maxPendingRecords)
 		if err != nil {
@@ -464,7 +486,7 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 		if err != nil {
 			return err
 		}
-		_, err = s.chainIn(ctx, c, key, recs, forget)
+		_, err = s.chainAt(ctx, c, key, recs, forget, headSeq, headHash)
 		n = len(recs)
 		return err
 	})
