@@ -77,7 +77,9 @@ func TestSignInBrowser(t *testing.T) {
 		chromedp.WaitVisible(chromedp.CSS("#code")),
 		chromedp.SendKeys(chromedp.CSS("#code"), code()),
 		chromedp.Click(chromedp.CSS("#sign-in-code")),
-		chromedp.WaitVisible(chromedp.CSS("#account")),
+		// the apps page's own form: the code page being left shows
+		// #account too, so waiting for it may end before the navigation
+		chromedp.WaitVisible(chromedp.CSS("#new-app")),
 	)
 	if who := text(t, ctx, "#account"); who != "baek@example.com" {
 		t.Errorf("signed in as: got %q, want baek@example.com", who)

@@ -98,23 +98,31 @@ func TestForeignOrigin(t *testing.T) {
 	g := &Guard{AdminURL: "https://admin.example.test"}
 	for _, c := range []struct {
 		origin []string
+		site   string
 		want   bool
 	}{
-		{nil, false},
-		{[]string{"https://admin.example.test"}, false},
-		{[]string{"https://ADMIN.example.test"}, false},
-		{[]string{"http://127.0.0.1:8081"}, false},
-		{[]string{"https://evil.example"}, true},
-		{[]string{"null"}, true},
-		{[]string{"https://admin.example.test", "https://evil.example"}, true},
-		{[]string{"https://\u212Aadmin.example.test"}, true},
+		{nil, "", false},
+		{[]string{"null"}, "same-origin", false}, // Chromium under Referrer-Policy: no-referrer
+		{[]string{"https://admin.example.test"}, "cross-site", true},
+		{[]string{"https://admin.example.test"}, "same-site", true},
+		{nil, "cross-site", true},
+		{[]string{"https://admin.example.test"}, "", false},
+		{[]string{"https://ADMIN.example.test"}, "", false},
+		{[]string{"http://127.0.0.1:8081"}, "", false},
+		{[]string{"https://evil.example"}, "", true},
+		{[]string{"null"}, "", true},
+		{[]string{"https://admin.example.test", "https://evil.example"}, "", true},
+		{[]string{"https://\u212Aadmin.example.test"}, "", true},
 	} {
 		r := httptest.NewRequest("POST", "http://127.0.0.1:8081/login", nil)
 		if c.origin != nil {
 			r.Header["Origin"] = c.origin
 		}
+		if c.site != "" {
+			r.Header.Set("Sec-Fetch-Site", c.site)
+		}
 		if got := g.ForeignOrigin(r); got != c.want {
-			t.Errorf("Origin %q: foreign %t, want %t", c.origin, got, c.want)
+			t.Errorf("Origin %q, Sec-Fetch-Site %q: foreign %t, want %t", c.origin, c.site, got, c.want)
 		}
 	}
 	if g.CookieName("herald_session") != "__Host-herald_session" || (&Guard{AdminURL: "http://127.0.0.1"}).CookieName("herald_session") != "herald_session" {

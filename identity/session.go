@@ -78,11 +78,20 @@ func (g *Guard) SecureCookies(r *http.Request) bool {
 	return g.adminHTTPS() || ViaHTTPS(r, g.TrustProxy)
 }
 
-// ForeignOrigin reports whether r carries an Origin header that is
-// neither the admin URL's origin nor the request's own Host's. A request
-// without Origin (not every browser sends it on a same-origin POST) is
-// not foreign.
+// ForeignOrigin reports whether r comes from another site's page. A
+// browser's Sec-Fetch-Site, which no page can set, decides when present:
+// the dashboard's pages are sent with Referrer-Policy: no-referrer, under
+// which browsers send the Origin of even a same-origin form as "null".
+// Without it, r is foreign when it carries an Origin header that is
+// neither the admin URL's origin nor the request's own Host's; a request
+// without either (not every client sends them) is not.
 func (g *Guard) ForeignOrigin(r *http.Request) bool {
+	switch r.Header.Get("Sec-Fetch-Site") {
+	case "same-origin", "none": // none: the person's own action (typed, bookmarked)
+		return false
+	case "same-site", "cross-site":
+		return true
+	}
 	origin, ok := r.Header["Origin"]
 	if !ok {
 		return false
