@@ -154,6 +154,12 @@ func TestCoalescingConnCloseFlushedStuck(t *testing.T) {
 	if _, err := c.Write([]byte("stuck")); err != nil {
 		t.Fatal(err)
 	}
+	for deadline := time.Now().Add(5 * time.Second); c.size.Load() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the write")
+		}
+		time.Sleep(time.Millisecond) // polls for the writer, then stuck in it
+	}
 	c.closeFlushed()
 	// A read on the closed end fails at once; on an open one it waits for
 	// the deadline, well past h2CloseTimeout.
