@@ -92,8 +92,8 @@ func newH2Pool(cfg transportConfig) (*h2Pool, error) {
 	case "https":
 		port = cmp.Or(port, "443")
 		p.tls = &tls.Config{MinVersion: tls.VersionTLS12}
-		if cfg.roots != nil {
-			p.tls = cfg.roots.Clone()
+		if cfg.tlsConfig != nil {
+			p.tls = cfg.tlsConfig.Clone()
 		}
 		p.tls.ServerName, p.tls.NextProtos = hostname, []string{"h2"}
 	default:

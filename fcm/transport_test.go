@@ -578,7 +578,7 @@ func testProxy(t *testing.T, kind string) {
 	proxy := startConnectProxy(t)
 	var asked atomic.Int64
 	tr := newTestTransport(t, kind, ts.URL, transportConfig{
-		roots: ts.Client().Transport.(*http.Transport).TLSClientConfig,
+		tlsConfig: ts.Client().Transport.(*http.Transport).TLSClientConfig,
 		proxy: func(u *url.URL) (*url.URL, error) {
 			asked.Add(1)
 			if u.Scheme != "https" || u.Host != strings.TrimPrefix(ts.URL, "https://") {
@@ -698,8 +698,8 @@ func TestProxyFromEnvironment(t *testing.T) {
 		t.Run(kind, func(t *testing.T) {
 			before := proxy.tunnels.Load()
 			tr := newTestTransport(t, kind, "https://fcm.example.com", transportConfig{
-				roots: ts.Client().Transport.(*http.Transport).TLSClientConfig,
-				proxy: environmentProxy(),
+				tlsConfig: ts.Client().Transport.(*http.Transport).TLSClientConfig,
+				proxy:     environmentProxy(),
 			})
 			resp, err := tr.post(t.Context(), time.Now().Add(10*time.Second), "/v1/projects/p/messages:send", "Bearer t", []byte("{}"))
 			if err != nil || resp.status != 200 {
