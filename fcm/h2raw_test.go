@@ -124,8 +124,8 @@ func postRaw(t *testing.T, p *h2Pool) (response, error) {
 // TestH2RefusedStreamRetried: a stream refused (REFUSED_STREAM) was not
 // processed, so it is sent again, on another connection, while its
 // deadline allows: refused three times, it is answered at the fourth;
-// refused always, it fails as unprocessed once its deadline is near,
-// after more than one resend.
+// refused always, it fails once its deadline is near (unprocessed, or
+// at the deadline with the last send in flight), after many resends.
 func TestH2RefusedStreamRetried(t *testing.T) {
 	t.Parallel()
 	t.Run("ThenAnswered", func(t *testing.T) {
@@ -170,8 +170,9 @@ func TestH2RefusedStreamRetried(t *testing.T) {
 		// 2 s leaves time for about eight sends (retryBackoff), however
 		// slow the machine: the test wants more than two.
 		_, err := s.pool.post(t.Context(), time.Now().Add(2*time.Second), "/x", "Bearer t", []byte("{}"))
-		if !errors.Is(err, errUnprocessed) {
-			t.Fatalf("refused always: got %v, want errUnprocessed", err)
+		// The last send may still be in flight at the deadline.
+		if !errors.Is(err, errUnprocessed) && !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("refused always: got %v, want errUnprocessed or context.DeadlineExceeded", err)
 		}
 		if got := requests.Load(); got <= 2 {
 			t.Errorf("requests: got %d, want more than 2 within the deadline", got)
