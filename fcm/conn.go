@@ -183,9 +183,13 @@ func (c *coalescingConn) writeLoop() {
 		closing := c.closing
 		c.mu.Unlock()
 		if _, err := c.Conn.Write(out); err != nil {
-			// The connection stays open for its reader: what the peer
-			// wrote before it went away is still to be read.
+			// The connection stays open for its reader, what the peer
+			// wrote before it went away still to be read, unless it is
+			// closing (closeFlushed may have come during the write).
 			c.fail(err)
+			c.mu.Lock()
+			closing = c.closing
+			c.mu.Unlock()
 			if closing {
 				_ = c.Conn.Close()
 			}

@@ -142,3 +142,29 @@ func TestCoalescingConnRoomDeadline(t *testing.T) {
 		t.Errorf("cancelled: got %v, want context.Canceled", err)
 	}
 }
+
+// TestCoalescingConnCloseFlushedStuck: closeFlushed on a connection whose
+// writer is stuck (the peer reads nothing) still closes it, once the last
+// write's h2CloseTimeout has passed.
+func TestCoalescingConnCloseFlushedStuck(t *testing.T) {
+	t.Parallel()
+	client, server := net.Pipe()
+	t.Cleanup(func() { _ = server.Close() })
+	c := newCoalescingConn(client)
+	if _, err := c.Write([]byte("stuck")); err != nil {
+		t.Fatal(err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); c.size.Load() != 0; {
+		if time.Now().After(deadline) {
+			t.Fatal("the writer never took the write")
+		}
+		time.Sleep(time.Millisecond) // polls for the writer, then stuck in it
+	}
+	c.closeFlushed()
+	// A read on the closed end fails at once; on an open one it waits for
+	// the deadline, well past h2CloseTimeout.
+	_ = client.SetReadDeadline(time.Now().Add(h2CloseTimeout + 5*time.Second))
+	if _, err := client.Read(make([]byte, 1)); !errors.Is(err, io.ErrClosedPipe) {
+		t.Errorf("read on the client's end: got %v, want io.ErrClosedPipe (closed)", err)
+	}
+}

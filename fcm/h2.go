@@ -92,8 +92,8 @@ func newH2Pool(cfg transportConfig) (*h2Pool, error) {
 	case "https":
 		port = cmp.Or(port, "443")
 		p.tls = &tls.Config{MinVersion: tls.VersionTLS12}
-		if cfg.roots != nil {
-			p.tls = cfg.roots.Clone()
+		if cfg.tlsConfig != nil {
+			p.tls = cfg.tlsConfig.Clone()
 		}
 		p.tls.ServerName, p.tls.NextProtos = hostname, []string{"h2"}
 	default:
@@ -119,7 +119,7 @@ func trimBrackets(h string) string {
 // and returns the answer. A request the server did not process (its
 // stream refused, or above a GOAWAY's last stream) is sent again, after
 // retryBackoff and on another connection than the one that refused it,
-// while its deadline allows and at most h2MaxAttempts times. When ctx
+// while its deadline allows (without one, at most h2MaxAttempts times). When ctx
 // ends or the deadline (zero: none) passes first, the stream is reset and
 // ctx's error returned (context.DeadlineExceeded for the deadline): the
 // request may have reached the server. When the status arrived but the
@@ -135,7 +135,8 @@ func (p *h2Pool) post(ctx context.Context, deadline time.Time, path, authorizati
 			return response{}, err
 		}
 		resp, err := c.roundTrip(ctx, deadline, path, authorization, body)
-		if err == nil || !errors.Is(err, errUnprocessed) || attempt == h2MaxAttempts || !pause(ctx, deadline, retryBackoff(attempt)) {
+		if err == nil || !errors.Is(err, errUnprocessed) || (deadline.IsZero() && attempt == h2MaxAttempts) ||
+			!pause(ctx, deadline, retryBackoff(attempt)) {
 			return resp, err
 		}
 		refused = c

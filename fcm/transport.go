@@ -71,7 +71,7 @@ func environmentProxy() proxyFunc {
 // transportConfig is what both transports are built from.
 type transportConfig struct {
 	scheme, host string      // of the FCM endpoint
-	roots        *tls.Config // the TLS settings to start from (tests: their roots); nil: the system's
+	tlsConfig    *tls.Config // the TLS settings to start from (tests: their roots); nil: the defaults
 	proxy        proxyFunc
 }
 
@@ -124,8 +124,8 @@ func newStdTransport(cfg transportConfig) (*stdTransport, error) {
 	} else {
 		rt.Protocols.SetUnencryptedHTTP2(true)
 	}
-	if cfg.roots != nil {
-		rt.TLSClientConfig = cfg.roots.Clone()
+	if cfg.tlsConfig != nil {
+		rt.TLSClientConfig = cfg.tlsConfig.Clone()
 	}
 	if cfg.proxy != nil && cfg.scheme == "https" { // as the lean client: see dialTCP
 		proxy := cfg.proxy
