@@ -1,6 +1,7 @@
 package api
 
 import (
+	"encoding/json"
 	"reflect"
 	"strings"
 	"testing"
@@ -79,6 +80,48 @@ func FuzzReadEventsFast(f *testing.F) {
 	}
 	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
 	f.Fuzz(func(t *testing.T, body []byte) { sameAsGeneral(t, body, now) })
+}
+
+// FuzzReadEventsFastJSON holds the fast path to encoding/json: whatever
+// it takes, encoding/json decodes to the same device and events (strings
+// byte for byte, "at" as RFC 3339 or, null or absent, now).
+func FuzzReadEventsFastJSON(f *testing.F) {
+	for _, b := range append(fastBodies, slowBodies...) {
+		f.Add([]byte(b))
+	}
+	now := time.Date(2026, 11, 26, 10, 0, 0, 0, time.UTC)
+	f.Fuzz(func(t *testing.T, body []byte) {
+		device, events, ok := readEventsFast(body, now)
+		if !ok {
+			return
+		}
+		var v struct {
+			DeviceID string `json:"deviceId"`
+			Events   []struct {
+				PushID string  `json:"pushId"`
+				Type   string  `json:"type"`
+				At     *string `json:"at"`
+			} `json:"events"`
+		}
+		if err := json.Unmarshal(body, &v); err != nil {
+			t.Fatalf("%.80s: the fast path took it, encoding/json refused it: %v", body, err)
+		}
+		if v.DeviceID != device || len(v.Events) != len(events) {
+			t.Fatalf("%.80s: fast path (%q, %d events), encoding/json (%q, %d)", body, device, len(events), v.DeviceID, len(v.Events))
+		}
+		for i, e := range v.Events {
+			at := now
+			if e.At != nil {
+				var err error
+				if at, err = time.Parse(time.RFC3339, *e.At); err != nil {
+					t.Fatalf("%.80s: event %d's at %q: %v", body, i, *e.At, err)
+				}
+			}
+			if got := events[i]; got.PushID != e.PushID || string(got.Type) != e.Type || !got.At.Equal(at) {
+				t.Fatalf("%.80s: event %d: fast path %+v, encoding/json %+v", body, i, got, e)
+			}
+		}
+	})
 }
 
 // sameAsGeneral fails when the fast path takes body and reads other than
