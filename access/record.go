@@ -82,7 +82,7 @@ func (rc *Recorder) Wrap(h http.HandlerFunc, failed func(http.ResponseWriter, *h
 			if !ok {
 				return nil
 			}
-			ctx, cancel := recordContext(r.Context(), rc.Now)
+			ctx, cancel := recordContext(r.Context())
 			defer cancel()
 			id := herald.NewID("int_", rec.At)
 			if err := rc.Store.RecordIntent(ctx, id, rec); err != nil {
@@ -115,7 +115,7 @@ func (rc *Recorder) Wrap(h http.HandlerFunc, failed func(http.ResponseWriter, *h
 // of other requests queued meanwhile (sqlstore's group commit). It keeps
 // the request's deadline (and recordGrace), not its cancellation.
 func (rc *Recorder) append(ctx context.Context, rec herald.AccessRecord) error {
-	ctx, cancel := recordContext(ctx, rc.Now)
+	ctx, cancel := recordContext(ctx)
 	defer cancel()
 	_, err := rc.Store.AppendAccessRecords(ctx, rc.Key, []herald.AccessRecord{rec})
 	return err
@@ -123,11 +123,12 @@ func (rc *Recorder) append(ctx context.Context, rec herald.AccessRecord) error {
 
 // recordContext is the context a record (or intent) is written in: the
 // request's values and deadline, with recordGrace, but not its
-// cancellation.
-func recordContext(ctx context.Context, now func() time.Time) (context.Context, context.CancelFunc) {
+// cancellation. A deadline is the real clock's, never the recorder's
+// (which tests set to another day).
+func recordContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	deadline, ok := ctx.Deadline()
 	if !ok {
-		deadline = now().Add(recordTimeout)
+		deadline = time.Now().Add(recordTimeout)
 	}
 	return context.WithDeadline(context.WithoutCancel(ctx), deadline.Add(recordGrace))
 }
