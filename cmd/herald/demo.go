@@ -144,7 +144,7 @@ See what FCM received:
 
 and the push's history:
 
-  curl -sS -H 'Authorization: Bearer %s' %s/admin/v1/apps/%s/pushes
+  curl -sS -H "Authorization: Bearer %s" %s/admin/v1/apps/%s/pushes
 
 Apps you create yourself send through the same emulator once you upload the
 service-account file above to them (dashboard: the app's FCM card; or
