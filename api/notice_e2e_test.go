@@ -199,7 +199,9 @@ func TestReconfirmationRun(t *testing.T) {
 	// The admin API shows the push as its devices got it: its title with
 	// the app's name, not the template's {app}.
 	var one struct{ Title string }
-	var list struct{ Pushes []struct{ PushID, Title string } }
+	var list struct {
+		Pushes []struct{ PushID, Title string }
+	}
 	e.AdminJSON("GET", "/admin/v1/pushes/"+*run.PushID, nil, &one)
 	e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/pushes", nil, &list)
 	for _, got := range append([]string{one.Title}, func() (ts []string) {
