@@ -95,7 +95,6 @@ func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page st
 		return a, false
 	case a.Refused():
 		// Not noted as a sign-in: the window's aggregated record counts it.
-		d.records.RecordPendingDue(r.Context())
 		d.tooMany(w, r, a.Wait, page, v)
 		return a, false
 	}
