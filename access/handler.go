@@ -65,12 +65,8 @@ func (rc *Recorder) List(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, herald.Invalid(d...))
 		return
 	}
-	if err := rc.RecordPending(r.Context()); err != nil {
-		web.Error(w, r, err)
-		return
-	}
 	if !jsonl {
-		recs, next, err := rc.Store.AccessRecords(r.Context(), f)
+		recs, next, err := rc.Page(r.Context(), f)
 		if err != nil {
 			web.Error(w, r, err)
 			return
@@ -81,16 +77,30 @@ func (rc *Recorder) List(w http.ResponseWriter, r *http.Request) {
 	rc.Stream(w, r, f, strings.TrimSpace(q.Get("reason")), web.Error)
 }
 
+// Page is a page of the records f selects and the next page's cursor,
+// after appending what waits for a record, so that a reader sees the
+// aggregated records of every window that has ended.
+func (rc *Recorder) Page(ctx context.Context, f herald.AccessFilter) ([]herald.AccessRecord, string, error) {
+	if err := rc.RecordPending(ctx); err != nil {
+		return nil, "", err
+	}
+	return rc.Store.AccessRecords(ctx, f)
+}
+
 // streamDeadline bounds a JSONL download, which may outlast the request
 // deadline a page of JSON has.
 const streamDeadline = 10 * time.Minute
 
-// Stream writes the download's own record first, then the
-// records as JSON lines; failed answers when that record cannot be
-// written. An error once lines went out can only end the stream early; it
+// Stream appends what waits for a record, writes the download's own
+// record, then the records as JSON lines; failed answers when either
+// cannot be written. An error once lines went out can only end the stream early; it
 // is logged.
 func (rc *Recorder) Stream(w http.ResponseWriter, r *http.Request, f herald.AccessFilter, reason string,
 	failed func(http.ResponseWriter, *http.Request, error)) {
+	if err := rc.RecordPending(r.Context()); err != nil {
+		failed(w, r, err)
+		return
+	}
 	n := NoteOf(r.Context())
 	n.DownloadReason(reason)
 	w.Header().Set("Content-Type", "application/jsonl; charset=utf-8")

@@ -69,7 +69,7 @@ func (d *dashboard) accessPage(w http.ResponseWriter, r *http.Request) {
 		}
 		data.Verdict = &verdict
 	}
-	recs, next, err := d.Store.AccessRecords(r.Context(), f)
+	recs, next, err := d.records.Page(r.Context(), f)
 	if err != nil {
 		d.failOn(w, r, err, "access", v)
 		return
