@@ -435,6 +435,14 @@ func (s *Store) RecordIntent(ctx context.Context, id string, rec herald.AccessRe
 // node gets there first.
 func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now time.Time) (int, error) {
 	ended := now.Add(-herald.AttemptWindow).UnixMilli()
+	// Most runs find nothing: a read says so without the write
+	// transaction and the head's lock (what it misses, the next run takes).
+	var pending bool
+	if err := s.reader().queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM attempts WHERE started_at <= ?)
+		OR EXISTS (SELECT 1 FROM attempt_windows) OR EXISTS (SELECT 1 FROM access_intents WHERE at <= ?)`,
+		ended, now.Add(-herald.IntentAbandoned).UnixMilli()).Scan(&pending); err != nil || !pending {
+		return 0, err
+	}
 	var n int
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
 		n = 0
