@@ -9,6 +9,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riversqlite"
 
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/storetest"
 )
 
@@ -23,15 +24,7 @@ func TestStore(t *testing.T) {
 // job the store inserts stays in river_job to be counted).
 func openHarness(t *testing.T) storetest.Harness {
 	t.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
+	db := sqlitetest.OpenMigrated(t, filepath.Join(t.TempDir(), "herald.db"))
 	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
 	if err != nil {
 		t.Fatal(err)

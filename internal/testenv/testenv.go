@@ -13,7 +13,9 @@ import (
 	"context"
 	"database/sql"
 	"encoding/json"
+	"errors"
 	"io"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -35,6 +37,7 @@ import (
 	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sqlstore"
 )
 
@@ -177,6 +180,9 @@ func New(t testing.TB, opts ...Options) *Env {
 			dir = t.TempDir()
 		}
 		e.DBPath = filepath.Join(dir, "herald.db")
+		if _, err := os.Stat(e.DBPath); errors.Is(err, fs.ErrNotExist) {
+			sqlitetest.WriteMigrated(t, e.DBPath) // the node finds it migrated
+		}
 	case Postgres:
 		dbURL = o.DatabaseURL
 		if dbURL == "" {
