@@ -101,4 +101,49 @@ func TestOpenAPIGoClient(t *testing.T) {
 	run("mod", "tidy")
 	run("vet", "./...")
 	run("test", "-count=1", "./...")
+
+	// The last release's clients keep working: every constant its
+	// document generated is generated still, and its scenario code
+	// compiles against the new client (docs/changes.md).
+	released := filepath.Join("testdata", "released")
+	write("released.yaml", readFile(t, filepath.Join(released, "openapi.yaml")))
+	now := generatedConsts(client)
+	for name, was := range generatedConsts(run("run", oapiCodegen, "-package", "heraldclient", "released.yaml")) {
+		if got, ok := now[name]; !ok {
+			t.Errorf("the released client's constant %s (%s) is no longer generated", name, was)
+		} else if got != was {
+			t.Errorf("the released client's constant %s: was %s, now %s", name, was, got)
+		}
+	}
+	for _, name := range []string{"use.go", "roundtrip_test.go"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("use.go", readFile(t, filepath.Join(released, "goclient", "use.go")))
+	run("vet", "./...")
+}
+
+// readFile returns a file's bytes or fails t.
+func readFile(t *testing.T, name string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// generatedConst finds a constant of generated code: its name, type and
+// value.
+var generatedConst = regexp.MustCompile(`(?m)^\t(\w+)\s+(\w+)\s+=\s+(.+)$`)
+
+// generatedConsts maps each constant of generated code to its type and
+// value.
+func generatedConsts(code []byte) map[string]string {
+	out := map[string]string{}
+	for _, m := range generatedConst.FindAllSubmatch(code, -1) {
+		out[string(m[1])] = string(m[2]) + " = " + string(m[3])
+	}
+	return out
 }
