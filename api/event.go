@@ -7,7 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/internal/jsonsplit"
+	"github.com/heraldpush/herald/request/jsonsplit"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
