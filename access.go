@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
 )
 
 // AccessRecord is one access to the admin listener (DESIGN 11): an
@@ -49,7 +50,7 @@ type AccessRecord struct {
 	// Count is how many attempts an aggregated record stands for: the
 	// sign-ins refused by the throttle, or the bearer tokens refused, of
 	// one key (an address or a typed email) in one window of
-	// AttemptWindow starting at At. 0 on every other record, which stands
+	// identity.AttemptWindow starting at At. 0 on every other record, which stands
 	// for one request; it is then absent from the record's JSON.
 	Count    int
 	PrevHash string
@@ -356,7 +357,7 @@ type AccessStore interface {
 	RecordIntent(ctx context.Context, id string, rec AccessRecord) error
 	// RecordPending appends, signed with key, what waits for a record:
 	// the aggregated records of the attempt windows ended by now
-	// (AttemptStore), one per key and window with the count of its
+	// (identity.AttemptStore), one per key and window with the count of its
 	// refused attempts, and the intents IntentAbandoned old, each as a
 	// record with StatusUnknown; it forgets them in the transaction that
 	// appends them, so each is recorded once on any number of nodes, and
@@ -367,4 +368,17 @@ type AccessStore interface {
 	// The first record kept has its PrevHash kept as the chain's anchor,
 	// so the rest still verifies.
 	PruneAccessRecords(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// RecordedEmail is email as a record keeps it: at most MaxRecordedEmail
+// bytes, cut at a character's boundary.
+func RecordedEmail(email string) string {
+	if len(email) <= MaxRecordedEmail {
+		return email
+	}
+	cut := MaxRecordedEmail
+	for cut > 0 && !utf8.RuneStart(email[cut]) {
+		cut--
+	}
+	return email[:cut]
 }

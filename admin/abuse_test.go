@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/server"
@@ -75,18 +76,18 @@ func TestSignInBurst(t *testing.T) {
 		got := burst(200, func(i int) int {
 			return nodes[i%len(nodes)].postFrom("/login", url.Values{"email": {"park@example.com"}, "password": {"guess"}}, "198.51.100.9")
 		})
-		if got[http.StatusUnauthorized] != herald.AttemptLimit || got[http.StatusTooManyRequests] != 200-herald.AttemptLimit {
-			t.Errorf("200 wrong passwords at once: got %v, want %d × 401 and the rest 429", got, herald.AttemptLimit)
+		if got[http.StatusUnauthorized] != identity.AttemptLimit || got[http.StatusTooManyRequests] != 200-identity.AttemptLimit {
+			t.Errorf("200 wrong passwords at once: got %v, want %d × 401 and the rest 429", got, identity.AttemptLimit)
 		}
 		if resp, _ := e.browser(t).signIn("park@example.com", password, "192.0.2.80"); resp.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("the right password after the burst: got %d, want 429", resp.StatusCode)
 		}
 		// 20 records of the judged attempts; the refused wait for their
 		// window's end, then make one record per key with their count.
-		if n := len(e.records(t, "POST /login")); n != herald.AttemptLimit {
-			t.Errorf("sign-in records during the window: %d, want %d", n, herald.AttemptLimit)
+		if n := len(e.records(t, "POST /login")); n != identity.AttemptLimit {
+			t.Errorf("sign-in records during the window: %d, want %d", n, identity.AttemptLimit)
 		}
-		e.clock.Set(e.clock.Now().Add(herald.AttemptWindow))
+		e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
 		counts := map[string]int{}
 		for _, r := range e.records(t, "POST /login") {
 			if r.Count > 0 {
@@ -149,8 +150,8 @@ func TestTOTPBurst(t *testing.T) {
 		w.wantSignedIn("seo@example.com", "/login/totp")
 		form := url.Values{"csrf": {w.csrf("/login/totp")}, "code": {"000000"}}
 		got = burst(100, func(int) int { return w.postFrom("/login/totp", form, "203.0.113.50") })
-		if got[http.StatusUnauthorized] != herald.AttemptLimit-(sessions-1) || got[http.StatusTooManyRequests] != 100-(herald.AttemptLimit-(sessions-1)) {
-			t.Errorf("100 wrong codes at once after %d failures: got %v, want %d × 401 and the rest 429", sessions-1, got, herald.AttemptLimit-(sessions-1))
+		if got[http.StatusUnauthorized] != identity.AttemptLimit-(sessions-1) || got[http.StatusTooManyRequests] != 100-(identity.AttemptLimit-(sessions-1)) {
+			t.Errorf("100 wrong codes at once after %d failures: got %v, want %d × 401 and the rest 429", sessions-1, got, identity.AttemptLimit-(sessions-1))
 		}
 	})
 }
@@ -166,17 +167,17 @@ func TestSignInRecordBounded(t *testing.T) {
 		e.browser(t).postFrom("/login", url.Values{"email": {huge}, "password": {"guess"}}, fmt.Sprint("198.51.100.", i%2))
 	}
 	recs := e.records(t, "POST /login")
-	if len(recs) != herald.AttemptLimit {
-		t.Errorf("records of 30 sign-ins for one email: %d, want %d", len(recs), herald.AttemptLimit)
+	if len(recs) != identity.AttemptLimit {
+		t.Errorf("records of 30 sign-ins for one email: %d, want %d", len(recs), identity.AttemptLimit)
 	}
 	for _, r := range recs {
 		if len(r.Email) > herald.MaxRecordedEmail {
 			t.Fatalf("record %d keeps %d bytes of the typed email, want at most %d", r.Seq, len(r.Email), herald.MaxRecordedEmail)
 		}
 	}
-	e.clock.Set(e.clock.Now().Add(herald.AttemptWindow))
+	e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
 	recs = e.records(t, "POST /login")
-	if len(recs) != herald.AttemptLimit+1 || recs[len(recs)-1].Count != 10 || len(recs[len(recs)-1].Email) != herald.MaxRecordedEmail {
+	if len(recs) != identity.AttemptLimit+1 || recs[len(recs)-1].Count != 10 || len(recs[len(recs)-1].Email) != herald.MaxRecordedEmail {
 		t.Errorf("after the window: %d records, the last %+v; want one more, of the email's 10 refusals", len(recs), recs[len(recs)-1])
 	}
 }
@@ -202,14 +203,14 @@ func TestBearerThrottle(t *testing.T) {
 			}
 			return resp.StatusCode
 		})
-		if got[http.StatusUnauthorized] != herald.AttemptLimit || got[http.StatusTooManyRequests] != 60-herald.AttemptLimit {
-			t.Errorf("60 refused tokens at once: got %v, want %d × 401, the rest 429 with Retry-After", got, herald.AttemptLimit)
+		if got[http.StatusUnauthorized] != identity.AttemptLimit || got[http.StatusTooManyRequests] != 60-identity.AttemptLimit {
+			t.Errorf("60 refused tokens at once: got %v, want %d × 401, the rest 429 with Retry-After", got, identity.AttemptLimit)
 		}
 		if res := e.owner(t, http.MethodGet, "/admin/v1/apps", "203.0.113.9"); res.StatusCode != http.StatusOK {
 			t.Errorf("the owner's token from the throttled address: got %d, want 200", res.StatusCode)
 		}
-		e.clock.Set(e.clock.Now().Add(herald.AttemptWindow))
-		recs := e.records(t, herald.BearerRoute)
+		e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
+		recs := e.records(t, identity.BearerRoute)
 		if len(recs) != 1 || recs[0].Count != 60 || recs[0].IP != "203.0.113.9" || recs[0].Actor != nil {
 			t.Errorf("records of refused tokens: %+v, want one of count 60 from 203.0.113.9", recs)
 		}

@@ -34,12 +34,12 @@ type Store interface {
 	herald.HistoryStore
 	// SessionStore keeps dashboard sessions, so that on several nodes a
 	// session works on all of them and signing out ends it everywhere.
-	herald.SessionStore
+	identity.SessionStore
 	// OperatorStore keeps named operators, their secrets and API tokens;
 	// AttemptStore counts attempts at credentials on every node's behalf.
-	herald.OperatorStore
-	herald.OperatorIdentityStore
-	herald.AttemptStore
+	identity.OperatorStore
+	identity.OperatorIdentityStore
+	identity.AttemptStore
 	// AccessStore keeps the access records (DESIGN 11).
 	herald.AccessStore
 	// ConsentStore keeps the consent trail and the re-confirmation clock.

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // TestAccessChainTwoNodes appends access records from two stores on one
@@ -73,8 +74,8 @@ func TestPendingRecordsTwoNodes(t *testing.T) {
 	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	const windows, intents = 30, 10
 	for i := range windows {
-		for range herald.AttemptLimit + 2 {
-			if _, err := first.CountAttempt(ctx, []string{herald.AddressKey(fmt.Sprint("192.0.2.", i))}, herald.AttemptLimit, start); err != nil {
+		for range identity.AttemptLimit + 2 {
+			if _, err := first.CountAttempt(ctx, []string{identity.AddressKey(fmt.Sprint("192.0.2.", i))}, identity.AttemptLimit, start); err != nil {
 				t.Fatal(err)
 			}
 		}

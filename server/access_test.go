@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
@@ -22,8 +23,8 @@ func TestAccessRecordsStepLogsHead(t *testing.T) {
 	db.Now = func() time.Time { return now }
 	key := herald.AccessKey("k")
 	ctx := context.Background()
-	for range herald.AttemptLimit + 3 {
-		if _, err := db.CountAttempt(ctx, []string{herald.AddressKey("192.0.2.1")}, herald.AttemptLimit, now.Add(-time.Hour)); err != nil {
+	for range identity.AttemptLimit + 3 {
+		if _, err := db.CountAttempt(ctx, []string{identity.AddressKey("192.0.2.1")}, identity.AttemptLimit, now.Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}

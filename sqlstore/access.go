@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // accessKey is the lane key of every append (see TxOptions.Key): they
@@ -434,7 +435,7 @@ func (s *Store) RecordIntent(ctx context.Context, id string, rec herald.AccessRe
 // the transaction that appends them: each is recorded once, on whichever
 // node gets there first.
 func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now time.Time) (int, error) {
-	ended := now.Add(-herald.AttemptWindow).UnixMilli()
+	ended := now.Add(-identity.AttemptWindow).UnixMilli()
 	// Most runs find nothing: a read says so without the write
 	// transaction and the head's lock (what it misses, the next run takes).
 	var pending bool
@@ -469,7 +470,7 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 			if err := row.Scan(&k, &started, &count); err != nil {
 				return err
 			}
-			recs = append(recs, herald.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
+			recs = append(recs, identity.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
 			forget = append(forget, Stmt{Query: `DELETE FROM attempt_windows WHERE key = ? AND started_at = ?`, Args: []any{k, started},
 				Exec: func(n int64) error { return guard(n, nil) }})
 			return nil

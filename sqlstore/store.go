@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -143,7 +144,7 @@ var (
 	_ herald.HistoryStore   = (*Store)(nil)
 	_ herald.ScheduleStore  = (*Store)(nil)
 	_ herald.MasterKeyStore = (*Store)(nil)
-	_ herald.SessionStore   = (*Store)(nil)
+	_ identity.SessionStore = (*Store)(nil)
 	_ herald.EventStore     = (*Store)(nil)
 	_ herald.AccessStore    = (*Store)(nil)
 )

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 var accessTests = []test{
@@ -384,26 +385,26 @@ func testAccessHeadForged(t *testing.T, b *bundle) {
 // gets there first, and never twice.
 func testAttemptsRecorded(t *testing.T, b *bundle) {
 	start := b.now
-	for range herald.AttemptLimit + 7 {
-		_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1"), herald.TypedEmailKey("kim@example.com")}, herald.AttemptLimit, start)
+	for range identity.AttemptLimit + 7 {
+		_, err := b.s.CountAttempt(b.ctx, []string{identity.AddressKey("192.0.2.1"), identity.TypedEmailKey("kim@example.com")}, identity.AttemptLimit, start)
 		must(t, "CountAttempt", err)
 	}
 	for range 3 {
-		_, err := b.s.CountAttempt(b.ctx, []string{herald.BearerKey("192.0.2.1")}, 0, start)
+		_, err := b.s.CountAttempt(b.ctx, []string{identity.BearerKey("192.0.2.1")}, 0, start)
 		must(t, "CountAttempt", err)
 	}
-	if n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(herald.AttemptWindow-time.Second)); err != nil || n != 0 {
+	if n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(identity.AttemptWindow-time.Second)); err != nil || n != 0 {
 		t.Errorf("RecordPending before the window ended: %d, %v; want 0", n, err)
 	}
 	// A new attempt after the window keeps the ended window's count.
-	_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1")}, herald.AttemptLimit, start.Add(herald.AttemptWindow))
+	_, err := b.s.CountAttempt(b.ctx, []string{identity.AddressKey("192.0.2.1")}, identity.AttemptLimit, start.Add(identity.AttemptWindow))
 	must(t, "CountAttempt", err)
 	var e errs
 	var wg sync.WaitGroup
 	counts := make(chan int, 4)
 	for range 4 {
 		wg.Go(func() {
-			n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(herald.AttemptWindow))
+			n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(identity.AttemptWindow))
 			e.add(err)
 			counts <- n
 		})

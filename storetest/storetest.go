@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -32,10 +33,10 @@ type Store interface {
 	sendstore.Store
 	herald.HistoryStore
 	herald.ScheduleStore
-	herald.SessionStore
-	herald.OperatorStore
-	herald.OperatorIdentityStore
-	herald.AttemptStore
+	identity.SessionStore
+	identity.OperatorStore
+	identity.OperatorIdentityStore
+	identity.AttemptStore
 	herald.ConsentStore
 	herald.NoticeStore
 	herald.NodeStore
