@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -171,13 +172,13 @@ func TestSignInRecordBounded(t *testing.T) {
 		t.Errorf("records of 30 sign-ins for one email: %d, want %d", len(recs), identity.AttemptLimit)
 	}
 	for _, r := range recs {
-		if len(r.Email) > herald.MaxRecordedEmail {
-			t.Fatalf("record %d keeps %d bytes of the typed email, want at most %d", r.Seq, len(r.Email), herald.MaxRecordedEmail)
+		if len(r.Email) > access.MaxRecordedEmail {
+			t.Fatalf("record %d keeps %d bytes of the typed email, want at most %d", r.Seq, len(r.Email), access.MaxRecordedEmail)
 		}
 	}
 	e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
 	recs = e.records(t, "POST /login")
-	if len(recs) != identity.AttemptLimit+1 || recs[len(recs)-1].Count != 10 || len(recs[len(recs)-1].Email) != herald.MaxRecordedEmail {
+	if len(recs) != identity.AttemptLimit+1 || recs[len(recs)-1].Count != 10 || len(recs[len(recs)-1].Email) != access.MaxRecordedEmail {
 		t.Errorf("after the window: %d records, the last %+v; want one more, of the email's 10 refusals", len(recs), recs[len(recs)-1])
 	}
 }
@@ -234,9 +235,9 @@ func TestChangeWithoutRecord(t *testing.T) {
 		if err != nil || len(apps) != 1 {
 			t.Fatalf("apps: %d, %v; want the one created", len(apps), err)
 		}
-		e.clock.Set(e.clock.Now().Add(herald.IntentAbandoned))
+		e.clock.Set(e.clock.Now().Add(access.IntentAbandoned))
 		recs := e.records(t, "POST /admin/v1/apps")
-		if len(recs) != 1 || recs[0].Status != herald.StatusUnknown || recs[0].Actor == nil || *recs[0].Actor != herald.OwnerID {
+		if len(recs) != 1 || recs[0].Status != access.StatusUnknown || recs[0].Actor == nil || *recs[0].Actor != herald.OwnerID {
 			t.Fatalf("records of the change: %+v, want one by the owner of unknown outcome", recs)
 		}
 		e.wantVerified(t)
@@ -264,7 +265,7 @@ func TestAccessHeadHTTP(t *testing.T) {
 			e.owner(t, http.MethodGet, "/admin/v1/apps", "192.0.2.8")
 		}
 		res := e.owner(t, http.MethodGet, "/admin/v1/access-records/head", "192.0.2.8")
-		var head herald.AccessHead
+		var head access.Head
 		if err := json.NewDecoder(res.Body).Decode(&head); err != nil || res.StatusCode != http.StatusOK || head.Seq != 4 {
 			t.Fatalf("head: %d %+v %v, want 200 at seq 4", res.StatusCode, head, err)
 		}
@@ -314,7 +315,7 @@ type deadlineSpy struct {
 	seen chan time.Duration
 }
 
-func (s deadlineSpy) AppendAccessRecords(ctx context.Context, key herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (s deadlineSpy) AppendAccessRecords(ctx context.Context, key access.Key, recs []access.Record) ([]access.Record, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		select {
 		case s.seen <- time.Until(dl):
@@ -341,16 +342,16 @@ func (e *signInEnv) owner(t *testing.T, method, path, from string, body ...strin
 
 // records reads the access records of route (every one when ""), through
 // the API, which first appends what waits for a record.
-func (e *signInEnv) records(t *testing.T, route string) []herald.AccessRecord {
+func (e *signInEnv) records(t *testing.T, route string) []access.Record {
 	t.Helper()
 	res := e.owner(t, http.MethodGet, "/admin/v1/access-records?limit=1000", "127.0.0.1")
 	var page struct {
-		Records []herald.AccessRecord `json:"records"`
+		Records []access.Record `json:"records"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&page); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("access records: %d, %v", res.StatusCode, err)
 	}
-	var out []herald.AccessRecord
+	var out []access.Record
 	for _, r := range page.Records {
 		if route == "" || r.Route == route {
 			out = append(out, r)
@@ -360,14 +361,14 @@ func (e *signInEnv) records(t *testing.T, route string) []herald.AccessRecord {
 }
 
 // verdict verifies the chain through the API, with head when not "".
-func (e *signInEnv) verdict(t *testing.T, head string) herald.AccessVerdict {
+func (e *signInEnv) verdict(t *testing.T, head string) access.Verdict {
 	t.Helper()
 	path := "/admin/v1/access-records/verify"
 	if head != "" {
 		path += "?head=" + url.QueryEscape(head)
 	}
 	res := e.owner(t, http.MethodGet, path, "127.0.0.1")
-	var v herald.AccessVerdict
+	var v access.Verdict
 	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("verify: %d, %v", res.StatusCode, err)
 	}

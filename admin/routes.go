@@ -40,8 +40,8 @@ type Store interface {
 	identity.OperatorStore
 	identity.OperatorIdentityStore
 	identity.AttemptStore
-	// AccessStore keeps the access records (DESIGN 11).
-	herald.AccessStore
+	// access.Store keeps the access records (DESIGN 11).
+	access.Store
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
 	// DeviceByToken finds the device a test push to a token goes to.

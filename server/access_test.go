@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
@@ -21,7 +22,7 @@ func TestAccessRecordsStepLogsHead(t *testing.T) {
 	db := sqlitetest.Open(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	db.Now = func() time.Time { return now }
-	key := herald.AccessKey("k")
+	key := access.Key("k")
 	ctx := context.Background()
 	for range identity.AttemptLimit + 3 {
 		if _, err := db.CountAttempt(ctx, []string{identity.AddressKey("192.0.2.1")}, identity.AttemptLimit, now.Add(-time.Hour)); err != nil {

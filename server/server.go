@@ -27,6 +27,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
@@ -369,7 +370,7 @@ func (s *Server) stopAll() error {
 // (the first kept record's prevHash kept as its anchor) and, once the
 // day's pruning is done, logs the chain's signed head, for an operator to
 // keep outside the database (docs/access-records.md).
-func accessRecordsStep(st herald.AccessStore, key herald.AccessKey, now func() time.Time, log *slog.Logger) retention.Pruner {
+func accessRecordsStep(st access.Store, key access.Key, now func() time.Time, log *slog.Logger) retention.Pruner {
 	return func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
 		began := time.Now()
 		if _, err := st.RecordPending(ctx, key, now()); err != nil {

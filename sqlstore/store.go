@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sendstore"
 )
@@ -146,5 +147,5 @@ var (
 	_ herald.MasterKeyStore = (*Store)(nil)
 	_ identity.SessionStore = (*Store)(nil)
 	_ herald.EventStore     = (*Store)(nil)
-	_ herald.AccessStore    = (*Store)(nil)
+	_ access.Store          = (*Store)(nil)
 )

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sendstore"
 )
@@ -42,7 +43,7 @@ type Store interface {
 	herald.NodeStore
 	herald.EventStore
 	herald.RetentionStore
-	herald.AccessStore
+	access.Store
 	herald.HoldStore
 	herald.ExportStore
 }
