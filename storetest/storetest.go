@@ -23,6 +23,7 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/identity"
+	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -42,7 +43,7 @@ type Store interface {
 	herald.NoticeStore
 	herald.NodeStore
 	herald.EventStore
-	herald.RetentionStore
+	retention.Store
 	access.Store
 	herald.HoldStore
 	herald.ExportStore
