@@ -21,4 +21,13 @@
 // bodies into these values (the JSON text check and the push endpoints'
 // reading), sendstore is the protocol between delivery and its store, and
 // webhook writes the webhook messages' wire format.
+//
+// Neither are the admin listener's identity and audit: package identity
+// keeps the sign-in vocabulary (operators' secrets, setup links, API
+// tokens, sessions, attempt counts) and its stores, package access the
+// hash-chained access records and their store, and package retention its
+// store's runs and steps. What stays here of them is what the domain
+// shares with both: the Operator and its Role (an access record's actor),
+// the errors with the spec's codes, and MasterKey, which derives the
+// access records' key.
 package herald

@@ -17,7 +17,7 @@ import (
 type MasterKey struct {
 	aead  cipher.AEAD
 	check []byte
-	chain AccessKey
+	chain []byte
 }
 
 // checkLabel is the fixed text whose HMAC under the key is the key's check
@@ -25,7 +25,7 @@ type MasterKey struct {
 const checkLabel = "herald master key check v1"
 
 // chainLabel is the fixed text whose HMAC under the master key is the
-// key that signs the access records' chain (AccessKey).
+// key that signs the access records' chain (access.Key).
 const chainLabel = "herald access-record chain v1"
 
 // ParseMasterKey reads a master key given as standard base64 of 32 bytes.
@@ -58,10 +58,11 @@ func derive(raw []byte, label string) []byte {
 // it in the clear.
 func (k *MasterKey) Check() []byte { return append([]byte(nil), k.check...) }
 
-// AccessKey returns the key that signs the access records' chain, derived
-// from the master key: whoever can write the database but lacks the master
-// key cannot sign a record.
-func (k *MasterKey) AccessKey() AccessKey {
+// AccessKey returns the key that signs the access records' chain (an
+// access.Key, which it converts to without a cast), derived from the
+// master key: whoever can write the database but lacks the master key
+// cannot sign a record.
+func (k *MasterKey) AccessKey() []byte {
 	if k == nil {
 		return nil
 	}

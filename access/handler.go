@@ -16,15 +16,15 @@ import (
 
 // filterOf reads the list's query: from, to (RFC 3339), actor,
 // appId, userId, limit (1–1000, default 100) and cursor.
-func filterOf(q map[string][]string) (herald.AccessFilter, []herald.Detail) {
+func filterOf(q map[string][]string) (Filter, []herald.Detail) {
 	get := func(k string) string {
 		if v := q[k]; len(v) > 0 {
 			return v[0]
 		}
 		return ""
 	}
-	f := herald.AccessFilter{Actor: get("actor"), AppID: get("appId"), UserID: get("userId"), Cursor: get("cursor"),
-		Limit: herald.DefaultAccessLimit}
+	f := Filter{Actor: get("actor"), AppID: get("appId"), UserID: get("userId"), Cursor: get("cursor"),
+		Limit: DefaultLimit}
 	var d []herald.Detail
 	for _, t := range []struct {
 		name string
@@ -40,7 +40,7 @@ func filterOf(q map[string][]string) (herald.AccessFilter, []herald.Detail) {
 	}
 	if v := get("limit"); v != "" {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > herald.MaxAccessLimit {
+		if err != nil || n < 1 || n > MaxLimit {
 			d = append(d, herald.Detail{Field: "limit", Reason: "must be an integer from 1 to 1000"})
 		}
 		f.Limit = n
@@ -80,7 +80,7 @@ func (rc *Recorder) List(w http.ResponseWriter, r *http.Request) {
 // Page is a page of the records f selects and the next page's cursor,
 // after appending what waits for a record, so that a reader sees the
 // aggregated records of every window that has ended.
-func (rc *Recorder) Page(ctx context.Context, f herald.AccessFilter) ([]herald.AccessRecord, string, error) {
+func (rc *Recorder) Page(ctx context.Context, f Filter) ([]Record, string, error) {
 	if err := rc.RecordPending(ctx); err != nil {
 		return nil, "", err
 	}
@@ -95,7 +95,7 @@ const streamDeadline = 10 * time.Minute
 // record, then the records as JSON lines; failed answers when either
 // cannot be written. An error once lines went out can only end the stream early; it
 // is logged.
-func (rc *Recorder) Stream(w http.ResponseWriter, r *http.Request, f herald.AccessFilter, reason string,
+func (rc *Recorder) Stream(w http.ResponseWriter, r *http.Request, f Filter, reason string,
 	failed func(http.ResponseWriter, *http.Request, error)) {
 	if err := rc.RecordPending(r.Context()); err != nil {
 		failed(w, r, err)
@@ -114,7 +114,7 @@ func (rc *Recorder) Stream(w http.ResponseWriter, r *http.Request, f herald.Acce
 	defer cancel()
 	bw := bufio.NewWriter(w)
 	enc := json.NewEncoder(bw)
-	err := rc.Store.EachAccessRecord(ctx, f, func(rec herald.AccessRecord) error {
+	err := rc.Store.EachAccessRecord(ctx, f, func(rec Record) error {
 		if err := r.Context().Err(); err != nil && !errors.Is(err, context.DeadlineExceeded) {
 			return err // the client went away
 		}
@@ -141,17 +141,17 @@ func (rc *Recorder) VerifyHandler(w http.ResponseWriter, r *http.Request) {
 
 // Verify walks the chain, after appending the records of ended attempt
 // windows; head, when not "", is a head's JSON the chain must still hold.
-func (rc *Recorder) Verify(ctx context.Context, head string) (herald.AccessVerdict, error) {
-	var given *herald.AccessHead
+func (rc *Recorder) Verify(ctx context.Context, head string) (Verdict, error) {
+	var given *Head
 	if head != "" {
-		h, err := herald.ParseAccessHead([]byte(head))
+		h, err := ParseHead([]byte(head))
 		if err != nil {
-			return herald.AccessVerdict{}, err
+			return Verdict{}, err
 		}
 		given = &h
 	}
 	if err := rc.RecordPending(ctx); err != nil {
-		return herald.AccessVerdict{}, err
+		return Verdict{}, err
 	}
 	return rc.Store.VerifyAccessRecords(ctx, rc.Key, given)
 }

@@ -37,7 +37,7 @@ type Note struct {
 }
 
 // maxUsers is how many userIds a record lists; userCount counts all.
-const maxUsers = herald.MaxAccessUserIDs
+const maxUsers = MaxUserIDs
 
 type noteKey struct{}
 
@@ -116,7 +116,7 @@ func (n *Note) Authenticated(o herald.Operator) {
 
 // Intend records, before a request that may change something acts, that
 // it is about to: its intent, durable before the change is made
-// (herald.AccessStore.RecordIntent). Without a note it does nothing.
+// (Store.RecordIntent). Without a note it does nothing.
 func (n *Note) Intend() error {
 	if n == nil || n.intent == nil {
 		return nil

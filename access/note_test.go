@@ -15,7 +15,7 @@ func TestAccessNoteUsers(t *testing.T) {
 	for i := range 250 {
 		n.ShowedUsers(fmt.Sprint("u", i))
 	}
-	if len(n.userIDs) != herald.MaxAccessUserIDs || n.users != 250 || n.userIDs[199] != "u199" {
+	if len(n.userIDs) != MaxUserIDs || n.users != 250 || n.userIDs[199] != "u199" {
 		t.Errorf("250 users: listed %d (last %s), counted %d; want 200 and 250", len(n.userIDs), n.userIDs[len(n.userIDs)-1], n.users)
 	}
 	p := &Note{}

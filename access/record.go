@@ -4,8 +4,14 @@
 // answer goes out, the intent a request that may change something writes
 // before it acts, the note a handler fills for its record, and the admin
 // API's routes that list, verify and give the head of the records' chain.
-// The chain itself (canonical JSON, hash, hmac, head) is the domain's
-// (herald.AccessRecord); the store keeps it (herald.AccessStore).
+//
+// It owns the records' vocabulary too: the Record and its canonical JSON,
+// the chain's hash and the Key that signs it, the Head an operator keeps
+// outside the database, the Filter the records are listed by, the Verdict
+// of a verify, and the Store both SQL engines implement (storetest checks
+// it). It imports only package herald (for the Operator a record names and
+// the error codes) and web; identity, which counts sign-in attempts,
+// imports it, never the reverse.
 package access
 
 import (
@@ -23,16 +29,11 @@ import (
 	"github.com/heraldpush/herald/web"
 )
 
-// Store is what the access records need of storage.
-type Store interface {
-	herald.AccessStore
-}
-
 // Recorder writes the access records of the requests it wraps.
 type Recorder struct {
 	Store Store
 	// Key signs the records (herald.MasterKey.AccessKey).
-	Key herald.AccessKey
+	Key Key
 	// Now is the clock; TrustProxy reads the client's address from the
 	// last X-Forwarded-For entry.
 	Now        func() time.Time
@@ -78,7 +79,7 @@ func (rc *Recorder) Wrap(h http.HandlerFunc, failed func(http.ResponseWriter, *h
 		r, n := With(r)
 		b := &heldWriter{w: w, header: http.Header{}}
 		n.intent = func() error {
-			rec, ok := n.record(r, herald.StatusUnknown, rc.Now(), rc.TrustProxy)
+			rec, ok := n.record(r, StatusUnknown, rc.Now(), rc.TrustProxy)
 			if !ok {
 				return nil
 			}
@@ -114,10 +115,10 @@ func (rc *Recorder) Wrap(h http.HandlerFunc, failed func(http.ResponseWriter, *h
 // append appends one record; its transaction shares a commit with those
 // of other requests queued meanwhile (sqlstore's group commit). It keeps
 // the request's deadline (and recordGrace), not its cancellation.
-func (rc *Recorder) append(ctx context.Context, rec herald.AccessRecord) error {
+func (rc *Recorder) append(ctx context.Context, rec Record) error {
 	ctx, cancel := recordContext(ctx)
 	defer cancel()
-	_, err := rc.Store.AppendAccessRecords(ctx, rc.Key, []herald.AccessRecord{rec})
+	_, err := rc.Store.AppendAccessRecords(ctx, rc.Key, []Record{rec})
 	return err
 }
 
@@ -223,16 +224,16 @@ func (b *heldWriter) release(status int) {
 
 // record is the access record of r answered status at now; ok is false
 // when the request is not recorded (neither authenticated nor a sign-in).
-func (n *Note) record(r *http.Request, status int, now time.Time, trustProxy bool) (herald.AccessRecord, bool) {
+func (n *Note) record(r *http.Request, status int, now time.Time, trustProxy bool) (Record, bool) {
 	n.mu.Lock()
 	defer n.mu.Unlock()
-	rec := herald.AccessRecord{At: now, IP: ClientIP(r, trustProxy), Method: r.Method, Route: r.Pattern,
+	rec := Record{At: now, IP: ClientIP(r, trustProxy), Method: r.Method, Route: r.Pattern,
 		AppID: cmp.Or(n.appID, r.PathValue("appId")), PushID: cmp.Or(n.pushID, r.PathValue("pushId")),
 		UserIDs: append([]string{}, n.userIDs...), UserCount: n.users, Status: status, Reason: n.reason, Intent: n.intentID}
 	var who *herald.Operator
 	switch {
 	case n.signedIn:
-		rec.Email = herald.RecordedEmail(n.email)
+		rec.Email = RecordedEmail(n.email)
 		if n.operator.ID != "" {
 			who = &n.operator
 		}

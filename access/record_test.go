@@ -22,7 +22,7 @@ type failingAppends struct {
 	fail bool
 }
 
-func (s *failingAppends) AppendAccessRecords(ctx context.Context, key herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (s *failingAppends) AppendAccessRecords(ctx context.Context, key access.Key, recs []access.Record) ([]access.Record, error) {
 	if s.fail {
 		return nil, herald.Unavailable(errors.New("appends refused"))
 	}
@@ -40,7 +40,7 @@ func TestWrap(t *testing.T) {
 	clock := func() time.Time { return now }
 	db.Now = clock
 	store := &failingAppends{Store: db}
-	rc := &access.Recorder{Store: store, Key: herald.AccessKey("k"), Now: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
+	rc := &access.Recorder{Store: store, Key: access.Key("k"), Now: clock, Logger: slog.New(slog.NewTextHandler(io.Discard, nil))}
 	owner := herald.Owner()
 	var intended bool
 	h := rc.Wrap(func(w http.ResponseWriter, r *http.Request) {
@@ -67,12 +67,12 @@ func TestWrap(t *testing.T) {
 		h(w, r)
 		return w.Code
 	}
-	records := func() []herald.AccessRecord {
+	records := func() []access.Record {
 		t.Helper()
 		if err := rc.RecordPending(context.Background()); err != nil {
 			t.Fatal(err)
 		}
-		recs, _, err := db.AccessRecords(context.Background(), herald.AccessFilter{Limit: 100})
+		recs, _, err := db.AccessRecords(context.Background(), access.Filter{Limit: 100})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -98,12 +98,12 @@ func TestWrap(t *testing.T) {
 	if n := len(records()); n != 1 {
 		t.Fatalf("records before the intent is abandoned: %d, want 1", n)
 	}
-	now = now.Add(herald.IntentAbandoned)
+	now = now.Add(access.IntentAbandoned)
 	recs = records()
-	if len(recs) != 2 || recs[1].Route != "POST /things" || recs[1].Status != herald.StatusUnknown || recs[1].UserCount != 0 {
+	if len(recs) != 2 || recs[1].Route != "POST /things" || recs[1].Status != access.StatusUnknown || recs[1].UserCount != 0 {
 		t.Fatalf("records after: %+v, want the intent as a record of unknown outcome", recs)
 	}
-	if v, err := db.VerifyAccessRecords(context.Background(), herald.AccessKey("k"), nil); err != nil || !v.OK {
+	if v, err := db.VerifyAccessRecords(context.Background(), access.Key("k"), nil); err != nil || !v.OK {
 		t.Errorf("verify: %+v, %v", v, err)
 	}
 }

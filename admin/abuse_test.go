@@ -13,7 +13,9 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/server"
@@ -75,18 +77,18 @@ func TestSignInBurst(t *testing.T) {
 		got := burst(200, func(i int) int {
 			return nodes[i%len(nodes)].postFrom("/login", url.Values{"email": {"park@example.com"}, "password": {"guess"}}, "198.51.100.9")
 		})
-		if got[http.StatusUnauthorized] != herald.AttemptLimit || got[http.StatusTooManyRequests] != 200-herald.AttemptLimit {
-			t.Errorf("200 wrong passwords at once: got %v, want %d × 401 and the rest 429", got, herald.AttemptLimit)
+		if got[http.StatusUnauthorized] != identity.AttemptLimit || got[http.StatusTooManyRequests] != 200-identity.AttemptLimit {
+			t.Errorf("200 wrong passwords at once: got %v, want %d × 401 and the rest 429", got, identity.AttemptLimit)
 		}
 		if resp, _ := e.browser(t).signIn("park@example.com", password, "192.0.2.80"); resp.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("the right password after the burst: got %d, want 429", resp.StatusCode)
 		}
 		// 20 records of the judged attempts; the refused wait for their
 		// window's end, then make one record per key with their count.
-		if n := len(e.records(t, "POST /login")); n != herald.AttemptLimit {
-			t.Errorf("sign-in records during the window: %d, want %d", n, herald.AttemptLimit)
+		if n := len(e.records(t, "POST /login")); n != identity.AttemptLimit {
+			t.Errorf("sign-in records during the window: %d, want %d", n, identity.AttemptLimit)
 		}
-		e.clock.Set(e.clock.Now().Add(herald.AttemptWindow))
+		e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
 		counts := map[string]int{}
 		for _, r := range e.records(t, "POST /login") {
 			if r.Count > 0 {
@@ -149,8 +151,8 @@ func TestTOTPBurst(t *testing.T) {
 		w.wantSignedIn("seo@example.com", "/login/totp")
 		form := url.Values{"csrf": {w.csrf("/login/totp")}, "code": {"000000"}}
 		got = burst(100, func(int) int { return w.postFrom("/login/totp", form, "203.0.113.50") })
-		if got[http.StatusUnauthorized] != herald.AttemptLimit-(sessions-1) || got[http.StatusTooManyRequests] != 100-(herald.AttemptLimit-(sessions-1)) {
-			t.Errorf("100 wrong codes at once after %d failures: got %v, want %d × 401 and the rest 429", sessions-1, got, herald.AttemptLimit-(sessions-1))
+		if got[http.StatusUnauthorized] != identity.AttemptLimit-(sessions-1) || got[http.StatusTooManyRequests] != 100-(identity.AttemptLimit-(sessions-1)) {
+			t.Errorf("100 wrong codes at once after %d failures: got %v, want %d × 401 and the rest 429", sessions-1, got, identity.AttemptLimit-(sessions-1))
 		}
 	})
 }
@@ -166,17 +168,17 @@ func TestSignInRecordBounded(t *testing.T) {
 		e.browser(t).postFrom("/login", url.Values{"email": {huge}, "password": {"guess"}}, fmt.Sprint("198.51.100.", i%2))
 	}
 	recs := e.records(t, "POST /login")
-	if len(recs) != herald.AttemptLimit {
-		t.Errorf("records of 30 sign-ins for one email: %d, want %d", len(recs), herald.AttemptLimit)
+	if len(recs) != identity.AttemptLimit {
+		t.Errorf("records of 30 sign-ins for one email: %d, want %d", len(recs), identity.AttemptLimit)
 	}
 	for _, r := range recs {
-		if len(r.Email) > herald.MaxRecordedEmail {
-			t.Fatalf("record %d keeps %d bytes of the typed email, want at most %d", r.Seq, len(r.Email), herald.MaxRecordedEmail)
+		if len(r.Email) > access.MaxRecordedEmail {
+			t.Fatalf("record %d keeps %d bytes of the typed email, want at most %d", r.Seq, len(r.Email), access.MaxRecordedEmail)
 		}
 	}
-	e.clock.Set(e.clock.Now().Add(herald.AttemptWindow))
+	e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
 	recs = e.records(t, "POST /login")
-	if len(recs) != herald.AttemptLimit+1 || recs[len(recs)-1].Count != 10 || len(recs[len(recs)-1].Email) != herald.MaxRecordedEmail {
+	if len(recs) != identity.AttemptLimit+1 || recs[len(recs)-1].Count != 10 || len(recs[len(recs)-1].Email) != access.MaxRecordedEmail {
 		t.Errorf("after the window: %d records, the last %+v; want one more, of the email's 10 refusals", len(recs), recs[len(recs)-1])
 	}
 }
@@ -202,14 +204,14 @@ func TestBearerThrottle(t *testing.T) {
 			}
 			return resp.StatusCode
 		})
-		if got[http.StatusUnauthorized] != herald.AttemptLimit || got[http.StatusTooManyRequests] != 60-herald.AttemptLimit {
-			t.Errorf("60 refused tokens at once: got %v, want %d × 401, the rest 429 with Retry-After", got, herald.AttemptLimit)
+		if got[http.StatusUnauthorized] != identity.AttemptLimit || got[http.StatusTooManyRequests] != 60-identity.AttemptLimit {
+			t.Errorf("60 refused tokens at once: got %v, want %d × 401, the rest 429 with Retry-After", got, identity.AttemptLimit)
 		}
 		if res := e.owner(t, http.MethodGet, "/admin/v1/apps", "203.0.113.9"); res.StatusCode != http.StatusOK {
 			t.Errorf("the owner's token from the throttled address: got %d, want 200", res.StatusCode)
 		}
-		e.clock.Set(e.clock.Now().Add(herald.AttemptWindow))
-		recs := e.records(t, herald.BearerRoute)
+		e.clock.Set(e.clock.Now().Add(identity.AttemptWindow))
+		recs := e.records(t, identity.BearerRoute)
 		if len(recs) != 1 || recs[0].Count != 60 || recs[0].IP != "203.0.113.9" || recs[0].Actor != nil {
 			t.Errorf("records of refused tokens: %+v, want one of count 60 from 203.0.113.9", recs)
 		}
@@ -233,9 +235,9 @@ func TestChangeWithoutRecord(t *testing.T) {
 		if err != nil || len(apps) != 1 {
 			t.Fatalf("apps: %d, %v; want the one created", len(apps), err)
 		}
-		e.clock.Set(e.clock.Now().Add(herald.IntentAbandoned))
+		e.clock.Set(e.clock.Now().Add(access.IntentAbandoned))
 		recs := e.records(t, "POST /admin/v1/apps")
-		if len(recs) != 1 || recs[0].Status != herald.StatusUnknown || recs[0].Actor == nil || *recs[0].Actor != herald.OwnerID {
+		if len(recs) != 1 || recs[0].Status != access.StatusUnknown || recs[0].Actor == nil || *recs[0].Actor != herald.OwnerID {
 			t.Fatalf("records of the change: %+v, want one by the owner of unknown outcome", recs)
 		}
 		e.wantVerified(t)
@@ -263,7 +265,7 @@ func TestAccessHeadHTTP(t *testing.T) {
 			e.owner(t, http.MethodGet, "/admin/v1/apps", "192.0.2.8")
 		}
 		res := e.owner(t, http.MethodGet, "/admin/v1/access-records/head", "192.0.2.8")
-		var head herald.AccessHead
+		var head access.Head
 		if err := json.NewDecoder(res.Body).Decode(&head); err != nil || res.StatusCode != http.StatusOK || head.Seq != 4 {
 			t.Fatalf("head: %d %+v %v, want 200 at seq 4", res.StatusCode, head, err)
 		}
@@ -313,7 +315,7 @@ type deadlineSpy struct {
 	seen chan time.Duration
 }
 
-func (s deadlineSpy) AppendAccessRecords(ctx context.Context, key herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (s deadlineSpy) AppendAccessRecords(ctx context.Context, key access.Key, recs []access.Record) ([]access.Record, error) {
 	if dl, ok := ctx.Deadline(); ok {
 		select {
 		case s.seen <- time.Until(dl):
@@ -340,16 +342,16 @@ func (e *signInEnv) owner(t *testing.T, method, path, from string, body ...strin
 
 // records reads the access records of route (every one when ""), through
 // the API, which first appends what waits for a record.
-func (e *signInEnv) records(t *testing.T, route string) []herald.AccessRecord {
+func (e *signInEnv) records(t *testing.T, route string) []access.Record {
 	t.Helper()
 	res := e.owner(t, http.MethodGet, "/admin/v1/access-records?limit=1000", "127.0.0.1")
 	var page struct {
-		Records []herald.AccessRecord `json:"records"`
+		Records []access.Record `json:"records"`
 	}
 	if err := json.NewDecoder(res.Body).Decode(&page); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("access records: %d, %v", res.StatusCode, err)
 	}
-	var out []herald.AccessRecord
+	var out []access.Record
 	for _, r := range page.Records {
 		if route == "" || r.Route == route {
 			out = append(out, r)
@@ -359,14 +361,14 @@ func (e *signInEnv) records(t *testing.T, route string) []herald.AccessRecord {
 }
 
 // verdict verifies the chain through the API, with head when not "".
-func (e *signInEnv) verdict(t *testing.T, head string) herald.AccessVerdict {
+func (e *signInEnv) verdict(t *testing.T, head string) access.Verdict {
 	t.Helper()
 	path := "/admin/v1/access-records/verify"
 	if head != "" {
 		path += "?head=" + url.QueryEscape(head)
 	}
 	res := e.owner(t, http.MethodGet, path, "127.0.0.1")
-	var v herald.AccessVerdict
+	var v access.Verdict
 	if err := json.NewDecoder(res.Body).Decode(&v); err != nil || res.StatusCode != http.StatusOK {
 		t.Fatalf("verify: %d, %v", res.StatusCode, err)
 	}

@@ -18,6 +18,7 @@ import (
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/bench"
 	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
@@ -30,7 +31,7 @@ import (
 // as it was before the records, for the benchmark's comparison.
 type unrecorded struct{ handler.Store }
 
-func (unrecorded) AppendAccessRecords(_ context.Context, _ herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (unrecorded) AppendAccessRecords(_ context.Context, _ access.Key, recs []access.Record) ([]access.Record, error) {
 	return recs, nil
 }
 

@@ -13,18 +13,19 @@ import (
 	"testing"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // accessPage is the answer of GET /admin/v1/access-records.
 type accessPage struct {
-	Records    []herald.AccessRecord `json:"records"`
-	NextCursor *string               `json:"nextCursor"`
+	Records    []access.Record `json:"records"`
+	NextCursor *string         `json:"nextCursor"`
 }
 
 // records lists every record (query added to the list's), page by page.
-func (e *env) records(query string) []herald.AccessRecord {
+func (e *env) records(query string) []access.Record {
 	e.T.Helper()
-	var all []herald.AccessRecord
+	var all []access.Record
 	cursor := ""
 	for {
 		var p accessPage
@@ -44,9 +45,9 @@ func (e *env) records(query string) []herald.AccessRecord {
 }
 
 // verdict is GET /admin/v1/access-records/verify.
-func (e *env) verdict() herald.AccessVerdict {
+func (e *env) verdict() access.Verdict {
 	e.T.Helper()
-	var v herald.AccessVerdict
+	var v access.Verdict
 	if code := e.AdminJSON(http.MethodGet, "/admin/v1/access-records/verify", nil, &v); code != http.StatusOK {
 		e.T.Fatalf("verify: %d", code)
 	}
@@ -90,7 +91,7 @@ func (e *env) call(method, path string, header map[string]string) int {
 
 // wantRecord fails unless rec is route answered status by actor ("" for
 // none) about appID, listing users.
-func wantRecord(t *testing.T, rec herald.AccessRecord, route string, status int, actor, appID string, users ...string) {
+func wantRecord(t *testing.T, rec access.Record, route string, status int, actor, appID string, users ...string) {
 	t.Helper()
 	got := ""
 	if rec.Actor != nil {
@@ -234,10 +235,10 @@ func TestAccessRecordsJSONL(t *testing.T) {
 		b, _ := io.ReadAll(resp.Body)
 		t.Fatalf("jsonl: %d %s %s", resp.StatusCode, resp.Header.Get("Content-Type"), b)
 	}
-	var lines []herald.AccessRecord
+	var lines []access.Record
 	sc := bufio.NewScanner(resp.Body)
 	for sc.Scan() {
-		var r herald.AccessRecord
+		var r access.Record
 		if err := json.Unmarshal(sc.Bytes(), &r); err != nil {
 			t.Fatalf("line %q: %v", sc.Text(), err)
 		}
@@ -341,7 +342,7 @@ func TestDashboardAccessPage(t *testing.T) {
 	resp, page = b.get("/access/records.jsonl?reason=ticket+42")
 	wantStatus(t, resp, page, http.StatusOK)
 	lines := strings.Split(strings.TrimSpace(page), "\n")
-	var last herald.AccessRecord
+	var last access.Record
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &last); err != nil || last.Reason != "ticket 42" || last.Route != "GET /access/records.jsonl" {
 		t.Errorf("the download's last line: %+v, %v; want its own record with the reason", last, err)
 	}

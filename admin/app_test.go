@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -90,7 +91,7 @@ func TestAdminAuth(t *testing.T) {
 		{"ErrAPISecret", "Bearer " + app.SecretKey, herald.ErrUnauthorized},
 	}
 	// Refused bearer tokens are counted per address (all of these come
-	// from 127.0.0.1): the first herald.AttemptLimit answer 401, the rest
+	// from 127.0.0.1): the first identity.AttemptLimit answer 401, the rest
 	// 429 with Retry-After. A header that presents no token is not
 	// counted. The subtests run in order, so the count is known.
 	refused := 0
@@ -104,7 +105,7 @@ func TestAdminAuth(t *testing.T) {
 				}
 				res := testenv.Send(t, http.DefaultClient, env.Admin.URL, testenv.Request{Method: r.method, URL: r.path, Header: hdr, Body: map[string]any{"name": "x"}})
 				if counted {
-					if refused++; refused > herald.AttemptLimit {
+					if refused++; refused > identity.AttemptLimit {
 						testenv.WantError(t, res, r.path, herald.ErrTooManyRequests)
 						if res.Header.Get("Retry-After") == "" {
 							t.Errorf("%s %s, refused token %d: no Retry-After", r.method, r.path, refused)

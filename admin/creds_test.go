@@ -16,6 +16,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 )
@@ -78,11 +79,11 @@ func TestOIDCBindsSubject(t *testing.T) {
 		e.browser(t).wantOIDC("two's first sign-in (s3)", &mockoidc.MockUser{Subject: "s3", Email: "two@example.com", EmailVerified: true}, m, true)
 
 		// A refusal is recorded as a failed sign-in: actor null, the email.
-		recs, _, err := e.store.AccessRecords(context.Background(), herald.AccessFilter{Limit: 1000})
+		recs, _, err := e.store.AccessRecords(context.Background(), access.Filter{Limit: 1000})
 		if err != nil {
 			t.Fatal(err)
 		}
-		var refusedRec *herald.AccessRecord
+		var refusedRec *access.Record
 		for i, r := range recs {
 			if r.Route == "GET /oidc/callback" && r.Email == "Seo@example.com" {
 				refusedRec = &recs[i]
@@ -131,7 +132,7 @@ func TestEmailASCIIOnly(t *testing.T) {
 	})
 }
 
-func actorOf(r herald.AccessRecord) string {
+func actorOf(r access.Record) string {
 	if r.Actor == nil {
 		return "null"
 	}

@@ -28,7 +28,7 @@ var dashboardFiles embed.FS
 type dashboard struct {
 	*server
 	pages    map[string]*template.Template
-	sessions herald.SessionStore
+	sessions identity.SessionStore
 	hasher   *identity.Hasher
 	// oidc is the single sign-on provider; nil when none is configured.
 	oidc *oidcProvider

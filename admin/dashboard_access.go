@@ -7,15 +7,16 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 )
 
 // accessData is what the Access page shows: its filters as typed, a page
 // of records, and the chain's verdict when asked.
 type accessData struct {
 	Actor, AppID, UserID, From, To string
-	Records                        []herald.AccessRecord
+	Records                        []access.Record
 	NextURL                        string
-	Verdict                        *herald.AccessVerdict
+	Verdict                        *access.Verdict
 }
 
 // accessTimeLayouts are the forms a time filter takes: the page's
@@ -24,11 +25,11 @@ var accessTimeLayouts = []string{"2006-01-02T15:04:05", "2006-01-02T15:04", time
 
 // accessFilterOfPage reads the page's filters: those of the API, with
 // times as the page's inputs give them.
-func accessFilterOfPage(q url.Values) (accessData, herald.AccessFilter, []herald.Detail) {
+func accessFilterOfPage(q url.Values) (accessData, access.Filter, []herald.Detail) {
 	data := accessData{Actor: strings.TrimSpace(q.Get("actor")), AppID: strings.TrimSpace(q.Get("appId")),
 		UserID: strings.TrimSpace(q.Get("userId")), From: q.Get("from"), To: q.Get("to")}
-	f := herald.AccessFilter{Actor: data.Actor, AppID: data.AppID, UserID: data.UserID, Cursor: q.Get("cursor"),
-		Limit: herald.DefaultAccessLimit}
+	f := access.Filter{Actor: data.Actor, AppID: data.AppID, UserID: data.UserID, Cursor: q.Get("cursor"),
+		Limit: access.DefaultLimit}
 	var d []herald.Detail
 	for _, t := range []struct {
 		name, v string

@@ -45,7 +45,7 @@ func (f operatorForm) Picked(appID string) bool {
 // operatorData is what one operator's page shows.
 type operatorData struct {
 	Operator herald.Operator
-	Tokens   []herald.OperatorToken
+	Tokens   []identity.OperatorToken
 	Apps     []herald.App
 	Roles    []string
 	Form     operatorForm

@@ -60,10 +60,10 @@ const touchEvery = time.Minute
 // when it was not ended, is neither idle too long nor too old (DESIGN 11)
 // and, for the owner's, still matches the admin token. It may be awaiting
 // its TOTP code.
-func (d *dashboard) storedSession(r *http.Request) (session, herald.Session, bool) {
+func (d *dashboard) storedSession(r *http.Request) (session, identity.Session, bool) {
 	c, err := r.Cookie(d.guard.CookieName(sessionCookie))
 	if err != nil {
-		return session{}, herald.Session{}, false
+		return session{}, identity.Session{}, false
 	}
 	secret, mac, _ := strings.Cut(c.Value, ".")
 	id, now := identity.SessionID(secret), d.Now()
@@ -77,7 +77,7 @@ func (d *dashboard) storedSession(r *http.Request) (session, herald.Session, boo
 	if stored.OperatorID == herald.OwnerID && (d.Token == "" || !hmac.Equal([]byte(mac), []byte(d.guard.OwnerMAC(secret)))) {
 		return session{}, stored, false
 	}
-	if now.Sub(stored.Started) >= herald.SessionLifetime || now.Sub(stored.LastSeen) >= herald.SessionIdle {
+	if now.Sub(stored.Started) >= identity.SessionLifetime || now.Sub(stored.LastSeen) >= identity.SessionIdle {
 		return session{}, stored, false
 	}
 	return session{secret: secret, id: id, op: op}, stored, true
@@ -102,7 +102,7 @@ func (d *dashboard) session(r *http.Request) (session, bool) {
 // TOTP code when awaiting is set.
 func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op herald.Operator, awaiting bool) error {
 	secret, now := rand.Text(), d.Now()
-	sess := herald.Session{ID: identity.SessionID(secret), OperatorID: op.ID, Started: now, LastSeen: now, AwaitingTOTP: awaiting}
+	sess := identity.Session{ID: identity.SessionID(secret), OperatorID: op.ID, Started: now, LastSeen: now, AwaitingTOTP: awaiting}
 	if err := d.sessions.CreateSession(r.Context(), sess); err != nil {
 		return err
 	}
@@ -115,7 +115,7 @@ func (d *dashboard) startSession(w http.ResponseWriter, r *http.Request, op hera
 	if op.ID == herald.OwnerID {
 		value += "." + d.guard.OwnerMAC(secret)
 	}
-	d.setCookie(w, r, sessionCookie, value, int(herald.SessionLifetime.Seconds()))
+	d.setCookie(w, r, sessionCookie, value, int(identity.SessionLifetime.Seconds()))
 	return nil
 }
 

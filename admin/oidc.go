@@ -26,7 +26,7 @@ import (
 // Single sign-on by OpenID Connect (DESIGN 11): the authorization code
 // flow with state, nonce and PKCE (S256). The operator is the one whose
 // email the provider returns with email_verified true, matched as
-// herald.EmailKey compares (ASCII letters only); the first sign-in binds
+// identity.EmailKey compares (ASCII letters only); the first sign-in binds
 // the operator to the provider's (issuer, sub), and a later one with
 // another subject for that email is refused as an unknown operator is, so
 // a second account at the provider that claims the same email is no way

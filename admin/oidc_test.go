@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -89,7 +90,7 @@ func TestOIDCSignIn(t *testing.T) {
 		e.operator(t, "off@example.com", herald.RoleAdmin)
 		o, _, _ := e.store.OperatorByEmail(context.Background(), "off@example.com")
 		disabled := true
-		if _, err := e.store.UpdateOperator(context.Background(), o.ID, herald.OperatorChange{Disabled: &disabled}); err != nil {
+		if _, err := e.store.UpdateOperator(context.Background(), o.ID, identity.OperatorChange{Disabled: &disabled}); err != nil {
 			t.Fatal(err)
 		}
 		before, _ := e.store.Operators(context.Background())

@@ -52,8 +52,8 @@ type tokenInput struct {
 // checkOperator judges the members given, and on create that email, name and role
 // are: each problem names its member, an unknown app by its ID. It returns
 // the change the members make.
-func (s *server) checkOperator(ctx context.Context, in operatorInput, create bool) (herald.OperatorChange, []herald.Detail, error) {
-	var c herald.OperatorChange
+func (s *server) checkOperator(ctx context.Context, in operatorInput, create bool) (identity.OperatorChange, []herald.Detail, error) {
+	var c identity.OperatorChange
 	var d []herald.Detail
 	required := func(field string, v *string) bool {
 		if v == nil && create {
@@ -123,8 +123,8 @@ func emailProblem(email string) string {
 	if err != nil || a.Name != "" || a.Address != email || len(email) > maxEmail || !strings.Contains(email, "@") {
 		return fmt.Sprintf("must be an email address such as name@example.com, of at most %d characters", maxEmail)
 	}
-	if !herald.MatchableEmail(email) {
-		// Emails compare by their ASCII letters alone (herald.EmailKey):
+	if !identity.MatchableEmail(email) {
+		// Emails compare by their ASCII letters alone (identity.EmailKey):
 		// a local part beyond ASCII would match no sign-in.
 		return "must have an ASCII local part (before the @)"
 	}
@@ -180,9 +180,9 @@ func (s *server) removeOperator(ctx context.Context, by herald.Operator, id stri
 
 // setupLink makes a setup link for operator id: the token for its URL, and
 // the link as stored (the token's hash).
-func (s *server) setupLink(id string) (string, herald.SetupLink) {
+func (s *server) setupLink(id string) (string, identity.SetupLink) {
 	token := rand.Text()
-	return token, herald.SetupLink{OperatorID: id, TokenHash: herald.TokenHash(token), Expires: s.Now().Add(setupLinkTTL)}
+	return token, identity.SetupLink{OperatorID: id, TokenHash: identity.TokenHash(token), Expires: s.Now().Add(setupLinkTTL)}
 }
 
 // setupURL is the setup page's URL for a link's token.
@@ -202,7 +202,7 @@ func (s *server) renewSetupLink(ctx context.Context, id string) (string, time.Ti
 
 // issueToken makes an API token for operator id: the token, shown once,
 // and the token as stored.
-func (s *server) issueToken(ctx context.Context, id string, in tokenInput) (string, herald.OperatorToken, error) {
+func (s *server) issueToken(ctx context.Context, id string, in tokenInput) (string, identity.OperatorToken, error) {
 	var d []herald.Detail
 	var name string
 	switch {
@@ -224,11 +224,11 @@ func (s *server) issueToken(ctx context.Context, id string, in tokenInput) (stri
 		days = int(*in.Days)
 	}
 	if len(d) > 0 {
-		return "", herald.OperatorToken{}, herald.Invalid(d...)
+		return "", identity.OperatorToken{}, herald.Invalid(d...)
 	}
 	now := s.Now().UTC().Truncate(time.Millisecond)
 	token := identity.OperatorTokenPrefix + rand.Text()
-	t := herald.OperatorToken{ID: herald.NewID("tok_", now), OperatorID: id, Name: name, Hash: herald.TokenHash(token),
+	t := identity.OperatorToken{ID: herald.NewID("tok_", now), OperatorID: id, Name: name, Hash: identity.TokenHash(token),
 		CreatedAt: now, ExpiresAt: now.AddDate(0, 0, days)}
 	if err := s.Store.CreateOperatorToken(ctx, t); err != nil {
 		return "", t, err

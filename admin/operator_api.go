@@ -178,7 +178,7 @@ func (s *server) listOperatorTokens(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if ts == nil {
-		ts = []herald.OperatorToken{}
+		ts = []identity.OperatorToken{}
 	}
 	web.JSON(w, http.StatusOK, map[string]any{"tokens": ts})
 }

@@ -34,14 +34,14 @@ type Store interface {
 	herald.HistoryStore
 	// SessionStore keeps dashboard sessions, so that on several nodes a
 	// session works on all of them and signing out ends it everywhere.
-	herald.SessionStore
+	identity.SessionStore
 	// OperatorStore keeps named operators, their secrets and API tokens;
 	// AttemptStore counts attempts at credentials on every node's behalf.
-	herald.OperatorStore
-	herald.OperatorIdentityStore
-	herald.AttemptStore
-	// AccessStore keeps the access records (DESIGN 11).
-	herald.AccessStore
+	identity.OperatorStore
+	identity.OperatorIdentityStore
+	identity.AttemptStore
+	// access.Store keeps the access records (DESIGN 11).
+	access.Store
 	// ConsentStore keeps the consent trail and the re-confirmation clock.
 	herald.ConsentStore
 	// DeviceByToken finds the device a test push to a token goes to.

@@ -39,10 +39,10 @@ func RouteNeeds() []RouteNeed {
 // SignInSession makes a dashboard session for operatorID (or
 // herald.OwnerID) as signing in would, and returns its cookie's value and
 // its forms' CSRF token.
-func SignInSession(ctx context.Context, store herald.SessionStore, adminToken, operatorID string, now time.Time) (cookie, csrf string, err error) {
+func SignInSession(ctx context.Context, store identity.SessionStore, adminToken, operatorID string, now time.Time) (cookie, csrf string, err error) {
 	g := &identity.Guard{Token: adminToken}
 	secret := rand.Text()
-	if err := store.CreateSession(ctx, herald.Session{ID: identity.SessionID(secret), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
+	if err := store.CreateSession(ctx, identity.Session{ID: identity.SessionID(secret), OperatorID: operatorID, Started: now, LastSeen: now}); err != nil {
 		return "", "", err
 	}
 	cookie = secret

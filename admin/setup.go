@@ -28,7 +28,7 @@ type setupData struct {
 // access record: the operator when the link is valid, no one when it is
 // not (or is gone).
 func (d *dashboard) setupLinkOf(r *http.Request, token string) (herald.Operator, error) {
-	op, err := d.Store.SetupLink(r.Context(), herald.TokenHash(token))
+	op, err := d.Store.SetupLink(r.Context(), identity.TokenHash(token))
 	switch {
 	case err == nil:
 		access.NoteOf(r.Context()).SignIn(op.Email, op)
@@ -67,7 +67,7 @@ func (d *dashboard) setup(w http.ResponseWriter, r *http.Request) {
 			Problem: &problem{Code: herald.ErrInvalidRequest.Code, Message: bad}})
 		return
 	}
-	if _, err := d.Store.UseSetupLink(r.Context(), herald.TokenHash(token), d.hasher.Hash(r.PostFormValue("password"))); err != nil {
+	if _, err := d.Store.UseSetupLink(r.Context(), identity.TokenHash(token), d.hasher.Hash(r.PostFormValue("password"))); err != nil {
 		if errors.Is(err, herald.ErrLinkGone) { // spent meanwhile: this request set nothing
 			access.NoteOf(r.Context()).SignIn(op.Email, herald.Operator{})
 		}

@@ -65,7 +65,7 @@ func (d *dashboard) login(w http.ResponseWriter, r *http.Request) {
 // bearer check of the JSON API, and starts the owner's session.
 func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
 	note, v := access.NoteOf(r.Context()), d.loginView("")
-	a, ok := d.admitAttempt(w, r, "login", v, herald.OwnerKey(identity.ClientAddr(r, d.TrustProxy)))
+	a, ok := d.admitAttempt(w, r, "login", v, identity.OwnerKey(identity.ClientAddr(r, d.TrustProxy)))
 	if !ok {
 		return
 	}
@@ -87,7 +87,7 @@ func (d *dashboard) ownerLogin(w http.ResponseWriter, r *http.Request) {
 // ok when it may be judged; otherwise it has answered 429 with
 // Retry-After on page v (the attempt left to the window's aggregated
 // record), or the error that kept the attempt from being counted.
-func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page string, v view, keys ...string) (herald.Attempt, bool) {
+func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page string, v view, keys ...string) (identity.Attempt, bool) {
 	a, err := d.guard.CountSignIn(r.Context(), keys...)
 	switch {
 	case err != nil:
@@ -107,7 +107,7 @@ func (d *dashboard) admitAttempt(w http.ResponseWriter, r *http.Request, page st
 func (d *dashboard) passwordLogin(w http.ResponseWriter, r *http.Request) {
 	email, password := strings.TrimSpace(r.PostFormValue("email")), r.PostFormValue("password")
 	note, v := access.NoteOf(r.Context()), d.loginView(email)
-	a, ok := d.admitAttempt(w, r, "login", v, herald.AddressKey(identity.ClientAddr(r, d.TrustProxy)), herald.TypedEmailKey(email))
+	a, ok := d.admitAttempt(w, r, "login", v, identity.AddressKey(identity.ClientAddr(r, d.TrustProxy)), identity.TypedEmailKey(email))
 	if !ok {
 		return
 	}
@@ -217,7 +217,7 @@ func (d *dashboard) totpLogin(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	note := access.NoteOf(r.Context())
-	a, ok := d.admitAttempt(w, r, "totp", v, herald.AddressKey(identity.ClientAddr(r, d.TrustProxy)), herald.TypedEmailKey(sess.op.Email))
+	a, ok := d.admitAttempt(w, r, "totp", v, identity.AddressKey(identity.ClientAddr(r, d.TrustProxy)), identity.TypedEmailKey(sess.op.Email))
 	if !ok {
 		return
 	}

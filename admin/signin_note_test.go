@@ -47,7 +47,7 @@ func TestSignInNotes(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	must(db.CreateOperator(ctx, op, herald.SetupLink{OperatorID: op.ID, TokenHash: "h", Expires: now.Add(time.Hour)}))
+	must(db.CreateOperator(ctx, op, identity.SetupLink{OperatorID: op.ID, TokenHash: "h", Expires: now.Add(time.Hour)}))
 	_, err = db.UseSetupLink(ctx, "h", d.hasher.Hash("right password 1"))
 	must(err)
 	const secret = "JBSWY3DPEHPK3PXPJBSWY3DPEHPK3PXP"

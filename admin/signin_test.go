@@ -19,6 +19,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/server"
@@ -98,7 +99,7 @@ func (e *signInEnv) addOperator(t *testing.T, email string, role herald.Role) (h
 	t.Helper()
 	o := herald.Operator{ID: herald.NewID("op_", e.clock.Now()), Email: email, Name: "Name of " + email, Role: role, CreatedAt: e.clock.Now()}
 	token := "setup-" + email
-	link := herald.SetupLink{OperatorID: o.ID, TokenHash: herald.TokenHash(token), Expires: e.clock.Now().Add(24 * time.Hour)}
+	link := identity.SetupLink{OperatorID: o.ID, TokenHash: identity.TokenHash(token), Expires: e.clock.Now().Add(24 * time.Hour)}
 	if err := e.store.CreateOperator(context.Background(), o, link); err != nil {
 		t.Fatal(err)
 	}
@@ -181,7 +182,7 @@ func TestSetupPage(t *testing.T) {
 		}
 
 		o, old := e.addOperator(t, "lee@example.com", herald.RoleViewer)
-		if err := e.store.ReplaceSetupLink(context.Background(), herald.SetupLink{OperatorID: o.ID, TokenHash: herald.TokenHash("new"), Expires: e.clock.Now().Add(24 * time.Hour)}); err != nil {
+		if err := e.store.ReplaceSetupLink(context.Background(), identity.SetupLink{OperatorID: o.ID, TokenHash: identity.TokenHash("new"), Expires: e.clock.Now().Add(24 * time.Hour)}); err != nil {
 			t.Fatal(err)
 		}
 		if resp, _ := other.get("/setup?token=" + old); resp.StatusCode != http.StatusGone {
@@ -207,7 +208,7 @@ func TestPasswordSignIn(t *testing.T) {
 		off := "off@example.com"
 		o, _, err := e.store.OperatorByEmail(context.Background(), off)
 		disabled := true
-		if _, err2 := e.store.UpdateOperator(context.Background(), o.ID, herald.OperatorChange{Disabled: &disabled}); err != nil || err2 != nil {
+		if _, err2 := e.store.UpdateOperator(context.Background(), o.ID, identity.OperatorChange{Disabled: &disabled}); err != nil || err2 != nil {
 			t.Fatal(err, err2)
 		}
 

@@ -7,8 +7,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/internal/jsonsplit"
 	"github.com/heraldpush/herald/request"
+	"github.com/heraldpush/herald/request/jsonsplit"
 	"github.com/heraldpush/herald/web"
 )
 

@@ -19,7 +19,7 @@ import (
 
 // Store is what identity needs of storage.
 type Store interface {
-	herald.AttemptStore
+	AttemptStore
 	// OperatorByToken finds the operator of an API token by its hash.
 	OperatorByToken(ctx context.Context, hash string) (herald.Operator, error)
 	// Push finds a push, whose app a route naming only the push is about.
@@ -141,7 +141,7 @@ func (g *Guard) Authenticate(r *http.Request) (herald.Operator, error) {
 	if !strings.HasPrefix(token, OperatorTokenPrefix) {
 		return herald.Operator{}, errTokenRefused
 	}
-	o, err := g.Store.OperatorByToken(r.Context(), herald.TokenHash(token))
+	o, err := g.Store.OperatorByToken(r.Context(), TokenHash(token))
 	if errors.Is(err, herald.ErrNotFound) {
 		return o, errTokenRefused
 	}
@@ -154,11 +154,11 @@ var errTokenRefused = fmt.Errorf("%w: bearer token refused", herald.ErrUnauthori
 
 // refuseBearer counts a refused bearer token under the client's address
 // and returns its answer: 401, or 429 with Retry-After once the address
-// has had herald.AttemptLimit refused in its window. Every refusal is
+// has had AttemptLimit refused in its window. Every refusal is
 // left to the window's one aggregated record; a valid token is never
 // refused, whatever its address's count (it cannot be guessed).
 func (g *Guard) refuseBearer(w http.ResponseWriter, r *http.Request) error {
-	a, err := g.Store.CountAttempt(r.Context(), []string{herald.BearerKey(ClientAddr(r, g.TrustProxy))}, 0, g.Now())
+	a, err := g.Store.CountAttempt(r.Context(), []string{BearerKey(ClientAddr(r, g.TrustProxy))}, 0, g.Now())
 	if err != nil {
 		return err
 	}
@@ -187,10 +187,10 @@ func Unauthorized(header string, bearer bool) error {
 }
 
 // CountSignIn counts a sign-in attempt under keys before it is judged
-// (herald.AttemptStore); free is herald.AttemptLimit, as a sign-in's own
+// (AttemptStore); free is AttemptLimit, as a sign-in's own
 // record covers each attempt that is judged.
-func (g *Guard) CountSignIn(ctx context.Context, keys ...string) (herald.Attempt, error) {
-	a, err := g.Store.CountAttempt(ctx, keys, herald.AttemptLimit, g.Now())
+func (g *Guard) CountSignIn(ctx context.Context, keys ...string) (Attempt, error) {
+	a, err := g.Store.CountAttempt(ctx, keys, AttemptLimit, g.Now())
 	if err == nil && a.Refused() {
 		g.Records.RecordPendingDue(ctx)
 	}
@@ -199,7 +199,7 @@ func (g *Guard) CountSignIn(ctx context.Context, keys ...string) (herald.Attempt
 
 // Forgive takes back an attempt that succeeded. A failure to is logged:
 // the attempt then counts as a failure, which only the limit notices.
-func (g *Guard) Forgive(ctx context.Context, a herald.Attempt) {
+func (g *Guard) Forgive(ctx context.Context, a Attempt) {
 	if err := g.Store.Forgive(ctx, a); err != nil {
 		g.Logger.ErrorContext(ctx, "forgive a sign-in attempt", "err", err)
 	}

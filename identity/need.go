@@ -5,6 +5,16 @@
 // throttle), passwords, TOTP codes, the dashboard's session secrets and
 // where a browser's form comes from. The dashboard's sign-in pages and the
 // admin API's operator routes are admin's; they use what is here.
+//
+// It owns the sign-in vocabulary and the stores behind it, which both SQL
+// engines implement and storetest checks: an operator's secrets and
+// changes (OperatorSecrets, OperatorChange), setup links, API tokens and
+// their hash (TokenHash), dashboard sessions and their lifetimes, the
+// email an operator is matched by (EmailKey), the single sign-on binding,
+// and the attempt counts with their keys and the aggregated access record
+// each window becomes (AttemptRecord). The Operator itself and its Role
+// stay in package herald: the access records name their actor by it, and
+// package access, which identity uses, cannot import identity.
 package identity
 
 import "github.com/heraldpush/herald"

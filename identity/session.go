@@ -6,8 +6,6 @@ import (
 	"encoding/base64"
 	"net/http"
 	"net/url"
-
-	"github.com/heraldpush/herald"
 )
 
 // The session cookie holds a random secret; the server keeps each session
@@ -111,7 +109,7 @@ func (g *Guard) ForeignOrigin(r *http.Request) bool {
 
 // asciiFold compares a and b with ASCII letters lowered and nothing else
 // (strings.EqualFold would take the Kelvin sign for a k).
-func asciiFold(a, b string) bool { return herald.EmailKey(a) == herald.EmailKey(b) }
+func asciiFold(a, b string) bool { return EmailKey(a) == EmailKey(b) }
 
 // SecureCookieName is the name of a cookie whose Path is not /:
 // __Secure- prefixed when the admin URL is https (__Host- needs Path=/).

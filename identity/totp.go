@@ -16,7 +16,7 @@ var TOTPOptions = totp.ValidateOpts{Period: 30, Skew: 1, Digits: otp.DigitsSix, 
 
 // CodeStep returns the time step whose code under secret code is, of
 // now's and the steps either side; ok false when none. A step is spent
-// once (herald.AttemptStore.UseTOTPStep): that is the caller's.
+// once (AttemptStore.UseTOTPStep): that is the caller's.
 func CodeStep(secret, code string, now time.Time) (step uint64, ok bool, err error) {
 	at := uint64(now.Unix()) / uint64(TOTPOptions.Period)
 	for _, step := range []uint64{at, at - 1, at + 1} {

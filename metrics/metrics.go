@@ -21,6 +21,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/retention"
 )
 
 // Metrics holds the collectors, registered on its own registry (no
@@ -76,7 +77,7 @@ func New(jobsDB *sql.DB, version, revision string) *Metrics {
 		ConstLabels: prometheus.Labels{"version": version, "revision": revision, "goversion": runtime.Version()},
 	})
 	build.Set(1)
-	for _, kind := range herald.RetentionKinds {
+	for _, kind := range retention.Kinds {
 		m.deleted.WithLabelValues(kind)
 	}
 	m.registry.MustRegister(m.requests, m.sends, m.events, m.deleted, m.steps, build, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))

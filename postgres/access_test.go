@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 // TestAccessChainTwoNodes appends access records from two stores on one
@@ -18,7 +20,7 @@ func TestAccessChainTwoNodes(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
 	nodes := [2]interface {
-		AppendAccessRecords(context.Context, herald.AccessKey, []herald.AccessRecord) ([]herald.AccessRecord, error)
+		AppendAccessRecords(context.Context, access.Key, []access.Record) ([]access.Record, error)
 	}{}
 	first := open(t, url)
 	if err := first.Migrate(ctx); err != nil {
@@ -37,8 +39,8 @@ func TestAccessChainTwoNodes(t *testing.T) {
 				defer wg.Done()
 				<-start
 				for i := range each {
-					r := herald.AccessRecord{At: time.Now(), Actor: &owner, Method: "GET", Route: fmt.Sprintf("GET /n%d/a%d/%d", n, a, i), Status: 200}
-					_, err := node.AppendAccessRecords(ctx, herald.AccessKey("k"), []herald.AccessRecord{r, r})
+					r := access.Record{At: time.Now(), Actor: &owner, Method: "GET", Route: fmt.Sprintf("GET /n%d/a%d/%d", n, a, i), Status: 200}
+					_, err := node.AppendAccessRecords(ctx, access.Key("k"), []access.Record{r, r})
 					if err != nil {
 						errs <- err
 					}
@@ -52,7 +54,7 @@ func TestAccessChainTwoNodes(t *testing.T) {
 	for err := range errs {
 		t.Errorf("AppendAccessRecords: %v", err)
 	}
-	v, err := first.VerifyAccessRecords(ctx, herald.AccessKey("k"), nil)
+	v, err := first.VerifyAccessRecords(ctx, access.Key("k"), nil)
 	if want := int64(2 * appenders * each * 2); err != nil || !v.OK || v.Records != want {
 		t.Errorf("verify: got %+v, %v; want ok with %d records", v, err, want)
 	}
@@ -73,27 +75,27 @@ func TestPendingRecordsTwoNodes(t *testing.T) {
 	start := time.Now().Add(-time.Hour).Truncate(time.Millisecond)
 	const windows, intents = 30, 10
 	for i := range windows {
-		for range herald.AttemptLimit + 2 {
-			if _, err := first.CountAttempt(ctx, []string{herald.AddressKey(fmt.Sprint("192.0.2.", i))}, herald.AttemptLimit, start); err != nil {
+		for range identity.AttemptLimit + 2 {
+			if _, err := first.CountAttempt(ctx, []string{identity.AddressKey(fmt.Sprint("192.0.2.", i))}, identity.AttemptLimit, start); err != nil {
 				t.Fatal(err)
 			}
 		}
 	}
 	owner := herald.OwnerID
 	for i := range intents {
-		r := herald.AccessRecord{At: start, Actor: &owner, Method: "POST", Route: "POST /admin/v1/apps", IP: "127.0.0.1"}
+		r := access.Record{At: start, Actor: &owner, Method: "POST", Route: "POST /admin/v1/apps", IP: "127.0.0.1"}
 		if err := second.RecordIntent(ctx, fmt.Sprint("int_", i), r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	key := herald.AccessKey("k")
+	key := access.Key("k")
 	var wg sync.WaitGroup
 	var mu sync.Mutex
 	appended := 0
 	errs := make(chan error, 16)
 	for _, node := range []interface {
-		RecordPending(context.Context, herald.AccessKey, time.Time) (int, error)
-		AppendAccessRecords(context.Context, herald.AccessKey, []herald.AccessRecord) ([]herald.AccessRecord, error)
+		RecordPending(context.Context, access.Key, time.Time) (int, error)
+		AppendAccessRecords(context.Context, access.Key, []access.Record) ([]access.Record, error)
 	}{first, second, first, second} {
 		wg.Go(func() {
 			n, err := node.RecordPending(ctx, key, time.Now())
@@ -103,7 +105,7 @@ func TestPendingRecordsTwoNodes(t *testing.T) {
 			mu.Lock()
 			appended += n
 			mu.Unlock()
-			if _, err := node.AppendAccessRecords(ctx, key, []herald.AccessRecord{{At: time.Now(), Actor: &owner, Method: "GET", Route: "GET /x", Status: 200}}); err != nil {
+			if _, err := node.AppendAccessRecords(ctx, key, []access.Record{{At: time.Now(), Actor: &owner, Method: "GET", Route: "GET /x", Status: 200}}); err != nil {
 				errs <- err
 			}
 		})

@@ -8,7 +8,7 @@ import (
 )
 
 // TestEmailKeyMigration: migration 34 recomputes email_key with ASCII
-// letters lowered alone (herald.EmailKey), not PostgreSQL's Unicode
+// letters lowered alone (identity.EmailKey), not PostgreSQL's Unicode
 // lower(): a key written with the Kelvin sign as k no longer matches
 // kate@example.com.
 func TestEmailKeyMigration(t *testing.T) {

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/internal/jsonsplit"
+	"github.com/heraldpush/herald/request/jsonsplit"
 )
 
 // DefaultBodyLimit bounds bodies of endpoints the specification gives no

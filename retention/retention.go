@@ -16,7 +16,7 @@
 //     River elects leader): it works on the day's run for at most Slice,
 //     then yields to the next tick.
 //   - A step is one short write transaction of the store's (see
-//     herald.RetentionStore), on the writer's bulk lane, deleting at most
+//     Store), on the writer's bulk lane, deleting at most
 //     its limit of rows (what it must decide is read before, outside it).
 //     Each kind of step sizes its limit from how long its last one held
 //     the writer, aiming at StepTarget, so that none holds the embedded
@@ -26,6 +26,13 @@
 //     at half the writer's time, and BusyPause times as long when other
 //     transactions ran, so that a fan-out beside pruning keeps nearly all
 //     of the writer (and of the machine's cores).
+//
+// It owns the vocabulary of its store too (store.go): the Store both SQL
+// engines implement and storetest checks, a Step's result, the Run kept
+// between ticks, the Deleted counts by kind (the Retained* kinds) and the
+// consent trail's cursor. How long Herald keeps things (the retention
+// days and their parsing) stays in package herald for now, beside the
+// command's configuration that reads HERALD_RETENTION_DAYS.
 package retention
 
 import (
@@ -65,12 +72,12 @@ const (
 )
 
 // Pruner deletes up to limit old records of one kind made before before,
-// as one step (herald.RetentionStep). See Config.AccessRecords.
-type Pruner func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error)
+// as one step (Step). See Config.AccessRecords.
+type Pruner func(ctx context.Context, before time.Time, limit int) (Step, error)
 
 // Config is the worker's dependencies.
 type Config struct {
-	Store herald.RetentionStore
+	Store Store
 	// Days is the retention of finished pushes (HERALD_RETENTION_DAYS);
 	// herald.DefaultRetentionDays when zero.
 	Days int
@@ -164,25 +171,25 @@ func (j *jobWorker) Work(ctx context.Context, _ *river.Job[Args]) error {
 // for a run, with a limit.
 type step struct {
 	name string
-	do   func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error)
+	do   func(ctx context.Context, run *Run, limit int) (Step, error)
 }
 
 // steps are a run's kinds of step, in order: a push's body first, so that
 // it says expired before its rows go.
 func (w *Worker) steps() []step {
 	s := w.cfg.Store
-	pushesBefore := func(run *herald.RetentionRun) time.Time { return run.Began.Add(-herald.Days(w.cfg.Days)) }
+	pushesBefore := func(run *Run) time.Time { return run.Began.Add(-herald.Days(w.cfg.Days)) }
 	steps := []step{
-		{"expire", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
+		{"expire", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			return s.ExpirePushes(ctx, pushesBefore(run), w.cfg.Now(), limit)
 		}},
-		{"rows", func(ctx context.Context, _ *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
+		{"rows", func(ctx context.Context, _ *Run, limit int) (Step, error) {
 			return s.PruneExpired(ctx, limit)
 		}},
-		{"idempotency", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
+		{"idempotency", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			return s.PruneIdempotency(ctx, run.Began.Add(-herald.IdempotencyWindow), limit)
 		}},
-		{"consent", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
+		{"consent", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			st, next, err := s.PruneConsentTrail(ctx, run.Began.Add(-herald.Days(herald.ConsentTrailDays)), run.Trail, limit)
 			run.Trail = next
 			return st, err
@@ -191,7 +198,7 @@ func (w *Worker) steps() []step {
 	// Access records (DESIGN section 11): kept herald.AccessRecordDays,
 	// the first kept record's prevHash kept as the chain's anchor.
 	if prune := w.cfg.AccessRecords; prune != nil {
-		steps = append(steps, step{"access", func(ctx context.Context, run *herald.RetentionRun, limit int) (herald.RetentionStep, error) {
+		steps = append(steps, step{"access", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			return prune(ctx, run.Began.Add(-herald.Days(herald.AccessRecordDays)), limit)
 		}})
 	}
@@ -210,12 +217,12 @@ func (w *Worker) Tick(ctx context.Context) (done bool, err error) {
 	}
 	now := w.cfg.Now()
 	if today := now.UTC().Format(time.DateOnly); run.Day != today {
-		run = herald.RetentionRun{Day: today, Began: now, Deleted: herald.Deleted{}}
+		run = Run{Day: today, Began: now, Deleted: Deleted{}}
 	} else if run.Done {
 		return true, nil
 	}
 	if run.Deleted == nil {
-		run.Deleted = herald.Deleted{}
+		run.Deleted = Deleted{}
 	}
 	end := time.Now().Add(w.cfg.Slice)
 	done, err = w.work(ctx, &run, end)
@@ -235,7 +242,7 @@ func (w *Worker) Tick(ctx context.Context) (done bool, err error) {
 
 // work runs the run's steps, each kind until it has nothing left, then
 // reclaims the space; false when the slice ended first.
-func (w *Worker) work(ctx context.Context, run *herald.RetentionRun, end time.Time) (bool, error) {
+func (w *Worker) work(ctx context.Context, run *Run, end time.Time) (bool, error) {
 	w.mark = w.writes()
 	for _, st := range w.steps() {
 		for more := true; more; {
@@ -266,7 +273,7 @@ func (w *Worker) work(ctx context.Context, run *herald.RetentionRun, end time.Ti
 
 // reclaim gives the free pages back in steps; false when the slice ended
 // first.
-func (w *Worker) reclaim(ctx context.Context, run *herald.RetentionRun, end time.Time) (bool, error) {
+func (w *Worker) reclaim(ctx context.Context, run *Run, end time.Time) (bool, error) {
 	if w.cfg.Reclaim == nil {
 		return true, nil
 	}
@@ -292,7 +299,7 @@ func (w *Worker) reclaim(ctx context.Context, run *herald.RetentionRun, end time
 
 // held notes how long a step held the writer: in the metrics, and in the
 // run when it is its longest.
-func (w *Worker) held(run *herald.RetentionRun, step string, held time.Duration) {
+func (w *Worker) held(run *Run, step string, held time.Duration) {
 	w.cfg.Step(step, held)
 	if held > run.Longest {
 		run.Longest, run.LongestStep = held, step
@@ -357,11 +364,11 @@ func (w *Worker) pause(ctx context.Context, held time.Duration) error {
 }
 
 // logRun writes the run's one line: its counts by kind.
-func (w *Worker) logRun(run herald.RetentionRun, now time.Time) {
+func (w *Worker) logRun(run Run, now time.Time) {
 	attrs := []any{"day", run.Day, "took", now.Sub(run.Began).Round(time.Second), "retention_days", w.cfg.Days,
 		"longest_step", run.Longest.Round(time.Millisecond), "longest_step_kind", run.LongestStep}
-	for _, kind := range herald.RetentionKinds {
-		if kind == herald.RetainedAccessRecord && w.cfg.AccessRecords == nil {
+	for _, kind := range Kinds {
+		if kind == RetainedAccessRecord && w.cfg.AccessRecords == nil {
 			continue
 		}
 		attrs = append(attrs, kind, run.Deleted[kind])

@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sqlite/sqlitetest"
 )
 
@@ -20,10 +22,10 @@ func TestAccessRecordsStepLogsHead(t *testing.T) {
 	db := sqlitetest.Open(t)
 	now := time.Now().UTC().Truncate(time.Millisecond)
 	db.Now = func() time.Time { return now }
-	key := herald.AccessKey("k")
+	key := access.Key("k")
 	ctx := context.Background()
-	for range herald.AttemptLimit + 3 {
-		if _, err := db.CountAttempt(ctx, []string{herald.AddressKey("192.0.2.1")}, herald.AttemptLimit, now.Add(-time.Hour)); err != nil {
+	for range identity.AttemptLimit + 3 {
+		if _, err := db.CountAttempt(ctx, []string{identity.AddressKey("192.0.2.1")}, identity.AttemptLimit, now.Add(-time.Hour)); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -27,6 +27,7 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
@@ -369,11 +370,11 @@ func (s *Server) stopAll() error {
 // (the first kept record's prevHash kept as its anchor) and, once the
 // day's pruning is done, logs the chain's signed head, for an operator to
 // keep outside the database (docs/access-records.md).
-func accessRecordsStep(st herald.AccessStore, key herald.AccessKey, now func() time.Time, log *slog.Logger) retention.Pruner {
-	return func(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
+func accessRecordsStep(st access.Store, key access.Key, now func() time.Time, log *slog.Logger) retention.Pruner {
+	return func(ctx context.Context, before time.Time, limit int) (retention.Step, error) {
 		began := time.Now()
 		if _, err := st.RecordPending(ctx, key, now()); err != nil {
-			return herald.RetentionStep{}, err
+			return retention.Step{}, err
 		}
 		n, err := st.PruneAccessRecords(ctx, before, limit)
 		if err == nil && n < limit {
@@ -383,7 +384,7 @@ func accessRecordsStep(st herald.AccessStore, key herald.AccessKey, now func() t
 				log.ErrorContext(ctx, "access records head", "err", err)
 			}
 		}
-		return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedAccessRecord: int64(n)}, More: n == limit,
+		return retention.Step{Deleted: retention.Deleted{retention.RetainedAccessRecord: int64(n)}, More: n == limit,
 			Held: time.Since(began)}, err
 	}
 }

@@ -7,7 +7,7 @@ import (
 )
 
 // TestEmailKeyMigration: migration 34 recomputes email_key with ASCII
-// letters lowered alone (herald.EmailKey): a key written with Unicode's
+// letters lowered alone (identity.EmailKey): a key written with Unicode's
 // lowering (the Kelvin sign as k) no longer matches kate@example.com.
 func TestEmailKeyMigration(t *testing.T) {
 	t.Parallel()

@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 // accessKey is the lane key of every append (see TxOptions.Key): they
@@ -45,14 +47,14 @@ func (h *accessHead) set(seq int64, hash string, known bool) {
 }
 
 // AppendAccessRecords appends recs to the chain (see
-// herald.AccessStore). Concurrent appends are gathered (accessBatches):
+// access.Store). Concurrent appends are gathered (accessBatches):
 // one transaction writes the records of all that joined before it ran.
 // That transaction is batched (TxOptions.Batched), so it may also share
 // its commit with other requests' (the Group's group commit); each append
 // returns once the commit holding its records is done.
-func (s *Store) AppendAccessRecords(ctx context.Context, key herald.AccessKey, recs []herald.AccessRecord) ([]herald.AccessRecord, error) {
+func (s *Store) AppendAccessRecords(ctx context.Context, key access.Key, recs []access.Record) ([]access.Record, error) {
 	if len(recs) == 0 {
-		return []herald.AccessRecord{}, nil
+		return []access.Record{}, nil
 	}
 	for {
 		s.appends.mu.Lock()
@@ -107,18 +109,18 @@ type accessBatches struct {
 // what became of them: out holds the records written, in order (none
 // when err); taken counts those the transaction took.
 type accessBatch struct {
-	key   herald.AccessKey
-	recs  []herald.AccessRecord
+	key   access.Key
+	recs  []access.Record
 	done  chan struct{}
-	out   []herald.AccessRecord
+	out   []access.Record
 	err   error
 	taken int
 }
 
 // take returns what the transaction calls for its records: it closes the
 // batch to later appends and returns every record joined so far.
-func (b *accessBatch) take(bs *accessBatches) func() []herald.AccessRecord {
-	return func() []herald.AccessRecord {
+func (b *accessBatch) take(bs *accessBatches) func() []access.Record {
+	return func() []access.Record {
 		bs.mu.Lock()
 		defer bs.mu.Unlock()
 		if bs.open == b {
@@ -131,8 +133,8 @@ func (b *accessBatch) take(bs *accessBatches) func() []herald.AccessRecord {
 
 // appendAccess runs the append of the records recs returns (called in the
 // transaction, once per run of it).
-func (s *Store) appendAccess(ctx context.Context, key herald.AccessKey, recs func() []herald.AccessRecord) ([]herald.AccessRecord, error) {
-	var out []herald.AccessRecord
+func (s *Store) appendAccess(ctx context.Context, key access.Key, recs func() []access.Record) ([]access.Record, error) {
+	var out []access.Record
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
 		var err error
 		out, err = s.chainIn(ctx, c, key, recs(), nil)
@@ -148,7 +150,7 @@ func (s *Store) appendAccess(ctx context.Context, key herald.AccessKey, recs fun
 // and runs more in the same pipeline: the head's guarded write, the
 // records' inserts, then more. It starts from the head this process last
 // wrote, or reads (and locks) it when unknown.
-func (s *Store) chainIn(ctx context.Context, c conn, key herald.AccessKey, recs []herald.AccessRecord, more []Stmt) ([]herald.AccessRecord, error) {
+func (s *Store) chainIn(ctx context.Context, c conn, key access.Key, recs []access.Record, more []Stmt) ([]access.Record, error) {
 	seq, prev, known := s.head.get()
 	if !known {
 		var err error
@@ -167,9 +169,9 @@ func lockHead(ctx context.Context, c conn) (seq int64, hash string, err error) {
 }
 
 // chainAt is chainIn from the head (headSeq, headHash).
-func (s *Store) chainAt(ctx context.Context, c conn, key herald.AccessKey, recs []herald.AccessRecord, more []Stmt,
-	headSeq int64, headHash string) ([]herald.AccessRecord, error) {
-	out := make([]herald.AccessRecord, len(recs))
+func (s *Store) chainAt(ctx context.Context, c conn, key access.Key, recs []access.Record, more []Stmt,
+	headSeq int64, headHash string) ([]access.Record, error) {
+	out := make([]access.Record, len(recs))
 	seq, prev := headSeq, headHash
 	for i, r := range recs {
 		r.Chain(seq+int64(i)+1, prev, key)
@@ -193,7 +195,7 @@ func (s *Store) chainAt(ctx context.Context, c conn, key herald.AccessKey, recs 
 // accessInserts are the statements that insert recs and the rows of their
 // users: multi-row inserts (accessRowsInsert), so that a batch of records
 // costs a few statements, not one or more per record.
-func accessInserts(recs []herald.AccessRecord) []Stmt {
+func accessInserts(recs []access.Record) []Stmt {
 	rows := make([][]any, len(recs))
 	var users [][]any
 	for i, r := range recs {
@@ -243,8 +245,8 @@ func accessRowsInsert(insert, tail string, rows [][]any) []Stmt {
 const accessColumns = `seq, at, actor, email, ip, method, route, app_id, user_ids, user_count, push_id, status,
 	reason, count, prev_hash, hash, hmac`
 
-func scanAccessRecord(row scanner) (herald.AccessRecord, error) {
-	var r herald.AccessRecord
+func scanAccessRecord(row scanner) (access.Record, error) {
+	var r access.Record
 	var at int64
 	var actor sql.NullString
 	var ids string
@@ -262,7 +264,7 @@ func scanAccessRecord(row scanner) (herald.AccessRecord, error) {
 }
 
 // accessWhere is the condition f sets on records after seq after.
-func accessWhere(f herald.AccessFilter, after int64) (string, []any) {
+func accessWhere(f access.Filter, after int64) (string, []any) {
 	where, args := ` WHERE r.seq > ?`, []any{after}
 	if !f.From.IsZero() {
 		where, args = where+` AND r.at >= ?`, append(args, f.From.UnixMilli())
@@ -284,9 +286,9 @@ func accessWhere(f herald.AccessFilter, after int64) (string, []any) {
 }
 
 // accessPage reads up to limit records f selects after seq after.
-func (s *Store) accessPage(ctx context.Context, f herald.AccessFilter, after int64, limit int) ([]herald.AccessRecord, error) {
+func (s *Store) accessPage(ctx context.Context, f access.Filter, after int64, limit int) ([]access.Record, error) {
 	where, args := accessWhere(f, after)
-	out := []herald.AccessRecord{}
+	out := []access.Record{}
 	err := s.reader().each(ctx, func(row scanner) error {
 		r, err := scanAccessRecord(row)
 		out = append(out, r)
@@ -297,8 +299,8 @@ func (s *Store) accessPage(ctx context.Context, f herald.AccessFilter, after int
 
 // AccessRecords returns a page of records; the cursor is the last one's
 // seq.
-func (s *Store) AccessRecords(ctx context.Context, f herald.AccessFilter) ([]herald.AccessRecord, string, error) {
-	if f.Limit < 1 || f.Limit > herald.MaxAccessLimit {
+func (s *Store) AccessRecords(ctx context.Context, f access.Filter) ([]access.Record, string, error) {
+	if f.Limit < 1 || f.Limit > access.MaxLimit {
 		return nil, "", herald.Invalid(herald.Detail{Field: "limit", Reason: "must be 1 to 1000"})
 	}
 	var after int64
@@ -324,7 +326,7 @@ const accessStep = 1000
 
 // EachAccessRecord calls fn with every record f selects, a page at a
 // time.
-func (s *Store) EachAccessRecord(ctx context.Context, f herald.AccessFilter, fn func(herald.AccessRecord) error) error {
+func (s *Store) EachAccessRecord(ctx context.Context, f access.Filter, fn func(access.Record) error) error {
 	var after int64
 	for {
 		page, err := s.accessPage(ctx, f, after, accessStep)
@@ -349,24 +351,24 @@ func (s *Store) EachAccessRecord(ctx context.Context, f herald.AccessFilter, fn 
 // start, may have none), the last must be the head and, given head, the
 // chain must still hold it. It reads the head first: records appended
 // during the walk are not judged.
-func (s *Store) VerifyAccessRecords(ctx context.Context, key herald.AccessKey, given *herald.AccessHead) (herald.AccessVerdict, error) {
+func (s *Store) VerifyAccessRecords(ctx context.Context, key access.Key, given *access.Head) (access.Verdict, error) {
 	if given != nil && !key.Signs(given.Hash, given.HMAC) {
-		return herald.AccessVerdict{}, herald.Invalid(herald.Detail{Field: "head", Reason: "its hmac is not this master key's: it is not a head this chain printed"})
+		return access.Verdict{}, herald.Invalid(herald.Detail{Field: "head", Reason: "its hmac is not this master key's: it is not a head this chain printed"})
 	}
 	var headSeq int64
 	var head, anchor string
 	if err := s.reader().queryRow(ctx, `SELECT seq, hash, anchor FROM access_chain WHERE id = 1`).
 		Scan(&headSeq, &head, &anchor); err != nil {
-		return herald.AccessVerdict{}, err
+		return access.Verdict{}, err
 	}
-	v := herald.AccessVerdict{OK: true}
+	v := access.Verdict{OK: true}
 	broken := func(seq int64) {
 		if v.OK {
 			v.OK, v.FirstBroken = false, &seq
 		}
 	}
 	prev, last, first, signed := anchor, int64(-1), int64(-1), false
-	err := s.EachAccessRecord(ctx, herald.AccessFilter{}, func(r herald.AccessRecord) error {
+	err := s.EachAccessRecord(ctx, access.Filter{}, func(r access.Record) error {
 		if r.Seq > headSeq && (given == nil || r.Seq > given.Seq) {
 			return errStop
 		}
@@ -387,10 +389,10 @@ func (s *Store) VerifyAccessRecords(ctx context.Context, key herald.AccessKey, g
 		return nil
 	})
 	if err != nil && err != errStop {
-		return herald.AccessVerdict{}, err
+		return access.Verdict{}, err
 	}
 	if given != nil && first > given.Seq {
-		return herald.AccessVerdict{}, herald.Invalid(herald.Detail{Field: "head",
+		return access.Verdict{}, herald.Invalid(herald.Detail{Field: "head",
 			Reason: "its record was pruned (kept records start at " + strconv.FormatInt(first, 10) + "): give a later head"})
 	}
 	if prev != head || last >= 0 && last != headSeq {
@@ -403,8 +405,8 @@ func (s *Store) VerifyAccessRecords(ctx context.Context, key herald.AccessKey, g
 }
 
 // AccessHead returns the chain's last record as a head.
-func (s *Store) AccessHead(ctx context.Context) (herald.AccessHead, error) {
-	var h herald.AccessHead
+func (s *Store) AccessHead(ctx context.Context) (access.Head, error) {
+	var h access.Head
 	var at int64
 	err := s.reader().queryRow(ctx, `SELECT r.seq, r.hash, r.hmac, r.at FROM access_records r
 		JOIN access_chain c ON c.id = 1 AND r.seq = c.seq`).Scan(&h.Seq, &h.Hash, &h.HMAC, &at)
@@ -418,7 +420,7 @@ const maxPendingRecords = 1000
 
 // RecordIntent keeps an intent; its transaction is batched, so it shares
 // its commit with other requests' (the Group's group commit).
-func (s *Store) RecordIntent(ctx context.Context, id string, rec herald.AccessRecord) error {
+func (s *Store) RecordIntent(ctx context.Context, id string, rec access.Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -433,14 +435,14 @@ func (s *Store) RecordIntent(ctx context.Context, id string, rec herald.AccessRe
 // ended by now and the records of abandoned intents, and forgets them, in
 // the transaction that appends them: each is recorded once, on whichever
 // node gets there first.
-func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now time.Time) (int, error) {
-	ended := now.Add(-herald.AttemptWindow).UnixMilli()
+func (s *Store) RecordPending(ctx context.Context, key access.Key, now time.Time) (int, error) {
+	ended := now.Add(-identity.AttemptWindow).UnixMilli()
 	// Most runs find nothing: a read says so without the write
 	// transaction and the head's lock (what it misses, the next run takes).
 	var pending bool
 	if err := s.reader().queryRow(ctx, `SELECT EXISTS (SELECT 1 FROM attempts WHERE started_at <= ?)
 		OR EXISTS (SELECT 1 FROM attempt_windows) OR EXISTS (SELECT 1 FROM access_intents WHERE at <= ?)`,
-		ended, now.Add(-herald.IntentAbandoned).UnixMilli()).Scan(&pending); err != nil || !pending {
+		ended, now.Add(-access.IntentAbandoned).UnixMilli()).Scan(&pending); err != nil || !pending {
 		return 0, err
 	}
 	var n int
@@ -460,7 +462,7 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 			Stmt{Query: `DELETE FROM attempts WHERE started_at <= ?`, Args: []any{ended}}); err != nil {
 			return err
 		}
-		var recs []herald.AccessRecord
+		var recs []access.Record
 		var forget []Stmt
 		err = c.each(ctx, func(row scanner) error {
 			var k string
@@ -469,7 +471,7 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 			if err := row.Scan(&k, &started, &count); err != nil {
 				return err
 			}
-			recs = append(recs, herald.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
+			recs = append(recs, identity.AttemptRecord(k, time.UnixMilli(started).UTC(), count))
 			forget = append(forget, Stmt{Query: `DELETE FROM attempt_windows WHERE key = ? AND started_at = ?`, Args: []any{k, started},
 				Exec: func(n int64) error { return guard(n, nil) }})
 			return nil
@@ -482,15 +484,15 @@ func (s *Store) RecordPending(ctx context.Context, key herald.AccessKey, now tim
 			if err := row.Scan(&id, &b); err != nil {
 				return err
 			}
-			var r herald.AccessRecord
+			var r access.Record
 			if err := json.Unmarshal([]byte(b), &r); err != nil {
 				return fmt.Errorf("intent %s: %w", id, err)
 			}
-			r.Status, r.Intent = herald.StatusUnknown, id
+			r.Status, r.Intent = access.StatusUnknown, id
 			recs = append(recs, r)
 			return nil
 		}, `SELECT id, record FROM access_intents WHERE at <= ? ORDER BY at, id LIMIT ?`,
-			now.Add(-herald.IntentAbandoned).UnixMilli(), maxPendingRecords)
+			now.Add(-access.IntentAbandoned).UnixMilli(), maxPendingRecords)
 		if err != nil {
 			return err
 		}

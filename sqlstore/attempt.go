@@ -6,7 +6,7 @@ import (
 	"slices"
 	"time"
 
-	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // countAttempt is the upsert that counts an attempt and returns the key's
@@ -30,15 +30,15 @@ const keepEnded = `INSERT INTO attempt_windows (key, started_at, count)
 	ON CONFLICT (key, started_at) DO NOTHING`
 
 // CountAttempt counts an attempt under each key and decides it (see
-// herald.AttemptStore). Keys are counted in sorted order, so two attempts
+// identity.AttemptStore). Keys are counted in sorted order, so two attempts
 // never wait for each other's rows crosswise.
-func (s *Store) CountAttempt(ctx context.Context, keys []string, free int, at time.Time) (herald.Attempt, error) {
+func (s *Store) CountAttempt(ctx context.Context, keys []string, free int, at time.Time) (identity.Attempt, error) {
 	keys = slices.Sorted(slices.Values(keys))
 	keys = slices.Compact(keys)
-	var a herald.Attempt
+	var a identity.Attempt
 	err := s.inTxRetry(ctx, false, func(c conn) error {
-		a = herald.Attempt{Keys: keys, Windows: make([]time.Time, len(keys))}
-		ended := at.Add(-herald.AttemptWindow).UnixMilli()
+		a = identity.Attempt{Keys: keys, Windows: make([]time.Time, len(keys))}
+		ended := at.Add(-identity.AttemptWindow).UnixMilli()
 		admitted := make([]bool, len(keys))
 		for i, k := range keys {
 			if _, err := c.exec(ctx, keepEnded, k, ended); err != nil {
@@ -50,8 +50,8 @@ func (s *Store) CountAttempt(ctx context.Context, keys []string, free int, at ti
 				return err
 			}
 			a.Windows[i] = time.UnixMilli(started).UTC()
-			if admitted[i] = n <= herald.AttemptLimit; !admitted[i] {
-				a.Wait = max(a.Wait, a.Windows[i].Add(herald.AttemptWindow).Sub(at))
+			if admitted[i] = n <= identity.AttemptLimit; !admitted[i] {
+				a.Wait = max(a.Wait, a.Windows[i].Add(identity.AttemptWindow).Sub(at))
 			}
 		}
 		if !a.Refused() {
@@ -82,7 +82,7 @@ func uncount(key string, started time.Time) Stmt {
 }
 
 // Forgive takes back an attempt that succeeded.
-func (s *Store) Forgive(ctx context.Context, a herald.Attempt) error {
+func (s *Store) Forgive(ctx context.Context, a identity.Attempt) error {
 	if len(a.Keys) == 0 {
 		return nil
 	}
@@ -103,7 +103,7 @@ var errStepUsed = errors.New("totp step used")
 // uses, on every node.
 func (s *Store) UseTOTPStep(ctx context.Context, sessionID, operatorID string, step uint64, at time.Time) (bool, error) {
 	err := s.inTx(ctx, func(c conn) error {
-		if _, err := c.exec(ctx, `DELETE FROM totp_steps WHERE used_at < ?`, at.Add(-herald.AttemptWindow).UnixMilli()); err != nil {
+		if _, err := c.exec(ctx, `DELETE FROM totp_steps WHERE used_at < ?`, at.Add(-identity.AttemptWindow).UnixMilli()); err != nil {
 			return err
 		}
 		n, err := c.exec(ctx, `INSERT INTO totp_steps (operator_id, step, used_at) VALUES (?, ?, ?)

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 const operatorColumns = `id, email, name, role, apps, disabled, totp IS NOT NULL, created_at, last_seen_at`
@@ -54,10 +55,10 @@ func operatorByID(ctx context.Context, c conn, id string) (herald.Operator, erro
 }
 
 // CreateOperator stores a new operator with its first setup link.
-func (s *Store) CreateOperator(ctx context.Context, o herald.Operator, link herald.SetupLink) error {
+func (s *Store) CreateOperator(ctx context.Context, o herald.Operator, link identity.SetupLink) error {
 	err := s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `INSERT INTO operators (id, email, email_key, name, role, apps, disabled, created_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.Email, herald.EmailKey(o.Email), o.Name, o.Role.String(),
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.Email, identity.EmailKey(o.Email), o.Name, o.Role.String(),
 			appsColumn(o.Apps), o.Disabled, o.CreatedAt.UnixMilli()); err != nil {
 			return err
 		}
@@ -86,21 +87,21 @@ func (s *Store) Operator(ctx context.Context, id string) (herald.Operator, error
 }
 
 // OperatorByEmail finds an operator by email, whatever the case of its
-// ASCII letters (herald.EmailKey), with its secrets. An email whose local
-// part is not ASCII names no one (herald.MatchableEmail).
-func (s *Store) OperatorByEmail(ctx context.Context, email string) (herald.Operator, herald.OperatorSecrets, error) {
-	var sec herald.OperatorSecrets
-	if !herald.MatchableEmail(email) {
+// ASCII letters (identity.EmailKey), with its secrets. An email whose local
+// part is not ASCII names no one (identity.MatchableEmail).
+func (s *Store) OperatorByEmail(ctx context.Context, email string) (herald.Operator, identity.OperatorSecrets, error) {
+	var sec identity.OperatorSecrets
+	if !identity.MatchableEmail(email) {
 		return herald.Operator{}, sec, herald.ErrNotFound
 	}
 	o, err := scanOperator(s.reader().queryRow(ctx, `SELECT `+operatorColumns+`, password_hash, totp, pending_totp
-		FROM operators WHERE email_key = ?`, herald.EmailKey(email)), &sec.PasswordHash, &sec.TOTP, &sec.PendingTOTP)
+		FROM operators WHERE email_key = ?`, identity.EmailKey(email)), &sec.PasswordHash, &sec.TOTP, &sec.PendingTOTP)
 	return o, sec, err
 }
 
 // OperatorSecrets returns an operator's password hash and TOTP secrets.
-func (s *Store) OperatorSecrets(ctx context.Context, id string) (herald.OperatorSecrets, error) {
-	var sec herald.OperatorSecrets
+func (s *Store) OperatorSecrets(ctx context.Context, id string) (identity.OperatorSecrets, error) {
+	var sec identity.OperatorSecrets
 	err := s.reader().queryRow(ctx, `SELECT password_hash, totp, pending_totp FROM operators WHERE id = ?`, id).
 		Scan(&sec.PasswordHash, &sec.TOTP, &sec.PendingTOTP)
 	return sec, err
@@ -108,7 +109,7 @@ func (s *Store) OperatorSecrets(ctx context.Context, id string) (herald.Operator
 
 // UpdateOperator applies c; disabling ends the operator's sessions,
 // deletes its tokens and voids its setup links in the same transaction.
-func (s *Store) UpdateOperator(ctx context.Context, id string, c herald.OperatorChange) (herald.Operator, error) {
+func (s *Store) UpdateOperator(ctx context.Context, id string, c identity.OperatorChange) (herald.Operator, error) {
 	var o herald.Operator
 	err := s.inTx(ctx, func(tx conn) error {
 		var err error
@@ -167,7 +168,7 @@ func (s *Store) DeleteOperator(ctx context.Context, id string) error {
 	})
 }
 
-func insertSetupLink(ctx context.Context, c conn, l herald.SetupLink) error {
+func insertSetupLink(ctx context.Context, c conn, l identity.SetupLink) error {
 	_, err := c.exec(ctx, `INSERT INTO setup_links (token_hash, operator_id, expires_at) VALUES (?, ?, ?)`,
 		l.TokenHash, l.OperatorID, l.Expires.UnixMilli())
 	return err
@@ -175,7 +176,7 @@ func insertSetupLink(ctx context.Context, c conn, l herald.SetupLink) error {
 
 // ReplaceSetupLink makes link the operator's only usable setup link: the
 // others are marked used, so they answer as gone.
-func (s *Store) ReplaceSetupLink(ctx context.Context, link herald.SetupLink) error {
+func (s *Store) ReplaceSetupLink(ctx context.Context, link identity.SetupLink) error {
 	return s.inTx(ctx, func(c conn) error {
 		if _, err := operatorByID(ctx, c, link.OperatorID); err != nil {
 			return err
@@ -274,7 +275,7 @@ func (s *Store) updateOperator(ctx context.Context, id, query string, args ...an
 }
 
 // CreateOperatorToken stores an API token of an enabled operator.
-func (s *Store) CreateOperatorToken(ctx context.Context, t herald.OperatorToken) error {
+func (s *Store) CreateOperatorToken(ctx context.Context, t identity.OperatorToken) error {
 	return s.inTx(ctx, func(c conn) error {
 		o, err := operatorByID(ctx, c, t.OperatorID)
 		if err != nil {
@@ -290,10 +291,10 @@ func (s *Store) CreateOperatorToken(ctx context.Context, t herald.OperatorToken)
 }
 
 // OperatorTokens lists an operator's unexpired tokens, newest first.
-func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]herald.OperatorToken, error) {
-	out := []herald.OperatorToken{}
+func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]identity.OperatorToken, error) {
+	out := []identity.OperatorToken{}
 	err := s.reader().each(ctx, func(r scanner) error {
-		t := herald.OperatorToken{OperatorID: operatorID}
+		t := identity.OperatorToken{OperatorID: operatorID}
 		var created, expires int64
 		err := r.Scan(&t.ID, &t.Name, &created, &expires)
 		t.CreatedAt, t.ExpiresAt = time.UnixMilli(created).UTC(), time.UnixMilli(expires).UTC()

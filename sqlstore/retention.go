@@ -7,25 +7,26 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/retention"
 )
 
-// Retention's writes (herald.RetentionStore) are bulk work (TxOptions.Bulk),
+// Retention's writes (retention.Store) are bulk work (TxOptions.Bulk),
 // each one short transaction of at most its limit of rows: what they have
 // to decide is read first outside the transaction where it cannot change
 // (a finished push's rows, an old consent record), so the writer is held
 // for the writes alone.
 
-var _ herald.RetentionStore = (*Store)(nil)
+var _ retention.Store = (*Store)(nil)
 
 // expireBatch bounds the pushes ExpirePushes clears in one transaction,
 // whatever its limit: each costs a read of its counts before.
 const expireBatch = 100
 
 // ExpirePushes clears the bodies of the pushes that finished at or before
-// before, oldest first (see herald.RetentionStore). Each push's counts are
+// before, oldest first (see retention.Store). Each push's counts are
 // summed from its rows before its transaction (a finished push's rows no
 // longer change) and kept in push_counts by it.
-func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit int) (herald.RetentionStep, error) {
+func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit int) (retention.Step, error) {
 	limit = min(max(limit, 1), expireBatch)
 	r := s.reader()
 	type expiring struct {
@@ -42,15 +43,15 @@ func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit i
 	}, `SELECT id, edits FROM pushes WHERE finished_at IS NOT NULL AND expired_at IS NULL AND finished_at <= ?
 		AND status IN ('done', 'failed', 'cancelled') ORDER BY finished_at LIMIT ?`, before.UnixMilli(), limit)
 	if err != nil || len(ps) == 0 {
-		return herald.RetentionStep{Deleted: herald.Deleted{}}, err
+		return retention.Step{Deleted: retention.Deleted{}}, err
 	}
 	for i := range ps {
 		if err := sumCounts(ctx, r, &ps[i].counts, `push_id = ?`, ps[i].id); err != nil {
-			return herald.RetentionStep{}, err
+			return retention.Step{}, err
 		}
 		var edits []herald.Edit
 		if err := json.Unmarshal([]byte(ps[i].edits), &edits); err != nil {
-			return herald.RetentionStep{}, err
+			return retention.Step{}, err
 		}
 		b, _ := json.Marshal(herald.ExpireEdits(edits))
 		ps[i].edits = string(b)
@@ -81,7 +82,7 @@ func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit i
 		}
 		return nil
 	})
-	return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedPushes: n}, More: len(ps) == limit, Held: held}, err
+	return retention.Step{Deleted: retention.Deleted{retention.RetainedPushes: n}, More: len(ps) == limit, Held: held}, err
 }
 
 // retentionTx runs fn as inBulkTx does and returns how long its (last)
@@ -127,27 +128,27 @@ var expiredRows = []struct {
 	table, key, kind string
 	weight           int
 }{
-	{"deliveries", "seq", herald.RetainedDeliveries, 1},
-	{"push_chunks", "chunk", herald.RetainedChunks, 50},
-	{"push_events", "device_id, type", herald.RetainedEvents, 1},
-	{"push_pending_events", "device_id, type", herald.RetainedEvents, 1},
-	{"unreachable", "user_id", herald.RetainedUnreachable, 1},
-	{"push_recipients", "idx", herald.RetainedRecipients, 1},
-	{"user_pushes", "user_id, chunk", herald.RetainedRecipients, 1},
+	{"deliveries", "seq", retention.RetainedDeliveries, 1},
+	{"push_chunks", "chunk", retention.RetainedChunks, 50},
+	{"push_events", "device_id, type", retention.RetainedEvents, 1},
+	{"push_pending_events", "device_id, type", retention.RetainedEvents, 1},
+	{"unreachable", "user_id", retention.RetainedUnreachable, 1},
+	{"push_recipients", "idx", retention.RetainedRecipients, 1},
+	{"user_pushes", "user_id, chunk", retention.RetainedRecipients, 1},
 }
 
 // pruneQueueBatch is how many queued pushes one PruneExpired looks at.
 const pruneQueueBatch = 20
 
 // PruneExpired deletes the rows of the expired pushes (see
-// herald.RetentionStore), a push's tables one after the other; a push
+// retention.Store), a push's tables one after the other; a push
 // whose rows are all gone leaves the queue.
-func (s *Store) PruneExpired(ctx context.Context, limit int) (herald.RetentionStep, error) {
+func (s *Store) PruneExpired(ctx context.Context, limit int) (retention.Step, error) {
 	limit = max(limit, 1)
-	var d herald.Deleted
+	var d retention.Deleted
 	var more bool
 	held, err := s.retentionTx(ctx, func(c conn) error {
-		d, more = herald.Deleted{}, false
+		d, more = retention.Deleted{}, false
 		var queued []string
 		err := c.each(ctx, func(row scanner) error {
 			var id string
@@ -181,12 +182,12 @@ func (s *Store) PruneExpired(ctx context.Context, limit int) (herald.RetentionSt
 		more = len(queued) == pruneQueueBatch
 		return nil
 	})
-	return herald.RetentionStep{Deleted: d, More: more, Held: held}, err
+	return retention.Step{Deleted: d, More: more, Held: held}, err
 }
 
 // PruneIdempotency deletes expired idempotency keys (see
-// herald.RetentionStore), each app's found by its index on their age.
-func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit int) (herald.RetentionStep, error) {
+// retention.Store), each app's found by its index on their age.
+func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit int) (retention.Step, error) {
 	limit = max(limit, 1)
 	var n int64
 	held, err := s.retentionTx(ctx, func(c conn) error {
@@ -195,14 +196,14 @@ func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit in
 			JOIN idempotency i ON i.app_id = a.id AND i.created_at <= ? LIMIT ?)`, before.UnixMilli(), limit)
 		return err
 	})
-	return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedIdempotency: n}, More: n == int64(limit), Held: held}, err
+	return retention.Step{Deleted: retention.Deleted{retention.RetainedIdempotency: n}, More: n == int64(limit), Held: held}, err
 }
 
 // PruneConsentTrail deletes old consent records that are not their
-// pair's latest (see herald.RetentionStore). It looks at the next limit
+// pair's latest (see retention.Store). It looks at the next limit
 // records older than before in the order of their time, from the cursor
 // (at, id) on, and returns the cursor to go on from.
-func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from herald.TrailCursor, limit int) (herald.RetentionStep, herald.TrailCursor, error) {
+func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from retention.TrailCursor, limit int) (retention.Step, retention.TrailCursor, error) {
 	limit = max(limit, 1)
 	var ids []any
 	next, seen := from, 0
@@ -216,7 +217,7 @@ func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from he
 			return err
 		}
 		seen++
-		next = herald.TrailCursor{At: at, ID: id}
+		next = retention.TrailCursor{At: at, ID: id}
 		if old {
 			ids = append(ids, id)
 		}
@@ -229,7 +230,7 @@ func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from he
 		FROM consent_changes c WHERE c.at < ? AND (c.at > ? OR (c.at = ? AND c.id > ?))
 		ORDER BY c.at, c.id LIMIT ?`, before.UnixMilli(), from.At, from.At, from.ID, limit)
 	if err != nil {
-		return herald.RetentionStep{}, from, err
+		return retention.Step{}, from, err
 	}
 	var n int64
 	var held time.Duration
@@ -240,7 +241,7 @@ func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from he
 			return err
 		})
 	}
-	return herald.RetentionStep{Deleted: herald.Deleted{herald.RetainedConsent: n}, More: seen == limit, Held: held}, next, err
+	return retention.Step{Deleted: retention.Deleted{retention.RetainedConsent: n}, More: seen == limit, Held: held}, next, err
 }
 
 // retentionRun is the meta row holding the current retention run.
@@ -248,8 +249,8 @@ const retentionRun = "retention-run"
 
 // RetentionRun reads the current retention run; a zero one when none was
 // saved.
-func (s *Store) RetentionRun(ctx context.Context) (herald.RetentionRun, error) {
-	var run herald.RetentionRun
+func (s *Store) RetentionRun(ctx context.Context) (retention.Run, error) {
+	var run retention.Run
 	var v []byte
 	err := s.reader().queryRow(ctx, `SELECT value FROM meta WHERE name = ?`, retentionRun).Scan(&v)
 	if errors.Is(err, herald.ErrNotFound) {
@@ -262,7 +263,7 @@ func (s *Store) RetentionRun(ctx context.Context) (herald.RetentionRun, error) {
 }
 
 // SaveRetentionRun stores the current retention run.
-func (s *Store) SaveRetentionRun(ctx context.Context, run herald.RetentionRun) error {
+func (s *Store) SaveRetentionRun(ctx context.Context, run retention.Run) error {
 	v, err := json.Marshal(run)
 	if err != nil {
 		return err

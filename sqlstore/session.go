@@ -5,15 +5,16 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 // CreateSession records a dashboard session, and forgets the sessions that
 // have ended.
-func (s *Store) CreateSession(ctx context.Context, sess herald.Session) error {
+func (s *Store) CreateSession(ctx context.Context, sess identity.Session) error {
 	now := s.Now()
 	return s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `DELETE FROM sessions WHERE started_at <= ? OR last_seen_at <= ?`,
-			now.Add(-herald.SessionLifetime).UnixMilli(), now.Add(-herald.SessionIdle).UnixMilli()); err != nil {
+			now.Add(-identity.SessionLifetime).UnixMilli(), now.Add(-identity.SessionIdle).UnixMilli()); err != nil {
 			return err
 		}
 		_, err := c.exec(ctx, `INSERT INTO sessions (id, operator_id, started_at, last_seen_at, awaiting_totp)
@@ -24,8 +25,8 @@ func (s *Store) CreateSession(ctx context.Context, sess herald.Session) error {
 
 // Session returns a session and, for an operator's, the operator; the
 // session of a disabled or deleted operator is herald.ErrNotFound.
-func (s *Store) Session(ctx context.Context, id string) (herald.Session, herald.Operator, error) {
-	sess := herald.Session{ID: id}
+func (s *Store) Session(ctx context.Context, id string) (identity.Session, herald.Operator, error) {
+	sess := identity.Session{ID: id}
 	var started, seen int64
 	c := s.reader()
 	if err := c.queryRow(ctx, `SELECT operator_id, started_at, last_seen_at, awaiting_totp FROM sessions WHERE id = ?`, id).

@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -143,7 +145,7 @@ var (
 	_ herald.HistoryStore   = (*Store)(nil)
 	_ herald.ScheduleStore  = (*Store)(nil)
 	_ herald.MasterKeyStore = (*Store)(nil)
-	_ herald.SessionStore   = (*Store)(nil)
+	_ identity.SessionStore = (*Store)(nil)
 	_ herald.EventStore     = (*Store)(nil)
-	_ herald.AccessStore    = (*Store)(nil)
+	_ access.Store          = (*Store)(nil)
 )

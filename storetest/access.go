@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
 )
 
 var accessTests = []test{
@@ -30,29 +32,29 @@ var accessTests = []test{
 }
 
 // accessRec is a record of the owner's GET of route at at.
-func accessRec(route string, at time.Time) herald.AccessRecord {
+func accessRec(route string, at time.Time) access.Record {
 	owner := herald.OwnerID
-	return herald.AccessRecord{At: at, Actor: &owner, IP: "127.0.0.1", Method: "GET", Route: route, Status: 200}
+	return access.Record{At: at, Actor: &owner, IP: "127.0.0.1", Method: "GET", Route: route, Status: 200}
 }
 
-func (b *bundle) appendAccess(recs ...herald.AccessRecord) []herald.AccessRecord {
+func (b *bundle) appendAccess(recs ...access.Record) []access.Record {
 	b.t.Helper()
 	out, err := b.s.AppendAccessRecords(b.ctx, accessKey, recs)
 	must(b.t, "AppendAccessRecords", err)
 	return out
 }
 
-func (b *bundle) accessPage(f herald.AccessFilter) ([]herald.AccessRecord, string) {
+func (b *bundle) accessPage(f access.Filter) ([]access.Record, string) {
 	b.t.Helper()
 	if f.Limit == 0 {
-		f.Limit = herald.DefaultAccessLimit
+		f.Limit = access.DefaultLimit
 	}
 	recs, next, err := b.s.AccessRecords(b.ctx, f)
 	must(b.t, "AccessRecords", err)
 	return recs, next
 }
 
-func seqs(recs []herald.AccessRecord) []int64 {
+func seqs(recs []access.Record) []int64 {
 	out := []int64{}
 	for _, r := range recs {
 		out = append(out, r.Seq)
@@ -61,7 +63,7 @@ func seqs(recs []herald.AccessRecord) []int64 {
 }
 
 // accessKey signs the suite's records.
-var accessKey = herald.AccessKey("storetest access key")
+var accessKey = access.Key("storetest access key")
 
 func (b *bundle) wantVerdict(ok bool, records int64, firstBroken int64) {
 	b.t.Helper()
@@ -69,7 +71,7 @@ func (b *bundle) wantVerdict(ok bool, records int64, firstBroken int64) {
 }
 
 // wantVerdictWith is wantVerdict of a verify given head.
-func (b *bundle) wantVerdictWith(head *herald.AccessHead, ok bool, records int64, firstBroken int64) {
+func (b *bundle) wantVerdictWith(head *access.Head, ok bool, records int64, firstBroken int64) {
 	b.t.Helper()
 	v, err := b.s.VerifyAccessRecords(b.ctx, accessKey, head)
 	must(b.t, "VerifyAccessRecords", err)
@@ -91,15 +93,15 @@ func testAccessAppendChains(t *testing.T, b *bundle) {
 	first := b.appendAccess(accessRec("GET /a", b.now), accessRec("GET /b", b.now))
 	more := b.appendAccess(accessRec("GET /c", b.now.Add(time.Second)))
 	all := append(first, more...)
-	prev := herald.GenesisHash
+	prev := access.GenesisHash
 	for i, r := range all {
 		if r.Seq != int64(i+1) || r.PrevHash != prev || !r.Intact() || len(r.Hash) != 64 {
 			t.Errorf("record %d: seq %d, prevHash %.8s (want %.8s), intact %t", i, r.Seq, r.PrevHash, prev, r.Intact())
 		}
 		prev = r.Hash
 	}
-	got, _ := b.accessPage(herald.AccessFilter{})
-	if !slices.EqualFunc(got, all, func(a, b herald.AccessRecord) bool { return a.Hash == b.Hash }) {
+	got, _ := b.accessPage(access.Filter{})
+	if !slices.EqualFunc(got, all, func(a, b access.Record) bool { return a.Hash == b.Hash }) {
 		t.Errorf("listed %v, want the appended %v", seqs(got), seqs(all))
 	}
 	b.wantVerdict(true, 3, 0)
@@ -112,7 +114,7 @@ func testAccessAppendChains(t *testing.T, b *bundle) {
 // lists the user.
 func testAccessAppendMany(t *testing.T, b *bundle) {
 	const n = 301
-	recs := make([]herald.AccessRecord, n)
+	recs := make([]access.Record, n)
 	for i := range recs {
 		recs[i] = accessRec(fmt.Sprintf("GET /r%d", i), b.now)
 		recs[i].UserIDs = []string{fmt.Sprintf("u%d", i%7), "all", fmt.Sprintf("u%d", i%7)}
@@ -122,17 +124,17 @@ func testAccessAppendMany(t *testing.T, b *bundle) {
 	if len(out) != n || out[n-1].Seq != n {
 		t.Fatalf("appended %d records, last seq %d; want %d, %d", len(out), out[len(out)-1].Seq, n, n)
 	}
-	var got []herald.AccessRecord
-	must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, herald.AccessFilter{}, func(r herald.AccessRecord) error {
+	var got []access.Record
+	must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, access.Filter{}, func(r access.Record) error {
 		got = append(got, r)
 		return nil
 	}))
-	if !slices.EqualFunc(got, out, func(a, b herald.AccessRecord) bool { return a.Hash == b.Hash && a.Route == b.Route }) {
+	if !slices.EqualFunc(got, out, func(a, b access.Record) bool { return a.Hash == b.Hash && a.Route == b.Route }) {
 		t.Errorf("read back %d records, want the %d appended in order", len(got), n)
 	}
 	for user, want := range map[string]int{"all": n, "u3": 43} {
 		var listed int
-		must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, herald.AccessFilter{UserID: user}, func(herald.AccessRecord) error {
+		must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, access.Filter{UserID: user}, func(access.Record) error {
 			listed++
 			return nil
 		}))
@@ -150,7 +152,7 @@ func testAccessRoundTrip(t *testing.T, b *bundle) {
 	failed := accessRec("POST /login", b.now)
 	failed.Actor, failed.Email, failed.Status = nil, "who@example.com", 401
 	out := b.appendAccess(r, failed)
-	got, _ := b.accessPage(herald.AccessFilter{})
+	got, _ := b.accessPage(access.Filter{})
 	if len(got) != 2 {
 		t.Fatalf("listed %d records, want 2", len(got))
 	}
@@ -178,19 +180,19 @@ func testAccessFilters(t *testing.T, b *bundle) {
 	b.appendAccess(r1, r2, r3)
 	for _, tc := range []struct {
 		name string
-		f    herald.AccessFilter
+		f    access.Filter
 		want []int64
 	}{
-		{"none", herald.AccessFilter{}, []int64{1, 2, 3}},
-		{"from inclusive", herald.AccessFilter{From: b.now.Add(time.Minute)}, []int64{2, 3}},
-		{"to exclusive", herald.AccessFilter{To: b.now.Add(time.Minute)}, []int64{1}},
-		{"actor", herald.AccessFilter{Actor: op}, []int64{2, 3}},
-		{"owner", herald.AccessFilter{Actor: herald.OwnerID}, []int64{1}},
-		{"appId", herald.AccessFilter{AppID: "app_2"}, []int64{2}},
-		{"userId", herald.AccessFilter{UserID: "bob"}, []int64{1, 2}},
-		{"userId alone", herald.AccessFilter{UserID: "alice"}, []int64{1}},
-		{"all of them", herald.AccessFilter{Actor: op, UserID: "bob", From: b.now}, []int64{2}},
-		{"nothing", herald.AccessFilter{UserID: "carol"}, []int64{}},
+		{"none", access.Filter{}, []int64{1, 2, 3}},
+		{"from inclusive", access.Filter{From: b.now.Add(time.Minute)}, []int64{2, 3}},
+		{"to exclusive", access.Filter{To: b.now.Add(time.Minute)}, []int64{1}},
+		{"actor", access.Filter{Actor: op}, []int64{2, 3}},
+		{"owner", access.Filter{Actor: herald.OwnerID}, []int64{1}},
+		{"appId", access.Filter{AppID: "app_2"}, []int64{2}},
+		{"userId", access.Filter{UserID: "bob"}, []int64{1, 2}},
+		{"userId alone", access.Filter{UserID: "alice"}, []int64{1}},
+		{"all of them", access.Filter{Actor: op, UserID: "bob", From: b.now}, []int64{2}},
+		{"nothing", access.Filter{UserID: "carol"}, []int64{}},
 	} {
 		if got, _ := b.accessPage(tc.f); !slices.Equal(seqs(got), tc.want) {
 			t.Errorf("%s: got %v, want %v", tc.name, seqs(got), tc.want)
@@ -203,7 +205,7 @@ func testAccessPages(t *testing.T, b *bundle) {
 		b.appendAccess(accessRec("GET /p", b.now))
 	}
 	var pages [][]int64
-	f := herald.AccessFilter{Limit: 2}
+	f := access.Filter{Limit: 2}
 	for {
 		recs, next := b.accessPage(f)
 		pages = append(pages, seqs(recs))
@@ -215,7 +217,7 @@ func testAccessPages(t *testing.T, b *bundle) {
 	if fmt.Sprint(pages) != "[[1 2] [3 4] [5]]" {
 		t.Errorf("pages: got %v, want [[1 2] [3 4] [5]]", pages)
 	}
-	for _, f := range []herald.AccessFilter{{Limit: 0}, {Limit: herald.MaxAccessLimit + 1}, {Limit: 1, Cursor: "x"}} {
+	for _, f := range []access.Filter{{Limit: 0}, {Limit: access.MaxLimit + 1}, {Limit: 1, Cursor: "x"}} {
 		if _, _, err := b.s.AccessRecords(b.ctx, f); !errors.Is(err, herald.ErrInvalidRequest) {
 			t.Errorf("AccessRecords(%+v): got %v, want ErrInvalidRequest", f, err)
 		}
@@ -227,13 +229,13 @@ func testAccessEach(t *testing.T, b *bundle) {
 	r.UserIDs, r.UserCount = []string{"bob"}, 1
 	b.appendAccess(accessRec("GET /a", b.now), r, accessRec("GET /b", b.now), r)
 	var got []int64
-	must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, herald.AccessFilter{UserID: "bob", Limit: 1},
-		func(r herald.AccessRecord) error { got = append(got, r.Seq); return nil }))
+	must(t, "EachAccessRecord", b.s.EachAccessRecord(b.ctx, access.Filter{UserID: "bob", Limit: 1},
+		func(r access.Record) error { got = append(got, r.Seq); return nil }))
 	if !slices.Equal(got, []int64{2, 4}) {
 		t.Errorf("each of bob's: got %v, want [2 4] (the limit ignored)", got)
 	}
 	stop := errors.New("stop")
-	if err := b.s.EachAccessRecord(b.ctx, herald.AccessFilter{}, func(herald.AccessRecord) error { return stop }); err != stop {
+	if err := b.s.EachAccessRecord(b.ctx, access.Filter{}, func(access.Record) error { return stop }); err != stop {
 		t.Errorf("each whose fn fails: got %v, want its error", err)
 	}
 }
@@ -268,7 +270,7 @@ func testAccessPrune(t *testing.T, b *bundle) {
 	if err != nil || n != 1 {
 		t.Fatalf("prune the rest before 3h: got %d, %v; want 1", n, err)
 	}
-	got, _ := b.accessPage(herald.AccessFilter{})
+	got, _ := b.accessPage(access.Filter{})
 	if !slices.Equal(seqs(got), []int64{4, 5, 6}) {
 		t.Errorf("after pruning: %v, want [4 5 6]", seqs(got))
 	}
@@ -296,7 +298,7 @@ func testAccessConcurrent(t *testing.T, b *bundle) {
 			defer wg.Done()
 			<-start
 			for i := range each {
-				_, err := b.s.AppendAccessRecords(b.ctx, accessKey, []herald.AccessRecord{accessRec(fmt.Sprintf("GET /w%d/%d", w, i), b.now)})
+				_, err := b.s.AppendAccessRecords(b.ctx, accessKey, []access.Record{accessRec(fmt.Sprintf("GET /w%d/%d", w, i), b.now)})
 				e.add(err)
 			}
 		}()
@@ -305,14 +307,14 @@ func testAccessConcurrent(t *testing.T, b *bundle) {
 	wg.Wait()
 	e.report(t, "AppendAccessRecords")
 	b.wantVerdict(true, writers*each, 0)
-	got, _ := b.accessPage(herald.AccessFilter{Limit: herald.MaxAccessLimit})
+	got, _ := b.accessPage(access.Filter{Limit: access.MaxLimit})
 	if len(got) != writers*each || got[len(got)-1].Seq != writers*each {
 		t.Errorf("records: %d, last seq %d; want %d without gaps", len(got), got[len(got)-1].Seq, writers*each)
 	}
 }
 
 func testAccessPastDeadline(t *testing.T, b *bundle) {
-	if _, err := b.s.AppendAccessRecords(b.expired(), accessKey, []herald.AccessRecord{accessRec("GET /late", b.now)}); !errors.Is(err, herald.ErrUnavailable) {
+	if _, err := b.s.AppendAccessRecords(b.expired(), accessKey, []access.Record{accessRec("GET /late", b.now)}); !errors.Is(err, herald.ErrUnavailable) {
 		t.Errorf("append past its deadline: got %v, want ErrUnavailable", err)
 	}
 	if out := b.appendAccess(accessRec("GET /next", b.now)); out[0].Seq != 1 {
@@ -328,7 +330,7 @@ func testAccessForged(t *testing.T, b *bundle) {
 	recs := b.appendAccess(accessRec("GET /a", b.now), accessRec("GET /b", b.now), accessRec("GET /c", b.now))
 	forged := recs[2]
 	forged.Status = 500
-	forged.Chain(forged.Seq, forged.PrevHash, herald.AccessKey("a guess"))
+	forged.Chain(forged.Seq, forged.PrevHash, access.Key("a guess"))
 	must(t, "Exec", b.h.Exec(b.ctx, fmt.Sprintf(`UPDATE access_records SET status = 500, hash = '%s', hmac = '%s' WHERE seq = 3`, forged.Hash, forged.HMAC)))
 	must(t, "Exec", b.h.Exec(b.ctx, fmt.Sprintf(`UPDATE access_chain SET hash = '%s' WHERE id = 1`, forged.Hash)))
 	b.wantVerdict(false, 3, 3)
@@ -362,9 +364,9 @@ func testAccessHeadCutTail(t *testing.T, b *bundle) {
 	b.wantVerdictWith(&head, false, 8, 6) // seq 6 is another record now
 }
 
-func (b *bundle) accessPageAll() []herald.AccessRecord {
+func (b *bundle) accessPageAll() []access.Record {
 	b.t.Helper()
-	recs, _ := b.accessPage(herald.AccessFilter{Limit: herald.MaxAccessLimit})
+	recs, _ := b.accessPage(access.Filter{Limit: access.MaxLimit})
 	return recs
 }
 
@@ -373,7 +375,7 @@ func testAccessHeadForged(t *testing.T, b *bundle) {
 	b.appendAccess(accessRec("GET /a", b.now))
 	head, err := b.s.AccessHead(b.ctx)
 	must(t, "AccessHead", err)
-	head.HMAC = herald.AccessKey("a guess").Sign(head.Hash)
+	head.HMAC = access.Key("a guess").Sign(head.Hash)
 	if _, err := b.s.VerifyAccessRecords(b.ctx, accessKey, &head); !errors.Is(err, herald.ErrInvalidRequest) {
 		t.Errorf("verify with a head another key signed: got %v, want ErrInvalidRequest", err)
 	}
@@ -384,26 +386,26 @@ func testAccessHeadForged(t *testing.T, b *bundle) {
 // gets there first, and never twice.
 func testAttemptsRecorded(t *testing.T, b *bundle) {
 	start := b.now
-	for range herald.AttemptLimit + 7 {
-		_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1"), herald.TypedEmailKey("kim@example.com")}, herald.AttemptLimit, start)
+	for range identity.AttemptLimit + 7 {
+		_, err := b.s.CountAttempt(b.ctx, []string{identity.AddressKey("192.0.2.1"), identity.TypedEmailKey("kim@example.com")}, identity.AttemptLimit, start)
 		must(t, "CountAttempt", err)
 	}
 	for range 3 {
-		_, err := b.s.CountAttempt(b.ctx, []string{herald.BearerKey("192.0.2.1")}, 0, start)
+		_, err := b.s.CountAttempt(b.ctx, []string{identity.BearerKey("192.0.2.1")}, 0, start)
 		must(t, "CountAttempt", err)
 	}
-	if n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(herald.AttemptWindow-time.Second)); err != nil || n != 0 {
+	if n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(identity.AttemptWindow-time.Second)); err != nil || n != 0 {
 		t.Errorf("RecordPending before the window ended: %d, %v; want 0", n, err)
 	}
 	// A new attempt after the window keeps the ended window's count.
-	_, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey("192.0.2.1")}, herald.AttemptLimit, start.Add(herald.AttemptWindow))
+	_, err := b.s.CountAttempt(b.ctx, []string{identity.AddressKey("192.0.2.1")}, identity.AttemptLimit, start.Add(identity.AttemptWindow))
 	must(t, "CountAttempt", err)
 	var e errs
 	var wg sync.WaitGroup
 	counts := make(chan int, 4)
 	for range 4 {
 		wg.Go(func() {
-			n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(herald.AttemptWindow))
+			n, err := b.s.RecordPending(b.ctx, accessKey, start.Add(identity.AttemptWindow))
 			e.add(err)
 			counts <- n
 		})

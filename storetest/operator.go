@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 var operatorTests = []test{
@@ -28,7 +29,7 @@ func newOperator(t *testing.T, b *bundle, email string, role herald.Role, apps .
 	if len(apps) > 0 {
 		o.Apps = apps
 	}
-	must(t, "CreateOperator", b.s.CreateOperator(b.ctx, o, herald.SetupLink{OperatorID: o.ID, TokenHash: "link-" + email, Expires: b.now.Add(24 * time.Hour)}))
+	must(t, "CreateOperator", b.s.CreateOperator(b.ctx, o, identity.SetupLink{OperatorID: o.ID, TokenHash: "link-" + email, Expires: b.now.Add(24 * time.Hour)}))
 	return o
 }
 
@@ -62,7 +63,7 @@ func testOperatorRoundTrip(t *testing.T, b *bundle) {
 func testOperatorEmailUnique(t *testing.T, b *bundle) {
 	newOperator(t, b, "dup@example.com", herald.RoleViewer)
 	o := herald.Operator{ID: "op_second", Email: "DUP@example.com", Name: "x", Role: herald.RoleAdmin, CreatedAt: b.now}
-	err := b.s.CreateOperator(b.ctx, o, herald.SetupLink{OperatorID: o.ID, TokenHash: "other", Expires: b.now.Add(time.Hour)})
+	err := b.s.CreateOperator(b.ctx, o, identity.SetupLink{OperatorID: o.ID, TokenHash: "other", Expires: b.now.Add(time.Hour)})
 	if !errors.Is(err, herald.ErrOperatorExists) {
 		t.Errorf("second operator with the email in another case: %v, want ErrOperatorExists", err)
 	}
@@ -74,27 +75,27 @@ func testOperatorEmailUnique(t *testing.T, b *bundle) {
 func testUpdateOperator(t *testing.T, b *bundle) {
 	o := newOperator(t, b, "up@example.com", herald.RoleViewer, "app_a")
 	name, role, every := "New", herald.RoleOperator, []string(nil)
-	got, err := b.s.UpdateOperator(b.ctx, o.ID, herald.OperatorChange{Name: &name, Role: &role, Apps: &every})
+	got, err := b.s.UpdateOperator(b.ctx, o.ID, identity.OperatorChange{Name: &name, Role: &role, Apps: &every})
 	if err != nil || got.Name != name || got.Role != role || got.Apps != nil || got.Email != o.Email {
 		t.Errorf("UpdateOperator: %+v, %v", got, err)
 	}
 	if read, _ := b.s.Operator(b.ctx, o.ID); read.Role != role || read.Apps != nil {
 		t.Errorf("read after update: %+v", read)
 	}
-	if _, err := b.s.UpdateOperator(b.ctx, "op_none", herald.OperatorChange{Name: &name}); !errors.Is(err, herald.ErrNotFound) {
+	if _, err := b.s.UpdateOperator(b.ctx, "op_none", identity.OperatorChange{Name: &name}); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("updating an unknown operator: %v, want ErrNotFound", err)
 	}
 }
 
 func testDisableEndsAccess(t *testing.T, b *bundle) {
 	o := newOperator(t, b, "dis@example.com", herald.RoleAdmin)
-	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, herald.OperatorToken{ID: "tok_1", OperatorID: o.ID, Name: "ci", Hash: "h1", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}))
-	must(t, "CreateSession", b.s.CreateSession(b.ctx, herald.Session{ID: "s1", OperatorID: o.ID, Started: b.now, LastSeen: b.now}))
+	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, identity.OperatorToken{ID: "tok_1", OperatorID: o.ID, Name: "ci", Hash: "h1", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}))
+	must(t, "CreateSession", b.s.CreateSession(b.ctx, identity.Session{ID: "s1", OperatorID: o.ID, Started: b.now, LastSeen: b.now}))
 	yes, no := true, false
-	if _, err := b.s.UpdateOperator(b.ctx, o.ID, herald.OperatorChange{Disabled: &yes}); err != nil {
+	if _, err := b.s.UpdateOperator(b.ctx, o.ID, identity.OperatorChange{Disabled: &yes}); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := b.s.UpdateOperator(b.ctx, o.ID, herald.OperatorChange{Disabled: &no}); err != nil {
+	if _, err := b.s.UpdateOperator(b.ctx, o.ID, identity.OperatorChange{Disabled: &no}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.s.OperatorByToken(b.ctx, "h1"); !errors.Is(err, herald.ErrNotFound) {
@@ -107,8 +108,8 @@ func testDisableEndsAccess(t *testing.T, b *bundle) {
 
 func testDeleteOperator(t *testing.T, b *bundle) {
 	o := newOperator(t, b, "del@example.com", herald.RoleAdmin)
-	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, herald.OperatorToken{ID: "tok_1", OperatorID: o.ID, Name: "ci", Hash: "h1", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}))
-	must(t, "CreateSession", b.s.CreateSession(b.ctx, herald.Session{ID: "s1", OperatorID: o.ID, Started: b.now, LastSeen: b.now}))
+	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, identity.OperatorToken{ID: "tok_1", OperatorID: o.ID, Name: "ci", Hash: "h1", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}))
+	must(t, "CreateSession", b.s.CreateSession(b.ctx, identity.Session{ID: "s1", OperatorID: o.ID, Started: b.now, LastSeen: b.now}))
 	must(t, "DeleteOperator", b.s.DeleteOperator(b.ctx, o.ID))
 	if _, err := b.s.Operator(b.ctx, o.ID); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("deleted operator: %v", err)
@@ -145,8 +146,8 @@ func testSetupLink(t *testing.T, b *bundle) {
 		t.Errorf("a used link: %v, want ErrLinkGone", err)
 	}
 	// A new link voids the old one; an expired one is gone too.
-	must(t, "ReplaceSetupLink", b.s.ReplaceSetupLink(b.ctx, herald.SetupLink{OperatorID: o.ID, TokenHash: "l2", Expires: b.now.Add(time.Hour)}))
-	must(t, "ReplaceSetupLink", b.s.ReplaceSetupLink(b.ctx, herald.SetupLink{OperatorID: o.ID, TokenHash: "l3", Expires: b.now.Add(time.Hour)}))
+	must(t, "ReplaceSetupLink", b.s.ReplaceSetupLink(b.ctx, identity.SetupLink{OperatorID: o.ID, TokenHash: "l2", Expires: b.now.Add(time.Hour)}))
+	must(t, "ReplaceSetupLink", b.s.ReplaceSetupLink(b.ctx, identity.SetupLink{OperatorID: o.ID, TokenHash: "l3", Expires: b.now.Add(time.Hour)}))
 	if _, err := b.s.SetupLink(b.ctx, "l2"); !errors.Is(err, herald.ErrLinkGone) {
 		t.Errorf("a replaced link: %v, want ErrLinkGone", err)
 	}
@@ -157,7 +158,7 @@ func testSetupLink(t *testing.T, b *bundle) {
 	if _, sec, _ := b.s.OperatorByEmail(b.ctx, o.Email); sec.PasswordHash != "argon-hash" {
 		t.Errorf("a refused link changed the password: %q", sec.PasswordHash)
 	}
-	if err := b.s.ReplaceSetupLink(b.ctx, herald.SetupLink{OperatorID: "op_none", TokenHash: "l4", Expires: b.now.Add(time.Hour)}); !errors.Is(err, herald.ErrNotFound) {
+	if err := b.s.ReplaceSetupLink(b.ctx, identity.SetupLink{OperatorID: "op_none", TokenHash: "l4", Expires: b.now.Add(time.Hour)}); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("a link for an unknown operator: %v, want ErrNotFound", err)
 	}
 }
@@ -191,8 +192,8 @@ func testOperatorTOTP(t *testing.T, b *bundle) {
 
 func testOperatorTokens(t *testing.T, b *bundle) {
 	o := newOperator(t, b, "tok@example.com", herald.RoleOperator, "app_a")
-	tok := func(id, hash string, expires time.Time) herald.OperatorToken {
-		return herald.OperatorToken{ID: id, OperatorID: o.ID, Name: "n" + id, Hash: hash, CreatedAt: b.now, ExpiresAt: expires}
+	tok := func(id, hash string, expires time.Time) identity.OperatorToken {
+		return identity.OperatorToken{ID: id, OperatorID: o.ID, Name: "n" + id, Hash: hash, CreatedAt: b.now, ExpiresAt: expires}
 	}
 	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, tok("tok_1", "h1", b.now.Add(time.Hour))))
 	b.setNow(b.now.Add(time.Millisecond))
@@ -219,7 +220,7 @@ func testOperatorTokens(t *testing.T, b *bundle) {
 	if list, _ := b.s.OperatorTokens(b.ctx, o.ID); len(list) != 0 {
 		t.Errorf("expired tokens listed: %+v", list)
 	}
-	if err := b.s.CreateOperatorToken(b.ctx, herald.OperatorToken{ID: "tok_3", OperatorID: "op_none", Name: "x", Hash: "h3", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}); !errors.Is(err, herald.ErrNotFound) {
+	if err := b.s.CreateOperatorToken(b.ctx, identity.OperatorToken{ID: "tok_3", OperatorID: "op_none", Name: "x", Hash: "h3", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("a token for an unknown operator: %v, want ErrNotFound", err)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 var operatorIdentityTests = []test{
@@ -101,8 +102,8 @@ func testEmailKeyASCII(t *testing.T, b *bundle) {
 
 func testUseSetupLinkEndsAccess(t *testing.T, b *bundle) {
 	o := newOperator(t, b, "set@example.com", herald.RoleAdmin)
-	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, herald.OperatorToken{ID: "tok_1", OperatorID: o.ID, Name: "ci", Hash: "h1", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}))
-	must(t, "CreateSession", b.s.CreateSession(b.ctx, herald.Session{ID: "s1", OperatorID: o.ID, Started: b.now, LastSeen: b.now}))
+	must(t, "CreateOperatorToken", b.s.CreateOperatorToken(b.ctx, identity.OperatorToken{ID: "tok_1", OperatorID: o.ID, Name: "ci", Hash: "h1", CreatedAt: b.now, ExpiresAt: b.now.Add(time.Hour)}))
+	must(t, "CreateSession", b.s.CreateSession(b.ctx, identity.Session{ID: "s1", OperatorID: o.ID, Started: b.now, LastSeen: b.now}))
 	got, err := b.s.UseSetupLink(b.ctx, "link-set@example.com", "hash")
 	if err != nil || got.ID != o.ID {
 		t.Fatalf("UseSetupLink: %+v, %v", got, err)
@@ -161,17 +162,17 @@ func testUseSetupLinkOnce(t *testing.T, b *bundle) {
 func testDisableVoidsLinks(t *testing.T, b *bundle) {
 	o := newOperator(t, b, "void@example.com", herald.RoleAdmin)
 	yes, no := true, false
-	if _, err := b.s.UpdateOperator(b.ctx, o.ID, herald.OperatorChange{Disabled: &yes}); err != nil {
+	if _, err := b.s.UpdateOperator(b.ctx, o.ID, identity.OperatorChange{Disabled: &yes}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.s.SetupLink(b.ctx, "link-void@example.com"); !errors.Is(err, herald.ErrLinkGone) {
 		t.Errorf("a disabled operator's link: %v, want ErrLinkGone", err)
 	}
-	must(t, "ReplaceSetupLink", b.s.ReplaceSetupLink(b.ctx, herald.SetupLink{OperatorID: o.ID, TokenHash: "link-new", Expires: b.now.Add(time.Hour)}))
+	must(t, "ReplaceSetupLink", b.s.ReplaceSetupLink(b.ctx, identity.SetupLink{OperatorID: o.ID, TokenHash: "link-new", Expires: b.now.Add(time.Hour)}))
 	if _, err := b.s.UseSetupLink(b.ctx, "link-new", "x"); !errors.Is(err, herald.ErrLinkGone) {
 		t.Errorf("a link made for a disabled operator: %v, want ErrLinkGone", err)
 	}
-	if _, err := b.s.UpdateOperator(b.ctx, o.ID, herald.OperatorChange{Disabled: &no}); err != nil {
+	if _, err := b.s.UpdateOperator(b.ctx, o.ID, identity.OperatorChange{Disabled: &no}); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.s.SetupLink(b.ctx, "link-void@example.com"); !errors.Is(err, herald.ErrLinkGone) {

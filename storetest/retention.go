@@ -5,10 +5,11 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sendstore"
 )
 
-// retentionTests are the RetentionStore cases.
+// retentionTests are the retention.Store cases.
 var retentionTests = []test{
 	{"ExpireKeepsCounts", testExpireKeepsCounts},
 }
@@ -63,7 +64,7 @@ func testExpireKeepsCounts(t *testing.T, b *bundle) {
 
 	st, err := b.s.ExpirePushes(b.ctx, now.Add(30*time.Minute), b.now, 10)
 	must(t, "ExpirePushes", err)
-	if st.Deleted[herald.RetainedPushes] != 1 || st.More {
+	if st.Deleted[retention.RetainedPushes] != 1 || st.More {
 		t.Fatalf("ExpirePushes: got %+v, want 1 push expired and no more", st)
 	}
 	check("expired, rows not yet deleted")
@@ -91,7 +92,7 @@ func testExpireKeepsCounts(t *testing.T, b *bundle) {
 			t.Errorf("push %s (%s): got expired at %v, title %q; want it kept", id, p.Status, p.ExpiredAt, p.Content.Title)
 		}
 	}
-	if st, err := b.s.ExpirePushes(b.ctx, b.now.Add(365*24*time.Hour), b.now, 10); err != nil || st.Deleted[herald.RetainedPushes] != 1 {
+	if st, err := b.s.ExpirePushes(b.ctx, b.now.Add(365*24*time.Hour), b.now, 10); err != nil || st.Deleted[retention.RetainedPushes] != 1 {
 		t.Errorf("ExpirePushes a year on: got %+v (%v), want the recent push only (the scheduled one is not finished)", st, err)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/identity"
 )
 
 var sessionTests = []test{
@@ -21,8 +22,8 @@ var sessionTests = []test{
 	{"TOTPStepOnce", testTOTPStepOnce},
 }
 
-func ownerSession(id string, at time.Time) herald.Session {
-	return herald.Session{ID: id, OperatorID: herald.OwnerID, Started: at, LastSeen: at}
+func ownerSession(id string, at time.Time) identity.Session {
+	return identity.Session{ID: id, OperatorID: herald.OwnerID, Started: at, LastSeen: at}
 }
 
 func testSessionRoundTrip(t *testing.T, b *bundle) {
@@ -53,10 +54,10 @@ func testEndedSessionsForgotten(t *testing.T, b *bundle) {
 	must(t, "CreateSession", b.s.CreateSession(b.ctx, ownerSession("idle", start)))
 	must(t, "CreateSession", b.s.CreateSession(b.ctx, ownerSession("old", start)))
 	// "old" stays active, so only its age ends it.
-	for at := start.Add(20 * time.Minute); at.Before(start.Add(herald.SessionLifetime)); at = at.Add(20 * time.Minute) {
+	for at := start.Add(20 * time.Minute); at.Before(start.Add(identity.SessionLifetime)); at = at.Add(20 * time.Minute) {
 		must(t, "TouchSession", b.s.TouchSession(b.ctx, "old", at, false))
 	}
-	b.setNow(start.Add(herald.SessionIdle))
+	b.setNow(start.Add(identity.SessionIdle))
 	must(t, "CreateSession", b.s.CreateSession(b.ctx, ownerSession("new", b.now)))
 	if _, _, err := b.s.Session(b.ctx, "idle"); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("idle session after a new one: got %v, want ErrNotFound (forgotten)", err)
@@ -64,7 +65,7 @@ func testEndedSessionsForgotten(t *testing.T, b *bundle) {
 	if _, _, err := b.s.Session(b.ctx, "old"); err != nil {
 		t.Errorf("active session: %v", err)
 	}
-	b.setNow(start.Add(herald.SessionLifetime))
+	b.setNow(start.Add(identity.SessionLifetime))
 	must(t, "CreateSession", b.s.CreateSession(b.ctx, ownerSession("newer", b.now)))
 	if _, _, err := b.s.Session(b.ctx, "old"); !errors.Is(err, herald.ErrNotFound) {
 		t.Errorf("a session 12 hours old after a new one: got %v, want ErrNotFound (forgotten)", err)
@@ -73,7 +74,7 @@ func testEndedSessionsForgotten(t *testing.T, b *bundle) {
 
 func testTouchSession(t *testing.T, b *bundle) {
 	op := newOperator(t, b, "touch@example.com", herald.RoleViewer)
-	s := herald.Session{ID: "s1", OperatorID: op.ID, Started: b.now, LastSeen: b.now, AwaitingTOTP: true}
+	s := identity.Session{ID: "s1", OperatorID: op.ID, Started: b.now, LastSeen: b.now, AwaitingTOTP: true}
 	must(t, "CreateSession", b.s.CreateSession(b.ctx, s))
 	later := b.now.Add(5 * time.Minute)
 	must(t, "TouchSession", b.s.TouchSession(b.ctx, "s1", later, false))
@@ -92,9 +93,9 @@ func testTouchSession(t *testing.T, b *bundle) {
 
 func testSessionOfDisabledOperator(t *testing.T, b *bundle) {
 	op := newOperator(t, b, "gone@example.com", herald.RoleOperator)
-	must(t, "CreateSession", b.s.CreateSession(b.ctx, herald.Session{ID: "s1", OperatorID: op.ID, Started: b.now, LastSeen: b.now}))
+	must(t, "CreateSession", b.s.CreateSession(b.ctx, identity.Session{ID: "s1", OperatorID: op.ID, Started: b.now, LastSeen: b.now}))
 	disabled := true
-	if _, err := b.s.UpdateOperator(b.ctx, op.ID, herald.OperatorChange{Disabled: &disabled}); err != nil {
+	if _, err := b.s.UpdateOperator(b.ctx, op.ID, identity.OperatorChange{Disabled: &disabled}); err != nil {
 		t.Fatal(err)
 	}
 	if _, _, err := b.s.Session(b.ctx, "s1"); !errors.Is(err, herald.ErrNotFound) {
@@ -115,8 +116,8 @@ func testAttemptBurst(t *testing.T, b *bundle) {
 	for i := range burst {
 		wg.Go(func() {
 			<-start
-			a, err := b.s.CountAttempt(b.ctx, []string{herald.TypedEmailKey("lee@example.com"), herald.AddressKey(fmt.Sprint("192.0.2.", i))},
-				herald.AttemptLimit, b.now)
+			a, err := b.s.CountAttempt(b.ctx, []string{identity.TypedEmailKey("lee@example.com"), identity.AddressKey(fmt.Sprint("192.0.2.", i))},
+				identity.AttemptLimit, b.now)
 			e.add(err)
 			if err == nil && !a.Refused() {
 				admitted.Add(1)
@@ -126,32 +127,32 @@ func testAttemptBurst(t *testing.T, b *bundle) {
 	close(start)
 	wg.Wait()
 	e.report(t, "CountAttempt")
-	if n := admitted.Load(); n != herald.AttemptLimit {
-		t.Errorf("a burst of %d attempts: %d admitted, want %d", burst, n, herald.AttemptLimit)
+	if n := admitted.Load(); n != identity.AttemptLimit {
+		t.Errorf("a burst of %d attempts: %d admitted, want %d", burst, n, identity.AttemptLimit)
 	}
-	a, err := b.s.CountAttempt(b.ctx, []string{herald.TypedEmailKey("LEE@example.com")}, herald.AttemptLimit, b.now.Add(time.Minute))
-	if err != nil || !a.Refused() || a.Wait != herald.AttemptWindow-time.Minute {
+	a, err := b.s.CountAttempt(b.ctx, []string{identity.TypedEmailKey("LEE@example.com")}, identity.AttemptLimit, b.now.Add(time.Minute))
+	if err != nil || !a.Refused() || a.Wait != identity.AttemptWindow-time.Minute {
 		t.Errorf("the email after the burst: %+v, %v; want refused for 14m", a, err)
 	}
 	// Each address was refused with the email: none counted it.
 	for i := range 3 {
-		a, err := b.s.CountAttempt(b.ctx, []string{herald.AddressKey(fmt.Sprint("192.0.2.", i))}, herald.AttemptLimit, b.now)
+		a, err := b.s.CountAttempt(b.ctx, []string{identity.AddressKey(fmt.Sprint("192.0.2.", i))}, identity.AttemptLimit, b.now)
 		if err != nil || a.Refused() {
 			t.Errorf("an address of the burst alone: %+v, %v; want admitted", a, err)
 		}
 	}
 	// Forgiven attempts do not count.
-	key := []string{herald.AddressKey("198.51.100.1")}
-	for range herald.AttemptLimit + 5 {
-		a, err := b.s.CountAttempt(b.ctx, key, herald.AttemptLimit, b.now)
+	key := []string{identity.AddressKey("198.51.100.1")}
+	for range identity.AttemptLimit + 5 {
+		a, err := b.s.CountAttempt(b.ctx, key, identity.AttemptLimit, b.now)
 		if err != nil || a.Refused() {
 			t.Fatalf("a forgiven attempt's next: %+v, %v; want admitted", a, err)
 		}
 		must(t, "Forgive", b.s.Forgive(b.ctx, a))
 	}
 	// The window ends AttemptWindow after its first attempt.
-	a, err = b.s.CountAttempt(b.ctx, []string{herald.TypedEmailKey("lee@example.com")}, herald.AttemptLimit, b.now.Add(herald.AttemptWindow))
-	if err != nil || a.Refused() || !a.Windows[0].Equal(b.now.Add(herald.AttemptWindow).Truncate(time.Millisecond)) {
+	a, err = b.s.CountAttempt(b.ctx, []string{identity.TypedEmailKey("lee@example.com")}, identity.AttemptLimit, b.now.Add(identity.AttemptWindow))
+	if err != nil || a.Refused() || !a.Windows[0].Equal(b.now.Add(identity.AttemptWindow).Truncate(time.Millisecond)) {
 		t.Errorf("after the window: %+v, %v; want admitted in a new window", a, err)
 	}
 }
@@ -161,10 +162,10 @@ func testAttemptBurst(t *testing.T, b *bundle) {
 // does not spend a step.
 func testTOTPStepOnce(t *testing.T, b *bundle) {
 	o := herald.Operator{ID: "op_totp", Email: "totp@example.com", Name: "T", Role: herald.RoleViewer, CreatedAt: b.now}
-	must(t, "CreateOperator", b.s.CreateOperator(b.ctx, o, herald.SetupLink{OperatorID: o.ID, TokenHash: herald.TokenHash("t"), Expires: b.now.Add(time.Hour)}))
+	must(t, "CreateOperator", b.s.CreateOperator(b.ctx, o, identity.SetupLink{OperatorID: o.ID, TokenHash: identity.TokenHash("t"), Expires: b.now.Add(time.Hour)}))
 	const sessions = 12
 	for i := range sessions {
-		must(t, "CreateSession", b.s.CreateSession(b.ctx, herald.Session{ID: fmt.Sprint("s", i), OperatorID: o.ID, Started: b.now, LastSeen: b.now, AwaitingTOTP: true}))
+		must(t, "CreateSession", b.s.CreateSession(b.ctx, identity.Session{ID: fmt.Sprint("s", i), OperatorID: o.ID, Started: b.now, LastSeen: b.now, AwaitingTOTP: true}))
 	}
 	var wg sync.WaitGroup
 	var e errs

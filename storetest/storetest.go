@@ -21,6 +21,9 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/identity"
+	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -32,16 +35,16 @@ type Store interface {
 	sendstore.Store
 	herald.HistoryStore
 	herald.ScheduleStore
-	herald.SessionStore
-	herald.OperatorStore
-	herald.OperatorIdentityStore
-	herald.AttemptStore
+	identity.SessionStore
+	identity.OperatorStore
+	identity.OperatorIdentityStore
+	identity.AttemptStore
 	herald.ConsentStore
 	herald.NoticeStore
 	herald.NodeStore
 	herald.EventStore
-	herald.RetentionStore
-	herald.AccessStore
+	retention.Store
+	access.Store
 	herald.HoldStore
 	herald.ExportStore
 }

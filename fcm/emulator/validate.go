@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/internal/jsonsplit"
+	"github.com/heraldpush/herald/request/jsonsplit"
 )
 
 // object is a decoded JSON object whose values are decoded on demand.

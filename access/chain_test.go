@@ -1,4 +1,4 @@
-package herald
+package access
 
 import (
 	"crypto/sha256"
@@ -8,7 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode/utf8"
+
+	"github.com/heraldpush/herald"
 )
 
 // TestAccessRecordCanonical holds the canonical JSON to DESIGN 11: every
@@ -16,7 +17,7 @@ import (
 // prevHash, a newline and it.
 func TestAccessRecordCanonical(t *testing.T) {
 	op := "op_1"
-	r := AccessRecord{At: time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.FixedZone("KST", 9*3600)), Actor: &op,
+	r := Record{At: time.Date(2026, 1, 2, 3, 4, 5, 6_789_000, time.FixedZone("KST", 9*3600)), Actor: &op,
 		Email: "a@example.com", IP: "10.0.0.1", Method: "GET", Route: "GET /admin/v1/apps/{appId}/users/{userId}",
 		AppID: "app_1", UserIDs: []string{"u<1>"}, UserCount: 1, Status: 200}
 	r.Chain(7, GenesisHash, testAccessKey)
@@ -43,59 +44,25 @@ func TestAccessRecordCanonical(t *testing.T) {
 	if asMap, _ := json.Marshal(m); string(asMap) != string(r.Canonical()) {
 		t.Errorf("canonical differs from encoding/json's map of the members:\n got %s\nwant %s", r.Canonical(), asMap)
 	}
-	var back AccessRecord
+	var back Record
 	if err := json.Unmarshal(b, &back); err != nil || back.Hash != r.Hash || !back.Intact() {
 		t.Errorf("read back from %s: intact %t, %v", b, back.Intact(), err)
 	}
-	if !testAccessKey.Signs(back.Hash, back.HMAC) || AccessKey("another key").Signs(back.Hash, back.HMAC) {
+	if !testAccessKey.Signs(back.Hash, back.HMAC) || Key("another key").Signs(back.Hash, back.HMAC) {
 		t.Errorf("hmac %q: not the key's signature of the hash, or another key's too", back.HMAC)
 	}
 	back.Status = 204
 	if back.Intact() {
 		t.Error("a record changed after it was chained still holds")
 	}
-	var none AccessRecord
+	var none Record
 	none.Chain(1, GenesisHash, testAccessKey)
 	if c := string(none.Canonical()); !json.Valid([]byte(c)) || !strings.Contains(c, `"actor":null`) || !strings.Contains(c, `"userIds":[]`) {
 		t.Errorf("a record without actor or users: %s", c)
 	}
 }
 
-var testAccessKey = AccessKey("test access key")
-
-// TestAccessRecordCount: an aggregated record's count is a canonical
-// member, which a record standing for one request does not have.
-func TestAccessRecordCount(t *testing.T) {
-	r := AttemptRecord(TypedEmailKey("  Kim@Example.COM "), time.Date(2026, 1, 2, 3, 0, 0, 0, time.UTC), 180)
-	r.Chain(3, GenesisHash, testAccessKey)
-	want := `{"actor":null,"appId":"","at":"2026-01-02T03:00:00Z","count":180,"email":"kim@example.com","ip":"",` +
-		`"method":"POST","prevHash":"` + GenesisHash + `","pushId":"","reason":"","route":"POST /login",` +
-		`"seq":3,"status":429,"userCount":0,"userIds":[]}`
-	if got := string(r.Canonical()); got != want {
-		t.Errorf("canonical:\n got %s\nwant %s", got, want)
-	}
-	b, _ := json.Marshal(r)
-	var back AccessRecord
-	if err := json.Unmarshal(b, &back); err != nil || back.Count != 180 || !back.Intact() {
-		t.Errorf("read back from %s: count %d, intact %t, %v", b, back.Count, back.Intact(), err)
-	}
-}
-
-// TestRecordedEmail: a typed email is kept to 320 bytes, cut between
-// characters.
-func TestRecordedEmail(t *testing.T) {
-	long := strings.Repeat("가", 200) // 600 bytes
-	got := RecordedEmail(long)
-	if len(got) > MaxRecordedEmail || len(got) < MaxRecordedEmail-3 || !utf8.ValidString(got) {
-		t.Errorf("RecordedEmail of 600 bytes: %d bytes, valid %t", len(got), utf8.ValidString(got))
-	}
-	if k := TypedEmailKey(strings.Repeat("A", 5000)); len(k) != len(emailPrefix)+MaxRecordedEmail || k != emailPrefix+strings.Repeat("a", MaxRecordedEmail) {
-		t.Errorf("EmailKey of 5,000 bytes: %d bytes", len(k))
-	}
-	if TypedEmailKey("\u212Aate@example.com") == TypedEmailKey("kate@example.com") {
-		t.Error("the Kelvin sign folds to k: emails must compare ASCII-lowercased only")
-	}
-}
+var testAccessKey = Key("test access key")
 
 // FuzzAccessRecordCanonical: the canonical JSON, written member by
 // member, is what encoding/json writes of the record's members, whatever
@@ -106,9 +73,9 @@ func FuzzAccessRecordCanonical(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, s, route string, ms int64, status int) {
 		actor := s + "!"
-		r := AccessRecord{At: time.UnixMilli(ms % 253_402_300_799_000), Actor: &actor, Email: s, IP: s, Method: s, Route: route,
+		r := Record{At: time.UnixMilli(ms % 253_402_300_799_000), Actor: &actor, Email: s, IP: s, Method: s, Route: route,
 			AppID: s, PushID: route, Reason: s, UserIDs: []string{s, route}, UserCount: status * 2, Status: status, Seq: ms, Count: status % 1000}
-		for _, rec := range []AccessRecord{r, {Email: s, At: r.At}} {
+		for _, rec := range []Record{r, {Email: s, At: r.At}} {
 			want, err := json.Marshal(rec.wire())
 			if err != nil {
 				t.Skip(err) // a time encoding/json refuses
@@ -125,14 +92,14 @@ func FuzzAccessRecordCanonical(f *testing.F) {
 func TestParseAccessHead(t *testing.T) {
 	hash, mac := strings.Repeat("a", 64), strings.Repeat("b", 64)
 	for _, in := range []string{`{"seq":7,"hash":"` + hash + `","hmac":"` + mac + `","at":"2026-12-02T03:00:00Z"}`, "7:" + hash + ":" + mac} {
-		h, err := ParseAccessHead([]byte(in))
+		h, err := ParseHead([]byte(in))
 		if err != nil || h.Seq != 7 || h.Hash != hash || h.HMAC != mac {
-			t.Errorf("ParseAccessHead(%s): %+v, %v", in, h, err)
+			t.Errorf("ParseHead(%s): %+v, %v", in, h, err)
 		}
 	}
 	for _, in := range []string{"", "{}", "x:" + hash + ":" + mac, "7:abc:" + mac, `{"seq":0}`, "not a head"} {
-		if _, err := ParseAccessHead([]byte(in)); !errors.Is(err, ErrInvalidRequest) {
-			t.Errorf("ParseAccessHead(%q): got %v, want ErrInvalidRequest", in, err)
+		if _, err := ParseHead([]byte(in)); !errors.Is(err, herald.ErrInvalidRequest) {
+			t.Errorf("ParseHead(%q): got %v, want ErrInvalidRequest", in, err)
 		}
 	}
 }

@@ -5,6 +5,12 @@
 // into a map or a slice of json.RawMessage gives, without its second pass
 // over the text; the API's request bodies and the FCM emulator's send
 // bodies are read with it.
+//
+// It lives beside package request, its main user (request's Object reads
+// every body through it), rather than under internal/, which holds test
+// harnesses only; it is a package of its own, not part of request, so that
+// the FCM emulator and api's event reader use it without the rest of
+// request's reading.
 package jsonsplit
 
 import (

@@ -1,4 +1,4 @@
-package herald
+package identity
 
 import (
 	"context"

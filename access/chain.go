@@ -1,4 +1,4 @@
-package herald
+package access
 
 import (
 	"context"
@@ -9,19 +9,22 @@ import (
 	"strconv"
 	"strings"
 	"time"
+	"unicode/utf8"
+
+	"github.com/heraldpush/herald"
 )
 
-// AccessRecord is one access to the admin listener (DESIGN 11): an
+// Record is one access to the admin listener (DESIGN 11): an
 // authenticated admin API request, a dashboard page or action, or a
 // sign-in attempt. Records are append-only and hash-chained: each holds
 // the hash of the one before (PrevHash) and its own (Hash), so that a
 // record changed, removed or inserted afterwards breaks the chain.
-type AccessRecord struct {
+type Record struct {
 	// Seq numbers the records from 1, without gaps.
 	Seq int64
 	// At is when the request was answered, kept to the millisecond.
 	At time.Time
-	// Actor is the operator's ID, OwnerID, or nil for a sign-in that
+	// Actor is the operator's ID, herald.OwnerID, or nil for a sign-in that
 	// failed.
 	Actor *string
 	// Email is the operator's, or the email typed at a sign-in; "" for
@@ -37,7 +40,7 @@ type AccessRecord struct {
 	// AppID and PushID are what the request was about; "" when none.
 	AppID string
 	// UserIDs are the users whose data the answer showed or the request
-	// changed, at most MaxAccessUserIDs of them; UserCount counts all.
+	// changed, at most MaxUserIDs of them; UserCount counts all.
 	UserIDs   []string
 	UserCount int
 	PushID    string
@@ -49,23 +52,23 @@ type AccessRecord struct {
 	// Count is how many attempts an aggregated record stands for: the
 	// sign-ins refused by the throttle, or the bearer tokens refused, of
 	// one key (an address or a typed email) in one window of
-	// AttemptWindow starting at At. 0 on every other record, which stands
+	// identity.AttemptWindow starting at At. 0 on every other record, which stands
 	// for one request; it is then absent from the record's JSON.
 	Count    int
 	PrevHash string
 	Hash     string
-	// HMAC is hex HMAC-SHA256 of Hash under the AccessKey: a record
+	// HMAC is hex HMAC-SHA256 of Hash under the Key: a record
 	// written or changed by someone without the master key does not
 	// verify. "" on the records written before records were signed.
 	HMAC string
 	// Intent is the ID of the intent this record completes (see
-	// AccessStore.RecordIntent): appending the record deletes it. Not a
+	// Store.RecordIntent): appending the record deletes it. Not a
 	// member of the record.
 	Intent string
 }
 
 // StatusUnknown is the status of the record of an intent that no answer's
-// record completed (AccessStore.RecordPending): a change that may or may
+// record completed (Store.RecordPending): a change that may or may
 // not have been made.
 const StatusUnknown = 0
 
@@ -77,9 +80,9 @@ const IntentAbandoned = time.Minute
 // MaxRecordedEmail is how many bytes of a typed email a record keeps.
 const MaxRecordedEmail = 320
 
-// MaxAccessUserIDs is how many userIds an access record lists; userCount
+// MaxUserIDs is how many userIds an access record lists; userCount
 // counts all.
-const MaxAccessUserIDs = 200
+const MaxUserIDs = 200
 
 // GenesisHash is the PrevHash of the first record of a chain.
 var GenesisHash = strings.Repeat("0", 64)
@@ -108,7 +111,7 @@ type wireRecord struct {
 }
 
 // wire is the record's JSON members, hash left out.
-func (r AccessRecord) wire() wireRecord {
+func (r Record) wire() wireRecord {
 	ids := r.UserIDs
 	if ids == nil {
 		ids = []string{}
@@ -124,7 +127,7 @@ func (r AccessRecord) wire() wireRecord {
 // keep their hashes.
 // It is written member by member, without reflection: a record's chain
 // hash is computed on every admin request.
-func (r AccessRecord) Canonical() []byte {
+func (r Record) Canonical() []byte {
 	w := r.wire()
 	b := make([]byte, 0, 320+len(w.Email)+len(w.Route)+len(w.Reason)+16*len(w.UserIDs))
 	b = append(b, `{"actor":`...)
@@ -190,7 +193,7 @@ func ChainHash(prev string, canonical []byte) string {
 // Chain links r after the record whose hash is prev, as record seq, signed
 // with key: it sets Seq, PrevHash, Hash and HMAC, and keeps At to the
 // millisecond.
-func (r *AccessRecord) Chain(seq int64, prev string, key AccessKey) {
+func (r *Record) Chain(seq int64, prev string, key Key) {
 	r.Seq, r.PrevHash = seq, prev
 	r.At = r.At.UTC().Truncate(time.Millisecond)
 	if r.UserIDs == nil {
@@ -201,20 +204,20 @@ func (r *AccessRecord) Chain(seq int64, prev string, key AccessKey) {
 }
 
 // Intact reports whether r's hash is the hash of its members.
-func (r AccessRecord) Intact() bool {
+func (r Record) Intact() bool {
 	return r.Hash == ChainHash(r.PrevHash, r.Canonical())
 }
 
 // MarshalJSON writes the record as the admin API shows it: the canonical
 // members, hash and hmac.
-func (r AccessRecord) MarshalJSON() ([]byte, error) {
+func (r Record) MarshalJSON() ([]byte, error) {
 	w := r.wire()
 	w.Hash, w.HMAC = &r.Hash, &r.HMAC
 	return json.Marshal(w)
 }
 
 // UnmarshalJSON reads a record as MarshalJSON writes it.
-func (r *AccessRecord) UnmarshalJSON(b []byte) error {
+func (r *Record) UnmarshalJSON(b []byte) error {
 	var v struct {
 		Seq       int64     `json:"seq"`
 		At        time.Time `json:"at"`
@@ -238,18 +241,18 @@ func (r *AccessRecord) UnmarshalJSON(b []byte) error {
 	if err := json.Unmarshal(b, &v); err != nil {
 		return err
 	}
-	*r = AccessRecord(v)
+	*r = Record(v)
 	return nil
 }
 
-// AccessFilter selects access records, in seq order.
-type AccessFilter struct {
+// Filter selects access records, in seq order.
+type Filter struct {
 	// From (inclusive) and To (exclusive) bound At; zero is unbounded.
 	From, To time.Time
 	// Actor, AppID and UserID, when set, keep the records of that actor
-	// (an operator's ID or OwnerID), about that app, or listing that user.
+	// (an operator's ID or herald.OwnerID), about that app, or listing that user.
 	Actor, AppID, UserID string
-	// Limit is the page's size (AccessRecords; at most MaxAccessLimit).
+	// Limit is the page's size (AccessRecords; at most MaxLimit).
 	Limit int
 	// Cursor continues after the last record of the previous page.
 	Cursor string
@@ -257,11 +260,11 @@ type AccessFilter struct {
 
 // Access records listed at once: by default and at most.
 const (
-	DefaultAccessLimit = 100
-	MaxAccessLimit     = 1000
+	DefaultLimit = 100
+	MaxLimit     = 1000
 )
 
-// AccessVerdict is what walking the chain found: OK when every record's
+// Verdict is what walking the chain found: OK when every record's
 // hash holds and links to the one before, from the chain's anchor to its
 // head, every signed record's hmac holds and no unsigned record follows a
 // signed one, and (when a head was given) the chain still holds that
@@ -269,102 +272,115 @@ const (
 // were signed; FirstBroken is the seq of the first record that does not
 // hold (or, when records are missing at the chain's end, the seq of the
 // first missing), nil when OK.
-type AccessVerdict struct {
+type Verdict struct {
 	OK          bool   `json:"ok"`
 	Records     int64  `json:"records"`
 	Unsigned    int64  `json:"unsigned"`
 	FirstBroken *int64 `json:"firstBroken"`
 }
 
-// AccessKey signs the access records' chain: each record's HMAC is
-// HMAC-SHA256 of its hash under it. MasterKey.AccessKey derives it.
-type AccessKey []byte
+// Key signs the access records' chain: each record's HMAC is
+// HMAC-SHA256 of its hash under it. herald.MasterKey.AccessKey derives it.
+type Key []byte
 
 // Sign returns hex HMAC-SHA256 of hash under k.
-func (k AccessKey) Sign(hash string) string {
+func (k Key) Sign(hash string) string {
 	mac := hmac.New(sha256.New, k)
 	mac.Write([]byte(hash))
 	return hex.EncodeToString(mac.Sum(nil))
 }
 
 // Signs reports whether sig is k's signature of hash, in constant time.
-func (k AccessKey) Signs(hash, sig string) bool {
+func (k Key) Signs(hash, sig string) bool {
 	return hmac.Equal([]byte(k.Sign(hash)), []byte(sig))
 }
 
-// AccessHead is the chain's last record as an operator keeps it outside
+// Head is the chain's last record as an operator keeps it outside
 // the database (herald audit head): a later verify given it proves that
 // no record up to it was cut or changed since. HMAC is the record's, so
 // only the master key's holder can make a head.
-type AccessHead struct {
+type Head struct {
 	Seq  int64     `json:"seq"`
 	Hash string    `json:"hash"`
 	HMAC string    `json:"hmac"`
 	At   time.Time `json:"at"`
 }
 
-// ParseAccessHead reads a head as herald audit head prints it (its JSON),
-// or as seq:hash:hmac; ErrInvalidRequest naming what is wrong.
-func ParseAccessHead(b []byte) (AccessHead, error) {
-	var h AccessHead
+// ParseHead reads a head as herald audit head prints it (its JSON),
+// or as seq:hash:hmac; herald.ErrInvalidRequest naming what is wrong.
+func ParseHead(b []byte) (Head, error) {
+	var h Head
 	if parts := strings.Split(strings.TrimSpace(string(b)), ":"); len(parts) == 3 {
 		seq, err := strconv.ParseInt(parts[0], 10, 64)
-		h = AccessHead{Seq: seq, Hash: parts[1], HMAC: parts[2]}
+		h = Head{Seq: seq, Hash: parts[1], HMAC: parts[2]}
 		if err != nil {
 			h.Seq = 0
 		}
 	} else if err := json.Unmarshal(b, &h); err != nil {
-		return h, Invalid(Detail{Field: "head", Reason: "must be the JSON herald audit head prints, or seq:hash:hmac"})
+		return h, herald.Invalid(herald.Detail{Field: "head", Reason: "must be the JSON herald audit head prints, or seq:hash:hmac"})
 	}
 	if h.Seq < 1 || len(h.Hash) != 64 || len(h.HMAC) != 64 {
-		return h, Invalid(Detail{Field: "head", Reason: "must have a seq of at least 1, and a hash and an hmac of 64 hex digits"})
+		return h, herald.Invalid(herald.Detail{Field: "head", Reason: "must have a seq of at least 1, and a hash and an hmac of 64 hex digits"})
 	}
 	return h, nil
 }
 
-// AccessStore keeps the access records' chain. Nothing changes a record
+// Store keeps the access records' chain. Nothing changes a record
 // once appended; only PruneAccessRecords removes the oldest.
-type AccessStore interface {
+type Store interface {
 	// AppendAccessRecords appends recs to the chain in one transaction,
 	// in order, each linked to the chain's head at that moment and signed
-	// with key (see AccessRecord.Chain): their Seq, PrevHash, Hash and
+	// with key (see Record.Chain): their Seq, PrevHash, Hash and
 	// HMAC are set then and returned. The transaction may share its commit with other requests'
 	// (group commit); it returns once its records are durable. On several
 	// nodes the head is locked per append, so they keep one chain.
-	AppendAccessRecords(ctx context.Context, key AccessKey, recs []AccessRecord) ([]AccessRecord, error)
+	AppendAccessRecords(ctx context.Context, key Key, recs []Record) ([]Record, error)
 	// AccessRecords returns a page of the records f selects and the cursor
-	// of the next ("" at the end). ErrInvalidRequest for a malformed
-	// cursor or a limit outside 1..MaxAccessLimit.
-	AccessRecords(ctx context.Context, f AccessFilter) ([]AccessRecord, string, error)
+	// of the next ("" at the end). herald.ErrInvalidRequest for a malformed
+	// cursor or a limit outside 1..MaxLimit.
+	AccessRecords(ctx context.Context, f Filter) ([]Record, string, error)
 	// EachAccessRecord calls fn with every record f selects (its Limit
 	// ignored), in seq order, reading as it goes; fn's error stops it and
 	// is returned.
-	EachAccessRecord(ctx context.Context, f AccessFilter, fn func(AccessRecord) error) error
+	EachAccessRecord(ctx context.Context, f Filter, fn func(Record) error) error
 	// VerifyAccessRecords walks the whole chain, checking each record's
 	// hmac under key; with head, also that the chain still holds it (the
-	// record of head.Seq has head.Hash). ErrInvalidRequest when head's
+	// record of head.Seq has head.Hash). herald.ErrInvalidRequest when head's
 	// hmac is not key's, or when head.Seq was pruned.
-	VerifyAccessRecords(ctx context.Context, key AccessKey, head *AccessHead) (AccessVerdict, error)
-	// AccessHead returns the chain's last record as a head; ErrNotFound
+	VerifyAccessRecords(ctx context.Context, key Key, head *Head) (Verdict, error)
+	// AccessHead returns the chain's last record as a head; herald.ErrNotFound
 	// when the chain has no record.
-	AccessHead(ctx context.Context) (AccessHead, error)
+	AccessHead(ctx context.Context) (Head, error)
 	// RecordIntent keeps, durably, that the request rec records is about
 	// to change something, before it does (DESIGN 11): no change exists
 	// without its record. The record of its answer (with Intent id)
 	// deletes it as it is appended; an intent left behind becomes a
 	// record of its own (RecordPending).
-	RecordIntent(ctx context.Context, id string, rec AccessRecord) error
+	RecordIntent(ctx context.Context, id string, rec Record) error
 	// RecordPending appends, signed with key, what waits for a record:
 	// the aggregated records of the attempt windows ended by now
-	// (AttemptStore), one per key and window with the count of its
+	// (identity.AttemptStore), one per key and window with the count of its
 	// refused attempts, and the intents IntentAbandoned old, each as a
 	// record with StatusUnknown; it forgets them in the transaction that
 	// appends them, so each is recorded once on any number of nodes, and
 	// returns how many records it appended.
-	RecordPending(ctx context.Context, key AccessKey, now time.Time) (int, error)
+	RecordPending(ctx context.Context, key Key, now time.Time) (int, error)
 	// PruneAccessRecords removes, from the chain's start, at most limit
 	// records answered before before, and returns how many it removed.
 	// The first record kept has its PrevHash kept as the chain's anchor,
 	// so the rest still verifies.
 	PruneAccessRecords(ctx context.Context, before time.Time, limit int) (int, error)
+}
+
+// RecordedEmail is email as a record keeps it: at most MaxRecordedEmail
+// bytes, cut at a character's boundary.
+func RecordedEmail(email string) string {
+	if len(email) <= MaxRecordedEmail {
+		return email
+	}
+	cut := MaxRecordedEmail
+	for cut > 0 && !utf8.RuneStart(email[cut]) {
+		cut--
+	}
+	return email[:cut]
 }

@@ -1,10 +1,11 @@
-package herald
+package identity
 
 import (
 	"context"
 	"strings"
 	"time"
-	"unicode/utf8"
+
+	"github.com/heraldpush/herald/access"
 )
 
 // Attempts at a credential (a password, a TOTP code, a bearer token) are
@@ -36,7 +37,7 @@ type Attempt struct {
 func (a Attempt) Refused() bool { return a.Wait > 0 }
 
 // AttemptStore counts attempts. Refused attempts, and with free 0 every
-// attempt, are kept as counts, not records: AccessStore.RecordPending
+// attempt, are kept as counts, not records: access.Store.RecordPending
 // turns each key's window, once ended, into one aggregated access record.
 type AttemptStore interface {
 	// CountAttempt counts an attempt at at under each key, in one
@@ -65,7 +66,7 @@ func AddressKey(addr string) string { return addressPrefix + addr }
 
 // TypedEmailKey is the key of a typed email.
 func TypedEmailKey(email string) string {
-	return emailPrefix + RecordedEmail(EmailKey(strings.TrimSpace(email)))
+	return emailPrefix + access.RecordedEmail(EmailKey(strings.TrimSpace(email)))
 }
 
 // OwnerKey is the key of the owner's token pasted on the sign-in page from
@@ -94,8 +95,8 @@ const (
 // AttemptRecord is the aggregated access record of key's window started at
 // started, standing for count attempts: sign-ins refused by the throttle
 // (429), or bearer tokens refused (401, then 429).
-func AttemptRecord(key string, started time.Time, count int) AccessRecord {
-	r := AccessRecord{At: started, Method: "POST", Route: SignInRoute, Status: 429, Count: count, UserIDs: []string{}}
+func AttemptRecord(key string, started time.Time, count int) access.Record {
+	r := access.Record{At: started, Method: "POST", Route: SignInRoute, Status: 429, Count: count, UserIDs: []string{}}
 	switch {
 	case strings.HasPrefix(key, emailPrefix):
 		r.Email = key[len(emailPrefix):]
@@ -107,17 +108,4 @@ func AttemptRecord(key string, started time.Time, count int) AccessRecord {
 		r.IP, r.Method, r.Route, r.Status = key[len(bearerPrefix):], "", BearerRoute, 401
 	}
 	return r
-}
-
-// RecordedEmail is email as a record keeps it: at most MaxRecordedEmail
-// bytes, cut at a character's boundary.
-func RecordedEmail(email string) string {
-	if len(email) <= MaxRecordedEmail {
-		return email
-	}
-	cut := MaxRecordedEmail
-	for cut > 0 && !utf8.RuneStart(email[cut]) {
-		cut--
-	}
-	return email[:cut]
 }
