@@ -197,33 +197,3 @@ func TestAdFooterSent(t *testing.T) {
 		t.Errorf("adPrefixCheck off: got adFooter %#v (marketing %v), want null on a marketing push", p["adFooter"], p["marketing"])
 	}
 }
-
-// TestAdFooterFixedAtAccept: a scheduled ad is sent with the footer of the
-// app's settings when it was accepted, though they change before it is
-// sent (docs/consent.md). It waits for a real send time, about 75 s.
-func TestAdFooterFixedAtAccept(t *testing.T) {
-	if testing.Short() {
-		t.Skip("waits for a scheduled send (about 15 s)")
-	}
-	t.Parallel()
-	clk := &testenv.Clock{}
-	sendAt, slot := nextSlot(clk)
-	e := start(t, testenv.Slotted(clk))
-	a := e.NewApp(optedIn())
-	e.Register(a, "fixed-", "u1")
-	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) later", "content": "c",
-		"options": map[string]any{"scheduleTime": slot}})
-	if res.Status != http.StatusOK {
-		t.Fatalf("scheduled ad: got %d %s", res.Status, res.Body)
-	}
-	id := res.Header.Get("X-Push-Id")
-	e.PatchApp(a, map[string]any{"adSender": map[string]any{"name": "New Co.", "contact": "02-999"}, "adOptOut": "new text"})
-	if p := e.pushJSON(id); p["adFooter"] != testenv.AdFooter {
-		t.Errorf("scheduled push JSON after the change: got adFooter %#v, want %q", p["adFooter"], testenv.AdFooter)
-	}
-	startSlot(clk, sendAt)
-	testenv.WaitFor(t, "the scheduled push", 90*time.Second, func() bool { return len(e.Received("fixed-u1")) == 1 })
-	if got := e.bodyAt("fixed-u1", id); got != "c"+testenv.AdFooter {
-		t.Errorf("sent: got %q, want the footer as of accept %q", got, "c"+testenv.AdFooter)
-	}
-}

@@ -112,6 +112,9 @@ type harness struct {
 	logMu  *sync.Mutex
 	jobs   jobQueue
 	apps   int
+	// sentAt holds, by token, the service's clock at each send FCM took.
+	sentMu sync.Mutex
+	sentAt map[string][]time.Time
 }
 
 // harnessOptions changes the harness from its defaults.
@@ -135,6 +138,16 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 	h := &harness{t: t, ctx: ctx, clock: &harnessClock{now: time.Now()}, mk: mk, log: &bytes.Buffer{}, logMu: &sync.Mutex{}}
 	if !o.now.IsZero() {
 		h.clock.now = o.now
+	}
+	h.sentAt = map[string][]time.Time{}
+	before := o.emulator.BeforeAnswer
+	o.emulator.BeforeAnswer = func(token string) {
+		h.sentMu.Lock()
+		h.sentAt[token] = append(h.sentAt[token], h.clock.Now())
+		h.sentMu.Unlock()
+		if before != nil {
+			before(token)
+		}
 	}
 	var pace *paceClock
 	if !o.realPace {
@@ -597,3 +610,25 @@ func (r *hookReceiver) events(typ string) []json.RawMessage {
 	}
 	return out
 }
+
+// sendTimes returns the service's clock at each send to token FCM took.
+func (h *harness) sendTimes(token string) []time.Time {
+	h.sentMu.Lock()
+	defer h.sentMu.Unlock()
+	return append([]time.Time(nil), h.sentAt[token]...)
+}
+
+// usage is the Server Actions charged to an app, refunds deducted.
+func (h *harness) usage(a harnessApp) float64 {
+	h.t.Helper()
+	days, err := h.store.Usage(h.ctx, a.ID, "2000-01-01", "2100-01-01")
+	must(h.t, err)
+	var half int64
+	for _, d := range days {
+		half += d.Half
+	}
+	return float64(half) / 2
+}
+
+// serverActions is a push's charge.
+func (v pushView) serverActions() float64 { return float64(v.ServerActionsHalf) / 2 }
