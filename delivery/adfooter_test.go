@@ -22,7 +22,9 @@ func TestAdFooterFixedAtAccept(t *testing.T) {
 	h.register(a, "fixed-", "u1")
 	id := h.push(a, map[string]any{"userIds": []any{"u1"}, "title": "(광고) later", "content": "c",
 		"options": map[string]any{"scheduleTime": "2026-12-01T23:00"}})
-	h.editApp(a, func(app *herald.App) { app.AdSenderName, app.AdSenderContact, app.AdOptOut = "New Co.", "02-999", "new text" })
+	h.editApp(a, func(app *herald.App) {
+		app.AdSenderName, app.AdSenderContact, app.AdOptOut = "New Co.", "02-999", "new text"
+	})
 	if p := h.view(id); p.AdFooter != adFooter {
 		t.Errorf("scheduled push after the change: got adFooter %q, want %q", p.AdFooter, adFooter)
 	}
