@@ -130,41 +130,6 @@ func TestDeviceHandedOverDuringFanout(t *testing.T) {
 	}
 }
 
-// TestDeviceHandedOverDuringRetry: a send answered 503 is retried about a
-// second later; a device handed to another user, or logged out, meanwhile
-// is not sent the retry.
-func TestDeviceHandedOverDuringRetry(t *testing.T) {
-	t.Parallel()
-	e, g := startGated(t, "unavailable-alice", "unavailable-carol")
-	a := e.NewApp(nil)
-	e.Device(a, "dev-alice", "unavailable-alice", "android", "1.6.0", "alice")
-	e.Device(a, "dev-carol", "unavailable-carol", "android", "1.6.0", "carol")
-	e.Device(a, "dev-dave", "unavailable-dave", "android", "1.6.0", "dave")
-	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
-		UserIDs: []any{"alice", "carol", "dave"}, Title: "for alice, carol and dave", Content: "c"})
-	if err != nil {
-		t.Fatalf("push: %v", err)
-	}
-	g.await(t, "unavailable-alice")
-	g.await(t, "unavailable-carol")
-	e.setUser(a, "dev-alice", "bob")
-	e.setUser(a, "dev-carol", nil)
-	g.open("unavailable-alice") // answered 503: retried later
-	g.open("unavailable-carol")
-	p := e.WaitFinal(res.PushID, 30*time.Second)
-
-	if got := e.SentTo(res.PushID); fmt.Sprint(got) != "map[unavailable-dave:1]" {
-		t.Errorf("messages by token: got %v, want only dave's retry", got)
-	}
-	if s := e.Emulator.Stats(); s.Received != 4 || s.Accepted != 1 {
-		t.Errorf("emulator: got %+v, want 4 requests (three 503s, dave's retry) and 1 accepted", s)
-	}
-	want := map[string]string{"alice": "NO_TOKEN", "carol": "NO_TOKEN"}
-	if got := p.Unreachable(); p.Status != "done" || fmt.Sprint(got) != fmt.Sprint(want) {
-		t.Errorf("push: got %s, unreachable %v, want done, %v", p.Status, got, want)
-	}
-}
-
 // TestTokenRefreshedDuringFanout: a user whose token is refreshed (same
 // device, new token) or whose app is reinstalled (same token, new device)
 // while the push fans out gets the message once, on the token held at send
@@ -247,31 +212,6 @@ func TestAccessTokenRevokedDuringPush(t *testing.T) {
 			t.Errorf("push: got %s %q, want failed because a fresh token was refused", p.Status, p.FailureReason)
 		}
 	})
-}
-
-// TestTokenEndpointDownThenUp: while the token endpoint answers 503 the
-// push waits and retries; once it answers again the push is delivered.
-func TestTokenEndpointDownThenUp(t *testing.T) {
-	t.Parallel()
-	e := start(t)
-	a := e.NewApp(nil)
-	users := e.fillers(a, 3)
-	e.Emulator.SetTokenEndpointStatus(http.StatusServiceUnavailable)
-	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: anys(users), Title: "t", Content: "c"})
-	if err != nil {
-		t.Fatalf("push: %v", err)
-	}
-	testenv.WaitFor(t, "a retry on the token endpoint", 30*time.Second, func() bool {
-		return strings.Count(e.Log.String(), "FCM access token unavailable") >= 2
-	})
-	if p := e.Push(res.PushID); p.Status != "sending" || e.Emulator.Stats().Received != 0 {
-		t.Fatalf("while the token endpoint is down: got %s and %d sends, want sending and none", p.Status, e.Emulator.Stats().Received)
-	}
-	e.Emulator.SetTokenEndpointStatus(0)
-	p := e.WaitFinal(res.PushID, 30*time.Second)
-	if p.Status != "done" || p.Counts.Sent != 3 {
-		t.Errorf("push: got %s %q, %+v; want done with 3 sent", p.Status, p.FailureReason, p.Counts)
-	}
 }
 
 // dashboardPage signs in to the dashboard with the admin token and returns

@@ -91,30 +91,3 @@ func TestUnregisteredOldTokenIsExpired(t *testing.T) {
 		t.Fatalf("reasons: got %v, want old TOKEN_EXPIRED and fresh APP_DELETED", got)
 	}
 }
-
-// TestRetriesEndAfterAnHour: a token FCM keeps answering 503 is retried
-// until an hour after the push started, then recorded failed, and the push
-// ends.
-func TestRetriesEndAfterAnHour(t *testing.T) {
-	t.Parallel()
-	clk := &testenv.Clock{}
-	began := time.Now()
-	clk.Run(began)
-	e := start(t, testenv.Clocked(clk))
-	a := e.NewApp(nil)
-	e.Register(a, "tok-", "ok")
-	e.Register(a, "down-", "cut-off")
-	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"ok", "cut-off"}, Title: "t", Content: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	testenv.WaitFor(t, "the first failed attempt", 10*time.Second, func() bool { return e.Emulator.Stats().Rejected >= 1 })
-	if p := e.Push(res.PushID); p.Status != "sending" {
-		t.Fatalf("after one failure: got %s, want still sending", p.Status)
-	}
-	clk.Run(began.Add(61 * time.Minute))
-	p := e.WaitFinal(res.PushID, 20*time.Second)
-	if p.Status != "done" || p.Counts.Sent != 1 || p.Counts.Failed != 1 {
-		t.Fatalf("after an hour: got %s with %+v, want done, 1 sent and 1 failed", p.Status, p.Counts)
-	}
-}

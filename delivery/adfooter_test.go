@@ -28,12 +28,12 @@ func TestAdFooterFixedAtAccept(t *testing.T) {
 	if p := h.view(id); p.AdFooter != adFooter {
 		t.Errorf("scheduled push after the change: got adFooter %q, want %q", p.AdFooter, adFooter)
 	}
-	if n := len(h.messages(a.prefix + "fixed-u1")); n != 0 {
+	if n := len(h.messages("fixed-u1")); n != 0 {
 		t.Fatalf("before its time: got %d messages, want none", n)
 	}
-	h.clock.set(at)
+	h.at(at)
 	h.final(id)
-	if got := h.bodyAt(a.prefix+"fixed-u1", id); got != "c"+adFooter {
+	if got := h.bodyAt("fixed-u1", id); got != "c"+adFooter {
 		t.Errorf("sent: got %q, want the footer as of accept %q", got, "c"+adFooter)
 	}
 }

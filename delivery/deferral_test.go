@@ -60,7 +60,7 @@ func (h *harness) wantDelivered(a harnessApp, id string, users ...string) {
 	h.t.Helper()
 	want := map[string]int{}
 	for _, u := range users {
-		want[a.prefix+"cons-"+u] = 1
+		want["cons-"+u] = 1
 	}
 	if got := h.sentTo(id); fmt.Sprint(got) != fmt.Sprint(want) {
 		h.t.Errorf("messages by token: got %v, want %v", got, want)
@@ -93,7 +93,7 @@ func TestNightDeferralAtEight(t *testing.T) {
 	a := nightApp(t, h)
 	// Not within schedulerSlack of the morning: the deferred job would
 	// then wait for it in process, on the real clock.
-	h.clock.set(morning.Add(-10 * time.Minute))
+	h.at(morning.Add(-10 * time.Minute))
 	id := h.pushDefer(a, "none", "day", "all", "late", "quit")
 	h.wantDeferredPush(a, id, morning, 3)
 
@@ -101,7 +101,7 @@ func TestNightDeferralAtEight(t *testing.T) {
 	h.consent(a, "late", herald.ConsentChange{Marketing: &on, MarketingNight: &on})
 	h.consent(a, "quit", herald.ConsentChange{Marketing: &off})
 
-	h.clock.set(morning)
+	h.at(morning)
 	v := h.final(id)
 	h.wantDelivered(a, id, "all", "day", "late")
 	if v.Status != herald.StatusDone || v.Counts.Tokens != 5 || v.Counts.Sent != 3 || v.Counts.SuppressedConsent != 2 ||
@@ -110,7 +110,7 @@ func TestNightDeferralAtEight(t *testing.T) {
 			v.Status, v.Counts, v.DeferredUntil, v.serverActions())
 	}
 	for _, u := range []string{"day", "late"} {
-		at := h.sendTimes(a.prefix + "cons-" + u)
+		at := h.sendTimes("cons-" + u)
 		if len(at) != 1 {
 			t.Fatalf("%s: got %d messages, want 1", u, len(at))
 		}

@@ -38,10 +38,12 @@ import (
 // (SQLite, or PostgreSQL when HERALD_TEST_DATABASE_URL is set), the real
 // FCM client against the emulator, the real webhook sender against an
 // httptest receiver, and a clock the test sets. Its jobs are driven by the
-// test (run), as River's producer and completer would: a job is due when
-// River's clock reaches its time, and River's clock moves with the
-// service's (set), so a rule that fires at 08:00 or in an hour is tested
-// in milliseconds.
+// test (run), as River's producer and completer would: so a rule that fires at 08:00 or in an hour is tested
+// in milliseconds. River's clock is the real one, as in production, where
+// delivery reads it to queue retries; moving the service's clock forward
+// (at) moves the time of every waiting job as far back, so that a job
+// queued for a time of the service's clock is due once that clock
+// reaches it.
 
 // The footer settings of every harness app, as testenv gives the API's
 // test apps, and the footer they make.
@@ -61,39 +63,22 @@ var seoul = func() *time.Location {
 	return loc
 }()
 
-// harnessClock is the service's clock, frozen at what the test set, and
-// River's: the real clock ahead by how far the test moved the service's
-// clock forward, so that a job queued for a time of the service's clock
-// (its RunAt made from the real clock, as Accept makes it) is due when the
-// service's clock reaches that time.
+// harnessClock is the service's clock, frozen at what the test set.
 type harnessClock struct {
-	mu    sync.Mutex
-	now   time.Time
-	ahead time.Duration
+	mu  sync.Mutex
+	now time.Time
 }
 
-// Now reads the service's clock.
+// Now reads the clock.
 func (c *harnessClock) Now() time.Time {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.now
 }
 
-// River reads River's clock.
-func (c *harnessClock) River() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.ahead)
-}
-
-// set moves the service's clock to t, and River's by as much when it
-// moves forward.
 func (c *harnessClock) set(t time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if d := t.Sub(c.now); d > 0 {
-		c.ahead += d
-	}
 	c.now = t
 }
 
@@ -122,11 +107,8 @@ type harnessOptions struct {
 	emulator    emulator.Options
 	fcmTimeout  time.Duration
 	projectRate int
-	// realPace paces sends on the real clock (the pacer's default); else
-	// the pacer runs on a clock of its own that its waits move on, and
-	// the emulator stamps arrivals with it.
-	realPace bool
-	now      time.Time
+	// now is where the clock starts (the real time when zero).
+	now time.Time
 }
 
 // newHarness starts the harness with its clock at o.now (now when zero).
@@ -149,11 +131,6 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 			before(token)
 		}
 	}
-	var pace *paceClock
-	if !o.realPace {
-		pace = &paceClock{at: time.Now()}
-		o.emulator.Now = pace.now
-	}
 	h.emu, h.fcmURL = fcmtest.StartEmulator(t, o.emulator)
 	h.store, h.jobs = openStore(t)
 	h.store.Now = h.clock.Now
@@ -167,32 +144,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Now:            h.clock.Now,
 		FCMProjectRate: o.projectRate,
 	})
-	if pace != nil {
-		h.s.pace.now, h.s.pace.sleep = pace.now, pace.sleep
-	}
 	return h
-}
-
-// paceClock is the pacer's clock in a harness: it moves only by the
-// pacer's waits, so that a rate is counted, not timed.
-type paceClock struct {
-	mu sync.Mutex
-	at time.Time
-}
-
-func (c *paceClock) now() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return c.at
-}
-
-func (c *paceClock) sleep(ctx context.Context, d time.Duration) error {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if d > 0 {
-		c.at = c.at.Add(d)
-	}
-	return ctx.Err()
 }
 
 // lockedWriter serializes the log's writes.
@@ -275,7 +227,7 @@ func (h *harness) due() []*rivertype.JobRow {
 	res, err := h.jobs.list(h.ctx, river.NewJobListParams().
 		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable).First(10_000))
 	must(h.t, err)
-	now := h.clock.River()
+	now := time.Now()
 	var out []*rivertype.JobRow
 	for _, j := range res.Jobs {
 		if !j.ScheduledAt.After(now) {
@@ -286,9 +238,10 @@ func (h *harness) due() []*rivertype.JobRow {
 }
 
 // run works the due jobs, and those they make due, until none is due, as
-// River's producer and completer would: done, snoozed (no attempt
-// counted), cancelled, or retried at the worker's NextRetry until its
-// attempts run out. It returns how many runs it made.
+// River's producer and completer would: the jobs due together run at
+// once, as River's workers run them, and each ends done, snoozed (no
+// attempt counted), cancelled, or retried at the worker's NextRetry
+// until its attempts run out. It returns how many runs it made.
 func (h *harness) run() int {
 	h.t.Helper()
 	runs := 0
@@ -297,22 +250,37 @@ func (h *harness) run() int {
 		if len(jobs) == 0 {
 			return runs
 		}
-		for _, j := range jobs {
-			h.work(j)
-			runs++
-			if runs > 10_000 {
-				h.t.Fatal("jobs still due after 10,000 runs")
-			}
+		errs := make([]error, len(jobs))
+		var wg sync.WaitGroup
+		for i, j := range jobs {
+			wg.Go(func() { errs[i] = h.work(j) })
+		}
+		wg.Wait()
+		must(h.t, errors.Join(errs...))
+		if runs += len(jobs); runs > 10_000 {
+			h.t.Fatal("jobs still due after 10,000 runs")
 		}
 	}
 }
 
+// background runs the jobs (run) while the test goes on; the function it
+// returns waits for them.
+func (h *harness) background() (wait func()) {
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		h.run()
+	}()
+	return func() { <-done }
+}
+
 // work runs one job and records its end.
-func (h *harness) work(row *rivertype.JobRow) {
-	h.t.Helper()
+func (h *harness) work(row *rivertype.JobRow) error {
 	row.Attempt++
 	u, err := h.s.Unit(row)
-	must(h.t, err)
+	if err != nil {
+		return err
+	}
 	timeout := u.Timeout
 	if timeout == 0 {
 		timeout = JobTimeout
@@ -320,7 +288,7 @@ func (h *harness) work(row *rivertype.JobRow) {
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	err = (&storeRetry{}).Work(ctx, row, u.Work)
 	cancel()
-	now := h.clock.River()
+	now := time.Now()
 	state, at, attempt := "completed", now, row.Attempt
 	var snooze *river.JobSnoozeError
 	var cancelled *river.JobCancelError
@@ -337,25 +305,36 @@ func (h *harness) work(row *rivertype.JobRow) {
 		if at.IsZero() {
 			at = now.Add(time.Duration(math.Pow(float64(row.Attempt), 4)) * time.Second)
 		}
-		// NextRetry reads the real clock; River's runs ahead of it.
-		at = at.Add(now.Sub(time.Now()))
 	}
-	must(h.t, h.jobs.update(row.ID, state, at, attempt))
+	return h.jobs.update(row.ID, state, at, attempt)
 }
 
-// advance moves the clock by d and runs what is then due.
+// at sets the service's clock to t; when that moves it forward, every
+// job waiting is made due as much sooner.
+func (h *harness) at(t time.Time) {
+	h.t.Helper()
+	d := t.Sub(h.clock.Now())
+	h.clock.set(t)
+	if d <= 0 {
+		return
+	}
+	res, err := h.jobs.list(h.ctx, river.NewJobListParams().
+		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable).First(10_000))
+	must(h.t, err)
+	for _, j := range res.Jobs {
+		must(h.t, h.jobs.update(j.ID, string(j.State), j.ScheduledAt.Add(-d), j.Attempt))
+	}
+}
+
+// advance moves the service's clock by d (at) and runs what is then due.
 func (h *harness) advance(d time.Duration) {
 	h.t.Helper()
-	h.clock.set(h.clock.Now().Add(d))
+	h.at(h.clock.Now().Add(d))
 	h.run()
 }
 
 // harnessApp is an app of the harness.
-type harnessApp struct {
-	herald.App
-	// prefix starts the tokens register gives its users' devices.
-	prefix string
-}
+type harnessApp struct{ herald.App }
 
 // newApp creates a registered business app with FCM credentials of its
 // own project, a webhook to the harness's receiver, the footer's
@@ -372,7 +351,7 @@ func (h *harness) newApp(edit func(*herald.App)) harnessApp {
 	must(h.t, h.store.CreateApp(h.ctx, a))
 	h.credentials(a.ID, "proj-"+a.ID[len(a.ID)-6:])
 	must(h.t, h.store.SetWebhook(h.ctx, a.ID, h.hook.url, h.mk.Seal([]byte(webhookSecret))))
-	return harnessApp{App: h.app(a.ID), prefix: a.ID[len(a.ID)-6:] + "-"}
+	return harnessApp{App: h.app(a.ID)}
 }
 
 // credentials gives the app a service account of project.
@@ -408,12 +387,12 @@ func (h *harness) device(a harnessApp, deviceID, token, platform, user string) {
 	must(h.t, err)
 }
 
-// register gives each user one android device, its token the app's
-// prefix, then token, then the user.
+// register gives each user one android device, dev-<token><user>, of
+// token <token><user>: the emulator answers by the token's prefix.
 func (h *harness) register(a harnessApp, token string, users ...string) {
 	h.t.Helper()
 	for _, u := range users {
-		h.device(a, "dev-"+token+u, a.prefix+token+u, "android", u)
+		h.device(a, "dev-"+token+u, token+u, "android", u)
 	}
 }
 
