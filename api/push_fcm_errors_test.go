@@ -2,11 +2,16 @@ package api_test
 
 import (
 	"context"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/internal/testenv"
 )
 
 // TestPushAuthFailures: a THIRD_PARTY_AUTH_ERROR (the project's APNs or
@@ -91,4 +96,24 @@ func TestPushAuthFailures(t *testing.T) {
 			t.Errorf("messages: got %v, want none", got)
 		}
 	})
+}
+
+// dashboardPage signs in to the dashboard with the admin token and returns
+// the page at path.
+func (e *env) dashboardPage(path string) string {
+	e.T.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.PostForm(e.Admin.URL+"/login", url.Values{"token": {testenv.AdminToken}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		e.T.Fatalf("dashboard login: got %v %v, want 303", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = hc.Get(e.Admin.URL + path)
+	if err != nil {
+		e.T.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }

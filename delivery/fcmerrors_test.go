@@ -5,7 +5,6 @@ import (
 	"net/http"
 	"sort"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -140,59 +139,6 @@ func TestPushFCMTimeoutRetried(t *testing.T) {
 	}
 	if got := h.sentTo(id); fmt.Sprint(got) != "map[slow-1:1]" {
 		t.Errorf("messages by token: got %v, want the retry's alone", got)
-	}
-}
-
-// gate holds the emulator's answer to the first send of chosen tokens until
-// the test releases it, so a test can change a device while a wave of a
-// push is in flight, at a known point.
-type gate struct {
-	arrived map[string]chan struct{}
-	release map[string]chan struct{}
-	once    map[string]*sync.Once
-}
-
-func newGate(tokens ...string) *gate {
-	g := &gate{arrived: map[string]chan struct{}{}, release: map[string]chan struct{}{}, once: map[string]*sync.Once{}}
-	for _, tok := range tokens {
-		g.arrived[tok], g.release[tok], g.once[tok] = make(chan struct{}), make(chan struct{}), &sync.Once{}
-	}
-	return g
-}
-
-// beforeAnswer is the emulator's hook: the first send to a held token
-// signals its arrival and waits for its release.
-func (g *gate) beforeAnswer(token string) {
-	once := g.once[token]
-	if once == nil {
-		return
-	}
-	first := false
-	once.Do(func() { first = true; close(g.arrived[token]) })
-	if first {
-		<-g.release[token]
-	}
-}
-
-// await waits until the first send to token is held.
-func (g *gate) await(t *testing.T, token string) {
-	t.Helper()
-	select {
-	case <-g.arrived[token]:
-	case <-time.After(30 * time.Second):
-		t.Fatalf("timed out waiting for a send to %s", token)
-	}
-}
-
-// open lets the held send to token be answered.
-func (g *gate) open(token string) { close(g.release[token]) }
-
-// setUser maps a device to user, or unmaps it when user is nil, as the
-// SDK's setUserId does.
-func (h *harness) setUser(a harnessApp, deviceID string, user *string) {
-	h.t.Helper()
-	if _, err := h.store.SetDeviceUser(h.ctx, a.ID, deviceID, user); err != nil {
-		h.t.Fatalf("set user of %s: %v", deviceID, err)
 	}
 }
 
