@@ -60,34 +60,3 @@ func TestPushGroupMergesHistory(t *testing.T) {
 		t.Fatalf("unknown group: got %d, want 404", code)
 	}
 }
-
-// TestUnregisteredOldTokenIsExpired: FCM's UNREGISTERED for a token last
-// refreshed more than 270 days ago is reported as TOKEN_EXPIRED, a fresh
-// one as APP_DELETED.
-func TestUnregisteredOldTokenIsExpired(t *testing.T) {
-	t.Parallel()
-	clk := &testenv.Clock{}
-	now := time.Now()
-	clk.Run(now.Add(-271 * 24 * time.Hour))
-	e := start(t, testenv.Clocked(clk))
-	a := e.NewApp(nil)
-	e.Register(a, "unregistered-", "old")
-	clk.Run(now)
-	e.Register(a, "unregistered-", "fresh")
-	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"old", "fresh"}, Title: "t", Content: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	e.WaitFinal(res.PushID, 10*time.Second)
-	var p struct {
-		UnreachableUsers []struct{ UserID, Reason string }
-	}
-	e.AdminJSON("GET", "/admin/v1/pushes/"+res.PushID, nil, &p)
-	got := map[string]string{}
-	for _, u := range p.UnreachableUsers {
-		got[u.UserID] = u.Reason
-	}
-	if got["old"] != "TOKEN_EXPIRED" || got["fresh"] != "APP_DELETED" {
-		t.Fatalf("reasons: got %v, want old TOKEN_EXPIRED and fresh APP_DELETED", got)
-	}
-}

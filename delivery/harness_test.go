@@ -107,6 +107,7 @@ type harnessOptions struct {
 	emulator    emulator.Options
 	fcmTimeout  time.Duration
 	projectRate int
+	fanoutPage  int
 	// now is where the clock starts (the real time when zero).
 	now time.Time
 }
@@ -143,6 +144,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		Logger:         slog.New(slog.NewTextHandler(&lockedWriter{mu: h.logMu, w: h.log}, nil)),
 		Now:            h.clock.Now,
 		FCMProjectRate: o.projectRate,
+		FanoutPage:     o.fanoutPage,
 	})
 	return h
 }
