@@ -37,13 +37,16 @@ import (
 // The harness of delivery's behaviour tests: the service on a real store
 // (SQLite, or PostgreSQL when HERALD_TEST_DATABASE_URL is set), the real
 // FCM client against the emulator, the real webhook sender against an
-// httptest receiver, and a clock the test sets. Its jobs are driven by the
-// test (run), as River's producer and completer would: so a rule that fires at 08:00 or in an hour is tested
-// in milliseconds. River's clock is the real one, as in production, where
-// delivery reads it to queue retries; moving the service's clock forward
-// (at) moves the time of every waiting job as far back, so that a job
-// queued for a time of the service's clock is due once that clock
-// reaches it.
+// httptest receiver, and a clock the test sets. River does not run: the
+// test drives the jobs (run) as River's producer and completer would,
+// through the same units the simulation runs (Service.Unit), so no test
+// waits for River's scheduler and a rule that fires at 08:00 or in an
+// hour is tested in milliseconds. River's clock stays the real one, as in
+// production, where delivery reads it to queue retries and deferred
+// sends; moving the service's clock forward (at) moves every waiting
+// job's time as far back, so that a job queued for a time of the
+// service's clock is due once that clock reaches it. One real test of
+// River's scheduler stays in api (TestScheduledPushPunctual).
 
 // The footer settings of every harness app, as testenv gives the API's
 // test apps, and the footer they make.
