@@ -3,6 +3,7 @@ package delivery
 import (
 	"bytes"
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,14 +13,12 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
-	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
@@ -29,7 +28,7 @@ import (
 	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/request"
-	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/sqlite/sqlitetest"
 	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/webhook"
 )
@@ -196,13 +195,11 @@ func openStore(t *testing.T) (*sqlstore.Store, jobQueue) {
 			return err
 		}}
 	}
-	db, err := sqlite.Open(ctx, filepath.Join(t.TempDir(), "herald.db"))
-	must(t, err)
-	t.Cleanup(func() { db.Close() })
-	must(t, db.Migrate(ctx))
-	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
-	must(t, err)
-	db.Queue = q
+	db := sqlitetest.Open(t)
+	q, ok := db.Queue.(*river.Client[*sql.Tx])
+	if !ok {
+		t.Fatalf("sqlitetest's queue: got %T, want River's client", db.Queue)
+	}
 	return db.Store, jobQueue{list: q.JobList, update: func(id int64, state string, at time.Time, attempt int) error {
 		ts := at.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000") // River's SQLite format
 		var finalized *string
