@@ -15,27 +15,6 @@ import (
 // runs on an injected clock set shortly before 08:00 in Seoul, so the
 // morning comes within seconds; the emulator keeps the real clock.
 
-// TestNightDeferralAtEight: a marketing push with nightPolicy defer at
-// 07:59:48 in Seoul goes at once to the device with night consent, counts
-// the day-only ones as deferred until 08:00, and sends them at 08:00 of the
-// injected clock, their consent judged again then.
-func TestNightDeferralAtEight(t *testing.T) {
-	t.Parallel()
-	clk := &testenv.Clock{}
-	morning := time.Date(2026, 12, 2, 8, 0, 0, 0, testenv.Seoul)
-	clk.Run(morning.Add(-time.Hour))
-	e := start(t, testenv.Clocked(clk))
-	a := testenv.NightApp(t, e.Harness)
-	clk.Run(morning.Add(-12 * time.Second)) // the app is set up: the morning comes soon after the push
-	id := testenv.PushDefer(t, a, "none", "day", "all", "late", "quit")
-	testenv.WantDeferredPush(t, e.Harness, a, id, morning, 3)
-	testenv.MorningChanges(t, clk, a, morning)
-	testenv.WantMorning(t, e.Harness, clk, a, id, morning)
-	if got := e.Usage(a); got != 2.5 {
-		t.Errorf("usage: got %v Server Actions, want 2.5 (charged once)", got)
-	}
-}
-
 // TestNightDeferralCancel: the operator cancels the deferred part at
 // 07:50: its users count as suppressed by the night, are refunded in the
 // ledger and the push's Server Actions, and the push ends done; within 5

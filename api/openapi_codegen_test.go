@@ -55,6 +55,7 @@ func TestOpenAPIGoClient(t *testing.T) {
 	if err != nil {
 		t.Skip("no go command on PATH:", err)
 	}
+	t.Parallel() // a go subprocess of its own: nothing shared with the other tests
 	ctx, cancel := context.WithTimeout(context.Background(), 8*time.Minute)
 	defer cancel()
 	dir := t.TempDir()

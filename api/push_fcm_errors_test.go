@@ -2,154 +2,17 @@ package api_test
 
 import (
 	"context"
-	"fmt"
-	"sort"
+	"io"
+	"net/http"
+	"net/http/cookiejar"
+	"net/url"
 	"strings"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/client"
-	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/internal/testenv"
 )
-
-// TestPushFCMErrors sends one push to users whose tokens draw each of FCM's
-// answers from the emulator and checks what Herald makes of each.
-func TestPushFCMErrors(t *testing.T) {
-	t.Parallel()
-	e := start(t)
-	a := e.NewApp(nil)
-	for user, token := range map[string]string{
-		"unreg": "unregistered-1", "inval": "invalid-1", "mism": "mismatch-1",
-		"quota": "quota-1", "unavail": "unavailable-1", "fine": "fine-1",
-	} {
-		e.Device(a, "dev-"+user, token, "android", "1.6.0", user)
-	}
-	// "both" has one working and one dead device: it is reached.
-	e.Device(a, "dev-both-ok", "both-ok", "ios", "1.6.0", "both")
-	e.Device(a, "dev-both-dead", "unregistered-both", "android", "1.6.0", "both")
-	// "bare" registered a device, then removed its token: no token left.
-	e.Device(a, "dev-bare", "bare-1", "android", "1.6.0", "bare")
-	if err := a.Client.DeletePushToken(context.Background(), "dev-bare"); err != nil {
-		t.Fatalf("delete token: %v", err)
-	}
-
-	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{
-		UserIDs: []any{"unreg", "inval", "mism", "quota", "unavail", "fine", "both", "bare", "ghost"},
-		Title:   "t", Content: "c", Options: &client.Options{RequestGroupID: "fcm-errors"},
-	})
-	if err != nil {
-		t.Fatalf("push: got %v, want nil", err)
-	}
-	p := e.WaitFinal(res.PushID, 30*time.Second)
-
-	t.Run("Done", func(t *testing.T) {
-		if p.Status != "done" || p.FailureReason != "" {
-			t.Errorf("status: got %s %q, want done", p.Status, p.FailureReason)
-		}
-		c := p.Counts
-		if c.RequestedUsers != 9 || c.Tokens != 8 || c.Sent != 4 || c.Failed != 4 || c.Unreachable != 5 {
-			t.Errorf("counts: got %+v, want requested 9 tokens 8 sent 4 failed 4 unreachable 5", c)
-		}
-	})
-	t.Run("Unreachable", func(t *testing.T) {
-		got := map[string]string{}
-		for _, u := range p.UnreachableUsers {
-			got[u.UserID] = u.Reason
-		}
-		want := map[string]string{
-			"unreg": "APP_DELETED", "inval": "TOKEN_EXPIRED", "mism": "TOKEN_EXPIRED",
-			"bare": "NO_TOKEN", "ghost": "NO_TOKEN",
-		}
-		if fmt.Sprint(got) != fmt.Sprint(want) || len(p.UnreachableUsers) != len(want) {
-			t.Errorf("unreachable users: got %v, want %v", p.UnreachableUsers, want)
-		}
-	})
-	t.Run("DeadTokensDeleted", func(t *testing.T) {
-		for _, user := range []string{"unreg", "inval", "mism"} {
-			if u := e.UserView(a, user); len(u.Devices) != 0 {
-				t.Errorf("devices of %s: got %+v, want none", user, u.Devices)
-			}
-		}
-		u := e.UserView(a, "both")
-		if len(u.Devices) != 1 || u.Devices[0].DeviceID != "dev-both-ok" {
-			t.Errorf("devices of both: got %+v, want only dev-both-ok", u.Devices)
-		}
-		for _, user := range []string{"quota", "unavail", "fine"} {
-			if u := e.UserView(a, user); len(u.Devices) != 1 {
-				t.Errorf("devices of %s: got %d, want 1", user, len(u.Devices))
-			}
-		}
-	})
-	t.Run("RetriedAndDeliveredOnce", func(t *testing.T) {
-		got := e.SentTo(res.PushID)
-		want := map[string]int{"quota-1": 1, "unavailable-1": 1, "fine-1": 1, "both-ok": 1}
-		if fmt.Sprint(got) != fmt.Sprint(want) {
-			t.Errorf("messages by token: got %v, want %v", got, want)
-		}
-		// Each retried token was sent twice: refused, then accepted.
-		if s := e.Emulator.Stats(); s.Received != 10 || s.Accepted != 4 {
-			t.Errorf("emulator: got %+v, want received 10 accepted 4", s)
-		}
-	})
-	t.Run("Failures", func(t *testing.T) {
-		var users []string
-		for _, f := range p.Failures {
-			users = append(users, f.UserID)
-			if f.Error == "" || len(f.Token) > 8 {
-				t.Errorf("failure %+v: want an error and a shortened token", f)
-			}
-		}
-		sort.Strings(users)
-		if want := "[both inval mism unreg]"; fmt.Sprint(users) != want {
-			t.Errorf("failed users: got %v, want %s", users, want)
-		}
-	})
-	t.Run("NoSecondSendToDeletedTokens", func(t *testing.T) {
-		again, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"unreg", "both"}, Title: "t", Content: "c"})
-		if err != nil {
-			t.Fatalf("push: got %v, want nil", err)
-		}
-		q := e.WaitFinal(again.PushID, 10*time.Second)
-		if q.Counts.Tokens != 1 || q.Counts.Sent != 1 || len(q.UnreachableUsers) != 1 || q.UnreachableUsers[0].Reason != "NO_TOKEN" {
-			t.Errorf("push: got counts %+v unreachable %v, want 1 token sent and unreg NO_TOKEN", q.Counts, q.UnreachableUsers)
-		}
-	})
-}
-
-// TestPushFCMTimeoutRetried: a send that FCM does not answer within the
-// request timeout is given up, its stream reset, and retried as a network
-// error is (DESIGN: a timeout is retried); the user gets the message once.
-func TestPushFCMTimeoutRetried(t *testing.T) {
-	t.Parallel()
-	release := make(chan struct{})
-	var held atomic.Bool
-	e := start(t, testenv.Options{FCMTimeout: 300 * time.Millisecond, Emulator: emulator.Options{
-		BeforeAnswer: func(token string) {
-			if token == "slow-1" && held.CompareAndSwap(false, true) {
-				<-release // the first send stays unanswered past the timeout
-			}
-		},
-	}})
-	t.Cleanup(func() { close(release) }) // before the node stops
-	a := e.NewApp(nil)
-	e.Device(a, "dev-slow", "slow-1", "android", "1.6.0", "slow")
-	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"slow"}, Title: "t", Content: "c"})
-	if err != nil {
-		t.Fatalf("push: got %v, want nil", err)
-	}
-	p := e.WaitFinal(res.PushID, 30*time.Second)
-	if c := p.Counts; p.Status != "done" || c.Sent != 1 || c.Failed != 0 || c.Unreachable != 0 {
-		t.Errorf("push: got %s with %+v, want done, sent 1", p.Status, c)
-	}
-	if !held.Load() {
-		t.Fatal("the first send was never held")
-	}
-	if got := e.SentTo(res.PushID); fmt.Sprint(got) != "map[slow-1:1]" {
-		t.Errorf("messages by token: got %v, want the retry's alone", got)
-	}
-}
 
 // TestPushAuthFailures: a THIRD_PARTY_AUTH_ERROR (the project's APNs or
 // web-push credentials) fails that delivery only and warns the operator; a
@@ -233,4 +96,24 @@ func TestPushAuthFailures(t *testing.T) {
 			t.Errorf("messages: got %v, want none", got)
 		}
 	})
+}
+
+// dashboardPage signs in to the dashboard with the admin token and returns
+// the page at path.
+func (e *env) dashboardPage(path string) string {
+	e.T.Helper()
+	jar, _ := cookiejar.New(nil)
+	hc := &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
+	resp, err := hc.PostForm(e.Admin.URL+"/login", url.Values{"token": {testenv.AdminToken}})
+	if err != nil || resp.StatusCode != http.StatusSeeOther {
+		e.T.Fatalf("dashboard login: got %v %v, want 303", resp, err)
+	}
+	resp.Body.Close()
+	resp, err = hc.Get(e.Admin.URL + path)
+	if err != nil {
+		e.T.Fatalf("GET %s: %v", path, err)
+	}
+	defer resp.Body.Close()
+	body, _ := io.ReadAll(resp.Body)
+	return string(body)
 }

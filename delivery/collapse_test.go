@@ -1,16 +1,14 @@
-package api_test
+package delivery
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"testing"
-	"time"
 
-	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald"
 )
 
-// TestCollapseTags: every message Herald sends carries one tag as the
+// TestCollapseTags: every message delivery sends carries one tag as the
 // Android notification tag, the APNs collapse id and the web-push Topic
 // (DESIGN 6): the push id on a push of one message, and the push id with
 // the message's index on /messages, so a resend replaces its message on
@@ -18,36 +16,28 @@ import (
 // each against FCM's rules (64 bytes, a Topic's alphabet and length).
 func TestCollapseTags(t *testing.T) {
 	t.Parallel()
-	e := start(t)
-	a := e.NewApp(map[string]any{"tier": "business"})
-	e.Register(a, "tok-", "u1", "u2")
-	ctx := context.Background()
-	users, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	messages, err := a.Client.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
-		{UserID: "u2", Title: "first", Content: "c"}, {UserID: "u1", Title: "for u1", Content: "c"},
-		{UserID: "u2", Title: "second", Content: "c"},
+	h := newHarness(t, harnessOptions{})
+	a := h.newApp(nil)
+	h.register(a, "tok-", "u1", "u2")
+	users := h.pushUsers(a, "u1", "u2")
+	messages, err := h.accept(a, herald.KindMessages, map[string]any{"messages": []any{
+		map[string]any{"userId": "u2", "title": "first", "content": "c"}, map[string]any{"userId": "u1", "title": "for u1", "content": "c"},
+		map[string]any{"userId": "u2", "title": "second", "content": "c"},
 	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	all, err := a.Client.PushAll(ctx, client.PushAllRequest{Title: "t", Content: "c"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, id := range []string{users.PushID, messages.PushID, all.PushID} {
-		e.WaitFinal(id, 10*time.Second)
+	must(t, err)
+	all, err := h.accept(a, herald.KindAll, map[string]any{"title": "t", "content": "c"})
+	must(t, err)
+	for _, id := range []string{users, messages, all} {
+		h.final(id)
 	}
 	want := map[string]map[string][]string{ // push → token → tags
-		users.PushID:    {"tok-u1": {users.PushID}, "tok-u2": {users.PushID}},
-		messages.PushID: {"tok-u1": {messages.PushID + "-1"}, "tok-u2": {messages.PushID + "-0", messages.PushID + "-2"}},
-		all.PushID:      {"tok-u1": {all.PushID}, "tok-u2": {all.PushID}},
+		users:    {"tok-u1": {users}, "tok-u2": {users}},
+		messages: {"tok-u1": {messages + "-1"}, "tok-u2": {messages + "-0", messages + "-2"}},
+		all:      {"tok-u1": {all}, "tok-u2": {all}},
 	}
 	got := map[string]map[string][]string{}
 	for _, token := range []string{"tok-u1", "tok-u2"} {
-		for _, m := range e.Received(token) {
+		for _, m := range h.messages(token) {
 			var msg struct {
 				Data    struct{ PushID string }
 				Android struct{ Notification struct{ Tag string } }
@@ -58,7 +48,7 @@ func TestCollapseTags(t *testing.T) {
 					Headers map[string]string
 				}
 			}
-			if err := json.Unmarshal(m.Message, &msg); err != nil {
+			if err := json.Unmarshal(m.raw, &msg); err != nil {
 				t.Fatal(err)
 			}
 			tag := msg.Android.Notification.Tag
@@ -90,7 +80,7 @@ func TestCollapseTags(t *testing.T) {
 			}
 		}
 	}
-	if n := len(strconv.Itoa(199)) + 1 + len(all.PushID); n > 32 {
+	if n := len(strconv.Itoa(199)) + 1 + len(all); n > 32 {
 		t.Errorf("a /messages tag takes %d characters, over a web-push Topic's 32", n)
 	}
 }
