@@ -181,7 +181,7 @@ func testConcurrentCancel(t *testing.T, b *bundle) {
 	var cancelled atomic.Int32
 	var failed errs
 	concurrently(writers, func(int) {
-		_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+		_, err := b.cancel(p.ID)
 		switch {
 		case err == nil:
 			cancelled.Add(1)
@@ -210,7 +210,7 @@ func testConcurrentCancelOrFire(t *testing.T, b *bundle) {
 	concurrently(2*writers, func(i int) {
 		p := pushes[i/2]
 		if i%2 == 0 {
-			_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+			_, err := b.cancel(p.ID)
 			cancelled[i/2] = err == nil
 			if err != nil && !errors.Is(err, herald.ErrScheduleLocked) {
 				failed.add(err)
