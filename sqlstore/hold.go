@@ -79,4 +79,3 @@ func (s *Store) HeldWork(ctx context.Context, pushID string) (herald.HeldWork, e
 	})
 	return w, err
 }
-
