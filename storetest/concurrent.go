@@ -24,6 +24,7 @@ var concurrentTests = []test{
 	{"OneRecoveryPerChunk", testConcurrentResumeChunk},
 	{"OneRefundPerCancel", testConcurrentCancel},
 	{"CancelOrFire", testConcurrentCancelOrFire},
+	{"EditsAndCancels", testConcurrentEditCancel},
 	{"ConsentUpdates", testConcurrentConsent},
 	{"ConsentNoLostUpdate", testConcurrentConsentLostUpdate},
 	{"TokenMovedBetweenDevices", testConcurrentTokenMove},
@@ -195,6 +196,54 @@ func testConcurrentCancel(t *testing.T, b *bundle) {
 	}
 	if half := b.usageOn(b.app.ID, today); half != 0 {
 		t.Errorf("usage: got %d, want 0 (charged once, refunded once)", half)
+	}
+}
+
+// testConcurrentEditCancel: of a burst of edits and cancels of one
+// scheduled push, exactly one cancel wins and refunds once; no edit is
+// lost (each one taken is in the trail) and none is taken after the
+// cancel's.
+func testConcurrentEditCancel(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1", "u2")
+	var cancels, edits atomic.Int32
+	var failed errs
+	concurrently(2*writers, func(i int) {
+		var err error
+		if i%2 == 0 {
+			_, err = b.cancel(p.ID)
+			if err == nil {
+				cancels.Add(1)
+			}
+		} else {
+			moved := sendAt.Add(time.Duration(i) * time.Minute)
+			_, err = b.edit(p.ID, herald.PushChange{Title: new("edit " + itoa(i)), ScheduledAt: &moved})
+			if err == nil {
+				edits.Add(1)
+			}
+		}
+		if err != nil && !errors.Is(err, herald.ErrScheduleLocked) {
+			failed.add(err)
+		}
+	})
+	failed.report(t, "edit or cancel")
+	if n := cancels.Load(); n != 1 {
+		t.Errorf("cancelled: got %d, want exactly 1", n)
+	}
+	rec := b.pushOf(p.ID)
+	if rec.Status != herald.StatusCancelled || len(rec.Edits) != int(edits.Load()) {
+		t.Errorf("got %s with %d edits in the trail, want cancelled with the %d edits taken", rec.Status, len(rec.Edits), edits.Load())
+	}
+	if half := b.usageOn(b.app.ID, today); half != 0 {
+		t.Errorf("usage: got %d, want 0 (charged once, refunded once)", half)
+	}
+	live := 0
+	for _, st := range b.jobs(fanoutJob(p.ID).Kind()) {
+		if st != "cancelled" {
+			live++
+		}
+	}
+	if live != 0 {
+		t.Errorf("fan-out jobs: %d left, want every one cancelled", live)
 	}
 }
 
