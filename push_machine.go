@@ -40,6 +40,13 @@ import (
 // ⁹ finished already (ErrPushFinished); a failed push's finish ends it
 // failed, once.
 //
+// Where each is taken: edit, cancel and release by ScheduleStore.StepPush;
+// finish and fail by the store's FinishPush and FailPush, which ask Apply
+// for the push's end. Accept and schedule are what NewPush builds and
+// AcceptPush inserts; start, defer, hold and expire are written by the
+// statements of StartSending, HoldPushes and retention, whose guards are
+// these rows (a fan-out claims a push only while AwaitingFanout).
+//
 // A refused step is an *Error the API maps (ErrScheduleLocked, NotHeld)
 // or one of the sentinel errors below, which callers treat as "nothing to
 // do".
