@@ -49,12 +49,7 @@ type HoldStore interface {
 	HoldPushes(ctx context.Context, at time.Time) ([]Push, error)
 	// HeldWork returns what a held push has left. ErrNotFound; NotHeld.
 	HeldWork(ctx context.Context, pushID string) (HeldWork, error)
-	// ReleaseHeld gives a held push back the status it was held in and
-	// inserts jobs (what HeldWork said is left) in the same transaction.
-	// ErrNotFound; NotHeld.
-	ReleaseHeld(ctx context.Context, pushID string, jobs []Job) (Push, error)
-	// CancelHeld cancels a held push: nothing more of it is sent; one
-	// that had not begun is refunded, as a scheduled push cancelled.
-	// ErrNotFound; NotHeld.
-	CancelHeld(ctx context.Context, pushID string) (Push, error)
+	// A release (StepRelease, with the jobs HeldWork said are left) and
+	// a cancel (StepCancel: one that had not begun is refunded, as a
+	// scheduled push cancelled) are steps: ScheduleStore.StepPush.
 }

@@ -154,24 +154,18 @@ type HistoryStore interface {
 	PushTotals(ctx context.Context, appID string, from, to time.Time) (PushTotals, error)
 }
 
-// ScheduleStore changes scheduled pushes. Both methods run check (and edit)
-// inside the transaction, so the deadline is judged on the stored push.
+// ScheduleStore changes pushes step by step and lists the work due.
 type ScheduleStore interface {
-	// EditScheduled applies edit to the push and stores the result; when
-	// edit returns a job (the send time moved) the old job is cancelled and
-	// the new one inserted. ErrNotFound, or edit's error.
-	EditScheduled(ctx context.Context, pushID string, edit func(p *Push) (Job, error)) (Push, error)
-	// CancelScheduled cancels the push after check passes and refunds its
-	// charge. ErrNotFound, or check's error.
-	CancelScheduled(ctx context.Context, pushID string, check func(p Push) error) (Push, error)
-	// CancelDeferred cancels the deferred part of a sending push (see
-	// NightDefer) after check passes on its time: its deliveries become
-	// suppressed by the night, their users are refunded, and finish is
-	// queued when nothing else is open (closed reports it); the push's
-	// edit trail records the cancel (DeferCancelEdit). ErrScheduleLocked
-	// when there is no deferred part left that has not begun; check's
-	// error.
-	CancelDeferred(ctx context.Context, pushID string, check func(until time.Time) error, finish Job) (p Push, closed bool, err error)
+	// StepPush applies st to the push as stored (Push.Apply, which
+	// judges it on the stored push and decides its charge, refunds and
+	// jobs) and writes the push and the step's effects in one
+	// transaction guarded on the push as read: of steps at once, each is
+	// judged on what the one before it left. ErrNotFound; Apply's errors:
+	// ErrScheduleLocked (an edit or cancel too late, of a push not
+	// scheduled, or of a sending push without a deferred part left,
+	// ErrNothingDeferred), NotHeld (a release of a push not held),
+	// ErrInvalidRequest (an edit whose content cannot be sent).
+	StepPush(ctx context.Context, pushID string, st PushStep) (Push, PushEffects, error)
 	// DueWork lists the send work a node's schedule watch fires (see
 	// WatchQuery), soonest first, at most q.Limit of each kind.
 	DueWork(ctx context.Context, q WatchQuery) ([]DueWork, error)

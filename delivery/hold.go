@@ -16,7 +16,8 @@ func (s *Service) Release(ctx context.Context, pushID string) (herald.Push, erro
 	if err != nil {
 		return herald.Push{}, err
 	}
-	return s.cfg.Store.ReleaseHeld(ctx, pushID, releaseJobs(w))
+	p, _, err := s.cfg.Store.StepPush(ctx, pushID, herald.PushStep{Kind: herald.StepRelease, At: s.cfg.Now(), Jobs: releaseJobs(w)})
+	return p, err
 }
 
 // releaseJobs are the jobs of what a held push has left: its fan-out when

@@ -99,21 +99,16 @@ func (s *Service) untilMorning(ctx context.Context, a SendArgs) error {
 	return s.waitUntil(ctx, a.Morning)
 }
 
-// cancelDeferred cancels a push's deferred part until 5 minutes before its
-// morning. When that closed the push's last open part it finishes the
-// push at once (the queued finish job then finds it finished), so that
-// the push answered is the push as it stands: done, its counts final. A
+// deferredCancelled answers the cancel of a push's deferred part with
+// the push as it stands. When the cancel closed the push's last open
+// part it finishes the push at once (the queued finish job then finds it
+// finished), so that the push answered is done, its counts final. A
 // finish that fails here is left to that job.
-func (s *Service) cancelDeferred(ctx context.Context, pushID string) (herald.Push, error) {
-	p, closed, err := s.cfg.Store.CancelDeferred(ctx, pushID, func(until time.Time) error {
-		return herald.CheckDeferCancel(until, s.cfg.Now())
-	}, FinishArgs{PushID: pushID})
-	if err != nil || !closed {
-		return p, err
+func (s *Service) deferredCancelled(ctx context.Context, p herald.Push, closed bool) (herald.Push, error) {
+	if closed {
+		if err := s.finish(ctx, p.ID); err != nil {
+			s.cfg.Logger.Warn("finishing the push after its deferred part was cancelled; its finish job will", "app", p.AppID, "push", p.ID, "err", err)
+		}
 	}
-	if err := s.finish(ctx, pushID); err != nil {
-		s.cfg.Logger.Warn("finishing the push after its deferred part was cancelled; its finish job will", "app", p.AppID, "push", pushID, "err", err)
-		return p, nil
-	}
-	return s.cfg.Store.Push(ctx, pushID)
+	return s.cfg.Store.Push(ctx, p.ID)
 }

@@ -239,25 +239,23 @@ func (s *Service) serviceAccount(app herald.App) ([]byte, error) {
 // EditScheduled applies an operator's change to a scheduled push; a moved
 // send time replaces the push's job.
 func (s *Service) EditScheduled(ctx context.Context, pushID string, c herald.PushChange) (herald.Push, error) {
-	return s.cfg.Store.EditScheduled(ctx, pushID, func(p *herald.Push) (herald.Job, error) {
-		moved, err := c.Apply(p, s.cfg.Now())
-		if err != nil || !moved {
-			return nil, err
-		}
-		return s.scheduledJob(*p), nil
-	})
+	st := herald.PushStep{Kind: herald.StepEdit, At: s.cfg.Now(), Change: c}
+	if c.ScheduledAt != nil {
+		st.Job = s.scheduledJob(herald.Push{ID: pushID, ScheduledAt: c.ScheduledAt})
+	}
+	p, _, err := s.cfg.Store.StepPush(ctx, pushID, st)
+	return p, err
 }
 
 // CancelScheduled cancels a scheduled push and refunds its charge, the
 // deferred part of a sending push (herald.NightDefer) and refunds its
-// users, or a held push (herald.HoldStore.CancelHeld).
+// users, or a held push: one cancel step, judged on the push as stored
+// (herald.Push.Apply).
 func (s *Service) CancelScheduled(ctx context.Context, pushID string) (herald.Push, error) {
-	p, err := s.cfg.Store.PushRecord(ctx, pushID)
-	switch {
-	case err == nil && p.Status == herald.StatusHeld:
-		return s.cfg.Store.CancelHeld(ctx, pushID)
-	case err == nil && p.Status == herald.StatusSending && p.NightPolicy == herald.NightDefer:
-		return s.cancelDeferred(ctx, pushID)
+	p, e, err := s.cfg.Store.StepPush(ctx, pushID, herald.PushStep{Kind: herald.StepCancel, At: s.cfg.Now(),
+		Job: FinishArgs{PushID: pushID}})
+	if err != nil || e.Suppress == nil {
+		return p, err
 	}
-	return s.cfg.Store.CancelScheduled(ctx, pushID, func(p herald.Push) error { return p.CheckEditable(s.cfg.Now()) })
+	return s.deferredCancelled(ctx, p, e.Closed)
 }

@@ -253,20 +253,30 @@ func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int) (bo
 // errChunkDone rolls back a completion of a chunk completed already.
 var errChunkDone = errors.New("sqlstore: chunk completed already")
 
-// FailPush ends a push that cannot be sent.
+// FailPush ends a push that cannot be sent (herald.StepFail): its chunks
+// are closed and finish queued. A push no longer sending is left as it
+// is.
 func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
 	return s.inBulkTx(ctx, func(c conn) error {
-		n, err := c.exec(ctx, `UPDATE pushes SET status = 'failed', failure_reason = ? WHERE id = ? AND status = 'sending'`, reason, pushID)
+		status, err := pushStatus(ctx, c, pushID)
+		if err != nil {
+			return err
+		}
+		next, e, err := herald.Push{ID: pushID, Status: status}.Apply(herald.PushStep{Kind: herald.StepFail, Reason: reason, Job: finish}, herald.PushFacts{})
+		if errors.Is(err, herald.ErrBadStep) {
+			return nil
+		} else if err != nil {
+			return err
+		}
+		n, err := c.exec(ctx, `UPDATE pushes SET status = ?, failure_reason = ?, open_chunks = 0 WHERE id = ? AND status = ?`,
+			next.Status, next.FailureReason, pushID, status)
 		if err != nil || n == 0 {
 			return err
 		}
 		if _, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE, failed = TRUE WHERE push_id = ?`, pushID); err != nil {
 			return err
 		}
-		if _, err := c.exec(ctx, `UPDATE pushes SET open_chunks = 0 WHERE id = ?`, pushID); err != nil {
-			return err
-		}
-		_, err = c.insertJobs(ctx, []herald.Job{finish})
+		_, err = c.insertJobs(ctx, e.Jobs)
 		return err
 	})
 }
@@ -278,13 +288,21 @@ func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []her
 	finished := false
 	err := s.inBulkTx(ctx, func(c conn) error {
 		finished = false // the transaction may run again
-		status, err := pushStatus(ctx, c, pushID)
-		if err != nil || status == herald.StatusHeld {
-			return err // held: its release queues the finish again
+		p, err := scanPush(c.queryRow(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, pushID))
+		if err != nil {
+			return err
 		}
-		now := s.Now().UnixMilli()
-		n, err := c.exec(ctx, `UPDATE pushes SET status = ?, finished_at = ?, started_at = COALESCE(started_at, ?)
-			WHERE id = ? AND status = ? AND finished_at IS NULL`, status.EndStatus(), now, now, pushID, status)
+		// Held: its release queues the finish again; finished already, or
+		// in no status a finish ends: nothing to do.
+		next, _, err := p.Apply(herald.PushStep{Kind: herald.StepFinish, At: s.Now()}, herald.PushFacts{})
+		switch {
+		case errors.Is(err, herald.ErrPushHeld), errors.Is(err, herald.ErrPushFinished), errors.Is(err, herald.ErrBadStep):
+			return nil
+		case err != nil:
+			return err
+		}
+		n, err := c.exec(ctx, `UPDATE pushes SET status = ?, finished_at = ?, started_at = ?
+			WHERE id = ? AND status = ? AND finished_at IS NULL`, next.Status, ms(next.FinishedAt), ms(next.StartedAt), pushID, p.Status)
 		if err != nil || n == 0 {
 			return err // on no row: finished already (or its status moved: the next finish judges it)
 		}

@@ -217,7 +217,7 @@ func testSandboxNotCharged(t *testing.T, b *bundle) {
 	must(t, "UpdateApp", b.s.UpdateApp(b.ctx, a))
 	p := b.acceptUsers("u1", "u2")
 	s := b.acceptScheduled(b.now.Add(time.Hour), "u3")
-	if _, err := b.s.CancelScheduled(b.ctx, s.ID, func(herald.Push) error { return nil }); err != nil {
+	if _, err := b.cancel(s.ID); err != nil {
 		t.Fatalf("CancelScheduled: %v", err)
 	}
 	if got := b.pushOf(p.ID); got.ServerActionsHalf != 2 {

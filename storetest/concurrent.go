@@ -24,6 +24,7 @@ var concurrentTests = []test{
 	{"OneRecoveryPerChunk", testConcurrentResumeChunk},
 	{"OneRefundPerCancel", testConcurrentCancel},
 	{"CancelOrFire", testConcurrentCancelOrFire},
+	{"EditsAndCancels", testConcurrentEditCancel},
 	{"ConsentUpdates", testConcurrentConsent},
 	{"ConsentNoLostUpdate", testConcurrentConsentLostUpdate},
 	{"TokenMovedBetweenDevices", testConcurrentTokenMove},
@@ -181,7 +182,7 @@ func testConcurrentCancel(t *testing.T, b *bundle) {
 	var cancelled atomic.Int32
 	var failed errs
 	concurrently(writers, func(int) {
-		_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+		_, err := b.cancel(p.ID)
 		switch {
 		case err == nil:
 			cancelled.Add(1)
@@ -198,6 +199,54 @@ func testConcurrentCancel(t *testing.T, b *bundle) {
 	}
 }
 
+// testConcurrentEditCancel: of a burst of edits and cancels of one
+// scheduled push, exactly one cancel wins and refunds once; no edit is
+// lost (each one taken is in the trail) and none is taken after the
+// cancel's.
+func testConcurrentEditCancel(t *testing.T, b *bundle) {
+	p := b.acceptScheduled(sendAt, "u1", "u2")
+	var cancels, edits atomic.Int32
+	var failed errs
+	concurrently(2*writers, func(i int) {
+		var err error
+		if i%2 == 0 {
+			_, err = b.cancel(p.ID)
+			if err == nil {
+				cancels.Add(1)
+			}
+		} else {
+			moved := sendAt.Add(time.Duration(i) * time.Minute)
+			_, err = b.edit(p.ID, herald.PushChange{Title: new("edit " + itoa(i)), ScheduledAt: &moved})
+			if err == nil {
+				edits.Add(1)
+			}
+		}
+		if err != nil && !errors.Is(err, herald.ErrScheduleLocked) {
+			failed.add(err)
+		}
+	})
+	failed.report(t, "edit or cancel")
+	if n := cancels.Load(); n != 1 {
+		t.Errorf("cancelled: got %d, want exactly 1", n)
+	}
+	rec := b.pushOf(p.ID)
+	if rec.Status != herald.StatusCancelled || len(rec.Edits) != int(edits.Load()) {
+		t.Errorf("got %s with %d edits in the trail, want cancelled with the %d edits taken", rec.Status, len(rec.Edits), edits.Load())
+	}
+	if half := b.usageOn(b.app.ID, today); half != 0 {
+		t.Errorf("usage: got %d, want 0 (charged once, refunded once)", half)
+	}
+	live := 0
+	for _, st := range b.jobs(fanoutJob(p.ID).Kind()) {
+		if st != "cancelled" {
+			live++
+		}
+	}
+	if live != 0 {
+		t.Errorf("fan-out jobs: %d left, want every one cancelled", live)
+	}
+}
+
 func testConcurrentCancelOrFire(t *testing.T, b *bundle) {
 	d := b.register("d1", "t1", "u1")
 	pushes := make([]herald.Push, writers)
@@ -210,7 +259,7 @@ func testConcurrentCancelOrFire(t *testing.T, b *bundle) {
 	concurrently(2*writers, func(i int) {
 		p := pushes[i/2]
 		if i%2 == 0 {
-			_, err := b.s.CancelScheduled(b.ctx, p.ID, checkAt(b.now))
+			_, err := b.cancel(p.ID)
 			cancelled[i/2] = err == nil
 			if err != nil && !errors.Is(err, herald.ErrScheduleLocked) {
 				failed.add(err)

@@ -165,7 +165,7 @@ func testStartScheduled(t *testing.T, b *bundle) {
 func testStartNotWaiting(t *testing.T, b *bundle) {
 	d := b.register("d1", "t1", "u1")
 	cancelled := b.acceptScheduled(b.now.Add(time.Hour).Truncate(time.Minute), "u1")
-	_, err := b.s.CancelScheduled(b.ctx, cancelled.ID, func(herald.Push) error { return nil })
+	_, err := b.cancel(cancelled.ID)
 	must(t, "CancelScheduled", err)
 	finished := b.acceptUsers("u1")
 	_, err = b.s.FinishPush(b.ctx, finished.ID, nil, nil)

@@ -131,8 +131,9 @@ func testPushesScheduled(t *testing.T, b *bundle) {
 	tieB := b.acceptScheduled(at(20), "u1")
 	b.tick(time.Second)
 	gone := b.acceptScheduled(at(5), "u1")
-	_, err := b.s.CancelScheduled(b.ctx, gone.ID, func(herald.Push) error { return nil })
-	must(t, "CancelScheduled", err)
+	// Cancelled 5 minutes before its time, the last moment a cancel may.
+	_, _, err := b.s.StepPush(b.ctx, gone.ID, herald.PushStep{Kind: herald.StepCancel, At: at(0)})
+	must(t, "cancel", err)
 	b.acceptUsers("u1")
 
 	first, second := tieA.ID, tieB.ID

@@ -40,7 +40,7 @@ func testHoldDueAndSending(t *testing.T, b *bundle) {
 	sending, _ := b.sending(2, 1)
 	b.tick(time.Second)
 	cancelled := b.acceptScheduled(sendAt, "u3")
-	_, err := b.s.CancelScheduled(b.ctx, cancelled.ID, checkAt(b.now))
+	_, err := b.cancel(cancelled.ID)
 	must(t, "CancelScheduled", err)
 
 	if got, want := b.hold(sendAt), []string{due.ID, sending.ID}; !slices.Equal(got, want) {
@@ -83,17 +83,17 @@ func testReleaseHeld(t *testing.T, b *bundle) {
 	due := b.acceptScheduled(sendAt, "u9")
 	sending, _ := b.sending(2, 1)
 	b.hold(sendAt)
-	got, err := b.s.ReleaseHeld(b.ctx, sending.ID, []herald.Job{sendJob(sending.ID, 0), sendJob(sending.ID, 1)})
+	got, err := b.release(sending.ID, []herald.Job{sendJob(sending.ID, 0), sendJob(sending.ID, 1)})
 	if err != nil || got.Status != herald.StatusSending {
 		t.Fatalf("release the sending push: got (%s, %v), want sending", got.Status, err)
 	}
 	b.wantJobs(sendJob(sending.ID, 0).Kind(), 2) // the fan-out's, and the release's
-	got, err = b.s.ReleaseHeld(b.ctx, due.ID, []herald.Job{fanoutJob(due.ID)})
+	got, err = b.release(due.ID, []herald.Job{fanoutJob(due.ID)})
 	if err != nil || got.Status != herald.StatusScheduled {
 		t.Fatalf("release the scheduled push: got (%s, %v), want scheduled", got.Status, err)
 	}
 	b.wantJobs(fanoutJob(due.ID).Kind(), 2)
-	_, err = b.s.ReleaseHeld(b.ctx, due.ID, []herald.Job{fanoutJob(due.ID)})
+	_, err = b.release(due.ID, []herald.Job{fanoutJob(due.ID)})
 	wantErr(t, "releasing again", err, herald.ErrNotHeld)
 	b.wantJobs(fanoutJob(due.ID).Kind(), 2)
 }
@@ -106,22 +106,24 @@ func testCancelHeld(t *testing.T, b *bundle) {
 	}
 	b.hold(sendAt)
 	b.tick(time.Minute)
-	got, err := b.s.CancelHeld(b.ctx, due.ID)
+	got, err := b.cancel(due.ID)
 	if err != nil || got.Status != herald.StatusCancelled || got.FinishedAt == nil || !got.FinishedAt.Equal(b.now) {
 		t.Fatalf("cancel the due push: got (%s finished %v, %v), want cancelled now", got.Status, got.FinishedAt, err)
 	}
 	if half := b.usageOn(b.app.ID, today); half != 2 {
 		t.Errorf("usage: got %d, want 2 (the push that never began refunded)", half)
 	}
-	got, err = b.s.CancelHeld(b.ctx, sending.ID)
+	got, err = b.cancel(sending.ID)
 	if err != nil || got.Status != herald.StatusCancelled {
 		t.Fatalf("cancel the sending push: got (%s, %v), want cancelled", got.Status, err)
 	}
 	if half := b.usageOn(b.app.ID, today); half != 2 {
 		t.Errorf("usage: got %d, want 2 (a push that began keeps its charge)", half)
 	}
-	_, err = b.s.CancelHeld(b.ctx, sending.ID)
-	wantErr(t, "cancelling again", err, herald.ErrNotHeld)
+	_, err = b.cancel(sending.ID)
+	// Cancelled, it is refused as any push no longer scheduled is (what
+	// the API answered before the cancel was one step).
+	wantErr(t, "cancelling again", err, herald.ErrScheduleLocked)
 }
 
 func testFinishLeavesHeld(t *testing.T, b *bundle) {
@@ -141,12 +143,12 @@ func testNotHeld(t *testing.T, b *bundle) {
 	sending, _ := b.sending(1, 1)
 	_, err := b.s.HeldWork(b.ctx, sending.ID)
 	wantErr(t, "HeldWork of a sending push", err, herald.ErrNotHeld)
-	_, err = b.s.ReleaseHeld(b.ctx, sending.ID, nil)
+	_, err = b.release(sending.ID, nil)
 	wantErr(t, "ReleaseHeld of a sending push", err, herald.ErrNotHeld)
-	_, err = b.s.CancelHeld(b.ctx, sending.ID)
-	wantErr(t, "CancelHeld of a sending push", err, herald.ErrNotHeld)
+	_, err = b.cancel(sending.ID)
+	wantErr(t, "cancel of a sending push", err, herald.ErrScheduleLocked)
 	_, err = b.s.HeldWork(b.ctx, "push_unknown")
 	wantErr(t, "HeldWork of an unknown push", err, herald.ErrNotFound)
-	_, err = b.s.ReleaseHeld(b.ctx, "push_unknown", nil)
+	_, err = b.release("push_unknown", nil)
 	wantErr(t, "ReleaseHeld of an unknown push", err, herald.ErrNotFound)
 }

@@ -42,8 +42,8 @@ func (b *bundle) deferring() herald.Push {
 	return p
 }
 
-// cancelDeferred cancels the push's deferred part with the service's check
-// at the bundle's time.
+// cancelDeferred cancels the push's deferred part at the bundle's time, as
+// the delivery service does, and returns the push with its counts.
 func (b *bundle) cancelDeferred(pushID string) (herald.Push, error) {
 	p, _, err := b.cancelDeferredClosed(pushID)
 	return p, err
@@ -52,12 +52,15 @@ func (b *bundle) cancelDeferred(pushID string) (herald.Push, error) {
 // cancelDeferredClosed is cancelDeferred, also reporting whether the
 // cancel closed the push's last open part.
 func (b *bundle) cancelDeferredClosed(pushID string) (herald.Push, bool, error) {
-	return b.s.CancelDeferred(b.ctx, pushID, func(until time.Time) error {
-		if !until.Equal(morning) {
-			b.t.Errorf("check was given %v, want %v", until, morning)
-		}
-		return herald.CheckDeferCancel(until, b.now)
-	}, finishJob(pushID))
+	_, e, err := b.s.StepPush(b.ctx, pushID, herald.PushStep{Kind: herald.StepCancel, At: b.now, Job: finishJob(pushID)})
+	if err != nil {
+		return herald.Push{}, false, err
+	}
+	if e.Trail == nil || e.Trail.DeferredCancelled == nil || !e.Trail.DeferredCancelled.DeferredUntil.Equal(morning) {
+		b.t.Errorf("the cancel's trail entry: got %+v, want the part deferred until %v", e.Trail, morning)
+	}
+	p, err := b.s.Push(b.ctx, pushID)
+	return p, e.Closed, err
 }
 
 // wantDeferred fails unless the push has n tokens deferred, until the
@@ -195,7 +198,8 @@ func testCancelDeferredNone(t *testing.T, b *bundle) {
 	_, err := b.cancelDeferred(p.ID)
 	wantErr(t, "a push without a deferred part", err, herald.ErrScheduleLocked)
 	_, err = b.cancelDeferred("push_unknown")
-	wantErr(t, "an unknown push", err, herald.ErrScheduleLocked)
+	// An unknown push is not found, as the API has always answered.
+	wantErr(t, "an unknown push", err, herald.ErrNotFound)
 }
 
 func testCancelDeferredConcurrent(t *testing.T, b *bundle) {

@@ -84,7 +84,7 @@ func testPushTotalsRefund(t *testing.T, b *bundle) {
 	p.Status, p.ScheduledAt = herald.StatusScheduled, &at
 	b.accept(p, rs)
 	b.acceptUsers("u1")
-	_, err := b.s.CancelScheduled(b.ctx, p.ID, func(herald.Push) error { return nil })
+	_, err := b.cancel(p.ID)
 	must(t, "CancelScheduled", err)
 	got := b.totals(b.now.Add(-time.Hour), b.now.Add(time.Millisecond))
 	if got.Pushes != 2 || got.Counts.RequestedUsers != 4 || got.ServerActionsHalf != 1 {

@@ -64,43 +64,6 @@ func (s *Store) AppByAPIKey(a0 context.Context, a1 string) (herald.App, error) {
 	return r0, r1
 }
 
-// CancelDeferred is a scheduling point around the store's CancelDeferred.
-func (s *Store) CancelDeferred(a0 context.Context, a1 string, a2 func(time.Time) error, a3 herald.Job) (herald.Push, bool, error) {
-	v, err := s.before(a0, "CancelDeferred", a1, a2, a3)
-	if err != nil {
-		var r0 herald.Push
-		var r1 bool
-		return r0, r1, err
-	}
-	r0, r1, r2 := s.inner.CancelDeferred(a0, a1, a2, a3)
-	r2 = s.after(v, r2)
-	return r0, r1, r2
-}
-
-// CancelHeld is a scheduling point around the store's CancelHeld.
-func (s *Store) CancelHeld(a0 context.Context, a1 string) (herald.Push, error) {
-	v, err := s.before(a0, "CancelHeld", a1)
-	if err != nil {
-		var r0 herald.Push
-		return r0, err
-	}
-	r0, r1 := s.inner.CancelHeld(a0, a1)
-	r1 = s.after(v, r1)
-	return r0, r1
-}
-
-// CancelScheduled is a scheduling point around the store's CancelScheduled.
-func (s *Store) CancelScheduled(a0 context.Context, a1 string, a2 func(herald.Push) error) (herald.Push, error) {
-	v, err := s.before(a0, "CancelScheduled", a1, a2)
-	if err != nil {
-		var r0 herald.Push
-		return r0, err
-	}
-	r0, r1 := s.inner.CancelScheduled(a0, a1, a2)
-	r1 = s.after(v, r1)
-	return r0, r1
-}
-
 // ClaimReconfirmation is a scheduling point around the store's ClaimReconfirmation.
 func (s *Store) ClaimReconfirmation(a0 context.Context, a1 string, a2 string, a3 time.Time, a4 *herald.Push, a5 []herald.Recipient, a6 herald.Job) (int, bool, error) {
 	v, err := s.before(a0, "ClaimReconfirmation", a1, a2, a3, a4, a5, a6)
@@ -306,18 +269,6 @@ func (s *Store) DueWork(a0 context.Context, a1 herald.WatchQuery) ([]herald.DueW
 	return r0, r1
 }
 
-// EditScheduled is a scheduling point around the store's EditScheduled.
-func (s *Store) EditScheduled(a0 context.Context, a1 string, a2 func(*herald.Push) (herald.Job, error)) (herald.Push, error) {
-	v, err := s.before(a0, "EditScheduled", a1, a2)
-	if err != nil {
-		var r0 herald.Push
-		return r0, err
-	}
-	r0, r1 := s.inner.EditScheduled(a0, a1, a2)
-	r1 = s.after(v, r1)
-	return r0, r1
-}
-
 // EndConsentEvent is a scheduling point around the store's EndConsentEvent.
 func (s *Store) EndConsentEvent(a0 context.Context, a1 string, a2 string, a3 int64, a4 herald.ConsentEventState) (bool, error) {
 	v, err := s.before(a0, "EndConsentEvent", a1, a2, a3, a4)
@@ -500,18 +451,6 @@ func (s *Store) RecordReconfirmed(a0 context.Context, a1 string, a2 string, a3 [
 	return r0, r1
 }
 
-// ReleaseHeld is a scheduling point around the store's ReleaseHeld.
-func (s *Store) ReleaseHeld(a0 context.Context, a1 string, a2 []herald.Job) (herald.Push, error) {
-	v, err := s.before(a0, "ReleaseHeld", a1, a2)
-	if err != nil {
-		var r0 herald.Push
-		return r0, err
-	}
-	r0, r1 := s.inner.ReleaseHeld(a0, a1, a2)
-	r1 = s.after(v, r1)
-	return r0, r1
-}
-
 // ResumeChunk is a scheduling point around the store's ResumeChunk.
 func (s *Store) ResumeChunk(a0 context.Context, a1 string, a2 int) (sendstore.ChunkWork, error) {
 	v, err := s.before(a0, "ResumeChunk", a1, a2)
@@ -589,6 +528,19 @@ func (s *Store) StartSending(a0 context.Context, a1 string, a2 sendstore.Fanout)
 	r0, r1 := s.inner.StartSending(a0, a1, a2)
 	r1 = s.after(v, r1)
 	return r0, r1
+}
+
+// StepPush is a scheduling point around the store's StepPush.
+func (s *Store) StepPush(a0 context.Context, a1 string, a2 herald.PushStep) (herald.Push, herald.PushEffects, error) {
+	v, err := s.before(a0, "StepPush", a1, a2)
+	if err != nil {
+		var r0 herald.Push
+		var r1 herald.PushEffects
+		return r0, r1, err
+	}
+	r0, r1, r2 := s.inner.StepPush(a0, a1, a2)
+	r2 = s.after(v, r2)
+	return r0, r1, r2
 }
 
 // UndeliverableUsers is a scheduling point around the store's UndeliverableUsers.
