@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 
 	"github.com/heraldpush/herald/client"
 )
@@ -20,7 +21,7 @@ import (
 // read on two pages, were dead.
 func TestPagedFanout(t *testing.T) {
 	t.Parallel()
-	e := start(t, testenv.Options{FanoutPage: 7})
+	e := start(t, testenv.Options{Overrides: server.Overrides{FanoutPage: 7}})
 	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	ctx := context.Background()
 	register := func(device, token string, user any) {

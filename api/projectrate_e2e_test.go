@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 // TestFCMProjectRate: two apps whose service accounts name one FCM project,
@@ -19,7 +20,7 @@ import (
 // would come among the last of all 60).
 func TestFCMProjectRate(t *testing.T) {
 	t.Parallel()
-	e := start(t, testenv.Options{FCMProjectRate: 600})
+	e := start(t, testenv.Options{Config: server.Config{FCM: server.FCM{ProjectRate: 600}}})
 	const n, rate, burst = 20, 10, 1 // each app's users; a second; the bucket holds a tenth of a second
 	shared, other := e.PushProjects(n)
 	floor := time.Duration(float64(2*n-burst)/rate*float64(time.Second)) - time.Second

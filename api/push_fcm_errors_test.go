@@ -12,6 +12,7 @@ import (
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 // TestPushFCMErrors sends one push to users whose tokens draw each of FCM's
@@ -125,7 +126,7 @@ func TestPushFCMTimeoutRetried(t *testing.T) {
 	t.Parallel()
 	release := make(chan struct{})
 	var held atomic.Bool
-	e := start(t, testenv.Options{FCMTimeout: 300 * time.Millisecond, Emulator: emulator.Options{
+	e := start(t, testenv.Options{Overrides: server.Overrides{FCMTimeout: 300 * time.Millisecond}, Emulator: emulator.Options{
 		BeforeAnswer: func(token string) {
 			if token == "slow-1" && held.CompareAndSwap(false, true) {
 				<-release // the first send stays unanswered past the timeout

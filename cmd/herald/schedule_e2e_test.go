@@ -17,14 +17,14 @@ type testClock = testenv.Clock
 
 func startClocked(t *testing.T, clk *testClock) *env {
 	t.Helper()
-	return startWith(t, emulator.Options{}, func(c *config) { c.overrides.Now = clk.Now })
+	return startWith(t, emulator.Options{}, func(c *config) { c.overrides.Clock = clk.Now })
 }
 
 // startSlotted runs the service on clk, with River on clk.River, for a
 // test of a real scheduled send (nextSlot, startSlot).
 // slotted sets the clocks of startSlotted.
 func slotted(c *testClock) func(*config) {
-	return func(cfg *config) { cfg.overrides.Now, cfg.overrides.RiverNow = c.Now, c.River }
+	return func(cfg *config) { cfg.overrides.Clock, cfg.overrides.RiverClock = c.Now, c.River }
 }
 
 func startSlotted(t *testing.T, clk *testClock) *env {

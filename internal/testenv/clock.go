@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/server"
 )
 
 // Clock is a clock a test can set: running from the set time, or frozen
@@ -67,11 +68,13 @@ func (c *Clock) Fake(real time.Time) time.Time {
 }
 
 // Clocked is the options of a node on clk (Now).
-func Clocked(clk *Clock) Options { return Options{Now: clk.Now} }
+func Clocked(clk *Clock) Options { return Options{Overrides: server.Overrides{Clock: clk.Now}} }
 
 // Slotted is the options of a node on clk with River on clk.River, for a
 // test of a real scheduled send.
-func Slotted(clk *Clock) Options { return Options{Now: clk.Now, RiverNow: clk.River} }
+func Slotted(clk *Clock) Options {
+	return Options{Overrides: server.Overrides{Clock: clk.Now, RiverClock: clk.River}}
+}
 
 // Seoul is the zone of an app that names none (herald.DefaultTimeZone),
 // which most tests make: where their night, morning and scheduled times

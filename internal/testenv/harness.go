@@ -39,7 +39,7 @@ func Start(t *testing.T, opts ...Options) *Harness {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	o.FCMAllowAnyTokenURI, o.WebhookAllowPrivate = true, true
+	o.Config.FCM.Client.AllowAnyTokenURI, o.Config.Webhook.AllowPrivate = true, true
 	return StartWith(t, o)
 }
 
