@@ -208,7 +208,7 @@ func TestAdFooterFixedAtAccept(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
 	sendAt, slot := nextSlot(clk)
-	e := start(t, testenv.Slotted(clk))
+	e := start(t, testenv.Clocked(clk))
 	a := e.NewApp(optedIn())
 	e.Register(a, "fixed-", "u1")
 	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "(광고) later", "content": "c",

@@ -94,10 +94,9 @@ type FCM struct {
 // Overrides are what tests change in a node, apart from the production
 // Config: `herald serve` passes none. The zero value is production's.
 type Overrides struct {
-	// Clock is the node's clock (time.Now when nil); RiverClock River's
-	// (River's own when nil), to make a scheduled or deferred job due
-	// without waiting.
-	Clock, RiverClock func() time.Time
+	// Clock is the node's clock, River's included (time.Now when nil): a
+	// scheduled or deferred job falls due when it reads the job's time.
+	Clock func() time.Time
 	// FanoutPage and SendSlice tune delivery (see delivery.Config; its
 	// defaults when zero).
 	FanoutPage int
@@ -260,8 +259,8 @@ func (s *Server) startQueue(ctx context.Context) error {
 	q, err := s.DB.StartQueue(ctx, func(poll time.Duration) *river.Config {
 		rc := s.Delivery.RiverConfig(poll, logger)
 		s.Retention.Register(rc)
-		if s.over.RiverClock != nil {
-			rc.Test.Time = riverClock(s.over.RiverClock)
+		if s.over.Clock != nil {
+			rc.Test.Time = riverClock(s.over.Clock)
 		}
 		if s.over.IdleQueue {
 			// River must work some queue to start: one no job is put in.

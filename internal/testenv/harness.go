@@ -32,7 +32,8 @@ type Harness struct {
 
 // Start starts an environment for an end-to-end test: on the engine the
 // tests run on (TestEngine), accepting the emulator's service accounts
-// (FCMAllowAnyTokenURI) and webhooks on loopback (WebhookAllowPrivate).
+// (Config.FCM.Client.AllowAnyTokenURI) and webhooks on loopback
+// (Config.Webhook.AllowPrivate).
 func Start(t *testing.T, opts ...Options) *Harness {
 	t.Helper()
 	var o Options
