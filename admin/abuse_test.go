@@ -421,7 +421,7 @@ func (e *signInEnv) allowInserts(t *testing.T, table string) {
 func (e *signInEnv) secondNode(t *testing.T) *signInEnv {
 	t.Helper()
 	o := e.opts
-	o.DatabaseURL = e.dbURL
+	o.DatabaseURL, o.MasterKey = e.dbURL, e.node.MasterKey
 	env := testenv.New(t, o)
 	return &signInEnv{node: env.Node, db: env.Node.DB, dbURL: e.dbURL, store: env.Store, clock: e.clock, admin: env.Admin, opts: o}
 }

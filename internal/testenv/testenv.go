@@ -74,6 +74,9 @@ type Options struct {
 	// QuietLog drops log lines below warnings (benchmarks), so the log
 	// buffer does not grow with every request.
 	QuietLog bool
+	// MasterKey is the node's master key (a fresh one when nil): a second
+	// node on the same database (DatabaseURL) needs the first one's.
+	MasterKey *herald.MasterKey
 	// AdminListener is the admin listener (a fresh loopback port when
 	// nil), for a test that needs its address in Config beforehand.
 	AdminListener net.Listener
@@ -149,9 +152,12 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
-	if err != nil {
-		t.Fatal(err)
+	mk := o.MasterKey
+	if mk == nil {
+		var err error
+		if mk, err = herald.ParseMasterKey(herald.NewMasterKeyText()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if o.Engine == "" {
 		o.Engine = SQLite
