@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"net/http"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -18,7 +17,6 @@ import (
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres"
-	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
 )
 
@@ -298,8 +296,8 @@ func TestAccessHeadHTTP(t *testing.T) {
 func TestRecordKeepsDeadline(t *testing.T) {
 	t.Parallel()
 	seen := make(chan time.Duration, 1)
-	e := newSignInEnv(t, testenv.SQLite, func(d *handler.Deps) {
-		d.Store = deadlineSpy{Store: d.Store, seen: seen}
+	e := newSignInEnv(t, testenv.SQLite, func(o *testenv.Options) {
+		o.Overrides.HandlerStore = func(s handler.Store) handler.Store { return deadlineSpy{Store: s, seen: seen} }
 	})
 	began := time.Now()
 	e.owner(t, http.MethodGet, "/admin/v1/apps", "192.0.2.9")
@@ -421,16 +419,11 @@ func (e *signInEnv) allowInserts(t *testing.T, table string) {
 }
 
 // secondNode is another node on the same PostgreSQL database: a store and
-// an admin handler of its own, on the same clock.
+// an admin listener of its own, on the same clock.
 func (e *signInEnv) secondNode(t *testing.T) *signInEnv {
 	t.Helper()
-	db, store, _, err := server.Open(context.Background(), e.dbURL, filepath.Join(t.TempDir(), "unused.db"))
-	if db != nil {
-		t.Cleanup(func() { db.Close() })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	store.Now = e.clock.Now
-	return newSignInEnvOn(t, e, func(d *handler.Deps) { d.Store = store })
+	o := e.opts
+	o.DatabaseURL, o.MasterKey = e.dbURL, e.node.MasterKey
+	env := testenv.New(t, o)
+	return &signInEnv{node: env.Node, db: env.Node.DB, dbURL: e.dbURL, store: env.Store, clock: e.clock, admin: env.Admin, opts: o}
 }

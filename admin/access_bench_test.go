@@ -3,9 +3,7 @@ package admin_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
-	"net/http/httptest"
 	"os"
 	"slices"
 	"strconv"
@@ -14,17 +12,15 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riverpgxv5"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/bench"
+	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
-	"github.com/heraldpush/herald/postgres"
 	"github.com/heraldpush/herald/postgres/pgtest"
-	"github.com/heraldpush/herald/sqlite/sqlitetest"
+	"github.com/heraldpush/herald/server"
 )
 
 // unrecorded is a store that keeps no access record: the admin listener
@@ -47,7 +43,7 @@ func (unrecorded) AppendAccessRecords(_ context.Context, _ access.Key, recs []ac
 // the machine; the CPU per request far less. On SQLite and, with
 // HERALD_TEST_DATABASE_URL, on PostgreSQL.
 func BenchmarkAdminGETRecorded(b *testing.B) {
-	engines := map[string]func(b *testing.B) (handler.Store, func() float64){"sqlite": benchSQLite}
+	engines := map[string]func(b *testing.B) (string, func() float64){"sqlite": benchSQLite}
 	if os.Getenv(pgtest.EnvURL) != "" {
 		engines["postgres"] = benchPostgres
 	}
@@ -59,46 +55,36 @@ func BenchmarkAdminGETRecorded(b *testing.B) {
 		for _, route := range []string{"app", "push", "pushes"} {
 			for _, mode := range []string{"unrecorded", "recorded"} {
 				b.Run(engine+"/"+route+"/"+mode, func(b *testing.B) {
-					store, dbCPU := open(b)
+					dbURL, dbCPU := open(b)
+					o := testenv.Options{DatabaseURL: dbURL, QuietLog: true, Overrides: server.Overrides{IdleQueue: true}}
 					if mode == "unrecorded" {
-						store = unrecorded{store}
+						o.Overrides.HandlerStore = func(s handler.Store) handler.Store { return unrecorded{s} }
 					}
-					benchAdminGET(b, store, route, dbCPU)
+					benchAdminGET(b, testenv.New(b, o), route, dbCPU)
 				})
 			}
 		}
 	}
 }
 
-// benchSQLite opens a SQLite store (with a queue that only inserts); it has no database CPU of its own
-// (nil: SQLite runs in this process).
-func benchSQLite(b *testing.B) (handler.Store, func() float64) { return sqlitetest.Open(b), nil }
+// benchSQLite is the embedded store (an empty database URL: the node's
+// SQLite); it has no database CPU of its own (nil: SQLite runs in this
+// process).
+func benchSQLite(*testing.B) (string, func() float64) { return "", nil }
 
-// benchPostgres opens a PostgreSQL store (with a queue that only
-// inserts) whose connections carry an
-// application name of their own, and returns with it a reading of the CPU
-// seconds its backends have used.
-func benchPostgres(b *testing.B) (handler.Store, func() float64) {
+// benchPostgres makes a PostgreSQL schema whose connections carry an
+// application name of their own, and returns with its URL a reading of
+// the CPU seconds its backends have used.
+func benchPostgres(b *testing.B) (string, func() float64) {
 	ctx := context.Background()
 	name := "herald_bench_" + herald.NewAPIKey()[:12]
 	url := pgtest.NewSchema(b, pgtest.BaseURL(b), map[string]string{"pool_max_conns": "8", "application_name": name})
-	db, err := postgres.Open(ctx, url)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		b.Fatal(err)
-	}
-	if db.Queue, err = river.NewClient(riverpgxv5.New(db.Pool), &river.Config{Schema: db.Schema()}); err != nil {
-		b.Fatal(err)
-	}
 	meter, err := pgx.Connect(ctx, pgtest.BaseURL(b))
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { meter.Close(ctx) })
-	return db, func() float64 {
+	return url, func() float64 {
 		rows, err := meter.Query(ctx, `SELECT pid FROM pg_stat_activity WHERE application_name = $1`, name)
 		if err != nil {
 			b.Fatal(err)
@@ -121,14 +107,11 @@ func benchPostgres(b *testing.B) (handler.Store, func() float64) {
 // page of the list.
 const benchPushes = 50
 
-// benchAdminGET runs b.N GETs of route from 32 clients at once; dbCPU,
-// when not nil, reads the database's CPU seconds.
-func benchAdminGET(b *testing.B, store handler.Store, route string, dbCPU func() float64) {
+// benchAdminGET runs b.N GETs of route on env's admin listener from 32
+// clients at once; dbCPU, when not nil, reads the database's CPU seconds.
+func benchAdminGET(b *testing.B, env *testenv.Env, route string, dbCPU func() float64) {
 	ctx := context.Background()
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	_, adminHandler := handler.New(handler.Deps{Store: store, AdminToken: testenv.AdminToken, Logger: logger})
-	srv := httptest.NewServer(adminHandler)
-	b.Cleanup(srv.Close)
+	store, srv := env.Store, env.Admin
 	now := time.Now()
 	a := herald.App{ID: herald.NewID("app_", now), Name: "bench", APIKey: herald.NewAPIKey(),
 		SecretHash: herald.HashSecret("s"), Tier: herald.TierBusiness, TimeZone: herald.DefaultTimeZone, CreatedAt: now}
@@ -143,7 +126,7 @@ func benchAdminGET(b *testing.B, store handler.Store, route string, dbCPU func()
 			c := a.PushCharge(p, 2, now)
 			p.ServerActionsHalf, p.Ledger = c.Half, c.Ledger
 			rs := []herald.Recipient{{UserID: "u1"}, {UserID: "u2"}}
-			if _, _, err := store.AcceptPush(ctx, p, rs, nil, benchJob{"bench.fanout." + p.ID}); err != nil {
+			if _, _, err := store.AcceptPush(ctx, p, rs, nil, delivery.FanoutArgs{PushID: p.ID}); err != nil {
 				b.Fatal(err)
 			}
 			url = srv.URL + "/admin/v1/pushes/" + p.ID
@@ -199,11 +182,6 @@ func benchAdminGET(b *testing.B, store handler.Store, route string, dbCPU func()
 		b.ReportMetric((dbCPU()-db0)*1e6/n, "db-cpu-us/req")
 	}
 }
-
-// benchJob is a job the store inserts and nothing runs.
-type benchJob struct{ kind string }
-
-func (j benchJob) Kind() string { return j.kind }
 
 // selfCPU is this process's CPU seconds so far.
 func selfCPU(b *testing.B) float64 {

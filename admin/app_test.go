@@ -13,6 +13,8 @@ import (
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
+	"github.com/heraldpush/herald/webhook"
 )
 
 var (
@@ -542,7 +544,7 @@ func TestWebhook(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			t.Parallel()
-			env := testenv.New(t, testenv.Options{WebhookAllowPrivate: tt.allowPrivate})
+			env := testenv.New(t, testenv.Options{Config: server.Config{Webhook: webhook.SenderOptions{AllowPrivate: tt.allowPrivate}}})
 			app := env.CreateApp(t, nil)
 			path := "/admin/v1/apps/" + app.ID + "/webhook"
 			body := map[string]any{}

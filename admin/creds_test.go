@@ -17,7 +17,6 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
-	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -303,9 +302,9 @@ func TestCookiesHTTPS(t *testing.T) {
 			{"https://admin.example.test", "__Host-herald_session", true},
 			{"", "herald_session", false},
 		} {
-			e := newSignInEnv(t, engine, func(d *handler.Deps) {
+			e := newSignInEnv(t, engine, func(o *testenv.Options) {
 				if c.adminURL != "" {
-					d.AdminURL = c.adminURL
+					o.Config.Admin.AdminURL = c.adminURL
 				}
 			})
 			e.operator(t, "cookie@example.com", herald.RoleAdmin)
@@ -356,7 +355,7 @@ func (b *browser) postWithOrigin(origin, path string, form url.Values) (*http.Re
 func TestForeignOrigin(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, engine testenv.Engine) {
-		e := newSignInEnv(t, engine, func(d *handler.Deps) { d.AdminURL = "https://admin.example.test" })
+		e := newSignInEnv(t, engine, func(o *testenv.Options) { o.Config.Admin.AdminURL = "https://admin.example.test" })
 		e.operator(t, "origin@example.com", herald.RoleAdmin)
 		_, token := e.addOperator(t, "new@example.com", herald.RoleViewer)
 		recs := len(e.records(t, "POST /login"))
@@ -407,7 +406,7 @@ func TestViewerNoWebhookURL(t *testing.T) {
 			t.Fatalf("create app: got %d %s", status, body)
 		}
 		const hook = "https://hooks.example.com/herald?key=receiver-secret"
-		if err := e.store.SetWebhook(context.Background(), app.AppID, hook, e.deps.MasterKey.Seal([]byte("whsec"))); err != nil {
+		if err := e.store.SetWebhook(context.Background(), app.AppID, hook, e.node.MasterKey.Seal([]byte("whsec"))); err != nil {
 			t.Fatal(err)
 		}
 		bearer := map[string]string{"owner": testenv.AdminToken}

@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -70,7 +69,7 @@ func TestDashboardSecureCookie(t *testing.T) {
 	if c := sessionCookieOf(plain.browser(t).loginFrom(testenv.AdminToken, https)); c == nil || c.Secure {
 		t.Errorf("untrusted proxy header: got %+v, want a session cookie without Secure", c)
 	}
-	proxied := newDashEnv(t, func(d *handler.Deps) { d.TrustProxy = true })
+	proxied := newDashEnv(t, func(o *testenv.Options) { o.Config.Admin.TrustProxy = true })
 	if c := sessionCookieOf(proxied.browser(t).loginFrom(testenv.AdminToken, https)); c == nil || !c.Secure {
 		t.Errorf("trusted proxy, https: got %+v, want a Secure session cookie", c)
 	}
@@ -84,7 +83,7 @@ func TestDashboardSecureCookie(t *testing.T) {
 // oldest failure is 15 minutes old; other addresses are not affected.
 func TestDashboardSignInThrottle(t *testing.T) {
 	t.Parallel()
-	e := newDashEnv(t, func(d *handler.Deps) { d.TrustProxy = true })
+	e := newDashEnv(t, func(o *testenv.Options) { o.Config.Admin.TrustProxy = true })
 	from := func(ip string) map[string]string { return map[string]string{"X-Forwarded-For": "203.0.113.9, " + ip} }
 	b := e.browser(t)
 	start := e.clock.Now()

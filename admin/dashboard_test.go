@@ -3,10 +3,8 @@ package admin_test
 import (
 	"context"
 	"io"
-	"log/slog"
 	"net/http"
 	"net/http/cookiejar"
-	"net/http/httptest"
 	"net/url"
 	"regexp"
 	"strings"
@@ -14,14 +12,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/riverqueue/river"
-	"github.com/riverqueue/river/riverdriver/riversqlite"
-
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
-	"github.com/heraldpush/herald/delivery"
-	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
 )
 
@@ -43,15 +37,14 @@ func (c *dashClock) Set(t time.Time) {
 	c.t = t
 }
 
-// dashEnv is the admin handler (JSON API and dashboard) and the public API
-// over one real SQLite database, with the delivery service as scheduler.
-// River is only used to insert jobs: no worker runs, so scheduled pushes
-// stay scheduled.
+// dashEnv is a node (testenv) on one real SQLite database, on a clock the
+// test sets. River works no job (server.Overrides.IdleQueue), so
+// scheduled pushes stay scheduled.
 type dashEnv struct {
 	db     *sqlite.DB
 	clock  *dashClock
-	admin  *httptest.Server
-	public *httptest.Server
+	admin  testenv.Listener
+	public testenv.Listener
 }
 
 var seoul = func() *time.Location {
@@ -62,32 +55,15 @@ var seoul = func() *time.Location {
 	return loc
 }()
 
-func newDashEnv(t *testing.T, tweak ...func(*handler.Deps)) *dashEnv {
+func newDashEnv(t *testing.T, tweak ...func(*testenv.Options)) *dashEnv {
 	t.Helper()
-	db := testenv.OpenSQLite(t)
 	clock := &dashClock{t: time.Date(2026, 12, 1, 12, 0, 0, 0, seoul)}
-	db.Now = clock.Now
-	queue, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.Queue = queue
-	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger, Now: clock.Now})
-	deps := handler.Deps{Store: db, Delivery: svc, MasterKey: mk, AdminToken: testenv.AdminToken, Logger: logger, Now: clock.Now}
+	o := testenv.Options{QuietLog: true, Overrides: server.Overrides{Clock: clock.Now, IdleQueue: true}}
 	for _, f := range tweak {
-		f(&deps)
+		f(&o)
 	}
-	public, adminHandler := handler.New(deps)
-	adm := httptest.NewServer(adminHandler)
-	t.Cleanup(adm.Close)
-	pub := httptest.NewServer(public)
-	t.Cleanup(pub.Close)
-	return &dashEnv{db: db, clock: clock, admin: adm, public: pub}
+	env := testenv.New(t, o)
+	return &dashEnv{db: env.DB, clock: clock, admin: env.Admin, public: env.API}
 }
 
 // browser is an HTTP client with a cookie jar that does not follow

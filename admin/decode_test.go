@@ -10,6 +10,8 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/request"
+	"github.com/heraldpush/herald/server"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // wantDetail checks a 400 whose details hold want.
@@ -28,7 +30,7 @@ func wantDetail(t *testing.T, res testenv.Response, path string, want herald.Det
 // by its path, on create, patch and webhook bodies, and nothing changes.
 func TestAdminUnknownMembers(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{WebhookAllowPrivate: true})
+	env := testenv.New(t, testenv.Options{Config: server.Config{Webhook: webhook.SenderOptions{AllowPrivate: true}}})
 	app := env.CreateApp(t, map[string]any{"name": "kept", "tier": "business"})
 	appPath := "/admin/v1/apps/" + app.ID
 	unknown := func(field string) herald.Detail { return herald.Detail{Field: field, Reason: "unknown field"} }

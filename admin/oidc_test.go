@@ -10,7 +10,7 @@ import (
 	"github.com/oauth2-proxy/mockoidc"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
 )
@@ -24,8 +24,8 @@ func newOIDCEnv(t *testing.T, engine testenv.Engine) (*signInEnv, *mockoidc.Mock
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { m.Shutdown() })
-	e := newSignInEnv(t, engine, func(d *handler.Deps) {
-		d.OIDC.Issuer, d.OIDC.ClientID, d.OIDC.ClientSecret = m.Issuer(), m.ClientID, m.ClientSecret
+	e := newSignInEnv(t, engine, func(o *testenv.Options) {
+		o.Config.Admin.OIDC = admin.OIDCConfig{Issuer: m.Issuer(), ClientID: m.ClientID, ClientSecret: m.ClientSecret}
 	})
 	return e, m
 }

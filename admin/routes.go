@@ -76,12 +76,8 @@ type Config struct {
 	Delivery  Delivery
 	MasterKey *herald.MasterKey
 	// Token is the owner's admin bearer token (HERALD_ADMIN_TOKEN).
-	Token string
-	// AdminURL is the admin listener's address as browsers reach it
-	// (HERALD_ADMIN_URL), which setup links and OpenID Connect's redirect
-	// start with.
-	AdminURL string
-	Logger   *slog.Logger
+	Token  string
+	Logger *slog.Logger
 	// Observe, when set, is told of every request (metrics).
 	Observe web.Observer
 	// Checks are what the admin API asks of the other adapters.
@@ -90,6 +86,14 @@ type Config struct {
 	// Metrics serves /metrics (Prometheus).
 	Metrics http.Handler
 	Now     func() time.Time
+	// Options are what the operator sets of the admin listener.
+	Options
+}
+
+// Options are the admin listener's settings the operator chooses
+// (HERALD_TRUST_PROXY, HERALD_REQUIRE_TOTP, HERALD_ADMIN_URL and
+// HERALD_OIDC_*); server.Config carries them here untouched.
+type Options struct {
 	// TrustProxy trusts X-Forwarded-Proto (the session cookie is Secure
 	// when it says https) and X-Forwarded-For (the client address of the
 	// sign-in throttle): set it only behind a proxy that sets both.
@@ -97,6 +101,11 @@ type Config struct {
 	// RequireTOTP sends a signed-in admin without TOTP to enrol it before
 	// any other dashboard page (HERALD_REQUIRE_TOTP).
 	RequireTOTP bool
+	// AdminURL is the admin listener's address as browsers reach it
+	// (HERALD_ADMIN_URL), which setup links and OpenID Connect's redirect
+	// start with; server.New fills in http:// and the listener's address
+	// when it is empty.
+	AdminURL string
 	// OIDC is the single sign-on provider; none when its Issuer is empty.
 	OIDC OIDCConfig
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -120,10 +120,10 @@ func TestOIDCBrowser(t *testing.T) {
 	}
 	t.Cleanup(func() { m.Shutdown() })
 	var base string
-	e := newSignInEnv(t, testenv.SQLite, func(d *handler.Deps) {
-		base = strings.Replace(d.AdminURL, "127.0.0.1", "localhost", 1)
-		d.AdminURL = base
-		d.OIDC.Issuer, d.OIDC.ClientID, d.OIDC.ClientSecret = m.Issuer(), m.ClientID, m.ClientSecret
+	e := newSignInEnv(t, testenv.SQLite, func(o *testenv.Options) {
+		base = strings.Replace(o.Config.Admin.AdminURL, "127.0.0.1", "localhost", 1)
+		o.Config.Admin.AdminURL = base
+		o.Config.Admin.OIDC = admin.OIDCConfig{Issuer: m.Issuer(), ClientID: m.ClientID, ClientSecret: m.ClientSecret}
 	})
 	e.addOperator(t, "moon@example.com", herald.RoleViewer)
 	m.QueueUser(&mockoidc.MockUser{Subject: "m1", Email: "moon@example.com", EmailVerified: true})

@@ -38,7 +38,7 @@ func TestSignInNotes(t *testing.T) {
 	db.Now = func() time.Time { return now }
 	mk, _ := herald.ParseMasterKey(herald.NewMasterKeyText())
 	d := newDashboard(newServer(Config{Store: db, MasterKey: mk, Token: "owner-token-0123456789", Now: db.Now,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), OIDC: OIDCConfig{Issuer: "http://127.0.0.1:9", ClientID: "c"}}))
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Options: Options{OIDC: OIDCConfig{Issuer: "http://127.0.0.1:9", ClientID: "c"}}}))
 
 	op := herald.Operator{ID: "op_1", Email: "Ahn@example.com", Name: "Ahn", Role: herald.RoleOperator, CreatedAt: now}
 	must := func(err error) {

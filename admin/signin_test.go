@@ -2,13 +2,11 @@ package admin_test
 
 import (
 	"context"
-	"io"
-	"log/slog"
+	"net"
 	"net/http"
 	"net/http/cookiejar"
 	"net/http/httptest"
 	"net/url"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
@@ -18,25 +16,26 @@ import (
 	"github.com/pquerna/otp/totp"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/handler"
+	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/internal/testenv"
-	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlstore"
 )
 
-// signInEnv is the admin handler over a store on either engine, on a clock
-// the test sets (it starts at the real time, which single sign-on's tokens
-// are dated by), with no delivery.
+// signInEnv is a node (testenv) on either engine, on a clock the test
+// sets (it starts at the real time, which single sign-on's tokens are
+// dated by), trusting the proxy's headers, with River working no job.
 type signInEnv struct {
+	node *server.Server
 	// db is the store's engine, dbURL its PostgreSQL URL ("" on SQLite).
 	db    server.Engine
 	dbURL string
 	store *sqlstore.Store
 	clock *dashClock
-	admin *httptest.Server
-	deps  handler.Deps
+	admin testenv.Listener
+	// opts are the node's options, for another node like it.
+	opts testenv.Options
 }
 
 const password = "correct horse battery staple"
@@ -52,37 +51,23 @@ func onEngines(t *testing.T, f func(t *testing.T, engine testenv.Engine)) {
 	}
 }
 
-func newSignInEnv(t *testing.T, engine testenv.Engine, tweak ...func(*handler.Deps)) *signInEnv {
+func newSignInEnv(t *testing.T, engine testenv.Engine, tweak ...func(*testenv.Options)) *signInEnv {
 	t.Helper()
-	var dbURL string
-	if engine == testenv.Postgres {
-		dbURL = pgtest.NewSchema(t, pgtest.BaseURL(t), nil)
-	}
-	db, store, _, err := server.Open(context.Background(), dbURL, filepath.Join(t.TempDir(), "herald.db"))
-	if db != nil {
-		t.Cleanup(func() { db.Close() })
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
 	clock := &dashClock{t: time.Now().UTC().Truncate(time.Second)}
-	store.Now = clock.Now
-	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
+	// The admin listener is bound first: tweaks may read its URL, AdminURL.
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	e := &signInEnv{db: db, dbURL: dbURL, store: store, clock: clock}
-	// The handler is built once the server's URL, its AdminURL, is known.
-	var h http.Handler
-	e.admin = httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { h.ServeHTTP(w, r) }))
-	t.Cleanup(e.admin.Close)
-	e.deps = handler.Deps{Store: store, MasterKey: mk, AdminToken: testenv.AdminToken, AdminURL: e.admin.URL,
-		Logger: slog.New(slog.NewTextHandler(io.Discard, nil)), Now: clock.Now, TrustProxy: true}
+	o := testenv.Options{Engine: engine, QuietLog: true, AdminListener: ln,
+		Config:    server.Config{Admin: admin.Options{TrustProxy: true, AdminURL: "http://" + ln.Addr().String()}},
+		Overrides: server.Overrides{Clock: clock.Now, IdleQueue: true}}
 	for _, f := range tweak {
-		f(&e.deps)
+		f(&o)
 	}
-	_, h = handler.New(e.deps)
-	return e
+	env := testenv.New(t, o)
+	o.AdminListener = nil
+	return &signInEnv{node: env.Node, db: env.Node.DB, dbURL: env.DatabaseURL, store: env.Store, clock: clock, admin: env.Admin, opts: o}
 }
 
 func (e *signInEnv) browser(t *testing.T) *browser {
@@ -371,7 +356,7 @@ func TestSignInThrottle(t *testing.T) {
 			t.Errorf("unknown email after 20 failures: got %d, want 429", resp.StatusCode)
 		}
 		// The count is the database's: another node refuses the email too.
-		other := newSignInEnvOn(t, e, func(*handler.Deps) {})
+		other := newSignInEnvOn(t, e, testenv.AdminToken)
 		if resp, _ := other.browser(t).signIn("han@example.com", password, "192.0.2.54"); resp.StatusCode != http.StatusTooManyRequests {
 			t.Errorf("right password on another node after 20 failures on this one: got %d, want 429", resp.StatusCode)
 		}
@@ -427,7 +412,7 @@ func TestOperatorSessionLimits(t *testing.T) {
 		}
 
 		// Another node on the same store with another admin token.
-		other := newSignInEnvOn(t, e, func(d *handler.Deps) { d.AdminToken = testenv.AdminToken + "rotated" })
+		other := newSignInEnvOn(t, e, testenv.AdminToken+"rotated")
 		op, owner := e.browser(t), e.browser(t)
 		op.wantSignedIn("jung@example.com", "/")
 		owner.login()
@@ -452,15 +437,13 @@ func TestOperatorSessionLimits(t *testing.T) {
 	})
 }
 
-// newSignInEnvOn is a second admin handler (another node) on e's store and
-// clock.
-func newSignInEnvOn(t *testing.T, e *signInEnv, tweak func(*handler.Deps)) *signInEnv {
-	deps := e.deps
-	tweak(&deps)
-	_, h := handler.New(deps)
+// newSignInEnvOn is a second admin listener (another node's) on e's
+// node, store and clock, with adminToken as its token.
+func newSignInEnvOn(t *testing.T, e *signInEnv, adminToken string) *signInEnv {
+	_, h := e.node.Handlers(e.opts.Config, adminToken)
 	srv := httptest.NewServer(h)
 	t.Cleanup(srv.Close)
-	return &signInEnv{db: e.db, dbURL: e.dbURL, store: e.store, clock: e.clock, admin: srv, deps: deps}
+	return &signInEnv{node: e.node, db: e.db, dbURL: e.dbURL, store: e.store, clock: e.clock, admin: testenv.Listener{URL: srv.URL}, opts: e.opts}
 }
 
 // TestRequireTOTP: with HERALD_REQUIRE_TOTP an admin without TOTP lands on
@@ -469,7 +452,7 @@ func newSignInEnvOn(t *testing.T, e *signInEnv, tweak func(*handler.Deps)) *sign
 func TestRequireTOTP(t *testing.T) {
 	t.Parallel()
 	onEngines(t, func(t *testing.T, engine testenv.Engine) {
-		e := newSignInEnv(t, engine, func(d *handler.Deps) { d.RequireTOTP = true })
+		e := newSignInEnv(t, engine, func(o *testenv.Options) { o.Config.Admin.RequireTOTP = true })
 		e.operator(t, "admin@example.com", herald.RoleAdmin)
 		e.operator(t, "viewer@example.com", herald.RoleViewer)
 		b := e.browser(t)

@@ -18,6 +18,7 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 const eventsPath = "/api/sdk/v2/events"
@@ -192,7 +193,7 @@ func TestReportEventsRefusedAsksNothing(t *testing.T) {
 // per app with its other calls.
 func TestReportEventsRateLimited(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{SDKRateLimit: 0.01})
+	env := testenv.New(t, testenv.Options{Config: server.Config{API: api.Limits{SDK: 0.01}}})
 	app := env.CreateApp(t, nil)
 	env.RegisterToken(t, app, "d1", "token-0001", nil)
 	res := env.SDK(t, app, http.MethodPost, eventsPath, `{"deviceId":"d1","events":[{"pushId":"p","type":"received"}]}`)

@@ -106,7 +106,7 @@ func TestIdentityVerificationOffByDefault(t *testing.T) {
 func TestIdentityVerification(t *testing.T) {
 	t.Parallel()
 	clock := &testenv.Clock{}
-	e := start(t, testenv.Options{Now: clock.Now})
+	e := start(t, testenv.Clocked(clock))
 	a := e.NewApp(nil)
 	// Turned on before the app's first SDK call: the SDK API trusts its
 	// cached app for "off" during a second.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"log/slog"
 	"maps"
 	"net/http"
 	"net/http/httptest"
@@ -23,18 +22,15 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
-	"github.com/heraldpush/herald/delivery"
-	"github.com/heraldpush/herald/handler"
 	"github.com/heraldpush/herald/internal/testenv"
-	"github.com/heraldpush/herald/sqlite"
-	"github.com/heraldpush/herald/sqlite/sqlitetest"
+	"github.com/heraldpush/herald/server"
+	"github.com/heraldpush/herald/sqlstore"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // unexercised are registered operations TestOpenAPILiveAnswers does not
 // call, each with the reason.
-var unexercised = map[string]string{
-	"GET /metrics": "served only when handler.Deps has Metrics (cmd/herald), not in this test",
-}
+var unexercised = map[string]string{}
 
 // validator is an http.RoundTripper that checks every answer against
 // api/openapi.yaml: the operation is documented, its status is one the
@@ -186,8 +182,9 @@ func (v *validator) RoundTrip(req *http.Request) (*http.Response, error) {
 // accepted by the real delivery service (its jobs inserted, not worked),
 // called through the validator.
 type liveEnv struct {
-	t        *testing.T
-	db       *sqlite.DB
+	t *testing.T
+	// db is the node's store, for what no request can set up.
+	db       *sqlstore.Store
 	pub, adm string
 	// limited is a public listener whose rate limits answer 429 to a
 	// second request.
@@ -208,26 +205,16 @@ type liveEnv struct {
 
 func newLiveEnv(t *testing.T) *liveEnv {
 	t.Helper()
-	db := sqlitetest.Open(t)
-	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
-	if err != nil {
-		t.Fatal(err)
-	}
-	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
-	svc := delivery.New(delivery.Config{Store: db, MasterKey: mk, Logger: logger})
-	deps := handler.Deps{Store: db, Delivery: svc, MasterKey: mk, AdminToken: testenv.AdminToken, Logger: logger, WebhookAllowPrivate: true}
-	public, adminHandler := handler.New(deps)
-	pub := httptest.NewServer(public)
-	t.Cleanup(pub.Close)
-	// One request a 1,000 seconds, in bursts of one: a second request is 429.
-	deps.RateLimit, deps.SDKClientRateLimit = 0.001, 0.001
-	limitedHandler, _ := handler.New(deps)
+	// River works no job, so every push stays as its answer left it.
+	node := testenv.New(t, testenv.Options{Config: server.Config{Webhook: webhook.SenderOptions{AllowPrivate: true}},
+		Overrides: server.Overrides{IdleQueue: true}})
+	// A second node's public listener on the same store, one request a
+	// 1,000 seconds, in bursts of one: a second request is 429.
+	limitedHandler, _ := node.Node.Handlers(server.Config{API: api.Limits{Server: 0.001, SDKClient: 0.001}}, node.AdminToken)
 	limited := httptest.NewServer(limitedHandler)
 	t.Cleanup(limited.Close)
-	adm := httptest.NewServer(adminHandler)
-	t.Cleanup(adm.Close)
 	v := newValidator(t)
-	return &liveEnv{t: t, db: db, pub: pub.URL, adm: adm.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}
+	return &liveEnv{t: t, db: node.Store, pub: node.API.URL, adm: node.Admin.URL, limited: limited.URL, hc: &http.Client{Transport: v}, v: v}
 }
 
 // call sends one request through the validator and fails the test unless
@@ -294,6 +281,7 @@ func (e *liveEnv) operations() {
 		e.call(base, http.MethodGet, "/readyz", nil, nil, http.StatusOK)
 		e.call(base, http.MethodGet, "/openapi.yaml", nil, nil, http.StatusOK)
 	}
+	e.call(e.adm, http.MethodGet, "/metrics", nil, nil, http.StatusOK)
 	preflight := map[string]string{"Origin": "https://app.example", "Access-Control-Request-Method": "POST"}
 	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/push-token", preflight, nil, http.StatusNoContent)
 	e.call(e.pub, http.MethodOptions, "/api/sdk/v2/user", preflight, nil, http.StatusNoContent)

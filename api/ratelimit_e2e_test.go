@@ -7,7 +7,9 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 // hammer sends the i-th request from the i-th client until one is answered
@@ -51,7 +53,7 @@ func sdkRegister(a testenv.App, device string) testenv.Request {
 // With 20 tries the 429 can only be missed if each request took 1 s.
 func TestSDKRateLimitPerClient(t *testing.T) {
 	t.Parallel()
-	e := start(t, testenv.Options{SDKClientRateLimit: 1})
+	e := start(t, testenv.Options{Config: server.Config{API: api.Limits{SDKClient: 1}}})
 	a := e.NewApp(nil)
 	one := fromAddr("127.0.0.1")
 	res, before := e.hammer(20, func(i int) (*http.Client, testenv.Request) { return one, sdkRegister(a, "d"+strconv.Itoa(i)) })
@@ -75,7 +77,7 @@ func TestSDKRateLimitPerClient(t *testing.T) {
 // by every address; another app has its own.
 func TestSDKRateLimitPerApp(t *testing.T) {
 	t.Parallel()
-	e := start(t, testenv.Options{SDKRateLimit: 1})
+	e := start(t, testenv.Options{Config: server.Config{API: api.Limits{SDK: 1}}})
 	a, b := e.NewApp(nil), e.NewApp(nil)
 	addrs := []*http.Client{fromAddr("127.0.0.1"), fromAddr("127.0.0.2"), fromAddr("127.0.0.3")}
 	res, before := e.hammer(20, func(i int) (*http.Client, testenv.Request) {
@@ -95,7 +97,7 @@ func TestSDKRateLimitPerApp(t *testing.T) {
 // pushes.
 func TestAuthFailureRateLimitEndToEnd(t *testing.T) {
 	t.Parallel()
-	e := start(t, testenv.Options{AuthFailureRateLimit: 1})
+	e := start(t, testenv.Options{Config: server.Config{API: api.Limits{AuthFailure: 1}}})
 	a := e.NewApp(nil)
 	const path = "/api/push/v2/users"
 	body := map[string]any{"userIds": []string{"u1"}, "title": "t", "content": "c"}

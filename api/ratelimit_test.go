@@ -15,12 +15,13 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
 )
 
 func TestRateLimit(t *testing.T) {
 	t.Parallel()
-	env := testenv.New(t, testenv.Options{RateLimit: 1}) // bursts of 2
+	env := testenv.New(t, testenv.Options{Config: server.Config{API: api.Limits{Server: 1}}}) // bursts of 2
 	app, other := env.BusinessApp(t), env.BusinessApp(t)
 	env.RegisterToken(t, app, "d1", "tok-1", "u1")
 	for i := range 2 {
@@ -61,7 +62,7 @@ func TestSDKRateLimit(t *testing.T) {
 	}
 	t.Run("PerClientAddress", func(t *testing.T) {
 		t.Parallel()
-		env := testenv.New(t, testenv.Options{SDKClientRateLimit: 0.01})
+		env := testenv.New(t, testenv.Options{Config: server.Config{API: api.Limits{SDKClient: 0.01}}})
 		a, b := env.BusinessApp(t), env.BusinessApp(t)
 		if res := register(env, a, "d1"); res.Status != http.StatusOK {
 			t.Fatalf("first request: got %d %s, want 200", res.Status, res.Body)
@@ -75,7 +76,7 @@ func TestSDKRateLimit(t *testing.T) {
 	})
 	t.Run("PerApp", func(t *testing.T) {
 		t.Parallel()
-		env := testenv.New(t, testenv.Options{SDKRateLimit: 0.01})
+		env := testenv.New(t, testenv.Options{Config: server.Config{API: api.Limits{SDK: 0.01}}})
 		a, b := env.BusinessApp(t), env.BusinessApp(t)
 		if res := register(env, a, "d1"); res.Status != http.StatusOK {
 			t.Fatalf("first request: got %d %s, want 200", res.Status, res.Body)
@@ -128,7 +129,7 @@ func TestAuthFailureRateLimit(t *testing.T) {
 		t.Fatal(err)
 	}
 	store := &countingStore{Store: db}
-	srv := httptest.NewServer(api.NewHandler(api.Config{Store: store, AuthFailureRateLimit: 0.01,
+	srv := httptest.NewServer(api.NewHandler(api.Config{Store: store, Limits: api.Limits{AuthFailure: 0.01},
 		Logger: slog.New(slog.DiscardHandler)}))
 	t.Cleanup(srv.Close)
 	const path = "/api/app-user/v2/marketing"

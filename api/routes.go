@@ -44,18 +44,26 @@ type Config struct {
 	// Ready reports whether the service can take traffic (/readyz).
 	Ready func(r *http.Request) web.Readiness
 	Now   func() time.Time
-	// RateLimit is the Server API requests per second each app may make on
-	// this node (bursts of twice that); zero for no limit.
-	RateLimit float64
-	// SDKRateLimit is the SDK API requests per second each app may make on
-	// this node, SDKClientRateLimit those of one client address; bursts of
-	// twice that, zero for no limit.
-	SDKRateLimit, SDKClientRateLimit float64
-	// AuthFailureRateLimit is the failed Server API authentications per
-	// second one client address, and one app's API key, may have on this
-	// node (bursts of twice that); past it a client's requests answer 429
-	// before the store is read. Zero for no limit.
-	AuthFailureRateLimit float64
+	// Limits are the public API's rate limits (HERALD_*_RATE_LIMIT).
+	Limits Limits
+}
+
+// Limits are the public API's rate limits on this node, each in requests
+// a second with bursts of twice that; zero for no limit. The operator
+// sets them (HERALD_RATE_LIMIT and its siblings).
+type Limits struct {
+	// Server is the Server API requests each app may make
+	// (HERALD_RATE_LIMIT).
+	Server float64
+	// SDK is the SDK API requests each app may make, SDKClient those of
+	// one client address (HERALD_SDK_RATE_LIMIT,
+	// HERALD_SDK_CLIENT_RATE_LIMIT).
+	SDK, SDKClient float64
+	// AuthFailure is the failed Server API authentications one client
+	// address, and one app's API key, may have; past it a client's
+	// requests answer 429 before the store is read
+	// (HERALD_AUTH_FAILURE_RATE_LIMIT).
+	AuthFailure float64
 }
 
 type server struct {
@@ -124,8 +132,8 @@ func Routes() []string {
 func NewHandler(cfg Config) http.Handler {
 	s := &server{store: cfg.Store, pushes: cfg.Pushes, now: cfg.Now, events: cfg.Events, countEvent: cfg.CountEvent,
 		apps: newAppCache(), masterKey: cfg.MasterKey, limits: rateLimits{
-			server: newLimiter(cfg.RateLimit), sdk: newLimiter(cfg.SDKRateLimit), sdkClient: newLimiter(cfg.SDKClientRateLimit),
-			failedClient: newLimiter(cfg.AuthFailureRateLimit), failedApp: newLimiter(cfg.AuthFailureRateLimit),
+			server: newLimiter(cfg.Limits.Server), sdk: newLimiter(cfg.Limits.SDK), sdkClient: newLimiter(cfg.Limits.SDKClient),
+			failedClient: newLimiter(cfg.Limits.AuthFailure), failedApp: newLimiter(cfg.Limits.AuthFailure),
 		}}
 	if s.now == nil {
 		s.now = time.Now

@@ -202,18 +202,16 @@ func nextSlot(clk *testenv.Clock) (time.Time, string) {
 
 // slotRunUp is how long before the send time startSlot starts the clock:
 // room for River to make the job due (its scheduler passes every 5 s, and
-// the jump of River's clock may cost its leader a term of 5 s) and for
+// the jump of the clock may cost River's leader a term of 5 s) and for
 // the job to start and wait in-process for the exact time, as a real
 // scheduled send's job does.
 const slotRunUp = 15 * time.Second
 
 // startSlot lets the clock of nextSlot run, skipping all but slotRunUp of
-// the minute of lead: Herald's clock from slotRunUp before the send time,
-// River's clock (testenv.Slotted) ahead of the real one by the full lead, so
-// that the job River holds for a real minute after the request is due as
-// a real scheduled send's job is by then.
+// the minute of lead: the node's clock, River's included, from slotRunUp
+// before the send time, so that the job River holds until shortly before
+// it is due as a real scheduled send's job is by then.
 func startSlot(clk *testenv.Clock, at time.Time) {
-	clk.AdvanceRiver(61 * time.Second)
 	clk.Run(at.Add(-slotRunUp))
 }
 
@@ -224,7 +222,7 @@ func TestScheduledPushPunctual(t *testing.T) {
 	t.Parallel()
 	clk := &testenv.Clock{}
 	sendAt, slot := nextSlot(clk)
-	e := start(t, testenv.Slotted(clk))
+	e := start(t, testenv.Clocked(clk))
 	a := e.NewApp(nil)
 	const pushes = 20
 	var ids []string

@@ -27,7 +27,7 @@ func (w *consentWorker) Timeout(*river.Job[herald.ConsentEventJob]) time.Duratio
 
 // NextRetry follows the webhook retry policy (herald.WebhookRetry).
 func (w *consentWorker) NextRetry(job *river.Job[herald.ConsentEventJob]) time.Time {
-	return webhookNextRetry(time.Now(), job.Attempt) // River's clock, the real one
+	return webhookNextRetry(w.s.cfg.Now(), job.Attempt) // River's clock is the node's
 }
 
 // Work posts the event to the app's current webhook and ends it. An app

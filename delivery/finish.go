@@ -124,7 +124,7 @@ func (w *webhookWorker) Timeout(*river.Job[WebhookArgs]) time.Duration { return 
 
 // NextRetry follows the webhook retry policy (herald.WebhookRetry).
 func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
-	return webhookNextRetry(time.Now(), job.Attempt) // River's clock, the real one
+	return webhookNextRetry(w.s.cfg.Now(), job.Attempt) // River's clock is the node's
 }
 
 // Work posts the message to the app's current webhook; an app that removed

@@ -19,8 +19,8 @@ type FanoutArgs struct {
 	// SendAt is the scheduled time; zero for an immediate push. A job whose
 	// SendAt no longer matches the push (it was edited) does nothing.
 	SendAt time.Time `json:"sendAt,omitzero"`
-	// RunAt is SendAt on River's clock, the real one; it differs from
-	// SendAt only under a test's clock.
+	// RunAt is when River runs the job: SendAt, River sharing the
+	// service's clock (kept apart for the jobs queued before it did).
 	RunAt time.Time `json:"runAt,omitzero"`
 	// Sends: the push's fan-out sends its chunk itself when it makes one
 	// (see lone), so the job runs on the send queue.
@@ -66,13 +66,13 @@ func (a FanoutArgs) InsertOpts() river.InsertOpts {
 type SendArgs struct {
 	PushID string `json:"pushId"`
 	Chunk  int    `json:"chunk"`
-	// Due is when a retry chunk is due, on River's clock (the real one);
+	// Due is when a retry chunk is due, on the service's clock (River's);
 	// zero for at once.
 	Due time.Time `json:"due,omitzero"`
 	// Morning is when a deferred chunk is sent (the next 08:00, see
 	// herald.NightDefer), on the service's clock; its retry chunks keep it,
 	// as their hour of retries runs from it. Zero for a chunk sent at
-	// once. RunAt is Morning on River's clock, as FanoutArgs has it.
+	// once. RunAt is Morning, as FanoutArgs has it.
 	Morning time.Time `json:"morning,omitzero"`
 	RunAt   time.Time `json:"runAt,omitzero"`
 }

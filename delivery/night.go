@@ -78,7 +78,7 @@ func (s *Service) deferJobs(f *sendstore.Fanout) {
 	for _, dc := range f.Deferred {
 		for i, j := range f.Jobs {
 			if a, ok := j.(SendArgs); ok && a.Chunk == dc.Chunk {
-				a.Morning, a.RunAt = dc.Until, time.Now().Add(dc.Until.Sub(s.cfg.Now()))
+				a.Morning, a.RunAt = dc.Until, dc.Until
 				f.Jobs[i] = a
 			}
 		}

@@ -174,7 +174,7 @@ func (c *chunk) bounded(wait time.Duration) time.Duration {
 // deferred chunk's retry chunks keep its morning, from which their hour of
 // retries runs.
 func (c *chunk) retryJob(wait time.Duration) SendArgs {
-	due := time.Now().Add(c.bounded(wait)) // River's clock, the real one
+	due := c.s.cfg.Now().Add(c.bounded(wait)) // River's clock is the node's
 	return SendArgs{PushID: c.push.ID, Due: due, Morning: c.args.Morning}
 }
 

@@ -219,7 +219,7 @@ func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipie
 
 // scheduledJob is the fan-out job of a scheduled push.
 func (s *Service) scheduledJob(p herald.Push) FanoutArgs {
-	return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt, RunAt: time.Now().Add(p.ScheduledAt.Sub(s.cfg.Now()))}
+	return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt, RunAt: *p.ScheduledAt}
 }
 
 // gone turns "not found" into success: the app or push was deleted, and

@@ -1,11 +1,7 @@
 // Package handler assembles Herald's two listeners: New builds the public
 // handler (Server API and SDK API) and the admin handler (admin API and
-// dashboard) from one Deps. server.New calls it for `herald serve` and for
-// every test that runs a whole node (internal/testenv); the few tests that
-// need the handlers on a store they drive by hand (admin's dashboard tests
-// on a frozen clock with River not working jobs, api's OpenAPI test with a
-// second, rate-limited listener on the same store) call it directly and
-// leave what they do not need (metrics) nil.
+// dashboard) from one Deps. server.New calls it, for `herald serve` and
+// for every test that runs a node (directly or through internal/testenv).
 package handler
 
 import (
@@ -54,31 +50,24 @@ type Deps struct {
 	Ready func(*http.Request) web.Readiness
 	// Now is the handlers' clock (time.Now when nil).
 	Now func() time.Time
-	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
-	// are the public API's limits (see api.Config; zero for none).
-	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
-	// FCMAllowAnyTokenURI and WebhookAllowPrivate relax the admin API's
-	// checks of uploads (see admin.Config).
-	FCMAllowAnyTokenURI, WebhookAllowPrivate bool
-	// TrustProxy trusts the proxy's forwarded headers (see admin.Config).
-	TrustProxy bool
-	// RequireTOTP, AdminURL and OIDC configure the dashboard's sign-in
-	// (see admin.Config).
-	RequireTOTP bool
-	AdminURL    string
-	OIDC        admin.OIDCConfig
+	// API is the public API's rate limits and Admin the admin listener's
+	// settings, as the operator set them (server.Config).
+	API   api.Limits
+	Admin admin.Options
+	// FCM and Webhook are how the node sends; their AllowAnyTokenURI and
+	// AllowPrivate relax the admin API's checks of uploads.
+	FCM     fcm.ClientOptions
+	Webhook webhook.SenderOptions
 }
 
 // New returns the public and the admin listeners' handlers.
 func New(d Deps) (public, adminHandler http.Handler) {
 	pc := api.Config{Store: d.Store, Events: d.Store, Pushes: d.Delivery, Logger: d.Logger, Ready: d.Ready, Now: d.Now,
-		MasterKey: d.MasterKey,
-		RateLimit: d.RateLimit, SDKRateLimit: d.SDKRateLimit, SDKClientRateLimit: d.SDKClientRateLimit,
-		AuthFailureRateLimit: d.AuthFailureRateLimit}
+		MasterKey: d.MasterKey, Limits: d.API}
 	ac := admin.Config{Store: d.Store, Delivery: d.Delivery, MasterKey: d.MasterKey, Token: d.AdminToken, Logger: d.Logger,
-		Ready: d.Ready, Now: d.Now, TrustProxy: d.TrustProxy, RequireTOTP: d.RequireTOTP, AdminURL: d.AdminURL, OIDC: d.OIDC,
-		Checks: admin.Checks{OpenAPI: api.OpenAPI, FCMCredentials: fcmCredentials(d.FCMAllowAnyTokenURI),
-			WebhookURL: webhookURL(d.WebhookAllowPrivate), NewWebhookSecret: webhook.NewSecret}}
+		Ready: d.Ready, Now: d.Now, Options: d.Admin,
+		Checks: admin.Checks{OpenAPI: api.OpenAPI, FCMCredentials: fcmCredentials(d.FCM.AllowAnyTokenURI),
+			WebhookURL: webhookURL(d.Webhook.AllowPrivate), NewWebhookSecret: webhook.NewSecret}}
 	if d.Metrics != nil {
 		pc.Observe, pc.CountEvent = d.Metrics.Observer("public"), d.Metrics.Event
 		ac.Observe, ac.Metrics = d.Metrics.Observer("admin"), d.Metrics.Handler()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 // EnvMeasure runs TestMeasureRetention, which reports figures and asserts
@@ -37,7 +38,7 @@ func TestMeasureRetention(t *testing.T) {
 	clk := &testenv.Clock{}
 	now := time.Now()
 	clk.Run(now)
-	e := testenv.Start(t, testenv.Options{Now: clk.Now, QuietLog: true})
+	e := testenv.Start(t, testenv.Options{Overrides: server.Overrides{Clock: clk.Now}, QuietLog: true})
 	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
 	e.Register(a, "tok-", "u1")
 	// Today's run made before the store is filled: the node's own ticks

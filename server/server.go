@@ -29,6 +29,7 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/handler"
@@ -39,12 +40,12 @@ import (
 	"github.com/heraldpush/herald/webhook"
 )
 
-// Config is what New needs to assemble a node.
+// Config is what New needs to assemble a node: what the operator sets
+// (HERALD_* variables and flags, read by cmd/herald), each part in the
+// type of the package it configures, handed on untouched.
 type Config struct {
-	// DatabaseURL opens PostgreSQL; when empty the embedded SQLite store
-	// at SQLitePath is opened (its directory locked by the caller).
-	DatabaseURL string
-	SQLitePath  string
+	// Database is where the store is.
+	Database Database
 	// Secrets returns the master key, checked against the store (see
 	// herald.VerifyMasterKey), and the admin token. It is called once the
 	// store is open and migrated, before anything runs: `herald serve`
@@ -55,43 +56,48 @@ type Config struct {
 	Logger, RiverLogger *slog.Logger
 	// Version and Commit label the metrics.
 	Version, Commit string
-	// FCMEndpoint is FCM's base URL; FCMAllowAnyTokenURI accepts service
-	// accounts with any token_uri.
-	FCMEndpoint         string
-	FCMAllowAnyTokenURI bool
-	// FCMTransport names what carries the sends (fcm.ClientOptions.Transport;
-	// "" is the lean client).
-	FCMTransport string
-	// FCMProjectRate is the sends a minute of all apps of one FCM project
-	// (herald.DefaultFCMProjectRate when zero).
-	FCMProjectRate int
-	// WebhookAllowPrivate allows http and private webhook addresses.
-	WebhookAllowPrivate bool
+	// FCM is how the node reaches FCM.
+	FCM FCM
+	// Webhook is how webhooks are sent; its AllowPrivate also relaxes the
+	// admin API's check of webhook URLs (HERALD_WEBHOOK_ALLOW_PRIVATE).
+	Webhook webhook.SenderOptions
+	// API is the public API's rate limits (zero for none).
+	API api.Limits
+	// Admin is the admin listener's settings; an empty AdminURL is
+	// "http://" and the admin listener's address.
+	Admin admin.Options
 	// RetentionDays is how long a finished push's body and rows are kept
 	// (HERALD_RETENTION_DAYS; herald.DefaultRetentionDays when zero).
 	RetentionDays int
-	// TrustProxy trusts the admin listener's forwarded headers.
-	TrustProxy bool
-	// RequireTOTP makes admins enrol TOTP before any dashboard page;
-	// AdminURL is the admin listener's URL as browsers reach it ("http://"
-	// and the listener's address when empty); OIDC is the single sign-on
-	// provider (none when its Issuer is empty). See admin.Config.
-	RequireTOTP bool
-	AdminURL    string
-	OIDC        admin.OIDCConfig
-	// RateLimit, SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit
-	// are the public API's limits (see api.Config; zero for none).
-	RateLimit, SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
+}
+
+// Database is where a node's store is: PostgreSQL at URL when it is set
+// (HERALD_DATABASE_URL), else the embedded SQLite store at SQLitePath (its
+// directory locked by the caller).
+type Database struct {
+	URL, SQLitePath string
+}
+
+// FCM is how a node reaches FCM.
+type FCM struct {
+	// Endpoint is FCM's base URL (HERALD_FCM_ENDPOINT).
+	Endpoint string
+	// Client configures the FCM client (HERALD_FCM_ALLOW_ANY_TOKEN_URI,
+	// HERALD_FCM_TRANSPORT); its AllowAnyTokenURI also relaxes the admin
+	// API's check of uploaded service accounts. Its clock is the node's
+	// and its Timeout Overrides.FCMTimeout.
+	Client fcm.ClientOptions
+	// ProjectRate is the sends a minute of all apps of one FCM project
+	// (HERALD_FCM_PROJECT_RATE; herald.DefaultFCMProjectRate when zero).
+	ProjectRate int
 }
 
 // Overrides are what tests change in a node, apart from the production
 // Config: `herald serve` passes none. The zero value is production's.
 type Overrides struct {
-	// Now is the node's clock (time.Now when nil).
-	Now func() time.Time
-	// RiverNow is River's clock (River's own when nil), to make a
-	// scheduled or deferred job due without waiting.
-	RiverNow func() time.Time
+	// Clock is the node's clock, River's included (time.Now when nil): a
+	// scheduled or deferred job falls due when it reads the job's time.
+	Clock func() time.Time
 	// FanoutPage and SendSlice tune delivery (see delivery.Config; its
 	// defaults when zero).
 	FanoutPage int
@@ -100,8 +106,14 @@ type Overrides struct {
 	// package's 10 s when zero).
 	FCMTimeout time.Duration
 	// DeliveryStore wraps the store delivery works on (its jobs and the
-	// schedule watch), to inject faults.
+	// schedule watch), to inject faults; HandlerStore the one both
+	// listeners' handlers use.
 	DeliveryStore func(delivery.Store) delivery.Store
+	HandlerStore  func(handler.Store) handler.Store
+	// IdleQueue leaves River working no queue of Herald's: jobs are
+	// inserted and stay where they are (a scheduled push stays scheduled),
+	// for tests of what the handlers show of them.
+	IdleQueue bool
 }
 
 // Server is a running node.
@@ -123,6 +135,7 @@ type Server struct {
 
 	cfg       Config
 	over      Overrides
+	metrics   *metrics.Metrics
 	log       *slog.Logger
 	outage    *outage
 	queue     sqlstore.QueueRunner
@@ -159,12 +172,12 @@ func (s *Server) Log() *slog.Logger { return s.log }
 // start opens the store, then starts the workers and serves the listeners.
 func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) error {
 	cfg, o := s.cfg, s.over
-	db, store, migrated, err := Open(ctx, cfg.DatabaseURL, cfg.SQLitePath)
+	db, store, migrated, err := Open(ctx, cfg.Database.URL, cfg.Database.SQLitePath)
 	s.DB, s.Store, s.Migrated = db, store, migrated
 	if err != nil {
 		return err
 	}
-	s.Store.Now = o.Now
+	s.Store.Now = o.Clock
 	if s.Store.Now == nil {
 		s.Store.Now = time.Now
 	}
@@ -177,10 +190,12 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		return err
 	}
 	m := metrics.New(s.DB.JobsDB(), cfg.Version, cfg.Commit)
-	projectRate := cfg.FCMProjectRate
+	projectRate := cfg.FCM.ProjectRate
 	if projectRate == 0 {
 		projectRate = herald.DefaultFCMProjectRate
 	}
+	fcmOptions := cfg.FCM.Client
+	fcmOptions.Timeout = o.FCMTimeout
 	var ds delivery.Store = s.Store
 	if o.DeliveryStore != nil {
 		ds = o.DeliveryStore(ds)
@@ -188,8 +203,8 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 	s.Delivery = delivery.New(delivery.Config{
 		Observe:        m.Send,
 		Store:          ds,
-		Sender:         fcm.NewClient(cfg.FCMEndpoint, fcm.ClientOptions{AllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, Timeout: o.FCMTimeout, Transport: cfg.FCMTransport}),
-		Webhooks:       webhook.NewSender(webhook.SenderOptions{AllowPrivate: cfg.WebhookAllowPrivate}),
+		Sender:         fcm.NewClient(cfg.FCM.Endpoint, fcmOptions),
+		Webhooks:       webhook.NewSender(cfg.Webhook),
 		MasterKey:      s.MasterKey,
 		Logger:         s.log,
 		Now:            s.Store.Now,
@@ -210,21 +225,32 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		// holding their River jobs delays none of them
 		s.stopWatch = s.Delivery.StartScheduleWatch(ds)
 	}
-	adminURL := cfg.AdminURL
-	if adminURL == "" {
-		adminURL = "http://" + adminLn.Addr().String()
+	s.metrics = m
+	if s.cfg.Admin.AdminURL == "" {
+		s.cfg.Admin.AdminURL = "http://" + adminLn.Addr().String()
 	}
-	public, adminHandler := handler.New(handler.Deps{
-		Store: s.Store, Delivery: s.Delivery, MasterKey: s.MasterKey, AdminToken: s.AdminToken, Logger: s.log, Metrics: m,
-		Ready: func(r *http.Request) web.Readiness { return s.ready(r.Context()) }, Now: s.Store.Now,
-		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
-		AuthFailureRateLimit: cfg.AuthFailureRateLimit, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy,
-		RequireTOTP: cfg.RequireTOTP, AdminURL: adminURL, OIDC: cfg.OIDC,
-	})
+	public, adminHandler := s.Handlers(s.cfg, s.AdminToken)
 	s.PublicURL = s.serve(publicLn, public)
 	s.AdminURL = s.serve(adminLn, adminHandler)
 	return nil
+}
+
+// Handlers builds the node's two listeners' handlers (handler.New) on its
+// store, delivery, metrics and clock, with cfg's API limits, admin
+// settings and FCM and webhook checks and adminToken as the admin API's
+// token. New serves the pair built from its own Config; a test that needs
+// what a second node on the same database would serve (other limits,
+// another admin token) serves another pair.
+func (s *Server) Handlers(cfg Config, adminToken string) (public, adminHandler http.Handler) {
+	var hs handler.Store = s.Store
+	if s.over.HandlerStore != nil {
+		hs = s.over.HandlerStore(hs)
+	}
+	return handler.New(handler.Deps{
+		Store: hs, Delivery: s.Delivery, MasterKey: s.MasterKey, AdminToken: adminToken, Logger: s.log, Metrics: s.metrics,
+		Ready: func(r *http.Request) web.Readiness { return s.ready(r.Context()) }, Now: s.Store.Now,
+		API: cfg.API, Admin: cfg.Admin, FCM: cfg.FCM.Client, Webhook: cfg.Webhook,
+	})
 }
 
 // startQueue starts River on the store's database (see the engines'
@@ -234,8 +260,12 @@ func (s *Server) startQueue(ctx context.Context) error {
 	q, err := s.DB.StartQueue(ctx, func(poll time.Duration) *river.Config {
 		rc := s.Delivery.RiverConfig(poll, logger)
 		s.Retention.Register(rc)
-		if s.over.RiverNow != nil {
-			rc.Test.Time = riverClock(s.over.RiverNow)
+		if s.over.Clock != nil {
+			rc.Test.Time = riverClock(s.over.Clock)
+		}
+		if s.over.IdleQueue {
+			// River must work some queue to start: one no job is put in.
+			rc.Queues = map[string]river.QueueConfig{"herald_idle": {MaxWorkers: 1}}
 		}
 		return rc
 	}, s.log)

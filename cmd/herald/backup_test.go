@@ -13,6 +13,9 @@ import (
 	_ "modernc.org/sqlite"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/fcm"
+	"github.com/heraldpush/herald/server"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // TestOnlineBackup follows docs/operations.md: a backup taken with SQLite's
@@ -82,7 +85,8 @@ func restoreAndSend(t *testing.T, e *env, a testApp, backup string, masterKey []
 		t.Fatal(err)
 	}
 	cfg := config{Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: dir, AdminToken: e.adminTok,
-		FCMEndpoint: e.emuURL, FCMAllowAnyTokenURI: true, WebhookAllowPrivate: true, LogLevel: "warn", LogFormat: "text"}
+		FCM: server.FCM{Endpoint: e.emuURL, Client: fcm.ClientOptions{AllowAnyTokenURI: true}}, Webhook: webhook.SenderOptions{AllowPrivate: true},
+		LogLevel: "warn", LogFormat: "text"}
 	svc, err := startService(context.Background(), cfg, io.Discard, io.Discard)
 	if err != nil {
 		t.Fatalf("start on the restored backup: %v", err)

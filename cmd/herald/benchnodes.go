@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/bench"
+	"github.com/heraldpush/herald/server"
 )
 
 // benchSetup is where the bench's server runs: engine, database and nodes.
@@ -85,7 +86,7 @@ func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logO
 	adminToken := "ha_" + herald.NewSecretKey()[3:]
 	masterKey := herald.NewMasterKeyText()
 	if b.nodes == 0 {
-		return benchServer(ctx, config{DatabaseURL: dbURL, AdminToken: adminToken, MasterKey: masterKey, FCMEndpoint: fcmEndpoint,
+		return benchServer(ctx, config{DatabaseURL: dbURL, AdminToken: adminToken, MasterKey: masterKey, FCM: server.FCM{Endpoint: fcmEndpoint},
 			FCMProjectRate: benchProjectRate}, logOut)
 	}
 	env := []string{
@@ -116,7 +117,7 @@ func benchServer(ctx context.Context, cfg config, logOut io.Writer) (bench.Serve
 		return bench.Server{}, err
 	}
 	cfg.Addr, cfg.AdminAddr, cfg.DataDir = "127.0.0.1:0", "127.0.0.1:0", dir
-	cfg.FCMAllowAnyTokenURI, cfg.WebhookAllowPrivate = true, true
+	cfg.FCM.Client.AllowAnyTokenURI, cfg.Webhook.AllowPrivate = true, true
 	cfg.LogLevel, cfg.LogFormat = "warn", "text"
 	if err := cfg.validate(); err != nil {
 		return bench.Server{}, errors.Join(err, os.RemoveAll(dir))

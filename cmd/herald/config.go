@@ -17,53 +17,47 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/admin"
+	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/server"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // config is the whole configuration of `herald serve`: defaults, then
 // HERALD_* variables, then flags. It is validated once.
 type config struct {
-	Addr                string
-	AdminAddr           string
-	DataDir             string
-	DatabaseURL         string
-	AdminToken          string
-	MasterKey           string
-	FCMEndpoint         string
-	FCMAllowAnyTokenURI bool
-	// FCMTransport names what carries the sends to FCM: fcm.TransportLean
-	// or fcm.TransportStandard.
-	FCMTransport        string
-	WebhookAllowPrivate bool
-	LogLevel            string
-	LogFormat           string
-	RateLimit           float64
-	// SDKRateLimit and SDKClientRateLimit limit the SDK API per app and
-	// per client address; AuthFailureRateLimit limits failed Server API
-	// authentications per client address and per app (requests per
-	// second on this node, bursts of twice that, zero for none).
-	SDKRateLimit         float64
-	SDKClientRateLimit   float64
-	AuthFailureRateLimit float64
-	Demo                 bool
+	Addr        string
+	AdminAddr   string
+	DataDir     string
+	DatabaseURL string
+	AdminToken  string
+	MasterKey   string
+	// FCM is how the node reaches FCM: its endpoint and client options
+	// (FCM.Client.Transport is fcm.TransportLean or fcm.TransportStandard);
+	// its ProjectRate is filled from FCMProjectRate once validated.
+	FCM server.FCM
+	// Webhook is how webhooks are sent (HERALD_WEBHOOK_ALLOW_PRIVATE).
+	Webhook   webhook.SenderOptions
+	LogLevel  string
+	LogFormat string
+	// API is the public API's rate limits: the Server and SDK APIs per app,
+	// the SDK API per client address, and failed Server API
+	// authentications per client address and per app (requests per second
+	// on this node, bursts of twice that, zero for none).
+	API  api.Limits
+	Demo bool
 	// DemoFCMAddr is where --demo serves its FCM emulator: a fixed port,
 	// so that apps set up against the demo keep working after a restart.
 	DemoFCMAddr string
-	// TrustProxy trusts X-Forwarded-Proto and X-Forwarded-For on the admin
-	// listener: its session cookie is Secure behind a TLS proxy, and failed
-	// sign-ins are counted per real client.
-	TrustProxy bool
-	// AdminURL is the admin listener's address as browsers reach it, which
-	// setup links and single sign-on's redirect URI (AdminURL +
-	// "/oidc/callback") start with; "" is http:// and the admin listener's
-	// address.
-	AdminURL string
-	// RequireTOTP makes admins enrol TOTP before any dashboard page.
-	RequireTOTP bool
-	// OIDCIssuer, OIDCClientID and OIDCClientSecret configure single
-	// sign-on by OpenID Connect (none when the issuer is empty).
-	OIDCIssuer, OIDCClientID, OIDCClientSecret string
+	// Admin is the admin listener's settings: TrustProxy trusts
+	// X-Forwarded-Proto and X-Forwarded-For (its session cookie is Secure
+	// behind a TLS proxy, and failed sign-ins are counted per real
+	// client); AdminURL is its address as browsers reach it, which setup
+	// links and single sign-on's redirect URI (AdminURL + "/oidc/callback")
+	// start with ("" is http:// and the admin listener's address);
+	// RequireTOTP makes admins enrol TOTP before any dashboard page; OIDC
+	// configures single sign-on (none when the issuer is empty).
+	Admin admin.Options
 	// FCMProjectRate is HERALD_FCM_PROJECT_RATE as given: sends a minute
 	// of all apps of one FCM project together (see fcmProjectRate).
 	FCMProjectRate string
@@ -80,8 +74,8 @@ type config struct {
 
 // clock returns the configured clock, the real one by default.
 func (c *config) clock() func() time.Time {
-	if c.overrides.Now != nil {
-		return c.overrides.Now
+	if c.overrides.Clock != nil {
+		return c.overrides.Clock
 	}
 	return time.Now
 }
@@ -103,39 +97,32 @@ func loadConfigFor(name string, args []string, getenv func(string) string, stdou
 	}
 	envBool := func(name string) bool { b, _ := strconv.ParseBool(getenv(name)); return b }
 	c := config{
-		Addr:                 env("HERALD_ADDR", "127.0.0.1:8080"),
-		AdminAddr:            env("HERALD_ADMIN_ADDR", "127.0.0.1:8081"),
-		DataDir:              env("HERALD_DATA_DIR", "./herald-data"),
-		DatabaseURL:          getenv("HERALD_DATABASE_URL"),
-		AdminToken:           getenv("HERALD_ADMIN_TOKEN"),
-		MasterKey:            getenv("HERALD_MASTER_KEY"),
-		FCMEndpoint:          env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"),
-		FCMAllowAnyTokenURI:  envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"),
-		FCMTransport:         env("HERALD_FCM_TRANSPORT", fcm.TransportLean),
-		FCMProjectRate:       env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
-		RetentionDays:        env("HERALD_RETENTION_DAYS", strconv.Itoa(herald.DefaultRetentionDays)),
-		WebhookAllowPrivate:  envBool("HERALD_WEBHOOK_ALLOW_PRIVATE"),
-		TrustProxy:           envBool("HERALD_TRUST_PROXY"),
-		RequireTOTP:          envBool("HERALD_REQUIRE_TOTP"),
-		AdminURL:             getenv("HERALD_ADMIN_URL"),
-		OIDCIssuer:           getenv("HERALD_OIDC_ISSUER"),
-		OIDCClientID:         getenv("HERALD_OIDC_CLIENT_ID"),
-		OIDCClientSecret:     getenv("HERALD_OIDC_CLIENT_SECRET"),
-		DemoFCMAddr:          "127.0.0.1:9099",
-		LogLevel:             env("HERALD_LOG_LEVEL", "info"),
-		LogFormat:            env("HERALD_LOG_FORMAT", "text"),
-		RateLimit:            5000,
-		SDKRateLimit:         3000,
-		SDKClientRateLimit:   50,
-		AuthFailureRateLimit: 10,
+		Addr:        env("HERALD_ADDR", "127.0.0.1:8080"),
+		AdminAddr:   env("HERALD_ADMIN_ADDR", "127.0.0.1:8081"),
+		DataDir:     env("HERALD_DATA_DIR", "./herald-data"),
+		DatabaseURL: getenv("HERALD_DATABASE_URL"),
+		AdminToken:  getenv("HERALD_ADMIN_TOKEN"),
+		MasterKey:   getenv("HERALD_MASTER_KEY"),
+		FCM: server.FCM{Endpoint: env("HERALD_FCM_ENDPOINT", "https://fcm.googleapis.com"), Client: fcm.ClientOptions{
+			AllowAnyTokenURI: envBool("HERALD_FCM_ALLOW_ANY_TOKEN_URI"), Transport: env("HERALD_FCM_TRANSPORT", fcm.TransportLean)}},
+		FCMProjectRate: env("HERALD_FCM_PROJECT_RATE", strconv.Itoa(herald.DefaultFCMProjectRate)),
+		RetentionDays:  env("HERALD_RETENTION_DAYS", strconv.Itoa(herald.DefaultRetentionDays)),
+		Webhook:        webhook.SenderOptions{AllowPrivate: envBool("HERALD_WEBHOOK_ALLOW_PRIVATE")},
+		Admin: admin.Options{TrustProxy: envBool("HERALD_TRUST_PROXY"), RequireTOTP: envBool("HERALD_REQUIRE_TOTP"),
+			AdminURL: getenv("HERALD_ADMIN_URL"), OIDC: admin.OIDCConfig{Issuer: getenv("HERALD_OIDC_ISSUER"),
+				ClientID: getenv("HERALD_OIDC_CLIENT_ID"), ClientSecret: getenv("HERALD_OIDC_CLIENT_SECRET")}},
+		DemoFCMAddr: "127.0.0.1:9099",
+		LogLevel:    env("HERALD_LOG_LEVEL", "info"),
+		LogFormat:   env("HERALD_LOG_FORMAT", "text"),
+		API:         api.Limits{Server: 5000, SDK: 3000, SDKClient: 50, AuthFailure: 10},
 	}
 	var errs []error
 	for _, r := range []struct {
 		name  string
 		field *float64
 	}{
-		{"HERALD_RATE_LIMIT", &c.RateLimit}, {"HERALD_SDK_RATE_LIMIT", &c.SDKRateLimit},
-		{"HERALD_SDK_CLIENT_RATE_LIMIT", &c.SDKClientRateLimit}, {"HERALD_AUTH_FAILURE_RATE_LIMIT", &c.AuthFailureRateLimit},
+		{"HERALD_RATE_LIMIT", &c.API.Server}, {"HERALD_SDK_RATE_LIMIT", &c.API.SDK},
+		{"HERALD_SDK_CLIENT_RATE_LIMIT", &c.API.SDKClient}, {"HERALD_AUTH_FAILURE_RATE_LIMIT", &c.API.AuthFailure},
 	} {
 		errs = append(errs, envRate(getenv, r.name, r.field))
 	}
@@ -175,24 +162,34 @@ func (c *config) flags(fs *flag.FlagSet, name string) {
 	fs.StringVar(&c.AdminAddr, "admin-addr", c.AdminAddr, "admin listener address (HERALD_ADMIN_ADDR)")
 	fs.StringVar(&c.AdminToken, "admin-token", c.AdminToken, "admin bearer token (HERALD_ADMIN_TOKEN)")
 	fs.StringVar(&c.MasterKey, "master-key", c.MasterKey, "base64 32-byte key for secrets at rest (HERALD_MASTER_KEY)")
-	fs.StringVar(&c.FCMEndpoint, "fcm-endpoint", c.FCMEndpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
-	fs.StringVar(&c.FCMTransport, "fcm-transport", c.FCMTransport, "what sends to FCM: lean (Herald's HTTP/2 client) or standard (net/http's) (HERALD_FCM_TRANSPORT)")
+	fs.StringVar(&c.FCM.Endpoint, "fcm-endpoint", c.FCM.Endpoint, "FCM base URL (HERALD_FCM_ENDPOINT)")
+	fs.StringVar(&c.FCM.Client.Transport, "fcm-transport", c.FCM.Client.Transport, "what sends to FCM: lean (Herald's HTTP/2 client) or standard (net/http's) (HERALD_FCM_TRANSPORT)")
 	fs.StringVar(&c.FCMProjectRate, "fcm-project-rate", c.FCMProjectRate, "FCM sends a minute of all apps whose service accounts name one project, together: 1 to 10000000 (HERALD_FCM_PROJECT_RATE)")
 	fs.StringVar(&c.RetentionDays, "retention-days", c.RetentionDays, fmt.Sprintf("days a finished push's body, deliveries and events are kept: a whole number, at least %d (HERALD_RETENTION_DAYS)", herald.MinRetentionDays))
-	fs.BoolVar(&c.FCMAllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCMAllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
-	fs.BoolVar(&c.WebhookAllowPrivate, "webhook-allow-private", c.WebhookAllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
-	fs.StringVar(&c.AdminURL, "admin-url", c.AdminURL, "the admin listener's URL as browsers reach it, which setup links and single sign-on's redirect start with; http:// and the admin address by default (HERALD_ADMIN_URL)")
-	fs.BoolVar(&c.TrustProxy, "trust-proxy", c.TrustProxy, "the admin listener is behind a proxy that sets X-Forwarded-Proto and X-Forwarded-For: trust them (HERALD_TRUST_PROXY)")
-	fs.BoolVar(&c.RequireTOTP, "require-totp", c.RequireTOTP, "admins must set up TOTP before any other dashboard page (HERALD_REQUIRE_TOTP)")
-	fs.StringVar(&c.OIDCIssuer, "oidc-issuer", c.OIDCIssuer, "OpenID Connect issuer URL for dashboard single sign-on; https, or http on loopback (HERALD_OIDC_ISSUER)")
-	fs.StringVar(&c.OIDCClientID, "oidc-client-id", c.OIDCClientID, "OpenID Connect client ID (HERALD_OIDC_CLIENT_ID)")
-	fs.StringVar(&c.OIDCClientSecret, "oidc-client-secret", c.OIDCClientSecret, "OpenID Connect client secret (HERALD_OIDC_CLIENT_SECRET)")
-	fs.Float64Var(&c.RateLimit, "rate-limit", c.RateLimit, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
-	fs.Float64Var(&c.SDKRateLimit, "sdk-rate-limit", c.SDKRateLimit, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
-	fs.Float64Var(&c.SDKClientRateLimit, "sdk-client-rate-limit", c.SDKClientRateLimit, "SDK API requests per second per client address on this node, 0 for none (HERALD_SDK_CLIENT_RATE_LIMIT)")
-	fs.Float64Var(&c.AuthFailureRateLimit, "auth-failure-rate-limit", c.AuthFailureRateLimit, "failed Server API authentications per second per client address and per app on this node, 0 for none (HERALD_AUTH_FAILURE_RATE_LIMIT)")
+	fs.BoolVar(&c.FCM.Client.AllowAnyTokenURI, "fcm-allow-any-token-uri", c.FCM.Client.AllowAnyTokenURI, "accept service accounts with any token_uri (HERALD_FCM_ALLOW_ANY_TOKEN_URI)")
+	fs.BoolVar(&c.Webhook.AllowPrivate, "webhook-allow-private", c.Webhook.AllowPrivate, "allow http and private webhook addresses (HERALD_WEBHOOK_ALLOW_PRIVATE)")
+	fs.StringVar(&c.Admin.AdminURL, "admin-url", c.Admin.AdminURL, "the admin listener's URL as browsers reach it, which setup links and single sign-on's redirect start with; http:// and the admin address by default (HERALD_ADMIN_URL)")
+	fs.BoolVar(&c.Admin.TrustProxy, "trust-proxy", c.Admin.TrustProxy, "the admin listener is behind a proxy that sets X-Forwarded-Proto and X-Forwarded-For: trust them (HERALD_TRUST_PROXY)")
+	fs.BoolVar(&c.Admin.RequireTOTP, "require-totp", c.Admin.RequireTOTP, "admins must set up TOTP before any other dashboard page (HERALD_REQUIRE_TOTP)")
+	fs.StringVar(&c.Admin.OIDC.Issuer, "oidc-issuer", c.Admin.OIDC.Issuer, "OpenID Connect issuer URL for dashboard single sign-on; https, or http on loopback (HERALD_OIDC_ISSUER)")
+	fs.StringVar(&c.Admin.OIDC.ClientID, "oidc-client-id", c.Admin.OIDC.ClientID, "OpenID Connect client ID (HERALD_OIDC_CLIENT_ID)")
+	fs.StringVar(&c.Admin.OIDC.ClientSecret, "oidc-client-secret", c.Admin.OIDC.ClientSecret, "OpenID Connect client secret (HERALD_OIDC_CLIENT_SECRET)")
+	fs.Float64Var(&c.API.Server, "rate-limit", c.API.Server, "Server API requests per second per app on this node, 0 for none (HERALD_RATE_LIMIT)")
+	fs.Float64Var(&c.API.SDK, "sdk-rate-limit", c.API.SDK, "SDK API requests per second per app on this node, 0 for none (HERALD_SDK_RATE_LIMIT)")
+	fs.Float64Var(&c.API.SDKClient, "sdk-client-rate-limit", c.API.SDKClient, "SDK API requests per second per client address on this node, 0 for none (HERALD_SDK_CLIENT_RATE_LIMIT)")
+	fs.Float64Var(&c.API.AuthFailure, "auth-failure-rate-limit", c.API.AuthFailure, "failed Server API authentications per second per client address and per app on this node, 0 for none (HERALD_AUTH_FAILURE_RATE_LIMIT)")
 	fs.BoolVar(&c.Demo, "demo", false, "start an in-process FCM emulator and a demo app")
 	fs.StringVar(&c.DemoFCMAddr, "demo-fcm-addr", c.DemoFCMAddr, "address of the demo's FCM emulator (with --demo)")
+}
+
+// node is the node's configuration (server.Config) but for its secrets
+// and logs, which startService adds.
+func (c *config) node() server.Config {
+	fcmConfig := c.FCM
+	fcmConfig.ProjectRate, _ = c.fcmProjectRate() // validated by loadConfig
+	days, _ := c.retentionDays()
+	return server.Config{Database: server.Database{URL: c.DatabaseURL, SQLitePath: c.sqlitePath()},
+		FCM: fcmConfig, Webhook: c.Webhook, API: c.API, Admin: c.Admin, RetentionDays: days}
 }
 
 // source names a setting as the user gave it: the flag when one was typed,
@@ -224,8 +221,8 @@ func (c *config) validate() error {
 		flag string
 		v    float64
 	}{
-		{"rate-limit", c.RateLimit}, {"sdk-rate-limit", c.SDKRateLimit},
-		{"sdk-client-rate-limit", c.SDKClientRateLimit}, {"auth-failure-rate-limit", c.AuthFailureRateLimit},
+		{"rate-limit", c.API.Server}, {"sdk-rate-limit", c.API.SDK},
+		{"sdk-client-rate-limit", c.API.SDKClient}, {"auth-failure-rate-limit", c.API.AuthFailure},
 	} {
 		if r.v < 0 || math.IsInf(r.v, 0) || math.IsNaN(r.v) {
 			errs = append(errs, fmt.Errorf("%s: %v is not a non-negative number", c.source(r.flag, "HERALD_"+strings.ToUpper(strings.ReplaceAll(r.flag, "-", "_"))), r.v))
@@ -251,19 +248,19 @@ func (c *config) validate() error {
 	if _, err := c.fcmProjectRate(); err != nil {
 		errs = append(errs, err)
 	}
-	if c.AdminURL != "" {
-		if u, err := url.Parse(c.AdminURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
-			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL such as https://herald-admin.example.com", c.source("admin-url", "HERALD_ADMIN_URL"), c.AdminURL))
+	if c.Admin.AdminURL != "" {
+		if u, err := url.Parse(c.Admin.AdminURL); err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" || u.Fragment != "" {
+			errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL such as https://herald-admin.example.com", c.source("admin-url", "HERALD_ADMIN_URL"), c.Admin.AdminURL))
 		}
 	}
 	if _, err := c.retentionDays(); err != nil {
 		errs = append(errs, err)
 	}
-	if !strings.HasPrefix(c.FCMEndpoint, "http://") && !strings.HasPrefix(c.FCMEndpoint, "https://") {
-		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCMEndpoint))
+	if !strings.HasPrefix(c.FCM.Endpoint, "http://") && !strings.HasPrefix(c.FCM.Endpoint, "https://") {
+		errs = append(errs, fmt.Errorf("%s: %q is not an http(s) URL", c.source("fcm-endpoint", "HERALD_FCM_ENDPOINT"), c.FCM.Endpoint))
 	}
-	if c.FCMTransport != "" && c.FCMTransport != fcm.TransportLean && c.FCMTransport != fcm.TransportStandard {
-		errs = append(errs, fmt.Errorf("%s: %q is neither %s nor %s", c.source("fcm-transport", "HERALD_FCM_TRANSPORT"), c.FCMTransport, fcm.TransportLean, fcm.TransportStandard))
+	if t := c.FCM.Client.Transport; t != "" && t != fcm.TransportLean && t != fcm.TransportStandard {
+		errs = append(errs, fmt.Errorf("%s: %q is neither %s nor %s", c.source("fcm-transport", "HERALD_FCM_TRANSPORT"), t, fcm.TransportLean, fcm.TransportStandard))
 	}
 	return errors.Join(append(errs, c.oidcProblems()...)...)
 }
@@ -271,17 +268,18 @@ func (c *config) validate() error {
 // oidcProblems checks the single sign-on settings: an issuer needs a
 // client ID, and is https but on a loopback address.
 func (c *config) oidcProblems() []error {
-	if c.OIDCIssuer == "" {
-		if c.OIDCClientID != "" || c.OIDCClientSecret != "" {
+	oidc := c.Admin.OIDC
+	if oidc.Issuer == "" {
+		if oidc.ClientID != "" || oidc.ClientSecret != "" {
 			return []error{fmt.Errorf("%s: a client is set without an issuer", c.source("oidc-issuer", "HERALD_OIDC_ISSUER"))}
 		}
 		return nil
 	}
 	var errs []error
-	if err := admin.CheckOIDCIssuer(c.OIDCIssuer); err != nil {
+	if err := admin.CheckOIDCIssuer(oidc.Issuer); err != nil {
 		errs = append(errs, fmt.Errorf("%s: %w", c.source("oidc-issuer", "HERALD_OIDC_ISSUER"), err))
 	}
-	if c.OIDCClientID == "" {
+	if oidc.ClientID == "" {
 		errs = append(errs, fmt.Errorf("%s: required with an issuer", c.source("oidc-client-id", "HERALD_OIDC_CLIENT_ID")))
 	}
 	return errs

@@ -32,7 +32,7 @@ func startDemoEmulator(cfg *config) (stop func() error, err error) {
 	if err != nil {
 		return nil, fmt.Errorf("demo FCM emulator on %s (change it with --demo-fcm-addr): %w", cfg.DemoFCMAddr, err)
 	}
-	cfg.FCMEndpoint, cfg.FCMAllowAnyTokenURI, cfg.WebhookAllowPrivate = url, true, true
+	cfg.FCM.Endpoint, cfg.FCM.Client.AllowAnyTokenURI, cfg.Webhook.AllowPrivate = url, true, true
 	return stop, nil
 }
 
@@ -70,7 +70,7 @@ func setUpDemo(ctx context.Context, svc *service, stdout io.Writer) error {
 // emulator moved).
 func demoCredentials(cfg config) (path string, creds []byte, err error) {
 	path = filepath.Join(cfg.DataDir, demoServiceAccount)
-	tokenURI := cfg.FCMEndpoint + "/token"
+	tokenURI := cfg.FCM.Endpoint + "/token"
 	if b, err := os.ReadFile(path); err == nil {
 		var sa struct {
 			TokenURI string `json:"token_uri"`
@@ -150,8 +150,8 @@ Apps you create yourself send through the same emulator once you upload the
 service-account file above to them (dashboard: the app's FCM card; or
 PUT /admin/v1/apps/{appId}/fcm-credentials with the file as the body).
 
-`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, where, svc.AdminURL, ref, svc.cfg.FCMEndpoint, credsPath,
-		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCMEndpoint, ref, svc.AdminURL, app.AppID)
+`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, where, svc.AdminURL, ref, svc.cfg.FCM.Endpoint, credsPath,
+		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCM.Endpoint, ref, svc.AdminURL, app.AppID)
 }
 
 // adminTokenRef is how the demo's text names the admin token without

@@ -22,8 +22,8 @@ func TestFCMTransportConfig(t *testing.T) {
 		{"", nil, "lean"}, {"standard", nil, "standard"}, {"standard", []string{"--fcm-transport", "lean"}, "lean"},
 	} {
 		c, err := load(map[string]string{"HERALD_FCM_TRANSPORT": tc.env}, tc.args...)
-		if err != nil || c.FCMTransport != tc.want {
-			t.Errorf("%q %v: got %q, %v, want %q", tc.env, tc.args, c.FCMTransport, err, tc.want)
+		if err != nil || c.FCM.Client.Transport != tc.want {
+			t.Errorf("%q %v: got %q, %v, want %q", tc.env, tc.args, c.FCM.Client.Transport, err, tc.want)
 		}
 	}
 	if _, err := load(map[string]string{"HERALD_FCM_TRANSPORT": "fast"}); err == nil || !strings.Contains(err.Error(), "HERALD_FCM_TRANSPORT") {

@@ -7,11 +7,14 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/postgres/pgtest"
+	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
+	"github.com/heraldpush/herald/webhook"
 )
 
 // env is a running herald serve with an FCM emulator, for the tests of
@@ -69,7 +72,7 @@ const testMasterKey = "AAECAwQFBgcICQoLDA0ODxAREhMUFRYXGBkaGxwdHh8="
 func (e *env) config(tweak ...func(*config)) config {
 	cfg := config{
 		Addr: "127.0.0.1:0", AdminAddr: "127.0.0.1:0", DataDir: e.dataDir, AdminToken: e.adminTok,
-		FCMEndpoint: e.emuURL, FCMAllowAnyTokenURI: true, WebhookAllowPrivate: true,
+		FCM: server.FCM{Endpoint: e.emuURL, Client: fcm.ClientOptions{AllowAnyTokenURI: true}}, Webhook: webhook.SenderOptions{AllowPrivate: true},
 		LogLevel: "info", LogFormat: "text",
 	}
 	if e.dbURL != "" {

@@ -1,7 +1,7 @@
 // Command herald is Herald's one binary: the service (serve), its schema
 // (migrate), the FCM emulator, the benchmark and operator commands. serve
-// opens the store, builds delivery and River, and hands them to
-// handler.New, which assembles both listeners as the tests do.
+// fills server.Config from its flags and HERALD_* variables and starts the
+// node with server.New, which assembles it as the tests do.
 package main
 
 import (

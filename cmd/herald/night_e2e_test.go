@@ -35,7 +35,7 @@ func TestNightDeferralRestart(t *testing.T) {
 		return clk.Now().After(morning.Add(time.Second))
 	})
 	testenv.WantDelivered(t, e.Harness, a, id, "all")
-	e.startService(func(c *config) { c.overrides.Now = clk.Now })
+	e.startService(func(c *config) { c.overrides.Clock = clk.Now })
 	testenv.WantMorning(t, e.Harness, clk, a, id, morning)
 }
 
@@ -45,7 +45,7 @@ func startNightNodes(t *testing.T, clk *testClock, morning time.Time) (*env, tes
 	t.Helper()
 	clk.Run(morning.Add(-time.Hour))
 	e := startClocked(t, clk)
-	other, err := startService(context.Background(), e.config(func(c *config) { c.overrides.Now = clk.Now }), io.Discard, e.logs)
+	other, err := startService(context.Background(), e.config(func(c *config) { c.overrides.Clock = clk.Now }), io.Discard, e.logs)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -71,7 +71,7 @@ func TestNightDeferralNodes(t *testing.T) {
 	if err := e.svc.shutdown(); err != nil { // the accepting node goes away
 		t.Fatal(err)
 	}
-	e.startService(func(c *config) { c.overrides.Now = clk.Now })
+	e.startService(func(c *config) { c.overrides.Clock = clk.Now })
 	testenv.WantMorning(t, e.Harness, clk, a, id, morning)
 	var workers int
 	if err := e.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND args->>'pushId' = ? AND args->>'morning' IS NOT NULL`,

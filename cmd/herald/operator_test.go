@@ -85,8 +85,8 @@ func TestAdminURL(t *testing.T) {
 	load := func(env map[string]string, args ...string) (config, error) {
 		return loadConfig(args, func(k string) string { return env[k] }, io.Discard)
 	}
-	if c, err := load(map[string]string{"HERALD_ADMIN_URL": "https://herald-admin.example.com"}); err != nil || c.AdminURL != "https://herald-admin.example.com" {
-		t.Errorf("HERALD_ADMIN_URL: got (%q, %v)", c.AdminURL, err)
+	if c, err := load(map[string]string{"HERALD_ADMIN_URL": "https://herald-admin.example.com"}); err != nil || c.Admin.AdminURL != "https://herald-admin.example.com" {
+		t.Errorf("HERALD_ADMIN_URL: got (%q, %v)", c.Admin.AdminURL, err)
 	}
 	for _, bad := range []string{"herald-admin.example.com", "ftp://x", "https://", "https://x/?a=b"} {
 		if _, err := load(nil, "--admin-url", bad); err == nil || !strings.Contains(err.Error(), "--admin-url") {
@@ -94,7 +94,7 @@ func TestAdminURL(t *testing.T) {
 		}
 	}
 
-	e := start(t, func(c *config) { c.AdminURL = "https://herald-admin.example.com/" })
+	e := start(t, func(c *config) { c.Admin.AdminURL = "https://herald-admin.example.com/" })
 	var out, errOut bytes.Buffer
 	err := run(context.Background(), []string{"operator", "add", "--email", "a@example.com", "--name", "A", "--role", "admin",
 		"--server", e.svc.AdminURL, "--token", e.adminTok}, func(string) string { return "" }, &out, &errOut)

@@ -15,12 +15,12 @@ func TestRateLimitConfig(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c.RateLimit != 5000 || c.SDKRateLimit != 3000 || c.SDKClientRateLimit != 50 || c.AuthFailureRateLimit != 10 {
-		t.Errorf("defaults: got %v/%v/%v/%v, want 5000/3000/50/10", c.RateLimit, c.SDKRateLimit, c.SDKClientRateLimit, c.AuthFailureRateLimit)
+	if c.API.Server != 5000 || c.API.SDK != 3000 || c.API.SDKClient != 50 || c.API.AuthFailure != 10 {
+		t.Errorf("defaults: got %v/%v/%v/%v, want 5000/3000/50/10", c.API.Server, c.API.SDK, c.API.SDKClient, c.API.AuthFailure)
 	}
 	c, err = load(map[string]string{"HERALD_SDK_RATE_LIMIT": "0", "HERALD_SDK_CLIENT_RATE_LIMIT": "7.5"}, "--auth-failure-rate-limit", "3")
-	if err != nil || c.SDKRateLimit != 0 || c.SDKClientRateLimit != 7.5 || c.AuthFailureRateLimit != 3 {
-		t.Errorf("set: got (%v/%v/%v, %v), want (0/7.5/3, nil)", c.SDKRateLimit, c.SDKClientRateLimit, c.AuthFailureRateLimit, err)
+	if err != nil || c.API.SDK != 0 || c.API.SDKClient != 7.5 || c.API.AuthFailure != 3 {
+		t.Errorf("set: got (%v/%v/%v, %v), want (0/7.5/3, nil)", c.API.SDK, c.API.SDKClient, c.API.AuthFailure, err)
 	}
 	for _, bad := range []string{"-1", "fast", "Inf", "NaN"} {
 		if _, err := load(map[string]string{"HERALD_AUTH_FAILURE_RATE_LIMIT": bad}); err == nil || !strings.Contains(err.Error(), "HERALD_AUTH_FAILURE_RATE_LIMIT") {

@@ -15,7 +15,7 @@ import (
 // credentials file by its flag, --file, not the request's body.
 func TestRefusalsNameTheSetting(t *testing.T) {
 	t.Parallel()
-	e := start(t, func(c *config) { c.FCMAllowAnyTokenURI, c.WebhookAllowPrivate = false, false })
+	e := start(t, func(c *config) { c.FCM.Client.AllowAnyTokenURI, c.Webhook.AllowPrivate = false, false })
 	a := e.NewAppWithoutFCM(nil)
 	cli := func(args ...string) error {
 		_, _, err := heraldCLI(t, nil, append(append([]string{"app"}, args...), "--server", e.svc.AdminURL, "--token", e.adminTok)...)

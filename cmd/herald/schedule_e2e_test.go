@@ -17,14 +17,14 @@ type testClock = testenv.Clock
 
 func startClocked(t *testing.T, clk *testClock) *env {
 	t.Helper()
-	return startWith(t, emulator.Options{}, func(c *config) { c.overrides.Now = clk.Now })
+	return startWith(t, emulator.Options{}, func(c *config) { c.overrides.Clock = clk.Now })
 }
 
-// startSlotted runs the service on clk, with River on clk.River, for a
-// test of a real scheduled send (nextSlot, startSlot).
-// slotted sets the clocks of startSlotted.
+// startSlotted runs the service on clk, River's clock too, for a test of
+// a real scheduled send (nextSlot, startSlot).
+// slotted sets the clock of startSlotted.
 func slotted(c *testClock) func(*config) {
-	return func(cfg *config) { cfg.overrides.Now, cfg.overrides.RiverNow = c.Now, c.River }
+	return func(cfg *config) { cfg.overrides.Clock = c.Now }
 }
 
 func startSlotted(t *testing.T, clk *testClock) *env {
@@ -50,18 +50,16 @@ func nextSlot(clk *testClock) (time.Time, string) {
 
 // slotRunUp is how long before the send time startSlot starts the clock:
 // room for River to make the job due (its scheduler passes every 5 s, and
-// the jump of River's clock may cost its leader a term of 5 s) and for
+// the jump of the clock may cost River's leader a term of 5 s) and for
 // the job to start and wait in-process for the exact time, as a real
 // scheduled send's job does.
 const slotRunUp = 15 * time.Second
 
 // startSlot lets the clock of nextSlot run, skipping all but slotRunUp of
-// the minute of lead: Herald's clock from slotRunUp before the send time,
-// River's clock (startSlotted) ahead of the real one by the full lead, so
-// that the job River holds for a real minute after the request is due as
-// a real scheduled send's job is by then.
+// the minute of lead: the node's clock, River's included, from slotRunUp
+// before the send time, so that the job River holds until shortly before
+// it is due as a real scheduled send's job is by then.
 func startSlot(clk *testClock, at time.Time) {
-	clk.AdvanceRiver(61 * time.Second)
 	clk.Run(at.Add(-slotRunUp))
 }
 

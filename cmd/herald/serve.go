@@ -12,7 +12,6 @@ import (
 	"sync"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlite"
 )
@@ -126,21 +125,12 @@ func startService(ctx context.Context, cfg config, stdout, logOut io.Writer) (_ 
 		}
 	}
 	v, commit, _ := buildInfo()
-	projectRate, _ := cfg.fcmProjectRate() // validated by loadConfig
-	retentionDays, _ := cfg.retentionDays()
-	s.Server, err = server.New(ctx, server.Config{
-		DatabaseURL: cfg.DatabaseURL, SQLitePath: cfg.sqlitePath(),
-		Secrets: func(ctx context.Context, srv *server.Server) (*herald.MasterKey, string, error) {
-			return s.secrets(ctx, srv, stdout)
-		},
-		Logger: log, RiverLogger: cfg.loggerAt(logOut, slog.LevelWarn), Version: v, Commit: commit,
-		FCMEndpoint: cfg.FCMEndpoint, FCMAllowAnyTokenURI: cfg.FCMAllowAnyTokenURI, FCMTransport: cfg.FCMTransport, FCMProjectRate: projectRate,
-		WebhookAllowPrivate: cfg.WebhookAllowPrivate, TrustProxy: cfg.TrustProxy, AdminURL: cfg.AdminURL,
-		RequireTOTP: cfg.RequireTOTP, RetentionDays: retentionDays,
-		OIDC:      admin.OIDCConfig{Issuer: cfg.OIDCIssuer, ClientID: cfg.OIDCClientID, ClientSecret: cfg.OIDCClientSecret},
-		RateLimit: cfg.RateLimit, SDKRateLimit: cfg.SDKRateLimit, SDKClientRateLimit: cfg.SDKClientRateLimit,
-		AuthFailureRateLimit: cfg.AuthFailureRateLimit,
-	}, publicLn, adminLn, cfg.overrides)
+	node := cfg.node()
+	node.Secrets = func(ctx context.Context, srv *server.Server) (*herald.MasterKey, string, error) {
+		return s.secrets(ctx, srv, stdout)
+	}
+	node.Logger, node.RiverLogger, node.Version, node.Commit = log, cfg.loggerAt(logOut, slog.LevelWarn), v, commit
+	s.Server, err = server.New(ctx, node, publicLn, adminLn, cfg.overrides)
 	if err != nil {
 		if s.lock != nil {
 			err = errors.Join(err, s.lock.Close())

@@ -16,11 +16,11 @@ func TestSignInConfig(t *testing.T) {
 	}
 	c, err := load(map[string]string{"HERALD_REQUIRE_TOTP": "true", "HERALD_ADMIN_URL": "https://admin.example.com",
 		"HERALD_OIDC_ISSUER": "https://id.example.com", "HERALD_OIDC_CLIENT_ID": "herald", "HERALD_OIDC_CLIENT_SECRET": "s"})
-	if err != nil || !c.RequireTOTP || c.AdminURL != "https://admin.example.com" || c.OIDCIssuer != "https://id.example.com" || c.OIDCClientID != "herald" || c.OIDCClientSecret != "s" {
+	if err != nil || !c.Admin.RequireTOTP || c.Admin.AdminURL != "https://admin.example.com" || c.Admin.OIDC.Issuer != "https://id.example.com" || c.Admin.OIDC.ClientID != "herald" || c.Admin.OIDC.ClientSecret != "s" {
 		t.Errorf("by variables: got %+v, %v", c, err)
 	}
 	c, err = load(nil, "--require-totp", "--oidc-issuer", "http://127.0.0.1:5556/dex", "--oidc-client-id", "herald")
-	if err != nil || !c.RequireTOTP || c.OIDCIssuer != "http://127.0.0.1:5556/dex" {
+	if err != nil || !c.Admin.RequireTOTP || c.Admin.OIDC.Issuer != "http://127.0.0.1:5556/dex" {
 		t.Errorf("by flags, http on loopback: got %+v, %v", c, err)
 	}
 	for _, bad := range []struct {

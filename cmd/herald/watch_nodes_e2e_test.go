@@ -50,7 +50,7 @@ func TestScheduledFanoutNodes(t *testing.T) {
 			at := time.Date(2026, 12, 7, 12, i, 0, 0, testenv.Seoul)
 			clk.Run(at.Add(-10 * time.Minute))
 			tweak := func(c *config) {
-				c.overrides.Now, c.overrides.FanoutPage, c.overrides.SendSlice = clk.Now, 3, time.Nanosecond
+				c.overrides.Clock, c.overrides.FanoutPage, c.overrides.SendSlice = clk.Now, 3, time.Nanosecond
 				if name == "StoreError" {
 					c.overrides.DeliveryStore = func(s delivery.Store) delivery.Store { return &blipStore{Store: s, blips: &blips} }
 				}
@@ -121,7 +121,7 @@ func TestNightDeferralHolderDies(t *testing.T) {
 		t.Fatal(err)
 	}
 	waitFor(t, "the morning's sends", 20*time.Second, func() bool { return len(e.SentTo(id)) == 3 })
-	e.startService(func(c *config) { c.overrides.Now = clk.Now })
+	e.startService(func(c *config) { c.overrides.Clock = clk.Now })
 	testenv.WantMorning(t, e.Harness, clk, a, id, morning)
 	for _, u := range []string{"day", "late"} {
 		msgs := e.Received("cons-" + a.ID[len(a.ID)-6:] + "-" + u)

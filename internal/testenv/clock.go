@@ -5,19 +5,18 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/server"
 )
 
 // Clock is a clock a test can set: running from the set time, or frozen
-// at it. Its Now is the node's clock (Options.Now) and its River River's
-// (Options.RiverNow). The emulator keeps the real clock: it checks the
+// at it. Its Now is the node's clock, River's included
+// (server.Overrides.Clock), so a job due at a time on it runs when it
+// reads that time. The emulator keeps the real clock: it checks the
 // expiry of the JWTs that x/oauth2 signs on the real one.
 type Clock struct {
 	mu     sync.Mutex
 	offset time.Duration
 	frozen *time.Time
-	// riverAhead is how far River's clock (River) runs ahead of the real
-	// one.
-	riverAhead time.Duration
 }
 
 // Now reads the clock.
@@ -44,21 +43,6 @@ func (c *Clock) Freeze(t time.Time) {
 	c.frozen = &t
 }
 
-// River is River's clock for a test that skips a scheduled job's real
-// wait: the real clock, ahead by what was skipped (AdvanceRiver).
-func (c *Clock) River() time.Time {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	return time.Now().Add(c.riverAhead)
-}
-
-// AdvanceRiver moves River's clock d further ahead of the real one.
-func (c *Clock) AdvanceRiver(d time.Duration) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	c.riverAhead += d
-}
-
 // Fake converts a reading of the real clock to this clock (running mode).
 func (c *Clock) Fake(real time.Time) time.Time {
 	c.mu.Lock()
@@ -67,11 +51,7 @@ func (c *Clock) Fake(real time.Time) time.Time {
 }
 
 // Clocked is the options of a node on clk (Now).
-func Clocked(clk *Clock) Options { return Options{Now: clk.Now} }
-
-// Slotted is the options of a node on clk with River on clk.River, for a
-// test of a real scheduled send.
-func Slotted(clk *Clock) Options { return Options{Now: clk.Now, RiverNow: clk.River} }
+func Clocked(clk *Clock) Options { return Options{Overrides: server.Overrides{Clock: clk.Now}} }
 
 // Seoul is the zone of an app that names none (herald.DefaultTimeZone),
 // which most tests make: where their night, morning and scheduled times

@@ -32,14 +32,15 @@ type Harness struct {
 
 // Start starts an environment for an end-to-end test: on the engine the
 // tests run on (TestEngine), accepting the emulator's service accounts
-// (FCMAllowAnyTokenURI) and webhooks on loopback (WebhookAllowPrivate).
+// (Config.FCM.Client.AllowAnyTokenURI) and webhooks on loopback
+// (Config.Webhook.AllowPrivate).
 func Start(t *testing.T, opts ...Options) *Harness {
 	t.Helper()
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	o.FCMAllowAnyTokenURI, o.WebhookAllowPrivate = true, true
+	o.Config.FCM.Client.AllowAnyTokenURI, o.Config.Webhook.AllowPrivate = true, true
 	return StartWith(t, o)
 }
 

@@ -27,11 +27,9 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/client"
-	"github.com/heraldpush/herald/delivery"
 	"github.com/heraldpush/herald/fcm/emulator"
 	"github.com/heraldpush/herald/fcm/fcmtest"
 	"github.com/heraldpush/herald/postgres/pgtest"
@@ -73,32 +71,24 @@ type Options struct {
 	DatabaseURL, SQLiteDir string
 	// Emulator configures the FCM emulator the node sends through.
 	Emulator emulator.Options
-	// WebhookAllowPrivate mirrors HERALD_WEBHOOK_ALLOW_PRIVATE.
-	WebhookAllowPrivate bool
-	// FCMAllowAnyTokenURI mirrors HERALD_FCM_ALLOW_ANY_TOKEN_URI (set it
-	// to upload the emulator's service accounts, see Env.PutCredentials).
-	FCMAllowAnyTokenURI bool
 	// QuietLog drops log lines below warnings (benchmarks), so the log
 	// buffer does not grow with every request.
 	QuietLog bool
-	// RateLimit mirrors HERALD_RATE_LIMIT (zero: none).
-	RateLimit float64
-	// SDKRateLimit, SDKClientRateLimit and AuthFailureRateLimit mirror
-	// their HERALD_* variables (zero: none).
-	SDKRateLimit, SDKClientRateLimit, AuthFailureRateLimit float64
-	// FCMProjectRate mirrors HERALD_FCM_PROJECT_RATE (its default when
-	// zero).
-	FCMProjectRate int
-	// Now is the node's clock and RiverNow River's (the real ones when
-	// nil), see server.Config.
-	Now, RiverNow func() time.Time
-	// FanoutPage, SendSlice and DeliveryStore tune delivery (see
-	// server.Config).
-	FanoutPage    int
-	SendSlice     time.Duration
-	DeliveryStore func(delivery.Store) delivery.Store
-	// FCMTimeout bounds each FCM request (see server.Config).
-	FCMTimeout time.Duration
+	// MasterKey is the node's master key (a fresh one when nil): a second
+	// node on the same database (DatabaseURL) needs the first one's.
+	MasterKey *herald.MasterKey
+	// AdminListener is the admin listener (a fresh loopback port when
+	// nil), for a test that needs its address in Config beforehand.
+	AdminListener net.Listener
+	// Config is the node's configuration as an operator sets it
+	// (server.Config: its webhook and FCM options, API limits, admin
+	// settings); New fills in its database, secrets, logs and FCM
+	// endpoint (the emulator's). Set Config.FCM.Client.AllowAnyTokenURI
+	// to upload the emulator's service accounts (see Env.PutCredentials).
+	Config server.Config
+	// Overrides are what the test changes in the node (server.Overrides:
+	// its clock, delivery's tuning, stores wrapped to inject faults).
+	Overrides server.Overrides
 }
 
 // Env is one running Herald: both listeners, its database and the FCM
@@ -110,9 +100,11 @@ type Env struct {
 	Store  *sqlstore.Store
 	DB     *sqlite.DB
 	DBPath string
-	// Engine is the store's database.
-	Engine    Engine
-	MasterKey *herald.MasterKey
+	// Engine is the store's database; DatabaseURL its PostgreSQL URL
+	// ("" on SQLite).
+	Engine      Engine
+	DatabaseURL string
+	MasterKey   *herald.MasterKey
 	// AdminToken is the admin API's bearer token (the AdminToken
 	// constant in environments New starts).
 	AdminToken string
@@ -160,9 +152,12 @@ func New(t testing.TB, opts ...Options) *Env {
 	if len(opts) > 0 {
 		o = opts[0]
 	}
-	mk, err := herald.ParseMasterKey(herald.NewMasterKeyText())
-	if err != nil {
-		t.Fatal(err)
+	mk := o.MasterKey
+	if mk == nil {
+		var err error
+		if mk, err = herald.ParseMasterKey(herald.NewMasterKeyText()); err != nil {
+			t.Fatal(err)
+		}
 	}
 	if o.Engine == "" {
 		o.Engine = SQLite
@@ -197,19 +192,18 @@ func New(t testing.TB, opts ...Options) *Env {
 	}
 	logger := slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: level}))
 	riverLogger := slog.New(slog.NewTextHandler(e.Log, &slog.HandlerOptions{Level: slog.LevelWarn}))
-	publicLn, adminLn := listen(t), listen(t)
-	srv, err := server.New(context.Background(), server.Config{
-		DatabaseURL: dbURL, SQLitePath: e.DBPath,
-		Secrets: func(ctx context.Context, s *server.Server) (*herald.MasterKey, string, error) {
-			return mk, AdminToken, herald.VerifyMasterKey(ctx, s.Store, mk)
-		},
-		Logger: logger, RiverLogger: riverLogger,
-		FCMEndpoint: e.EmulatorURL, FCMAllowAnyTokenURI: o.FCMAllowAnyTokenURI, FCMProjectRate: o.FCMProjectRate,
-		WebhookAllowPrivate: o.WebhookAllowPrivate,
-		RateLimit:           o.RateLimit, SDKRateLimit: o.SDKRateLimit, SDKClientRateLimit: o.SDKClientRateLimit,
-		AuthFailureRateLimit: o.AuthFailureRateLimit,
-	}, publicLn, adminLn, server.Overrides{Now: o.Now, RiverNow: o.RiverNow, FanoutPage: o.FanoutPage, SendSlice: o.SendSlice,
-		DeliveryStore: o.DeliveryStore, FCMTimeout: o.FCMTimeout})
+	publicLn, adminLn := listen(t), o.AdminListener
+	if adminLn == nil {
+		adminLn = listen(t)
+	}
+	e.DatabaseURL = dbURL
+	cfg := o.Config
+	cfg.Database = server.Database{URL: dbURL, SQLitePath: e.DBPath}
+	cfg.Secrets = func(ctx context.Context, s *server.Server) (*herald.MasterKey, string, error) {
+		return mk, AdminToken, herald.VerifyMasterKey(ctx, s.Store, mk)
+	}
+	cfg.Logger, cfg.RiverLogger, cfg.FCM.Endpoint = logger, riverLogger, e.EmulatorURL
+	srv, err := server.New(context.Background(), cfg, publicLn, adminLn, o.Overrides)
 	if err != nil {
 		t.Fatalf("testenv: start herald: %v", err)
 	}
