@@ -28,7 +28,6 @@ import (
 // budget of 2 s, and the push finishes once the lock is released.
 func TestOutagePostgresPushesLocked(t *testing.T) {
 	base := pgtest.BaseURL(t)
-	t.Skip("fails: delivery's jobs waiting on the lock hold every connection of the pool (the fix is the next commit)")
 	url := pgtest.NewSchema(t, base, map[string]string{"pool_max_conns": "8"})
 	e := start(t, testenv.Options{DatabaseURL: url, QuietLog: true, Emulator: emulator.Options{Latency: 50 * time.Millisecond}})
 	db := e.Node.DB.(*postgres.DB)
