@@ -13,7 +13,9 @@
 // runs them side by side, so no write waits for another's turn, only for
 // the rows it locks: bulk work needs no queue of its own behind requests,
 // as it does on SQLite's one writer. River's client takes connections of
-// the same pool.
+// the same pool; its jobs' statements hold no more of them at once than
+// leave a reserve to the rest (see workGate), so that jobs waiting on a
+// lock cannot keep requests from the database.
 package postgres
 
 import (
@@ -52,6 +54,8 @@ type DB struct {
 	// batch commits the transactions that may share a commit together:
 	// the one queue a write may wait in before the pool's.
 	batch *sqlstore.Group
+	// work bounds the connections River's jobs hold (see workGate).
+	work  workGate
 	ready sqlstore.Readiness
 }
 
@@ -85,7 +89,7 @@ func Open(ctx context.Context, url string) (*DB, error) {
 		pool.Close()
 		return nil, errors.New("open database: no schema of the search_path exists")
 	}
-	db := &DB{Pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), schema: *schema}
+	db := &DB{Pool: pool, sqlDB: stdlib.OpenDBFromPool(pool), schema: *schema, work: newWorkGate(cfg.MaxConns)}
 	db.batch = newBatch(db, lanes)
 	db.Store = sqlstore.New(engine{db})
 	return db, nil

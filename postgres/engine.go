@@ -21,9 +21,12 @@ import (
 // write transactions at READ COMMITTED.
 type engine struct{ db *DB }
 
-// Reader reads on any connection of the pool; a read whose connection
-// turns out broken is run again once (see brokenConn).
-func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool}, &e.db.rb} }
+// Reader reads on any connection of the pool, a River job's in a slot of
+// the work gate; a read whose connection turns out broken is run again
+// once (see brokenConn).
+func (e engine) Reader() sqlstore.Querier {
+	return querier{gated{retryOnce{e.db.Pool}, e.db.work}, &e.db.rb}
+}
 
 // InTx runs fn in a transaction at READ COMMITTED. When the connection
 // breaks before the commit was sent (brokenConn), nothing was written, and
@@ -34,11 +37,17 @@ func (e engine) Reader() sqlstore.Querier { return querier{retryOnce{e.db.Pool},
 // broken commit is not run again: it may have been applied.
 //
 // Transactions marked batched (and not bulk) may share their commit with
-// others queued at the same time (see newBatch).
+// others queued at the same time (see newBatch); the others of a River
+// job run in a slot of the work gate.
 func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlstore.Tx) error) error {
 	if opts.Batched && !opts.Bulk {
 		return e.db.batch.Run(ctx, opts, fn)
 	}
+	leave, err := e.db.work.enter(ctx)
+	if err != nil {
+		return err
+	}
+	defer leave()
 	var committing bool
 	run := func() error {
 		committing = false
@@ -50,7 +59,7 @@ func (e engine) InTx(ctx context.Context, opts sqlstore.TxOptions, fn func(sqlst
 			return nil
 		})
 	}
-	err := run()
+	err = run()
 	if err != nil && !committing && brokenConn(err) && ctx.Err() == nil {
 		e.db.Pool.Reset()
 		err = run()
