@@ -3,7 +3,6 @@ package delivery
 import (
 	"bytes"
 	"context"
-	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,12 +12,14 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
 	"github.com/riverqueue/river"
 	"github.com/riverqueue/river/riverdriver/riverpgxv5"
+	"github.com/riverqueue/river/riverdriver/riversqlite"
 	"github.com/riverqueue/river/rivertype"
 
 	"github.com/heraldpush/herald"
@@ -40,12 +41,10 @@ import (
 // test drives the jobs (run) as River's producer and completer would,
 // through the same units the simulation runs (Service.Unit), so no test
 // waits for River's scheduler and a rule that fires at 08:00 or in an
-// hour is tested in milliseconds. River's clock stays the real one, as in
-// production, where delivery reads it to queue retries and deferred
-// sends; moving the service's clock forward (at) moves every waiting
-// job's time as far back, so that a job queued for a time of the
-// service's clock is due once that clock reaches it. One real test of
-// River's scheduler stays in api (TestScheduledPushPunctual).
+// hour is tested in milliseconds. River's clock is the service's, as
+// server.Overrides.Clock makes it in a node: jobs are inserted and judged
+// due on the clock the test sets (at). One real test of River's scheduler
+// stays in api (TestScheduledPushPunctual).
 
 // The footer settings of every harness app, as testenv gives the API's
 // test apps, and the footer they make.
@@ -77,6 +76,10 @@ func (c *harnessClock) Now() time.Time {
 	defer c.mu.Unlock()
 	return c.now
 }
+
+// NowOrNil reads the clock for River (rivertype.TimeGenerator), which then
+// writes its times from it instead of the database's.
+func (c *harnessClock) NowOrNil() *time.Time { t := c.Now(); return &t }
 
 func (c *harnessClock) set(t time.Time) {
 	c.mu.Lock()
@@ -135,7 +138,7 @@ func newHarness(t *testing.T, o harnessOptions) *harness {
 		}
 	}
 	h.emu, h.fcmURL = fcmtest.StartEmulator(t, o.emulator)
-	h.store, h.jobs = openStore(t)
+	h.store, h.jobs = openStore(t, h.clock)
 	h.store.Now = h.clock.Now
 	h.hook = newHookReceiver(t)
 	h.s = New(Config{
@@ -174,7 +177,7 @@ func (h *harness) logs() string {
 // HERALD_TEST_DATABASE_URL is set, else SQLite in a temporary directory,
 // with a River client that only inserts jobs, and the jobs' queue as the
 // harness drives it.
-func openStore(t *testing.T) (*sqlstore.Store, jobQueue) {
+func openStore(t *testing.T, clock *harnessClock) (*sqlstore.Store, jobQueue) {
 	t.Helper()
 	ctx := context.Background()
 	if os.Getenv(pgtest.EnvURL) != "" {
@@ -182,7 +185,7 @@ func openStore(t *testing.T) (*sqlstore.Store, jobQueue) {
 		must(t, err)
 		t.Cleanup(func() { db.Close() })
 		must(t, db.Migrate(ctx))
-		q, err := river.NewClient(riverpgxv5.New(db.Pool), &river.Config{})
+		q, err := river.NewClient(riverpgxv5.New(db.Pool), &river.Config{Test: river.TestConfig{Time: clock}})
 		must(t, err)
 		db.Queue = q
 		return db.Store, jobQueue{list: q.JobList, update: func(id int64, state string, at time.Time, attempt int) error {
@@ -195,11 +198,10 @@ func openStore(t *testing.T) (*sqlstore.Store, jobQueue) {
 			return err
 		}}
 	}
-	db := sqlitetest.Open(t)
-	q, ok := db.Queue.(*river.Client[*sql.Tx])
-	if !ok {
-		t.Fatalf("sqlitetest's queue: got %T, want River's client", db.Queue)
-	}
+	db := sqlitetest.OpenMigrated(t, filepath.Join(t.TempDir(), "herald.db"))
+	q, err := river.NewClient(riversqlite.New(db.Writer), &river.Config{Test: river.TestConfig{Time: clock}})
+	must(t, err)
+	db.Queue = q
 	return db.Store, jobQueue{list: q.JobList, update: func(id int64, state string, at time.Time, attempt int) error {
 		ts := at.UTC().Round(time.Millisecond).Format("2006-01-02 15:04:05.000") // River's SQLite format
 		var finalized *string
@@ -223,13 +225,15 @@ type jobQueue struct {
 	update func(id int64, state string, at time.Time, attempt int) error
 }
 
-// due returns the jobs due by River's clock now, oldest first.
+// due returns the jobs due by the clock now, oldest first.
 func (h *harness) due() []*rivertype.JobRow {
 	h.t.Helper()
 	res, err := h.jobs.list(h.ctx, river.NewJobListParams().
 		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable).First(10_000))
 	must(h.t, err)
-	now := time.Now()
+	// River keeps a job's time to the millisecond on SQLite, rounded: a
+	// job queued for now may read up to half a millisecond later
+	now := h.clock.Now().Add(time.Millisecond)
 	var out []*rivertype.JobRow
 	for _, j := range res.Jobs {
 		if !j.ScheduledAt.After(now) {
@@ -290,7 +294,7 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	ctx, cancel := context.WithTimeout(h.ctx, timeout)
 	err = (&storeRetry{}).Work(ctx, row, u.Work)
 	cancel()
-	now := time.Now()
+	now := h.clock.Now()
 	state, at, attempt := "completed", now, row.Attempt
 	var snooze *river.JobSnoozeError
 	var cancelled *river.JobCancelError
@@ -311,22 +315,8 @@ func (h *harness) work(row *rivertype.JobRow) error {
 	return h.jobs.update(row.ID, state, at, attempt)
 }
 
-// at sets the service's clock to t; when that moves it forward, every
-// job waiting is made due as much sooner.
-func (h *harness) at(t time.Time) {
-	h.t.Helper()
-	d := t.Sub(h.clock.Now())
-	h.clock.set(t)
-	if d <= 0 {
-		return
-	}
-	res, err := h.jobs.list(h.ctx, river.NewJobListParams().
-		States(rivertype.JobStateAvailable, rivertype.JobStateScheduled, rivertype.JobStateRetryable).First(10_000))
-	must(h.t, err)
-	for _, j := range res.Jobs {
-		must(h.t, h.jobs.update(j.ID, string(j.State), j.ScheduledAt.Add(-d), j.Attempt))
-	}
-}
+// at sets the clock, the service's and River's, to t.
+func (h *harness) at(t time.Time) { h.clock.set(t) }
 
 // advance moves the service's clock by d (at) and runs what is then due.
 func (h *harness) advance(d time.Duration) {
