@@ -148,6 +148,7 @@ func fill(t *testing.T, dir string) string {
 // Idempotency-Key is sent once, and the log holds one outage.
 func TestOutageSQLiteDiskFull(t *testing.T) {
 	testenv.SQLiteOnly(t, "fills the embedded store's file system")
+	t.Parallel() // a node, a data dir and a log of its own
 	dir := mountTmpfs(t, "8m")
 	e := startIn(t, dir)
 	a := e.NewApp(nil)
@@ -186,6 +187,7 @@ func TestOutageSQLiteDiskFull(t *testing.T) {
 // "read-only", and both recover.
 func TestOutageSQLiteReadOnly(t *testing.T) {
 	testenv.SQLiteOnly(t, "makes the SQLite writer read-only")
+	t.Parallel() // a node, a data dir and a log of its own
 	e := start(t)
 	a := e.NewApp(nil)
 	e.Register(a, "tok-", "u1")

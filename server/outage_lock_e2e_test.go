@@ -14,6 +14,7 @@ import (
 // 1.5 s, which a context does not interrupt), and 200 once it is released.
 func TestOutageSQLiteLocked(t *testing.T) {
 	testenv.SQLiteOnly(t, "locks the embedded store's file")
+	t.Parallel() // a node, a data dir and a log of its own
 	e := start(t)
 	a := e.NewApp(nil)
 	e.Register(a, "tok-", "u1")
