@@ -50,6 +50,17 @@
 // as they are now (see judge). Each worker reaches the store through the
 // narrow interface it uses (SendStore, FanoutStore, FinishStore,
 // ConsentEventStore).
+//
+// The push above its chunks is a state machine too, held as a value
+// (herald.Push) and moved by herald.Push.Apply(step, facts) → (push,
+// effects): its table (root push_machine.go) says which step (edit,
+// cancel, release, finish, fail, …) each status takes and what it
+// charges, refunds, queues or cancels. The service builds the step from
+// a request (EditScheduled, CancelScheduled, Release) or a job's end,
+// and the store's StepPush loads the push and its facts, applies the
+// step and persists the result with its effects in one transaction
+// guarded by the push as it was read; no rule crosses the store boundary
+// as a closure.
 package delivery
 
 import (

@@ -10,8 +10,13 @@
 // `herald serve` (cmd/herald) calls New after parsing its flags and
 // locking its data dir, and every test that needs a whole Herald calls it
 // too (internal/testenv, cmd/herald's end-to-end tests), so tests run the
-// wiring the binary runs. The store's outages are logged once each
-// (outage.go) instead of once per failing call.
+// wiring the binary runs. Config nests each package's own settings
+// (fcm.ClientOptions, webhook.SenderOptions, api.Limits, admin.Options)
+// and passes them through untouched; what only tests change (one clock
+// for the node and River, an idle queue, store wrappers that inject
+// faults) is in Overrides, which `herald serve` leaves zero. The store's
+// outages are logged once each (outage.go) instead of once per failing
+// call.
 package server
 
 import (
