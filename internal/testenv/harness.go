@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"net/url"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"sync"
@@ -225,15 +224,6 @@ type PushView struct {
 	}
 	UnreachableUsers []struct{ UserID, Reason string }
 	Failures         []struct{ UserID, Token, Error string }
-}
-
-// Unreachable returns the push's unreachable users and their reasons.
-func (p PushView) Unreachable() map[string]string {
-	out := map[string]string{}
-	for _, u := range p.UnreachableUsers {
-		out[u.UserID] = u.Reason
-	}
-	return out
 }
 
 // Keys returns the Server API headers of the app.
@@ -538,20 +528,4 @@ func (h *Harness) pushTogether(apps []App, users [][]any) []string {
 		}
 	}
 	return ids
-}
-
-// OpenSQLite opens a migrated SQLite store in tb's temporary directory,
-// closed when tb ends: for a test that wires Herald itself.
-func OpenSQLite(tb testing.TB) *sqlite.DB {
-	tb.Helper()
-	ctx := context.Background()
-	db, err := sqlite.Open(ctx, filepath.Join(tb.TempDir(), "herald.db"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	tb.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		tb.Fatal(err)
-	}
-	return db
 }
