@@ -19,8 +19,9 @@ type FanoutArgs struct {
 	// SendAt is the scheduled time; zero for an immediate push. A job whose
 	// SendAt no longer matches the push (it was edited) does nothing.
 	SendAt time.Time `json:"sendAt,omitzero"`
-	// RunAt is when River runs the job: SendAt, River sharing the
-	// service's clock (kept apart for the jobs queued before it did).
+	// RunAt is when River runs the job: SendAt for a scheduled push, zero
+	// (at once) for one released from a hold, whose fan-out still checks
+	// SendAt (see releaseJobs).
 	RunAt time.Time `json:"runAt,omitzero"`
 	// Sends: the push's fan-out sends its chunk itself when it makes one
 	// (see lone), so the job runs on the send queue.
@@ -72,7 +73,9 @@ type SendArgs struct {
 	// Morning is when a deferred chunk is sent (the next 08:00, see
 	// herald.NightDefer), on the service's clock; its retry chunks keep it,
 	// as their hour of retries runs from it. Zero for a chunk sent at
-	// once. RunAt is Morning, as FanoutArgs has it.
+	// once. RunAt is when River runs the job: Morning for a chunk the
+	// fan-out deferred, zero (at once, the run waiting for its morning) for
+	// one released from a hold.
 	Morning time.Time `json:"morning,omitzero"`
 	RunAt   time.Time `json:"runAt,omitzero"`
 }
