@@ -218,14 +218,14 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		FCMProjectRate: projectRate,
 	})
 	s.Retention = retention.New(retention.Config{
-		Store: s.Store, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
-		Reclaim: reclaimer(s.DB), AccessRecords: accessRecordsStep(s.Store, s.MasterKey.AccessKey(), s.Store.Now, s.log), Writes: writesOf(s.DB),
+		Store: s.Store.RetentionStore, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
+		Reclaim: reclaimer(s.DB), AccessRecords: accessRecordsStep(s.Store.AuditStore, s.MasterKey.AccessKey(), s.Store.Now, s.log), Writes: writesOf(s.DB),
 	})
 	if err := s.startQueue(ctx); err != nil {
 		return err
 	}
 	if s.DB.Shared() { // nodes sharing the database share each app's send rate
-		s.stopBeat = s.Delivery.StartHeartbeat(s.Store, herald.NewID("node_", time.Now()))
+		s.stopBeat = s.Delivery.StartHeartbeat(s.Store.NodeStore, herald.NewID("node_", time.Now()))
 		// every node fires scheduled pushes at their time, so one that dies
 		// holding their River jobs delays none of them
 		s.stopWatch = s.Delivery.StartScheduleWatch(ds)

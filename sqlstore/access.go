@@ -52,7 +52,7 @@ func (h *accessHead) set(seq int64, hash string, known bool) {
 // That transaction is batched (TxOptions.Batched), so it may also share
 // its commit with other requests' (the Group's group commit); each append
 // returns once the commit holding its records is done.
-func (s *Store) AppendAccessRecords(ctx context.Context, key access.Key, recs []access.Record) ([]access.Record, error) {
+func (s *AuditStore) AppendAccessRecords(ctx context.Context, key access.Key, recs []access.Record) ([]access.Record, error) {
 	if len(recs) == 0 {
 		return []access.Record{}, nil
 	}
@@ -133,7 +133,7 @@ func (b *accessBatch) take(bs *accessBatches) func() []access.Record {
 
 // appendAccess runs the append of the records recs returns (called in the
 // transaction, once per run of it).
-func (s *Store) appendAccess(ctx context.Context, key access.Key, recs func() []access.Record) ([]access.Record, error) {
+func (s *AuditStore) appendAccess(ctx context.Context, key access.Key, recs func() []access.Record) ([]access.Record, error) {
 	var out []access.Record
 	err := s.inTxRetryWith(ctx, TxOptions{Batched: true, Key: accessKey}, true, func(c conn) error {
 		var err error
@@ -150,7 +150,7 @@ func (s *Store) appendAccess(ctx context.Context, key access.Key, recs func() []
 // and runs more in the same pipeline: the head's guarded write, the
 // records' inserts, then more. It starts from the head this process last
 // wrote, or reads (and locks) it when unknown.
-func (s *Store) chainIn(ctx context.Context, c conn, key access.Key, recs []access.Record, more []Stmt) ([]access.Record, error) {
+func (s *AuditStore) chainIn(ctx context.Context, c conn, key access.Key, recs []access.Record, more []Stmt) ([]access.Record, error) {
 	seq, prev, known := s.head.get()
 	if !known {
 		var err error
@@ -169,7 +169,7 @@ func lockHead(ctx context.Context, c conn) (seq int64, hash string, err error) {
 }
 
 // chainAt is chainIn from the head (headSeq, headHash).
-func (s *Store) chainAt(ctx context.Context, c conn, key access.Key, recs []access.Record, more []Stmt,
+func (s *AuditStore) chainAt(ctx context.Context, c conn, key access.Key, recs []access.Record, more []Stmt,
 	headSeq int64, headHash string) ([]access.Record, error) {
 	out := make([]access.Record, len(recs))
 	seq, prev := headSeq, headHash
@@ -286,7 +286,7 @@ func accessWhere(f access.Filter, after int64) (string, []any) {
 }
 
 // accessPage reads up to limit records f selects after seq after.
-func (s *Store) accessPage(ctx context.Context, f access.Filter, after int64, limit int) ([]access.Record, error) {
+func (s *AuditStore) accessPage(ctx context.Context, f access.Filter, after int64, limit int) ([]access.Record, error) {
 	where, args := accessWhere(f, after)
 	out := []access.Record{}
 	err := s.reader().each(ctx, func(row scanner) error {
@@ -299,7 +299,7 @@ func (s *Store) accessPage(ctx context.Context, f access.Filter, after int64, li
 
 // AccessRecords returns a page of records; the cursor is the last one's
 // seq.
-func (s *Store) AccessRecords(ctx context.Context, f access.Filter) ([]access.Record, string, error) {
+func (s *AuditStore) AccessRecords(ctx context.Context, f access.Filter) ([]access.Record, string, error) {
 	if f.Limit < 1 || f.Limit > access.MaxLimit {
 		return nil, "", herald.Invalid(herald.Detail{Field: "limit", Reason: "must be 1 to 1000"})
 	}
@@ -326,7 +326,7 @@ const accessStep = 1000
 
 // EachAccessRecord calls fn with every record f selects, a page at a
 // time.
-func (s *Store) EachAccessRecord(ctx context.Context, f access.Filter, fn func(access.Record) error) error {
+func (s *AuditStore) EachAccessRecord(ctx context.Context, f access.Filter, fn func(access.Record) error) error {
 	var after int64
 	for {
 		page, err := s.accessPage(ctx, f, after, accessStep)
@@ -351,7 +351,7 @@ func (s *Store) EachAccessRecord(ctx context.Context, f access.Filter, fn func(a
 // start, may have none), the last must be the head and, given head, the
 // chain must still hold it. It reads the head first: records appended
 // during the walk are not judged.
-func (s *Store) VerifyAccessRecords(ctx context.Context, key access.Key, given *access.Head) (access.Verdict, error) {
+func (s *AuditStore) VerifyAccessRecords(ctx context.Context, key access.Key, given *access.Head) (access.Verdict, error) {
 	if given != nil && !key.Signs(given.Hash, given.HMAC) {
 		return access.Verdict{}, herald.Invalid(herald.Detail{Field: "head", Reason: "its hmac is not this master key's: it is not a head this chain printed"})
 	}
@@ -405,7 +405,7 @@ func (s *Store) VerifyAccessRecords(ctx context.Context, key access.Key, given *
 }
 
 // AccessHead returns the chain's last record as a head.
-func (s *Store) AccessHead(ctx context.Context) (access.Head, error) {
+func (s *AuditStore) AccessHead(ctx context.Context) (access.Head, error) {
 	var h access.Head
 	var at int64
 	err := s.reader().queryRow(ctx, `SELECT r.seq, r.hash, r.hmac, r.at FROM access_records r
@@ -420,7 +420,7 @@ const maxPendingRecords = 1000
 
 // RecordIntent keeps an intent; its transaction is batched, so it shares
 // its commit with other requests' (the Group's group commit).
-func (s *Store) RecordIntent(ctx context.Context, id string, rec access.Record) error {
+func (s *AuditStore) RecordIntent(ctx context.Context, id string, rec access.Record) error {
 	b, err := json.Marshal(rec)
 	if err != nil {
 		return err
@@ -435,7 +435,7 @@ func (s *Store) RecordIntent(ctx context.Context, id string, rec access.Record) 
 // ended by now and the records of abandoned intents, and forgets them, in
 // the transaction that appends them: each is recorded once, on whichever
 // node gets there first.
-func (s *Store) RecordPending(ctx context.Context, key access.Key, now time.Time) (int, error) {
+func (s *AuditStore) RecordPending(ctx context.Context, key access.Key, now time.Time) (int, error) {
 	ended := now.Add(-identity.AttemptWindow).UnixMilli()
 	// Most runs find nothing: a read says so without the write
 	// transaction and the head's lock (what it misses, the next run takes).
@@ -514,7 +514,7 @@ func (errStopT) Error() string { return "stop" }
 // answered before before, and keeps the PrevHash of the first left as the
 // anchor. It stops at the first record answered at or after before, so
 // the chain is only ever cut at its start.
-func (s *Store) PruneAccessRecords(ctx context.Context, before time.Time, limit int) (int, error) {
+func (s *AuditStore) PruneAccessRecords(ctx context.Context, before time.Time, limit int) (int, error) {
 	if limit < 1 {
 		return 0, nil
 	}

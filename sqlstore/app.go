@@ -46,7 +46,7 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 }
 
 // CreateApp inserts a new app; an app with no send rate gets the default.
-func (s *Store) CreateApp(ctx context.Context, a herald.App) error {
+func (s *AppStore) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
 		notice, reconfirm := writeNotices(a)
 		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
@@ -59,17 +59,17 @@ func (s *Store) CreateApp(ctx context.Context, a herald.App) error {
 }
 
 // App returns the app with id, or herald.ErrNotFound.
-func (s *Store) App(ctx context.Context, id string) (herald.App, error) {
+func (s *AppStore) App(ctx context.Context, id string) (herald.App, error) {
 	return appByID(ctx, s.reader(), id)
 }
 
 // AppByAPIKey returns the app with the API key, or herald.ErrNotFound.
-func (s *Store) AppByAPIKey(ctx context.Context, apiKey string) (herald.App, error) {
+func (s *AppStore) AppByAPIKey(ctx context.Context, apiKey string) (herald.App, error) {
 	return scanApp(s.reader().queryRow(ctx, `SELECT `+appReadColumns+` FROM apps WHERE api_key = ?`, apiKey))
 }
 
 // ListApps returns every app, oldest first.
-func (s *Store) ListApps(ctx context.Context) ([]herald.App, error) {
+func (s *AppStore) ListApps(ctx context.Context) ([]herald.App, error) {
 	apps := []herald.App{}
 	err := s.reader().each(ctx, func(r scanner) error {
 		a, err := scanApp(r)
@@ -82,7 +82,7 @@ func (s *Store) ListApps(ctx context.Context) ([]herald.App, error) {
 }
 
 // UpdateApp writes the app's settings.
-func (s *Store) UpdateApp(ctx context.Context, a herald.App) error {
+func (s *AppStore) UpdateApp(ctx context.Context, a herald.App) error {
 	notice, reconfirm := writeNotices(a)
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
 		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
@@ -134,7 +134,7 @@ func readNotices(a *herald.App, notice, reconfirm string) error {
 }
 
 // DeleteApp removes an app and everything it owns.
-func (s *Store) DeleteApp(ctx context.Context, id string) error {
+func (s *AppStore) DeleteApp(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(c conn) error {
 		// user_pushes has no foreign key to cascade (see migration 30).
 		if _, err := c.exec(ctx, `DELETE FROM user_pushes WHERE app_id = ?`, id); err != nil {
@@ -146,13 +146,13 @@ func (s *Store) DeleteApp(ctx context.Context, id string) error {
 
 // SetSecretHash replaces the app's secret key hash; the old key is dead at
 // once.
-func (s *Store) SetSecretHash(ctx context.Context, id string, hash []byte) error {
+func (s *AppStore) SetSecretHash(ctx context.Context, id string, hash []byte) error {
 	return s.execOne(ctx, `UPDATE apps SET secret_hash = ? WHERE id = ?`, hash, id)
 }
 
 // SetFCMCredentials stores (or, with nil, removes) the sealed service-account
 // file, noting when, and clears FCM's last warning about the old one.
-func (s *Store) SetFCMCredentials(ctx context.Context, id string, sealed []byte) error {
+func (s *AppStore) SetFCMCredentials(ctx context.Context, id string, sealed []byte) error {
 	var at any
 	if len(sealed) > 0 {
 		at = s.Now().UnixMilli()
@@ -162,13 +162,13 @@ func (s *Store) SetFCMCredentials(ctx context.Context, id string, sealed []byte)
 }
 
 // SetFCMWarning records FCM's last refusal of the app's credentials.
-func (s *Store) SetFCMWarning(ctx context.Context, id, warning string, at time.Time) error {
+func (s *AppStore) SetFCMWarning(ctx context.Context, id, warning string, at time.Time) error {
 	return s.execOne(ctx, `UPDATE apps SET fcm_warning = ?, fcm_warning_at = ? WHERE id = ?`, warning, at.UnixMilli(), id)
 }
 
 // SetWebhook stores the webhook URL and sealed secret; an empty URL removes
 // the webhook.
-func (s *Store) SetWebhook(ctx context.Context, id, url string, sealedSecret []byte) error {
+func (s *AppStore) SetWebhook(ctx context.Context, id, url string, sealedSecret []byte) error {
 	if url == "" {
 		sealedSecret = nil
 	}
@@ -177,7 +177,7 @@ func (s *Store) SetWebhook(ctx context.Context, id, url string, sealedSecret []b
 
 // SetIdentitySecret replaces the app's sealed identity secret; the one it
 // replaces is kept as the previous, rotated now.
-func (s *Store) SetIdentitySecret(ctx context.Context, id string, sealed []byte) error {
+func (s *AppStore) SetIdentitySecret(ctx context.Context, id string, sealed []byte) error {
 	return s.execOne(ctx, `UPDATE apps SET identity_previous = identity_secret, identity_rotated_at = ?, identity_secret = ?
 		WHERE id = ?`, s.Now().UnixMilli(), sealed, id)
 }
@@ -185,6 +185,6 @@ func (s *Store) SetIdentitySecret(ctx context.Context, id string, sealed []byte)
 // CountIdentityRefusal adds one to the app's refused identity tokens. The
 // addition is the statement's, never a read then a write, so that refusals
 // counted together are all kept.
-func (s *Store) CountIdentityRefusal(ctx context.Context, id string) error {
+func (s *AppStore) CountIdentityRefusal(ctx context.Context, id string) error {
 	return s.execOne(ctx, `UPDATE apps SET identity_refusals = identity_refusals + 1 WHERE id = ?`, id)
 }

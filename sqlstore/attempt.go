@@ -32,7 +32,7 @@ const keepEnded = `INSERT INTO attempt_windows (key, started_at, count)
 // CountAttempt counts an attempt under each key and decides it (see
 // identity.AttemptStore). Keys are counted in sorted order, so two attempts
 // never wait for each other's rows crosswise.
-func (s *Store) CountAttempt(ctx context.Context, keys []string, free int, at time.Time) (identity.Attempt, error) {
+func (s *OperatorStore) CountAttempt(ctx context.Context, keys []string, free int, at time.Time) (identity.Attempt, error) {
 	keys = slices.Sorted(slices.Values(keys))
 	keys = slices.Compact(keys)
 	var a identity.Attempt
@@ -82,7 +82,7 @@ func uncount(key string, started time.Time) Stmt {
 }
 
 // Forgive takes back an attempt that succeeded.
-func (s *Store) Forgive(ctx context.Context, a identity.Attempt) error {
+func (s *OperatorStore) Forgive(ctx context.Context, a identity.Attempt) error {
 	if len(a.Keys) == 0 {
 		return nil
 	}
@@ -101,7 +101,7 @@ var errStepUsed = errors.New("totp step used")
 // UseTOTPStep spends the operator's TOTP step and ends the session's wait
 // in one transaction: the step's primary key decides between concurrent
 // uses, on every node.
-func (s *Store) UseTOTPStep(ctx context.Context, sessionID, operatorID string, step uint64, at time.Time) (bool, error) {
+func (s *OperatorStore) UseTOTPStep(ctx context.Context, sessionID, operatorID string, step uint64, at time.Time) (bool, error) {
 	err := s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `DELETE FROM totp_steps WHERE used_at < ?`, at.Add(-identity.AttemptWindow).UnixMilli()); err != nil {
 			return err

@@ -45,7 +45,7 @@ func (c storedChunk) decode() ([]herald.Delivery, error) {
 // ResumeChunk returns the chunk's work. It writes nothing: a run that
 // finds slots in flight settles them into a retry chunk with its first
 // step, guarded like any other.
-func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error) {
+func (s *PushStore) ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error) {
 	var moved sql.NullInt64
 	c, err := scanChunk(s.reader().queryRow(ctx, `SELECT `+chunkColumns+`, moved_at FROM push_chunks WHERE push_id = ? AND chunk = ?`,
 		pushID, chunk), &moved)
@@ -73,7 +73,7 @@ func (s *Store) ResumeChunk(ctx context.Context, pushID string, chunk int) (send
 // persists the new range in a write guarded by the state it loaded (a
 // transaction that lost a race runs again on the new one), with the rows,
 // the retry chunk and the dropped devices.
-func (s *Store) AdvanceChunk(ctx context.Context, appID, pushID string, st sendstore.ChunkStep) (int, bool, error) {
+func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st sendstore.ChunkStep) (int, bool, error) {
 	if err := st.Check(); err != nil {
 		return 0, false, err // refused before anything is read
 	}
@@ -228,7 +228,7 @@ func dropDevices(ctx context.Context, c conn, appID string, dead []sendstore.Dea
 
 // Deliveries returns every delivery of a push: its rows, and each slot
 // without one in the state its chunk's cursor and range give it.
-func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error) {
+func (s *PushStore) Deliveries(ctx context.Context, pushID string) ([]herald.Delivery, error) {
 	rows, err := s.rows(ctx, `push_id = ?`, pushID)
 	if err != nil {
 		return nil, err
@@ -239,7 +239,7 @@ func (s *Store) Deliveries(ctx context.Context, pushID string) ([]herald.Deliver
 // DeliveriesOf returns the deliveries of a push to the users, by seq. The
 // chunks are read one at a time, so a push of a million tokens is never
 // in memory at once.
-func (s *Store) DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]herald.Delivery, error) {
+func (s *PushStore) DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]herald.Delivery, error) {
 	var rows []herald.Delivery
 	err := eachIn(ctx, s.reader(), `SELECT `+deliveryColumns+` FROM deliveries WHERE push_id = ? AND user_id IN `, pushID, userIDs,
 		func(row scanner) error {
@@ -259,7 +259,7 @@ func (s *Store) DeliveriesOf(ctx context.Context, pushID string, userIDs []strin
 
 // UndeliverableUsers returns the users with an undeliverable delivery of
 // the push, each once. Such outcomes are always rows.
-func (s *Store) UndeliverableUsers(ctx context.Context, pushID string) ([]string, error) {
+func (s *PushStore) UndeliverableUsers(ctx context.Context, pushID string) ([]string, error) {
 	var out []string
 	err := s.reader().each(ctx, func(row scanner) error {
 		var u string
@@ -272,7 +272,7 @@ func (s *Store) UndeliverableUsers(ctx context.Context, pushID string) ([]string
 
 // withSlots returns rows and the slots without a row of the push's chunks
 // where holds (on the push's id and then more) (those keep says to, all with keep nil), by seq.
-func (s *Store) withSlots(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
+func (s *PushStore) withSlots(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
 	slots, err := s.slotDeliveries(ctx, pushID, where, more, rows, keep)
 	if err != nil {
 		return nil, err
@@ -290,7 +290,7 @@ func (s *Store) withSlots(ctx context.Context, pushID, where string, more []any,
 // settled into a retry chunk is that chunk's: retry chunks are read
 // first, newest (lowest number) first, and a slot met again in an older
 // chunk is skipped. Each chunk is decoded as it is read.
-func (s *Store) slotDeliveries(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
+func (s *PushStore) slotDeliveries(ctx context.Context, pushID, where string, more []any, rows []herald.Delivery, keep func(herald.Delivery) bool) ([]herald.Delivery, error) {
 	var reason string
 	if err := s.reader().queryRow(ctx, `SELECT failure_reason FROM pushes WHERE id = ?`, pushID).Scan(&reason); err != nil {
 		if errors.Is(err, herald.ErrNotFound) {

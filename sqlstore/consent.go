@@ -11,8 +11,6 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-var _ herald.ConsentStore = (*Store)(nil)
-
 // consentLog collects the consent records of one operation, to be written
 // by flush at the end of its transaction, after the device and user rows
 // they are about.
@@ -199,7 +197,7 @@ func scanConsentRecord(row scanner) (herald.ConsentRecord, herald.ConsentEventSt
 }
 
 // ConsentHistory returns a user's consent records, oldest first.
-func (s *Store) ConsentHistory(ctx context.Context, appID, userID string) ([]herald.ConsentRecord, error) {
+func (s *ConsentStore) ConsentHistory(ctx context.Context, appID, userID string) ([]herald.ConsentRecord, error) {
 	r := s.reader()
 	if _, err := userByID(ctx, r, appID, userID); err != nil {
 		return nil, err
@@ -214,13 +212,13 @@ func (s *Store) ConsentHistory(ctx context.Context, appID, userID string) ([]her
 }
 
 // ConsentEvent returns the user's record seq and the state of its event.
-func (s *Store) ConsentEvent(ctx context.Context, appID, userID string, seq int64) (herald.ConsentRecord, herald.ConsentEventState, error) {
+func (s *ConsentStore) ConsentEvent(ctx context.Context, appID, userID string, seq int64) (herald.ConsentRecord, herald.ConsentEventState, error) {
 	return scanConsentRecord(s.reader().queryRow(ctx, `SELECT `+consentRecordColumns+` FROM consent_changes
 		WHERE app_id = ? AND user_id = ? AND seq = ?`, appID, userID, seq))
 }
 
 // ConsentRecord returns the app's trail record id.
-func (s *Store) ConsentRecord(ctx context.Context, appID string, id int64) (herald.ConsentRecord, error) {
+func (s *ConsentStore) ConsentRecord(ctx context.Context, appID string, id int64) (herald.ConsentRecord, error) {
 	rec, _, err := scanConsentRecord(s.reader().queryRow(ctx, `SELECT `+consentRecordColumns+` FROM consent_changes
 		WHERE app_id = ? AND id = ?`, appID, id))
 	return rec, err
@@ -230,7 +228,7 @@ func (s *Store) ConsentRecord(ctx context.Context, appID string, id int64) (hera
 // It locks the user's row first, as flush does, so a record made at the
 // same time either is seen here as pending (and queued here) or sees this
 // event ended (and queues its own job).
-func (s *Store) EndConsentEvent(ctx context.Context, appID, userID string, seq int64, end herald.ConsentEventState) (bool, error) {
+func (s *ConsentStore) EndConsentEvent(ctx context.Context, appID, userID string, seq int64, end herald.ConsentEventState) (bool, error) {
 	ended := false
 	err := s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `UPDATE users SET consent_seq = consent_seq WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
@@ -261,7 +259,7 @@ const dueWhere = ` FROM users u WHERE u.app_id = ? AND u.state = 'registered' AN
 
 // ConsentDue returns a page of users due for re-confirmation, soonest due
 // first. Its cursor is "<due ms>.<base64url of the last user id>".
-func (s *Store) ConsentDue(ctx context.Context, appID string, until time.Time, limit int, cursor string) ([]herald.ConsentDue, string, error) {
+func (s *ConsentStore) ConsentDue(ctx context.Context, appID string, until time.Time, limit int, cursor string) ([]herald.ConsentDue, string, error) {
 	where, args := dueWhere, []any{appID, until.UnixMilli()}
 	if cursor != "" {
 		due, user, ok := cutDueCursor(cursor)
@@ -302,7 +300,7 @@ func cutDueCursor(c string) (int64, string, bool) {
 }
 
 // CountConsentDue counts the users due for re-confirmation by until.
-func (s *Store) CountConsentDue(ctx context.Context, appID string, until time.Time) (int, error) {
+func (s *ConsentStore) CountConsentDue(ctx context.Context, appID string, until time.Time) (int, error) {
 	var n int
 	err := s.reader().queryRow(ctx, `SELECT COUNT(*)`+dueWhere, appID, until.UnixMilli()).Scan(&n)
 	return n, err

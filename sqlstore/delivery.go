@@ -17,7 +17,7 @@ import (
 // to where the page ends. The push counts the fan-out as one of its open
 // chunks until its last page, so no chunk completed meanwhile queues the
 // finish early.
-func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fanout) (bool, error) {
+func (s *PushStore) StartSending(ctx context.Context, pushID string, f sendstore.Fanout) (bool, error) {
 	started := false
 	err := s.inBulkTx(ctx, func(c conn) error {
 		started = false // the transaction may run again
@@ -88,7 +88,7 @@ func (s *Store) StartSending(ctx context.Context, pushID string, f sendstore.Fan
 // FanoutProgress returns where a push's fan-out stands, and whether it has
 // ended. The users targeted so far are the push's requested users when
 // its kind counts the users its fan-out finds (herald.KindRule).
-func (s *Store) FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error) {
+func (s *PushStore) FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error) {
 	var f sendstore.FanoutCursor
 	var done bool
 	var p herald.Push // its kind and token, for its rule
@@ -197,7 +197,7 @@ const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform
 // rows returns the delivery rows where holds, by seq. The order is made
 // here, not by ORDER BY, which SQLite would serve by walking the primary
 // key instead of the index that where names.
-func (s *Store) rows(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
+func (s *PushStore) rows(ctx context.Context, where string, args ...any) ([]herald.Delivery, error) {
 	var out []herald.Delivery
 	err := s.reader().each(ctx, func(row scanner) error {
 		d, err := scanDelivery(row)
@@ -227,7 +227,7 @@ func scanDelivery(row scanner) (herald.Delivery, error) {
 // the push left to finish when nothing of it is open and it has not
 // finished: a run after a crash between the last completion and the
 // finish finishes it then.
-func (s *Store) CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error) {
+func (s *PushStore) CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error) {
 	var open int
 	err := s.inBulkTx(ctx, func(c conn) error {
 		if err := c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks - 1 WHERE id = ? RETURNING open_chunks`,
@@ -256,7 +256,7 @@ var errChunkDone = errors.New("sqlstore: chunk completed already")
 // FailPush ends a push that cannot be sent (herald.StepFail): its chunks
 // are closed and finish queued. A push no longer sending is left as it
 // is.
-func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
+func (s *PushStore) FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error {
 	return s.inBulkTx(ctx, func(c conn) error {
 		status, err := pushStatus(ctx, c, pushID)
 		if err != nil {
@@ -284,7 +284,7 @@ func (s *Store) FailPush(ctx context.Context, pushID, reason string, finish hera
 // FinishPush records the unreachable users and the push's end. The end is
 // a guarded write (finished_at still unset), made first, so of several
 // finishes at once exactly one records anything and queues the webhooks.
-func (s *Store) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
+func (s *PushStore) FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error) {
 	finished := false
 	err := s.inBulkTx(ctx, func(c conn) error {
 		finished = false // the transaction may run again

@@ -11,7 +11,7 @@ import (
 )
 
 // DevicesByID returns those of the devices that still exist.
-func (s *Store) DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error) {
+func (s *UserStore) DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error) {
 	out := make(map[string]herald.Device, len(deviceIDs))
 	err := s.devicesWhere(ctx, DevicesByIDLookup, appID, deviceIDs, func(d herald.Device) { out[d.ID] = d })
 	return out, err
@@ -21,7 +21,7 @@ func (s *Store) DevicesByID(ctx context.Context, appID string, deviceIDs []strin
 // user's by creation and id. They are ordered here rather than by the
 // query: most users have one device, and a sort of the whole read cost
 // SQLite a fifth of it.
-func (s *Store) DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error) {
+func (s *UserStore) DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error) {
 	out := make(map[string][]herald.Device, len(userIDs))
 	err := s.devicesWhere(ctx, DevicesOfUsersLookup, appID, userIDs, func(d herald.Device) { out[*d.UserID] = append(out[*d.UserID], d) })
 	for _, ds := range out {
@@ -36,14 +36,14 @@ func (s *Store) DevicesOfUsers(ctx context.Context, appID string, userIDs []stri
 
 // DeviceByToken returns the app's device that holds the token now (the
 // unique index devices_token finds it). ErrNotFound when none does.
-func (s *Store) DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error) {
+func (s *UserStore) DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error) {
 	return scanDevice(s.reader().queryRow(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND token = ?`, appID, token))
 }
 
 // DevicePage returns at most limit of the app's devices after the cursor,
 // with a topic those subscribed to it: the unmapped ones by id, then the
 // mapped ones by user and id (each order an index's).
-func (s *Store) DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
+func (s *UserStore) DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
 	subscribed := ``
 	args := []any{appID}
 	if topic != "" {
@@ -91,7 +91,7 @@ func prefixed(alias, columns string) string {
 
 // devicesWhere calls found for each device of the app that l finds for
 // values.
-func (s *Store) devicesWhere(ctx context.Context, l Lookup, appID string, values []string, found func(herald.Device)) error {
+func (s *UserStore) devicesWhere(ctx context.Context, l Lookup, appID string, values []string, found func(herald.Device)) error {
 	return s.reader().lookup(ctx, l, appID, values, func(row scanner) error {
 		d, err := scanDevice(row)
 		if err == nil {

@@ -22,7 +22,7 @@ import (
 // by the batch leader's deadline; it returns once that committed. A
 // report whose pushes the cache shows sent is written with the others of
 // its batch (eventsJoint).
-func (s *Store) RecordEvents(ctx context.Context, appID, deviceID string, marks []herald.EventMark) ([]bool, error) {
+func (s *PushStore) RecordEvents(ctx context.Context, appID, deviceID string, marks []herald.EventMark) ([]bool, error) {
 	recorded := make([]bool, len(marks))
 	type known struct {
 		v    verdict
@@ -87,7 +87,7 @@ type eventItem struct {
 // push's counts raised once, in push order. Of the batch's reports, one
 // about a push and device an earlier one is about too is left to run
 // alone after the others, so that the first asked is the one recorded.
-type eventsJoint struct{ s *Store }
+type eventsJoint struct{ s *PushStore }
 
 // eventKey is a row of push_events.
 type eventKey struct{ pushID, deviceID, typ string }
@@ -203,7 +203,7 @@ type eventRow struct {
 // of pushes sent to it as events, raising the pushes' counts by those that
 // were new, those of sends in flight as pending events; it sets recorded
 // for each written.
-func (s *Store) writeEvents(ctx context.Context, c conn, deviceID string, rows []eventRow, recorded []bool) error {
+func (s *PushStore) writeEvents(ctx context.Context, c conn, deviceID string, rows []eventRow, recorded []bool) error {
 	var events, pending [][]any
 	var written []eventRow
 	var waiting []eventRow

@@ -25,7 +25,7 @@ type userPush struct {
 // user is read from the chunks user_pushes names, and only from them, so
 // the work is the user's pushes times a chunk each, however large the
 // pushes.
-func (s *Store) UserPushes(ctx context.Context, appID, userID string) ([]herald.UserPush, error) {
+func (s *PushStore) UserPushes(ctx context.Context, appID, userID string) ([]herald.UserPush, error) {
 	pushes := map[string]*userPush{}
 	found := func(unreachable bool) func(row scanner) error {
 		return func(row scanner) error {
@@ -82,7 +82,7 @@ func (s *Store) UserPushes(ctx context.Context, appID, userID string) ([]herald.
 // judgeUserPush reads the user's deliveries of p in its chunks, and gives
 // p its outcome, the events its devices reported and, for a push of
 // messages, the title of the user's message.
-func (s *Store) judgeUserPush(ctx context.Context, userID string, p *userPush) error {
+func (s *PushStore) judgeUserPush(ctx context.Context, userID string, p *userPush) error {
 	var ds []herald.Delivery
 	if len(p.chunks) > 0 {
 		slices.Sort(p.chunks)
@@ -118,7 +118,7 @@ func (s *Store) judgeUserPush(ctx context.Context, userID string, p *userPush) e
 
 // userEvents gives p the earliest received and opened events the user's
 // devices reported.
-func (s *Store) userEvents(ctx context.Context, p *userPush, ds []herald.Delivery) error {
+func (s *PushStore) userEvents(ctx context.Context, p *userPush, ds []herald.Delivery) error {
 	devices := make([]string, 0, len(ds))
 	for _, d := range ds {
 		devices = append(devices, d.DeviceID)

@@ -10,7 +10,7 @@ import (
 )
 
 // Pushes returns a page of an app's pushes with their counts.
-func (s *Store) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]herald.Push, string, error) {
+func (s *PushStore) Pushes(ctx context.Context, appID string, f herald.PushFilter) ([]herald.Push, string, error) {
 	if f.Limit < 1 {
 		return nil, "", herald.Invalid(herald.Detail{Field: "limit", Reason: "must be at least 1"})
 	}
@@ -83,7 +83,7 @@ func cutCursor(c string) (int64, string, bool) {
 }
 
 // PushGroup returns the pushes sharing a requestGroupId, oldest first.
-func (s *Store) PushGroup(ctx context.Context, appID, requestGroupID string) ([]herald.Push, error) {
+func (s *PushStore) PushGroup(ctx context.Context, appID, requestGroupID string) ([]herald.Push, error) {
 	r := s.reader()
 	ps, err := queryPushes(ctx, r, `SELECT `+pushColumns+` FROM pushes WHERE app_id = ? AND request_group_id = ? ORDER BY id`,
 		appID, requestGroupID)
@@ -113,7 +113,7 @@ func fillAllCounts(ctx context.Context, c conn, ps []herald.Push) error {
 }
 
 // UnreachableUsersOf returns the users a push could not reach.
-func (s *Store) UnreachableUsersOf(ctx context.Context, pushID string) ([]herald.Unreachable, error) {
+func (s *PushStore) UnreachableUsersOf(ctx context.Context, pushID string) ([]herald.Unreachable, error) {
 	out := []herald.Unreachable{}
 	err := s.reader().each(ctx, func(row scanner) error {
 		var u herald.Unreachable
@@ -126,7 +126,7 @@ func (s *Store) UnreachableUsersOf(ctx context.Context, pushID string) ([]herald
 
 // Failures returns a push's failed deliveries, tokens shortened: its rows
 // that failed, and when the push failed the slots it left unsent.
-func (s *Store) Failures(ctx context.Context, pushID string) ([]herald.Failure, error) {
+func (s *PushStore) Failures(ctx context.Context, pushID string) ([]herald.Failure, error) {
 	ds, err := s.rows(ctx, `push_id = ? AND state IN ('failed', 'undeliverable')`, pushID)
 	if err != nil {
 		return nil, err
@@ -153,7 +153,7 @@ func (s *Store) Failures(ctx context.Context, pushID string) ([]herald.Failure, 
 }
 
 // Usage returns an app's charges per day between from and to.
-func (s *Store) Usage(ctx context.Context, appID, from, to string) ([]herald.DayUsage, error) {
+func (s *PushStore) Usage(ctx context.Context, appID, from, to string) ([]herald.DayUsage, error) {
 	out := []herald.DayUsage{}
 	err := s.reader().each(ctx, func(row scanner) error {
 		var d herald.DayUsage
@@ -179,7 +179,7 @@ const (
 // number and requested users from the pushes, their counts as one push's
 // are counted (sumCounts, or keptCounts once expired), their charge from the usage kept for them,
 // refunds deducted.
-func (s *Store) PushTotals(ctx context.Context, appID string, from, to time.Time) (herald.PushTotals, error) {
+func (s *PushStore) PushTotals(ctx context.Context, appID string, from, to time.Time) (herald.PushTotals, error) {
 	t := herald.PushTotals{From: from, To: to}
 	r, args := s.reader(), []any{appID, from.UnixMilli(), to.UnixMilli()}
 	err := r.queryRow(ctx, `SELECT COUNT(*), CAST(COALESCE(SUM(requested_users), 0) AS BIGINT),

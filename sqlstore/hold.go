@@ -11,7 +11,7 @@ import (
 
 // HoldPushes marks held every push sending, and every scheduled push due
 // at or before at, keeping the status each returns to when released.
-func (s *Store) HoldPushes(ctx context.Context, at time.Time) ([]herald.Push, error) {
+func (s *PushStore) HoldPushes(ctx context.Context, at time.Time) ([]herald.Push, error) {
 	var ids []string
 	err := s.inTx(ctx, func(c conn) error {
 		ids = ids[:0]
@@ -54,7 +54,7 @@ func heldFrom(ctx context.Context, c conn, pushID string) (herald.PushStatus, er
 
 // HeldWork returns what a held push has left: its fan-out's end, its
 // chunks not done (a deferred one with its morning) and its open count.
-func (s *Store) HeldWork(ctx context.Context, pushID string) (herald.HeldWork, error) {
+func (s *PushStore) HeldWork(ctx context.Context, pushID string) (herald.HeldWork, error) {
 	var w herald.HeldWork
 	err := s.inTx(ctx, func(c conn) error {
 		var err error

@@ -43,7 +43,7 @@ type importBatch struct {
 // few queries, each entry is judged in order against them, and the writes
 // go out together; a user changed by another writer meanwhile (its seq
 // moved) makes the transaction run again.
-func (s *Store) ImportConsent(ctx context.Context, appID string, entries []herald.ConsentImport, now time.Time) (int, []herald.ImportSkip, error) {
+func (s *ConsentStore) ImportConsent(ctx context.Context, appID string, entries []herald.ConsentImport, now time.Time) (int, []herald.ImportSkip, error) {
 	var imported int
 	var skipped []herald.ImportSkip
 	err := s.inTxRetry(ctx, false, func(c conn) error {

@@ -12,14 +12,14 @@ const masterKeyCheck = "master-key-check"
 
 // MasterKeyCheck returns the stored check value of the master key, or
 // herald.ErrNotFound.
-func (s *Store) MasterKeyCheck(ctx context.Context) ([]byte, error) {
+func (s *NodeStore) MasterKeyCheck(ctx context.Context) ([]byte, error) {
 	var v []byte
 	err := s.reader().queryRow(ctx, `SELECT value FROM meta WHERE name = ?`, masterKeyCheck).Scan(&v)
 	return v, err
 }
 
 // SetMasterKeyCheck stores the master key's check value.
-func (s *Store) SetMasterKeyCheck(ctx context.Context, check []byte) error {
+func (s *NodeStore) SetMasterKeyCheck(ctx context.Context, check []byte) error {
 	return s.inTx(ctx, func(c conn) error {
 		_, err := c.exec(ctx, `INSERT INTO meta (name, value, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
@@ -30,7 +30,7 @@ func (s *Store) SetMasterKeyCheck(ctx context.Context, check []byte) error {
 
 // SealedSample returns one sealed value (FCM credentials or a webhook
 // secret), or herald.ErrNotFound when no app has one.
-func (s *Store) SealedSample(ctx context.Context) ([]byte, error) {
+func (s *NodeStore) SealedSample(ctx context.Context) ([]byte, error) {
 	var v []byte
 	err := s.reader().queryRow(ctx, `SELECT v FROM (
 		SELECT fcm_credentials AS v FROM apps WHERE length(fcm_credentials) > 0
@@ -46,7 +46,7 @@ const backupAt = "backup-at"
 
 // SetBackupAt records in a copy of the store the instant it was taken,
 // which its restore holds the pushes due or sending at.
-func (s *Store) SetBackupAt(ctx context.Context, at time.Time) error {
+func (s *NodeStore) SetBackupAt(ctx context.Context, at time.Time) error {
 	return s.inTx(ctx, func(c conn) error {
 		_, err := c.exec(ctx, `INSERT INTO meta (name, value, updated_at) VALUES (?, ?, ?)
 			ON CONFLICT (name) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at`,
@@ -57,7 +57,7 @@ func (s *Store) SetBackupAt(ctx context.Context, at time.Time) error {
 
 // BackupAt returns the instant a copy of the store was taken:
 // herald.ErrNotFound for a store that is not a copy `herald backup` made.
-func (s *Store) BackupAt(ctx context.Context) (time.Time, error) {
+func (s *NodeStore) BackupAt(ctx context.Context) (time.Time, error) {
 	var v []byte
 	if err := s.reader().queryRow(ctx, `SELECT value FROM meta WHERE name = ?`, backupAt).Scan(&v); err != nil {
 		return time.Time{}, err

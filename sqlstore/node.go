@@ -12,7 +12,7 @@ const nodeForgetAfter = time.Hour
 // Heartbeat notes that node is alive at at, and returns how many nodes were
 // seen at or after since (this one included). Rows of nodes gone for long
 // are removed on the way.
-func (s *Store) Heartbeat(ctx context.Context, node string, at, since time.Time) (int, error) {
+func (s *NodeStore) Heartbeat(ctx context.Context, node string, at, since time.Time) (int, error) {
 	var n int
 	err := s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `DELETE FROM nodes WHERE seen_at < ?`, at.Add(-nodeForgetAfter).UnixMilli()); err != nil {
@@ -29,7 +29,7 @@ func (s *Store) Heartbeat(ctx context.Context, node string, at, since time.Time)
 
 // LeaveNodes removes node's row, so that the nodes left share the send
 // rate at once rather than after the row grows stale.
-func (s *Store) LeaveNodes(ctx context.Context, node string) error {
+func (s *NodeStore) LeaveNodes(ctx context.Context, node string) error {
 	return s.inTx(ctx, func(c conn) error {
 		_, err := c.exec(ctx, `DELETE FROM nodes WHERE id = ?`, node)
 		return err

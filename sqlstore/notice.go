@@ -8,14 +8,12 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-var _ herald.NoticeStore = (*Store)(nil)
-
 // ClaimReconfirmation makes a re-confirmation run under the app's claim.
 // The claim is the app's row, updated to itself: on PostgreSQL a second
 // run (on any node) waits for the first to commit, and at READ COMMITTED
 // its later statements then see the first's push, so the users it names
 // are left out; on SQLite the writer serializes the runs the same way.
-func (s *Store) ClaimReconfirmation(ctx context.Context, appID, day string, until time.Time, p *herald.Push, rs []herald.Recipient, job herald.Job) (int, bool, error) {
+func (s *ConsentStore) ClaimReconfirmation(ctx context.Context, appID, day string, until time.Time, p *herald.Push, rs []herald.Recipient, job herald.Job) (int, bool, error) {
 	var named int
 	claimed := false
 	err := s.inTxRetry(ctx, false, func(c conn) error {
@@ -73,7 +71,7 @@ func dueUsers(ctx context.Context, c conn, appID string, until time.Time) (map[s
 }
 
 // ReconfirmationClaimed reports whether the app's run of day was made.
-func (s *Store) ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error) {
+func (s *ConsentStore) ReconfirmationClaimed(ctx context.Context, appID, day string) (bool, error) {
 	var n int
 	err := s.reader().queryRow(ctx, `SELECT COUNT(*) FROM reconfirmation_runs WHERE app_id = ? AND day = ?`, appID, day).Scan(&n)
 	return n > 0, err
@@ -81,7 +79,7 @@ func (s *Store) ReconfirmationClaimed(ctx context.Context, appID, day string) (b
 
 // RecordReconfirmed writes the trail records of the users a
 // re-confirmation push reached, once per push.
-func (s *Store) RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error) {
+func (s *ConsentStore) RecordReconfirmed(ctx context.Context, appID, pushID string, userIDs []string, at time.Time) (bool, error) {
 	recorded := false
 	err := s.inTx(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `INSERT INTO reconfirmation_recorded (push_id) VALUES (?) ON CONFLICT (push_id) DO NOTHING`, pushID)
@@ -121,7 +119,7 @@ func (s *Store) RecordReconfirmed(ctx context.Context, appID, pushID string, use
 
 // ReconfirmingUsers returns the users named by the app's re-confirmation
 // pushes whose reached users are not recorded yet.
-func (s *Store) ReconfirmingUsers(ctx context.Context, appID string) (map[string]bool, error) {
+func (s *ConsentStore) ReconfirmingUsers(ctx context.Context, appID string) (map[string]bool, error) {
 	return reconfirmingUsers(ctx, s.reader(), appID)
 }
 

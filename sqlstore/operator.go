@@ -55,7 +55,7 @@ func operatorByID(ctx context.Context, c conn, id string) (herald.Operator, erro
 }
 
 // CreateOperator stores a new operator with its first setup link.
-func (s *Store) CreateOperator(ctx context.Context, o herald.Operator, link identity.SetupLink) error {
+func (s *OperatorStore) CreateOperator(ctx context.Context, o herald.Operator, link identity.SetupLink) error {
 	err := s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `INSERT INTO operators (id, email, email_key, name, role, apps, disabled, created_at)
 			VALUES (?, ?, ?, ?, ?, ?, ?, ?)`, o.ID, o.Email, identity.EmailKey(o.Email), o.Name, o.Role.String(),
@@ -71,7 +71,7 @@ func (s *Store) CreateOperator(ctx context.Context, o herald.Operator, link iden
 }
 
 // Operators lists every operator by email.
-func (s *Store) Operators(ctx context.Context) ([]herald.Operator, error) {
+func (s *OperatorStore) Operators(ctx context.Context) ([]herald.Operator, error) {
 	out := []herald.Operator{}
 	err := s.reader().each(ctx, func(r scanner) error {
 		o, err := scanOperator(r)
@@ -82,14 +82,14 @@ func (s *Store) Operators(ctx context.Context) ([]herald.Operator, error) {
 }
 
 // Operator returns one operator, or herald.ErrNotFound.
-func (s *Store) Operator(ctx context.Context, id string) (herald.Operator, error) {
+func (s *OperatorStore) Operator(ctx context.Context, id string) (herald.Operator, error) {
 	return operatorByID(ctx, s.reader(), id)
 }
 
 // OperatorByEmail finds an operator by email, whatever the case of its
 // ASCII letters (identity.EmailKey), with its secrets. An email whose local
 // part is not ASCII names no one (identity.MatchableEmail).
-func (s *Store) OperatorByEmail(ctx context.Context, email string) (herald.Operator, identity.OperatorSecrets, error) {
+func (s *OperatorStore) OperatorByEmail(ctx context.Context, email string) (herald.Operator, identity.OperatorSecrets, error) {
 	var sec identity.OperatorSecrets
 	if !identity.MatchableEmail(email) {
 		return herald.Operator{}, sec, herald.ErrNotFound
@@ -100,7 +100,7 @@ func (s *Store) OperatorByEmail(ctx context.Context, email string) (herald.Opera
 }
 
 // OperatorSecrets returns an operator's password hash and TOTP secrets.
-func (s *Store) OperatorSecrets(ctx context.Context, id string) (identity.OperatorSecrets, error) {
+func (s *OperatorStore) OperatorSecrets(ctx context.Context, id string) (identity.OperatorSecrets, error) {
 	var sec identity.OperatorSecrets
 	err := s.reader().queryRow(ctx, `SELECT password_hash, totp, pending_totp FROM operators WHERE id = ?`, id).
 		Scan(&sec.PasswordHash, &sec.TOTP, &sec.PendingTOTP)
@@ -109,7 +109,7 @@ func (s *Store) OperatorSecrets(ctx context.Context, id string) (identity.Operat
 
 // UpdateOperator applies c; disabling ends the operator's sessions,
 // deletes its tokens and voids its setup links in the same transaction.
-func (s *Store) UpdateOperator(ctx context.Context, id string, c identity.OperatorChange) (herald.Operator, error) {
+func (s *OperatorStore) UpdateOperator(ctx context.Context, id string, c identity.OperatorChange) (herald.Operator, error) {
 	var o herald.Operator
 	err := s.inTx(ctx, func(tx conn) error {
 		var err error
@@ -152,7 +152,7 @@ func endAccess(ctx context.Context, c conn, id string) error {
 }
 
 // DeleteOperator deletes an operator with its sessions, tokens and links.
-func (s *Store) DeleteOperator(ctx context.Context, id string) error {
+func (s *OperatorStore) DeleteOperator(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(c conn) error {
 		if err := endAccess(ctx, c, id); err != nil {
 			return err
@@ -176,7 +176,7 @@ func insertSetupLink(ctx context.Context, c conn, l identity.SetupLink) error {
 
 // ReplaceSetupLink makes link the operator's only usable setup link: the
 // others are marked used, so they answer as gone.
-func (s *Store) ReplaceSetupLink(ctx context.Context, link identity.SetupLink) error {
+func (s *OperatorStore) ReplaceSetupLink(ctx context.Context, link identity.SetupLink) error {
 	return s.inTx(ctx, func(c conn) error {
 		if _, err := operatorByID(ctx, c, link.OperatorID); err != nil {
 			return err
@@ -189,7 +189,7 @@ func (s *Store) ReplaceSetupLink(ctx context.Context, link identity.SetupLink) e
 }
 
 // SetupLink returns the operator a setup link belongs to.
-func (s *Store) SetupLink(ctx context.Context, tokenHash string) (herald.Operator, error) {
+func (s *OperatorStore) SetupLink(ctx context.Context, tokenHash string) (herald.Operator, error) {
 	return setupLinkOperator(ctx, s.reader(), tokenHash, s.Now())
 }
 
@@ -216,7 +216,7 @@ func setupLinkOperator(ctx context.Context, c conn, tokenHash string, now time.T
 // link is spent by a guarded write (unused, unexpired, its operator
 // enabled), so of concurrent requests with one link at most one sets a
 // password; the others find it gone.
-func (s *Store) UseSetupLink(ctx context.Context, tokenHash, passwordHash string) (herald.Operator, error) {
+func (s *OperatorStore) UseSetupLink(ctx context.Context, tokenHash, passwordHash string) (herald.Operator, error) {
 	var o herald.Operator
 	err := s.inTx(ctx, func(c conn) error {
 		n, err := c.exec(ctx, `UPDATE setup_links SET used = ? WHERE token_hash = ? AND used = ? AND expires_at > ?
@@ -247,24 +247,24 @@ func (s *Store) UseSetupLink(ctx context.Context, tokenHash, passwordHash string
 }
 
 // SetPendingTOTP keeps a TOTP secret issued but not yet confirmed.
-func (s *Store) SetPendingTOTP(ctx context.Context, operatorID string, sealed []byte) error {
+func (s *OperatorStore) SetPendingTOTP(ctx context.Context, operatorID string, sealed []byte) error {
 	return s.updateOperator(ctx, operatorID, `UPDATE operators SET pending_totp = ? WHERE id = ?`, sealed, operatorID)
 }
 
 // ConfirmTOTP makes the pending secret the enrolled one.
-func (s *Store) ConfirmTOTP(ctx context.Context, operatorID string) error {
+func (s *OperatorStore) ConfirmTOTP(ctx context.Context, operatorID string) error {
 	return s.updateOperator(ctx, operatorID, `UPDATE operators SET totp = pending_totp, pending_totp = NULL
 		WHERE id = ? AND pending_totp IS NOT NULL`, operatorID)
 }
 
 // ResetTOTP removes both TOTP secrets.
-func (s *Store) ResetTOTP(ctx context.Context, operatorID string) error {
+func (s *OperatorStore) ResetTOTP(ctx context.Context, operatorID string) error {
 	return s.updateOperator(ctx, operatorID, `UPDATE operators SET totp = NULL, pending_totp = NULL WHERE id = ?`, operatorID)
 }
 
 // updateOperator runs one update of an operator's row; herald.ErrNotFound
 // when it changed none.
-func (s *Store) updateOperator(ctx context.Context, id, query string, args ...any) error {
+func (s *OperatorStore) updateOperator(ctx context.Context, id, query string, args ...any) error {
 	return s.inTx(ctx, func(c conn) error {
 		n, err := c.exec(ctx, query, args...)
 		if err == nil && n == 0 {
@@ -275,7 +275,7 @@ func (s *Store) updateOperator(ctx context.Context, id, query string, args ...an
 }
 
 // CreateOperatorToken stores an API token of an enabled operator.
-func (s *Store) CreateOperatorToken(ctx context.Context, t identity.OperatorToken) error {
+func (s *OperatorStore) CreateOperatorToken(ctx context.Context, t identity.OperatorToken) error {
 	return s.inTx(ctx, func(c conn) error {
 		o, err := operatorByID(ctx, c, t.OperatorID)
 		if err != nil {
@@ -291,7 +291,7 @@ func (s *Store) CreateOperatorToken(ctx context.Context, t identity.OperatorToke
 }
 
 // OperatorTokens lists an operator's unexpired tokens, newest first.
-func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]identity.OperatorToken, error) {
+func (s *OperatorStore) OperatorTokens(ctx context.Context, operatorID string) ([]identity.OperatorToken, error) {
 	out := []identity.OperatorToken{}
 	err := s.reader().each(ctx, func(r scanner) error {
 		t := identity.OperatorToken{OperatorID: operatorID}
@@ -306,13 +306,13 @@ func (s *Store) OperatorTokens(ctx context.Context, operatorID string) ([]identi
 }
 
 // DeleteOperatorToken revokes one of an operator's tokens.
-func (s *Store) DeleteOperatorToken(ctx context.Context, operatorID, tokenID string) error {
+func (s *OperatorStore) DeleteOperatorToken(ctx context.Context, operatorID, tokenID string) error {
 	return s.updateOperator(ctx, operatorID, `DELETE FROM operator_tokens WHERE operator_id = ? AND id = ?`, operatorID, tokenID)
 }
 
 // OperatorByToken finds the enabled operator of an unexpired token by the
 // token's hash.
-func (s *Store) OperatorByToken(ctx context.Context, hash string) (herald.Operator, error) {
+func (s *OperatorStore) OperatorByToken(ctx context.Context, hash string) (herald.Operator, error) {
 	o, err := scanOperator(s.reader().queryRow(ctx, `SELECT o.`+strings.ReplaceAll(operatorColumns, ", ", ", o.")+`
 		FROM operator_tokens t JOIN operators o ON o.id = t.operator_id
 		WHERE t.hash = ? AND t.expires_at > ? AND o.disabled = ?`, hash, s.Now().UnixMilli(), false))

@@ -11,7 +11,7 @@ import (
 // first sign-ins with different subjects bind at most one. The unique
 // index on (oidc_issuer, oidc_subject) refuses an identity another
 // operator holds.
-func (s *Store) BindOIDC(ctx context.Context, operatorID, issuer, subject string) (bool, error) {
+func (s *OperatorStore) BindOIDC(ctx context.Context, operatorID, issuer, subject string) (bool, error) {
 	var n int64
 	err := s.inTx(ctx, func(c conn) error {
 		var err error

@@ -245,7 +245,7 @@ func settlePending(ctx context.Context, c conn, pushID string, st sendstore.Chun
 
 // promotePending counts a push's ready pending events, in a transaction of
 // its own: the push's row first, as an event's transaction takes it.
-func (s *Store) promotePending(ctx context.Context, pushID string) error {
+func (s *PushStore) promotePending(ctx context.Context, pushID string) error {
 	return s.inBulkTx(ctx, func(c conn) error { return promoteReady(ctx, c, pushID, false) })
 }
 

@@ -26,7 +26,7 @@ func fromMS(v sql.NullInt64) *time.Time {
 }
 
 // AcceptPush stores a push with its recipients, job and ledger entries at once.
-func (s *Store) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
+func (s *PushStore) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
 	id, replayed := p.ID, false
 	err := s.inTx(ctx, func(c conn) error {
 		id, replayed = p.ID, false
@@ -113,7 +113,7 @@ func idempotencyRecord(ctx context.Context, c conn, appID, key string) (*herald.
 }
 
 // IdempotentPush returns the push a recent idempotency key stands for.
-func (s *Store) IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error) {
+func (s *PushStore) IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error) {
 	stored, err := idempotencyRecord(ctx, s.reader(), appID, idem.Key)
 	if err != nil {
 		return herald.Push{}, false, err
@@ -178,7 +178,7 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 }
 
 // Push returns a push with its counts.
-func (s *Store) Push(ctx context.Context, id string) (herald.Push, error) {
+func (s *PushStore) Push(ctx context.Context, id string) (herald.Push, error) {
 	p, err := s.PushRecord(ctx, id)
 	if err != nil {
 		return p, err
@@ -187,7 +187,7 @@ func (s *Store) Push(ctx context.Context, id string) (herald.Push, error) {
 }
 
 // PushRecord returns a push without its counts.
-func (s *Store) PushRecord(ctx context.Context, id string) (herald.Push, error) {
+func (s *PushStore) PushRecord(ctx context.Context, id string) (herald.Push, error) {
 	return scanPush(s.reader().queryRow(ctx, `SELECT `+pushColumns+` FROM pushes WHERE id = ?`, id))
 }
 

@@ -57,7 +57,7 @@ func (sp storedPush) facts(ctx context.Context, c conn, st herald.PushStep) (her
 // charge and open chunks): of steps racing each other, or the fan-out,
 // one wins and the others run again on what it left, where Apply judges
 // them anew.
-func (s *Store) StepPush(ctx context.Context, pushID string, st herald.PushStep) (herald.Push, herald.PushEffects, error) {
+func (s *PushStore) StepPush(ctx context.Context, pushID string, st herald.PushStep) (herald.Push, herald.PushEffects, error) {
 	var next herald.Push
 	var e herald.PushEffects
 	err := s.inTxRetry(ctx, false, func(c conn) error {

@@ -4,10 +4,11 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/pressly/goose/v3"
-	"github.com/riverqueue/river/rivermigrate"
 	"sync"
 	"time"
+
+	"github.com/pressly/goose/v3"
+	"github.com/riverqueue/river/rivermigrate"
 )
 
 // The states of the migrations a readiness probe reports (/readyz).

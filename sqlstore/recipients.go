@@ -76,7 +76,7 @@ func decodeRecipients(b []byte) ([]herald.Recipient, error) {
 }
 
 // Recipients returns a push's requested users in request order.
-func (s *Store) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
+func (s *PushStore) Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error) {
 	var list []byte
 	err := s.reader().queryRow(ctx, `SELECT recipients FROM pushes WHERE id = ?`, pushID).Scan(&list)
 	switch {
@@ -92,7 +92,7 @@ func (s *Store) Recipients(ctx context.Context, pushID string) ([]herald.Recipie
 
 // recipientRows reads the recipients of a push accepted before they were
 // stored with it.
-func (s *Store) recipientRows(ctx context.Context, pushID string) ([]herald.Recipient, error) {
+func (s *PushStore) recipientRows(ctx context.Context, pushID string) ([]herald.Recipient, error) {
 	var out []herald.Recipient
 	err := s.reader().each(ctx, func(row scanner) error {
 		var r herald.Recipient

@@ -55,7 +55,7 @@ type RegistrationJoiner interface {
 // app missing, a guarded write or an insert that lost a race with
 // another writer. Their writes are undone, and each registration then
 // meets the rule it meets alone.
-type registrations struct{ s *Store }
+type registrations struct{ s *UserStore }
 
 // errJointMiss is what registrations.Join answers when its registrations
 // are to run alone.

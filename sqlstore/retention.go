@@ -16,8 +16,6 @@ import (
 // (a finished push's rows, an old consent record), so the writer is held
 // for the writes alone.
 
-var _ retention.Store = (*Store)(nil)
-
 // expireBatch bounds the pushes ExpirePushes clears in one transaction,
 // whatever its limit: each costs a read of its counts before.
 const expireBatch = 100
@@ -26,7 +24,7 @@ const expireBatch = 100
 // before, oldest first (see retention.Store). Each push's counts are
 // summed from its rows before its transaction (a finished push's rows no
 // longer change) and kept in push_counts by it.
-func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit int) (retention.Step, error) {
+func (s *RetentionStore) ExpirePushes(ctx context.Context, before, now time.Time, limit int) (retention.Step, error) {
 	limit = min(max(limit, 1), expireBatch)
 	r := s.reader()
 	type expiring struct {
@@ -87,7 +85,7 @@ func (s *Store) ExpirePushes(ctx context.Context, before, now time.Time, limit i
 
 // retentionTx runs fn as inBulkTx does and returns how long its (last)
 // run held the writer: from its first statement to its commit.
-func (s *Store) retentionTx(ctx context.Context, fn func(c conn) error) (time.Duration, error) {
+func (s *RetentionStore) retentionTx(ctx context.Context, fn func(c conn) error) (time.Duration, error) {
 	var began time.Time
 	err := s.inBulkTx(ctx, func(c conn) error {
 		began = time.Now()
@@ -143,7 +141,7 @@ const pruneQueueBatch = 20
 // PruneExpired deletes the rows of the expired pushes (see
 // retention.Store), a push's tables one after the other; a push
 // whose rows are all gone leaves the queue.
-func (s *Store) PruneExpired(ctx context.Context, limit int) (retention.Step, error) {
+func (s *RetentionStore) PruneExpired(ctx context.Context, limit int) (retention.Step, error) {
 	limit = max(limit, 1)
 	var d retention.Deleted
 	var more bool
@@ -187,7 +185,7 @@ func (s *Store) PruneExpired(ctx context.Context, limit int) (retention.Step, er
 
 // PruneIdempotency deletes expired idempotency keys (see
 // retention.Store), each app's found by its index on their age.
-func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit int) (retention.Step, error) {
+func (s *RetentionStore) PruneIdempotency(ctx context.Context, before time.Time, limit int) (retention.Step, error) {
 	limit = max(limit, 1)
 	var n int64
 	held, err := s.retentionTx(ctx, func(c conn) error {
@@ -203,7 +201,7 @@ func (s *Store) PruneIdempotency(ctx context.Context, before time.Time, limit in
 // pair's latest (see retention.Store). It looks at the next limit
 // records older than before in the order of their time, from the cursor
 // (at, id) on, and returns the cursor to go on from.
-func (s *Store) PruneConsentTrail(ctx context.Context, before time.Time, from retention.TrailCursor, limit int) (retention.Step, retention.TrailCursor, error) {
+func (s *RetentionStore) PruneConsentTrail(ctx context.Context, before time.Time, from retention.TrailCursor, limit int) (retention.Step, retention.TrailCursor, error) {
 	limit = max(limit, 1)
 	var ids []any
 	next, seen := from, 0
@@ -249,7 +247,7 @@ const retentionRun = "retention-run"
 
 // RetentionRun reads the current retention run; a zero one when none was
 // saved.
-func (s *Store) RetentionRun(ctx context.Context) (retention.Run, error) {
+func (s *RetentionStore) RetentionRun(ctx context.Context) (retention.Run, error) {
 	var run retention.Run
 	var v []byte
 	err := s.reader().queryRow(ctx, `SELECT value FROM meta WHERE name = ?`, retentionRun).Scan(&v)
@@ -263,7 +261,7 @@ func (s *Store) RetentionRun(ctx context.Context) (retention.Run, error) {
 }
 
 // SaveRetentionRun stores the current retention run.
-func (s *Store) SaveRetentionRun(ctx context.Context, run retention.Run) error {
+func (s *RetentionStore) SaveRetentionRun(ctx context.Context, run retention.Run) error {
 	v, err := json.Marshal(run)
 	if err != nil {
 		return err

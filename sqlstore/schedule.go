@@ -12,7 +12,7 @@ import (
 // pushes (pushes_scheduled), fan-outs begun (pushes_fanout_open) and
 // deferred chunks (push_chunks_deferred). Stalled fan-outs come newest
 // first, so that one that keeps failing does not keep the others out.
-func (s *Store) DueWork(ctx context.Context, q herald.WatchQuery) ([]herald.DueWork, error) {
+func (s *PushStore) DueWork(ctx context.Context, q herald.WatchQuery) ([]herald.DueWork, error) {
 	var out []herald.DueWork
 	scan := func(deferred bool) func(r scanner) error {
 		return func(r scanner) error {

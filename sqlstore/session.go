@@ -10,7 +10,7 @@ import (
 
 // CreateSession records a dashboard session, and forgets the sessions that
 // have ended.
-func (s *Store) CreateSession(ctx context.Context, sess identity.Session) error {
+func (s *OperatorStore) CreateSession(ctx context.Context, sess identity.Session) error {
 	now := s.Now()
 	return s.inTx(ctx, func(c conn) error {
 		if _, err := c.exec(ctx, `DELETE FROM sessions WHERE started_at <= ? OR last_seen_at <= ?`,
@@ -25,7 +25,7 @@ func (s *Store) CreateSession(ctx context.Context, sess identity.Session) error 
 
 // Session returns a session and, for an operator's, the operator; the
 // session of a disabled or deleted operator is herald.ErrNotFound.
-func (s *Store) Session(ctx context.Context, id string) (identity.Session, herald.Operator, error) {
+func (s *OperatorStore) Session(ctx context.Context, id string) (identity.Session, herald.Operator, error) {
 	sess := identity.Session{ID: id}
 	var started, seen int64
 	c := s.reader()
@@ -46,7 +46,7 @@ func (s *Store) Session(ctx context.Context, id string) (identity.Session, heral
 
 // TouchSession records that a session, and its operator, were seen at at;
 // verified ends an AwaitingTOTP session's wait.
-func (s *Store) TouchSession(ctx context.Context, id string, at time.Time, verified bool) error {
+func (s *OperatorStore) TouchSession(ctx context.Context, id string, at time.Time, verified bool) error {
 	return s.inTx(ctx, func(c conn) error {
 		var operator string
 		if err := c.queryRow(ctx, `SELECT operator_id FROM sessions WHERE id = ?`, id).Scan(&operator); err != nil {
@@ -62,7 +62,7 @@ func (s *Store) TouchSession(ctx context.Context, id string, at time.Time, verif
 }
 
 // DeleteSession ends a session; ending an unknown one is no error.
-func (s *Store) DeleteSession(ctx context.Context, id string) error {
+func (s *OperatorStore) DeleteSession(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(c conn) error {
 		_, err := c.exec(ctx, `DELETE FROM sessions WHERE id = ?`, id)
 		return err

@@ -11,6 +11,15 @@
 // IS NOT DISTINCT FROM for a comparison that may meet NULL; a CAST where a
 // parameter's type cannot be inferred from a column; ON CONFLICT and
 // RETURNING; times as integer milliseconds.
+//
+// Store is one small store per aggregate — pushes with their chunks and
+// deliveries (PushStore), users and devices, consent, apps, operators and
+// sessions, access records, retention, the deployment's own rows — each
+// over the same engine and clock (core). Of a transaction that spans two,
+// the store whose aggregate it changes runs it. The decisions are the
+// domain's (herald.Push.Apply, sendstore.Chunk.Apply, the charges and
+// refunds they return); a store loads what they need, applies them and
+// persists what they return.
 package sqlstore
 
 import (
@@ -21,6 +30,7 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
 	"github.com/heraldpush/herald/identity"
+	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -104,48 +114,107 @@ var ErrUnique = errors.New("unique violation")
 // on several connections or nodes lock rows in no common order.
 var ErrDeadlock = errors.New("deadlock")
 
-// Store implements herald's store interfaces on an Engine.
+// Store implements herald's store interfaces on an Engine: one small
+// store per aggregate, each over the same engine and clock. The node
+// hands each consumer the whole Store through the interfaces it needs;
+// a test or a tool may take one aggregate's store alone.
 type Store struct {
+	*core
+	*PushStore
+	*UserStore
+	*ConsentStore
+	*AppStore
+	*OperatorStore
+	*AuditStore
+	*RetentionStore
+	*NodeStore
+}
+
+// core is what every aggregate's store shares: the engine, the clock and
+// the outage hook.
+type core struct {
 	// Now is the clock; tests replace it.
 	Now func() time.Time
 	// OnUnavailable, when set, is told of every store call that failed
 	// with herald.ErrUnavailable (the outage log aggregates them).
 	OnUnavailable func(error)
 	e             Engine
+	lw            LookupWriter // the engine's, when it writes lookups itself
+}
+
+// PushStore keeps pushes, their chunks and deliveries, their history and
+// the event reports of their devices.
+type PushStore struct {
+	*core
 	// targets knows which devices each push was sent to.
 	targets *targets
-	lw      LookupWriter // the engine's, when it writes lookups itself
-	// head is the access records' chain head this process last wrote.
-	head *accessHead
-	// appends gathers concurrent appends of access records.
-	appends accessBatches
-	// regs makes a batch's registrations together (see registrations),
-	// on an engine that is a RegistrationJoiner; nil on another.
-	regs Joint
 	// events writes a batch's event reports together (see eventsJoint).
 	events Joint
 }
 
+// UserStore keeps app users and their devices, registrations and topics.
+type UserStore struct {
+	*core
+	// regs makes a batch's registrations together (see registrations),
+	// on an engine that is a RegistrationJoiner; nil on another.
+	regs Joint
+}
+
+// ConsentStore keeps the consent trail, its imports and the
+// re-confirmation notices.
+type ConsentStore struct{ *core }
+
+// AppStore keeps apps, their keys, credentials and settings.
+type AppStore struct{ *core }
+
+// OperatorStore keeps operators, their sessions, setup links, tokens and
+// sign-in attempts.
+type OperatorStore struct{ *core }
+
+// AuditStore keeps the hash-chained access records.
+type AuditStore struct {
+	*core
+	// head is the access records' chain head this process last wrote.
+	head *accessHead
+	// appends gathers concurrent appends of access records.
+	appends accessBatches
+}
+
+// RetentionStore expires and prunes what the retention policy says.
+type RetentionStore struct{ *core }
+
+// NodeStore keeps what belongs to the deployment: the nodes' heartbeats,
+// the master key's check value and the last backup.
+type NodeStore struct{ *core }
+
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
-	s := &Store{Now: time.Now, e: e, targets: newTargets(), head: &accessHead{}}
-	s.lw, _ = e.(LookupWriter)
-	s.events = &eventsJoint{s: s}
+	c := &core{Now: time.Now, e: e}
+	c.lw, _ = e.(LookupWriter)
+	s := &Store{core: c,
+		PushStore: &PushStore{core: c, targets: newTargets()}, UserStore: &UserStore{core: c},
+		ConsentStore: &ConsentStore{c}, AppStore: &AppStore{c}, OperatorStore: &OperatorStore{c},
+		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{c}}
+	s.PushStore.events = &eventsJoint{s: s.PushStore}
 	if _, ok := e.(RegistrationJoiner); ok {
-		s.regs = &registrations{s: s}
+		s.UserStore.regs = &registrations{s: s.UserStore}
 	}
 	return s
 }
 
+// Each of herald's store interfaces is one aggregate's, or spans two.
 var (
-	_ herald.AppStore       = (*Store)(nil)
-	_ herald.UserStore      = (*Store)(nil)
-	_ herald.PushStore      = (*Store)(nil)
-	_ sendstore.Store       = (*Store)(nil)
-	_ herald.HistoryStore   = (*Store)(nil)
-	_ herald.ScheduleStore  = (*Store)(nil)
-	_ herald.MasterKeyStore = (*Store)(nil)
-	_ identity.SessionStore = (*Store)(nil)
-	_ herald.EventStore     = (*Store)(nil)
-	_ access.Store          = (*Store)(nil)
+	_ herald.AppStore       = (*AppStore)(nil)
+	_ herald.UserStore      = (*UserStore)(nil)
+	_ herald.PushStore      = (*PushStore)(nil)
+	_ sendstore.Store       = (*Store)(nil) // pushes and the devices they go to
+	_ herald.HistoryStore   = (*PushStore)(nil)
+	_ herald.ScheduleStore  = (*PushStore)(nil)
+	_ herald.MasterKeyStore = (*NodeStore)(nil)
+	_ identity.SessionStore = (*OperatorStore)(nil)
+	_ herald.EventStore     = (*PushStore)(nil)
+	_ access.Store          = (*AuditStore)(nil)
+	_ herald.ConsentStore   = (*ConsentStore)(nil)
+	_ herald.NoticeStore    = (*ConsentStore)(nil)
+	_ retention.Store       = (*RetentionStore)(nil)
 )

@@ -135,7 +135,7 @@ func (p *pushTargets) judge(h uint64) (verdict, []slotRef) {
 
 // sentState reports what the cache knows of the app's push and the
 // device, reading the push again when it may have changed.
-func (s *Store) sentState(ctx context.Context, appID, pushID, deviceID string) (verdict, []slotRef, error) {
+func (s *PushStore) sentState(ctx context.Context, appID, pushID, deviceID string) (verdict, []slotRef, error) {
 	h := maphash.String(s.targets.seed, deviceID)
 	p, err := s.pushTargets(ctx, pushID)
 	if p == nil || err != nil || p.appID != appID {
@@ -164,7 +164,7 @@ func (s *Store) sentState(ctx context.Context, appID, pushID, deviceID string) (
 // stored later). The first asker reads on its own context: a waiter whose
 // context is still alive when that read ended with the asker's, reads
 // again.
-func (s *Store) pushTargets(ctx context.Context, pushID string) (*pushTargets, error) {
+func (s *PushStore) pushTargets(ctx context.Context, pushID string) (*pushTargets, error) {
 	t := s.targets
 	for {
 		t.mu.Lock()
@@ -199,7 +199,7 @@ func ctxErr(err error) bool {
 
 // loadTargets reads a push's targets into p, which waiters share; a push
 // that is unknown, or could not be read, is forgotten again.
-func (s *Store) loadTargets(ctx context.Context, pushID string, p *pushTargets) {
+func (s *PushStore) loadTargets(ctx context.Context, pushID string, p *pushTargets) {
 	defer close(p.loaded)
 	t := s.targets
 	err := s.reader().queryRow(ctx, `SELECT app_id FROM pushes WHERE id = ?`, pushID).Scan(&p.appID)
@@ -231,7 +231,7 @@ func (s *Store) loadTargets(ctx context.Context, pushID string, p *pushTargets) 
 // the push's delivery rows again. The push's status is read first: when
 // it had ended, every send was recorded before. The caller holds p.mu
 // (or is its only reader).
-func (s *Store) readChunks(ctx context.Context, pushID string, p *pushTargets, all bool) error {
+func (s *PushStore) readChunks(ctx context.Context, pushID string, p *pushTargets, all bool) error {
 	if p.final {
 		return nil
 	}
@@ -305,7 +305,7 @@ func (s *Store) readChunks(ctx context.Context, pushID string, p *pushTargets, a
 // The cursors are read first: a row is written with the cursor that
 // settles its slot, so the rows read after hold those of every slot the
 // cursors show settled.
-func (s *Store) readCursors(ctx context.Context, pushID string, p *pushTargets) error {
+func (s *PushStore) readCursors(ctx context.Context, pushID string, p *pushTargets) error {
 	err := s.reader().each(ctx, func(row scanner) error {
 		var chunk, settled int
 		err := row.Scan(&chunk, &settled)

@@ -118,7 +118,7 @@ func (c conn) each(ctx context.Context, scan func(scanner) error, query string, 
 // A store that did not answer within its caller's deadline is unavailable
 // whatever the engine made of it; each unavailable error is told to
 // OnUnavailable.
-func (s *Store) translate(err error) error {
+func (s *core) translate(err error) error {
 	var he *herald.Error
 	if err == nil || errors.Is(err, ErrUnique) || errors.Is(err, ErrDeadlock) || errors.Is(err, errConflict) || errors.As(err, &he) {
 		return err
@@ -134,7 +134,7 @@ func (s *Store) translate(err error) error {
 }
 
 // reader is a conn on the engine's reads outside transactions.
-func (s *Store) reader() conn {
+func (s *core) reader() conn {
 	return conn{q: s.e.Reader(), tr: s.translate, lw: s.lw}
 }
 
@@ -189,12 +189,12 @@ type Joint interface {
 }
 
 // inTx runs fn in a write transaction, committing when it returns nil.
-func (s *Store) inTx(ctx context.Context, fn func(c conn) error) error {
+func (s *core) inTx(ctx context.Context, fn func(c conn) error) error {
 	return s.inTxWith(ctx, TxOptions{}, fn)
 }
 
 // inTxWith is inTx with the transaction's options.
-func (s *Store) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) error) error {
+func (s *core) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) error) error {
 	return s.translate(s.e.InTx(ctx, opts, func(tx Tx) error {
 		return fn(conn{q: tx, tx: tx, tr: s.translate, lw: s.lw})
 	}))
@@ -204,7 +204,7 @@ func (s *Store) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) er
 // when the database broke a deadlock with it. Bulk work that writes a
 // push's row and its chunks' writes the push's first (lockPush), so a
 // deadlock is rare, never the rule; fn must be safe to run again.
-func (s *Store) inBulkTx(ctx context.Context, fn func(c conn) error) error {
+func (s *core) inBulkTx(ctx context.Context, fn func(c conn) error) error {
 	return s.inTxRetryWith(ctx, TxOptions{Bulk: true}, false, fn)
 }
 
@@ -229,12 +229,12 @@ const txAttempts = 8
 // deadlock with it (ErrDeadlock) or, with retryUnique, when
 // an insert met a unique violation that a concurrent writer caused (the
 // next run sees that writer's row and takes the other path).
-func (s *Store) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn) error) error {
+func (s *core) inTxRetry(ctx context.Context, retryUnique bool, fn func(c conn) error) error {
 	return s.inTxRetryWith(ctx, TxOptions{}, retryUnique, fn)
 }
 
 // inTxRetryWith is inTxRetry with the transaction's options.
-func (s *Store) inTxRetryWith(ctx context.Context, opts TxOptions, retryUnique bool, fn func(c conn) error) error {
+func (s *core) inTxRetryWith(ctx context.Context, opts TxOptions, retryUnique bool, fn func(c conn) error) error {
 	for attempt := 1; ; attempt++ {
 		err := s.inTxWith(ctx, opts, fn)
 		retry := errors.Is(err, errConflict) || errors.Is(err, ErrDeadlock) || retryUnique && errors.Is(err, ErrUnique)
@@ -263,7 +263,7 @@ func guard(n int64, err error) error {
 
 // execOne runs a write that must touch exactly one row; none is
 // herald.ErrNotFound.
-func (s *Store) execOne(ctx context.Context, query string, args ...any) error {
+func (s *core) execOne(ctx context.Context, query string, args ...any) error {
 	return s.inTx(ctx, func(c conn) error { return execOneIn(ctx, c, query, args...) })
 }
 

@@ -138,7 +138,7 @@ func readRegistration(ctx context.Context, c conn, appID string, reg herald.Devi
 // (TxOptions.Key), so that a batch holds every one that queued while the
 // last ran: spread over the lanes by user, each batch held a lane's share
 // of them and paid its round trips, statements and commit for that few.
-func (s *Store) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
+func (s *UserStore) RegisterDevice(ctx context.Context, appID string, reg herald.DeviceRegistration) (herald.Device, error) {
 	it := &regItem{appID: appID, reg: reg}
 	opts := TxOptions{Batched: true, Key: "registrations\x00" + appID, Joint: s.regs, Item: it}
 	err := s.inTxRetryWith(ctx, opts, true, func(c conn) error {
@@ -239,7 +239,7 @@ func updateDeviceStmt(old, d herald.Device) Stmt {
 }
 
 // SetDeviceUser maps a device to a user, or unmaps it (setUserId).
-func (s *Store) SetDeviceUser(ctx context.Context, appID, deviceID string, userID *string) (herald.Device, error) {
+func (s *UserStore) SetDeviceUser(ctx context.Context, appID, deviceID string, userID *string) (herald.Device, error) {
 	return s.changeDevice(ctx, appID, deviceID, func(c conn, d *herald.Device, trail *consentLog) error {
 		if userID == nil {
 			d.UserID = nil
@@ -251,7 +251,7 @@ func (s *Store) SetDeviceUser(ctx context.Context, appID, deviceID string, userI
 
 // SetDeviceConsent applies the in-app consent switch to one device and
 // records it, the same pair set again included (a re-confirmation).
-func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, change herald.ConsentChange) (herald.Device, error) {
+func (s *UserStore) SetDeviceConsent(ctx context.Context, appID, deviceID string, change herald.ConsentChange) (herald.Device, error) {
 	return s.changeDevice(ctx, appID, deviceID, func(_ conn, d *herald.Device, trail *consentLog) error {
 		// Checked on the device as read: the update is guarded on its
 		// user, so a device mapped to another user meanwhile is judged again.
@@ -273,7 +273,7 @@ func (s *Store) SetDeviceConsent(ctx context.Context, appID, deviceID string, ch
 // the change made are written first: they lock the user's row before the
 // device's, in the order SetUserConsent takes them. Changes arriving
 // together share a commit (see TxOptions.Batched).
-func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
+func (s *UserStore) changeDevice(ctx context.Context, appID, deviceID string, change func(conn, *herald.Device, *consentLog) error) (herald.Device, error) {
 	var d herald.Device
 	err := s.inBatchedTxRetry(ctx, deviceID, false, func(c conn) error {
 		old, err := deviceByID(ctx, c, appID, deviceID)
@@ -294,12 +294,12 @@ func (s *Store) changeDevice(ctx context.Context, appID, deviceID string, change
 }
 
 // DeleteDevice removes a device and its token.
-func (s *Store) DeleteDevice(ctx context.Context, appID, deviceID string) error {
+func (s *UserStore) DeleteDevice(ctx context.Context, appID, deviceID string) error {
 	return s.execOne(ctx, `DELETE FROM devices WHERE app_id = ? AND device_id = ?`, appID, deviceID)
 }
 
 // DeleteToken removes the device holding token.
-func (s *Store) DeleteToken(ctx context.Context, appID, token string) error {
+func (s *UserStore) DeleteToken(ctx context.Context, appID, token string) error {
 	return s.execOne(ctx, `DELETE FROM devices WHERE app_id = ? AND token = ?`, appID, token)
 }
 
@@ -308,7 +308,7 @@ func (s *Store) DeleteToken(ctx context.Context, appID, token string) error {
 // so two changes at once never lose one another. The user's record (the
 // same pair set again included: a re-confirmation) and those of the
 // devices whose pair changed go to the consent trail.
-func (s *Store) SetUserConsent(ctx context.Context, appID, userID string, change herald.ConsentChange) (herald.Consent, error) {
+func (s *UserStore) SetUserConsent(ctx context.Context, appID, userID string, change herald.ConsentChange) (herald.Consent, error) {
 	var next herald.Consent
 	src := change.Source
 	if src == "" {
@@ -346,7 +346,7 @@ func (s *Store) SetUserConsent(ctx context.Context, appID, userID string, change
 
 // adoptedDevices records the user's devices whose pair next changes (on a
 // withdrawal, those that had any consent to lose).
-func (s *Store) adoptedDevices(ctx context.Context, c conn, trail *consentLog, userID string, src herald.ConsentSource, next herald.Consent, now time.Time) error {
+func (s *UserStore) adoptedDevices(ctx context.Context, c conn, trail *consentLog, userID string, src herald.ConsentSource, next herald.Consent, now time.Time) error {
 	return c.each(ctx, func(row scanner) error {
 		var id string
 		var was herald.Consent
@@ -373,7 +373,7 @@ func registeredUser(ctx context.Context, c conn, appID, userID string) (herald.U
 // recorded in the consent trail (which outlives the devices and keeps the
 // user id: see docs/consent.md). The state change is guarded, so of two withdrawals at once one succeeds
 // and the other answers ErrUserWithdrawn.
-func (s *Store) WithdrawUser(ctx context.Context, appID, userID string) error {
+func (s *UserStore) WithdrawUser(ctx context.Context, appID, userID string) error {
 	return s.inTx(ctx, func(c conn) error {
 		u, err := registeredUser(ctx, c, appID, userID)
 		if err != nil {
@@ -404,7 +404,7 @@ func (s *Store) WithdrawUser(ctx context.Context, appID, userID string) error {
 }
 
 // User returns a user with its devices and their topics.
-func (s *Store) User(ctx context.Context, appID, userID string) (herald.User, []herald.Device, error) {
+func (s *UserStore) User(ctx context.Context, appID, userID string) (herald.User, []herald.Device, error) {
 	r := s.reader()
 	u, err := userByID(ctx, r, appID, userID)
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 // user ids bytewise (PostgreSQL's column is COLLATE "C"), so a prefix is
 // the range from itself to prefixEnd. The cursor is the base64url of the
 // last user id of the page.
-func (s *Store) Users(ctx context.Context, appID string, f herald.UserFilter) ([]herald.UserSummary, string, error) {
+func (s *UserStore) Users(ctx context.Context, appID string, f herald.UserFilter) ([]herald.UserSummary, string, error) {
 	if f.Limit < 1 {
 		return nil, "", herald.Invalid(herald.Detail{Field: "limit", Reason: "must be at least 1"})
 	}
@@ -70,7 +70,7 @@ func prefixEnd(prefix string) (string, bool) {
 // CountTargets counts the devices a topic or all-users push would reach
 // now, as its fan-out groups them: the distinct users they are mapped to,
 // and those mapped to none.
-func (s *Store) CountTargets(ctx context.Context, appID, topic string) (users, unmapped int, err error) {
+func (s *UserStore) CountTargets(ctx context.Context, appID, topic string) (users, unmapped int, err error) {
 	where, args := `d.app_id = ?`, []any{appID}
 	if topic != "" {
 		where = where + ` AND EXISTS (SELECT 1 FROM device_topics t WHERE t.app_id = d.app_id AND t.device_id = d.device_id AND t.topic = ?)`
