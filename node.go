@@ -14,4 +14,9 @@ type NodeStore interface {
 	// LeaveNodes forgets node (it is stopping), so the others no longer
 	// count it.
 	LeaveNodes(ctx context.Context, node string) error
+	// ReleaseDeadNodes forgets every node last seen before before, and
+	// makes the jobs they were running available to the live nodes at
+	// at (the node is its River client's ID). It returns the nodes
+	// forgotten and how many jobs were released.
+	ReleaseDeadNodes(ctx context.Context, before, at time.Time) (nodes []string, jobs int, err error)
 }

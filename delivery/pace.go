@@ -231,14 +231,18 @@ func (c *chunk) unpaced(k int) {
 }
 
 // Node heartbeat: each node notes itself every heartbeatEvery; a node not
-// seen for nodeLiveFor no longer counts.
+// seen for nodeLiveFor no longer counts, and one not seen for nodeDeadAfter
+// is dead: a live node forgets it and releases the jobs it was running, so
+// that its work goes on within nodeDeadAfter + heartbeatEvery (and a
+// fetch) of its last beat instead of River's RescueAfter.
 const (
-	heartbeatEvery = 5 * time.Second
+	heartbeatEvery = 3 * time.Second
 	nodeLiveFor    = 15 * time.Second
+	nodeDeadAfter  = 9 * time.Second
 )
 
 // StartHeartbeat has this process note itself alive in the store as node,
-// now and every 5 seconds, and pace each app and each FCM project to its
+// now and every 3 seconds, and pace each app and each FCM project to its
 // rate divided by the nodes seen in the last 15 seconds, so that nodes
 // sharing a database together send at about the app's (and the project's)
 // rate. For a database several `herald serve` processes share
@@ -252,8 +256,9 @@ func (s *Service) StartHeartbeat(nodes herald.NodeStore, node string) (stop func
 		defer close(done)
 		t := time.NewTicker(heartbeatEvery)
 		defer t.Stop()
+		var run beatRun
 		for {
-			s.beat(ctx, nodes, node)
+			s.beat(ctx, nodes, node, &run)
 			select {
 			case <-ctx.Done():
 				leave, cancelLeave := context.WithTimeout(context.Background(), 5*time.Second)
@@ -269,18 +274,44 @@ func (s *Service) StartHeartbeat(nodes herald.NodeStore, node string) (stop func
 	return func() { cancel(); <-done }
 }
 
+// beatRun is a node's unbroken run of beats: since when each has been
+// written.
+type beatRun struct {
+	since time.Time
+	ok    bool
+}
+
 // beat notes the node alive and takes in how many nodes are; a failed
-// write keeps the last count.
-func (s *Service) beat(ctx context.Context, nodes herald.NodeStore, node string) {
+// write keeps the last count. A node that has beaten without a break for
+// nodeDeadAfter then releases the nodes silent for as long: it judges
+// another dead only when the database took its own beats all that time,
+// so after an outage, when every node's beat is stale, none is judged
+// dead until the live ones have had time to beat again.
+func (s *Service) beat(ctx context.Context, nodes herald.NodeStore, node string, run *beatRun) {
 	now := s.pace.now()
 	n, err := nodes.Heartbeat(ctx, node, now, now.Add(-nodeLiveFor))
 	if err != nil {
+		run.ok = false
 		if ctx.Err() == nil {
 			s.cfg.Logger.Warn("node heartbeat", "node", node, "err", err)
 		}
 		return
 	}
+	if !run.ok {
+		run.since, run.ok = now, true
+	}
 	if old := s.pace.nodes.Swap(int64(max(1, n))); old != int64(max(1, n)) {
 		s.cfg.Logger.Info("nodes sharing the send rates", "nodes", max(1, n))
+	}
+	if now.Sub(run.since) < nodeDeadAfter {
+		return
+	}
+	dead, jobs, err := nodes.ReleaseDeadNodes(ctx, now.Add(-nodeDeadAfter), now)
+	switch {
+	case err != nil && ctx.Err() == nil:
+		s.cfg.Logger.Warn("releasing the jobs of nodes that stopped beating", "node", node, "err", err)
+	case len(dead) > 0:
+		s.cfg.Logger.Warn("nodes stopped beating: their jobs released to the live nodes", "node", node,
+			"dead", dead, "jobs", jobs)
 	}
 }

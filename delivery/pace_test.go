@@ -293,12 +293,15 @@ func TestWindowPacedYields(t *testing.T) {
 	}
 }
 
-// nodeStore counts the other nodes as given and records the calls.
+// nodeStore counts the other nodes as given and records the calls; its
+// beats fail while down.
 type nodeStore struct {
-	mu     sync.Mutex
-	others int
-	beats  []string
-	left   []string
+	mu       sync.Mutex
+	others   int
+	down     bool
+	beats    []string
+	left     []string
+	released []time.Time // the before of each ReleaseDeadNodes
 }
 
 func (s *nodeStore) Heartbeat(_ context.Context, node string, at, since time.Time) (int, error) {
@@ -307,8 +310,21 @@ func (s *nodeStore) Heartbeat(_ context.Context, node string, at, since time.Tim
 	if at.Sub(since) != nodeLiveFor {
 		return 0, errors.New("since is not 15 s before at")
 	}
+	if s.down {
+		return 0, herald.ErrUnavailable
+	}
 	s.beats = append(s.beats, node)
 	return s.others + 1, nil
+}
+
+func (s *nodeStore) ReleaseDeadNodes(_ context.Context, before, at time.Time) ([]string, int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if at.Sub(before) != nodeDeadAfter {
+		return nil, 0, errors.New("before is not nodeDeadAfter before at")
+	}
+	s.released = append(s.released, before)
+	return nil, 0, nil
 }
 
 func (s *nodeStore) LeaveNodes(_ context.Context, node string) error {
@@ -337,6 +353,51 @@ func TestHeartbeat(t *testing.T) {
 	defer nodes.mu.Unlock()
 	if len(nodes.beats) == 0 || nodes.beats[0] != "node_a" || len(nodes.left) != 1 || nodes.left[0] != "node_a" {
 		t.Errorf("got beats %v, left %v; want node_a beating, then leaving", nodes.beats, nodes.left)
+	}
+}
+
+// TestHeartbeatJudgesDeathAfterAnUnbrokenRun: a node releases the nodes
+// silent for nodeDeadAfter only once its own beats have been written for
+// as long without a break: at its start, and after an outage that kept
+// every node's beat from the database, none is judged dead before the
+// live ones had time to beat again.
+func TestHeartbeatJudgesDeathAfterAnUnbrokenRun(t *testing.T) {
+	t.Parallel()
+	s := New(Config{Logger: slog.New(slog.DiscardHandler)})
+	p, clock := fakePacer()
+	s.pace = p
+	nodes := &nodeStore{}
+	var run beatRun
+	beats := func(n int) {
+		for range n {
+			s.beat(context.Background(), nodes, "node_a", &run)
+			clock.now = clock.now.Add(heartbeatEvery)
+		}
+	}
+	released := func() int {
+		nodes.mu.Lock()
+		defer nodes.mu.Unlock()
+		return len(nodes.released)
+	}
+	judging := int(nodeDeadAfter / heartbeatEvery) // beats before the run is long enough
+	beats(judging)
+	if n := released(); n != 0 {
+		t.Fatalf("within nodeDeadAfter of the first beat: released %d times, want none", n)
+	}
+	beats(1)
+	if n := released(); n != 1 {
+		t.Fatalf("nodeDeadAfter into an unbroken run: released %d times, want 1", n)
+	}
+	nodes.down = true // the database away: every node's beat fails
+	beats(5)
+	nodes.down = false
+	beats(judging)
+	if n := released(); n != 1 {
+		t.Fatalf("within nodeDeadAfter after the outage: released %d times, want still 1", n)
+	}
+	beats(1)
+	if n := released(); n != 2 {
+		t.Fatalf("nodeDeadAfter after the outage: released %d times, want 2", n)
 	}
 }
 

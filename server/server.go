@@ -138,12 +138,16 @@ type Server struct {
 	// PublicURL and AdminURL are the listeners' URLs.
 	PublicURL, AdminURL string
 
-	cfg       Config
-	over      Overrides
-	metrics   *metrics.Metrics
-	log       *slog.Logger
-	outage    *outage
-	queue     sqlstore.QueueRunner
+	cfg     Config
+	over    Overrides
+	metrics *metrics.Metrics
+	log     *slog.Logger
+	outage  *outage
+	queue   sqlstore.QueueRunner
+	// node is this process's name among the nodes on a shared database:
+	// its heartbeat's and its River client's ID, so that a node that
+	// finds it dead knows the jobs it was running.
+	node      string
 	stopBeat  func() // ends the node heartbeat (shared database)
 	stopWatch func() // ends the schedule watch (shared database)
 	servers   []*http.Server
@@ -221,11 +225,12 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		Store: s.Store.RetentionStore, Days: cfg.RetentionDays, Now: s.Store.Now, Logger: s.log, Deleted: m.Deleted, Step: m.RetentionStep,
 		Reclaim: reclaimer(s.DB), AccessRecords: accessRecordsStep(s.Store.AuditStore, s.MasterKey.AccessKey(), s.Store.Now, s.log), Writes: writesOf(s.DB),
 	})
+	s.node = herald.NewID("node_", time.Now())
 	if err := s.startQueue(ctx); err != nil {
 		return err
 	}
 	if s.DB.Shared() { // nodes sharing the database share each app's send rate
-		s.stopBeat = s.Delivery.StartHeartbeat(s.Store.NodeStore, herald.NewID("node_", time.Now()))
+		s.stopBeat = s.Delivery.StartHeartbeat(s.Store.NodeStore, s.node)
 		// every node fires scheduled pushes at their time, so one that dies
 		// holding their River jobs delays none of them
 		s.stopWatch = s.Delivery.StartScheduleWatch(ds)
@@ -264,6 +269,7 @@ func (s *Server) startQueue(ctx context.Context) error {
 	logger := slog.New(s.outage.quiet(s.cfg.RiverLogger.Handler(), true))
 	q, err := s.DB.StartQueue(ctx, func(poll time.Duration) *river.Config {
 		rc := s.Delivery.RiverConfig(poll, logger)
+		rc.ID = s.node
 		s.Retention.Register(rc)
 		if s.over.Clock != nil {
 			rc.Test.Time = riverClock(s.over.Clock)

@@ -35,3 +35,28 @@ func (s *NodeStore) LeaveNodes(ctx context.Context, node string) error {
 		return err
 	})
 }
+
+// ReleaseDeadNodes forgets the nodes last seen before before and, on an
+// engine whose nodes share River's jobs (JobReleaser), makes their
+// running jobs available at at, in the same transaction: of live nodes
+// judging the same death at once, one forgets the node and releases its
+// jobs, the others find nothing.
+func (s *NodeStore) ReleaseDeadNodes(ctx context.Context, before, at time.Time) ([]string, int, error) {
+	var dead []string
+	var jobs int64
+	err := s.inTx(ctx, func(c conn) error {
+		dead, jobs = dead[:0], 0
+		err := c.each(ctx, func(row scanner) error {
+			var id string
+			err := row.Scan(&id)
+			dead = append(dead, id)
+			return err
+		}, `DELETE FROM nodes WHERE seen_at < ? RETURNING id`, before.UnixMilli())
+		if err != nil || len(dead) == 0 || s.jobs == nil {
+			return err
+		}
+		jobs, err = s.jobs.ReleaseJobs(ctx, c.tx, dead, at)
+		return err
+	})
+	return dead, int(jobs), err
+}

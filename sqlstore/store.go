@@ -185,7 +185,17 @@ type RetentionStore struct{ *core }
 
 // NodeStore keeps what belongs to the deployment: the nodes' heartbeats,
 // the master key's check value and the last backup.
-type NodeStore struct{ *core }
+type NodeStore struct {
+	*core
+	jobs JobReleaser // the engine's, when its nodes share River's jobs
+}
+
+// JobReleaser is an engine whose nodes share River's jobs (PostgreSQL).
+type JobReleaser interface {
+	// ReleaseJobs makes the running jobs last attempted by one of the
+	// River clients available at at, in tx, and returns how many.
+	ReleaseJobs(ctx context.Context, tx Tx, clients []string, at time.Time) (int64, error)
+}
 
 // New returns a store on e with the wall clock.
 func New(e Engine) *Store {
@@ -194,7 +204,8 @@ func New(e Engine) *Store {
 	s := &Store{core: c,
 		PushStore: &PushStore{core: c, targets: newTargets()}, UserStore: &UserStore{core: c},
 		ConsentStore: &ConsentStore{c}, AppStore: &AppStore{c}, OperatorStore: &OperatorStore{c},
-		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{c}}
+		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{core: c}}
+	s.NodeStore.jobs, _ = e.(JobReleaser)
 	s.PushStore.events = &eventsJoint{s: s.PushStore}
 	if _, ok := e.(RegistrationJoiner); ok {
 		s.UserStore.regs = &registrations{s: s.UserStore}

@@ -1,6 +1,8 @@
 package storetest
 
 import (
+	"slices"
+	"sync"
 	"testing"
 	"time"
 )
@@ -8,6 +10,7 @@ import (
 var nodeTests = []test{
 	{"Heartbeat", testHeartbeat},
 	{"LeaveNodes", testLeaveNodes},
+	{"ReleaseDeadNodes", testReleaseDeadNodes},
 }
 
 // testHeartbeat: each node counts itself and the nodes seen since the
@@ -57,5 +60,41 @@ func testLeaveNodes(t *testing.T, b *bundle) {
 	must(t, "LeaveNodes unknown", b.s.LeaveNodes(b.ctx, "n9"))
 	if n, err := b.s.Heartbeat(b.ctx, "n1", b.now, since); err != nil || n != 1 {
 		t.Errorf("after n2 left: got (%d, %v), want 1", n, err)
+	}
+}
+
+// testReleaseDeadNodes: the nodes last seen before the given time are
+// forgotten, each by one of the live nodes judging at once; the others
+// stay and count.
+func testReleaseDeadNodes(t *testing.T, b *bundle) {
+	t0 := b.now
+	for i, node := range []string{"dead1", "dead2", "live"} {
+		_, err := b.s.Heartbeat(b.ctx, node, t0.Add(time.Duration(i)*time.Second), t0)
+		must(t, "Heartbeat "+node, err)
+	}
+	_, err := b.s.Heartbeat(b.ctx, "live", t0.Add(12*time.Second), t0)
+	must(t, "Heartbeat live", err)
+	at := t0.Add(12 * time.Second)
+	var mu sync.Mutex
+	var forgot []string
+	var wg sync.WaitGroup
+	for range 4 { // the live nodes judging the same deaths at once
+		wg.Go(func() {
+			dead, _, err := b.s.ReleaseDeadNodes(b.ctx, at.Add(-9*time.Second), at)
+			if err != nil {
+				t.Errorf("ReleaseDeadNodes: %v", err)
+			}
+			mu.Lock()
+			forgot = append(forgot, dead...)
+			mu.Unlock()
+		})
+	}
+	wg.Wait()
+	slices.Sort(forgot)
+	if !slices.Equal(forgot, []string{"dead1", "dead2"}) {
+		t.Errorf("forgotten: got %v, want dead1 and dead2, each once", forgot)
+	}
+	if n, err := b.s.Heartbeat(b.ctx, "live", at, t0); err != nil || n != 1 {
+		t.Errorf("nodes since the start: got (%d, %v), want 1 (the dead forgotten)", n, err)
 	}
 }

@@ -91,13 +91,33 @@ func TestNodes(t *testing.T) {
 		t.Logf("node 1 killed after %d of %d messages", n, users)
 	}
 
+	killedAt := time.Now()
 	sent := func() map[string]int { return sentByPush(t, emu, pushIDs) }
-	// The killed node's jobs are rescued by the others after
-	// delivery.RescueAfter, plus a pass of River's rescuer.
+	// The killed node's jobs are released by a live node once its beat is
+	// 9 s old (delivery's heartbeat), not rescued by River after
+	// delivery.RescueAfter; the wait allows River's rescue, which the
+	// subtest below tells apart.
 	waitFor(t, "every token", 4*time.Minute, func() bool { return len(sent()) == users })
+	t.Logf("every token sent %v after the kill", time.Since(killedAt).Round(100*time.Millisecond))
 	// A resend is recorded when its answer is: the pushes' end says every
 	// answer is (a resent token seen at the emulator may not be, yet).
 	pgWaitFinished(t, dbURL, pushIDs)
+
+	t.Run("DeadNodeJobsReleasedByHeartbeat", func(t *testing.T) {
+		conn := pgConnect(t, dbURL)
+		var released, rescued int
+		err := conn.QueryRow(context.Background(), `SELECT
+			count(*) FILTER (WHERE e->>'error' LIKE '%stopped beating%'),
+			count(*) FILTER (WHERE e->>'error' LIKE '%rescued by JobRescuer%')
+			FROM river_job, unnest(errors) AS e`).Scan(&released, &rescued)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if released == 0 || rescued != 0 {
+			t.Errorf("got %d jobs released by a live node's heartbeat and %d rescued by River, want some released and none rescued",
+				released, rescued)
+		}
+	})
 
 	t.Run("NoTokenMissedDuplicatesOnlyInFlight", func(t *testing.T) {
 		got := sent()
