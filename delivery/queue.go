@@ -12,14 +12,17 @@ import (
 	"github.com/heraldpush/herald"
 )
 
-// Job time bounds. Every job ends well within JobTimeout (a send job yields
-// after SendSlice and goes on in a new run), so that River's rescuer, which
-// makes the jobs of a node that died available again once they have run
-// for RescueAfter, never takes over a job that is still running: the work
-// of a dead node is taken over within about two minutes (RescueAfter plus
-// the rescuer's pass), and a live node's work is never done twice.
+// Job time bounds. Every job ends within JobTimeout (a send job yields
+// after SendSlice and goes on in a new run, and keeps its outcomes through
+// an outage for at most settleRetryFor: 30 + 45 s), so that River's
+// rescuer, which makes a job available again once it has run for
+// RescueAfter, never takes over a job that is still running: a live
+// node's work is never done twice. The jobs of a node that died are
+// released sooner by the live nodes' heartbeat (nodeDeadAfter); the
+// rescuer is for the rest (a fetch whose answer was lost with its
+// connection).
 const (
-	JobTimeout  = 60 * time.Second
+	JobTimeout  = 80 * time.Second
 	RescueAfter = 90 * time.Second
 	// SendSlice is the default Config.SendSlice.
 	SendSlice = 30 * time.Second

@@ -196,26 +196,25 @@ func (w *window) advance(ctx context.Context, st sendstore.ChunkStep, res *chunk
 // settleRetryFor bounds how long a run keeps trying to write a step the
 // store could not take (herald.ErrUnavailable: a restart, a failover, a
 // full pool): the sends it settles came back from FCM, and a run given up
-// leaves them in flight, to be sent again by the next one.
-const settleRetryFor = 10 * time.Second
+// leaves them in flight, to be sent again by the next one. A node that
+// stays up through an outage this long resends nothing; the run still
+// ends within JobTimeout (SendSlice + settleRetryFor), so no live node's
+// job is ever rescued.
+const settleRetryFor = 45 * time.Second
 
 // write writes a step, again and again (from 50 ms apart up to a second)
-// while the store is unavailable, for at most settleRetryFor. A write
-// that failed may still have been applied; when a later try finds the
-// chunk moved, the run cannot tell its own write from another run's, and
-// gives up with the store's error: the next run resumes from what was
-// written.
+// while the store is unavailable, for at most settleRetryFor, on the
+// pacer's clock. A write that failed may still have been applied; when a
+// later try finds the chunk moved, the run cannot tell its own write from
+// another run's, and gives up with the store's error: the next run
+// resumes from what was written.
 func (w *window) write(ctx context.Context, st sendstore.ChunkStep) (int, bool, error) {
-	store := w.c.s.sends
+	store, pace := w.c.s.sends, w.c.s.pace
 	marked, stopped, err := store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
-	deadline := time.Now().Add(settleRetryFor)
-	for wait := 50 * time.Millisecond; errors.Is(err, herald.ErrUnavailable) && time.Now().Add(wait).Before(deadline); wait = min(2*wait, time.Second) {
-		t := time.NewTimer(wait)
-		select {
-		case <-ctx.Done():
-			t.Stop()
+	deadline := pace.now().Add(settleRetryFor)
+	for wait := 50 * time.Millisecond; errors.Is(err, herald.ErrUnavailable) && pace.now().Add(wait).Before(deadline); wait = min(2*wait, time.Second) {
+		if pace.sleep(ctx, wait) != nil {
 			return marked, stopped, err
-		case <-t.C:
 		}
 		m, s, e := store.AdvanceChunk(ctx, w.c.app.ID, w.c.push.ID, st)
 		if errors.Is(e, sendstore.ErrChunkMoved) {

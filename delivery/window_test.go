@@ -300,3 +300,41 @@ func retryAt(t *testing.T, st sendstore.ChunkStep) time.Time {
 	}
 	return st.Retry.Job.(SendArgs).Due
 }
+
+// outageStore is a chunkStore whose writes fail as unavailable from its
+// second write on, until its clock reaches the end of the outage.
+type outageStore struct {
+	chunkStore
+	clock  *fakeClock
+	outage time.Duration
+	upAt   time.Time
+	writes int
+}
+
+func (s *outageStore) AdvanceChunk(ctx context.Context, app, push string, st sendstore.ChunkStep) (int, bool, error) {
+	s.writes++
+	if s.writes == 2 {
+		s.upAt = s.clock.Now().Add(s.outage)
+	}
+	if s.writes >= 2 && s.clock.Now().Before(s.upAt) {
+		return 0, false, herald.Unavailable(errors.New("connection refused"))
+	}
+	return s.chunkStore.AdvanceChunk(ctx, app, push, st)
+}
+
+// TestWindowKeepsOutcomesThroughAnOutage: the database goes away after
+// the sends were marked and before their outcomes are written, for 40 s
+// (a restart, a failover): the run keeps the outcomes and writes them
+// when it answers again, so a node that stays up resends nothing.
+func TestWindowKeepsOutcomesThroughAnOutage(t *testing.T) {
+	t.Parallel()
+	const n = 10
+	p, clock := fakePacer()
+	store := &outageStore{chunkStore: chunkStore{markLimit: n}, clock: clock, outage: 40 * time.Second}
+	c := newChunk(store, &blockingSender{}, n)
+	c.s.pace = p
+	res := c.sendSlots(context.Background(), 0, sendstore.ChunkWork{Slots: slots(n)})
+	if res.err != nil || store.settled != n {
+		t.Fatalf("got %d settled (%v) after a 40 s outage, want all %d outcomes written once it ended", store.settled, res.err, n)
+	}
+}
