@@ -380,24 +380,25 @@ func TestHeartbeatJudgesDeathAfterAnUnbrokenRun(t *testing.T) {
 		return len(nodes.released)
 	}
 	judging := int(nodeDeadAfter / heartbeatEvery) // beats before the run is long enough
-	beats(judging)
-	if n := released(); n != 0 {
-		t.Fatalf("within nodeDeadAfter of the first beat: released %d times, want none", n)
-	}
-	beats(1)
-	if n := released(); n != 1 {
-		t.Fatalf("nodeDeadAfter into an unbroken run: released %d times, want 1", n)
-	}
-	nodes.down = true // the database away: every node's beat fails
-	beats(5)
-	nodes.down = false
-	beats(judging)
-	if n := released(); n != 1 {
-		t.Fatalf("within nodeDeadAfter after the outage: released %d times, want still 1", n)
-	}
-	beats(1)
-	if n := released(); n != 2 {
-		t.Fatalf("nodeDeadAfter after the outage: released %d times, want 2", n)
+	for _, step := range []struct {
+		when     string
+		down     bool // the database away: every node's beat fails
+		beats    int
+		released int
+	}{
+		{"within nodeDeadAfter of the first beat", false, judging, 0},
+		{"nodeDeadAfter into an unbroken run", false, 1, 1},
+		{"while the database is away", true, 5, 1},
+		{"within nodeDeadAfter after the outage", false, judging, 1},
+		{"nodeDeadAfter after the outage", false, 1, 2},
+	} {
+		nodes.mu.Lock()
+		nodes.down = step.down
+		nodes.mu.Unlock()
+		beats(step.beats)
+		if n := released(); n != step.released {
+			t.Fatalf("%s: released %d times, want %d", step.when, n, step.released)
+		}
 	}
 }
 
