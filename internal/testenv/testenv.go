@@ -71,6 +71,10 @@ type Options struct {
 	DatabaseURL, SQLiteDir string
 	// Emulator configures the FCM emulator the node sends through.
 	Emulator emulator.Options
+	// EmulatorOf, when set, is a node whose FCM emulator this one sends
+	// through instead of a fresh one (a second node on the same database:
+	// the apps' credentials name that emulator's token endpoint).
+	EmulatorOf *Env
 	// QuietLog drops log lines below warnings (benchmarks), so the log
 	// buffer does not grow with every request.
 	QuietLog bool
@@ -166,7 +170,11 @@ func New(t testing.TB, opts ...Options) *Env {
 		o.Engine = Postgres
 	}
 	e := &Env{Engine: o.Engine, MasterKey: mk, AdminToken: AdminToken, Log: &Buffer{}}
-	e.Emulator, e.EmulatorURL = fcmtest.StartEmulator(t, o.Emulator)
+	if o.EmulatorOf != nil {
+		e.Emulator, e.EmulatorURL = o.EmulatorOf.Emulator, o.EmulatorOf.EmulatorURL
+	} else {
+		e.Emulator, e.EmulatorURL = fcmtest.StartEmulator(t, o.Emulator)
+	}
 	var dbURL string
 	switch o.Engine {
 	case SQLite:
