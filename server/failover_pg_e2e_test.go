@@ -92,8 +92,8 @@ func failover(t *testing.T, gap time.Duration) {
 	_, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u0"}, Title: "gap", Content: "c"})
 	cancel()
 	var ce *client.Error
-	if !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != "ERR-AB-SYS-01" {
-		t.Errorf("push during the gap: got %v, want 503 ERR-AB-SYS-01 within 10 s", err)
+	if !errors.As(err, &ce) || ce.StatusCode != http.StatusServiceUnavailable || ce.Code != "ERR-AB-SYS-01" || ce.RetryAfter <= 0 {
+		t.Errorf("push during the gap: got %v, want 503 ERR-AB-SYS-01 with Retry-After within 10 s", err)
 	}
 	t.Logf("answered in the gap after %v", time.Since(killedAt).Round(time.Millisecond))
 
