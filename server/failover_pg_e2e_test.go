@@ -225,7 +225,7 @@ func (c *pgCluster) common() []string {
 	return []string{
 		fmt.Sprintf("port = %d", c.port), "listen_addresses = '127.0.0.1'",
 		fmt.Sprintf("unix_socket_directories = '%s'", filepath.Dir(c.dir)),
-		"fsync = off", // SIGKILL keeps the page cache: what was committed stays
+		"fsync = off",             // SIGKILL keeps the page cache: what was committed stays
 		"wal_keep_size = '256MB'", // pg_rewind reads the old WAL back to where the two diverged
 	}
 }
