@@ -265,7 +265,9 @@ func (c *pgCluster) waitSync(name string) {
 	})
 }
 
-// kill SIGKILLs the cluster's postmaster; its backends end with it.
+// kill SIGKILLs the cluster's postmaster and every process it started,
+// at once, as the death of its machine would: a backend left running for
+// a moment would still commit what it was given.
 func (c *pgCluster) kill() {
 	c.t.Helper()
 	b, err := os.ReadFile(filepath.Join(c.dir, "postmaster.pid"))
@@ -276,9 +278,33 @@ func (c *pgCluster) kill() {
 	if err != nil {
 		c.t.Fatal(err)
 	}
+	children := childrenOf(pid)
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		c.t.Fatal(err)
 	}
+	for _, child := range children {
+		syscall.Kill(child, syscall.SIGKILL) // one may have ended already
+	}
+}
+
+// childrenOf lists the processes whose parent is pid (/proc).
+func childrenOf(pid int) []int {
+	stats, _ := filepath.Glob("/proc/[0-9]*/stat")
+	var out []int
+	for _, st := range stats {
+		b, err := os.ReadFile(st)
+		if err != nil {
+			continue
+		}
+		// pid (comm) state ppid …: comm may hold spaces, so split after ')'.
+		fields := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+		if len(fields) > 1 && fields[1] == strconv.Itoa(pid) {
+			if child, err := strconv.Atoi(filepath.Base(filepath.Dir(st))); err == nil {
+				out = append(out, child)
+			}
+		}
+	}
+	return out
 }
 
 // rejoin brings a primary that died back as a standby of the one that
