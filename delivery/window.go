@@ -94,7 +94,9 @@ func (w *window) run(ctx context.Context, res *chunkResult) {
 		default:
 			// Recorded even when the job is being cancelled: these were sent.
 			if w.base+w.prefix > w.settled {
-				w.advance(context.WithoutCancel(ctx), w.settle(), res)
+				final, cancel := afterCancel(ctx, stopSettleFor)
+				w.advance(final, w.settle(), res)
+				cancel()
 			}
 			return
 		}
@@ -191,6 +193,18 @@ func (w *window) advance(ctx context.Context, st sendstore.ChunkStep, res *chunk
 	if stopped {
 		res.stopped, w.stop = true, true // the push failed
 	}
+}
+
+// stopSettleFor is how long a run's last write goes on once its job is
+// cancelled (a node stopping): what came back is recorded if the store
+// takes it by then; a stop during an outage waits no longer for it.
+const stopSettleFor = 5 * time.Second
+
+// afterCancel returns a context that outlives ctx's cancellation by d.
+func afterCancel(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
+	out, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	stop := context.AfterFunc(ctx, func() { time.AfterFunc(d, cancel) })
+	return out, func() { stop(); cancel() }
 }
 
 // settleRetryFor bounds how long a run keeps trying to write a step the
