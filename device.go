@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"fmt"
 	"strconv"
 	"strings"
 	"time"
@@ -35,6 +36,11 @@ type Device struct {
 	CreatedAt        time.Time
 	// TokenUpdatedAt is when the token was last registered or refreshed.
 	TokenUpdatedAt time.Time
+	// Locale (BCP 47) and TimeZone (IANA) are what the device last
+	// reported, "" for none (DESIGN 13).
+	Locale, TimeZone string
+	// LastSeenAt is when the device last registered or reported an event.
+	LastSeenAt time.Time
 }
 
 // DeviceRegistration is what registerPushToken sends.
@@ -80,22 +86,51 @@ var (
 // VersionBelow reports whether the semantic version v is below min; a
 // version that cannot be read counts as below.
 func VersionBelow(v string, min [3]int) bool {
-	core, _, _ := strings.Cut(v, "-")
-	core, _, _ = strings.Cut(core, "+")
-	parts := strings.Split(core, ".")
-	if len(parts) != 3 {
+	parts, ok := versionParts(v)
+	if !ok {
 		return true
 	}
-	for i, p := range parts {
-		n, err := strconv.Atoi(p)
-		if err != nil {
-			return true
-		}
+	for i, n := range parts {
 		if n != min[i] {
 			return n < min[i]
 		}
 	}
 	return false
+}
+
+// VersionKey is a key of the semantic version v that sorts, byte-wise, as
+// the versions do: its core's three numbers (before any "-" or "+") as ten
+// digits each, dot-separated; "" for a version that cannot be read, which
+// no comparison of versions holds for. A filter's version comparisons are
+// made on it, in SQL and in Go alike.
+func VersionKey(v string) string {
+	parts, ok := versionParts(v)
+	if !ok {
+		return ""
+	}
+	return fmt.Sprintf("%010d.%010d.%010d", parts[0], parts[1], parts[2])
+}
+
+// maxVersionPart bounds each number of a version VersionKey can hold.
+const maxVersionPart = 9_999_999_999
+
+// versionParts reads the three numbers of a semantic version's core.
+func versionParts(v string) ([3]int, bool) {
+	var out [3]int
+	core, _, _ := strings.Cut(v, "-")
+	core, _, _ = strings.Cut(core, "+")
+	parts := strings.Split(core, ".")
+	if len(parts) != 3 {
+		return out, false
+	}
+	for i, p := range parts {
+		n, err := strconv.Atoi(p)
+		if err != nil || n > maxVersionPart {
+			return out, false
+		}
+		out[i] = n
+	}
+	return out, true
 }
 
 // NewDevice is a device seen for the first time: it starts with the app's

@@ -22,7 +22,43 @@ func GoMigrations(rebind func(string) string) []*goose.Migration {
 		goose.NewGoMigration(13, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
 			return backfillConsentClocks(ctx, tx, rebind)
 		}}, nil),
+		// 36: the version keys of the devices of before (migration 35
+		// added the column). Down has nothing to undo: 35's down drops it.
+		goose.NewGoMigration(36, &goose.GoFunc{RunTx: func(ctx context.Context, tx *sql.Tx) error {
+			return backfillVersionKeys(ctx, tx, rebind)
+		}}, nil),
 	}
+}
+
+// backfillVersionKeys sets each device's version_key (herald.VersionKey)
+// from its app version: one update a distinct version, of which an app
+// has a few dozen.
+func backfillVersionKeys(ctx context.Context, tx *sql.Tx, rebind func(string) string) error {
+	rows, err := tx.QueryContext(ctx, `SELECT DISTINCT app_source_version FROM devices`)
+	if err != nil {
+		return err
+	}
+	var versions []string
+	for rows.Next() {
+		var v string
+		if err := rows.Scan(&v); err != nil {
+			rows.Close()
+			return err
+		}
+		versions = append(versions, v)
+	}
+	rows.Close()
+	if err := rows.Err(); err != nil {
+		return err
+	}
+	for _, v := range versions {
+		if k := herald.VersionKey(v); k != "" {
+			if _, err := tx.ExecContext(ctx, rebind(`UPDATE devices SET version_key = ? WHERE app_source_version = ?`), k, v); err != nil {
+				return fmt.Errorf("version key of %q: %w", v, err)
+			}
+		}
+	}
+	return nil
 }
 
 // backfillPage is how many users backfillConsentClocks reads at a time.
