@@ -181,6 +181,16 @@ func loadLocation(name string) (*time.Location, error) {
 	return loc, err
 }
 
+// ValidTimeZone reports whether name is an IANA time zone name that this
+// build knows: an app's or a device's zone ("" and "Local" are none).
+func ValidTimeZone(name string) bool {
+	if name == "" || name == "Local" {
+		return false
+	}
+	_, err := loadLocation(name)
+	return err == nil
+}
+
 // DefaultTimeZone is the time zone of an app that names none.
 const DefaultTimeZone = "Asia/Seoul"
 

@@ -267,7 +267,7 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 		a.Registered = *p.Registered
 	}
 	if p.TimeZone != nil {
-		if _, err := time.LoadLocation(*p.TimeZone); err != nil || *p.TimeZone == "" || *p.TimeZone == "Local" {
+		if !herald.ValidTimeZone(*p.TimeZone) {
 			d = append(d, herald.Detail{Field: "timeZone", Reason: "must be an IANA time zone name such as Asia/Seoul"})
 		}
 		a.TimeZone = *p.TimeZone

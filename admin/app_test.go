@@ -3,11 +3,13 @@ package admin_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"os"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/fcm"
@@ -608,6 +610,12 @@ func TestGetUser(t *testing.T) {
 		}
 		var got map[string]any
 		res.Decode(t, &got)
+		// The registration's time, which the test does not hold.
+		dev := got["devices"].([]any)[0].(map[string]any)
+		if seen, err := time.Parse(time.RFC3339Nano, fmt.Sprint(dev["lastSeenAt"])); err != nil || seen.IsZero() {
+			t.Errorf("lastSeenAt: got %v, want the registration's time", dev["lastSeenAt"])
+		}
+		delete(dev, "lastSeenAt")
 		want := map[string]any{"userId": "42", "state": "registered", "marketing": false, "marketingNight": false,
 			"devices": []any{map[string]any{"deviceId": "d1", "platform": "android", "appSourceVersion": "1.6.0",
 				"tokenSuffix": "12345678", "marketing": false, "marketingNight": false, "topics": []any{}}}}

@@ -33,6 +33,9 @@ type exportDeviceJSON struct {
 	AppSourceVersion string          `json:"appSourceVersion"`
 	TokenSuffix      string          `json:"tokenSuffix"`
 	CreatedAt        time.Time       `json:"createdAt"`
+	Locale           string          `json:"locale,omitempty"`
+	TimeZone         string          `json:"timeZone,omitempty"`
+	LastSeenAt       time.Time       `json:"lastSeenAt"`
 }
 
 // exportPushJSON is a push of the export.
@@ -84,7 +87,8 @@ func (s *server) userExport(ctx context.Context, appID, userID string) (exportJS
 		Devices: make([]exportDeviceJSON, len(devices)), Pushes: make([]exportPushJSON, len(pushes))}
 	for i, d := range devices {
 		out.Devices[i] = exportDeviceJSON{DeviceID: d.ID, Platform: d.Platform, AppSourceVersion: d.AppSourceVersion,
-			TokenSuffix: herald.TokenSuffix(d.Token), CreatedAt: d.CreatedAt.UTC()}
+			TokenSuffix: herald.TokenSuffix(d.Token), CreatedAt: d.CreatedAt.UTC(), Locale: d.Locale, TimeZone: d.TimeZone,
+			LastSeenAt: d.LastSeenAt.UTC()}
 	}
 	for i, p := range pushes {
 		out.Pushes[i] = exportPushJSON{PushID: p.PushID, At: p.At, Title: p.Title, Outcome: p.Outcome,

@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"net/http"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
@@ -17,6 +18,12 @@ type deviceJSON struct {
 	Marketing        bool            `json:"marketing"`
 	MarketingNight   bool            `json:"marketingNight"`
 	Topics           []string        `json:"topics"`
+	// Locale and TimeZone are what the device reported (DESIGN 13),
+	// absent when it reported none; LastSeenAt when it last registered
+	// or reported an event.
+	Locale     string    `json:"locale,omitempty"`
+	TimeZone   string    `json:"timeZone,omitempty"`
+	LastSeenAt time.Time `json:"lastSeenAt"`
 }
 
 func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
@@ -33,7 +40,7 @@ func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
 	for i, d := range devices {
 		out[i] = deviceJSON{DeviceID: d.ID, Platform: d.Platform, AppSourceVersion: d.AppSourceVersion,
 			TokenSuffix: herald.TokenSuffix(d.Token), Marketing: d.Consent.Marketing,
-			MarketingNight: d.Consent.MarketingNight, Topics: d.Topics}
+			MarketingNight: d.Consent.MarketingNight, Topics: d.Topics, Locale: d.Locale, TimeZone: d.TimeZone, LastSeenAt: d.LastSeenAt}
 	}
 	web.JSON(w, http.StatusOK, map[string]any{
 		"userId": u.ID, "state": u.State, "marketing": u.Consent.Marketing,

@@ -104,7 +104,7 @@ func TestUnknownMembersRefusedEndToEnd(t *testing.T) {
 	})
 	t.Run("SDKIgnoresUnknown", func(t *testing.T) {
 		res := e.ServerDo(http.MethodPost, "/api/sdk/v2/push-token", map[string]string{"x-api-key": a.APIKey},
-			`{"deviceId":"dev-2","token":"tok-u2","platform":"ios","appSourceVersion":"1.6.0","userId":"u2","sdkVersion":"3.1.0","locale":{"lang":"ko"}}`)
+			`{"deviceId":"dev-2","token":"tok-u2","platform":"ios","appSourceVersion":"1.6.0","userId":"u2","sdkVersion":"3.1.0","screen":{"w":390}}`)
 		if res.Status != http.StatusOK {
 			t.Fatalf("SDK register with unknown members: got %d %s, want 200", res.Status, res.Body)
 		}

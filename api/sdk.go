@@ -3,6 +3,7 @@ package api
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"net/http"
 	"regexp"
 
@@ -66,6 +67,7 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 		o.Fail("appSourceVersion", "must be a semantic version such as 1.6.0")
 	}
 	userID := optionalUserID(o, "userId")
+	locale, timeZone := deviceLocale(o)
 	err = request.Invalid(details)
 	var identity *herald.IdentityProof
 	switch {
@@ -83,7 +85,7 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 	}
 	d, err := s.store.RegisterDevice(r.Context(), appFrom(r.Context()).ID, herald.DeviceRegistration{
 		DeviceID: deviceID, Token: token, Platform: herald.Platform(platform), AppSourceVersion: version, UserID: userID,
-		Identity: identity,
+		Locale: locale, TimeZone: timeZone, Identity: identity,
 	})
 	if errors.Is(err, herald.ErrIdentityRefused) {
 		err = s.refuseIdentity(r)
@@ -93,6 +95,26 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	answerDevice(w, d)
+}
+
+// deviceLocale reads a registration's optional locale and timeZone
+// (DESIGN 13); nil for one absent or null, which keeps what the device
+// reported before.
+func deviceLocale(o request.Object) (locale, timeZone *string) {
+	o.DropNulls("locale", "timeZone")
+	if v, ok := o.Str("locale", false, 0); ok {
+		if !herald.ValidLocale(v) {
+			o.Fail("locale", fmt.Sprintf("must be a BCP 47 language tag of at most %d characters, such as ko-KR", herald.MaxLocaleLen))
+		}
+		locale = &v
+	}
+	if v, ok := o.Str("timeZone", false, 0); ok {
+		if !herald.ValidTimeZone(v) {
+			o.Fail("timeZone", "must be an IANA time zone name such as Asia/Seoul")
+		}
+		timeZone = &v
+	}
+	return locale, timeZone
 }
 
 // setUserID is POST /api/sdk/v2/user: maps the device to a user (userId

@@ -58,11 +58,15 @@ func (s *PushStore) RecordEvents(ctx context.Context, appID, deviceID string, ma
 	if !slices.ContainsFunc(rows, func(r eventRow) bool { return !r.sent }) {
 		// The common case: every push shown sent. The reports of a batch
 		// are written together (eventsJoint).
-		opts.Joint, opts.Item = s.events, &eventItem{deviceID: deviceID, rows: rows, recorded: recorded}
+		opts.Joint, opts.Item = s.events, &eventItem{appID: appID, deviceID: deviceID, rows: rows, recorded: recorded}
 	}
 	err := s.inTxRetryWith(ctx, opts, false, func(c conn) error {
 		clear(recorded)
-		return s.writeEvents(ctx, c, deviceID, rows, recorded)
+		if err := s.writeEvents(ctx, c, deviceID, rows, recorded); err != nil {
+			return err
+		}
+		_, err := c.execMany(ctx, seenSQL, [][]any{s.seenArgs(appID, deviceID)})
+		return err
 	})
 	if err != nil {
 		return nil, err
@@ -74,6 +78,7 @@ func (s *PushStore) RecordEvents(ctx context.Context, appID, deviceID string, ma
 // and type, each once) all of pushes the targets cache showed sent to the
 // device, and the report's answer, set by whichever writes it.
 type eventItem struct {
+	appID    string
 	deviceID string
 	rows     []eventRow
 	recorded []bool
@@ -162,7 +167,34 @@ func (j *eventsJoint) Join(ctx context.Context, tx Tx, items []any) ([]bool, err
 	if _, err := c.execMany(ctx, raiseEventCountsSQL, raise); err != nil {
 		return nil, err
 	}
+	// The devices after the pushes, in key order, as every writer of
+	// both takes them.
+	seen := make([][]any, len(its))
+	for i, it := range its {
+		seen[i] = j.s.seenArgs(it.appID, it.deviceID)
+	}
+	slices.SortFunc(seen, func(a, b []any) int {
+		return cmp.Or(cmp.Compare(a[1].(string), b[1].(string)), cmp.Compare(a[2].(string), b[2].(string)))
+	})
+	if _, err := c.execMany(ctx, seenSQL, seen); err != nil {
+		return nil, err
+	}
 	return ran, nil
+}
+
+// seenSQL records that a device reported an event: its last_seen_at
+// (DESIGN 13's lastSeenDays) moved to now when it is older than
+// seenEvery, so that a device's reports write its row at most that often.
+const seenSQL = `UPDATE devices SET last_seen_at = ? WHERE app_id = ? AND device_id = ? AND last_seen_at < ?`
+
+// seenEvery is how stale a device's last_seen_at may be before a report
+// moves it: a filter counts days since.
+const seenEvery = time.Hour
+
+// seenArgs are seenSQL's arguments for the app's device now.
+func (s *PushStore) seenArgs(appID, deviceID string) []any {
+	now := s.Now()
+	return []any{now.UnixMilli(), appID, deviceID, now.Add(-seenEvery).UnixMilli()}
 }
 
 // insertEventsSQL returns the joint's insert of rows (args, four a row:

@@ -244,25 +244,28 @@ const registerUsersSQL = `INSERT INTO users (app_id, user_id, state, created_at,
 	WHERE users.state = 'withdrawn'`
 
 // insertDevicesSQL inserts the devices deviceArrays holds.
-const insertDevicesSQL = `INSERT INTO devices (` + deviceColumns + `)
+const insertDevicesSQL = `INSERT INTO devices (` + deviceWriteColumns + `)
 	SELECT * FROM unnest((SELECT CAST(?1 AS TEXT[])), (SELECT CAST(?2 AS TEXT[])), (SELECT CAST(?3 AS TEXT[])),
 		(SELECT CAST(?4 AS TEXT[])), (SELECT CAST(?5 AS TEXT[])), (SELECT CAST(?6 AS TEXT[])),
 		(SELECT CAST(?7 AS BOOLEAN[])), (SELECT CAST(?8 AS BOOLEAN[])), (SELECT CAST(?9 AS BIGINT[])),
-		(SELECT CAST(?10 AS BIGINT[])))`
+		(SELECT CAST(?10 AS BIGINT[])), (SELECT CAST(?11 AS TEXT[])), (SELECT CAST(?12 AS TEXT[])),
+		(SELECT CAST(?13 AS BIGINT[])), (SELECT CAST(?14 AS TEXT[])))`
 
 // deviceArrays is ds as insertDevicesSQL's arguments: one array for each
-// of deviceColumns (deviceRow's values, by column).
+// of deviceWriteColumns (deviceRow's values, by column).
 func deviceArrays(ds []herald.Device) []any {
 	n := len(ds)
 	appIDs, ids, tokens := make([]string, n), make([]string, n), make([]string, n)
 	platforms, versions, userIDs := make([]string, n), make([]string, n), make([]*string, n)
 	marketing, night := make([]bool, n), make([]bool, n)
-	created, updated := make([]int64, n), make([]int64, n)
+	created, updated, seen := make([]int64, n), make([]int64, n), make([]int64, n)
+	locales, zones, keys := make([]string, n), make([]string, n), make([]string, n)
 	for i, d := range ds {
 		appIDs[i], ids[i], tokens[i] = d.AppID, d.ID, d.Token
 		platforms[i], versions[i], userIDs[i] = string(d.Platform), d.AppSourceVersion, d.UserID
 		marketing[i], night[i] = d.Consent.Marketing, d.Consent.MarketingNight
-		created[i], updated[i] = d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli()
+		created[i], updated[i], seen[i] = d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli(), d.LastSeenAt.UnixMilli()
+		locales[i], zones[i], keys[i] = d.Locale, d.TimeZone, herald.VersionKey(d.AppSourceVersion)
 	}
-	return []any{appIDs, ids, tokens, platforms, versions, userIDs, marketing, night, created, updated}
+	return []any{appIDs, ids, tokens, platforms, versions, userIDs, marketing, night, created, updated, locales, zones, seen, keys}
 }

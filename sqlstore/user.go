@@ -9,15 +9,20 @@ import (
 	"github.com/heraldpush/herald"
 )
 
+// deviceColumns are the columns of a device that scanDevice reads.
 const deviceColumns = `app_id, device_id, token, platform, app_source_version, user_id, marketing, marketing_night,
-	created_at, token_updated_at`
+	created_at, token_updated_at, locale, time_zone, last_seen_at`
+
+// deviceWriteColumns are the columns deviceRow writes: deviceColumns and
+// version_key, which follows from the version (herald.VersionKey).
+const deviceWriteColumns = deviceColumns + `, version_key`
 
 func scanDevice(row scanner) (herald.Device, error) {
 	var d herald.Device
-	var created, updated int64
+	var created, updated, seen int64
 	err := row.Scan(&d.AppID, &d.ID, &d.Token, &d.Platform, &d.AppSourceVersion, &d.UserID,
-		&d.Consent.Marketing, &d.Consent.MarketingNight, &created, &updated)
-	d.CreatedAt, d.TokenUpdatedAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC()
+		&d.Consent.Marketing, &d.Consent.MarketingNight, &created, &updated, &d.Locale, &d.TimeZone, &seen)
+	d.CreatedAt, d.TokenUpdatedAt, d.LastSeenAt = time.UnixMilli(created).UTC(), time.UnixMilli(updated).UTC(), time.UnixMilli(seen).UTC()
 	return d, err
 }
 
@@ -152,7 +157,7 @@ func (s *UserStore) RegisterDevice(ctx context.Context, appID string, reg herald
 		}
 		d, trail := registered(r, reg, now)
 		if r.isNew {
-			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?)`, deviceRow(d)...)
+			_, err = c.exec(ctx, `INSERT INTO devices (`+deviceWriteColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, deviceRow(d)...)
 		} else {
 			err = updateDevice(ctx, c, r.old, d)
 		}
@@ -183,10 +188,11 @@ func registered(r registration, reg herald.DeviceRegistration, now time.Time) (h
 	return d, trail
 }
 
-// deviceRow is d's values in the order of deviceColumns.
+// deviceRow is d's values in the order of deviceWriteColumns.
 func deviceRow(d herald.Device) []any {
 	return []any{d.AppID, d.ID, d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing,
-		d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli()}
+		d.Consent.MarketingNight, d.CreatedAt.UnixMilli(), d.TokenUpdatedAt.UnixMilli(), d.Locale, d.TimeZone,
+		d.LastSeenAt.UnixMilli(), herald.VersionKey(d.AppSourceVersion)}
 }
 
 // mapDevice maps d to userID, registering the user (again, when
@@ -229,11 +235,12 @@ func updateDevice(ctx context.Context, c conn, old, d herald.Device) error {
 // answers errConflict when it changed no row.
 func updateDeviceStmt(old, d herald.Device) Stmt {
 	return Stmt{Query: `UPDATE devices SET token = ?, platform = ?, app_source_version = ?, user_id = ?,
-		marketing = ?, marketing_night = ?, token_updated_at = ?
+		marketing = ?, marketing_night = ?, token_updated_at = ?, locale = ?, time_zone = ?, last_seen_at = ?, version_key = ?
 		WHERE app_id = ? AND device_id = ? AND token = ? AND user_id IS NOT DISTINCT FROM ? AND marketing = ?
 		AND marketing_night = ? AND token_updated_at = ?`,
 		Args: []any{d.Token, d.Platform, d.AppSourceVersion, d.UserID, d.Consent.Marketing, d.Consent.MarketingNight,
-			d.TokenUpdatedAt.UnixMilli(), d.AppID, d.ID,
+			d.TokenUpdatedAt.UnixMilli(), d.Locale, d.TimeZone, d.LastSeenAt.UnixMilli(), herald.VersionKey(d.AppSourceVersion),
+			d.AppID, d.ID,
 			old.Token, old.UserID, old.Consent.Marketing, old.Consent.MarketingNight, old.TokenUpdatedAt.UnixMilli()},
 		Exec: func(n int64) error { return guard(n, nil) }}
 }

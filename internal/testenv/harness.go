@@ -286,6 +286,8 @@ type UserView struct {
 	Devices                   []struct {
 		DeviceID, Platform, TokenSuffix string
 		Marketing, MarketingNight       bool
+		Locale, TimeZone                string
+		LastSeenAt                      time.Time
 	}
 }
 
