@@ -1,6 +1,7 @@
 package audience
 
 import (
+	"cmp"
 	"strings"
 	"time"
 
@@ -85,9 +86,9 @@ func (l Leaf) match(s Subject, now time.Time) bool {
 		return (s.MarketingNight == l.Values[0].Bool) == (l.Op == OpEq)
 	case FieldLastSeenDays:
 		days := floorDiv(now.UnixMilli()-s.LastSeenAt.UnixMilli(), dayMS)
-		return l.matchOrder(cmpInt(days, int64(l.Values[0].Num)))
+		return l.matchOrder(cmp.Compare(days, int64(l.Values[0].Num)))
 	case FieldCreatedAt:
-		return l.matchOrder(cmpInt(s.CreatedAt.UnixMilli(), l.At.UnixMilli()))
+		return l.matchOrder(cmp.Compare(s.CreatedAt.UnixMilli(), l.At.UnixMilli()))
 	}
 	return false
 }
@@ -121,7 +122,7 @@ func (l Leaf) matchTag(v Value, ok bool) bool {
 		case v.Kind == KindString:
 			return compare(l.Op, strings.Compare(v.Str, x.Str))
 		case v.Kind == KindNumber:
-			return compare(l.Op, cmpFloat(v.Num, x.Num))
+			return compare(l.Op, cmp.Compare(v.Num, x.Num))
 		}
 	}
 	return false
@@ -174,26 +175,6 @@ func compare(op Op, c int) bool {
 		return c <= 0
 	}
 	return false
-}
-
-func cmpInt(a, b int64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
-}
-
-func cmpFloat(a, b float64) int {
-	switch {
-	case a < b:
-		return -1
-	case a > b:
-		return 1
-	}
-	return 0
 }
 
 // floorDiv is a / b rounded down, for b > 0: a device seen in the future
