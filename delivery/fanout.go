@@ -146,7 +146,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		}
 		groups = g
 	case p.Rule().Targeted:
-		list, after, err := s.fanouts.DevicePage(ctx, p.AppID, p.Topic, from.After, s.cfg.FanoutPage)
+		list, after, err := s.fanouts.DevicePage(ctx, p.AppID, sendstore.Selection{Topic: p.Topic}, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
 		}

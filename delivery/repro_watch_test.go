@@ -29,7 +29,7 @@ type raceStore struct {
 	slow       time.Duration // instead of a blip, the watch's page 2 read takes this long
 }
 
-func (r *raceStore) DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
+func (r *raceStore) DevicePage(ctx context.Context, appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
 	if ctx.Value(riverKey{}) == nil && after != (sendstore.DeviceCursor{}) {
 		r.mu.Lock()
 		first := !r.blipped
@@ -41,7 +41,7 @@ func (r *raceStore) DevicePage(ctx context.Context, appID, topic string, after s
 			return nil, after, herald.Unavailable(errors.New("blip"))
 		}
 	}
-	return r.DB.DevicePage(ctx, appID, topic, after, limit)
+	return r.DB.DevicePage(ctx, appID, sel, after, limit)
 }
 
 func (r *raceStore) StartSending(ctx context.Context, pushID string, f sendstore.Fanout) (bool, error) {

@@ -34,7 +34,7 @@ type FanoutStore interface {
 	App(ctx context.Context, id string) (herald.App, error)
 	PushRecord(ctx context.Context, id string) (herald.Push, error)
 	Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error)
-	DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error)
+	DevicePage(ctx context.Context, appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error)
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
 	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
 	FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error)

@@ -28,7 +28,7 @@ type failingPages struct {
 	reads int
 }
 
-func (f *failingPages) DevicePage(context.Context, string, string, sendstore.DeviceCursor, int) ([]herald.Device, sendstore.DeviceCursor, error) {
+func (f *failingPages) DevicePage(context.Context, string, sendstore.Selection, sendstore.DeviceCursor, int) ([]herald.Device, sendstore.DeviceCursor, error) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.reads++

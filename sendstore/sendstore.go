@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 )
 
 // Fanout is one page of a push's fan-out: its deliveries (seq and chunk
@@ -72,6 +73,18 @@ type DeviceCursor struct {
 	DeviceID string
 }
 
+// Selection is which of an app's devices a topic, all-users or segment
+// push's fan-out reads: those subscribed to Topic (every device when ""),
+// and of those the ones whose (user, device) pair the Filter holds for at
+// Now, the clock its lastSeenDays counts from (every one when Filter is
+// nil). Now matters only with a Filter; a fan-out's pages should share
+// one, so that a device does not leave or join the audience between pages.
+type Selection struct {
+	Topic  string
+	Filter *audience.Filter
+	Now    time.Time
+}
+
 // Store is what the send path needs: the devices a push goes to,
 // and every transition of its fan-out, chunks, deliveries and end. Each
 // transition is a guarded write, correct with several writers at once.
@@ -79,10 +92,10 @@ type Store interface {
 	// DevicesByID returns those of the devices that still exist.
 	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error)
 	// DevicePage returns, in DeviceCursor's order, at most limit of the
-	// app's devices after the cursor (with a topic, those subscribed to
-	// it), and the cursor after the last one returned. Fewer than limit
-	// means there are no more.
-	DevicePage(ctx context.Context, appID, topic string, after DeviceCursor, limit int) ([]herald.Device, DeviceCursor, error)
+	// app's devices after the cursor that the selection selects, and the
+	// cursor after the last one returned. Fewer than limit means there
+	// are no more.
+	DevicePage(ctx context.Context, appID string, sel Selection, after DeviceCursor, limit int) ([]herald.Device, DeviceCursor, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
 	// DeviceByToken returns the app's device that holds the token now.

@@ -5,8 +5,10 @@ import (
 	"context"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -40,16 +42,16 @@ func (s *UserStore) DeviceByToken(ctx context.Context, appID, token string) (her
 	return scanDevice(s.reader().queryRow(ctx, `SELECT `+deviceColumns+` FROM devices WHERE app_id = ? AND token = ?`, appID, token))
 }
 
-// DevicePage returns at most limit of the app's devices after the cursor,
-// with a topic those subscribed to it: the unmapped ones by id, then the
-// mapped ones by user and id (each order an index's).
-func (s *UserStore) DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
-	subscribed := ``
-	args := []any{appID}
-	if topic != "" {
-		subscribed = ` AND EXISTS (SELECT 1 FROM device_topics t WHERE t.app_id = d.app_id AND t.device_id = d.device_id AND t.topic = ?)`
-		args = append(args, topic)
+// DevicePage returns at most limit of the app's devices after the cursor
+// that the selection selects (sendstore.Selection): the unmapped ones by
+// id, then the mapped ones by user and id (each order an index's), each
+// part one statement that reads its devices as they come.
+func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
+	where, args, err := selectionSQL(sel)
+	if err != nil {
+		return nil, after, err
 	}
+	args = append([]any{appID}, args...)
 	var out []herald.Device
 	scan := func(row scanner) error {
 		d, err := scanDevice(row)
@@ -58,7 +60,7 @@ func (s *UserStore) DevicePage(ctx context.Context, appID, topic string, after s
 	}
 	if !after.Mapped {
 		err := s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
-			WHERE d.app_id = ? AND d.user_id IS NULL`+subscribed+` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
+			WHERE d.app_id = ? AND d.user_id IS NULL`+where+` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
 			append(args, after.DeviceID, limit)...)
 		if err != nil {
 			return nil, after, err
@@ -68,8 +70,8 @@ func (s *UserStore) DevicePage(ctx context.Context, appID, topic string, after s
 		}
 		after = sendstore.DeviceCursor{Mapped: true}
 	}
-	err := s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
-		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+subscribed+` AND (d.user_id, d.device_id) > (?, ?)
+	err = s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
+		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+where+` AND (d.user_id, d.device_id) > (?, ?)
 		ORDER BY d.user_id, d.device_id LIMIT ?`, append(args, after.UserID, after.DeviceID, limit-len(out))...)
 	if err != nil {
 		return nil, after, err
@@ -78,6 +80,44 @@ func (s *UserStore) DevicePage(ctx context.Context, appID, topic string, after s
 		after = sendstore.DeviceCursor{Mapped: true, UserID: *out[n-1].UserID, DeviceID: out[n-1].ID}
 	}
 	return out, after, nil
+}
+
+// selectionSQL is the selection's condition on devices d, each part
+// starting with AND (none: ""), and its arguments.
+func selectionSQL(sel sendstore.Selection) (string, []any, error) {
+	var where string
+	var args []any
+	if sel.Topic != "" {
+		where = ` AND EXISTS (SELECT 1 FROM device_topics dt WHERE dt.app_id = d.app_id AND dt.device_id = d.device_id AND dt.topic = ?)`
+		args = append(args, sel.Topic)
+	}
+	if sel.Filter != nil {
+		cond, fargs, err := filterSQL(*sel.Filter, sel.Now)
+		if err != nil {
+			return "", nil, err
+		}
+		where += ` AND ` + cond
+		args = append(args, fargs...)
+	}
+	return where, args, nil
+}
+
+// CountAudience counts the app's devices whose (user, device) pair the
+// filter holds for at now, and the users they make: each mapped user
+// once, and each unmapped device as one, as an all-users push counts
+// them. Exact, in one statement.
+func (s *UserStore) CountAudience(ctx context.Context, appID string, f audience.Filter, now time.Time) (audience.Count, error) {
+	cond, args, err := filterSQL(f, now)
+	if err != nil {
+		return audience.Count{}, err
+	}
+	var devices, users, mapped int64
+	err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id), COUNT(d.user_id) FROM devices d
+		WHERE d.app_id = ? AND `+cond, append([]any{appID}, args...)...).Scan(&devices, &users, &mapped)
+	if err != nil {
+		return audience.Count{}, err
+	}
+	return audience.Count{Users: int(users + devices - mapped), Devices: int(devices)}, nil
 }
 
 // prefixed qualifies each column of a list with a table alias.

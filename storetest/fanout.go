@@ -22,7 +22,7 @@ func (b *bundle) pageAll(appID, topic string, size int) ([]herald.Device, error)
 	var all []herald.Device
 	var after sendstore.DeviceCursor
 	for {
-		page, next, err := b.s.DevicePage(b.ctx, appID, topic, after, size)
+		page, next, err := b.s.DevicePage(b.ctx, appID, sendstore.Selection{Topic: topic}, after, size)
 		if err != nil {
 			return nil, err
 		}
@@ -70,15 +70,15 @@ func testDevicePageOrder(t *testing.T, b *bundle) {
 		}
 	}
 	// A cursor within a user's devices continues with the user's next.
-	page, after, err := b.s.DevicePage(b.ctx, b.app.ID, "", sendstore.DeviceCursor{}, 4)
+	page, after, err := b.s.DevicePage(b.ctx, b.app.ID, sendstore.Selection{}, sendstore.DeviceCursor{}, 4)
 	must(t, "DevicePage", err)
 	if !equal(idsInOrder(page), want[:4]) || after != (sendstore.DeviceCursor{Mapped: true, UserID: "u2", DeviceID: "d1"}) {
 		t.Errorf("first 4: got %v then %+v, want %v then u2/d1", idsInOrder(page), after, want[:4])
 	}
-	if page, _, _ := b.s.DevicePage(b.ctx, b.app.ID, "", after, 4); !equal(idsInOrder(page), want[4:]) {
+	if page, _, _ := b.s.DevicePage(b.ctx, b.app.ID, sendstore.Selection{}, after, 4); !equal(idsInOrder(page), want[4:]) {
 		t.Errorf("after u2/d1: got %v, want %v", idsInOrder(page), want[4:])
 	}
-	if page, _, err := b.s.DevicePage(b.ctx, "app_missing", "", sendstore.DeviceCursor{}, 4); err != nil || len(page) != 0 {
+	if page, _, err := b.s.DevicePage(b.ctx, "app_missing", sendstore.Selection{}, sendstore.DeviceCursor{}, 4); err != nil || len(page) != 0 {
 		t.Errorf("unknown app: got (%v, %v), want none", idsInOrder(page), err)
 	}
 }

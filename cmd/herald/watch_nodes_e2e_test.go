@@ -24,12 +24,12 @@ type blipStore struct {
 	done  atomic.Bool
 }
 
-func (b *blipStore) DevicePage(ctx context.Context, appID, topic string, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
+func (b *blipStore) DevicePage(ctx context.Context, appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
 	if after != (sendstore.DeviceCursor{}) && b.done.CompareAndSwap(false, true) {
 		b.blips.Add(1)
 		return nil, after, errors.New("injected: the connection was reset")
 	}
-	return b.Store.DevicePage(ctx, appID, topic, after, limit)
+	return b.Store.DevicePage(ctx, appID, sel, after, limit)
 }
 
 // TestScheduledFanoutNodes (PostgreSQL): a scheduled all-users push on two

@@ -221,7 +221,7 @@ func (s *Store) DeviceByToken(a0 context.Context, a1 string, a2 string) (herald.
 }
 
 // DevicePage is a scheduling point around the store's DevicePage.
-func (s *Store) DevicePage(a0 context.Context, a1 string, a2 string, a3 sendstore.DeviceCursor, a4 int) ([]herald.Device, sendstore.DeviceCursor, error) {
+func (s *Store) DevicePage(a0 context.Context, a1 string, a2 sendstore.Selection, a3 sendstore.DeviceCursor, a4 int) ([]herald.Device, sendstore.DeviceCursor, error) {
 	v, err := s.before(a0, "DevicePage", a1, a2, a3, a4)
 	if err != nil {
 		var r0 []herald.Device
