@@ -55,9 +55,11 @@ func (m *Message) add(prefix, title, body string) error {
 	}
 	m.titles, m.bodies = append(m.titles, t), append(m.bodies, b)
 	m.static = m.static && t.Static() && b.Static()
-	for _, name := range append(t.tags, b.tags...) {
-		if !containsString(m.tags, name) {
-			m.tags = append(m.tags, name)
+	for _, tags := range [][]string{t.tags, b.tags} {
+		for _, name := range tags {
+			if !containsString(m.tags, name) {
+				m.tags = append(m.tags, name)
+			}
 		}
 	}
 	return nil
