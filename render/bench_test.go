@@ -26,6 +26,21 @@ func BenchmarkRenderTwoPlaceholders(b *testing.B) {
 	}
 }
 
+// BenchmarkConcatTwoValues is the floor BenchmarkRenderTwoPlaceholders is
+// judged against: the same text and lookups, written by hand.
+func BenchmarkConcatTwoValues(b *testing.B) {
+	user := tags(map[string]string{"name": "민지", "city": "서울"})
+	b.ReportAllocs()
+	for b.Loop() {
+		name, ok := user("name")
+		if !ok {
+			name = "고객"
+		}
+		city, _ := user("city")
+		_ = "(광고) " + name + "님, " + city + "의 오늘 특가를 확인하세요"
+	}
+}
+
 // thirtyEntries is a message with 30 entries: ko-KR, ja-JP … and fr.
 func thirtyEntries(b *testing.B) *render.Message {
 	l := render.Localized{}

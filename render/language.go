@@ -340,10 +340,13 @@ type index struct {
 	keys  []string
 	lower []string
 	pos   map[string]int
+	// byLanguage lists the positions of each first subtag's keys, so that
+	// a device of a language no entry has costs no scan.
+	byLanguage map[string][]int
 }
 
 func newIndex(l Localized) index {
-	x := index{keys: make([]string, 0, len(l)), pos: make(map[string]int, len(l))}
+	x := index{keys: make([]string, 0, len(l)), pos: make(map[string]int, len(l)), byLanguage: make(map[string][]int)}
 	for k := range l {
 		x.keys = append(x.keys, k)
 	}
@@ -354,6 +357,8 @@ func newIndex(l Localized) index {
 		if _, dup := x.pos[x.lower[i]]; !dup {
 			x.pos[x.lower[i]] = i
 		}
+		lang, _, _ := strings.Cut(x.lower[i], "-")
+		x.byLanguage[lang] = append(x.byLanguage[lang], i)
 	}
 	return x
 }
@@ -404,11 +409,8 @@ func (x index) sameLanguage(loc []byte) int {
 		primary = loc[:k]
 	}
 	best, bestScore := -1, 0
-	for i, key := range x.lower {
-		if !strings.HasPrefix(key, string(primary)) || len(key) > len(primary) && key[len(primary)] != '-' {
-			continue
-		}
-		if s := commonSubtags(key, loc); s > bestScore {
+	for _, i := range x.byLanguage[string(primary)] {
+		if s := commonSubtags(x.lower[i], loc); s > bestScore {
 			best, bestScore = i, s
 		}
 	}

@@ -268,8 +268,14 @@ const maxStackValues = 8
 // the template reads no tag. A dynamic template allocates its result once.
 func (t Template) Render(userID string, tag func(name string) (string, bool)) string {
 	if t.parts == nil {
-		return t.text
+		return t.text // small enough to inline: a static text costs a test
 	}
+	return t.render(userID, tag)
+}
+
+// render is Render of a template with placeholders: one pass for the
+// values and the size, one to write them.
+func (t *Template) render(userID string, tag func(name string) (string, bool)) string {
 	var stack [maxStackValues]string
 	values := stack[:0]
 	size := t.lits
