@@ -16,6 +16,7 @@ type SyntaxError struct {
 	Reason string
 }
 
+// Error returns the reason, marked as render's.
 func (e *SyntaxError) Error() string { return "render: " + e.Reason }
 
 // Reasons a member of a localized object is refused, shared with package
