@@ -19,8 +19,8 @@ type SyntaxError struct {
 // Error returns the reason, marked as render's.
 func (e *SyntaxError) Error() string { return "render: " + e.Reason }
 
-// Reasons a member of a localized object is refused, shared with package
-// request's readers so that both word a problem the same way.
+// Reasons a member of a localized object is refused, worded as package
+// request's readers word the same problems (render cannot import request).
 const (
 	reasonUnknownField = "unknown field"
 	reasonRequired     = "is required"
