@@ -2,7 +2,6 @@ package herald
 
 import (
 	"fmt"
-	"regexp"
 	"strconv"
 	"strings"
 	"time"
@@ -52,8 +51,8 @@ type DeviceRegistration struct {
 	AppSourceVersion string
 	// UserID maps the device when non-nil.
 	UserID *string
-	// Locale and TimeZone, when non-nil, replace what the device reported
-	// before (see ValidLocale, ValidTimeZone); nil keeps it.
+	// Locale (a BCP 47 tag) and TimeZone (ValidTimeZone), when non-nil,
+	// replace what the device reported before; nil keeps it.
 	Locale, TimeZone *string
 	// Identity, for an app with identity verification on and no UserID,
 	// must verify the user the device is mapped to when the registration
@@ -153,21 +152,6 @@ func (d *Device) Register(reg DeviceRegistration, now time.Time) {
 	if reg.TimeZone != nil {
 		d.TimeZone = *reg.TimeZone
 	}
-}
-
-// MaxLocaleLen bounds a device's locale (DESIGN 13).
-const MaxLocaleLen = 35
-
-// locale is a well-formed BCP 47 language tag as devices report them
-// (RFC 5646's langtag: language with optional extended subtags, script,
-// region, variants, extensions and a private use part), matched without
-// regard to case.
-var locale = regexp.MustCompile(`(?i)^[a-z]{2,3}(-[a-z]{3}){0,3}(-[a-z]{4})?(-([a-z]{2}|[0-9]{3}))?(-([a-z0-9]{5,8}|[0-9][a-z0-9]{3}))*(-[0-9a-wyz](-[a-z0-9]{2,8})+)*(-x(-[a-z0-9]{1,8})+)?$|^[a-z]{4,8}$`)
-
-// ValidLocale reports whether s is a well-formed BCP 47 language tag of at
-// most MaxLocaleLen characters, such as ko-KR or zh-Hant-TW.
-func ValidLocale(s string) bool {
-	return len(s) <= MaxLocaleLen && locale.MatchString(s)
 }
 
 // MapTo maps the device to user u (registered). A device newly mapped to

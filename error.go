@@ -67,6 +67,14 @@ var (
 	ErrWithdrawUnavailable  = newError("ERR-AB-ACS-21", http.StatusForbidden, "This app is unable to handle user preference.")
 	ErrWithdrawWithdrawn    = newError("ERR-AB-ACS-22", http.StatusGone, "User already withdrawn.")
 	ErrWithdrawNoUser       = newError("ERR-AB-ACS-23", http.StatusNotFound, "User not found.")
+	// The tag update of DESIGN 13 (PUT /api/app-user/v2/tags) answers as
+	// the consent switch of 4.1 does, under codes of its own.
+	ErrTagsUnavailable = newError("ERR-AB-ACS-41", http.StatusForbidden, "This app is unable to handle user preference.")
+	ErrTagsWithdrawn   = newError("ERR-AB-ACS-42", http.StatusGone, "User withdrawn. Please re-register.")
+	ErrTagsNoUser      = newError("ERR-AB-ACS-43", http.StatusNotFound, "User not found.")
+	// ErrTagsUnmapped refuses the SDK's tag update of a device no user is
+	// mapped to: tags are a user's.
+	ErrTagsUnmapped = newError("ERR-AB-ACS-44", http.StatusConflict, "The device has no user; map it with setUserId first.")
 
 	ErrAppNotFound = newError("ERR-AB-PSS-91", http.StatusNotFound, "App data not found.")
 	// ErrNoFCM keeps the specification's message and says in details how
@@ -149,6 +157,9 @@ func Invalid(details ...Detail) *Error {
 var (
 	ErrUserNotFound  = errors.New("herald: user not found")
 	ErrUserWithdrawn = errors.New("herald: user withdrawn")
+	// ErrDeviceUnmapped: a device no user is mapped to, asked for its
+	// user's tags (the SDK's tag update).
+	ErrDeviceUnmapped = errors.New("herald: device has no user")
 )
 
 // AsError returns err as an *Error, or nil when it carries no code.

@@ -10,6 +10,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -21,6 +22,7 @@ type exportJSON struct {
 	MarketingNight bool                `json:"marketingNight"`
 	ExportedAt     time.Time           `json:"exportedAt"`
 	ConsentHistory []consentChangeJSON `json:"consentHistory"`
+	Tags           audience.Tags       `json:"tags"`
 	Devices        []exportDeviceJSON  `json:"devices"`
 	Pushes         []exportPushJSON    `json:"pushes"`
 }
@@ -82,8 +84,12 @@ func (s *server) userExport(ctx context.Context, appID, userID string) (exportJS
 	if err != nil {
 		return exportJSON{}, err
 	}
+	tags, err := s.Store.UserTags(ctx, appID, userID)
+	if err != nil {
+		return exportJSON{}, err
+	}
 	out := exportJSON{UserID: u.ID, State: u.State, Marketing: u.Consent.Marketing, MarketingNight: u.Consent.MarketingNight,
-		ExportedAt: s.Now().UTC(), ConsentHistory: consentChangesJSON(trail),
+		ExportedAt: s.Now().UTC(), ConsentHistory: consentChangesJSON(trail), Tags: tags,
 		Devices: make([]exportDeviceJSON, len(devices)), Pushes: make([]exportPushJSON, len(pushes))}
 	for i, d := range devices {
 		out.Devices[i] = exportDeviceJSON{DeviceID: d.ID, Platform: d.Platform, AppSourceVersion: d.AppSourceVersion,

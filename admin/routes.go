@@ -22,6 +22,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/web"
 )
@@ -51,6 +52,8 @@ type Store interface {
 	herald.NoticeStore
 	// ExportStore reads the pushes of a user's export.
 	herald.ExportStore
+	// audience.Store keeps the users' tags (DESIGN 13).
+	audience.Store
 }
 
 // Delivery is what the admin API needs of delivery (delivery.Service).
@@ -161,6 +164,7 @@ func (s *server) routes() []route {
 		{"GET /admin/v1/apps/{appId}/users/{userId}/consent-history", identity.NeedOperator, s.getConsentHistory},
 		{"GET /admin/v1/apps/{appId}/users/{userId}/export", identity.NeedOperator, s.getUserExport},
 		{"PATCH /admin/v1/apps/{appId}/users/{userId}/consent", identity.NeedOperator, s.patchUserConsent},
+		{"PUT /admin/v1/apps/{appId}/users/{userId}/tags", identity.NeedOperator, s.putUserTags},
 		{"GET /admin/v1/apps/{appId}/consent-due", identity.NeedOperator, s.getConsentDue},
 		{"POST /admin/v1/apps/{appId}/reconfirmation/run", identity.NeedOperator, s.runReconfirmation},
 		{"POST /admin/v1/apps/{appId}/consent-import", identity.NeedOperator, s.consentImport},

@@ -1,12 +1,14 @@
 package admin
 
 import (
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -35,6 +37,11 @@ func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
 		web.Error(w, r, err)
 		return
 	}
+	tags, err := s.Store.UserTags(r.Context(), u.AppID, u.ID)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
 	access.NoteOf(r.Context()).ShowedUsers(u.ID)
 	out := make([]deviceJSON, len(devices))
 	for i, d := range devices {
@@ -44,6 +51,39 @@ func (s *server) getUser(w http.ResponseWriter, r *http.Request) {
 	}
 	web.JSON(w, http.StatusOK, map[string]any{
 		"userId": u.ID, "state": u.State, "marketing": u.Consent.Marketing,
-		"marketingNight": u.Consent.MarketingNight, "devices": out,
+		"marketingNight": u.Consent.MarketingNight, "devices": out, "tags": tags,
 	})
+}
+
+// putUserTags is PUT /admin/v1/apps/{appId}/users/{userId}/tags: the
+// operator sets a user's tags as the Server API does (null deletes one,
+// the others kept). A withdrawn user answers 410, as there.
+func (s *server) putUserTags(w http.ResponseWriter, r *http.Request) {
+	var q struct {
+		Tags json.RawMessage `json:"tags"`
+	}
+	if err := decode(r, &q); err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	if q.Tags == nil {
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "tags", Reason: "is required"}))
+		return
+	}
+	set, problems := audience.ParseTagUpdate(q.Tags, "tags")
+	if problems != nil {
+		web.Error(w, r, herald.Invalid(problems...))
+		return
+	}
+	userID := r.PathValue("userId")
+	tags, err := s.Store.SetTags(r.Context(), r.PathValue("appId"), userID, set)
+	if errors.Is(err, herald.ErrUserWithdrawn) {
+		err = herald.ErrTagsWithdrawn
+	}
+	if err != nil {
+		web.Error(w, r, userError(err))
+		return
+	}
+	access.NoteOf(r.Context()).ShowedUsers(userID)
+	web.JSON(w, http.StatusOK, map[string]any{"userId": userID, "tags": tags})
 }

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -24,6 +25,7 @@ var OpenAPI []byte
 type Store interface {
 	herald.AppStore
 	herald.UserStore
+	audience.Store
 	IdempotentPush(ctx context.Context, appID string, idem herald.Idempotency, now time.Time) (herald.Push, bool, error)
 }
 
@@ -100,6 +102,7 @@ func (s *server) routes() []route {
 	return []route{
 		{"PATCH /api/app-user/v2/marketing", s.serverAPI(appUserGate(herald.ErrMarketingUnavailable), s.setMarketing)},
 		{"DELETE /api/app-user/v2", s.serverAPI(appUserGate(herald.ErrWithdrawUnavailable), s.withdrawUser)},
+		{"PUT /api/app-user/v2/tags", s.serverAPI(appUserGate(herald.ErrTagsUnavailable), s.setTags)},
 
 		{"POST /api/push/v2/users", s.serverAPI(herald.PushGate, s.pushUsers)},
 		{"POST /api/push/v2/messages", s.serverAPI(herald.PushGate, s.pushMessages)},
@@ -113,6 +116,7 @@ func (s *server) routes() []route {
 		{"DELETE /api/sdk/v2/push-token", s.sdkAPI(s.deleteDevice)},
 		{"POST /api/sdk/v2/user", s.sdkAPI(s.setUserID)},
 		{"PATCH /api/sdk/v2/consent", s.sdkAPI(s.setDeviceConsent)},
+		{"PATCH /api/sdk/v2/tags", s.sdkAPI(s.setDeviceTags)},
 		{"POST /api/sdk/v2/events", s.sdkAPI(s.reportEvents)},
 		{"OPTIONS /api/sdk/v2/", preflight},
 	}

@@ -8,6 +8,7 @@ import (
 	"regexp"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/render"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -103,8 +104,8 @@ func (s *server) registerPushToken(w http.ResponseWriter, r *http.Request) {
 func deviceLocale(o request.Object) (locale, timeZone *string) {
 	o.DropNulls("locale", "timeZone")
 	if v, ok := o.Str("locale", false, 0); ok {
-		if !herald.ValidLocale(v) {
-			o.Fail("locale", fmt.Sprintf("must be a BCP 47 language tag of at most %d characters, such as ko-KR", herald.MaxLocaleLen))
+		if len(v) > render.MaxLanguageTag || !render.WellFormedTag(v) {
+			o.Fail("locale", fmt.Sprintf("must be a BCP 47 language tag of at most %d characters, such as ko-KR", render.MaxLanguageTag))
 		}
 		locale = &v
 	}

@@ -29,6 +29,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sendstore"
@@ -217,6 +218,7 @@ func New(e Engine) *Store {
 var (
 	_ herald.AppStore       = (*AppStore)(nil)
 	_ herald.UserStore      = (*UserStore)(nil)
+	_ audience.Store        = (*UserStore)(nil)
 	_ herald.PushStore      = (*PushStore)(nil)
 	_ sendstore.Store       = (*Store)(nil) // pushes and the devices they go to
 	_ herald.HistoryStore   = (*PushStore)(nil)

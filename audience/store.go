@@ -1,0 +1,33 @@
+package audience
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/heraldpush/herald"
+)
+
+// ErrTooManyTags refuses a tag update that would leave the user more than
+// MaxTags tags: an invalid request naming tags.
+var ErrTooManyTags = herald.Invalid(herald.Detail{Field: "tags",
+	Reason: fmt.Sprintf("a user may have at most %d tags: delete some (a tag set to null) or set fewer", MaxTags)})
+
+// Store is what Herald keeps for audiences: the users' tags, and what a
+// filter selects.
+type Store interface {
+	// SetTags applies a tag update to a registered user (each named tag
+	// set, or deleted when nil; the others kept) and returns the user's
+	// tags after it. The limit of MaxTags is judged in the transaction
+	// that writes them (ErrTooManyTags). herald.ErrUserNotFound, herald.ErrUserWithdrawn.
+	SetTags(ctx context.Context, appID, userID string, set map[string]*Value) (Tags, error)
+	// SetDeviceTags is SetTags for the user the device is mapped to, and
+	// returns that user: herald.ErrNotFound for an unknown device,
+	// herald.ErrDeviceUnmapped for one no user is mapped to.
+	SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*Value) (string, Tags, error)
+	// UserTags returns a user's tags, empty for none.
+	UserTags(ctx context.Context, appID, userID string) (Tags, error)
+	// CountAudience counts, exactly, the devices the filter selects of
+	// the app's at now, and their users (each unmapped device one).
+	CountAudience(ctx context.Context, appID string, f Filter, now time.Time) (Count, error)
+}

@@ -1,0 +1,165 @@
+package sqlstore
+
+import (
+	"context"
+	"errors"
+	"slices"
+
+	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
+)
+
+// SetTags applies a tag update to a registered user (DESIGN 13): each
+// named tag set, or deleted when nil; the others kept. It returns the
+// user's tags after it. The user's row is locked first, so updates of one
+// user (and its withdrawal) are made one after the other, and the limit
+// is judged by a count in the transaction that writes them: of a burst
+// of updates, none leaves the user over audience.MaxTags (audience.ErrTooManyTags,
+// nothing written). ErrUserNotFound, ErrUserWithdrawn.
+func (s *UserStore) SetTags(ctx context.Context, appID, userID string, set map[string]*audience.Value) (audience.Tags, error) {
+	var out audience.Tags
+	err := s.inTxRetry(ctx, false, func(c conn) (err error) {
+		if err := lockRegisteredUser(ctx, c, appID, userID); err != nil {
+			return err
+		}
+		out, err = writeTags(ctx, c, appID, userID, set)
+		return err
+	})
+	return out, err
+}
+
+// SetDeviceTags is SetTags for the user the device is mapped to (the
+// SDK's tag update): ErrNotFound for an unknown device, ErrDeviceUnmapped
+// for one no user is mapped to. The device's user is read in the
+// transaction, after its row is locked, so a device remapped meanwhile
+// gives its new user's tags.
+func (s *UserStore) SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*audience.Value) (string, audience.Tags, error) {
+	var userID string
+	var out audience.Tags
+	err := s.inTxRetry(ctx, false, func(c conn) error {
+		var mapped *string
+		err := c.queryRow(ctx, `UPDATE devices SET user_id = user_id WHERE app_id = ? AND device_id = ? RETURNING user_id`,
+			appID, deviceID).Scan(&mapped)
+		switch {
+		case err != nil:
+			return err
+		case mapped == nil:
+			return herald.ErrDeviceUnmapped
+		}
+		userID = *mapped
+		if err := lockRegisteredUser(ctx, c, appID, userID); err != nil {
+			return err
+		}
+		out, err = writeTags(ctx, c, appID, userID, set)
+		return err
+	})
+	return userID, out, err
+}
+
+// lockRegisteredUser takes a registered user's row for the rest of the
+// transaction (a write that changes nothing: the engines' dialect has no
+// FOR UPDATE in common). ErrUserNotFound, ErrUserWithdrawn.
+func lockRegisteredUser(ctx context.Context, c conn, appID, userID string) error {
+	var state herald.UserState
+	err := c.queryRow(ctx, `UPDATE users SET state = state WHERE app_id = ? AND user_id = ? RETURNING state`, appID, userID).Scan(&state)
+	switch {
+	case errors.Is(err, herald.ErrNotFound):
+		return herald.ErrUserNotFound
+	case err != nil:
+		return err
+	case state == herald.UserWithdrawn:
+		return herald.ErrUserWithdrawn
+	}
+	return nil
+}
+
+// writeTags writes a tag update of a user whose row the transaction
+// holds, in order of name, and returns the user's tags after it;
+// audience.ErrTooManyTags when they would be too many.
+func writeTags(ctx context.Context, c conn, appID, userID string, set map[string]*audience.Value) (audience.Tags, error) {
+	names := make([]string, 0, len(set))
+	for name := range set {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	var deletes, upserts [][]any
+	for _, name := range names {
+		v := set[name]
+		if v == nil {
+			deletes = append(deletes, []any{appID, userID, name})
+			continue
+		}
+		kind, text, num := tagColumns(*v)
+		upserts = append(upserts, []any{appID, userID, name, kind, text, num})
+	}
+	if len(deletes) > 0 {
+		if _, err := c.execMany(ctx, `DELETE FROM user_tags WHERE app_id = ? AND user_id = ? AND name = ?`, deletes); err != nil {
+			return nil, err
+		}
+	}
+	if len(upserts) > 0 {
+		if _, err := c.execMany(ctx, `INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) VALUES (?, ?, ?, ?, ?, ?)
+			ON CONFLICT (app_id, user_id, name) DO UPDATE SET kind = excluded.kind, text_value = excluded.text_value,
+			num_value = excluded.num_value`, upserts); err != nil {
+			return nil, err
+		}
+	}
+	tags, err := readTags(ctx, c, appID, userID)
+	if err == nil && len(tags) > audience.MaxTags {
+		return nil, audience.ErrTooManyTags
+	}
+	return tags, err
+}
+
+// The kinds of user_tags.kind.
+const (
+	tagString = "s"
+	tagNumber = "n"
+	tagBool   = "b"
+)
+
+// tagColumns is a value as user_tags keeps it: its kind, its text
+// (audience.Value.Text) and, for a number, its value.
+func tagColumns(v audience.Value) (kind, text string, num *float64) {
+	switch v.Kind {
+	case audience.KindNumber:
+		n := v.Num
+		return tagNumber, v.Text(), &n
+	case audience.KindBool:
+		return tagBool, v.Text(), nil
+	}
+	return tagString, v.Str, nil
+}
+
+// scanTag reads a user_tags row's name and value.
+func scanTag(row scanner) (string, audience.Value, error) {
+	var name, kind, text string
+	var num *float64
+	if err := row.Scan(&name, &kind, &text, &num); err != nil {
+		return "", audience.Value{}, err
+	}
+	switch {
+	case kind == tagNumber && num != nil:
+		return name, audience.Number(*num), nil
+	case kind == tagBool:
+		return name, audience.Bool(text == "true"), nil
+	}
+	return name, audience.String(text), nil
+}
+
+// readTags reads a user's tags (empty, never nil, for none).
+func readTags(ctx context.Context, c conn, appID, userID string) (audience.Tags, error) {
+	tags := audience.Tags{}
+	err := c.each(ctx, func(row scanner) error {
+		name, v, err := scanTag(row)
+		tags[name] = v
+		return err
+	}, `SELECT name, kind, text_value, num_value FROM user_tags WHERE app_id = ? AND user_id = ?`, appID, userID)
+	return tags, err
+}
+
+// UserTags returns a user's tags: empty for a user with none, a withdrawn
+// one or one never registered (the caller asks User for those).
+func (s *UserStore) UserTags(ctx context.Context, appID, userID string) (audience.Tags, error) {
+	return readTags(ctx, s.reader(), appID, userID)
+}
