@@ -87,6 +87,7 @@ func TestIdentityVerificationOffByDefault(t *testing.T) {
 		{"POST", "/api/sdk/v2/push-token", map[string]any{"deviceId": "d1", "token": "t1", "platform": "android", "appSourceVersion": "1.6.0", "userId": "alice"}},
 		{"POST", "/api/sdk/v2/user", map[string]any{"deviceId": "d1", "userId": "bob"}},
 		{"PATCH", "/api/sdk/v2/consent", map[string]any{"deviceId": "d1", "marketing": true}},
+		{"PATCH", "/api/sdk/v2/tags", map[string]any{"deviceId": "d1", "tags": map[string]any{"plan": "gold"}}},
 	} {
 		if code, errCode := e.sdk(a, c.method, c.path, c.body); code != http.StatusOK {
 			t.Errorf("%s %s without a token: got %d %s, want 200", c.method, c.path, code, errCode)
@@ -221,6 +222,22 @@ func TestIdentityVerification(t *testing.T) {
 		if last := h[len(h)-1]; last.Source != "sdk" || !last.Marketing.To {
 			t.Errorf("alice's last change: got %v, want sdk marketing →true", last)
 		}
+	})
+	t.Run("Tags", func(t *testing.T) {
+		tags := func(token any) map[string]any {
+			b := map[string]any{"deviceId": "d1", "tags": map[string]any{"plan": "gold"}}
+			if token != nil {
+				b["identityToken"] = token
+			}
+			return b
+		}
+		wantRefused("no token", "PATCH", "/api/sdk/v2/tags", tags(nil))
+		wantRefused("bob's token on alice's device", "PATCH", "/api/sdk/v2/tags", tags(bob))
+		var n int
+		if err := e.QueryRow(`SELECT count(*) FROM user_tags WHERE app_id = ?`, a.ID).Scan(&n); err != nil || n != 0 {
+			t.Errorf("tags after refusals: %d (%v), want none", n, err)
+		}
+		wantOK("alice's token", "PATCH", "/api/sdk/v2/tags", tags(alice))
 	})
 	t.Run("Rotate", func(t *testing.T) {
 		fresh := e.issueIdentitySecret(a)

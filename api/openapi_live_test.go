@@ -349,6 +349,9 @@ func (e *liveEnv) devices() {
 	e.sdk(biz, http.MethodPost, "/api/sdk/v2/user", map[string]any{"deviceId": "device-9", "userId": "user-2"}, http.StatusNotFound)
 	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1", "marketing": true}, http.StatusOK)
 	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/consent", map[string]any{"deviceId": "device-1"}, http.StatusBadRequest)
+	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/tags", map[string]any{"deviceId": "device-1", "tags": map[string]any{"plan": "gold", "visits": 3}}, http.StatusOK)
+	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/tags", map[string]any{"deviceId": "device-1", "tags": map[string]any{"bad name": 1}}, http.StatusBadRequest)
+	e.sdk(biz, http.MethodPatch, "/api/sdk/v2/tags", map[string]any{"deviceId": "device-9", "tags": map[string]any{}}, http.StatusNotFound)
 	// The free app verifies identities.
 	free := e.liveApps[0]
 	e.sdk(free, http.MethodPost, "/api/sdk/v2/push-token", device("device-1", "fcm-token-f1", "user-1"), http.StatusUnauthorized)
@@ -375,6 +378,11 @@ func (e *liveEnv) consent() {
 	wrong := testenv.App{APIKey: biz.APIKey, SecretKey: "hs_" + strings.Repeat("1", 40)}
 	e.server(wrong, http.MethodPatch, "/api/app-user/v2/marketing", state("user-1", map[string]any{"marketing": true}), http.StatusUnauthorized)
 	e.call(e.pub, http.MethodPatch, "/api/app-user/v2/marketing", map[string]string{"x-api-key": biz.APIKey}, state("user-1", nil), http.StatusBadRequest)
+	tags := func(user any, tags any) map[string]any { return map[string]any{"userId": user, "tags": tags} }
+	e.server(biz, http.MethodPut, "/api/app-user/v2/tags", tags("user-1", map[string]any{"vip": true, "city": nil}), http.StatusOK)
+	e.server(biz, http.MethodPut, "/api/app-user/v2/tags", tags("user-1", "vip"), http.StatusBadRequest)
+	e.server(biz, http.MethodPut, "/api/app-user/v2/tags", tags("nobody", map[string]any{"vip": true}), http.StatusNotFound)
+	e.server(free, http.MethodPut, "/api/app-user/v2/tags", tags("user-1", map[string]any{"vip": true}), http.StatusForbidden)
 	keys := map[string]string{"x-api-key": biz.APIKey, "x-secret-key": biz.SecretKey}
 	e.call(e.limited, http.MethodPatch, "/api/app-user/v2/marketing", keys, state("user-1", map[string]any{"marketing": true}), http.StatusOK)
 	e.call(e.limited, http.MethodPatch, "/api/app-user/v2/marketing", keys, state("user-1", map[string]any{"marketing": true}), http.StatusTooManyRequests)
@@ -388,6 +396,9 @@ func (e *liveEnv) consent() {
 	e.admin(http.MethodGet, users+"nobody/export?reason=asked", nil, http.StatusNotFound)
 	e.admin(http.MethodPatch, users+"user-1/consent", map[string]any{"marketing": true}, http.StatusOK)
 	e.admin(http.MethodPatch, users+"user-1/consent", map[string]any{"marketing": "yes"}, http.StatusBadRequest)
+	e.admin(http.MethodPut, users+"user-1/tags", map[string]any{"tags": map[string]any{"tier": "b2"}}, http.StatusOK)
+	e.admin(http.MethodPut, users+"user-1/tags", map[string]any{"tags": 5}, http.StatusBadRequest)
+	e.admin(http.MethodPut, users+"nobody/tags", map[string]any{"tags": map[string]any{}}, http.StatusNotFound)
 	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID+"/consent-due?within=30d", nil, http.StatusOK)
 	e.admin(http.MethodGet, "/admin/v1/apps/"+biz.ID+"/consent-due?within=30", nil, http.StatusBadRequest)
 }

@@ -60,6 +60,8 @@ func (s *server) setTags(w http.ResponseWriter, r *http.Request) {
 }
 
 // setDeviceTags is PATCH /api/sdk/v2/tags: the tags of the device's user.
+// With the app's identity verification on, it needs that user's
+// identityToken.
 func (s *server) setDeviceTags(w http.ResponseWriter, r *http.Request) {
 	o, details, deviceID, err := sdkObject(r)
 	if err != nil {
@@ -67,12 +69,21 @@ func (s *server) setDeviceTags(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	set := readTags(o, details)
-	if err := request.Invalid(details); err != nil {
+	err = request.Invalid(details)
+	var identity *herald.IdentityProof
+	if err == nil {
+		// As for consent: the token is checked against the device's user
+		// by the store, in the transaction that writes the tags.
+		identity, err = s.identityProof(r, o)
+	}
+	if err != nil {
 		web.Error(w, r, err)
 		return
 	}
-	userID, tags, err := s.store.SetDeviceTags(r.Context(), appFrom(r.Context()).ID, deviceID, set)
+	userID, tags, err := s.store.SetDeviceTags(r.Context(), appFrom(r.Context()).ID, deviceID, set, identity)
 	switch {
+	case errors.Is(err, herald.ErrIdentityRefused):
+		err = s.refuseIdentity(r)
 	case errors.Is(err, herald.ErrDeviceUnmapped):
 		err = herald.ErrTagsUnmapped
 	case errors.Is(err, herald.ErrUserWithdrawn):

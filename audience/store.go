@@ -23,8 +23,10 @@ type Store interface {
 	SetTags(ctx context.Context, appID, userID string, set map[string]*Value) (Tags, error)
 	// SetDeviceTags is SetTags for the user the device is mapped to, and
 	// returns that user: herald.ErrNotFound for an unknown device,
-	// herald.ErrDeviceUnmapped for one no user is mapped to.
-	SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*Value) (string, Tags, error)
+	// herald.ErrDeviceUnmapped for one no user is mapped to,
+	// herald.ErrIdentityRefused when identity (nil with verification off)
+	// does not verify that user.
+	SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*Value, identity *herald.IdentityProof) (string, Tags, error)
 	// UserTags returns a user's tags, empty for none.
 	UserTags(ctx context.Context, appID, userID string) (Tags, error)
 	// CountAudience counts, exactly, the devices the filter selects of

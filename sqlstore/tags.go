@@ -30,10 +30,11 @@ func (s *UserStore) SetTags(ctx context.Context, appID, userID string, set map[s
 
 // SetDeviceTags is SetTags for the user the device is mapped to (the
 // SDK's tag update): ErrNotFound for an unknown device, ErrDeviceUnmapped
-// for one no user is mapped to. The device's user is read in the
+// for one no user is mapped to, herald.ErrIdentityRefused when identity
+// (nil when verification is off) does not verify that user. The device's user is read in the
 // transaction, after its row is locked, so a device remapped meanwhile
 // gives its new user's tags.
-func (s *UserStore) SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*audience.Value) (string, audience.Tags, error) {
+func (s *UserStore) SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*audience.Value, identity *herald.IdentityProof) (string, audience.Tags, error) {
 	var userID string
 	var out audience.Tags
 	err := s.inTxRetry(ctx, false, func(c conn) error {
@@ -45,6 +46,8 @@ func (s *UserStore) SetDeviceTags(ctx context.Context, appID, deviceID string, s
 			return err
 		case mapped == nil:
 			return herald.ErrDeviceUnmapped
+		case identity != nil && !identity.Verifies(*mapped):
+			return herald.ErrIdentityRefused
 		}
 		userID = *mapped
 		if err := lockRegisteredUser(ctx, c, appID, userID); err != nil {
