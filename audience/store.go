@@ -32,4 +32,18 @@ type Store interface {
 	// CountAudience counts, exactly, the devices the filter selects of
 	// the app's at now, and their users (each unmapped device one).
 	CountAudience(ctx context.Context, appID string, f Filter, now time.Time) (Count, error)
+
+	// CreateSegment stores a new segment (its id and times set by the
+	// caller): ErrSegmentName, ErrTooManySegments (judged in the insert's
+	// transaction), herald.ErrNotFound for an unknown app.
+	CreateSegment(ctx context.Context, sg Segment) error
+	// Segments lists an app's segments by name.
+	Segments(ctx context.Context, appID string) ([]Segment, error)
+	// Segment returns one of an app's segments: herald.ErrNotFound.
+	Segment(ctx context.Context, appID, segmentID string) (Segment, error)
+	// UpdateSegment replaces a segment's name and filter (and UpdatedAt):
+	// herald.ErrNotFound, ErrSegmentName.
+	UpdateSegment(ctx context.Context, sg Segment) error
+	// DeleteSegment deletes a segment: herald.ErrNotFound.
+	DeleteSegment(ctx context.Context, appID, segmentID string) error
 }

@@ -1,0 +1,47 @@
+package audience
+
+import (
+	"net/http"
+	"strings"
+	"time"
+	"unicode/utf8"
+
+	"github.com/heraldpush/herald"
+)
+
+// Segment is a filter an app saved under a name (DESIGN 13): a segment
+// push reads its filter when accepted.
+type Segment struct {
+	ID, AppID, Name      string
+	Filter               Filter
+	CreatedAt, UpdatedAt time.Time
+}
+
+// The limits of segments.
+const (
+	// MaxSegments is how many segments an app may keep.
+	MaxSegments = 500
+	// MaxSegmentName is the longest name, in characters.
+	MaxSegmentName = 100
+)
+
+// The refusals of a segment's store.
+var (
+	// ErrSegmentName refuses a name another segment of the app has.
+	ErrSegmentName = &herald.Error{Code: "ERR-AB-SEG-01", Status: http.StatusConflict,
+		Message: "Another segment of this app has this name.", Details: []herald.Detail{{Field: "name", Reason: "is taken: choose another or update that segment"}}}
+	// ErrTooManySegments refuses a segment past MaxSegments.
+	ErrTooManySegments = &herald.Error{Code: "ERR-AB-SEG-02", Status: http.StatusConflict,
+		Message: "The app has as many segments as it may keep.", Details: []herald.Detail{{Field: "name", Reason: "an app keeps at most 500 segments: delete one first"}}}
+)
+
+// NameProblem says why name cannot name a segment; nil when it can.
+func NameProblem(name string) *herald.Detail {
+	switch {
+	case strings.TrimSpace(name) == "":
+		return &herald.Detail{Field: "name", Reason: "is required"}
+	case utf8.RuneCountInString(name) > MaxSegmentName:
+		return &herald.Detail{Field: "name", Reason: "must be at most 100 characters"}
+	}
+	return nil
+}
