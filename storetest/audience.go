@@ -28,6 +28,7 @@ type AudienceCounter interface {
 
 var audienceTests = []test{
 	{"Filter/MatchesEvaluator", testFilterMatchesEvaluator},
+	{"Filter/Scale", testAudienceScale},
 }
 
 // dayMS is a day in milliseconds, lastSeenDays' unit.
@@ -373,5 +374,58 @@ func (b *bundle) pageFiltered(sel sendstore.Selection, size int) ([]herald.Devic
 			return all, nil
 		}
 		after = next
+	}
+}
+
+// testAudienceScale measures (HERALD_AUDIENCE_SCALE=1; skipped otherwise)
+// CountAudience and a whole paged DevicePage scan on 1,000,000 users of
+// one device each and three tags: plan ("p0" to "p999", so an equality
+// selects 1,000 users), city ("c0" to "c49": the prefix "c4" selects 11 in
+// 50) and score (a number, 0 to 99).
+func testAudienceScale(t *testing.T, b *bundle) {
+	if os.Getenv("HERALD_AUDIENCE_SCALE") != "1" {
+		t.Skip("HERALD_AUDIENCE_SCALE=1 measures filters on 1,000,000 users")
+	}
+	const users = 1_000_000
+	now := b.now.UnixMilli()
+	app := lit(b.app.ID)
+	series := fmt.Sprintf("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < %d) ", users-1)
+	start := time.Now()
+	for _, stmt := range []string{
+		"INSERT INTO users (app_id, user_id, state, created_at, updated_at) " + series + "SELECT " + app + ", 'u' || i, 'registered', 0, 0 FROM n",
+		"INSERT INTO devices (app_id, device_id, token, platform, app_source_version, user_id, marketing, marketing_night, created_at, " +
+			"token_updated_at, locale, time_zone, last_seen_at, version_key) " + series + "SELECT " + app + ", 'd' || i, 't' || i, " +
+			"CASE i % 3 WHEN 0 THEN 'android' WHEN 1 THEN 'ios' ELSE 'web' END, '1.6.0', 'u' || i, i % 2 = 0, FALSE, 0, 0, 'ko-KR', " +
+			fmt.Sprintf("'Asia/Seoul', %d - (i %% 30) * %d, %s FROM n", now, dayMS, lit(herald.VersionKey("1.6.0"))),
+		"INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) " + series + "SELECT " + app + ", 'u' || i, 'plan', 's', 'p' || (i % 1000), NULL FROM n",
+		"INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) " + series + "SELECT " + app + ", 'u' || i, 'city', 's', 'c' || (i % 50), NULL FROM n",
+		"INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) " + series + "SELECT " + app + ", 'u' || i, 'score', 'n', '' || (i % 100), i % 100 FROM n",
+		"ANALYZE",
+	} {
+		must(t, "load", b.h.Exec(b.ctx, stmt))
+	}
+	t.Logf("loaded %d users, devices and %d tags in %v", users, 3*users, time.Since(start).Round(time.Millisecond))
+	counter := b.s.(AudienceCounter)
+	for _, tc := range []struct{ name, filter string }{
+		{"tag eq", `{"tag":"plan","eq":"p7"}`},
+		{"tag prefix", `{"tag":"city","prefix":"c4"}`},
+		{"three leaves", `{"and":[{"tag":"plan","eq":"p7"},{"field":"platform","eq":"ios"},{"field":"lastSeenDays","lte":7}]}`},
+	} {
+		f, details := audience.Parse(json.RawMessage(tc.filter))
+		if details != nil {
+			t.Fatal(details)
+		}
+		start := time.Now()
+		count, err := counter.CountAudience(b.ctx, b.app.ID, f, b.now)
+		must(t, "CountAudience", err)
+		counted := time.Since(start)
+		start = time.Now()
+		all, err := b.pageFiltered(sendstore.Selection{Filter: &f, Now: b.now}, 1000)
+		must(t, "DevicePage", err)
+		if len(all) != count.Devices {
+			t.Errorf("%s: the pages have %d devices, the count %d", tc.name, len(all), count.Devices)
+		}
+		t.Logf("%-12s %7d devices: CountAudience %8v, DevicePage scan (pages of 1000) %8v", tc.name, count.Devices,
+			counted.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
 }
