@@ -396,7 +396,7 @@ func testAudienceScale(t *testing.T, b *bundle) {
 		"INSERT INTO devices (app_id, device_id, token, platform, app_source_version, user_id, marketing, marketing_night, created_at, " +
 			"token_updated_at, locale, time_zone, last_seen_at, version_key) " + series + "SELECT " + app + ", 'd' || i, 't' || i, " +
 			"CASE i % 3 WHEN 0 THEN 'android' WHEN 1 THEN 'ios' ELSE 'web' END, '1.6.0', 'u' || i, i % 2 = 0, FALSE, 0, 0, 'ko-KR', " +
-			fmt.Sprintf("'Asia/Seoul', %d - (i %% 30) * %d, %s FROM n", now, dayMS, lit(herald.VersionKey("1.6.0"))),
+			fmt.Sprintf("'Asia/Seoul', %d - (i %% 30) * CAST(%d AS BIGINT), %s FROM n", now, dayMS, lit(herald.VersionKey("1.6.0"))),
 		"INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) " + series + "SELECT " + app + ", 'u' || i, 'plan', 's', 'p' || (i % 1000), NULL FROM n",
 		"INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) " + series + "SELECT " + app + ", 'u' || i, 'city', 's', 'c' || (i % 50), NULL FROM n",
 		"INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) " + series + "SELECT " + app + ", 'u' || i, 'score', 'n', '' || (i % 100), i % 100 FROM n",
