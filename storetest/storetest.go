@@ -47,6 +47,7 @@ type Store interface {
 	access.Store
 	herald.HoldStore
 	herald.ExportStore
+	AudienceCounter
 }
 
 // Harness is one fresh, migrated and empty store with the two things the
@@ -99,6 +100,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"Unavailable", unavailableTests},
 		{"HoldStore", holdTests},
 		{"ExportStore", exportTests},
+		{"AudienceStore", audienceTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {
