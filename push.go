@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"encoding/json"
 	"fmt"
 	"regexp"
 	"strings"
@@ -17,6 +18,9 @@ const (
 	KindMessages PushKind = "messages"
 	KindTopic    PushKind = "topic"
 	KindAll      PushKind = "all"
+	// KindSegment goes to the devices a filter selects when it is sent
+	// (DESIGN 13): Push.Filter, given or a segment's.
+	KindSegment PushKind = "segment"
 	// KindToken is a test push to one token, from the admin API.
 	KindToken PushKind = "token"
 )
@@ -64,6 +68,7 @@ var kindRules = map[PushKind]KindRule{
 	KindMessages:       {Personal: true, Charged: true, PerRecipient: true},
 	KindTopic:          {Targeted: true, Charged: true, CountsUsers: true},
 	KindAll:            {Targeted: true, Charged: true, CountsUsers: true},
+	KindSegment:        {Targeted: true, Charged: true, CountsUsers: true},
 	KindToken:          {Targeted: true},
 	KindConsentNotice:  {Personal: true, Informational: true},
 	KindReconfirmation: {Personal: true, PerRecipient: true, Informational: true, Templated: true, ConfirmsOnFinish: true},
@@ -137,7 +142,7 @@ func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 // kind costs, on the app's ledger unless a sandbox), a test push nothing.
 func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	p := Push{
-		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token,
+		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
 		Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
 		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
 		CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
@@ -213,7 +218,12 @@ type Push struct {
 	// Topic is the topic of a topic push.
 	Topic string
 	// Token is the token of a token push.
-	Token          string
+	Token string
+	// Filter is a segment push's filter as accepted, its canonical JSON
+	// (package audience reads it); SegmentID the segment it was read
+	// from, "" for a filter given in the request.
+	Filter         json.RawMessage
+	SegmentID      string
 	RequestGroupID string
 	Status         PushStatus
 	FailureReason  string

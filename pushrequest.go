@@ -11,6 +11,11 @@ type PushRequest struct {
 	// Topic is the topic of a topic push; Token the token of a test push
 	// to one device (KindToken).
 	Topic, Token string
+	// Filter is a segment push's filter (canonical JSON), SegmentID the
+	// segment it names; the Server API reads the segment's filter into
+	// Filter before the push is made.
+	Filter    []byte
+	SegmentID string
 	// Content is the push's content; a /messages push has each message's
 	// in its recipients instead.
 	Content Content

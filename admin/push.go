@@ -2,6 +2,7 @@ package admin
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -15,10 +16,13 @@ import (
 
 // pushJSON is the admin shape of a push.
 type pushJSON struct {
-	PushID         string            `json:"pushId"`
-	AppID          string            `json:"appId"`
-	Kind           herald.PushKind   `json:"kind"`
-	Topic          *string           `json:"topic,omitempty"`
+	PushID string          `json:"pushId"`
+	AppID  string          `json:"appId"`
+	Kind   herald.PushKind `json:"kind"`
+	Topic  *string         `json:"topic,omitempty"`
+	// Filter and SegmentID are a segment push's (DESIGN 13).
+	Filter         json.RawMessage   `json:"filter,omitempty"`
+	SegmentID      *string           `json:"segmentId,omitempty"`
 	RequestGroupID *string           `json:"requestGroupId"`
 	Status         herald.PushStatus `json:"status"`
 	FailureReason  string            `json:"failureReason,omitempty"`
@@ -72,7 +76,7 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 		edits = []herald.Edit{}
 	}
 	out := pushJSON{
-		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
+		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), Filter: p.Filter, SegmentID: orNil(p.SegmentID), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
 		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: &p.Content.Title, Content: &p.Content.Content, Expired: p.ExpiredAt != nil,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald/internal/testenv"
 )
@@ -258,4 +259,115 @@ func sameJSON(a, b any) bool {
 	x, _ := json.Marshal(a)
 	y, _ := json.Marshal(b)
 	return string(x) == string(y)
+}
+
+// TestSegmentPush: a push to a filter reaches the devices whose (user,
+// device) pair the filter holds for, judged when it fans out, each user
+// charged once; a saved segment's count agrees with what its push sent;
+// a push by segmentId keeps the filter it was accepted with; a bad
+// filter or unknown segment is refused naming it, accepting nothing.
+func TestSegmentPush(t *testing.T) {
+	e := start(t)
+	a := e.BusinessApp(t)
+	e.PutCredentials(a, "proj-seg")
+	reg := func(device, token, platform string, user any, locale string) {
+		body := map[string]any{"deviceId": device, "token": token, "platform": platform, "appSourceVersion": "1.6.0", "locale": locale}
+		if user != nil {
+			body["userId"] = user
+		}
+		if res := e.SDK(t, a, http.MethodPost, "/api/sdk/v2/push-token", body); res.Status != http.StatusOK {
+			t.Fatalf("register %s: %d %s", device, res.Status, res.Body)
+		}
+	}
+	reg("d-ann-1", "tok-ann-1", "android", "ann", "ko-KR")
+	reg("d-ann-2", "tok-ann-2", "ios", "ann", "en-US")
+	reg("d-bo", "tok-bo", "android", "bo", "ko-KR")
+	reg("d-cy", "tok-cy", "android", "cy", "ja-JP")
+	reg("d-anon", "tok-anon", "android", nil, "ko-KR")
+	for user, tags := range map[string]map[string]any{"ann": {"plan": "gold"}, "bo": {"plan": "gold-trial"}, "cy": {"plan": "silver"}} {
+		if res := e.Server(t, a, http.MethodPut, "/api/app-user/v2/tags", map[string]any{"userId": user, "tags": tags}); res.Status != http.StatusOK {
+			t.Fatalf("tags of %s: %d %s", user, res.Status, res.Body)
+		}
+	}
+	// Gold plans (ann, bo) on Korean-speaking android devices: d-ann-1
+	// and d-bo; not ann's iPhone, not cy, not the anonymous device
+	// (no user, no tags).
+	filter := map[string]any{"and": []any{
+		map[string]any{"tag": "plan", "prefix": "gold"},
+		map[string]any{"field": "platform", "eq": "android"},
+		map[string]any{"field": "locale", "prefix": "ko"},
+	}}
+	var count struct{ Users, Devices int }
+	if code := e.AdminJSON(http.MethodPost, "/admin/v1/apps/"+a.ID+"/audience/count", map[string]any{"filter": filter}, &count); code != http.StatusOK || count.Users != 2 || count.Devices != 2 {
+		t.Errorf("count: got %d %+v, want 2 users, 2 devices", code, count)
+	}
+	before := e.Usage(a)
+	res := e.Server(t, a, http.MethodPost, "/api/push/v2/segments", map[string]any{"filter": filter, "title": "Gold news", "content": "For you"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("push: %d %s", res.Status, res.Body)
+	}
+	id := res.Header.Get("X-Push-Id")
+	p := e.WaitFinal(id, 10*time.Second)
+	if got := e.SentTo(id); len(got) != 2 || got["tok-ann-1"] != 1 || got["tok-bo"] != 1 {
+		t.Errorf("sent: got %v, want tok-ann-1 and tok-bo once each", got)
+	}
+	if p.Kind != "segment" || p.Counts.RequestedUsers != 2 || p.Counts.Sent != 2 {
+		t.Errorf("push: got %+v, want a segment push to 2 users, 2 sent", p)
+	}
+	if got := e.Usage(a) - before; got != 1 {
+		t.Errorf("charge: got %v Server Actions, want 1 (0.5 a user)", got)
+	}
+	var shown struct {
+		Filter    map[string]any
+		SegmentID *string
+	}
+	e.AdminJSON(http.MethodGet, "/admin/v1/pushes/"+id, nil, &shown)
+	if shown.Filter == nil || shown.SegmentID != nil {
+		t.Errorf("push JSON: got filter %v segment %v, want the filter and no segment", shown.Filter, shown.SegmentID)
+	}
+
+	// A saved segment: its count, and a scheduled push by its id that keeps
+	// the filter it was accepted with when the segment changes after.
+	var sg struct{ SegmentID string }
+	if code := e.AdminJSON(http.MethodPost, "/admin/v1/apps/"+a.ID+"/segments", map[string]any{"name": "silver", "filter": map[string]any{"tag": "plan", "eq": "silver"}}, &sg); code != http.StatusCreated {
+		t.Fatalf("create segment: %d", code)
+	}
+	if code := e.AdminJSON(http.MethodGet, "/admin/v1/apps/"+a.ID+"/segments/"+sg.SegmentID+"/count", nil, &count); code != http.StatusOK || count.Users != 1 || count.Devices != 1 {
+		t.Errorf("segment count: got %d %+v, want cy's one device", code, count)
+	}
+	res = e.Server(t, a, http.MethodPost, "/api/push/v2/segments", map[string]any{"segmentId": sg.SegmentID, "title": "Silver", "content": "Hi"})
+	if res.Status != http.StatusOK {
+		t.Fatalf("push by segment: %d %s", res.Status, res.Body)
+	}
+	byID := res.Header.Get("X-Push-Id")
+	if code := e.AdminJSON(http.MethodPut, "/admin/v1/apps/"+a.ID+"/segments/"+sg.SegmentID, map[string]any{"name": "silver", "filter": map[string]any{"tag": "plan", "eq": "gold"}}, nil); code != http.StatusOK {
+		t.Errorf("put segment: %d", code)
+	}
+	e.WaitFinal(byID, 10*time.Second)
+	if got := e.SentTo(byID); len(got) != 1 || got["tok-cy"] != 1 {
+		t.Errorf("push by segment: sent %v, want tok-cy once", got)
+	}
+	e.AdminJSON(http.MethodGet, "/admin/v1/pushes/"+byID, nil, &shown)
+	if shown.SegmentID == nil || *shown.SegmentID != sg.SegmentID {
+		t.Errorf("push JSON: got segment %v, want %s", shown.SegmentID, sg.SegmentID)
+	}
+
+	pushes := len(e.PushList(a))
+	for _, tc := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"title": "t", "content": "c"}, "filter"},
+		{map[string]any{"filter": map[string]any{"and": []any{map[string]any{"tag": "plan", "gt": true}}}, "title": "t", "content": "c"}, "filter.and[0].gt"},
+		{map[string]any{"filter": filter, "segmentId": sg.SegmentID, "title": "t", "content": "c"}, "segmentId"},
+		{map[string]any{"segmentId": "seg_nope", "title": "t", "content": "c"}, "segmentId"},
+	} {
+		res := e.Server(t, a, http.MethodPost, "/api/push/v2/segments", tc.body)
+		if res.Status != http.StatusBadRequest || !namesField(t, res, tc.field) {
+			t.Errorf("%v: got %d %s, want 400 naming %s", tc.body, res.Status, res.Body, tc.field)
+		}
+	}
+	if got := len(e.PushList(a)); got != pushes {
+		t.Errorf("pushes after refusals: got %d, want %d", got, pushes)
+	}
 }

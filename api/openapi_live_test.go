@@ -429,6 +429,27 @@ func (e *liveEnv) pushes() string {
 	e.server(biz, http.MethodPost, "/api/push/v2/topics", map[string]any{"topic": "news", "title": "News", "content": "Today"}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/topic/v2/unsubscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/push/v2/all", map[string]any{"title": "To all", "content": "Hello"}, http.StatusOK)
+	gold := map[string]any{"tag": "vip", "eq": true}
+	seg := e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/segments", map[string]any{"name": "VIP", "filter": gold}, http.StatusCreated)
+	var sg struct{ SegmentID string }
+	seg.Decode(e.t, &sg)
+	segs := "/admin/v1/apps/" + biz.ID + "/segments"
+	e.admin(http.MethodPost, segs, map[string]any{"name": "VIP", "filter": gold}, http.StatusConflict)
+	e.admin(http.MethodPost, segs, map[string]any{"name": "bad", "filter": map[string]any{"tag": "vip"}}, http.StatusBadRequest)
+	e.admin(http.MethodGet, segs, nil, http.StatusOK)
+	e.admin(http.MethodGet, segs+"/"+sg.SegmentID, nil, http.StatusOK)
+	e.admin(http.MethodGet, segs+"/seg_nope", nil, http.StatusNotFound)
+	e.admin(http.MethodPut, segs+"/"+sg.SegmentID, map[string]any{"name": "VIP users", "filter": gold}, http.StatusOK)
+	e.admin(http.MethodGet, segs+"/"+sg.SegmentID+"/count", nil, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/audience/count", map[string]any{"filter": map[string]any{"field": "platform", "eq": "android"}}, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/audience/count", map[string]any{"filter": map[string]any{"field": "planet", "eq": "x"}}, http.StatusBadRequest)
+	e.server(biz, http.MethodPost, "/api/push/v2/segments", map[string]any{"filter": gold, "title": "For VIPs", "content": "Hello"}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/push/v2/segments", map[string]any{"segmentId": sg.SegmentID, "title": "For VIPs", "content": "Hello"}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/push/v2/segments", map[string]any{"title": "For VIPs", "content": "Hello"}, http.StatusBadRequest)
+	tmp := e.admin(http.MethodPost, segs, map[string]any{"name": "to delete", "filter": gold}, http.StatusCreated)
+	var del struct{ SegmentID string }
+	tmp.Decode(e.t, &del)
+	e.admin(http.MethodDelete, segs+"/"+del.SegmentID, nil, http.StatusNoContent)
 	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/test-push", map[string]any{"userId": "user-1", "title": "Test", "content": "Hi"}, http.StatusOK)
 	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/test-push", map[string]any{"title": "Test"}, http.StatusBadRequest)
 	return group

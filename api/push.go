@@ -3,6 +3,8 @@ package api
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"time"
 	"unicode/utf8"
@@ -29,6 +31,9 @@ func (s *server) pushMessages(w http.ResponseWriter, r *http.Request) {
 }
 func (s *server) pushTopic(w http.ResponseWriter, r *http.Request) { s.push(w, r, herald.KindTopic) }
 func (s *server) pushAll(w http.ResponseWriter, r *http.Request)   { s.push(w, r, herald.KindAll) }
+func (s *server) pushSegment(w http.ResponseWriter, r *http.Request) {
+	s.push(w, r, herald.KindSegment)
+}
 
 // push runs a push endpoint, its gate passed (see routes): body read
 // within limit, an idempotent repeat replayed, the request judged, the
@@ -46,6 +51,9 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, kind herald.PushKi
 		return
 	}
 	p, rs, err := request.JudgePush(app, kind, body, received) // the gate was the route's, the size readBody's
+	if err == nil && p.SegmentID != "" {
+		p.Filter, err = s.segmentFilter(r.Context(), app.ID, p.SegmentID)
+	}
 	if err != nil {
 		web.Error(w, r, err)
 		return
@@ -96,4 +104,18 @@ func answer(w http.ResponseWriter, pushID string, scheduledAt *time.Time) {
 		return
 	}
 	web.JSON(w, http.StatusOK, answerRequested)
+}
+
+// segmentFilter is the filter of the app's segment a push names, as it
+// stands at accept: a segment edited or deleted later leaves the push as
+// accepted. An unknown segment is an invalid request naming segmentId.
+func (s *server) segmentFilter(ctx context.Context, appID, segmentID string) ([]byte, error) {
+	sg, err := s.store.Segment(ctx, appID, segmentID)
+	if errors.Is(err, herald.ErrNotFound) {
+		return nil, herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sg.Filter)
 }

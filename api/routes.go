@@ -108,6 +108,7 @@ func (s *server) routes() []route {
 		{"POST /api/push/v2/messages", s.serverAPI(herald.PushGate, s.pushMessages)},
 		{"POST /api/push/v2/topics", s.serverAPI(herald.PushGate, s.pushTopic)},
 		{"POST /api/push/v2/all", s.serverAPI(herald.PushGate, s.pushAll)},
+		{"POST /api/push/v2/segments", s.serverAPI(herald.PushGate, s.pushSegment)},
 		{"POST /api/topic/v2/subscribe", s.serverAPI(nil, s.subscribe)},
 		{"POST /api/topic/v2/unsubscribe", s.serverAPI(nil, s.unsubscribe)},
 		{"DELETE /api/push-token/v2", s.serverAPI(nil, s.deletePushToken)},

@@ -2,12 +2,15 @@ package delivery
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -146,7 +149,11 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		}
 		groups = g
 	case p.Rule().Targeted:
-		list, after, err := s.fanouts.DevicePage(ctx, p.AppID, sendstore.Selection{Topic: p.Topic}, from.After, s.cfg.FanoutPage)
+		sel, err := selection(p)
+		if err != nil {
+			return f, err
+		}
+		list, after, err := s.fanouts.DevicePage(ctx, p.AppID, sel, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
 		}
@@ -170,6 +177,26 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 	}
 	s.deferJobs(&f)
 	return f, nil
+}
+
+// selection is which devices a targeted push goes to: its topic's, its
+// filter's (a segment push), or every device of the app. A filter is
+// judged at the push's time, its scheduled time or its accept, the same
+// for every page and every run of its fan-out.
+func selection(p herald.Push) (sendstore.Selection, error) {
+	sel := sendstore.Selection{Topic: p.Topic}
+	if p.Kind != herald.KindSegment {
+		return sel, nil
+	}
+	var f audience.Filter
+	if err := json.Unmarshal(p.Filter, &f); err != nil {
+		return sel, fmt.Errorf("push %s: its filter: %w", p.ID, err)
+	}
+	sel.Filter, sel.Now = &f, p.CreatedAt
+	if p.ScheduledAt != nil {
+		sel.Now = *p.ScheduledAt
+	}
+	return sel, nil
 }
 
 // tokenDevice returns the one group of a token push: the device that holds

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 )
 
 // pushRequest reads the body of one push endpoint into p and returns its
@@ -51,6 +52,44 @@ var pushEndpoints = map[herald.PushKind]pushEndpoint{
 		p.Kind, p.Content = herald.KindAll, o.sendableContent()
 		return nil
 	}},
+	// POST /api/push/v2/segments (DESIGN 13): to the devices a filter
+	// selects when it is sent, the filter given or a saved segment's.
+	herald.KindSegment: {DefaultBodyLimit, true, func(o Object, p *herald.PushRequest) []herald.Recipient {
+		p.Kind, p.Content = herald.KindSegment, o.sendableContent()
+		p.Filter, p.SegmentID = o.audience()
+		return nil
+	}},
+}
+
+// audience reads a segment push's filter or segmentId, exactly one of
+// them: the filter's canonical JSON, or the segment's id.
+func (o Object) audience() ([]byte, string) {
+	o.DropNulls("filter", "segmentId")
+	raw, hasFilter := o.Raw("filter")
+	_, hasSegment := o.Raw("segmentId")
+	switch {
+	case hasFilter && hasSegment:
+		o.Fail("segmentId", "must not be given with filter: send one of them")
+		return nil, ""
+	case hasSegment:
+		id, _ := o.Str("segmentId", true, 64)
+		return nil, id
+	case !hasFilter:
+		o.Fail("filter", "is required (or segmentId, a saved segment's id)")
+		return nil, ""
+	}
+	f, problems := audience.Parse(raw)
+	for _, d := range problems {
+		o.Fail(d.Field, d.Reason)
+	}
+	if problems != nil {
+		return nil, ""
+	}
+	b, err := json.Marshal(f)
+	if err != nil {
+		o.Fail("filter", err.Error())
+	}
+	return b, ""
 }
 
 // PushLimit bounds the body of the Server API endpoint making pushes of
