@@ -98,11 +98,19 @@ func (p Push) footerPayloadProblems(rs []Recipient) []Detail {
 		return nil
 	}
 	if !p.Rule().PerRecipient {
+		var out []Detail
 		if d, over := p.Sent(Recipient{}).PayloadProblem(); over {
 			d.Reason += " with the ad footer"
-			return []Detail{d}
+			out = append(out, d)
 		}
-		return nil
+		for _, e := range p.Localized {
+			c := p.EntryContent(e)
+			c.Content += p.AdFooter
+			if d, over := c.PayloadProblem(); over {
+				out = append(out, Detail{Field: "localized." + e.Lang + "." + d.Field, Reason: d.Reason + " with the ad footer"})
+			}
+		}
+		return out
 	}
 	var out []Detail
 	for i, r := range rs {

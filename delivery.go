@@ -34,6 +34,11 @@ const (
 	ReasonAppDeleted   = "APP_DELETED"
 )
 
+// ReasonPayloadTooLarge fails the delivery of a message whose rendered
+// text (a push's templates filled for its user, DESIGN 13) grew its FCM
+// payload past MaxFCMPayload: that delivery only, the others are sent.
+const ReasonPayloadTooLarge = "PAYLOAD_TOO_LARGE"
+
 // TokenExpiryAge is how long after its last refresh an unregistered token
 // counts as expired rather than as an app deleted.
 const TokenExpiryAge = 270 * 24 * time.Hour

@@ -143,6 +143,7 @@ func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	p := Push{
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
+		Localized: req.Localized,
 		Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
 		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
 		CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
@@ -159,6 +160,9 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	}
 	if !p.Rule().Informational {
 		p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
+		for _, e := range p.Localized {
+			p.Marketing = p.Marketing || IsMarketingTitle(e.Title)
+		}
 		for _, rc := range req.Recipients {
 			p.Marketing = p.Marketing || p.MarketingFor(rc)
 		}
@@ -203,6 +207,22 @@ type Content struct {
 	ImageURL string `json:"imageURL,omitempty"`
 }
 
+// LocalizedEntry is a push's title and content for devices of one
+// language: Lang is a BCP 47 tag as the request gave it.
+type LocalizedEntry struct {
+	Lang    string `json:"lang"`
+	Title   string `json:"title"`
+	Content string `json:"content"`
+}
+
+// EntryContent is the content a device of the entry's language is sent:
+// the push's, with the entry's title and body.
+func (p Push) EntryContent(e LocalizedEntry) Content {
+	c := p.Content
+	c.Title, c.Content = e.Title, e.Content
+	return c
+}
+
 // Recipient is one requested user of a push; on /messages it carries its own
 // content.
 type Recipient struct {
@@ -222,8 +242,13 @@ type Push struct {
 	// Filter is a segment push's filter as accepted, its canonical JSON
 	// (package audience reads it); SegmentID the segment it was read
 	// from, "" for a filter given in the request.
-	Filter         json.RawMessage
-	SegmentID      string
+	Filter    json.RawMessage
+	SegmentID string
+	// Localized are the push's entries by language (options of every
+	// push but /messages, DESIGN 13), in order of Lang; the device's
+	// locale picks one at send time (package render), the others keep
+	// the default Content.
+	Localized      []LocalizedEntry
 	RequestGroupID string
 	Status         PushStatus
 	FailureReason  string

@@ -16,6 +16,8 @@ type PushRequest struct {
 	// Filter before the push is made.
 	Filter    []byte
 	SegmentID string
+	// Localized are the entries by language, in order of Lang.
+	Localized []LocalizedEntry
 	// Content is the push's content; a /messages push has each message's
 	// in its recipients instead.
 	Content Content

@@ -21,12 +21,15 @@ type pushJSON struct {
 	Kind   herald.PushKind `json:"kind"`
 	Topic  *string         `json:"topic,omitempty"`
 	// Filter and SegmentID are a segment push's (DESIGN 13).
-	Filter         json.RawMessage   `json:"filter,omitempty"`
-	SegmentID      *string           `json:"segmentId,omitempty"`
-	RequestGroupID *string           `json:"requestGroupId"`
-	Status         herald.PushStatus `json:"status"`
-	FailureReason  string            `json:"failureReason,omitempty"`
-	Marketing      bool              `json:"marketing"`
+	Filter    json.RawMessage `json:"filter,omitempty"`
+	SegmentID *string         `json:"segmentId,omitempty"`
+	// Localized are the push's entries by language, as the request gave
+	// them (absent for none).
+	Localized      map[string]localizedJSON `json:"localized,omitempty"`
+	RequestGroupID *string                  `json:"requestGroupId"`
+	Status         herald.PushStatus        `json:"status"`
+	FailureReason  string                   `json:"failureReason,omitempty"`
+	Marketing      bool                     `json:"marketing"`
 	// MarketingRule is the rule that made the push marketing:
 	// "isMarketing" (options.isMarketing) or "adPrefix" (a title starting
 	// with "(광고)"); null when it is not.
@@ -76,7 +79,7 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 		edits = []herald.Edit{}
 	}
 	out := pushJSON{
-		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), Filter: p.Filter, SegmentID: orNil(p.SegmentID), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
+		PushID: p.ID, AppID: p.AppID, Kind: p.Kind, Topic: orNil(p.Topic), Filter: p.Filter, SegmentID: orNil(p.SegmentID), Localized: localizedOf(p.Localized), RequestGroupID: orNil(p.RequestGroupID), Status: p.Status,
 		FailureReason: p.FailureReason, Marketing: p.Marketing, MarketingRule: orNil(p.MarketingRule()), ScheduledAt: p.ScheduledAt, CreatedAt: p.CreatedAt,
 		StartedAt: p.StartedAt, FinishedAt: p.FinishedAt, Title: &p.Content.Title, Content: &p.Content.Content, Expired: p.ExpiredAt != nil,
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
@@ -310,4 +313,22 @@ func messagesUsers(ms []messageJSON) []string {
 		ids[i] = m.UserID
 	}
 	return ids
+}
+
+// localizedJSON is one entry of a push's languages.
+type localizedJSON struct {
+	Title   string `json:"title"`
+	Content string `json:"content"`
+}
+
+// localizedOf is a push's entries by language; nil for none.
+func localizedOf(l []herald.LocalizedEntry) map[string]localizedJSON {
+	if len(l) == 0 {
+		return nil
+	}
+	out := make(map[string]localizedJSON, len(l))
+	for _, e := range l {
+		out[e.Lang] = localizedJSON{Title: e.Title, Content: e.Content}
+	}
+	return out
 }

@@ -371,3 +371,128 @@ func TestSegmentPush(t *testing.T) {
 		t.Errorf("pushes after refusals: got %d, want %d", got, pushes)
 	}
 }
+
+// shown reads the title and body the emulator got for token's last
+// message of a push.
+func shown(t *testing.T, e *env, token, pushID string) (title, body string, ok bool) {
+	t.Helper()
+	for _, m := range e.Received(token) {
+		var msg struct {
+			Notification struct{ Title, Body string }
+			Data         map[string]string
+		}
+		if err := json.Unmarshal(m.Message, &msg); err != nil {
+			t.Fatal(err)
+		}
+		if msg.Data["pushId"] == pushID {
+			title, body, ok = msg.Notification.Title, msg.Notification.Body, true
+		}
+	}
+	return title, body, ok
+}
+
+// TestTemplatesAndLanguages: each device gets its locale's entry (exact,
+// then its language, else the default), with {{userId}} and tags filled
+// for its user and defaults for tags missing; a marketing push's footer
+// follows every entry; a message that its tags grow past FCM's limit
+// fails alone (PAYLOAD_TOO_LARGE); bad templates, entries and an entry
+// without the (광고) prefix are refused naming them.
+func TestTemplatesAndLanguages(t *testing.T) {
+	e := start(t)
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true})
+	reg := func(device, user, locale string) {
+		body := map[string]any{"deviceId": device, "token": "tok-" + device, "platform": "android", "appSourceVersion": "1.6.0", "userId": user}
+		if locale != "" {
+			body["locale"] = locale
+		}
+		if res := e.SDK(t, a, http.MethodPost, "/api/sdk/v2/push-token", body); res.Status != http.StatusOK {
+			t.Fatalf("register %s: %d %s", device, res.Status, res.Body)
+		}
+	}
+	reg("ann", "u-ann", "ko-KR")
+	reg("bo", "u-bo", "en-GB")
+	reg("cy", "u-cy", "ja-JP")
+	reg("di", "u-di", "")
+	e.Server(t, a, http.MethodPut, "/api/app-user/v2/tags", map[string]any{"userId": "u-ann", "tags": map[string]any{"name": "Ann", "points": 1200}})
+	e.Server(t, a, http.MethodPut, "/api/app-user/v2/tags", map[string]any{"userId": "u-bo", "tags": map[string]any{"name": "Bo", "points": 7.5}})
+	push := map[string]any{"userIds": []any{"u-ann", "u-bo", "u-cy", "u-di"},
+		"title": "Hello {{tag.name | \"friend\"}}", "content": "{{userId}} has {{tag.points | \"no\"}} points",
+		"localized": map[string]any{
+			"ko":    map[string]any{"title": "{{tag.name | \"고객\"}}님 안녕하세요", "content": "포인트 {{tag.points}}"},
+			"en-GB": map[string]any{"title": "Hiya {{tag.name}}", "content": "{{tag.points}} points, {{userId}}"},
+		}}
+	res := e.Server(t, a, http.MethodPost, "/api/push/v2/users", push)
+	if res.Status != http.StatusOK {
+		t.Fatalf("push: %d %s", res.Status, res.Body)
+	}
+	id := res.Header.Get("X-Push-Id")
+	e.WaitFinal(id, 10*time.Second)
+	for device, want := range map[string][2]string{
+		"ann": {"Ann님 안녕하세요", "포인트 1200"},     // ko-KR → ko
+		"bo":  {"Hiya Bo", "7.5 points, u-bo"}, // exact
+		"cy":  {"Hello friend", "u-cy has no points"},
+		"di":  {"Hello friend", "u-di has no points"},
+	} {
+		title, body, ok := shown(t, e, "tok-"+device, id)
+		if !ok || title != want[0] || body != want[1] {
+			t.Errorf("%s: got %q / %q (%v), want %q / %q", device, title, body, ok, want[0], want[1])
+		}
+	}
+
+	// A marketing push: the prefix on every entry, the footer after each.
+	ad := map[string]any{"userIds": []any{"u-ann", "u-cy"}, "title": "(광고) Sale", "content": "Today",
+		"options":   map[string]any{"isMarketing": true},
+		"localized": map[string]any{"ko": map[string]any{"title": "(광고) 세일", "content": "오늘만"}}}
+	e.Server(t, a, http.MethodPatch, "/api/app-user/v2/marketing", map[string]any{"userId": "u-ann", "state": map[string]any{"marketing": true, "marketingNight": true}})
+	e.Server(t, a, http.MethodPatch, "/api/app-user/v2/marketing", map[string]any{"userId": "u-cy", "state": map[string]any{"marketing": true, "marketingNight": true}})
+	res = e.Server(t, a, http.MethodPost, "/api/push/v2/users", ad)
+	if res.Status != http.StatusOK {
+		t.Fatalf("ad push: %d %s", res.Status, res.Body)
+	}
+	adID := res.Header.Get("X-Push-Id")
+	e.WaitFinal(adID, 10*time.Second)
+	if title, body, _ := shown(t, e, "tok-ann", adID); title != "(광고) 세일" || body != "오늘만"+testenv.AdFooter {
+		t.Errorf("ann's ad: got %q / %q, want the ko entry with the footer", title, body)
+	}
+	if title, body, _ := shown(t, e, "tok-cy", adID); title != "(광고) Sale" || body != "Today"+testenv.AdFooter {
+		t.Errorf("cy's ad: got %q / %q, want the default with the footer", title, body)
+	}
+
+	// Tags that grow one user's message past FCM's limit fail that
+	// delivery only.
+	long := strings.Repeat("긴", 255)
+	e.Server(t, a, http.MethodPut, "/api/app-user/v2/tags", map[string]any{"userId": "u-bo", "tags": map[string]any{"bio": long}})
+	big := map[string]any{"userIds": []any{"u-ann", "u-bo"}, "title": "Bio", "content": strings.Repeat("{{tag.bio}}", 8)}
+	res = e.Server(t, a, http.MethodPost, "/api/push/v2/users", big)
+	if res.Status != http.StatusOK {
+		t.Fatalf("big push: %d %s", res.Status, res.Body)
+	}
+	bigID := res.Header.Get("X-Push-Id")
+	p := e.WaitFinal(bigID, 10*time.Second)
+	if p.Counts.Sent != 1 || p.Counts.Failed != 1 || len(p.Failures) != 1 || p.Failures[0].UserID != "u-bo" ||
+		!strings.Contains(p.Failures[0].Error, "4096") {
+		t.Errorf("big push: got %+v, want ann sent and bo failed for the payload's size", p)
+	}
+
+	pushes := len(e.PushList(a))
+	for _, tc := range []struct {
+		body  map[string]any
+		field string
+	}{
+		{map[string]any{"userIds": []any{"u-ann"}, "title": "Hi {{name}}", "content": "c"}, "title"},
+		{map[string]any{"userIds": []any{"u-ann"}, "title": "t", "content": "Hi {{tag.name"}, "content"},
+		{map[string]any{"userIds": []any{"u-ann"}, "title": "t", "content": "c", "localized": map[string]any{"not a tag": map[string]any{"title": "t", "content": "c"}}}, "localized.not a tag"},
+		{map[string]any{"userIds": []any{"u-ann"}, "title": "t", "content": "c", "localized": map[string]any{"ko": map[string]any{"title": "t"}}}, "localized.ko.content"},
+		{map[string]any{"userIds": []any{"u-ann"}, "title": "(광고) t", "content": "c", "options": map[string]any{"isMarketing": true},
+			"localized": map[string]any{"ko": map[string]any{"title": "세일", "content": "c"}}}, "localized.ko.title"},
+		{map[string]any{"userIds": []any{"u-ann"}, "title": "t", "content": "c", "localized": map[string]any{"ko": map[string]any{"title": "t", "content": strings.Repeat("가", 1400)}}}, "localized.ko.content"},
+	} {
+		res := e.Server(t, a, http.MethodPost, "/api/push/v2/users", tc.body)
+		if res.Status != http.StatusBadRequest || !namesField(t, res, tc.field) {
+			t.Errorf("%v: got %d %s, want 400 naming %s", tc.body["title"], res.Status, res.Body, tc.field)
+		}
+	}
+	if got := len(e.PushList(a)); got != pushes {
+		t.Errorf("pushes after refusals: got %d, want %d", got, pushes)
+	}
+}

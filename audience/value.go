@@ -57,6 +57,17 @@ func Bool(b bool) Value { return Value{Kind: KindBool, Bool: b} }
 // Tags are a user's tags by name.
 type Tags map[string]Value
 
+// Text returns the named tag's value as a template renders it
+// (Value.Text), and whether the tags hold it: the lookup of package
+// render's templates. Nil tags hold none.
+func (t Tags) Text(name string) (string, bool) {
+	v, ok := t[name]
+	if !ok {
+		return "", false
+	}
+	return v.Text(), true
+}
+
 // Equal reports whether v and w are the same value of the same kind.
 func (v Value) Equal(w Value) bool {
 	if v.Kind != w.Kind {

@@ -10,6 +10,8 @@ import (
 	"github.com/riverqueue/river"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
+	"github.com/heraldpush/herald/render"
 )
 
 type sendWorker struct {
@@ -82,6 +84,9 @@ func (s *Service) sendChunk(ctx context.Context, k sending, args SendArgs, attem
 		}
 		c.recipients = k.recipients
 	}
+	if c.msg, err = message(p); err != nil {
+		return s.fail(ctx, p, err.Error())
+	}
 	work, err := s.sends.ResumeChunk(ctx, id, args.Chunk)
 	if err != nil || work.Stopped {
 		return err // on stopped: the push failed meanwhile
@@ -149,6 +154,9 @@ type chunk struct {
 	app        herald.App
 	push       herald.Push
 	recipients []herald.Recipient // per-message content, on /messages
+	// msg is the push's content by language, with its templates (DESIGN
+	// 13); nil for a push with one static text, the common case.
+	msg *render.Message
 	// serviceAccount is the app's FCM service-account file; sender sends
 	// with it.
 	serviceAccount []byte
@@ -218,6 +226,10 @@ func (res *chunkResult) add(o outcome) {
 // send is one slot as judged at send time.
 type send struct {
 	d herald.Delivery // with the device and token it goes to now
+	// locale and tags are the device's and its user's, read for a push
+	// with languages or templates (chunk.msg).
+	locale string
+	tags   audience.Tags
 	// toSend marks a slot to be sent; the others were judged final, and
 	// out says how.
 	toSend bool
@@ -290,6 +302,8 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 		}
 		verify = verify || marketing[i]
 	}
+	// A push with languages reads each device's locale now.
+	verify = verify || c.msg != nil && c.msg.Variants() > 1
 	r := resolver{asPlanned: !verify}
 	if verify {
 		var err error
@@ -311,11 +325,53 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 			wave[i].out.State = herald.DeliverySuppressedNight
 		default:
 			d.DeviceID, d.Token, d.TokenUpdatedAt = dev.ID, dev.Token, dev.TokenUpdatedAt
-			wave[i].toSend = true
+			wave[i].toSend, wave[i].locale = true, dev.Locale
 		}
 		wave[i].d = d
 	}
-	return wave, nil
+	return wave, c.readTags(ctx, wave)
+}
+
+// readTags reads the tags a push's templates use of the users a wave
+// sends to (none for a push without templates).
+func (c *chunk) readTags(ctx context.Context, wave []send) error {
+	if c.msg == nil || c.msg.Static() {
+		return nil
+	}
+	names := c.msg.Tags()
+	if len(names) == 0 {
+		return nil
+	}
+	var users []string
+	for _, sd := range wave {
+		if sd.toSend && sd.d.UserID != "" {
+			users = append(users, sd.d.UserID)
+		}
+	}
+	tags, err := c.s.sends.TagsOfUsers(ctx, c.app.ID, users, names)
+	for i := range wave {
+		wave[i].tags = tags[wave[i].d.UserID]
+	}
+	return err
+}
+
+// message compiles a push's languages and templates for sending; nil for
+// a push with one text and no placeholder, and for one whose recipients
+// carry their own (/messages, Herald's notices).
+func message(p herald.Push) (*render.Message, error) {
+	r := p.Rule()
+	if r.PerRecipient || r.Templated || len(p.Localized) == 0 && !render.HasPlaceholders(p.Content.Title+p.Content.Content) {
+		return nil, nil
+	}
+	l := make(render.Localized, len(p.Localized))
+	for _, e := range p.Localized {
+		l[e.Lang] = render.Entry{Title: e.Title, Content: e.Content}
+	}
+	m, err := render.NewMessage(p.Content, l)
+	if err != nil {
+		return nil, fmt.Errorf("its content no longer renders: %w", err)
+	}
+	return m, nil
 }
 
 // resolver loads the devices a wave's deliveries may go to now.
@@ -392,6 +448,18 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 		rc = c.recipients[d.RecipientIdx]
 	}
 	content := p.Sent(rc) // a marketing message with its ad footer
+	if c.msg != nil {
+		content = p.Content
+		content.Title, content.Content = c.msg.Render(c.msg.Choose(sd.locale), d.UserID, sd.tags.Text)
+		if p.AdFooter != "" && p.Marketing {
+			content.Content += p.AdFooter
+		}
+		if size := content.FCMPayloadSize(); !c.msg.Static() && size > herald.MaxFCMPayload {
+			sd.out = outcome{State: herald.DeliveryFailed, Reason: herald.ReasonPayloadTooLarge,
+				Error: fmt.Sprintf("the rendered message's FCM payload is %d bytes, more than %d", size, herald.MaxFCMPayload)}
+			return
+		}
+	}
 	n := herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge, RequestGroupID: p.RequestGroupID,

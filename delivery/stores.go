@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/sendstore"
 )
 
@@ -22,6 +23,7 @@ type SendStore interface {
 	Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error)
 	DevicesByID(ctx context.Context, appID string, deviceIDs []string) (map[string]herald.Device, error)
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
+	TagsOfUsers(ctx context.Context, appID string, userIDs, names []string) (map[string]audience.Tags, error)
 	ResumeChunk(ctx context.Context, pushID string, chunk int) (sendstore.ChunkWork, error)
 	AdvanceChunk(ctx context.Context, appID, pushID string, step sendstore.ChunkStep) (marked int, stopped bool, err error)
 	CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error)

@@ -56,7 +56,7 @@ type part struct {
 // Compile reads text as a template. The error is a *SyntaxError naming the
 // first problem; Check turns it into the detail of a 400.
 func Compile(text string) (Template, error) {
-	if !strings.Contains(text, "{{") && !strings.Contains(text, "}}") {
+	if !HasPlaceholders(text) {
 		return Template{text: text}, nil
 	}
 	if !utf8.ValidString(text) {
@@ -82,6 +82,12 @@ func Compile(text string) (Template, error) {
 	}
 	t.literal(text[lit:])
 	return t, nil
+}
+
+// HasPlaceholders reports whether text may hold a placeholder: whether
+// it has "{{" or "}}" at all. A text without either renders as itself.
+func HasPlaceholders(text string) bool {
+	return strings.Contains(text, "{{") || strings.Contains(text, "}}")
 }
 
 // Check returns the problem of text as the detail of the member at path

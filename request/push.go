@@ -4,11 +4,13 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
+	"github.com/heraldpush/herald/render"
 )
 
 // pushRequest reads the body of one push endpoint into p and returns its
@@ -128,6 +130,9 @@ func JudgePush(app herald.App, kind herald.PushKind, body []byte, received time.
 	o, _ := Parse(body)
 	var req herald.PushRequest
 	req.Recipients = e.read(o, &req)
+	if kind != herald.KindMessages { // a message's text is its writer's own: no templates, no languages
+		o.templates(&req)
+	}
 	o.options(&req, app, received, e.scheduleAllowed)
 	o.adPrefix(req, app)
 	if err := o.Check(); err != nil {
@@ -285,11 +290,52 @@ func (o Object) adPrefix(p herald.PushRequest, app herald.App) {
 		if d, bad := herald.AdPrefixProblem("title", p.Content.Title); bad {
 			o.Fail(d.Field, d.Reason)
 		}
+		for _, e := range p.Localized {
+			if d, bad := herald.AdPrefixProblem("localized."+e.Lang+".title", e.Title); bad {
+				o.Fail(d.Field, d.Reason)
+			}
+		}
 		return
 	}
 	for i, r := range p.Recipients {
 		if d, bad := herald.AdPrefixProblem(fmt.Sprintf("messages[%d].title", i), r.Content.Title); bad {
 			o.Fail(d.Field, d.Reason)
 		}
+	}
+}
+
+// templates checks the placeholders of the push's title and content
+// (DESIGN 13: {{userId}}, {{tag.NAME}}, {{tag.NAME | "default"}}) and
+// reads its localized entries, each within FCM's payload limit with the
+// push's links.
+func (o Object) templates(p *herald.PushRequest) {
+	for _, d := range render.Check(p.Content.Title, "title") {
+		o.Fail(d.Field, d.Reason)
+	}
+	for _, d := range render.Check(p.Content.Content, "content") {
+		o.Fail(d.Field, d.Reason)
+	}
+	o.DropNulls("localized")
+	raw, ok := o.Raw("localized")
+	if !ok {
+		return
+	}
+	l, problems := render.ParseLocalized(raw, "localized", 0, 0)
+	for _, d := range problems {
+		o.Fail(d.Field, d.Reason)
+	}
+	langs := make([]string, 0, len(l))
+	for lang := range l {
+		langs = append(langs, lang)
+	}
+	slices.Sort(langs)
+	for _, lang := range langs {
+		e := herald.LocalizedEntry{Lang: lang, Title: l[lang].Title, Content: l[lang].Content}
+		c := p.Content
+		c.Title, c.Content = e.Title, e.Content
+		if d, over := c.PayloadProblem(); over {
+			o.Fail("localized."+lang+"."+d.Field, d.Reason)
+		}
+		p.Localized = append(p.Localized, e)
 	}
 }

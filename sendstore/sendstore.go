@@ -98,6 +98,9 @@ type Store interface {
 	DevicePage(ctx context.Context, appID string, sel Selection, after DeviceCursor, limit int) ([]herald.Device, DeviceCursor, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
+	// TagsOfUsers returns the named tags of each of the users that has
+	// any: what a push's templates read when it is sent.
+	TagsOfUsers(ctx context.Context, appID string, userIDs, names []string) (map[string]audience.Tags, error)
 	// DeviceByToken returns the app's device that holds the token now.
 	// ErrNotFound when none does.
 	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)

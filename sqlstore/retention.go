@@ -58,7 +58,7 @@ func (s *RetentionStore) ExpirePushes(ctx context.Context, before, now time.Time
 	held, err := s.retentionTx(ctx, func(c conn) error {
 		n = 0
 		for _, p := range ps {
-			done, err := c.exec(ctx, `UPDATE pushes SET expired_at = ?, title = '', content = '', link_url = '', image_url = '',
+			done, err := c.exec(ctx, `UPDATE pushes SET expired_at = ?, title = '', content = '', link_url = '', image_url = '', localized = NULL,
 				recipients = ?, token = '', edits = ? WHERE id = ? AND expired_at IS NULL`,
 				now.UnixMilli(), encodeRecipients(nil), p.edits, p.id)
 			if err != nil {

@@ -138,16 +138,19 @@ func tagColumns(v audience.Value) (kind, text string, num *float64) {
 func scanTag(row scanner) (string, audience.Value, error) {
 	var name, kind, text string
 	var num *float64
-	if err := row.Scan(&name, &kind, &text, &num); err != nil {
-		return "", audience.Value{}, err
-	}
+	err := row.Scan(&name, &kind, &text, &num)
+	return name, tagValue(kind, text, num), err
+}
+
+// tagValue is the value user_tags keeps as kind, text and num.
+func tagValue(kind, text string, num *float64) audience.Value {
 	switch {
 	case kind == tagNumber && num != nil:
-		return name, audience.Number(*num), nil
+		return audience.Number(*num)
 	case kind == tagBool:
-		return name, audience.Bool(text == "true"), nil
+		return audience.Bool(text == "true")
 	}
-	return name, audience.String(text), nil
+	return audience.String(text)
 }
 
 // readTags reads a user's tags (empty, never nil, for none).
@@ -165,4 +168,44 @@ func readTags(ctx context.Context, c conn, appID, userID string) (audience.Tags,
 // one or one never registered (the caller asks User for those).
 func (s *UserStore) UserTags(ctx context.Context, appID, userID string) (audience.Tags, error) {
 	return readTags(ctx, s.reader(), appID, userID)
+}
+
+// tagsPage bounds the users of one read of TagsOfUsers.
+const tagsPage = 500
+
+// TagsOfUsers returns the named tags of each of the users that has any
+// (a push's templates read them when it is sent, DESIGN 13).
+func (s *UserStore) TagsOfUsers(ctx context.Context, appID string, userIDs, names []string) (map[string]audience.Tags, error) {
+	out := map[string]audience.Tags{}
+	if len(names) == 0 {
+		return out, nil
+	}
+	for start := 0; start < len(userIDs); start += tagsPage {
+		users := userIDs[start:min(start+tagsPage, len(userIDs))]
+		args := []any{appID}
+		for _, u := range users {
+			args = append(args, u)
+		}
+		for _, n := range names {
+			args = append(args, n)
+		}
+		err := s.reader().each(ctx, func(row scanner) error {
+			var userID string
+			var name, kind, text string
+			var num *float64
+			if err := row.Scan(&userID, &name, &kind, &text, &num); err != nil {
+				return err
+			}
+			if out[userID] == nil {
+				out[userID] = audience.Tags{}
+			}
+			out[userID][name] = tagValue(kind, text, num)
+			return nil
+		}, `SELECT user_id, name, kind, text_value, num_value FROM user_tags WHERE app_id = ? AND user_id IN (`+placeholders(len(users))+
+			`) AND name IN (`+placeholders(len(names))+`)`, args...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
 }

@@ -7,12 +7,14 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/sendstore"
 )
 
 var _ = time.Time{}
 var _ sendstore.Fanout
 var _ herald.Job
+var _ audience.Tags
 
 // AcceptPush is a scheduling point around the store's AcceptPush.
 func (s *Store) AcceptPush(a0 context.Context, a1 herald.Push, a2 []herald.Recipient, a3 *herald.Idempotency, a4 herald.Job) (string, bool, error) {
@@ -541,6 +543,18 @@ func (s *Store) StepPush(a0 context.Context, a1 string, a2 herald.PushStep) (her
 	r0, r1, r2 := s.inner.StepPush(a0, a1, a2)
 	r2 = s.after(v, r2)
 	return r0, r1, r2
+}
+
+// TagsOfUsers is a scheduling point around the store's TagsOfUsers.
+func (s *Store) TagsOfUsers(a0 context.Context, a1 string, a2 []string, a3 []string) (map[string]audience.Tags, error) {
+	v, err := s.before(a0, "TagsOfUsers", a1, a2, a3)
+	if err != nil {
+		var r0 map[string]audience.Tags
+		return r0, err
+	}
+	r0, r1 := s.inner.TagsOfUsers(a0, a1, a2, a3)
+	r1 = s.after(v, r1)
+	return r0, r1
 }
 
 // UndeliverableUsers is a scheduling point around the store's UndeliverableUsers.
