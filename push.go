@@ -143,8 +143,7 @@ func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	p := Push{
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
-		Localized: req.Localized,
-		Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
+		Localized: req.Localized, Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
 		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
 		CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
 	}

@@ -428,7 +428,7 @@ func TestTemplatesAndLanguages(t *testing.T) {
 	id := res.Header.Get("X-Push-Id")
 	e.WaitFinal(id, 10*time.Second)
 	for device, want := range map[string][2]string{
-		"ann": {"Ann님 안녕하세요", "포인트 1200"},     // ko-KR → ko
+		"ann": {"Ann님 안녕하세요", "포인트 1200"},      // ko-KR → ko
 		"bo":  {"Hiya Bo", "7.5 points, u-bo"}, // exact
 		"cy":  {"Hello friend", "u-cy has no points"},
 		"di":  {"Hello friend", "u-di has no points"},
