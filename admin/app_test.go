@@ -616,7 +616,7 @@ func TestGetUser(t *testing.T) {
 			t.Errorf("lastSeenAt: got %v, want the registration's time", dev["lastSeenAt"])
 		}
 		delete(dev, "lastSeenAt")
-		want := map[string]any{"userId": "42", "state": "registered", "marketing": false, "marketingNight": false,
+		want := map[string]any{"userId": "42", "state": "registered", "marketing": false, "marketingNight": false, "tags": map[string]any{},
 			"devices": []any{map[string]any{"deviceId": "d1", "platform": "android", "appSourceVersion": "1.6.0",
 				"tokenSuffix": "12345678", "marketing": false, "marketingNight": false, "topics": []any{}}}}
 		if g, w := mustJSON(t, got), mustJSON(t, want); g != w {

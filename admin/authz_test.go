@@ -72,6 +72,7 @@ type authzEnv struct {
 	*env
 	appA, appB      testenv.App
 	push            map[string]string // app ID → its scheduled push
+	segment         map[string]string // app ID → its segment
 	target          string            // the operator the operator routes act on
 	tokAPI, tokDash string            // the target's tokens, one per table's revoke route
 	bearer          string            // the principal's Authorization
@@ -80,7 +81,7 @@ type authzEnv struct {
 }
 
 func newAuthzEnv(t *testing.T, p principal) *authzEnv {
-	e := &authzEnv{env: start(t), push: map[string]string{}}
+	e := &authzEnv{env: start(t), push: map[string]string{}, segment: map[string]string{}}
 	e.appA, e.appB = e.NewApp(map[string]any{"name": "App A"}), e.NewApp(map[string]any{"name": "App B"})
 	loc, _ := time.LoadLocation(herald.DefaultTimeZone)
 	at := time.Now().Add(72 * time.Hour).In(loc).Format("2006-01-02T15:04")
@@ -92,6 +93,11 @@ func newAuthzEnv(t *testing.T, p principal) *authzEnv {
 			t.Fatalf("scheduled push of %s: %v", a.ID, err)
 		}
 		e.push[a.ID] = res.PushID
+		var sg struct{ SegmentID string }
+		if code := e.AdminJSON("POST", "/admin/v1/apps/"+a.ID+"/segments", map[string]any{"name": "s", "filter": map[string]any{"tag": "t", "exists": true}}, &sg); code != http.StatusCreated {
+			t.Fatalf("segment of %s: got %d", a.ID, code)
+		}
+		e.segment[a.ID] = sg.SegmentID
 	}
 	e.target = e.addOperator(t, "target@example.com", "viewer", nil)
 	e.tokAPI, _ = e.operatorToken(t, e.target)
@@ -143,7 +149,7 @@ func (e *authzEnv) path(r admin.RouteNeed, app string) string {
 	if r.Dashboard {
 		tok = e.tokDash
 	}
-	p = strings.NewReplacer("{appId}", app, "{pushId}", e.push[app], "{userId}", "u1", "{requestGroupId}", "group-1",
+	p = strings.NewReplacer("{appId}", app, "{pushId}", e.push[app], "{segmentId}", e.segment[app], "{userId}", "u1", "{requestGroupId}", "group-1",
 		"{operatorId}", e.target, "{tokenId}", tok, "{$}", "").Replace(p)
 	if strings.HasSuffix(p, "/users/export") { // the dashboard's export names its user in the query
 		p += "?userId=u1&reason=audit"
@@ -209,10 +215,12 @@ func (e *authzEnv) call(t *testing.T, r admin.RouteNeed, path string) string {
 // last runs the routes that delete what the others act on after them.
 func last(pattern string) int {
 	switch pattern {
-	case "DELETE /admin/v1/apps/{appId}", "DELETE /admin/v1/operators/{operatorId}":
+	case "DELETE /admin/v1/apps/{appId}/segments/{segmentId}":
 		return 1
-	case "POST /logout":
+	case "DELETE /admin/v1/apps/{appId}", "DELETE /admin/v1/operators/{operatorId}":
 		return 2
+	case "POST /logout":
+		return 3
 	}
 	return 0
 }
