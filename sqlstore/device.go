@@ -118,13 +118,29 @@ func selectionSQL(sel sendstore.Selection, userFrom *string) (string, []any, err
 // CountAudience counts the app's devices whose (user, device) pair the
 // filter holds for at now, and the users they make: each mapped user
 // once, and each unmapped device as one, as an all-users push counts
-// them. Exact, in one statement.
+// them. Exact, in one statement. A filter that is, or is an and of, a tag
+// leaf of eq or in is counted from that tag's rows by its value
+// (tagDrivenSQL), joined to their users' devices: no unmapped device
+// holds it, so its users are the distinct mapped ones.
 func (s *UserStore) CountAudience(ctx context.Context, appID string, f audience.Filter, now time.Time) (audience.Count, error) {
+	var devices, users, mapped int64
+	tag, rest, args, ok, err := tagDrivenSQL(f, now)
+	if err != nil {
+		return audience.Count{}, err
+	}
+	if ok {
+		err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id) FROM user_tags t
+			JOIN devices d ON d.app_id = t.app_id AND d.user_id = t.user_id
+			WHERE t.app_id = ? AND `+tag+` AND `+rest, append([]any{appID}, args...)...).Scan(&devices, &users)
+		if err != nil {
+			return audience.Count{}, err
+		}
+		return audience.Count{Users: int(users), Devices: int(devices)}, nil
+	}
 	cond, args, err := filterSQL(f, now)
 	if err != nil {
 		return audience.Count{}, err
 	}
-	var devices, users, mapped int64
 	err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id), COUNT(d.user_id) FROM devices d
 		WHERE d.app_id = ? AND `+cond, append([]any{appID}, args...)...).Scan(&devices, &users, &mapped)
 	if err != nil {

@@ -293,3 +293,67 @@ func (c *compiler) tagEqual(v audience.Value) {
 		c.put("(t.kind = 's' AND t.text_value = ?)", v.Str)
 	}
 }
+
+// tagDrivenSQL compiles a filter whose root is, or is an and of, a tag
+// leaf of eq or in for a count that reads that tag's rows from
+// user_tags by its value (user_tags_text, user_tags_num) and joins each to
+// its user's devices, instead of reading every device of the app: the
+// leaf's condition on `user_tags t`, and the rest of the filter on
+// `devices d` ("1 = 1" for none), with their arguments in that order.
+// False when the filter has no such leaf. The leaf holds only for mapped
+// devices, and a user has a tag once, so the join has each device once.
+// Not a prefix: at 1,000,000 users on SQLite a prefix of 22 % of them
+// counted this way took 2.2 s, no better than the devices' scan (1.8 s).
+func tagDrivenSQL(f audience.Filter, now time.Time) (tag string, rest string, args []any, ok bool, err error) {
+	root := f.Root
+	leaves := []audience.Node{root}
+	if root.Kind == audience.NodeAnd {
+		leaves = root.Children
+	}
+	drive := -1
+	for i, n := range leaves {
+		if n.Kind == audience.NodeLeaf && n.Leaf.Tag != "" && len(n.Leaf.Values) > 0 &&
+			(n.Leaf.Op == audience.OpEq || n.Leaf.Op == audience.OpIn) {
+			drive = i
+			break
+		}
+	}
+	if drive < 0 {
+		return "", "", nil, false, nil
+	}
+	c := compiler{now: now.UnixMilli()}
+	l := leaves[drive].Leaf
+	c.put("t.name = ? AND ", l.Tag)
+	switch l.Op {
+	case audience.OpEq:
+		c.tagEqual(l.Values[0])
+	case audience.OpIn:
+		c.put("(")
+		for i, v := range l.Values {
+			if i > 0 {
+				c.put(" OR ")
+			}
+			c.tagEqual(v)
+		}
+		c.put(")")
+	}
+	tag = c.b.String()
+	c.b.Reset()
+	n := 0
+	for i, child := range leaves {
+		if i == drive {
+			continue
+		}
+		if n > 0 {
+			c.put(" AND ")
+		}
+		n++
+		if err := c.node(child); err != nil {
+			return "", "", nil, false, err
+		}
+	}
+	if n == 0 {
+		c.put("1 = 1")
+	}
+	return tag, c.b.String(), c.args, true, nil
+}
