@@ -46,12 +46,14 @@ func (s *UserStore) DeviceByToken(ctx context.Context, appID, token string) (her
 // that the selection selects (sendstore.Selection): the unmapped ones by
 // id, then the mapped ones by user and id (each order an index's), each
 // part one statement that reads its devices as they come.
+//
+// The mapped part's cursor is written user_id >= U AND (user_id > U OR
+// device_id > D), not as the row comparison (user_id, device_id) > (U, D):
+// PostgreSQL, probing the devices of a tag's user from user_tags, read
+// the index from the row comparison's start rather than at the user (19
+// ms a probe at 1,000,000 devices). Its tag look-ups are bounded by U too
+// (filterFromSQL).
 func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error) {
-	where, args, err := selectionSQL(sel)
-	if err != nil {
-		return nil, after, err
-	}
-	args = append([]any{appID}, args...)
 	var out []herald.Device
 	scan := func(row scanner) error {
 		d, err := scanDevice(row)
@@ -59,7 +61,12 @@ func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.
 		return err
 	}
 	if !after.Mapped {
-		err := s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
+		where, args, err := selectionSQL(sel, nil)
+		if err != nil {
+			return nil, after, err
+		}
+		args = append([]any{appID}, args...)
+		err = s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
 			WHERE d.app_id = ? AND d.user_id IS NULL`+where+` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
 			append(args, after.DeviceID, limit)...)
 		if err != nil {
@@ -70,9 +77,14 @@ func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.
 		}
 		after = sendstore.DeviceCursor{Mapped: true}
 	}
+	where, args, err := selectionSQL(sel, &after.UserID)
+	if err != nil {
+		return nil, after, err
+	}
+	args = append([]any{appID}, args...)
 	err = s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
-		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+where+` AND (d.user_id, d.device_id) > (?, ?)
-		ORDER BY d.user_id, d.device_id LIMIT ?`, append(args, after.UserID, after.DeviceID, limit-len(out))...)
+		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+where+` AND d.user_id >= ? AND (d.user_id > ? OR d.device_id > ?)
+		ORDER BY d.user_id, d.device_id LIMIT ?`, append(args, after.UserID, after.UserID, after.DeviceID, limit-len(out))...)
 	if err != nil {
 		return nil, after, err
 	}
@@ -83,8 +95,9 @@ func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.
 }
 
 // selectionSQL is the selection's condition on devices d, each part
-// starting with AND (none: ""), and its arguments.
-func selectionSQL(sel sendstore.Selection) (string, []any, error) {
+// starting with AND (none: ""), and its arguments; userFrom as
+// filterFromSQL's, for devices whose user the caller bounds.
+func selectionSQL(sel sendstore.Selection, userFrom *string) (string, []any, error) {
 	var where string
 	var args []any
 	if sel.Topic != "" {
@@ -92,7 +105,7 @@ func selectionSQL(sel sendstore.Selection) (string, []any, error) {
 		args = append(args, sel.Topic)
 	}
 	if sel.Filter != nil {
-		cond, fargs, err := filterSQL(*sel.Filter, sel.Now)
+		cond, fargs, err := filterFromSQL(*sel.Filter, sel.Now, userFrom)
 		if err != nil {
 			return "", nil, err
 		}
@@ -105,13 +118,29 @@ func selectionSQL(sel sendstore.Selection) (string, []any, error) {
 // CountAudience counts the app's devices whose (user, device) pair the
 // filter holds for at now, and the users they make: each mapped user
 // once, and each unmapped device as one, as an all-users push counts
-// them. Exact, in one statement.
+// them. Exact, in one statement. A filter that is, or is an and of, a tag
+// leaf of eq or in is counted from that tag's rows by its value
+// (tagDrivenSQL), joined to their users' devices: no unmapped device
+// holds it, so its users are the distinct mapped ones.
 func (s *UserStore) CountAudience(ctx context.Context, appID string, f audience.Filter, now time.Time) (audience.Count, error) {
+	var devices, users, mapped int64
+	tag, rest, args, ok, err := tagDrivenSQL(f, now)
+	if err != nil {
+		return audience.Count{}, err
+	}
+	if ok {
+		err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id) FROM user_tags t
+			JOIN devices d ON d.app_id = t.app_id AND d.user_id = t.user_id
+			WHERE t.app_id = ? AND `+tag+` AND `+rest, append([]any{appID}, args...)...).Scan(&devices, &users)
+		if err != nil {
+			return audience.Count{}, err
+		}
+		return audience.Count{Users: int(users), Devices: int(devices)}, nil
+	}
 	cond, args, err := filterSQL(f, now)
 	if err != nil {
 		return audience.Count{}, err
 	}
-	var devices, users, mapped int64
 	err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id), COUNT(d.user_id) FROM devices d
 		WHERE d.app_id = ? AND `+cond, append([]any{appID}, args...)...).Scan(&devices, &users, &mapped)
 	if err != nil {

@@ -21,7 +21,17 @@ const dayMS = 24 * 60 * 60 * 1000
 // false for a device with no user (user_id NULL matches no row), so every
 // part is true or false, never NULL, and NOT negates it as Match does.
 func filterSQL(f audience.Filter, now time.Time) (string, []any, error) {
-	c := compiler{now: now.UnixMilli()}
+	return filterFromSQL(f, now, nil)
+}
+
+// filterFromSQL is filterSQL for devices whose user_id is at least
+// *userFrom (nil: any), which the caller's condition must say: each tag
+// look-up then also bounds t.user_id from below, which the planner does not
+// derive from t.user_id = d.user_id, so that a join it makes of a tag leaf
+// (PostgreSQL merges the tags' primary key with the devices' index) starts
+// at a page's cursor instead of at the app's first user.
+func filterFromSQL(f audience.Filter, now time.Time, userFrom *string) (string, []any, error) {
+	c := compiler{now: now.UnixMilli(), userFrom: userFrom}
 	if err := c.node(f.Root); err != nil {
 		return "", nil, err
 	}
@@ -33,6 +43,8 @@ type compiler struct {
 	b    strings.Builder
 	args []any
 	now  int64
+	// userFrom, when set, bounds each tag look-up's user from below.
+	userFrom *string
 }
 
 // put writes SQL and appends its arguments.
@@ -145,15 +157,53 @@ func (c *compiler) text(col string, l audience.Leaf, bytewise bool) {
 	}
 }
 
-// prefix writes "col starts with p": substr counts characters on both
-// engines, and every string that starts with p sorts at or after it.
+// prefix writes "col starts with p". On a column that compares byte-wise
+// it is the closed range p <= col < prefixBound(p), which an index reads
+// as one range and which is exact for UTF-8 text (prefixBound); with no
+// bound (p empty, or only U+10FFFF) every string at or after p has it. On
+// another column (the database's collation on PostgreSQL) only substr
+// decides, which counts characters on both engines.
 func (c *compiler) prefix(col, p string, bytewise bool) {
 	sub := "substr(" + col + ", 1, " + strconv.Itoa(utf8.RuneCountInString(p)) + ") = ?"
-	if bytewise {
-		c.put("("+col+" >= ? AND "+sub+")", p, p)
-	} else {
+	switch {
+	case !bytewise:
 		c.put(sub, p)
+		return
+	case !utf8.ValidString(p): // not from JSON, which is UTF-8: the substring decides
+		c.put("("+col+" >= ? AND "+sub+")", p, p)
+		return
 	}
+	if upper, ok := prefixBound(p); ok {
+		c.put("("+col+" >= ? AND "+col+" < ?)", p, upper)
+	} else {
+		c.put(col+" >= ?", p)
+	}
+}
+
+// prefixBound is the least valid UTF-8 string after every string that
+// starts with p (valid UTF-8), false when there is none (p is empty or all U+10FFFF):
+// p with its last character that is not U+10FFFF replaced by the next
+// code point (skipping the surrogates) and what follows it dropped. A
+// string s of valid UTF-8 starts with p exactly when p <= s < bound in
+// byte order: UTF-8 orders code points as their numbers, so s between
+// them shares the part of p before that character, then has a character
+// at least it and less than the next, which is it; and after it s is at
+// least the rest of p, all U+10FFFF, which only the same characters are.
+// Incrementing the last byte, the bound for bytes, could make invalid
+// UTF-8 ("\x7f" to "\x80"), which PostgreSQL's text refuses.
+func prefixBound(p string) (string, bool) {
+	for p != "" {
+		r, size := utf8.DecodeLastRuneInString(p)
+		p = p[:len(p)-size]
+		switch {
+		case r == utf8.MaxRune:
+			continue
+		case r == 0xD7FF:
+			return p + "\uE000", true
+		}
+		return p + string(r+1), true
+	}
+	return "", false
 }
 
 // lastSeen writes a comparison of the days since the device was last seen,
@@ -180,6 +230,14 @@ func (c *compiler) lastSeen(op audience.Op, k int64) {
 // tagSQL opens a tag leaf's look-up of the user's tag by the primary key.
 const tagSQL = "EXISTS (SELECT 1 FROM user_tags t WHERE t.app_id = d.app_id AND t.user_id = d.user_id AND t.name = ?"
 
+// tagOpen writes tagSQL for the tag, with the user's bound if any.
+func (c *compiler) tagOpen(name string) {
+	c.put(tagSQL, name)
+	if c.userFrom != nil {
+		c.put(" AND t.user_id >= ?", *c.userFrom)
+	}
+}
+
 // tag writes a tag leaf: an EXISTS of the tag with the leaf's condition,
 // or the NOT EXISTS of ne and exists false, which a missing tag holds.
 func (c *compiler) tag(l audience.Leaf) {
@@ -188,16 +246,19 @@ func (c *compiler) tag(l audience.Leaf) {
 		if !l.Values[0].Bool {
 			c.put("NOT ")
 		}
-		c.put(tagSQL+")", l.Tag)
+		c.tagOpen(l.Tag)
+		c.put(")")
 	case audience.OpEq, audience.OpNe:
 		if l.Op == audience.OpNe {
 			c.put("NOT ")
 		}
-		c.put(tagSQL+" AND ", l.Tag)
+		c.tagOpen(l.Tag)
+		c.put(" AND ")
 		c.tagEqual(l.Values[0])
 		c.put(")")
 	case audience.OpIn:
-		c.put(tagSQL+" AND (", l.Tag)
+		c.tagOpen(l.Tag)
+		c.put(" AND (")
 		for i, v := range l.Values {
 			if i > 0 {
 				c.put(" OR ")
@@ -206,11 +267,12 @@ func (c *compiler) tag(l audience.Leaf) {
 		}
 		c.put("))")
 	case audience.OpPrefix:
-		c.put(tagSQL+" AND t.kind = 's' AND ", l.Tag)
+		c.tagOpen(l.Tag)
+		c.put(" AND t.kind = 's' AND ")
 		c.prefix("t.text_value", l.Values[0].Str, true)
 		c.put(")")
 	default: // gt, gte, lt, lte on a number or a string
-		c.put(tagSQL, l.Tag)
+		c.tagOpen(l.Tag)
 		if v := l.Values[0]; v.Kind == audience.KindNumber {
 			c.put(" AND t.kind = 'n' AND t.num_value "+sqlOps[l.Op]+" ?)", v.Num)
 		} else {
@@ -230,4 +292,68 @@ func (c *compiler) tagEqual(v audience.Value) {
 	default:
 		c.put("(t.kind = 's' AND t.text_value = ?)", v.Str)
 	}
+}
+
+// tagDrivenSQL compiles a filter whose root is, or is an and of, a tag
+// leaf of eq or in for a count that reads that tag's rows from
+// user_tags by its value (user_tags_text, user_tags_num) and joins each to
+// its user's devices, instead of reading every device of the app: the
+// leaf's condition on `user_tags t`, and the rest of the filter on
+// `devices d` ("1 = 1" for none), with their arguments in that order.
+// False when the filter has no such leaf. The leaf holds only for mapped
+// devices, and a user has a tag once, so the join has each device once.
+// Not a prefix: at 1,000,000 users on SQLite a prefix of 22 % of them
+// counted this way took 2.2 s, no better than the devices' scan (1.8 s).
+func tagDrivenSQL(f audience.Filter, now time.Time) (tag string, rest string, args []any, ok bool, err error) {
+	root := f.Root
+	leaves := []audience.Node{root}
+	if root.Kind == audience.NodeAnd {
+		leaves = root.Children
+	}
+	drive := -1
+	for i, n := range leaves {
+		if n.Kind == audience.NodeLeaf && n.Leaf.Tag != "" && len(n.Leaf.Values) > 0 &&
+			(n.Leaf.Op == audience.OpEq || n.Leaf.Op == audience.OpIn) {
+			drive = i
+			break
+		}
+	}
+	if drive < 0 {
+		return "", "", nil, false, nil
+	}
+	c := compiler{now: now.UnixMilli()}
+	l := leaves[drive].Leaf
+	c.put("t.name = ? AND ", l.Tag)
+	switch l.Op {
+	case audience.OpEq:
+		c.tagEqual(l.Values[0])
+	case audience.OpIn:
+		c.put("(")
+		for i, v := range l.Values {
+			if i > 0 {
+				c.put(" OR ")
+			}
+			c.tagEqual(v)
+		}
+		c.put(")")
+	}
+	tag = c.b.String()
+	c.b.Reset()
+	n := 0
+	for i, child := range leaves {
+		if i == drive {
+			continue
+		}
+		if n > 0 {
+			c.put(" AND ")
+		}
+		n++
+		if err := c.node(child); err != nil {
+			return "", "", nil, false, err
+		}
+	}
+	if n == 0 {
+		c.put("1 = 1")
+	}
+	return tag, c.b.String(), c.args, true, nil
 }

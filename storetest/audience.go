@@ -41,7 +41,11 @@ const dayMS = 24 * 60 * 60 * 1000
 var (
 	popTagNames = []string{"plan", "age", "vip", "since", "x.y-z_1"}
 	popStrings  = []string{"", "a", "ab", "abc", "b", "가", "가나", "é", "e\u0301", "Z", "~", "ÿ", "😀", "a😀", "2024-01-01", "2024-12-31", "2025-06-11T00:00",
-		"true", "false", "1", "-1", "2.5", "0"} // the texts of other kinds: "1" is not 1
+		"true", "false", "1", "-1", "2.5", "0", // the texts of other kinds: "1" is not 1
+		// the edges of a prefix's upper bound: the character after the last
+		// one's (U+007F to U+0080 changes length, U+D7FF skips the
+		// surrogates), and U+10FFFF, which has none
+		"\u007f", "\u0080", "a\u007f", "\ud7ff", "\ue000", "\U0010FFFF", "\U0010FFFFa", "a\U0010FFFF", "b\U0010FFFF\U0010FFFF", "각"}
 	popNumbers   = []float64{0, math0(), 1, -1, 2.5, -2.5, 0.1, 0.30000000000000004, 31, 1e6, -1e21, 123456789.125}
 	popPlatforms = []string{"android", "ios", "web"}
 	popLocales   = []string{"", "ko", "ko-KR", "en", "en-US", "e", "pt-BR", "zh-Hant-TW"}
@@ -378,15 +382,23 @@ func (b *bundle) pageFiltered(sel sendstore.Selection, size int) ([]herald.Devic
 }
 
 // testAudienceScale measures (HERALD_AUDIENCE_SCALE=1; skipped otherwise)
-// CountAudience and a whole paged DevicePage scan on 1,000,000 users of
-// one device each and three tags: plan ("p0" to "p999", so an equality
+// CountAudience and a whole paged DevicePage scan on 1,000,000 users
+// (HERALD_AUDIENCE_USERS to change it) of one device each and three tags: plan ("p0" to "p999", so an equality
 // selects 1,000 users), city ("c0" to "c49": the prefix "c4" selects 11 in
 // 50) and score (a number, 0 to 99).
 func testAudienceScale(t *testing.T, b *bundle) {
 	if os.Getenv("HERALD_AUDIENCE_SCALE") != "1" {
 		t.Skip("HERALD_AUDIENCE_SCALE=1 measures filters on 1,000,000 users")
 	}
-	const users = 1_000_000
+	users := 1_000_000
+	if s := os.Getenv("HERALD_AUDIENCE_USERS"); s != "" {
+		n, err := strconv.Atoi(s)
+		must(t, "HERALD_AUDIENCE_USERS", err)
+		if n < 1000 {
+			t.Fatalf("HERALD_AUDIENCE_USERS %d: at least 1000", n)
+		}
+		users = n
+	}
 	now := b.now.UnixMilli()
 	app := lit(b.app.ID)
 	series := fmt.Sprintf("WITH RECURSIVE n(i) AS (SELECT 0 UNION ALL SELECT i + 1 FROM n WHERE i < %d) ", users-1)
