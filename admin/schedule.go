@@ -5,6 +5,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/access"
+	"github.com/heraldpush/herald/render"
 	"github.com/heraldpush/herald/web"
 )
 
@@ -37,6 +38,16 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge,
 		AdPrefixRequired: !app.NoAdPrefixCheck, App: &app}
 	details := c.Problems()
+	if !p.Rule().PerRecipient { // a message of /messages is its writer's text, no template
+		for _, m := range []struct {
+			name string
+			text *string
+		}{{"title", body.Title}, {"content", body.Content}} {
+			if m.text != nil {
+				details = append(details, render.Check(*m.text, m.name)...)
+			}
+		}
+	}
 	if body.ScheduleTime != nil {
 		t, reason := herald.ParseScheduleTime(*body.ScheduleTime, app.Location(), s.Now())
 		if reason != "" {

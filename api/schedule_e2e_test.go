@@ -133,6 +133,13 @@ func TestScheduledEditAndCancel(t *testing.T) {
 			t.Fatalf("cancel: got %d", code)
 		}
 	})
+	t.Run("EditRefusesBadTemplate", func(t *testing.T) {
+		var body testenv.ErrorBody
+		code := e.AdminJSON("PATCH", "/admin/v1/pushes/"+edited.PushID, map[string]any{"content": "Hi {{tag.name"}, &body)
+		if code != http.StatusBadRequest || len(body.Details) != 1 || body.Details[0].Field != "content" {
+			t.Errorf("edit with an unbalanced placeholder: got %d %+v, want 400 naming content", code, body)
+		}
+	})
 	t.Run("EditAtExactlyFiveMinutes", func(t *testing.T) {
 		clk.Freeze(sendAt.Add(-5 * time.Minute))
 		var p struct {
