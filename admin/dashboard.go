@@ -123,6 +123,7 @@ func (d *dashboard) routes() []route {
 		{"GET /apps/{appId}/users", identity.NeedOperator, d.userPage},
 		{"GET /apps/{appId}/users/export", identity.NeedOperator, d.dashboardExport},
 		{"POST /apps/{appId}/users/consent", identity.NeedOperator, d.setUserConsent},
+		{"POST /apps/{appId}/users/tags", identity.NeedOperator, d.setUserTags},
 		{"GET /apps/{appId}/consent", identity.NeedOperator, d.consentPage},
 		{"GET /apps/{appId}/consent-due.csv", identity.NeedOperator, d.consentCSV},
 		{"POST /apps/{appId}/reconfirmation/run", identity.NeedOperator, d.runReconfirmation},

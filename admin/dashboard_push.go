@@ -239,6 +239,8 @@ type userData struct {
 	// DueAt is when the user's marketing consent must be confirmed again;
 	// nil without a clock.
 	DueAt *time.Time
+	// Tags is the tags form: the user's tags, or what was posted.
+	Tags []tagRow
 }
 
 // userPage looks an app user up: state, consent, devices and the consent
@@ -268,7 +270,8 @@ func (d *dashboard) userPage(w http.ResponseWriter, r *http.Request) {
 	d.render(w, r, http.StatusOK, "user", v)
 }
 
-// loadUser reads the user of data.UserID, its devices and consent trail.
+// loadUser reads the user of data.UserID, its devices, consent trail and
+// tags.
 func (d *dashboard) loadUser(r *http.Request, a herald.App, data *userData) error {
 	u, devices, err := d.Store.User(r.Context(), a.ID, data.UserID)
 	if err != nil {
@@ -277,7 +280,11 @@ func (d *dashboard) loadUser(r *http.Request, a herald.App, data *userData) erro
 	if data.History, err = d.Store.ConsentHistory(r.Context(), a.ID, data.UserID); err != nil {
 		return err
 	}
-	data.User, data.Devices = &u, devices
+	tags, err := d.Store.UserTags(r.Context(), a.ID, data.UserID)
+	if err != nil {
+		return err
+	}
+	data.User, data.Devices, data.Tags = &u, devices, tagRowsOf(tags)
 	access.NoteOf(r.Context()).ShowedUsers(u.ID)
 	if u.ConsentConfirmedAt != nil {
 		due := herald.ConsentDueAt(*u.ConsentConfirmedAt, a.Location())

@@ -119,7 +119,7 @@ func (p *parser) leaf(members map[string]json.RawMessage, order []string, path s
 		return l
 	case hasTag:
 		if json.Unmarshal(tag, &l.Tag) != nil || !ValidTagName(l.Tag) {
-			p.fail(path+".tag", reasonTagName)
+			p.fail(path+".tag", ReasonTagName)
 			return l
 		}
 	case hasField:

@@ -171,6 +171,37 @@ func stringReason(s string) string {
 	return ""
 }
 
+// ValueOf reads a value of kind from text as a person types it: a string
+// as it is, a number as Go's strconv reads it, a boolean as true or false.
+// A non-empty reason says why text is not such a value.
+func ValueOf(kind Kind, text string) (Value, string) {
+	switch kind {
+	case KindString:
+		if reason := stringReason(text); reason != "" {
+			return Value{}, reason
+		}
+		if !utf8.ValidString(text) {
+			return Value{}, herald.ReasonInvalidUTF8
+		}
+		return String(text), ""
+	case KindNumber:
+		n, err := strconv.ParseFloat(strings.TrimSpace(text), 64)
+		if err != nil || math.IsInf(n, 0) || math.IsNaN(n) {
+			return Value{}, "must be a finite number"
+		}
+		return Number(n), ""
+	case KindBool:
+		switch strings.TrimSpace(text) {
+		case "true":
+			return Bool(true), ""
+		case "false":
+			return Bool(false), ""
+		}
+		return Value{}, "must be true or false"
+	}
+	return Value{}, reasonValue
+}
+
 // ValidTagName reports whether name may name a tag: 1 to 64 characters of
 // a-z, A-Z, 0-9, "_", "." and "-".
 func ValidTagName(name string) bool {
@@ -186,8 +217,8 @@ func ValidTagName(name string) bool {
 	return true
 }
 
-// reasonTagName is why a tag name is refused.
-const reasonTagName = "must be a tag name: 1 to 64 characters of a-z, A-Z, 0-9, _, . and -"
+// ReasonTagName is why a tag name is refused.
+const ReasonTagName = "must be a tag name: 1 to 64 characters of a-z, A-Z, 0-9, _, . and -"
 
 // ParseTagUpdate reads the tags member of a tag update, at path: an
 // object of tag names to a value, or to null to delete the tag (nil in
@@ -217,7 +248,7 @@ func ParseTagUpdate(raw json.RawMessage, path string) (map[string]*Value, []hera
 	for _, name := range names {
 		field := path + "." + name
 		if !ValidTagName(name) {
-			details = append(details, herald.Detail{Field: field, Reason: reasonTagName})
+			details = append(details, herald.Detail{Field: field, Reason: ReasonTagName})
 			continue
 		}
 		raw := bytes.TrimSpace(members[name])
