@@ -119,6 +119,7 @@ func (d *dashboard) routes() []route {
 		{"GET /apps/{appId}/overview", identity.NeedViewer, d.overviewPage},
 		{"GET /apps/{appId}/compose", identity.NeedOperator, d.composePage},
 		{"POST /apps/{appId}/compose", identity.NeedOperator, d.compose},
+		{"POST /apps/{appId}/audience/count", identity.NeedOperator, d.audienceCount},
 		{"GET /apps/{appId}/usage", identity.NeedViewer, d.usagePage},
 		{"GET /apps/{appId}/users", identity.NeedOperator, d.userPage},
 		{"GET /apps/{appId}/users/export", identity.NeedOperator, d.dashboardExport},
@@ -226,7 +227,7 @@ func (d *dashboard) render(w http.ResponseWriter, r *http.Request, status int, p
 // caches and frames, and allows nothing but this origin's style sheet and
 // script (the copy buttons).
 func securityHeaders(h http.Header) {
-	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
+	h.Set("Content-Security-Policy", "default-src 'none'; script-src 'self'; connect-src 'self'; style-src 'self'; img-src 'self'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'")
 	h.Set("Cache-Control", "no-store")
 	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("X-Frame-Options", "DENY")

@@ -6,13 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"net/url"
 	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/request"
+	"github.com/heraldpush/herald/web"
 )
 
 // The compose page sends a real push in two steps: the form posts to a
@@ -24,9 +27,12 @@ import (
 
 // composeForm is the compose form as shown or posted.
 type composeForm struct {
-	// Target is "users", "topic" or "all".
-	Target                            string
-	UserIDs, Topic, Title, Content    string
+	// Target is "users", "topic", "segment" or "all".
+	Target                         string
+	UserIDs, Topic, Title, Content string
+	// SegmentID is a saved segment a segment push goes to; without it,
+	// Filter is the filter's JSON (which the page's builder writes).
+	SegmentID, Filter                 string
 	LinkURL, ImageURL, RequestGroupID string
 	IsMarketing, IsUsingBadge         bool
 	// ScheduleTime is the send time in the app's zone, "YYYY-MM-DDTHH:MM"
@@ -42,11 +48,12 @@ type composeForm struct {
 }
 
 // composeTargets are the form's targets and the kinds of push they make.
-var composeTargets = map[string]herald.PushKind{"users": herald.KindUsers, "topic": herald.KindTopic, "all": herald.KindAll}
+var composeTargets = map[string]herald.PushKind{"users": herald.KindUsers, "topic": herald.KindTopic, "segment": herald.KindSegment, "all": herald.KindAll}
 
 func composeFormOf(f url.Values) composeForm {
 	text := func(k string) string { return strings.ReplaceAll(f.Get(k), "\r\n", "\n") }
 	return composeForm{Target: f.Get("target"), UserIDs: text("userIds"), Topic: strings.TrimSpace(f.Get("topic")),
+		SegmentID: strings.TrimSpace(f.Get("segmentId")), Filter: strings.TrimSpace(text("filter")),
 		Title: text("title"), Content: text("content"), LinkURL: strings.TrimSpace(f.Get("linkURL")),
 		ImageURL: strings.TrimSpace(f.Get("imageURL")), RequestGroupID: strings.TrimSpace(f.Get("requestGroupId")),
 		IsMarketing: f.Get("isMarketing") == "true", IsUsingBadge: f.Get("isUsingBadge") == "true",
@@ -70,7 +77,7 @@ func userIDList(s string) []string {
 func (f composeForm) request() (herald.PushKind, []byte, error) {
 	kind, ok := composeTargets[f.Target]
 	if !ok {
-		return "", nil, herald.Invalid(herald.Detail{Field: "target", Reason: "must be users, topic or all"})
+		return "", nil, herald.Invalid(herald.Detail{Field: "target", Reason: "must be users, topic, segment or all"})
 	}
 	body := map[string]any{"title": f.Title, "content": f.Content}
 	switch kind {
@@ -78,6 +85,16 @@ func (f composeForm) request() (herald.PushKind, []byte, error) {
 		body["userIds"] = userIDList(f.UserIDs)
 	case herald.KindTopic:
 		body["topic"] = f.Topic
+	case herald.KindSegment:
+		switch {
+		case f.SegmentID != "":
+			body["segmentId"] = f.SegmentID
+		case f.Filter == "": // the Server API names the missing filter
+		case !json.Valid([]byte(f.Filter)):
+			return "", nil, herald.Invalid(herald.Detail{Field: "filter", Reason: "must be a filter in JSON, such as {\"tag\": \"plan\", \"eq\": \"gold\"}"})
+		default:
+			body["filter"] = json.RawMessage(f.Filter)
+		}
 	}
 	opts := map[string]any{}
 	for _, m := range []struct {
@@ -109,17 +126,22 @@ func (f composeForm) request() (herald.PushKind, []byte, error) {
 type composeData struct {
 	Form   composeForm
 	Review *composeReview
+	// Segments are the app's saved segments, for a segment push.
+	Segments []audience.Segment
 }
 
 // composeReview is the confirmation page of a composed push.
 type composeReview struct {
 	Push herald.Push
-	// Users is whom the push goes to: the requested users, or those a topic
-	// or all-users push would reach now (Unmapped of them devices without
-	// a user); CostHalf what that costs.
-	Users, Unmapped int
-	CostHalf        int64
-	Sandbox         bool
+	// Users is whom the push goes to: the requested users, or those a topic,
+	// segment or all-users push would reach now (Unmapped of them devices
+	// without a user; Devices theirs, for a segment); CostHalf what that
+	// costs.
+	Users, Unmapped, Devices int
+	// Segment is the saved segment a segment push names.
+	Segment  *audience.Segment
+	CostHalf int64
+	Sandbox  bool
 	// Night reports that an advertising push is sent in the night window
 	// (21:00–08:00 in the app's zone): now, or at its scheduled time.
 	// Morning is when that night ends, when a deferred part would go.
@@ -128,9 +150,18 @@ type composeReview struct {
 }
 
 func (d *dashboard) composePage(w http.ResponseWriter, r *http.Request) {
-	if a, ok := d.app(w, r); ok {
-		d.render(w, r, http.StatusOK, "compose", viewOf("Compose a push", a, &composeData{Form: composeForm{Target: "users"}}))
+	a, ok := d.app(w, r)
+	if !ok {
+		return
 	}
+	data := &composeData{Form: composeForm{Target: "users"}}
+	v := viewOf("Compose a push", a, data)
+	var err error
+	if data.Segments, err = d.Store.Segments(r.Context(), a.ID); err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "compose", v)
 }
 
 // compose reviews a posted push or, confirmed, sends it.
@@ -141,11 +172,16 @@ func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
 	}
 	data := &composeData{Form: composeFormOf(r.PostForm)}
 	v := viewOf("Compose a push", a, data)
+	var err error
+	if data.Segments, err = d.Store.Segments(r.Context(), a.ID); err != nil {
+		d.fail(w, r, err)
+		return
+	}
 	if r.PostFormValue("edit") == "yes" { // back from the review to the form
 		d.render(w, r, http.StatusOK, "compose", v)
 		return
 	}
-	p, rs, body, err := d.readComposed(a, data.Form)
+	p, rs, body, err := d.readComposed(r.Context(), a, data.Form)
 	if err == nil && !confirmed(r) {
 		data.Review, err = d.review(r.Context(), a, p)
 		if data.Form.Key == "" {
@@ -177,13 +213,17 @@ func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
 	d.done(w, r, appPath(a.ID, "pushes", id), flash{AppID: a.ID, Notice: notice})
 }
 
-// readComposed judges the form as the Server API judges its body.
-func (d *dashboard) readComposed(a herald.App, f composeForm) (herald.Push, []herald.Recipient, []byte, error) {
+// readComposed judges the form as the Server API judges its body, and
+// reads the filter of the segment a segment push names.
+func (d *dashboard) readComposed(ctx context.Context, a herald.App, f composeForm) (herald.Push, []herald.Recipient, []byte, error) {
 	kind, body, err := f.request()
 	if err != nil {
 		return herald.Push{}, nil, nil, err
 	}
 	p, rs, err := request.ReadPush(a, kind, body, d.Now())
+	if err == nil && p.SegmentID != "" {
+		p.Filter, err = audience.SegmentFilter(ctx, d.Store, a.ID, p.SegmentID)
+	}
 	return p, rs, body, err
 }
 
@@ -199,7 +239,19 @@ func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*c
 	if p.Marketing && herald.IsNight(at, a.Location()) {
 		rv.Night, rv.Morning = true, herald.NextMorning(at, a.Location())
 	}
-	if p.Rule().CountsUsers {
+	switch {
+	case p.Kind == herald.KindSegment:
+		f, problems := audience.Parse(p.Filter)
+		if problems != nil { // accepted filters parse; a segment's too
+			return nil, herald.Invalid(problems...)
+		}
+		c, err := d.Store.CountAudience(ctx, a.ID, f, d.Now().UTC()) // as the live count: now
+		if err != nil {
+			return nil, err
+		}
+		rv.Users, rv.Devices = c.Users, c.Devices
+		rv.CostHalf = p.Cost(rv.Users)
+	case p.Rule().CountsUsers:
 		users, unmapped, err := d.Store.CountTargets(ctx, a.ID, p.Topic)
 		if err != nil {
 			return nil, err
@@ -215,4 +267,47 @@ func newComposeKey() string {
 	b := make([]byte, 16)
 	rand.Read(b)
 	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// audienceCount is the compose page's live count (POST
+// /apps/{appId}/audience/count, from its script): what the posted filter,
+// or the saved segment segmentId names, selects now. It answers as the
+// admin API's POST …/audience/count does, JSON either way.
+func (d *dashboard) audienceCount(w http.ResponseWriter, r *http.Request) {
+	a, err := d.Store.App(r.Context(), r.PathValue("appId"))
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	var f audience.Filter
+	if id := strings.TrimSpace(r.PostFormValue("segmentId")); id != "" {
+		sg, err := d.Store.Segment(r.Context(), a.ID, id)
+		if errors.Is(err, herald.ErrNotFound) {
+			err = herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
+		}
+		if err != nil {
+			web.Error(w, r, err)
+			return
+		}
+		f = sg.Filter
+	} else {
+		raw := strings.TrimSpace(r.PostFormValue("filter"))
+		if !json.Valid([]byte(raw)) {
+			web.Error(w, r, herald.Invalid(herald.Detail{Field: "filter", Reason: "must be a filter in JSON"}))
+			return
+		}
+		var problems []herald.Detail
+		if f, problems = audience.Parse(json.RawMessage(raw)); problems != nil {
+			web.Error(w, r, herald.Invalid(problems...))
+			return
+		}
+	}
+	now := d.Now().UTC()
+	c, err := d.Store.CountAudience(r.Context(), a.ID, f, now)
+	if err != nil {
+		web.Error(w, r, err)
+		return
+	}
+	w.Header().Set("Cache-Control", "no-store")
+	web.JSON(w, http.StatusOK, countJSON{Users: c.Users, Devices: c.Devices, CountedAt: now.Truncate(time.Millisecond)})
 }

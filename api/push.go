@@ -3,13 +3,12 @@ package api
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
-	"errors"
 	"net/http"
 	"time"
 	"unicode/utf8"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -52,7 +51,7 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, kind herald.PushKi
 	}
 	p, rs, err := request.JudgePush(app, kind, body, received) // the gate was the route's, the size readBody's
 	if err == nil && p.SegmentID != "" {
-		p.Filter, err = s.segmentFilter(r.Context(), app.ID, p.SegmentID)
+		p.Filter, err = audience.SegmentFilter(r.Context(), s.store, app.ID, p.SegmentID)
 	}
 	if err != nil {
 		web.Error(w, r, err)
@@ -104,18 +103,4 @@ func answer(w http.ResponseWriter, pushID string, scheduledAt *time.Time) {
 		return
 	}
 	web.JSON(w, http.StatusOK, answerRequested)
-}
-
-// segmentFilter is the filter of the app's segment a push names, as it
-// stands at accept: a segment edited or deleted later leaves the push as
-// accepted. An unknown segment is an invalid request naming segmentId.
-func (s *server) segmentFilter(ctx context.Context, appID, segmentID string) ([]byte, error) {
-	sg, err := s.store.Segment(ctx, appID, segmentID)
-	if errors.Is(err, herald.ErrNotFound) {
-		return nil, herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
-	}
-	if err != nil {
-		return nil, err
-	}
-	return json.Marshal(sg.Filter)
 }

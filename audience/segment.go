@@ -1,6 +1,9 @@
 package audience
 
 import (
+	"context"
+	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
 	"time"
@@ -44,4 +47,24 @@ func NameProblem(name string) *herald.Detail {
 		return &herald.Detail{Field: "name", Reason: "must be at most 100 characters"}
 	}
 	return nil
+}
+
+// SegmentReader reads one of an app's segments (the Store's Segment).
+type SegmentReader interface {
+	Segment(ctx context.Context, appID, segmentID string) (Segment, error)
+}
+
+// SegmentFilter is the filter of the app's segment a push names, as
+// canonical JSON, as it stands at accept: a segment edited or deleted
+// later leaves the push as accepted. An unknown segment is an invalid
+// request naming segmentId.
+func SegmentFilter(ctx context.Context, store SegmentReader, appID, segmentID string) ([]byte, error) {
+	sg, err := store.Segment(ctx, appID, segmentID)
+	if errors.Is(err, herald.ErrNotFound) {
+		return nil, herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(sg.Filter)
 }
