@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"time"
 	"unicode/utf8"
@@ -158,10 +159,7 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 		p.ServerActionsHalf, p.Ledger = c.Half, c.Ledger
 	}
 	if !p.Rule().Informational {
-		p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
-		for _, e := range p.Localized {
-			p.Marketing = p.Marketing || IsMarketingTitle(e.Title)
-		}
+		p.Marketing = p.markedMarketing()
 		for _, rc := range req.Recipients {
 			p.Marketing = p.Marketing || p.MarketingFor(rc)
 		}
@@ -288,18 +286,31 @@ type Push struct {
 	ExpiredAt *time.Time
 }
 
+// markedMarketing reports whether the push is marked marketing by
+// options.isMarketing or by a title, its own or a localized entry's, that
+// starts with (광고): a push of one text for every recipient is marketing
+// for all of them when any of its variants is.
+func (p Push) markedMarketing() bool {
+	if p.IsMarketingOpt || IsMarketingTitle(p.Content.Title) {
+		return true
+	}
+	for _, e := range p.Localized {
+		if IsMarketingTitle(e.Title) {
+			return true
+		}
+	}
+	return false
+}
+
 // MarketingFor reports whether a recipient's message is marketing.
 func (p Push) MarketingFor(r Recipient) bool {
 	if p.Rule().Informational {
 		return false // a consent notice is sent whatever the consent
 	}
-	if p.IsMarketingOpt {
-		return true
-	}
 	if r.Content != nil {
-		return IsMarketingTitle(r.Content.Title)
+		return p.IsMarketingOpt || IsMarketingTitle(r.Content.Title)
 	}
-	return IsMarketingTitle(p.Content.Title)
+	return p.markedMarketing()
 }
 
 // MarketingRule names the rule that made the push marketing:
@@ -535,6 +546,9 @@ type PushChange struct {
 	Title, Content, LinkURL, ImageURL *string
 	Badge                             *bool
 	ScheduledAt                       *time.Time
+	// Localized, when set, replaces the push's localized entries (empty
+	// removes them), by language.
+	Localized *[]LocalizedEntry
 	// AdPrefixRequired is the app's rule (App.NoAdPrefixCheck unset): a
 	// new title of a push marked options.isMarketing must start with
 	// AdPrefix.
@@ -581,13 +595,8 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 	if err := p.CheckEditable(now); err != nil {
 		return false, err
 	}
-	if d, over := c.content(p.Content).PayloadProblem(); over {
-		return false, Invalid(d)
-	}
-	if c.AdPrefixRequired && p.IsMarketingOpt && c.Title != nil {
-		if d, bad := AdPrefixProblem("title", *c.Title); bad {
-			return false, Invalid(d)
-		}
+	if d := c.textProblems(*p); len(d) > 0 {
+		return false, Invalid(d...)
 	}
 	footer, err := c.adFooter(*p)
 	if err != nil {
@@ -609,13 +618,19 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 		p.Badge = *c.Badge
 		changes["isUsingBadge"] = fmt.Sprint(p.Badge)
 	}
+	if c.Localized != nil && !slices.Equal(*c.Localized, p.Localized) {
+		was, _ := json.Marshal(p.Localized)
+		now, _ := json.Marshal(*c.Localized)
+		from["localized"], changes["localized"] = string(was), string(now)
+		p.Localized = slices.Clone(*c.Localized)
+	}
 	if c.ScheduledAt != nil && !c.ScheduledAt.Equal(*p.ScheduledAt) {
 		from["scheduledAt"] = p.ScheduledAt.UTC().Format(time.RFC3339)
 		t := *c.ScheduledAt
 		p.ScheduledAt, moved = &t, true
 		changes["scheduledAt"] = t.UTC().Format(time.RFC3339)
 	}
-	p.Marketing = p.IsMarketingOpt || IsMarketingTitle(p.Content.Title)
+	p.Marketing = p.markedMarketing()
 	p.AdFooter = footer
 	if len(changes) > 0 {
 		p.Edits = append(p.Edits, Edit{At: now.UTC(), Changes: changes, From: from})
@@ -630,9 +645,8 @@ func (c PushChange) adFooter(p Push) (string, error) {
 	if c.App == nil {
 		return p.AdFooter, nil
 	}
-	q := p
-	q.Content = c.content(p.Content)
-	q.Marketing = q.IsMarketingOpt || IsMarketingTitle(q.Content.Title)
+	q := c.applied(p)
+	q.Marketing = q.markedMarketing()
 	if !q.Marketing || q.AdFooter == "" {
 		if err := q.FixAdFooter(*c.App, nil); err != nil {
 			return "", err
@@ -643,6 +657,49 @@ func (c PushChange) adFooter(p Push) (string, error) {
 		return "", Invalid(d...)
 	}
 	return q.AdFooter, nil
+}
+
+// textProblems judges the texts p has after the change as its accept
+// judged them: each message within FCM's payload limit with the push's
+// links, and, on a push marked options.isMarketing whose app checks it,
+// the (광고) prefix on each title the change gives.
+func (c PushChange) textProblems(p Push) []Detail {
+	q := c.applied(p)
+	var d []Detail
+	if pd, over := q.Content.PayloadProblem(); over {
+		d = append(d, pd)
+	}
+	for _, e := range q.Localized {
+		if pd, over := q.EntryContent(e).PayloadProblem(); over {
+			d = append(d, Detail{Field: "localized." + e.Lang + "." + pd.Field, Reason: pd.Reason})
+		}
+	}
+	if !c.AdPrefixRequired || !p.IsMarketingOpt {
+		return d
+	}
+	if c.Title != nil {
+		if pd, bad := AdPrefixProblem("title", *c.Title); bad {
+			d = append(d, pd)
+		}
+	}
+	if c.Localized != nil {
+		for _, e := range *c.Localized {
+			if pd, bad := AdPrefixProblem("localized."+e.Lang+".title", e.Title); bad {
+				d = append(d, pd)
+			}
+		}
+	}
+	return d
+}
+
+// applied returns p's texts with the change's applied: its content and
+// localized entries.
+func (c PushChange) applied(p Push) Push {
+	p.Content = c.content(p.Content)
+	if c.Localized != nil {
+		p.Localized = *c.Localized
+	}
+	return p
 }
 
 // content returns cur with the change's content members applied.

@@ -24,3 +24,26 @@ func TestPushChangeApplyFrom(t *testing.T) {
 		t.Fatalf("got changes %v from %v, want %v from %v", e.Changes, e.From, wantTo, wantFrom)
 	}
 }
+
+// TestPushChangeKeepsLocalizedMarketing: a push that is marketing because
+// a localized entry's title starts with (광고) stays marketing after an
+// edit of anything else, and keeps its footer: an ad to the devices of
+// that language is judged by their consent whatever the edit.
+func TestPushChangeKeepsLocalizedMarketing(t *testing.T) {
+	t.Parallel()
+	sendAt := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	at := sendAt
+	app := App{AdSenderName: "(주)헤럴드", AdSenderContact: "080-123-4567", AdOptOut: "설정 > 알림"}
+	p := Push{Status: StatusScheduled, ScheduledAt: &at, Content: Content{Title: "Weekend", Content: "c"},
+		Localized: []LocalizedEntry{{Lang: "ko", Title: "(광고) 주말 세일", Content: "c"}}, Marketing: true, AdFooter: "footer"}
+	link := "https://a.example"
+	for _, c := range []PushChange{{LinkURL: &link}, {LinkURL: &link, App: &app}} {
+		q := p
+		if _, err := c.Apply(&q, sendAt.Add(-time.Hour)); err != nil {
+			t.Fatal(err)
+		}
+		if !q.Marketing || q.AdFooter != "footer" {
+			t.Errorf("edited with the app %v: got marketing %v, footer %q; want still marketing with its footer", c.App != nil, q.Marketing, q.AdFooter)
+		}
+	}
+}

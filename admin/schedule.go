@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"encoding/json"
 	"net/http"
 
 	"github.com/heraldpush/herald"
@@ -17,6 +18,9 @@ type pushEdit struct {
 	ImageURL     *string `json:"imageURL"`
 	IsUsingBadge *bool   `json:"isUsingBadge"`
 	ScheduleTime *string `json:"scheduleTime"`
+	// Localized replaces the push's localized entries; null or {}
+	// removes them.
+	Localized json.RawMessage `json:"localized"`
 }
 
 func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
@@ -46,6 +50,15 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 			if m.text != nil {
 				details = append(details, render.Check(*m.text, m.name)...)
 			}
+		}
+	}
+	if body.Localized != nil {
+		if p.Rule().PerRecipient {
+			details = append(details, herald.Detail{Field: "localized", Reason: "a push of /messages has no localized entries: each message is its writer's text"})
+		} else {
+			l, problems := render.ParseLocalized(body.Localized, "localized", 0, 0)
+			entries := l.Entries()
+			c.Localized, details = &entries, append(details, problems...)
 		}
 	}
 	if body.ScheduleTime != nil {

@@ -458,6 +458,26 @@ func TestTemplatesAndLanguages(t *testing.T) {
 		t.Errorf("cy's ad: got %q / %q, want the default with the footer", title, body)
 	}
 
+	// An ad in one language only is an ad push: every device of it is
+	// judged by its consent, the footer follows each message.
+	reg("eun", "u-eun", "ko-KR") // no marketing consent
+	koAd := map[string]any{"userIds": []any{"u-ann", "u-eun"}, "title": "Weekend", "content": "News",
+		"localized": map[string]any{"ko": map[string]any{"title": "(광고) 주말 세일", "content": "오늘만"}}}
+	res = e.Server(t, a, http.MethodPost, "/api/push/v2/users", koAd)
+	if res.Status != http.StatusOK {
+		t.Fatalf("ko ad push: %d %s", res.Status, res.Body)
+	}
+	koID := res.Header.Get("X-Push-Id")
+	if p := e.WaitFinal(koID, 10*time.Second); p.Counts.Sent != 1 || p.Counts.SuppressedConsent != 1 {
+		t.Errorf("ko ad push: got %+v, want ann sent and eun suppressed for consent", p.Counts)
+	}
+	if _, _, ok := shown(t, e, "tok-eun", koID); ok {
+		t.Errorf("eun, without consent, was sent the ko ad")
+	}
+	if title, body, _ := shown(t, e, "tok-ann", koID); title != "(광고) 주말 세일" || body != "오늘만"+testenv.AdFooter {
+		t.Errorf("ann's ko ad: got %q / %q, want the ko entry with the footer", title, body)
+	}
+
 	// Tags that grow one user's message past FCM's limit fail that
 	// delivery only.
 	long := strings.Repeat("긴", 255)

@@ -2,10 +2,12 @@ package api_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -268,4 +270,109 @@ func TestScheduledPushPunctual(t *testing.T) {
 	for _, id := range ids {
 		testenv.WaitFor(t, "push done", 10*time.Second, func() bool { return e.Push(id).Status == "done" })
 	}
+}
+
+// TestScheduledEditLocalized: an edit replaces a scheduled push's
+// localized entries (null removes them) under the accept's rules: each
+// entry's templates, the (광고) prefix on every title of a push marked
+// options.isMarketing, FCM's limit with the push's links. A push that is
+// an ad in one language stays an ad whatever else an edit changes.
+func TestScheduledEditLocalized(t *testing.T) {
+	clk := &testenv.Clock{}
+	clk.Freeze(time.Date(2026, 12, 1, 22, 0, 0, 0, testenv.Seoul))
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(nil)
+	e.Register(a, "tok-", "u1")
+	scheduled := func(body map[string]any) string {
+		t.Helper()
+		body["userIds"] = []any{"u1"}
+		opts, _ := body["options"].(map[string]any)
+		if opts == nil {
+			opts = map[string]any{}
+		}
+		opts["scheduleTime"] = "2026-12-01T23:00"
+		body["options"] = opts
+		r := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), body)
+		if r.Status != http.StatusOK {
+			t.Fatalf("schedule: got %d %s", r.Status, r.Body)
+		}
+		return r.Header.Get("X-Push-Id")
+	}
+	type entry struct{ Title, Content string }
+	type view struct {
+		Title     string
+		Marketing bool
+		Localized map[string]entry
+		Edits     []struct{ Changes, From map[string]string }
+	}
+	patch := func(id string, body map[string]any) (int, view, testenv.ErrorBody) {
+		t.Helper()
+		var raw json.RawMessage
+		code := e.AdminJSON("PATCH", "/admin/v1/pushes/"+id, body, &raw)
+		var v view
+		var eb testenv.ErrorBody
+		json.Unmarshal(raw, &v)
+		json.Unmarshal(raw, &eb)
+		return code, v, eb
+	}
+
+	id := scheduled(map[string]any{"title": "Hello", "content": "c", "localized": map[string]any{"ko": map[string]any{"title": "안녕", "content": "내용"}}})
+	code, p, _ := patch(id, map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "안녕하세요 {{tag.name | \"고객\"}}님", "content": "새 내용"},
+		"ja": map[string]any{"title": "こんにちは", "content": "内容"}}})
+	if code != http.StatusOK || len(p.Localized) != 2 || p.Localized["ko"].Content != "새 내용" || p.Localized["ja"].Title != "こんにちは" {
+		t.Fatalf("edit of the entries: got %d %+v, want both entries", code, p)
+	}
+	if len(p.Edits) != 1 || !strings.Contains(p.Edits[0].Changes["localized"], "새 내용") || !strings.Contains(p.Edits[0].From["localized"], "내용") {
+		t.Errorf("edit trail: got %+v, want the entries before and after", p.Edits)
+	}
+	if got := e.Push(id); got.Status != "scheduled" {
+		t.Errorf("after the edit: status %s", got.Status)
+	}
+	for _, c := range []struct {
+		name  string
+		body  map[string]any
+		field string
+	}{
+		{"a bad template", map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "{{tag.name", "content": "c"}}}, "localized.ko.title"},
+		{"no content", map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "t"}}}, "localized.ko.content"},
+		{"a bad tag", map[string]any{"localized": map[string]any{"not a tag": map[string]any{"title": "t", "content": "c"}}}, "localized.not a tag"},
+		{"over FCM's limit", map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "t", "content": strings.Repeat("가", 1400)}}}, "localized.ko.content"},
+		{"a link that makes an entry too large", map[string]any{"linkURL": "https://a.example/" + strings.Repeat("x", 200),
+			"localized": map[string]any{"ko": map[string]any{"title": "t", "content": strings.Repeat("가", 1290)}}}, "localized.ko.content"},
+	} {
+		code, _, eb := patch(id, c.body)
+		if code != http.StatusBadRequest || len(eb.Details) == 0 || eb.Details[0].Field != c.field {
+			t.Errorf("%s: got %d %+v, want 400 naming %s", c.name, code, eb, c.field)
+		}
+	}
+	var after view
+	if e.AdminJSON("GET", "/admin/v1/pushes/"+id, nil, &after); len(after.Edits) != 1 || len(after.Localized) != 2 {
+		t.Errorf("after refused edits: %d edits, %d entries; want 1 and 2", len(after.Edits), len(after.Localized))
+	}
+	if code, p, _ = patch(id, map[string]any{"localized": nil}); code != http.StatusOK || len(p.Localized) != 0 {
+		t.Errorf("removing the entries: got %d %+v, want none", code, p.Localized)
+	}
+
+	t.Run("AdPrefixOnEveryEntry", func(t *testing.T) {
+		id := scheduled(map[string]any{"title": "(광고) Sale", "content": "c", "options": map[string]any{"isMarketing": true}})
+		code, _, eb := patch(id, map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "세일", "content": "c"}}})
+		if code != http.StatusBadRequest || len(eb.Details) != 1 || eb.Details[0].Field != "localized.ko.title" {
+			t.Errorf("an entry without the prefix: got %d %+v, want 400 naming localized.ko.title", code, eb)
+		}
+		if code, p, _ := patch(id, map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "(광고) 세일", "content": "c"}}}); code != http.StatusOK || !p.Marketing {
+			t.Errorf("an entry with the prefix: got %d %+v, want 200, marketing", code, p)
+		}
+	})
+	t.Run("AnAdInOneLanguageStaysAnAd", func(t *testing.T) {
+		id := scheduled(map[string]any{"title": "Weekend", "content": "c", "localized": map[string]any{"ko": map[string]any{"title": "(광고) 주말 세일", "content": "c"}}})
+		if p := e.Push(id); !p.Marketing {
+			t.Fatalf("accepted: got marketing %v, want an ad", p.Marketing)
+		}
+		if code, p, _ := patch(id, map[string]any{"linkURL": "https://a.example/sale"}); code != http.StatusOK || !p.Marketing {
+			t.Errorf("after an edit of the link: got %d marketing %v, want still an ad", code, p.Marketing)
+		}
+		if code, p, _ := patch(id, map[string]any{"localized": map[string]any{"ko": map[string]any{"title": "주말", "content": "c"}}}); code != http.StatusOK || p.Marketing {
+			t.Errorf("after the ad's title went: got %d marketing %v, want no longer an ad", code, p.Marketing)
+		}
+	})
 }

@@ -31,6 +31,16 @@ type Entry struct {
 // the request gave them and matched without regard to case (see Pick).
 type Localized map[string]Entry
 
+// Entries lists the entries as a push keeps them, by language tag.
+func (l Localized) Entries() []herald.LocalizedEntry {
+	out := make([]herald.LocalizedEntry, 0, len(l))
+	for lang, e := range l {
+		out = append(out, herald.LocalizedEntry{Lang: lang, Title: e.Title, Content: e.Content})
+	}
+	slices.SortFunc(out, func(a, b herald.LocalizedEntry) int { return strings.Compare(a.Lang, b.Lang) })
+	return out
+}
+
 // ParseLocalized reads the localized member at path (usually "localized"):
 // an object of at most MaxLocalized members, each named by a well-formed
 // BCP 47 tag of at most MaxLanguageTag characters (see WellFormedTag), no

@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"slices"
 	"strconv"
 	"time"
 
@@ -324,17 +323,11 @@ func (o Object) templates(p *herald.PushRequest) {
 	for _, d := range problems {
 		o.Fail(d.Field, d.Reason)
 	}
-	langs := make([]string, 0, len(l))
-	for lang := range l {
-		langs = append(langs, lang)
-	}
-	slices.Sort(langs)
-	for _, lang := range langs {
-		e := herald.LocalizedEntry{Lang: lang, Title: l[lang].Title, Content: l[lang].Content}
+	for _, e := range l.Entries() {
 		c := p.Content
 		c.Title, c.Content = e.Title, e.Content
 		if d, over := c.PayloadProblem(); over {
-			o.Fail("localized."+lang+"."+d.Field, d.Reason)
+			o.Fail("localized."+e.Lang+"."+d.Field, d.Reason)
 		}
 		p.Localized = append(p.Localized, e)
 	}
