@@ -52,7 +52,7 @@ func TestDashboardComposeSegmentBrowser(t *testing.T) {
 	// retype replaces an input's text as a person does, key by key.
 	retype := func(sel, text string) chromedp.Action[chromedp.Void] {
 		return func(ctx context.Context, tg *chromedp.Target) (chromedp.Void, error) {
-			if _, err := chromedp.Evaluate[bool](`(document.querySelector(` + "`" + sel + "`" + `).value = "") === ""`)(ctx, tg); err != nil {
+			if _, err := chromedp.Evaluate[bool](`(document.querySelector(`+"`"+sel+"`"+`).value = "") === ""`)(ctx, tg); err != nil {
 				return chromedp.Void{}, err
 			}
 			return chromedp.SendKeys(chromedp.CSS(sel), text)(ctx, tg)
