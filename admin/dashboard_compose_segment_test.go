@@ -179,3 +179,45 @@ func TestDashboardAudienceCount(t *testing.T) {
 		t.Errorf("count without the form token: got %d %q, want 403 and no count", resp.StatusCode, body)
 	}
 }
+
+// TestDashboardPushPageLanguages: a push's page lists its localized
+// entries, and a segment push's page its filter and segment; the edit
+// page of a scheduled push with entries says they are kept.
+func TestDashboardPushPageLanguages(t *testing.T) {
+	t.Parallel()
+	e := newDashEnv(t)
+	b := e.browser(t)
+	b.login()
+	a := newDashApp(t, e, b)
+	e.register(t, a.path, "d1", "tok-1", "u1")
+	gold := audience.String("gold")
+	if _, err := e.db.SetTags(context.Background(), a.app.ID, "u1", map[string]*audience.Value{"plan": &gold}); err != nil {
+		t.Fatal(err)
+	}
+	push := func(path, body string) string {
+		t.Helper()
+		req, _ := http.NewRequest(http.MethodPost, e.public.URL+path, strings.NewReader(body))
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("x-api-key", a.app.APIKey)
+		req.Header.Set("x-secret-key", a.secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != http.StatusOK {
+			t.Fatalf("POST %s: got %d", path, resp.StatusCode)
+		}
+		return resp.Header.Get("X-Push-Id")
+	}
+	id := push("/api/push/v2/users", `{"userIds": ["u1"], "title": "Hello", "content": "c", "options": {"scheduleTime": "2026-12-01T15:00"},
+		"localized": {"ko": {"title": "안녕하세요", "content": "내용"}, "ja": {"title": "こんにちは", "content": "内容"}}}`)
+	_, body := b.get(a.path + "/pushes/" + id)
+	wantIn(t, "push page", body, `id="push-localized"`, `<tr data-lang="ja">`, "안녕하세요", "内容")
+	_, body = b.get(a.path + "/scheduled/" + id)
+	wantIn(t, "edit page", body, `id="edit-localized"`, "<code>ja</code>, <code>ko</code>")
+
+	id = push("/api/push/v2/segments", `{"filter": {"tag": "plan", "eq": "gold"}, "title": "Gold", "content": "c"}`)
+	_, body = b.get(a.path + "/pushes/" + id)
+	wantIn(t, "segment push page", body, `id="push-filter">{&#34;tag&#34;:&#34;plan&#34;,&#34;eq&#34;:&#34;gold&#34;}<`)
+}

@@ -16,9 +16,10 @@ import (
 // dashApp is an app made through the dashboard (with FCM credentials)
 // and a Server API client for it.
 type dashApp struct {
-	path string
-	app  herald.App
-	c    *client.Client
+	path   string
+	app    herald.App
+	c      *client.Client
+	secret string
 }
 
 func newDashApp(t *testing.T, e *dashEnv, b *browser) dashApp {
@@ -28,7 +29,7 @@ func newDashApp(t *testing.T, e *dashEnv, b *browser) dashApp {
 	b.submit(appPath+"/secret-key", appPath+"/secret-key", url.Values{"confirmed": {"yes"}})
 	_, body := b.get(appPath)
 	secret := secretShown.FindStringSubmatch(body)[1]
-	return dashApp{path: appPath, app: a, c: client.New(e.public.URL, a.APIKey, secret, nil)}
+	return dashApp{path: appPath, app: a, c: client.New(e.public.URL, a.APIKey, secret, nil), secret: secret}
 }
 
 func wantIn(t *testing.T, what, body string, want ...string) {
