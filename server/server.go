@@ -273,6 +273,13 @@ func (s *Server) startQueue(ctx context.Context) error {
 		s.Retention.Register(rc)
 		if s.over.Clock != nil {
 			rc.Test.Time = riverClock(s.over.Clock)
+			// River's job cleaner judges a finished job's age by the wall
+			// clock (time.Now), though the job was finished at the given
+			// clock's time: a test clock days behind the wall clock would
+			// see its cancelled and completed jobs deleted at random, as
+			// soon as the cleaner's first pass. Under a given clock nothing
+			// is deleted.
+			rc.CancelledJobRetentionPeriod, rc.CompletedJobRetentionPeriod, rc.DiscardedJobRetentionPeriod = -1, -1, -1
 		}
 		if s.over.IdleQueue {
 			// River must work some queue to start: one no job is put in.
