@@ -554,11 +554,6 @@ func (e *liveEnv) pending() {
 		}}, http.StatusOK)
 		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{map[string]any{"userId": "user-1"}}}, http.StatusBadRequest)
 	}
-	if registered("POST /admin/v1/apps/{appId}/tag-import") {
-		csv := map[string]string{"Authorization": "Bearer " + testenv.AdminToken, "Content-Type": "text/csv"}
-		e.call(e.adm, http.MethodPost, app+"/tag-import", csv, "userId,plan,points:number\nuser-1,gold,3\nnobody,gold,1\n", http.StatusOK)
-		e.call(e.adm, http.MethodPost, app+"/tag-import", csv, "userId,plan,points:number\nuser-1,gold,lots\n", http.StatusBadRequest)
-	}
 }
 
 // accessRecords covers the access records the calls before left.

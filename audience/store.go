@@ -27,10 +27,6 @@ type Store interface {
 	// herald.ErrIdentityRefused when identity (nil with verification off)
 	// does not verify that user.
 	SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*Value, identity *herald.IdentityProof) (string, Tags, error)
-	// ImportTags applies a batch of a tag import in one transaction, each
-	// row as SetTags would, and returns the rows it skipped (an unknown,
-	// withdrawn or full user), by line.
-	ImportTags(ctx context.Context, appID string, rows []TagRow) ([]TagSkip, error)
 	// UserTags returns a user's tags, empty for none.
 	UserTags(ctx context.Context, appID, userID string) (Tags, error)
 	// CountAudience counts, exactly, the devices the filter selects of

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"slices"
-	"strings"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
@@ -79,26 +78,11 @@ func lockRegisteredUser(ctx context.Context, c conn, appID, userID string) error
 
 // writeTags writes a tag update of a user whose row the transaction
 // holds, in order of name, and returns the user's tags after it;
-// audience.ErrTooManyTags, with nothing written, when they would be too
-// many. Every writer of a user's tags holds the user's row first, so the
-// tags read here are the user's until the transaction ends: the limit is
-// judged on what the writes leave.
+// audience.ErrTooManyTags when they would be too many.
 func writeTags(ctx context.Context, c conn, appID, userID string, set map[string]*audience.Value) (audience.Tags, error) {
-	tags, err := readTags(ctx, c, appID, userID)
-	if err != nil {
-		return nil, err
-	}
 	names := make([]string, 0, len(set))
-	for name, v := range set {
+	for name := range set {
 		names = append(names, name)
-		if v == nil {
-			delete(tags, name)
-		} else {
-			tags[name] = *v
-		}
-	}
-	if len(tags) > audience.MaxTags {
-		return nil, audience.ErrTooManyTags
 	}
 	slices.Sort(names)
 	var deletes, upserts [][]any
@@ -123,45 +107,11 @@ func writeTags(ctx context.Context, c conn, appID, userID string, set map[string
 			return nil, err
 		}
 	}
-	return tags, nil
-}
-
-// ImportTags applies one batch of a tag import in one transaction: each
-// row's update as SetTags makes it, a user's rows in the batch's order.
-// The users' rows are locked in order of user ID, so imports and updates
-// running together wait for each other rather than deadlock. A row of a
-// user unknown, withdrawn or left over the limit is skipped, its reason
-// returned; the others are written.
-func (s *UserStore) ImportTags(ctx context.Context, appID string, rows []audience.TagRow) ([]audience.TagSkip, error) {
-	sorted := slices.Clone(rows)
-	slices.SortStableFunc(sorted, func(a, b audience.TagRow) int { return strings.Compare(a.UserID, b.UserID) })
-	var skipped []audience.TagSkip
-	err := s.inTxRetry(ctx, false, func(c conn) error {
-		skipped = skipped[:0]
-		for _, row := range sorted {
-			err := lockRegisteredUser(ctx, c, appID, row.UserID)
-			if err == nil {
-				_, err = writeTags(ctx, c, appID, row.UserID, row.Set)
-			}
-			var reason string
-			switch {
-			case err == nil:
-				continue
-			case errors.Is(err, herald.ErrUserNotFound):
-				reason = audience.SkipUnknown
-			case errors.Is(err, herald.ErrUserWithdrawn):
-				reason = audience.SkipWithdrawn
-			case errors.Is(err, audience.ErrTooManyTags):
-				reason = audience.SkipTooMany
-			default:
-				return err
-			}
-			skipped = append(skipped, audience.TagSkip{UserID: row.UserID, Line: row.Line, Reason: reason})
-		}
-		return nil
-	})
-	slices.SortFunc(skipped, func(a, b audience.TagSkip) int { return a.Line - b.Line })
-	return skipped, err
+	tags, err := readTags(ctx, c, appID, userID)
+	if err == nil && len(tags) > audience.MaxTags {
+		return nil, audience.ErrTooManyTags
+	}
+	return tags, err
 }
 
 // The kinds of user_tags.kind.
