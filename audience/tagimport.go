@@ -145,8 +145,12 @@ func (t *TagReader) Next() (TagImportRow, error) {
 		}
 		return TagImportRow{}, t.readError(err, "")
 	}
+	start := t.in.mark
 	t.in.mark = t.r.InputOffset()
 	line, _ := t.r.FieldPos(0)
+	if t.in.mark-start > MaxTagRecord { // recordBound stops the read only past its read-ahead
+		return TagImportRow{}, t.readError(errRecordTooLong, "")
+	}
 	t.line = line
 	at := "line " + strconv.Itoa(line)
 	row := TagImportRow{Line: line, UserID: rec[0], Set: map[string]*Value{}}
