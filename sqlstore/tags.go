@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"context"
 	"slices"
+	"strings"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
@@ -130,40 +131,71 @@ func writeTags(ctx context.Context, c conn, appID, userID string, set map[string
 	return tags, err
 }
 
-// tagWrites are the statements' arguments of tag updates, made together
-// by exec.
+// tagWrites are tag updates to make together (exec): the last update of
+// each (user, name) in the order they were added, since one statement
+// may write a row once.
 type tagWrites struct {
-	deletes, upserts [][]any
+	at  map[[2]string]int // (user, name) → its entry of ops
+	ops [][]any           // app, user, name, then kind, text, num for a set
 }
 
-// add adds a user's update: each named tag set, or deleted when nil, in
-// order of name.
+// add adds a user's update: each named tag set, or deleted when nil.
 func (w *tagWrites) add(appID, userID string, set map[string]*audience.Value) {
-	names := make([]string, 0, len(set))
-	for name := range set {
-		names = append(names, name)
+	if w.at == nil {
+		w.at = map[[2]string]int{}
 	}
-	slices.Sort(names)
-	for _, name := range names {
-		v := set[name]
-		if v == nil {
-			w.deletes = append(w.deletes, []any{appID, userID, name})
-			continue
+	for name, v := range set {
+		op := []any{appID, userID, name}
+		if v != nil {
+			kind, text, num := tagColumns(*v)
+			op = append(op, kind, text, num)
 		}
-		kind, text, num := tagColumns(*v)
-		w.upserts = append(w.upserts, []any{appID, userID, name, kind, text, num})
+		i, ok := w.at[[2]string{userID, name}]
+		if !ok {
+			i = len(w.ops)
+			w.at[[2]string{userID, name}] = i
+			w.ops = append(w.ops, nil)
+		}
+		w.ops[i] = op
 	}
 }
 
-// exec makes the writes, deletes first.
+// tagRows is how many rows one insert of exec writes at most; fewer are
+// written in powers of two, so that its statements take a few shapes,
+// each prepared once.
+const tagRows = 256
+
+// exec makes the writes: the deletes, then the sets in multi-row inserts.
 func (w *tagWrites) exec(ctx context.Context, c conn) error {
-	if _, err := c.execMany(ctx, `DELETE FROM user_tags WHERE app_id = ? AND user_id = ? AND name = ?`, w.deletes); err != nil {
+	var deletes, sets [][]any
+	for _, op := range w.ops {
+		if len(op) == 3 {
+			deletes = append(deletes, op)
+		} else {
+			sets = append(sets, op)
+		}
+	}
+	if _, err := c.execMany(ctx, `DELETE FROM user_tags WHERE app_id = ? AND user_id = ? AND name = ?`, deletes); err != nil {
 		return err
 	}
-	_, err := c.execMany(ctx, `INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) VALUES (?, ?, ?, ?, ?, ?)
-		ON CONFLICT (app_id, user_id, name) DO UPDATE SET kind = excluded.kind, text_value = excluded.text_value,
-		num_value = excluded.num_value`, w.upserts)
-	return err
+	for len(sets) > 0 {
+		n := tagRows
+		for n > len(sets) {
+			n /= 2
+		}
+		args := make([]any, 0, 6*n)
+		for _, op := range sets[:n] {
+			args = append(args, op...)
+		}
+		if _, err := c.exec(ctx, `INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) VALUES `+
+			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?),`, n), ",")+`
+			ON CONFLICT (app_id, user_id, name) DO UPDATE SET kind = excluded.kind, text_value = excluded.text_value,
+			num_value = excluded.num_value`, args...); err != nil {
+			return err
+		}
+		sets = sets[n:]
+	}
+	return nil
 }
 
 // The kinds of user_tags.kind.
