@@ -197,6 +197,11 @@ func (b *heldWriter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
+// Unwrap lets http.ResponseController reach the connection, for its
+// read and write deadlines (web.Extend); a Flush through it would send
+// the held answer early, and no handler of a recorded route flushes.
+func (b *heldWriter) Unwrap() http.ResponseWriter { return b.w }
+
 func (b *heldWriter) statusOr200() int {
 	if b.status == 0 {
 		return http.StatusOK

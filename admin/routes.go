@@ -175,6 +175,7 @@ func (s *server) routes() []route {
 		{"POST /admin/v1/apps/{appId}/audience/count", identity.NeedOperator, s.countAudience},
 		{"POST /admin/v1/apps/{appId}/reconfirmation/run", identity.NeedOperator, s.runReconfirmation},
 		{"POST /admin/v1/apps/{appId}/consent-import", identity.NeedOperator, s.consentImport},
+		{"POST /admin/v1/apps/{appId}/tag-import", identity.NeedOperator, s.tagImport},
 		{"GET /admin/v1/apps/{appId}/pushes", identity.NeedViewer, s.listPushes},
 		{"GET /admin/v1/apps/{appId}/scheduled-pushes", identity.NeedViewer, s.listScheduled},
 		{"GET /admin/v1/apps/{appId}/push-groups/{requestGroupId}", identity.NeedViewer, s.getPushGroup},

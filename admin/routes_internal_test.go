@@ -45,6 +45,7 @@ func TestRouteNeedsFollowDesign(t *testing.T) {
 		"PATCH /admin/v1/apps/{appId}/users/{userId}/consent":       "operator",
 		"GET /admin/v1/apps/{appId}/consent-due":                    "operator",
 		"POST /admin/v1/apps/{appId}/consent-import":                "operator",
+		"POST /admin/v1/apps/{appId}/tag-import":                    "operator",
 		"POST /admin/v1/apps/{appId}/test-push":                     "operator",
 		"PATCH /admin/v1/pushes/{pushId}":                           "operator",
 		"POST /admin/v1/pushes/{pushId}/cancel":                     "operator",

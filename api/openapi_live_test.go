@@ -443,6 +443,14 @@ func (e *liveEnv) pushes() string {
 	e.admin(http.MethodGet, segs+"/"+sg.SegmentID+"/count", nil, http.StatusOK)
 	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/audience/count", map[string]any{"filter": map[string]any{"field": "platform", "eq": "android"}}, http.StatusOK)
 	e.admin(http.MethodPost, "/admin/v1/apps/"+biz.ID+"/audience/count", map[string]any{"filter": map[string]any{"field": "planet", "eq": "x"}}, http.StatusBadRequest)
+	tagImport := func(contentType, body string, want int) {
+		e.t.Helper()
+		e.call(e.adm, http.MethodPost, "/admin/v1/apps/"+biz.ID+"/tag-import",
+			map[string]string{"Authorization": "Bearer " + testenv.AdminToken, "Content-Type": contentType}, body, want)
+	}
+	tagImport("text/csv", "userId,vip:boolean,points:number\nuser-1,true,12\nnobody,false,\n", http.StatusOK)
+	tagImport("text/csv", "userId,vip:boolean\nuser-1,maybe\n", http.StatusBadRequest)
+	tagImport("application/json", `{"userId":"user-1"}`, http.StatusBadRequest)
 	e.server(biz, http.MethodPost, "/api/push/v2/segments", map[string]any{"filter": gold, "title": "For VIPs", "content": "Hello"}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/push/v2/segments", map[string]any{"segmentId": sg.SegmentID, "title": "For VIPs", "content": "Hello"}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/push/v2/segments", map[string]any{"title": "For VIPs", "content": "Hello"}, http.StatusBadRequest)

@@ -27,6 +27,15 @@ type Store interface {
 	// herald.ErrIdentityRefused when identity (nil with verification off)
 	// does not verify that user.
 	SetDeviceTags(ctx context.Context, appID, deviceID string, set map[string]*Value, identity *herald.IdentityProof) (string, Tags, error)
+	// ImportTags applies a batch of a tag import's rows in order, in one
+	// transaction: each row's tags are set on its user, the others kept.
+	// A row is skipped, not refused, when its user is unknown or
+	// withdrawn (herald.SkipUnknownUser, herald.SkipWithdrawnUser) or
+	// when it would leave them more than MaxTags tags (SkipTooManyTags),
+	// judged in that transaction with the users' rows locked as SetTags
+	// locks them. It returns how many rows it applied and the skipped
+	// ones in order of line.
+	ImportTags(ctx context.Context, appID string, rows []TagImportRow) (int, []TagImportSkip, error)
 	// UserTags returns a user's tags, empty for none.
 	UserTags(ctx context.Context, appID, userID string) (Tags, error)
 	// CountAudience counts, exactly, the devices the filter selects of

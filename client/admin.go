@@ -94,6 +94,33 @@ func (a *Admin) Do(ctx context.Context, method, path string, body any) ([]byte, 
 	return raw, nil
 }
 
+// Stream makes one admin API call whose body, of contentType, is read
+// from body as it is sent (a file of any length), and returns the
+// answer's body. Unlike Do it sets no overall timeout: the server bounds
+// each part of a streamed body, and ctx the whole. An answer of 300 or
+// more is returned as *AdminError.
+func (a *Admin) Stream(ctx context.Context, method, path, contentType string, body io.Reader) ([]byte, error) {
+	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(a.Base, "/")+path, body)
+	if err != nil {
+		return nil, err
+	}
+	req.Header.Set("Authorization", "Bearer "+a.Token)
+	req.Header.Set("Content-Type", contentType)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		return nil, err
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(resp.Body)
+	if err != nil {
+		return nil, err
+	}
+	if resp.StatusCode >= 300 {
+		return nil, adminAnswerError(resp.StatusCode, raw)
+	}
+	return raw, nil
+}
+
 // AdminError is an admin API refusal: its status, code, message and the
 // details naming each problem.
 type AdminError struct {

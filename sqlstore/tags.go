@@ -2,8 +2,8 @@ package sqlstore
 
 import (
 	"context"
-	"errors"
 	"slices"
+	"strings"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
@@ -60,58 +60,142 @@ func (s *UserStore) SetDeviceTags(ctx context.Context, appID, deviceID string, s
 }
 
 // lockRegisteredUser takes a registered user's row for the rest of the
-// transaction (a write that changes nothing: the engines' dialect has no
-// FOR UPDATE in common). ErrUserNotFound, ErrUserWithdrawn.
+// transaction (lockUsers). ErrUserNotFound, ErrUserWithdrawn.
 func lockRegisteredUser(ctx context.Context, c conn, appID, userID string) error {
-	var state herald.UserState
-	err := c.queryRow(ctx, `UPDATE users SET state = state WHERE app_id = ? AND user_id = ? RETURNING state`, appID, userID).Scan(&state)
+	states, err := lockUsers(ctx, c, appID, []string{userID})
 	switch {
-	case errors.Is(err, herald.ErrNotFound):
-		return herald.ErrUserNotFound
 	case err != nil:
 		return err
-	case state == herald.UserWithdrawn:
+	case states[userID] == "":
+		return herald.ErrUserNotFound
+	case states[userID] == herald.UserWithdrawn:
 		return herald.ErrUserWithdrawn
 	}
 	return nil
+}
+
+// lockPart bounds the users of one statement of lockUsers and of a tag
+// import's reads.
+const lockPart = 500
+
+// lockUsers takes the rows of those of the app's users that exist for
+// the rest of the transaction, with a write that changes nothing (the
+// engines' dialect has no FOR UPDATE in common), and returns their
+// states. Every writer of a user's tags takes the user's row first, so
+// tag updates of one user (and its withdrawal) are made one after the
+// other. Users are taken in order of ID, lockPart at a time.
+func lockUsers(ctx context.Context, c conn, appID string, userIDs []string) (map[string]herald.UserState, error) {
+	ids := slices.Clone(userIDs)
+	slices.Sort(ids)
+	ids = slices.Compact(ids)
+	states := make(map[string]herald.UserState, len(ids))
+	for start := 0; start < len(ids); start += lockPart {
+		part := ids[start:min(start+lockPart, len(ids))]
+		args := append([]any{appID}, anys(part)...)
+		err := c.each(ctx, func(row scanner) error {
+			var id string
+			var state herald.UserState
+			err := row.Scan(&id, &state)
+			states[id] = state
+			return err
+		}, `UPDATE users SET state = state WHERE app_id = ? AND user_id IN (`+placeholders(len(part))+`) RETURNING user_id, state`, args...)
+		if err != nil {
+			return nil, err
+		}
+	}
+	return states, nil
+}
+
+// anys is ids as statement arguments.
+func anys(ids []string) []any {
+	out := make([]any, len(ids))
+	for i, id := range ids {
+		out[i] = id
+	}
+	return out
 }
 
 // writeTags writes a tag update of a user whose row the transaction
 // holds, in order of name, and returns the user's tags after it;
 // audience.ErrTooManyTags when they would be too many.
 func writeTags(ctx context.Context, c conn, appID, userID string, set map[string]*audience.Value) (audience.Tags, error) {
-	names := make([]string, 0, len(set))
-	for name := range set {
-		names = append(names, name)
-	}
-	slices.Sort(names)
-	var deletes, upserts [][]any
-	for _, name := range names {
-		v := set[name]
-		if v == nil {
-			deletes = append(deletes, []any{appID, userID, name})
-			continue
-		}
-		kind, text, num := tagColumns(*v)
-		upserts = append(upserts, []any{appID, userID, name, kind, text, num})
-	}
-	if len(deletes) > 0 {
-		if _, err := c.execMany(ctx, `DELETE FROM user_tags WHERE app_id = ? AND user_id = ? AND name = ?`, deletes); err != nil {
-			return nil, err
-		}
-	}
-	if len(upserts) > 0 {
-		if _, err := c.execMany(ctx, `INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) VALUES (?, ?, ?, ?, ?, ?)
-			ON CONFLICT (app_id, user_id, name) DO UPDATE SET kind = excluded.kind, text_value = excluded.text_value,
-			num_value = excluded.num_value`, upserts); err != nil {
-			return nil, err
-		}
+	var w tagWrites
+	w.add(appID, userID, set)
+	if err := w.exec(ctx, c); err != nil {
+		return nil, err
 	}
 	tags, err := readTags(ctx, c, appID, userID)
 	if err == nil && len(tags) > audience.MaxTags {
 		return nil, audience.ErrTooManyTags
 	}
 	return tags, err
+}
+
+// tagWrites are tag updates to make together (exec): the last update of
+// each (user, name) in the order they were added, since one statement
+// may write a row once.
+type tagWrites struct {
+	at  map[[2]string]int // (user, name) → its entry of ops
+	ops [][]any           // app, user, name, then kind, text, num for a set
+}
+
+// add adds a user's update: each named tag set, or deleted when nil.
+func (w *tagWrites) add(appID, userID string, set map[string]*audience.Value) {
+	if w.at == nil {
+		w.at = map[[2]string]int{}
+	}
+	for name, v := range set {
+		op := []any{appID, userID, name}
+		if v != nil {
+			kind, text, num := tagColumns(*v)
+			op = append(op, kind, text, num)
+		}
+		i, ok := w.at[[2]string{userID, name}]
+		if !ok {
+			i = len(w.ops)
+			w.at[[2]string{userID, name}] = i
+			w.ops = append(w.ops, nil)
+		}
+		w.ops[i] = op
+	}
+}
+
+// tagRows is how many rows one insert of exec writes at most; fewer are
+// written in powers of two, so that its statements take a few shapes,
+// each prepared once.
+const tagRows = 256
+
+// exec makes the writes: the deletes, then the sets in multi-row inserts.
+func (w *tagWrites) exec(ctx context.Context, c conn) error {
+	var deletes, sets [][]any
+	for _, op := range w.ops {
+		if len(op) == 3 {
+			deletes = append(deletes, op)
+		} else {
+			sets = append(sets, op)
+		}
+	}
+	if _, err := c.execMany(ctx, `DELETE FROM user_tags WHERE app_id = ? AND user_id = ? AND name = ?`, deletes); err != nil {
+		return err
+	}
+	for len(sets) > 0 {
+		n := tagRows
+		for n > len(sets) {
+			n /= 2
+		}
+		args := make([]any, 0, 6*n)
+		for _, op := range sets[:n] {
+			args = append(args, op...)
+		}
+		if _, err := c.exec(ctx, `INSERT INTO user_tags (app_id, user_id, name, kind, text_value, num_value) VALUES `+
+			strings.TrimSuffix(strings.Repeat(`(?, ?, ?, ?, ?, ?),`, n), ",")+`
+			ON CONFLICT (app_id, user_id, name) DO UPDATE SET kind = excluded.kind, text_value = excluded.text_value,
+			num_value = excluded.num_value`, args...); err != nil {
+			return err
+		}
+		sets = sets[n:]
+	}
+	return nil
 }
 
 // The kinds of user_tags.kind.

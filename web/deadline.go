@@ -3,6 +3,7 @@ package web
 import (
 	"context"
 	"net/http"
+	"sync"
 	"time"
 )
 
@@ -19,11 +20,108 @@ const RetryUnavailable = 5 * time.Second
 // Deadline gives every request's context a deadline d from its start, so
 // every store call made for it ends by then (both engines' drivers stop
 // at a context's deadline); Error answers a request whose deadline passed
-// 503 ERR-AB-SYS-01.
+// 503 ERR-AB-SYS-01. A handler that streams a body of any length moves
+// the deadline on as it goes (Extend).
 func Deadline(d time.Duration, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		ctx, cancel := context.WithTimeout(r.Context(), d)
-		defer cancel()
+		ctx := newMovingDeadline(r.Context(), d)
+		defer ctx.cancel(context.Canceled)
 		next.ServeHTTP(w, r.WithContext(ctx))
 	})
+}
+
+// Extend gives the request of ctx a fresh allowance of d from now: its
+// context's deadline (set by Deadline; nothing when there is none) and,
+// through w, its connection's read and write deadlines (the server's
+// ReadTimeout and WriteTimeout, which bound the whole request). A handler
+// that streams its body calls it before each part (a batch of an import),
+// so that each part is bounded, not the whole. A deadline already passed
+// stays passed.
+func Extend(ctx context.Context, w http.ResponseWriter, d time.Duration) {
+	if m, ok := ctx.Value(movingKey{}).(*movingDeadline); ok {
+		m.extend(d)
+	}
+	rc := http.NewResponseController(w)
+	at := time.Now().Add(d)
+	_ = rc.SetReadDeadline(at) // unsupported (a test's recorder): the server's own timeouts stand
+	_ = rc.SetWriteDeadline(at)
+}
+
+type movingKey struct{}
+
+// movingDeadline is a request's context with a deadline Extend may move
+// later: its Done closes when the deadline passes or the request's own
+// context ends. Contexts derived from it see the deadline it has when
+// they ask (context.WithTimeout asks once, at its start).
+type movingDeadline struct {
+	context.Context // the request's: its values, and its end
+	done            chan struct{}
+	stop            func() bool
+
+	mu       sync.Mutex
+	deadline time.Time
+	timer    *time.Timer
+	err      error
+}
+
+func newMovingDeadline(parent context.Context, d time.Duration) *movingDeadline {
+	m := &movingDeadline{Context: parent, done: make(chan struct{}), deadline: time.Now().Add(d)}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.timer = time.AfterFunc(d, m.expire)
+	m.stop = context.AfterFunc(parent, func() { m.cancel(parent.Err()) })
+	return m
+}
+
+// expire ends the context unless its deadline moved meanwhile.
+func (m *movingDeadline) expire() {
+	m.mu.Lock()
+	if left := time.Until(m.deadline); left > 0 {
+		m.timer.Reset(left)
+		m.mu.Unlock()
+		return
+	}
+	m.mu.Unlock()
+	m.cancel(context.DeadlineExceeded)
+}
+
+func (m *movingDeadline) extend(d time.Duration) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err == nil {
+		m.deadline = time.Now().Add(d)
+	}
+}
+
+func (m *movingDeadline) cancel(err error) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		return
+	}
+	m.err = err
+	m.timer.Stop()
+	m.stop()
+	close(m.done)
+}
+
+func (m *movingDeadline) Deadline() (time.Time, bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.deadline, true
+}
+
+func (m *movingDeadline) Done() <-chan struct{} { return m.done }
+
+func (m *movingDeadline) Err() error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.err
+}
+
+func (m *movingDeadline) Value(key any) any {
+	if key == (movingKey{}) {
+		return m
+	}
+	return m.Context.Value(key)
 }

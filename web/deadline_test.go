@@ -74,3 +74,42 @@ func TestUnavailable(t *testing.T) {
 		}
 	})
 }
+
+// TestExtend: a handler that moves its request's deadline on (Extend)
+// keeps working past the deadline Deadline first gave it, and what it
+// derives from the context sees the new deadline; one that does not is
+// ended at the first.
+func TestExtend(t *testing.T) {
+	t.Parallel()
+	const first = 50 * time.Millisecond
+	got := make(chan error, 1)
+	srv := httptest.NewServer(web.Deadline(first, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		start, _ := ctx.Deadline()
+		web.Extend(ctx, w, time.Hour)
+		moved, _ := ctx.Deadline()
+		derived, cancel := context.WithTimeout(ctx, 30*time.Minute)
+		defer cancel()
+		d, _ := derived.Deadline()
+		switch {
+		case moved.Sub(start) < 50*time.Minute || d.Sub(start) < 25*time.Minute:
+			got <- fmt.Errorf("deadline %v, derived %v: want about an hour and 30 minutes past %v", moved, d, start)
+			return
+		}
+		select {
+		case <-ctx.Done():
+			got <- fmt.Errorf("ended after Extend: %v", ctx.Err())
+		case <-time.After(4 * first):
+			got <- nil
+		}
+	})))
+	defer srv.Close()
+	resp, err := http.Get(srv.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if err := <-got; err != nil {
+		t.Error(err)
+	}
+}

@@ -18,7 +18,7 @@ import (
 )
 
 // appUsage is the answer to `herald app --help`.
-const appUsage = `usage: herald app <create|list|show|update|credentials|webhook|consent-import> [flags]
+const appUsage = `usage: herald app <create|list|show|update|credentials|webhook|consent-import|tag-import> [flags]
 
 Operator commands that call the admin API of a running herald serve.
 
@@ -30,6 +30,7 @@ commands:
   app credentials   upload (or --delete) an app's FCM service-account file
   app webhook       set (or --delete) an app's webhook URL and print its signing secret
   app consent-import  import consent collected before Herald, with its original dates
+  app tag-import    import users' tags from a CSV file
 
 Run ` + "`herald app <command> --help`" + ` for the flags of one command.
 `
@@ -41,6 +42,9 @@ var appVerbs = []string{"create", "list", "show", "update", "credentials", "webh
 func runApp(ctx context.Context, args []string, getenv func(string) string, stdout, stderr io.Writer) error {
 	if len(args) > 0 && args[0] == "consent-import" {
 		return runConsentImport(ctx, args[1:], getenv, stdout, stderr)
+	}
+	if len(args) > 0 && args[0] == "tag-import" {
+		return runTagImport(ctx, args[1:], getenv, stdout, stderr)
 	}
 	g := adminGroup{name: "app", usage: appUsage, verbs: appVerbs, command: appCommand, flags: appSettingFlags}
 	return g.run(ctx, args, getenv, stdout, stderr)

@@ -25,6 +25,7 @@ var commands = []struct{ name, summary string }{
 	{"app credentials", "upload or remove an app's FCM service-account file"},
 	{"app webhook", "set or remove an app's webhook"},
 	{"app consent-import", "import consent collected before Herald, with its original dates"},
+	{"app tag-import", "import users' tags from a CSV file"},
 	{"operator add", "add a named operator (role, apps) and print their one-use setup link"},
 	{"operator list", "list the operators"},
 	{"operator update", "change an operator's role, apps or name"},

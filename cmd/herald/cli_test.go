@@ -65,7 +65,7 @@ func TestCLICommandList(t *testing.T) {
 		if err != nil {
 			t.Fatalf("herald %v: got %v, want exit 0", args, err)
 		}
-		for _, cmd := range []string{"serve", "migrate", "fcm-emulator", "bench", "app create", "app list", "app show", "app consent-import", "version"} {
+		for _, cmd := range []string{"serve", "migrate", "fcm-emulator", "bench", "app create", "app list", "app show", "app consent-import", "app tag-import", "version"} {
 			n := 0
 			for _, line := range strings.Split(out, "\n") {
 				if strings.HasPrefix(line, "  "+cmd+" ") {
@@ -96,6 +96,8 @@ func TestCLIUsageErrors(t *testing.T) {
 		{[]string{"app", "show"}, `app show: missing <appId>`},
 		{[]string{"app", "consent-import", "--file", "x.jsonl"}, `app consent-import: missing <appId>`},
 		{[]string{"app", "consent-import", "app_1"}, `app consent-import: --file is required`},
+		{[]string{"app", "tag-import", "--file", "x.csv"}, `app tag-import: missing <appId>`},
+		{[]string{"app", "tag-import", "app_1"}, `app tag-import: --file is required`},
 		{[]string{"app", "create", "--tierr", "gold"}, `flag provided but not defined: --tierr`},
 		{[]string{"app", "create", "-tierr=gold"}, `flag provided but not defined: -tierr`},
 		{[]string{"bench", "--users", "many"}, `invalid value "many" for flag --users`},
