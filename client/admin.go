@@ -73,25 +73,7 @@ func (a *Admin) Do(ctx context.Context, method, path string, body any) ([]byte, 
 	}
 	ctx, cancel := context.WithTimeout(ctx, adminTimeout)
 	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(a.Base, "/")+path, rd)
-	if err != nil {
-		return nil, err
-	}
-	req.Header.Set("Authorization", "Bearer "+a.Token)
-	req.Header.Set("Content-Type", "application/json")
-	resp, err := http.DefaultClient.Do(req)
-	if err != nil {
-		return nil, err
-	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(resp.Body)
-	if err != nil {
-		return nil, err
-	}
-	if resp.StatusCode >= 300 {
-		return nil, adminAnswerError(resp.StatusCode, raw)
-	}
-	return raw, nil
+	return a.send(ctx, method, path, "application/json", rd)
 }
 
 // Stream makes one admin API call whose body, of contentType, is read
@@ -100,6 +82,11 @@ func (a *Admin) Do(ctx context.Context, method, path string, body any) ([]byte, 
 // each part of a streamed body, and ctx the whole. An answer of 300 or
 // more is returned as *AdminError.
 func (a *Admin) Stream(ctx context.Context, method, path, contentType string, body io.Reader) ([]byte, error) {
+	return a.send(ctx, method, path, contentType, body)
+}
+
+// send makes the call of Do and Stream.
+func (a *Admin) send(ctx context.Context, method, path, contentType string, body io.Reader) ([]byte, error) {
 	req, err := http.NewRequestWithContext(ctx, method, strings.TrimSuffix(a.Base, "/")+path, body)
 	if err != nil {
 		return nil, err

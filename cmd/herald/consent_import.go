@@ -39,29 +39,12 @@ func runConsentImport(ctx context.Context, args []string, getenv func(string) st
 			`{"userId":"u1","marketing":true,"marketingNight":false,"at":"2024-05-01T09:00:00+09:00"} a line;`+"\n"+
 			"--file - reads stdin). Sent in batches of 1,000; users unknown, withdrawn, dated in the future or\n"+
 			"before their last consent record are skipped and listed.", "appId")
-	file := cmd.fs.String("file", "", "JSON Lines file to import, - for stdin (required)")
-	server := cmd.fs.String("server", "", "admin API base `URL` (default http://$HERALD_ADMIN_ADDR, else http://127.0.0.1:8081)")
-	token := cmd.fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN, else the admin-token file of $HERALD_DATA_DIR or ./herald-data)")
-	positional, err := cmd.parse(args, stdout)
+	src := importFlags(cmd, "JSON Lines")
+	positional, c, in, err := src.open(cmd, args, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		return errors.New("app consent-import: --file is required")
-	}
-	c := client.Admin{Base: *server, Token: *token}
-	if err := c.Defaults(getenv); err != nil {
-		return err
-	}
-	in := io.Reader(os.Stdin)
-	if *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			return fmt.Errorf("app consent-import: %w", err)
-		}
-		defer f.Close()
-		in = f
-	}
+	defer in.Close()
 	im := importer{c: c, path: "/admin/v1/apps/" + url.PathEscape(positional[0]) + "/consent-import", stdout: stdout, stderr: stderr, start: time.Now()}
 	return im.run(ctx, in)
 }
@@ -192,4 +175,43 @@ func (im *importer) refused(e *client.AdminError) error {
 	}
 	return fmt.Errorf("app consent-import: a batch was refused and nothing of it imported (lines %d-%d); the %d users before it were sent (%d imported): %w",
 		im.batchLine[0], im.batchLine[len(im.batchLine)-1], im.lines, im.imported, e)
+}
+
+// importSource is the flags every import command takes: the file, and the
+// admin API to send it to.
+type importSource struct {
+	file, server, token *string
+}
+
+// importFlags adds the import flags to cmd; format names the file's.
+func importFlags(cmd *command, format string) importSource {
+	return importSource{
+		file:   cmd.fs.String("file", "", format+" file to import, - for stdin (required)"),
+		server: cmd.fs.String("server", "", "admin API base `URL` (default http://$HERALD_ADMIN_ADDR, else http://127.0.0.1:8081)"),
+		token:  cmd.fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN, else the admin-token file of $HERALD_DATA_DIR or ./herald-data)"),
+	}
+}
+
+// open parses the command line, fills the admin client's defaults and
+// opens the file (stdin for -), which the caller closes.
+func (src importSource) open(cmd *command, args []string, getenv func(string) string, stdout io.Writer) ([]string, client.Admin, io.ReadCloser, error) {
+	positional, err := cmd.parse(args, stdout)
+	if err != nil {
+		return nil, client.Admin{}, nil, err
+	}
+	if *src.file == "" {
+		return nil, client.Admin{}, nil, fmt.Errorf("%s: --file is required", cmd.name)
+	}
+	c := client.Admin{Base: *src.server, Token: *src.token}
+	if err := c.Defaults(getenv); err != nil {
+		return nil, client.Admin{}, nil, err
+	}
+	if *src.file == "-" {
+		return positional, c, io.NopCloser(os.Stdin), nil
+	}
+	f, err := os.Open(*src.file)
+	if err != nil {
+		return nil, client.Admin{}, nil, fmt.Errorf("%s: %w", cmd.name, err)
+	}
+	return positional, c, f, nil
 }

@@ -3,15 +3,11 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/url"
-	"os"
 	"time"
-
-	"github.com/heraldpush/herald/client"
 )
 
 // runTagImport is `herald app tag-import <appId> --file tags.csv`: it
@@ -26,29 +22,12 @@ func runTagImport(ctx context.Context, args []string, getenv func(string) string
 			"(kind string, number or boolean; string when left out), then one row a user. An empty cell leaves\n"+
 			"that tag as it is. Users unknown or withdrawn, and rows that would leave a user more than 100\n"+
 			"tags, are skipped and listed.", "appId")
-	file := cmd.fs.String("file", "", "CSV file to import, - for stdin (required)")
-	server := cmd.fs.String("server", "", "admin API base `URL` (default http://$HERALD_ADMIN_ADDR, else http://127.0.0.1:8081)")
-	token := cmd.fs.String("token", "", "admin token (default $HERALD_ADMIN_TOKEN, else the admin-token file of $HERALD_DATA_DIR or ./herald-data)")
-	positional, err := cmd.parse(args, stdout)
+	src := importFlags(cmd, "CSV")
+	positional, c, in, err := src.open(cmd, args, getenv, stdout)
 	if err != nil {
 		return err
 	}
-	if *file == "" {
-		return errors.New("app tag-import: --file is required")
-	}
-	c := client.Admin{Base: *server, Token: *token}
-	if err := c.Defaults(getenv); err != nil {
-		return err
-	}
-	in := io.Reader(os.Stdin)
-	if *file != "-" {
-		f, err := os.Open(*file)
-		if err != nil {
-			return fmt.Errorf("app tag-import: %w", err)
-		}
-		defer f.Close()
-		in = f
-	}
+	defer in.Close()
 	start := time.Now()
 	raw, err := c.Stream(ctx, http.MethodPost, "/admin/v1/apps/"+url.PathEscape(positional[0])+"/tag-import", "text/csv", in)
 	if err != nil {
