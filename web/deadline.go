@@ -62,6 +62,10 @@ type movingDeadline struct {
 	deadline time.Time
 	timer    *time.Timer
 	err      error
+	// after are the functions AfterFunc registered, by id, run when the
+	// context ends.
+	after  map[int]func()
+	nextID int
 }
 
 func newMovingDeadline(parent context.Context, d time.Duration) *movingDeadline {
@@ -103,6 +107,37 @@ func (m *movingDeadline) cancel(err error) {
 	m.timer.Stop()
 	m.stop()
 	close(m.done)
+	for _, f := range m.after {
+		go f()
+	}
+	m.after = nil
+}
+
+// AfterFunc runs f in a goroutine of its own once the context ends, as
+// context.AfterFunc does; stop unregisters it, reporting whether it had
+// not run yet. With it the context package joins contexts derived from
+// this one (every store call makes one) to its end without a goroutine
+// watching each.
+func (m *movingDeadline) AfterFunc(f func()) (stop func() bool) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.err != nil {
+		go f()
+		return func() bool { return false }
+	}
+	if m.after == nil {
+		m.after = map[int]func(){}
+	}
+	id := m.nextID
+	m.nextID++
+	m.after[id] = f
+	return func() bool {
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		_, waiting := m.after[id]
+		delete(m.after, id)
+		return waiting
+	}
 }
 
 func (m *movingDeadline) Deadline() (time.Time, bool) {

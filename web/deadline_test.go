@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"runtime"
 	"testing"
 	"time"
 
@@ -111,5 +112,42 @@ func TestExtend(t *testing.T) {
 	resp.Body.Close()
 	if err := <-got; err != nil {
 		t.Error(err)
+	}
+}
+
+// TestDeadlineDerivedContexts: contexts derived from a request's context
+// (every store call makes one) end with it, and do not each start a
+// goroutine to watch it, as they would under a context type the context
+// package does not know how to join.
+func TestDeadlineDerivedContexts(t *testing.T) {
+	started, ended := make(chan int), make(chan bool)
+	h := web.Deadline(200*time.Millisecond, http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		before := runtime.NumGoroutine()
+		var cancels []context.CancelFunc
+		var derived []context.Context
+		for range 50 {
+			ctx, cancel := context.WithCancel(r.Context())
+			derived, cancels = append(derived, ctx), append(cancels, cancel)
+		}
+		started <- runtime.NumGoroutine() - before
+		all, limit := true, time.After(5*time.Second) // the request's deadline passes meanwhile
+		for _, ctx := range derived {
+			select {
+			case <-ctx.Done():
+			case <-limit:
+				all = false
+			}
+		}
+		for _, c := range cancels {
+			c()
+		}
+		ended <- all
+	}))
+	go h.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	if n := <-started; n > 5 {
+		t.Errorf("50 derived contexts started %d goroutines, want none of their own", n)
+	}
+	if !<-ended {
+		t.Errorf("a derived context did not end with the request's deadline")
 	}
 }
