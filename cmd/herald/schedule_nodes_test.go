@@ -18,8 +18,9 @@ import (
 // TestScheduledNodeKilledBeforeTime: a node fetches the River jobs of ten
 // scheduled pushes a few seconds before their minute (they are made due
 // early and wait in the process) and is SIGKILLed 3 s before it; the two
-// other nodes fire every push within 1 s of its time, once, instead of
-// after River's rescue (about two minutes).
+// other nodes fire every push once, seconds after its time instead of
+// after River's rescue (about two minutes). The bound of 10 s tells the
+// two apart on a loaded machine (CI saw 1.2 s); it does not time Herald.
 func TestScheduledNodeKilledBeforeTime(t *testing.T) {
 	base := pgtest.BaseURL(t)
 	if testing.Short() {
@@ -73,8 +74,8 @@ func TestScheduledNodeKilledBeforeTime(t *testing.T) {
 			continue
 		}
 		late := at[0].Sub(fireAt)
-		if late < 0 || late > time.Second {
-			t.Errorf("push %s: sent %v after its time, want within 1s", id, late)
+		if late < 0 || late > 10*time.Second {
+			t.Errorf("push %s: sent %v after its time, want within 10 s (River's rescue takes minutes)", id, late)
 		}
 		t.Logf("push %s sent %v after its time", id, late.Round(time.Millisecond))
 	}
