@@ -1,8 +1,9 @@
 // Package bench is the harness behind `herald bench` (DESIGN section 10):
 // it starts an FCM emulator and a Herald server on loopback, registers users
 // through the SDK API, pushes to all of them through the Server API (in
-// 500-user requests, 200-message requests or one all-users push: Mode),
-// waits until the emulator has every message, and compares the end-to-end
+// 500-user requests, 200-message requests, one all-users push, one segment
+// push over the users' tags or one push of templates in three languages:
+// Mode), waits until the emulator has every message, and compares the end-to-end
 // rate with what a bare HTTP/2 client gets from the same emulator.
 //
 // The server runs as one or more `herald serve` processes (StartNodes),
@@ -232,6 +233,14 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	}
 	reg.ServerCPUSeconds, reg.ServerCPUSecondsPer1000 = u.CPUSeconds, u.CPUSeconds*1000/float64(r.opts.Users)
 	r.res.Register = reg
+	if r.opts.Mode.tagged() {
+		fmt.Fprintf(r.opts.Progress, "bench: importing %d users' tags (one CSV file)\n", r.opts.Users)
+		tags, err := importTags(ctx, r.srv, app.id, r.opts.Users)
+		r.res.Tags = &tags
+		if err != nil {
+			return err
+		}
+	}
 	err = r.measureDB(ctx, r.opts.Users, func(p DatabasePhase) { r.res.Database.Deliver = p }, func() error { return r.deliver(ctx) })
 	if err != nil {
 		return err

@@ -20,12 +20,14 @@ func deviceOf(i int) string { return "d" + strconv.Itoa(i) }
 func tokenOf(i int) string  { return "bench-token-" + strconv.Itoa(i) }
 
 // register maps every user to one device with one token through the SDK
-// API, user i through node i mod len(nodes).
+// API, user i through node i mod len(nodes); the devices' locales are
+// Korean, Japanese and American English in turn.
 func register(ctx context.Context, nodes []*client.Client, users, workers int) (Register, error) {
 	start := time.Now()
 	err := forEach(ctx, users, workers, func(ctx context.Context, i int) error {
 		_, err := nodes[i%len(nodes)].RegisterPushToken(ctx, client.RegisterRequest{
 			DeviceID: deviceOf(i), Token: tokenOf(i), Platform: "android", AppSourceVersion: "1.6.0", UserID: userOf(i),
+			Locale: localeOf(i),
 		})
 		if err != nil {
 			return fmt.Errorf("bench: register user %d: %w", i, err)

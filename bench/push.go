@@ -24,15 +24,30 @@ const (
 	// ModeAll sends one all-users push (POST /api/push/v2/all): the server
 	// finds the devices itself.
 	ModeAll Mode = "all"
+	// ModeSegment sends one segment push (POST /api/push/v2/segments)
+	// whose three-leaf filter over the users' tags selects every user:
+	// the server finds the devices by the filter, in SQL.
+	ModeSegment Mode = "segment"
+	// ModeTemplate sends one all-users push whose title and content are
+	// templates of the user's ID and tags, with Korean and Japanese
+	// entries for the devices of those locales: each message is rendered
+	// for its device.
+	ModeTemplate Mode = "template"
 )
+
+// tagged reports whether the mode's users are given tags before the push.
+func (m Mode) tagged() bool { return m == ModeSegment || m == ModeTemplate }
+
+// one reports whether the mode is one push to every user.
+func (m Mode) one() bool { return m == ModeAll || m == ModeSegment || m == ModeTemplate }
 
 // ParseMode reads a mode's name.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeUsers, ModeMessages, ModeAll:
+	case ModeUsers, ModeMessages, ModeAll, ModeSegment, ModeTemplate:
 		return m, nil
 	}
-	return "", fmt.Errorf("bench: mode %q: must be users, messages or all", s)
+	return "", fmt.Errorf("bench: mode %q: must be users, messages, all, segment or template", s)
 }
 
 // Request sizes: the API's maximum of each endpoint.
@@ -46,18 +61,20 @@ func (m Mode) Endpoint() string {
 	switch m {
 	case ModeMessages:
 		return "/api/push/v2/messages"
-	case ModeAll:
+	case ModeAll, ModeTemplate:
 		return "/api/push/v2/all"
+	case ModeSegment:
+		return "/api/push/v2/segments"
 	}
 	return "/api/push/v2/users"
 }
 
 // perRequest returns how many users one request of the mode reaches.
 func (m Mode) perRequest(users int) int {
-	switch m {
-	case ModeMessages:
+	switch {
+	case m == ModeMessages:
 		return messagesPerRequest
-	case ModeAll:
+	case m.one():
 		return users
 	}
 	return usersPerRequest
@@ -103,7 +120,7 @@ func pushAll(ctx context.Context, mode Mode, nodes []*client.Client, users, work
 }
 
 // pushRange sends the one request of mode that reaches users from to to
-// (every user in all mode).
+// (every user in the modes of one push).
 func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int) error {
 	var err error
 	switch mode {
@@ -121,6 +138,10 @@ func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int) e
 		_, err = c.PushMessages(ctx, client.PushMessagesRequest{Messages: msgs})
 	case ModeAll:
 		_, err = c.PushAll(ctx, client.PushAllRequest{Title: benchTitle, Content: benchContent})
+	case ModeSegment:
+		_, err = c.PushSegment(ctx, client.PushSegmentRequest{Filter: []byte(segmentFilter), Title: benchTitle, Content: benchContent})
+	case ModeTemplate:
+		_, err = c.PushAll(ctx, client.PushAllRequest{Title: templateTitle, Content: templateContent, Localized: templateLocalized})
 	default:
 		err = fmt.Errorf("bench: unknown mode %q", mode)
 	}

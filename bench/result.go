@@ -11,7 +11,8 @@ import (
 // milliseconds as their names say.
 type Result struct {
 	Users int `json:"users"`
-	// Mode is how the users were pushed to: "users", "messages" or "all".
+	// Mode is how the users were pushed to: "users", "messages", "all",
+	// "segment" or "template".
 	Mode              string  `json:"mode"`
 	EmulatorLatencyMS float64 `json:"emulatorLatencyMs"`
 	// SendRatePerMinute is the bench app's send rate as the server
@@ -28,8 +29,10 @@ type Result struct {
 	ServerProcess string `json:"serverProcess"`
 
 	Register Register `json:"register"`
-	Accept   Accept   `json:"accept"`
-	Delivery Delivery `json:"delivery"`
+	// Tags is the tag import of the segment and template modes.
+	Tags     *TagImport `json:"tags,omitempty"`
+	Accept   Accept     `json:"accept"`
+	Delivery Delivery   `json:"delivery"`
 
 	// PeakRSSBytes is the server's peak RSS after delivery (VmHWM, summed
 	// over its processes; 0 when unknown); PeakRSSScope says what it
@@ -62,6 +65,14 @@ type Register struct {
 	// 1,000 registrations.
 	ServerCPUSeconds        float64 `json:"serverCpuSeconds"`
 	ServerCPUSecondsPer1000 float64 `json:"serverCpuSecondsPer1000"`
+}
+
+// TagImport is the upload of every user's tags, one CSV file through the
+// admin API, before the push.
+type TagImport struct {
+	Rows      int     `json:"rows"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"perSecond"`
 }
 
 // Accept is the Server API's accept latency of the push requests: of
@@ -127,6 +138,9 @@ func (r Result) WriteText(w io.Writer) error {
 		r.Users, r.Mode, r.EmulatorLatencyMS, r.SendRatePerMinute, r.GOMAXPROCS, r.NumCPU, r.serverShape())
 	fmt.Fprintf(&b, "  register   %d users in %.2fs: %.0f/s (%d workers, SDK API), server %.3f CPU-s per 1,000\n", r.Users, r.Register.Seconds,
 		r.Register.PerSecond, r.Register.Workers, r.Register.ServerCPUSecondsPer1000)
+	if t := r.Tags; t != nil {
+		fmt.Fprintf(&b, "  tags       %d users' three tags in %.2fs: %.0f rows/s (one CSV file, admin API)\n", t.Rows, t.Seconds, t.PerSecond)
+	}
 	r.writeAccept(&b)
 	fmt.Fprintf(&b, "  deliver    %d messages (%d rejected) in %.2fs: %.0f deliveries/s (first request to last message at the emulator)\n",
 		r.Delivery.Delivered, r.Delivery.Rejected, r.Delivery.Seconds, r.Delivery.PerSecond)
@@ -154,8 +168,15 @@ func (r Result) WriteText(w io.Writer) error {
 // writeAccept writes the accept latency line.
 func (r Result) writeAccept(b *bytes.Buffer) {
 	a := r.Accept
-	if r.Mode == string(ModeAll) {
+	switch Mode(r.Mode) {
+	case ModeAll:
 		fmt.Fprintf(b, "  accept     one all-users push (%s): %.1fms\n", a.Endpoint, a.MaxMS)
+		return
+	case ModeSegment:
+		fmt.Fprintf(b, "  accept     one segment push, a three-leaf filter over the tags (%s): %.1fms\n", a.Endpoint, a.MaxMS)
+		return
+	case ModeTemplate:
+		fmt.Fprintf(b, "  accept     one all-users push of templates in three languages (%s): %.1fms\n", a.Endpoint, a.MaxMS)
 		return
 	}
 	unit := "users"

@@ -90,15 +90,20 @@ type adminClient struct {
 	hc          *http.Client
 }
 
-// do sends body to method path, expects status want and decodes the answer
-// into out unless out is nil.
+// do sends the JSON body to method path, expects status want and decodes
+// the answer into out unless out is nil.
 func (c adminClient) do(ctx context.Context, method, path string, body []byte, want int, out any) error {
-	req, err := http.NewRequestWithContext(ctx, method, c.base+path, bytes.NewReader(body))
+	return c.send(ctx, method, path, "application/json", bytes.NewReader(body), want, out)
+}
+
+// send is do with a body of any content type, read as it is sent.
+func (c adminClient) send(ctx context.Context, method, path, contentType string, body io.Reader, want int, out any) error {
+	req, err := http.NewRequestWithContext(ctx, method, c.base+path, body)
 	if err != nil {
 		return err
 	}
 	req.Header.Set("Authorization", "Bearer "+c.token)
-	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Content-Type", contentType)
 	resp, err := c.hc.Do(req)
 	if err != nil {
 		return fmt.Errorf("bench: admin %s %s: %w", method, path, err)

@@ -10,8 +10,9 @@ import (
 
 // checkDeliveries counts into d the users the emulator has a message for
 // and the messages beyond one per user, and checks that each user's first
-// message is the one the mode sent it: the run's message, or in messages
-// mode the user's own title and content. It runs after the timing.
+// message is the one the mode sent it: the run's message, in messages
+// mode the user's own title and content, in template mode the templates
+// rendered for the user in the device's language. It runs after the timing.
 func checkDeliveries(emu *emulator.Emulator, mode Mode, users int, d *Delivery) error {
 	var wrong []error
 	for i := range users {
@@ -49,8 +50,11 @@ func checkMessage(raw []byte, mode Mode, i int) error {
 		return fmt.Errorf("user %d: %w", i, err)
 	}
 	title, content := benchTitle, benchContent
-	if mode == ModeMessages {
+	switch mode {
+	case ModeMessages:
 		title, content = titleOf(i), contentOf(i)
+	case ModeTemplate:
+		title, content = templateOf(i)
 	}
 	if m.Token != tokenOf(i) || m.Notification.Title != title || m.Notification.Body != content {
 		return fmt.Errorf("user %d: got token %q, %q / %q, want %q, %q / %q",

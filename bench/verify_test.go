@@ -84,4 +84,26 @@ func TestCheckDeliveries(t *testing.T) {
 			t.Errorf("got %v, want an error naming user 1", err)
 		}
 	})
+	t.Run("Template", func(t *testing.T) {
+		t.Parallel()
+		s := newSender(t)
+		for i := range 3 {
+			title, content := templateOf(i)
+			s.send(i, title, content)
+		}
+		var d Delivery
+		if err := checkDeliveries(s.emu.Emulator, ModeTemplate, 3, &d); err != nil {
+			t.Fatalf("each device's own language: %v", err)
+		}
+		s = newSender(t)
+		title, content := templateOf(0)
+		s.send(0, strings.Replace(title, "u0", "u2", 1), content) // another user's name
+
+		if title != "u0님 안녕하세요" {
+			t.Fatalf("user 0's title %q: want the Korean template with the user ID", title)
+		}
+		if err := checkDeliveries(s.emu.Emulator, ModeTemplate, 1, &d); err == nil || !strings.Contains(err.Error(), "user 0:") {
+			t.Errorf("got %v, want an error naming user 0", err)
+		}
+	})
 }

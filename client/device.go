@@ -11,7 +11,9 @@ type RegisterRequest struct {
 	Token            string `json:"token"`
 	Platform         string `json:"platform"` // android, ios or web
 	AppSourceVersion string `json:"appSourceVersion"`
-	UserID           any    `json:"userId,omitempty"` // string or number; nil leaves the device unmapped
+	UserID           any    `json:"userId,omitempty"`   // string or number; nil leaves the device unmapped
+	Locale           string `json:"locale,omitempty"`   // BCP 47, e.g. ko-KR
+	TimeZone         string `json:"timeZone,omitempty"` // IANA name, e.g. Asia/Seoul
 }
 
 // Device is the SDK API's view of a device after a change.

@@ -2,18 +2,29 @@ package client
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 )
 
 // PushUsersRequest is the body of POST /api/push/v2/users: the same message
 // to every push token of each listed user (at most 500 user IDs).
 type PushUsersRequest struct {
-	UserIDs  []any    `json:"userIds"` // strings or numbers
-	Title    string   `json:"title"`
-	Content  string   `json:"content"`
-	LinkURL  string   `json:"linkURL,omitempty"`
-	ImageURL string   `json:"imageURL,omitempty"`
-	Options  *Options `json:"options,omitempty"`
+	UserIDs  []any  `json:"userIds"` // strings or numbers
+	Title    string `json:"title"`
+	Content  string `json:"content"`
+	LinkURL  string `json:"linkURL,omitempty"`
+	ImageURL string `json:"imageURL,omitempty"`
+	// Localized are the title and content for devices of a language
+	// (DESIGN 13), keyed by BCP 47 tag: a device gets the entry of its
+	// locale, then of its language, then Title and Content.
+	Localized map[string]Text `json:"localized,omitempty"`
+	Options   *Options        `json:"options,omitempty"`
+}
+
+// Text is a localized title and content.
+type Text struct {
+	Title   string `json:"title"`
+	Content string `json:"content"`
 }
 
 // PushMessagesRequest is the body of POST /api/push/v2/messages: one
@@ -26,11 +37,26 @@ type PushMessagesRequest struct {
 // PushAllRequest is the body of POST /api/push/v2/all: one message to
 // every device of the app, found when the push is sent.
 type PushAllRequest struct {
-	Title    string   `json:"title"`
-	Content  string   `json:"content"`
-	LinkURL  string   `json:"linkURL,omitempty"`
-	ImageURL string   `json:"imageURL,omitempty"`
-	Options  *Options `json:"options,omitempty"`
+	Title     string          `json:"title"`
+	Content   string          `json:"content"`
+	LinkURL   string          `json:"linkURL,omitempty"`
+	ImageURL  string          `json:"imageURL,omitempty"`
+	Localized map[string]Text `json:"localized,omitempty"`
+	Options   *Options        `json:"options,omitempty"`
+}
+
+// PushSegmentRequest is the body of POST /api/push/v2/segments: one
+// message to the devices a filter selects when the push is sent, the
+// filter given (Filter, a JSON tree of DESIGN 13) or saved (SegmentID).
+type PushSegmentRequest struct {
+	Filter    json.RawMessage `json:"filter,omitempty"`
+	SegmentID string          `json:"segmentId,omitempty"`
+	Title     string          `json:"title"`
+	Content   string          `json:"content"`
+	LinkURL   string          `json:"linkURL,omitempty"`
+	ImageURL  string          `json:"imageURL,omitempty"`
+	Localized map[string]Text `json:"localized,omitempty"`
+	Options   *Options        `json:"options,omitempty"`
 }
 
 // Message is one element of PushMessagesRequest.Messages.
@@ -79,6 +105,12 @@ func (c *Client) PushMessages(ctx context.Context, req PushMessagesRequest) (Pus
 // /api/push/v2/all).
 func (c *Client) PushAll(ctx context.Context, req PushAllRequest) (PushResult, error) {
 	return c.push(ctx, "/api/push/v2/all", req)
+}
+
+// PushSegment sends one message to the devices a filter or saved segment
+// selects (POST /api/push/v2/segments).
+func (c *Client) PushSegment(ctx context.Context, req PushSegmentRequest) (PushResult, error) {
+	return c.push(ctx, "/api/push/v2/segments", req)
 }
 
 // push posts a push request and reads the string body and push id.

@@ -61,14 +61,10 @@ func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.
 		return err
 	}
 	if !after.Mapped {
-		where, args, err := selectionSQL(sel, nil)
-		if err != nil {
-			return nil, after, err
+		query, args, err := DevicePageQuery(appID, sel, after, limit)
+		if err == nil {
+			err = s.reader().each(ctx, scan, query, args...)
 		}
-		args = append([]any{appID}, args...)
-		err = s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
-			WHERE d.app_id = ? AND d.user_id IS NULL`+where+` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
-			append(args, after.DeviceID, limit)...)
 		if err != nil {
 			return nil, after, err
 		}
@@ -77,14 +73,10 @@ func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.
 		}
 		after = sendstore.DeviceCursor{Mapped: true}
 	}
-	where, args, err := selectionSQL(sel, &after.UserID)
-	if err != nil {
-		return nil, after, err
+	query, args, err := DevicePageQuery(appID, sel, after, limit-len(out))
+	if err == nil {
+		err = s.reader().each(ctx, scan, query, args...)
 	}
-	args = append([]any{appID}, args...)
-	err = s.reader().each(ctx, scan, `SELECT `+prefixed("d.", deviceColumns)+` FROM devices d
-		WHERE d.app_id = ? AND d.user_id IS NOT NULL`+where+` AND d.user_id >= ? AND (d.user_id > ? OR d.device_id > ?)
-		ORDER BY d.user_id, d.device_id LIMIT ?`, append(args, after.UserID, after.UserID, after.DeviceID, limit-len(out))...)
 	if err != nil {
 		return nil, after, err
 	}
@@ -92,6 +84,29 @@ func (s *UserStore) DevicePage(ctx context.Context, appID string, sel sendstore.
 		after = sendstore.DeviceCursor{Mapped: true, UserID: *out[n-1].UserID, DeviceID: out[n-1].ID}
 	}
 	return out, after, nil
+}
+
+// DevicePageQuery is the statement of DevicePage's part that after is in:
+// at most limit unmapped devices after it by id, or mapped ones after it
+// by user and id. Exported for the engines' tests of its plan.
+func DevicePageQuery(appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) (string, []any, error) {
+	if !after.Mapped {
+		where, args, err := selectionSQL(sel, nil)
+		if err != nil {
+			return "", nil, err
+		}
+		return `SELECT ` + prefixed("d.", deviceColumns) + ` FROM devices d
+			WHERE d.app_id = ? AND d.user_id IS NULL` + where + ` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
+			append(append([]any{appID}, args...), after.DeviceID, limit), nil
+	}
+	where, args, err := selectionSQL(sel, &after.UserID)
+	if err != nil {
+		return "", nil, err
+	}
+	return `SELECT ` + prefixed("d.", deviceColumns) + ` FROM devices d
+		WHERE d.app_id = ? AND d.user_id IS NOT NULL` + where + ` AND d.user_id >= ? AND (d.user_id > ? OR d.device_id > ?)
+		ORDER BY d.user_id, d.device_id LIMIT ?`,
+		append(append([]any{appID}, args...), after.UserID, after.UserID, after.DeviceID, limit), nil
 }
 
 // selectionSQL is the selection's condition on devices d, each part

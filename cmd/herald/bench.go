@@ -15,10 +15,13 @@ import (
 
 // runBench is `herald bench`: flags in, bench.Run, figures out.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all] [--open-rate F] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
+	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all|segment|template] [--open-rate F] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
 		"Starts an FCM emulator and the service on loopback, registers the users (one token each), pushes to all\n"+
 			"of them through the Server API (--mode users: requests of 500 user IDs; messages: requests of 200\n"+
-			"messages, one per user; all: one all-users push), waits until the emulator has every message, and\n"+
+			"messages, one per user; all: one all-users push; segment: every user given three tags by one CSV tag\n"+
+			"import, then one segment push whose three-leaf filter selects them all; template: the same tags, then\n"+
+			"one all-users push of templates ({{userId}}, {{tag.NAME}}) with Korean and Japanese entries for the\n"+
+			"devices' locales, every message checked as rendered), waits until the emulator has every message, and\n"+
 			"reports accept latency, deliveries per second, the server's peak RSS and CPU-seconds per 1,000\n"+
 			"deliveries, and the emulator's own ceiling. With --open-rate F every device then reports the push it got\n"+
 			"as received (and a fraction F as opened too, in the same request) and the events per second are reported.\n"+
@@ -31,7 +34,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	fs := cmd.fs
 	users := fs.Int("users", 100000, "users to register and push to, one token each")
 	latency := fs.Duration("latency", 0, "delay the emulator adds to every send")
-	mode := fs.String("mode", string(bench.ModeUsers), "how to push: users (500-user requests), messages (200-message requests), all (one all-users push)")
+	mode := fs.String("mode", string(bench.ModeUsers), "how to push: users (500-user requests), messages (200-message requests), all (one all-users push), segment (one segment push over tags), template (one all-users push of templates in three languages)")
 	sendRate := fs.Int("send-rate", herald.MaxSendRatePerMinute, "the bench app's send rate per minute (default the most an app may have, so that pacing to FCM's quota does not limit the run; an app's default is 600000)")
 	asJSON := fs.Bool("json", false, "print one JSON object instead of text")
 	streams := fs.Int("concurrency", 500, "concurrent sends of the ceiling client (the server's: 50 per chunk × 10 workers)")

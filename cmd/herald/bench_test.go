@@ -192,11 +192,13 @@ func TestBench(t *testing.T) {
 
 // TestBenchModes runs `herald bench` as it runs without flags, the server a
 // `herald serve` process of its own on SQLite, in each mode: 1,000 users
-// in 2 requests of 500 users, 5 of 200 messages, or one all-users push.
+// in 2 requests of 500 users, 5 of 200 messages, one all-users push, one
+// segment push over the users' imported tags, or one push of templates
+// in three languages (every message checked as rendered for its device).
 // The server's CPU and RSS are its own, apart from the bench process's.
 func TestBenchModes(t *testing.T) {
 	if testing.Short() {
-		t.Skip("builds the binary and runs bench with a server process three times")
+		t.Skip("builds the binary and runs bench with a server process five times")
 	}
 	bin := buildHerald(t)
 	for _, tc := range []struct {
@@ -208,6 +210,8 @@ func TestBenchModes(t *testing.T) {
 		{"users", 2, 500, "/api/push/v2/users"},
 		{"messages", 5, 200, "/api/push/v2/messages"},
 		{"all", 1, 1000, "/api/push/v2/all"},
+		{"segment", 1, 1000, "/api/push/v2/segments"},
+		{"template", 1, 1000, "/api/push/v2/all"},
 	} {
 		t.Run(tc.mode, func(t *testing.T) {
 			b, _ := runBenchJSON(t, "--users", "1000", "--mode", tc.mode, "--binary", bin)
@@ -219,8 +223,14 @@ func TestBenchModes(t *testing.T) {
 			if got := b.num("accept", "usersPerRequest"); got != float64(tc.per) {
 				t.Errorf("accept usersPerRequest: got %v, want %d", got, tc.per)
 			}
-			if tc.mode == "all" && (b.num("accept", "p50Ms") != b.num("accept", "maxMs") || b.num("accept", "p99Ms") != b.num("accept", "maxMs")) {
-				t.Errorf("all: got p50 %v, p99 %v, max %v; want the one request's latency in each",
+			tagged := tc.mode == "segment" || tc.mode == "template"
+			if _, ok := b.got["tags"]; ok != tagged {
+				t.Errorf("tags figures: got %v, want them only in segment and template modes", b.got["tags"])
+			} else if tagged && (b.num("tags", "rows") != 1000 || b.num("tags", "perSecond") <= 0) {
+				t.Errorf("tags: got %v, want 1000 rows imported at a rate", b.got["tags"])
+			}
+			if tc.requests == 1 && (b.num("accept", "p50Ms") != b.num("accept", "maxMs") || b.num("accept", "p99Ms") != b.num("accept", "maxMs")) {
+				t.Errorf("one push: got p50 %v, p99 %v, max %v; want the one request's latency in each",
 					b.num("accept", "p50Ms"), b.num("accept", "p99Ms"), b.num("accept", "maxMs"))
 			}
 			if _, ok := b.got["database"]; ok {
