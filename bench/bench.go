@@ -253,6 +253,11 @@ func (r *runner) serverPhase(ctx context.Context) error {
 		return errors.New("bench: the emulator has no message for user 0")
 	}
 	r.template = msgs[0].Message
+	if r.opts.Mode.tagged() {
+		if err := r.baseline(ctx); err != nil {
+			return err
+		}
+	}
 	if !r.opts.Events {
 		return nil
 	}
@@ -316,12 +321,44 @@ func (r *runner) deliver(ctx context.Context) error {
 	if err != nil {
 		return err
 	}
-	d, err := awaitDeliveries(ctx, r.emu.Emulator, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
+	d, err := awaitDeliveries(ctx, r.emu.Emulator, 0, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
 	r.res.Delivery = d
 	if uerr := r.measure(server, self); uerr != nil {
 		return errors.Join(err, uerr)
 	}
 	return err
+}
+
+// baseline sends, after the mode's push, one plain all-users push to the
+// same devices and records its rate and server CPU beside the mode's
+// (Result.Baseline): what a segment or template push costs over the push
+// it refines, in the same run. The mode's push goes first, so that
+// whatever warms with use favours the baseline.
+func (r *runner) baseline(ctx context.Context) error {
+	server, _ := r.meters()
+	if err := server.begin(); err != nil {
+		return fmt.Errorf("bench: read usage: %w", err)
+	}
+	fmt.Fprintf(r.opts.Progress, "bench: baseline: one plain all-users push to the same %d users\n", r.opts.Users)
+	acc, start, err := pushAll(ctx, ModeAll, r.app.clients, r.opts.Users, 1)
+	if err != nil {
+		return err
+	}
+	d, err := awaitDeliveries(ctx, r.emu.Emulator, r.opts.Users, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
+	b := &Baseline{Endpoint: acc.Endpoint, AcceptMS: acc.MaxMS, Delivered: d.Delivered, Seconds: d.Seconds, PerSecond: d.PerSecond}
+	r.res.Baseline = b
+	u, uerr := server.finish(d.Delivered)
+	if err := errors.Join(err, uerr); err != nil {
+		return err
+	}
+	b.ServerCPUSecondsPer1000 = u.CPUSecondsPer1000Deliveries
+	if b.PerSecond > 0 {
+		b.RateRatio = r.res.Delivery.PerSecond / b.PerSecond
+	}
+	if b.ServerCPUSecondsPer1000 > 0 {
+		b.CPURatio = r.res.Server.CPUSecondsPer1000Deliveries / b.ServerCPUSecondsPer1000
+	}
+	return checkBaseline(r.emu.Emulator, r.opts.Users)
 }
 
 // meters returns the meters of the server's processes and of this one; in

@@ -61,9 +61,10 @@ func percentile(sorted []time.Duration, q float64) time.Duration {
 // error on the time of the last message.
 const pollInterval = 10 * time.Millisecond
 
-// awaitDeliveries polls the emulator until it has accepted want messages or
-// the deadline passes, and rates the deliveries from start.
-func awaitDeliveries(ctx context.Context, emu *emulator.Emulator, want int, start time.Time, deadline time.Duration, progress io.Writer) (Delivery, error) {
+// awaitDeliveries polls the emulator, which had accepted before messages,
+// until it has accepted want more or the deadline passes, and rates those
+// deliveries from start.
+func awaitDeliveries(ctx context.Context, emu *emulator.Emulator, before, want int, start time.Time, deadline time.Duration, progress io.Writer) (Delivery, error) {
 	ctx, cancel := context.WithTimeout(ctx, deadline)
 	defer cancel()
 	tick := time.NewTicker(pollInterval)
@@ -71,6 +72,7 @@ func awaitDeliveries(ctx context.Context, emu *emulator.Emulator, want int, star
 	lastReport := time.Now()
 	for {
 		st := emu.Stats()
+		st.Accepted -= before
 		now := time.Now()
 		d := Delivery{Delivered: st.Accepted, Rejected: st.Rejected, Seconds: now.Sub(start).Seconds()}
 		d.PerSecond = float64(d.Delivered) / d.Seconds

@@ -33,6 +33,9 @@ type Result struct {
 	Tags     *TagImport `json:"tags,omitempty"`
 	Accept   Accept     `json:"accept"`
 	Delivery Delivery   `json:"delivery"`
+	// Baseline is the plain all-users push sent after a segment or
+	// template push to the same devices.
+	Baseline *Baseline `json:"baseline,omitempty"`
 
 	// PeakRSSBytes is the server's peak RSS after delivery (VmHWM, summed
 	// over its processes; 0 when unknown); PeakRSSScope says what it
@@ -104,6 +107,23 @@ type Delivery struct {
 	Duplicates   int `json:"duplicates"`
 }
 
+// Baseline is a plain all-users push to the devices the run's push
+// reached, sent after it in the same run, and the run's push beside it.
+type Baseline struct {
+	Endpoint  string  `json:"endpoint"`
+	AcceptMS  float64 `json:"acceptMs"`
+	Delivered int     `json:"delivered"`
+	Seconds   float64 `json:"seconds"`
+	PerSecond float64 `json:"perSecond"`
+	// ServerCPUSecondsPer1000 is the server's CPU time per 1,000 of its
+	// deliveries.
+	ServerCPUSecondsPer1000 float64 `json:"serverCpuSecondsPer1000"`
+	// RateRatio is the run's deliveries per second over the baseline's;
+	// CPURatio the run's server CPU per delivery over the baseline's.
+	RateRatio float64 `json:"rateRatio"`
+	CPURatio  float64 `json:"cpuRatio"`
+}
+
 // Ceiling is the emulator's own rate with a bare client.
 type Ceiling struct {
 	Client    string  `json:"client"`
@@ -148,6 +168,11 @@ func (r Result) WriteText(w io.Writer) error {
 	writeUsage(&b, "server", r.Server)
 	if r.Nodes > 0 {
 		writeUsage(&b, "bench", r.BenchProcess)
+	}
+	if bl := r.Baseline; bl != nil {
+		fmt.Fprintf(&b, "  baseline   then one plain all-users push to the same devices: %d messages in %.2fs: %.0f deliveries/s, server %.3f CPU-s per 1,000\n",
+			bl.Delivered, bl.Seconds, bl.PerSecond, bl.ServerCPUSecondsPer1000)
+		fmt.Fprintf(&b, "             this run's push: %.2f× the baseline's rate, %.2f× its server CPU per delivery (peak RSS covers both)\n", bl.RateRatio, bl.CPURatio)
 	}
 	if e := r.Events; e != nil {
 		fmt.Fprintf(&b, "  events     %d events in %d requests (open rate %g, %d workers, SDK API) in %.2fs: %.0f events/s  p50 %.1fms  p99 %.1fms  max %.1fms\n",

@@ -62,3 +62,18 @@ func checkMessage(raw []byte, mode Mode, i int) error {
 	}
 	return nil
 }
+
+// checkBaseline checks that, after the baseline push, every user has the
+// mode's message and then the baseline's plain one, and no other.
+func checkBaseline(emu *emulator.Emulator, users int) error {
+	for i := range users {
+		msgs := emu.Messages(tokenOf(i))
+		if len(msgs) != 2 {
+			return fmt.Errorf("bench: baseline: user %d has %d messages, want 2", i, len(msgs))
+		}
+		if err := checkMessage(msgs[1].Message, ModeAll, i); err != nil {
+			return fmt.Errorf("bench: baseline: %w", err)
+		}
+	}
+	return nil
+}

@@ -229,6 +229,12 @@ func TestBenchModes(t *testing.T) {
 			} else if tagged && (b.num("tags", "rows") != 1000 || b.num("tags", "perSecond") <= 0) {
 				t.Errorf("tags: got %v, want 1000 rows imported at a rate", b.got["tags"])
 			}
+			if _, ok := b.got["baseline"]; ok != tagged {
+				t.Errorf("baseline: got %v, want it only in segment and template modes", b.got["baseline"])
+			} else if tagged && (b.num("baseline", "delivered") != 1000 || b.num("baseline", "rateRatio") <= 0 ||
+				b.str("baseline", "endpoint") != "/api/push/v2/all") {
+				t.Errorf("baseline: got %v, want 1000 delivered by a plain all-users push, and the ratio of the rates", b.got["baseline"])
+			}
 			if tc.requests == 1 && (b.num("accept", "p50Ms") != b.num("accept", "maxMs") || b.num("accept", "p99Ms") != b.num("accept", "maxMs")) {
 				t.Errorf("one push: got p50 %v, p99 %v, max %v; want the one request's latency in each",
 					b.num("accept", "p50Ms"), b.num("accept", "p99Ms"), b.num("accept", "maxMs"))
