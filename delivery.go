@@ -52,9 +52,13 @@ type Delivery struct {
 	Token            string
 	Platform         Platform
 	AppSourceVersion string
-	TokenUpdatedAt   time.Time
-	Chunk            int
-	State            DeliveryState
+	// Locale is the device's locale when the delivery was planned, kept
+	// for a push with languages only: it chooses the device's entry
+	// unless the send reads the device again (a marketing push does).
+	Locale         string
+	TokenUpdatedAt time.Time
+	Chunk          int
+	State          DeliveryState
 	// Reason is the unreachable reason of an undeliverable token.
 	Reason string
 	Error  string

@@ -307,6 +307,7 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 	var ds []herald.Delivery
 	var later deferral
 	open := 0
+	languages := len(p.Localized) > 0
 	for _, g := range groups {
 		marketing, image := p.MarketingFor(g.r), p.ContentFor(g.r).ImageURL != ""
 		sentNow, deferred := 0, 0
@@ -316,6 +317,9 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 				AppSourceVersion: d.AppSourceVersion, TokenUpdatedAt: d.TokenUpdatedAt, State: herald.DeliveryPending,
 				OldForBadge: p.Badge && herald.VersionBelow(d.AppSourceVersion, herald.BadgeSince),
 				OldForImage: image && herald.VersionBelow(d.AppSourceVersion, herald.ImageSince),
+			}
+			if languages {
+				del.Locale = d.Locale
 			}
 			switch herald.JudgeNight(marketing, d.Consent, rule.night, p.NightPolicy) {
 			case herald.SuppressConsent:

@@ -225,11 +225,9 @@ func (res *chunkResult) add(o outcome) {
 
 // send is one slot as judged at send time.
 type send struct {
-	d herald.Delivery // with the device and token it goes to now
-	// locale and tags are the device's and its user's, read for a push
-	// with languages or templates (chunk.msg).
-	locale string
-	tags   audience.Tags
+	d herald.Delivery // with the device, token and locale it goes to now
+	// tags are its user's, read for a push with templates (chunk.msg).
+	tags audience.Tags
 	// toSend marks a slot to be sent; the others were judged final, and
 	// out says how.
 	toSend bool
@@ -302,8 +300,6 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 		}
 		verify = verify || marketing[i]
 	}
-	// A push with languages reads each device's locale now.
-	verify = verify || c.msg != nil && c.msg.Variants() > 1
 	r := resolver{asPlanned: !verify}
 	if verify {
 		var err error
@@ -324,8 +320,11 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 		case herald.Suppress(marketing[i], dev.Consent, night) == herald.SuppressedNight:
 			wave[i].out.State = herald.DeliverySuppressedNight
 		default:
+			if !r.asPlanned {
+				d.Locale = dev.Locale // as the device has it now
+			}
 			d.DeviceID, d.Token, d.TokenUpdatedAt = dev.ID, dev.Token, dev.TokenUpdatedAt
-			wave[i].toSend, wave[i].locale = true, dev.Locale
+			wave[i].toSend = true
 		}
 		wave[i].d = d
 	}
@@ -450,7 +449,7 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	content := p.Sent(rc) // a marketing message with its ad footer
 	if c.msg != nil {
 		content = p.Content
-		content.Title, content.Content = c.msg.Render(c.msg.Choose(sd.locale), d.UserID, sd.tags.Text)
+		content.Title, content.Content = c.msg.Render(c.msg.Choose(d.Locale), d.UserID, sd.tags.Text)
 		if p.AdFooter != "" && p.Marketing {
 			content.Content += p.AdFooter
 		}

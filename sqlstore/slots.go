@@ -11,10 +11,11 @@ import (
 // A chunk's slots are stored as one value: a version byte, the number of
 // slots, then per slot its seq, recipient index, user, device, token,
 // platform, app version, token refresh time (ms), a flags byte (old for
-// the badge, old for the image, resent) and, from version 2, its failed
-// attempts. Numbers are varints, strings length prefixed. Engine-neutral:
-// a BLOB on SQLite, a BYTEA on PostgreSQL.
-const slotsVersion = 2
+// the badge, old for the image, resent), from version 2 its failed
+// attempts and from version 3 the device's locale (herald.Delivery.Locale).
+// Numbers are varints, strings length prefixed. Engine-neutral: a BLOB on
+// SQLite, a BYTEA on PostgreSQL.
+const slotsVersion = 3
 
 const (
 	slotOldForBadge = 1 << iota
@@ -29,7 +30,7 @@ var errSlots = errors.New("sqlstore: malformed chunk slots")
 func encodeSlots(ds []herald.Delivery) []byte {
 	n := 8
 	for _, d := range ds {
-		n += 24 + len(d.UserID) + len(d.DeviceID) + len(d.Token) + len(d.Platform) + len(d.AppSourceVersion)
+		n += 25 + len(d.UserID) + len(d.DeviceID) + len(d.Token) + len(d.Platform) + len(d.AppSourceVersion) + len(d.Locale)
 	}
 	b := make([]byte, 0, n)
 	b = append(b, slotsVersion)
@@ -54,6 +55,8 @@ func encodeSlots(ds []herald.Delivery) []byte {
 		}
 		b = append(b, flags)
 		b = binary.AppendUvarint(b, uint64(d.Attempts))
+		b = binary.AppendUvarint(b, uint64(len(d.Locale)))
+		b = append(b, d.Locale...)
 	}
 	return b
 }
@@ -70,7 +73,7 @@ func decodeSlots(b []byte, chunk int) ([]herald.Delivery, error) {
 		ds[i] = herald.Delivery{Seq: int(s.seq), RecipientIdx: int(s.recipient), UserID: string(s.user), DeviceID: string(s.device),
 			Token: string(s.token), Platform: herald.Platform(s.platform), AppSourceVersion: string(s.appVersion),
 			TokenUpdatedAt: time.UnixMilli(s.refreshed).UTC(), OldForBadge: s.flags&slotOldForBadge != 0,
-			OldForImage: s.flags&slotOldForImage != 0, Resent: s.flags&slotResent != 0, Attempts: int(s.attempts),
+			OldForImage: s.flags&slotOldForImage != 0, Resent: s.flags&slotResent != 0, Attempts: int(s.attempts), Locale: string(s.locale),
 			Chunk: chunk, State: herald.DeliveryPending}
 	}
 	if r.err != nil {
@@ -103,6 +106,7 @@ type rawSlot struct {
 	refreshed                                 int64
 	flags                                     byte
 	attempts                                  uint64
+	locale                                    []byte
 }
 
 // openSlots reads the version and count of a chunk's slots (none for
@@ -111,7 +115,7 @@ func openSlots(b []byte) (*slotReader, int, error) {
 	if len(b) == 0 {
 		return nil, 0, nil
 	}
-	if b[0] != 1 && b[0] != slotsVersion {
+	if b[0] < 1 || b[0] > slotsVersion {
 		return nil, 0, errSlots
 	}
 	r := &slotReader{b: b[1:], version: b[0]}
@@ -129,6 +133,9 @@ func (r *slotReader) slot() rawSlot {
 	s.refreshed, s.flags = r.varint(), r.byte()
 	if r.version >= 2 {
 		s.attempts = r.uvarint()
+	}
+	if r.version >= 3 {
+		s.locale = r.bytes()
 	}
 	return s
 }

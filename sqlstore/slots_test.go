@@ -15,7 +15,7 @@ func TestSlotsRoundTrip(t *testing.T) {
 		{Seq: 0, RecipientIdx: 0, UserID: "u1", DeviceID: "d1", Token: "t1", Platform: herald.PlatformAndroid, AppSourceVersion: "1.4.0",
 			TokenUpdatedAt: at, OldForBadge: true, OldForImage: true},
 		{Seq: 300, RecipientIdx: 299, UserID: "사용자", DeviceID: "d2", Token: string(make([]byte, 300)), Platform: herald.PlatformIOS,
-			AppSourceVersion: "2.0.0", TokenUpdatedAt: time.UnixMilli(-5).UTC(), OldForImage: true, Resent: true, Attempts: 3},
+			AppSourceVersion: "2.0.0", TokenUpdatedAt: time.UnixMilli(-5).UTC(), OldForImage: true, Resent: true, Attempts: 3, Locale: "ko-KR"},
 		{Seq: 301, UserID: "", DeviceID: "d3", Token: "t3"},
 	}
 	out, err := decodeSlots(encodeSlots(in), 7)
@@ -50,6 +50,18 @@ func TestSlotsVersion1(t *testing.T) {
 	out, err := decodeSlots(v1, 2)
 	want := herald.Delivery{Seq: 5, UserID: "u", DeviceID: "d", Token: "t", TokenUpdatedAt: time.UnixMilli(0).UTC(), OldForBadge: true,
 		Chunk: 2, State: herald.DeliveryPending}
+	if err != nil || len(out) != 1 || !sameBut(out[0], want) {
+		t.Errorf("got (%+v, %v), want %+v", out, err, want)
+	}
+}
+
+// TestSlotsVersion2 reads slots written before version 3 (no locale).
+func TestSlotsVersion2(t *testing.T) {
+	t.Parallel()
+	v2 := []byte{2, 1, 5, 0, 1, 'u', 1, 'd', 1, 't', 0, 0, 0, slotResent, 3}
+	out, err := decodeSlots(v2, 2)
+	want := herald.Delivery{Seq: 5, UserID: "u", DeviceID: "d", Token: "t", TokenUpdatedAt: time.UnixMilli(0).UTC(), Resent: true,
+		Attempts: 3, Chunk: 2, State: herald.DeliveryPending}
 	if err != nil || len(out) != 1 || !sameBut(out[0], want) {
 		t.Errorf("got (%+v, %v), want %+v", out, err, want)
 	}

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -28,6 +29,7 @@ type AudienceCounter interface {
 
 var audienceTests = []test{
 	{"Filter/MatchesEvaluator", testFilterMatchesEvaluator},
+	{"TagsOfUsers", testTagsOfUsers},
 	{"Filter/Scale", testAudienceScale},
 }
 
@@ -352,6 +354,55 @@ func testFilterMatchesEvaluator(t *testing.T, b *bundle) {
 		count, err := counter.CountAudience(b.ctx, b.app.ID, f, b.now)
 		if wantCount := (audience.Count{Users: len(users), Devices: len(want)}); err != nil || count != wantCount {
 			t.Fatalf("seed %d, filter %d %s: got count %+v (%v), want %+v", seed, i, tree, count, err, wantCount)
+		}
+	}
+}
+
+// testTagsOfUsers: the tags a push's templates read, on a random
+// population, for random sets of names (ones with names between them in
+// byte order that are not asked for, too): each user's tags of those names
+// exactly, and no entry for a user with none of them.
+func testTagsOfUsers(t *testing.T, b *bundle) {
+	seed := audienceSeed(t)
+	r := rand.New(rand.NewPCG(seed, 1))
+	pop := genPopulation(r, b.now.UnixMilli())
+	b.load(pop)
+	users := []string{"nobody"} // not a user: no entry
+	for u := range pop.tags {
+		users = append(users, u)
+	}
+	for _, d := range pop.devices {
+		if d.user != "" && !slices.Contains(users, d.user) {
+			users = append(users, d.user)
+		}
+	}
+	for i := range 40 {
+		var names []string
+		for _, n := range popTagNames {
+			if r.IntN(2) == 0 {
+				names = append(names, n)
+			}
+		}
+		if len(names) == 0 {
+			names = []string{pick(r, popTagNames)}
+		}
+		got, err := b.s.TagsOfUsers(b.ctx, b.app.ID, users, names)
+		must(t, "TagsOfUsers", err)
+		want := map[string]audience.Tags{}
+		for u, tags := range pop.tags {
+			for _, n := range names {
+				if v, ok := tags[n]; ok {
+					if want[u] == nil {
+						want[u] = audience.Tags{}
+					}
+					want[u][n] = v
+				}
+			}
+		}
+		// A number compares as Go compares it: -0 is 0 (SQLite keeps -0 as 0).
+		same := maps.EqualFunc(got, want, func(x, y audience.Tags) bool { return maps.Equal(x, y) })
+		if !same {
+			t.Fatalf("seed %d, set %d, names %v:\ngot  %v\nwant %v", seed, i, names, got, want)
 		}
 	}
 }
