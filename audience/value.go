@@ -91,8 +91,7 @@ func (v Value) Text() string {
 	case KindString:
 		return v.Str
 	case KindNumber:
-		b, _ := json.Marshal(v.Num)
-		return string(b)
+		return FormatNumber(v.Num)
 	case KindBool:
 		return strconv.FormatBool(v.Bool)
 	}
@@ -267,4 +266,21 @@ func ParseTagUpdate(raw json.RawMessage, path string) (map[string]*Value, []hera
 		return nil, details
 	}
 	return out, nil
+}
+
+// FormatNumber writes f as encoding/json writes a float64, so a number tag
+// renders as the JSON it was set with (without encoding/json's
+// reflection: a template may render one per message): 3, 2.5, 1e+21, 1e-7. NaN and the
+// infinities, which JSON cannot hold, are written as strconv does.
+func FormatNumber(f float64) string {
+	abs := math.Abs(f)
+	if math.IsNaN(f) || math.IsInf(f, 0) || abs == 0 || 1e-6 <= abs && abs < 1e21 {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	s := strconv.FormatFloat(f, 'e', -1, 64)
+	// encoding/json cleans e-07 to e-7, as ES6 writes exponents.
+	if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
+		s = s[:n-2] + s[n-1:]
+	}
+	return s
 }

@@ -1,9 +1,7 @@
 package render_test
 
 import (
-	"encoding/json"
 	"errors"
-	"math"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -41,23 +39,6 @@ func FuzzCompile(f *testing.F) {
 		value := func(name string) (string, bool) { return "<" + name + ">", len(name)%2 == 0 }
 		if a, b := tpl.Render("u-1", value), tpl.Render("u-1", value); a != b {
 			t.Fatalf("Render(%q): got %q then %q", text, a, b)
-		}
-	})
-}
-
-// FuzzFormatNumber: FormatNumber writes every finite number as
-// encoding/json does.
-func FuzzFormatNumber(f *testing.F) {
-	for _, x := range []float64{0, 1, -1.5, 1e21, 1e-7, 123456789, math.MaxFloat64} {
-		f.Add(x)
-	}
-	f.Fuzz(func(t *testing.T, x float64) {
-		if math.IsNaN(x) || math.IsInf(x, 0) {
-			return
-		}
-		want, _ := json.Marshal(x)
-		if got := render.FormatNumber(x); got != string(want) {
-			t.Fatalf("FormatNumber(%v): got %s, want %s", x, got, want)
 		}
 	})
 }

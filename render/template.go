@@ -1,8 +1,6 @@
 package render
 
 import (
-	"math"
-	"strconv"
 	"strings"
 	"unicode/utf8"
 
@@ -270,8 +268,8 @@ const maxStackValues = 8
 // Render returns the text for one user: userID in place of {{userId}} and
 // the value tag gives for each {{tag.NAME}}, its default (or "") when tag
 // reports none. Tag values are taken as already formatted (a number as
-// FormatNumber writes it, a boolean as true or false). tag may be nil when
-// the template reads no tag. A dynamic template allocates its result once.
+// audience.FormatNumber writes it, a boolean as true or false). tag may
+// be nil when the template reads no tag. A dynamic template allocates its result once.
 func (t Template) Render(userID string, tag func(name string) (string, bool)) string {
 	if t.parts == nil {
 		return t.text // small enough to inline: a static text costs a test
@@ -316,20 +314,4 @@ func (t *Template) render(userID string, tag func(name string) (string, bool)) s
 		k++
 	}
 	return b.String()
-}
-
-// FormatNumber writes f as encoding/json writes a float64, so a number tag
-// renders as the JSON it was set with: 3, 2.5, 1e+21, 1e-7. NaN and the
-// infinities, which JSON cannot hold, are written as strconv does.
-func FormatNumber(f float64) string {
-	abs := math.Abs(f)
-	if math.IsNaN(f) || math.IsInf(f, 0) || abs == 0 || 1e-6 <= abs && abs < 1e21 {
-		return strconv.FormatFloat(f, 'f', -1, 64)
-	}
-	s := strconv.FormatFloat(f, 'e', -1, 64)
-	// encoding/json cleans e-07 to e-7, as ES6 writes exponents.
-	if n := len(s); n >= 4 && s[n-4] == 'e' && s[n-3] == '-' && s[n-2] == '0' {
-		s = s[:n-2] + s[n-1:]
-	}
-	return s
 }

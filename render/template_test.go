@@ -1,9 +1,7 @@
 package render_test
 
 import (
-	"encoding/json"
 	"errors"
-	"math"
 	"slices"
 	"strings"
 	"testing"
@@ -185,19 +183,6 @@ func TestRenderAllocs(t *testing.T) {
 	}{{"Static", static, 0}, {"Dynamic", dynamic, 1}} {
 		if got := testing.AllocsPerRun(100, func() { tc.tpl.Render("u-1", user) }); got != tc.want {
 			t.Errorf("%s: got %v allocations, want %v", tc.name, got, tc.want)
-		}
-	}
-}
-
-func TestFormatNumber(t *testing.T) {
-	t.Parallel()
-	for _, f := range []float64{
-		0, math.Copysign(0, -1), 1, -1, 3, 2.5, 0.1, 1e20, 1e21, 123456789012345678, 1e-6, 1e-7, 1.5e-7, -2e-9,
-		math.MaxFloat64, math.SmallestNonzeroFloat64, 1e100, 12345.678, 1.0 / 3, 9007199254740993,
-	} {
-		want, _ := json.Marshal(f)
-		if got := render.FormatNumber(f); got != string(want) {
-			t.Errorf("FormatNumber(%v): got %s, want %s", f, got, want)
 		}
 	}
 }
