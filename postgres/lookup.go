@@ -18,11 +18,17 @@ import "github.com/heraldpush/herald/sqlstore"
 // statement instead of planning every run again, which a short list of
 // keys, estimated below the generic plan's 10, made it do (a tenth of a
 // millisecond of the database's CPU each time). TestLookupPlansProbeTheIndex
-// checks the plans, TestLookupPlanKept that the generic one is kept.
+// checks the plans, TestLookupPlanKept that the generic one is kept. A
+// lookup that locks (Lookup.Lock) takes each row FOR UPDATE, writing
+// nothing, instead of the shared dialect's no-op update.
 func (engine) LookupQuery(l sqlstore.Lookup, scope string, keys []string) (string, []any) {
+	lock := ""
+	if l.Lock != "" {
+		lock = ` FOR UPDATE`
+	}
 	query := `SELECT t.* FROM unnest((SELECT CAST(?2 AS TEXT[]))) AS lookup(key)
 		CROSS JOIN LATERAL (SELECT ` + l.Columns + ` FROM ` + l.Table + `
-			WHERE ` + l.Scope + ` = (SELECT CAST(?1 AS TEXT)) AND ` + l.Key + ` = lookup.key OFFSET 0) t`
+			WHERE ` + l.Scope + ` = (SELECT CAST(?1 AS TEXT)) AND ` + l.Key + ` = lookup.key OFFSET 0` + lock + `) t`
 	return query, []any{scope, keys}
 }
 

@@ -13,6 +13,12 @@ type Lookup struct {
 	// Scope is the column equal to one value (the lookup's scope), Key the
 	// one equal to one of the keys.
 	Scope, Key string
+	// Lock, when set, takes the rows read for the rest of the
+	// transaction: it is the no-op assignment the shared dialect writes
+	// them with (UPDATE … SET Lock … RETURNING Columns), which an engine
+	// may replace with a lock that writes nothing (PostgreSQL's FOR
+	// UPDATE).
+	Lock string
 }
 
 // LookupWriter is implemented by an engine that writes a Lookup in its own
@@ -45,7 +51,11 @@ const lookupBatch = 512
 // paddedIn).
 func InListLookup(l Lookup, scope string, keys []string) (string, []any) {
 	list, args := paddedIn(scope, keys)
-	return `SELECT ` + l.Columns + ` FROM ` + l.Table + ` WHERE ` + l.Scope + ` = ? AND ` + l.Key + ` IN ` + list, args
+	where := ` WHERE ` + l.Scope + ` = ? AND ` + l.Key + ` IN ` + list
+	if l.Lock != "" {
+		return `UPDATE ` + l.Table + ` SET ` + l.Lock + where + ` RETURNING ` + l.Columns, args
+	}
+	return `SELECT ` + l.Columns + ` FROM ` + l.Table + where, args
 }
 
 // paddedIn returns an IN list of keys and its arguments, first before them.

@@ -89,8 +89,8 @@ func applyTagRow(names map[string]map[string]bool, state herald.UserState, r aud
 	return ""
 }
 
-// userTagNamesLookup reads the names of users' tags.
-var userTagNamesLookup = Lookup{Table: `user_tags`, Columns: `user_id, name`, Scope: `app_id`, Key: `user_id`}
+// UserTagNamesLookup reads the names of users' tags (a tag import's).
+var UserTagNamesLookup = Lookup{Table: `user_tags`, Columns: `user_id, name`, Scope: `app_id`, Key: `user_id`}
 
 // tagNames reads the names of the users' tags, by user. A Lookup, so that
 // PostgreSQL probes each user's key even while its statistics still say
@@ -98,7 +98,7 @@ var userTagNamesLookup = Lookup{Table: `user_tags`, Columns: `user_id, name`, Sc
 // IN list's plan read the whole table then, 600 ms a batch at 30,000 users.
 func tagNames(ctx context.Context, c conn, appID string, userIDs []string) (map[string]map[string]bool, error) {
 	out := make(map[string]map[string]bool, len(userIDs))
-	err := c.lookup(ctx, userTagNamesLookup, appID, userIDs, func(row scanner) error {
+	err := c.lookup(ctx, UserTagNamesLookup, appID, userIDs, func(row scanner) error {
 		var id, name string
 		if err := row.Scan(&id, &name); err != nil {
 			return err

@@ -74,35 +74,29 @@ func lockRegisteredUser(ctx context.Context, c conn, appID, userID string) error
 	return nil
 }
 
-// lockPart bounds the users of one statement of lockUsers.
-const lockPart = 500
+// LockUsersLookup takes users' rows and reads their states (lockUsers).
+var LockUsersLookup = Lookup{Table: `users`, Columns: `user_id, state`, Scope: `app_id`, Key: `user_id`, Lock: `state = state`}
 
 // lockUsers takes the rows of those of the app's users that exist for
-// the rest of the transaction, with a write that changes nothing (the
-// engines' dialect has no FOR UPDATE in common), and returns their
-// states. Every writer of a user's tags takes the user's row first, so
-// tag updates of one user (and its withdrawal) are made one after the
-// other. Users are taken in order of ID, lockPart at a time.
+// the rest of the transaction (a Lookup that locks: a write that changes
+// nothing on SQLite, FOR UPDATE on PostgreSQL, each user by its key
+// whatever the statistics say) and returns their states. Every writer of
+// a user's tags takes the user's row first, so tag updates of one user
+// (and its withdrawal) are made one after the other. Users are taken in
+// order of ID.
 func lockUsers(ctx context.Context, c conn, appID string, userIDs []string) (map[string]herald.UserState, error) {
 	ids := slices.Clone(userIDs)
 	slices.Sort(ids)
 	ids = slices.Compact(ids)
 	states := make(map[string]herald.UserState, len(ids))
-	for start := 0; start < len(ids); start += lockPart {
-		part := ids[start:min(start+lockPart, len(ids))]
-		args := append([]any{appID}, anys(part)...)
-		err := c.each(ctx, func(row scanner) error {
-			var id string
-			var state herald.UserState
-			err := row.Scan(&id, &state)
-			states[id] = state
-			return err
-		}, `UPDATE users SET state = state WHERE app_id = ? AND user_id IN (`+placeholders(len(part))+`) RETURNING user_id, state`, args...)
-		if err != nil {
-			return nil, err
-		}
-	}
-	return states, nil
+	err := c.lookup(ctx, LockUsersLookup, appID, ids, func(row scanner) error {
+		var id string
+		var state herald.UserState
+		err := row.Scan(&id, &state)
+		states[id] = state
+		return err
+	})
+	return states, err
 }
 
 // anys is ids as statement arguments.
@@ -253,8 +247,8 @@ func (s *UserStore) UserTags(ctx context.Context, appID, userID string) (audienc
 	return readTags(ctx, s.reader(), appID, userID)
 }
 
-// userTagsLookup reads users' tags.
-var userTagsLookup = Lookup{Table: `user_tags`, Columns: `user_id, name, kind, text_value, num_value`, Scope: `app_id`, Key: `user_id`}
+// UserTagsLookup reads users' tags (TagsOfUsers).
+var UserTagsLookup = Lookup{Table: `user_tags`, Columns: `user_id, name, kind, text_value, num_value`, Scope: `app_id`, Key: `user_id`}
 
 // TagsOfUsers returns the named tags of each of the users that has any
 // (a push's templates read them when it is sent, DESIGN 13). Each user's
@@ -271,7 +265,7 @@ func (s *UserStore) TagsOfUsers(ctx context.Context, appID string, userIDs, name
 	for _, n := range names {
 		wanted[n] = true
 	}
-	err := s.reader().lookup(ctx, userTagsLookup, appID, userIDs, func(row scanner) error {
+	err := s.reader().lookup(ctx, UserTagsLookup, appID, userIDs, func(row scanner) error {
 		var userID string
 		var name, kind, text string
 		var num *float64
