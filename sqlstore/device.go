@@ -138,30 +138,43 @@ func selectionSQL(sel sendstore.Selection, userFrom *string) (string, []any, err
 // (tagDrivenSQL), joined to their users' devices: no unmapped device
 // holds it, so its users are the distinct mapped ones.
 func (s *UserStore) CountAudience(ctx context.Context, appID string, f audience.Filter, now time.Time) (audience.Count, error) {
-	var devices, users, mapped int64
-	tag, rest, args, ok, err := tagDrivenSQL(f, now)
+	query, args, tagDriven, err := AudienceCountQuery(appID, f, now)
 	if err != nil {
 		return audience.Count{}, err
 	}
-	if ok {
-		err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id) FROM user_tags t
-			JOIN devices d ON d.app_id = t.app_id AND d.user_id = t.user_id
-			WHERE t.app_id = ? AND `+tag+` AND `+rest, append([]any{appID}, args...)...).Scan(&devices, &users)
-		if err != nil {
-			return audience.Count{}, err
-		}
+	var devices, users, mapped int64
+	if err := s.reader().queryRow(ctx, query, args...).Scan(&devices, &users, &mapped); err != nil {
+		return audience.Count{}, err
+	}
+	if tagDriven { // only mapped devices hold a tag leaf
 		return audience.Count{Users: int(users), Devices: int(devices)}, nil
+	}
+	return audience.Count{Users: int(users + devices - mapped), Devices: int(devices)}, nil
+}
+
+// AudienceCountQuery is CountAudience's statement: the count of devices,
+// of distinct users and of mapped devices, and whether it reads the
+// filter's tag leaf from user_tags by its value (tagDrivenSQL). Exported
+// for the engines' tests of its plan.
+func AudienceCountQuery(appID string, f audience.Filter, now time.Time) (query string, args []any, tagDriven bool, err error) {
+	tag, rest, args, ok, err := tagDrivenSQL(f, now)
+	if err != nil {
+		return "", nil, false, err
+	}
+	if ok {
+		// CROSS JOIN: SQLite then reads user_tags first, as asked (without
+		// statistics it read every device and probed its tag); PostgreSQL
+		// orders it as any join.
+		return `SELECT COUNT(*), COUNT(DISTINCT d.user_id), COUNT(d.user_id) FROM user_tags t CROSS JOIN devices d
+			WHERE t.app_id = ? AND ` + tag + ` AND d.app_id = t.app_id AND d.user_id = t.user_id AND ` + rest,
+			append([]any{appID}, args...), true, nil
 	}
 	cond, args, err := filterSQL(f, now)
 	if err != nil {
-		return audience.Count{}, err
+		return "", nil, false, err
 	}
-	err = s.reader().queryRow(ctx, `SELECT COUNT(*), COUNT(DISTINCT d.user_id), COUNT(d.user_id) FROM devices d
-		WHERE d.app_id = ? AND `+cond, append([]any{appID}, args...)...).Scan(&devices, &users, &mapped)
-	if err != nil {
-		return audience.Count{}, err
-	}
-	return audience.Count{Users: int(users + devices - mapped), Devices: int(devices)}, nil
+	return `SELECT COUNT(*), COUNT(DISTINCT d.user_id), COUNT(d.user_id) FROM devices d
+		WHERE d.app_id = ? AND ` + cond, append([]any{appID}, args...), false, nil
 }
 
 // prefixed qualifies each column of a list with a table alias.

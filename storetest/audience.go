@@ -492,3 +492,15 @@ func testAudienceScale(t *testing.T, b *bundle) {
 			counted.Round(time.Millisecond), time.Since(start).Round(time.Millisecond))
 	}
 }
+
+// PlanFilters are filters of each kind of tag leaf, for the engines'
+// tests of the plans of DevicePage and CountAudience: each tag look-up by
+// the user's key, and a count by a tag's value from its index.
+var PlanFilters = map[string]string{
+	"eq": `{"tag":"plan","eq":"gold"}`, "ne": `{"tag":"plan","ne":"gold"}`,
+	"in": `{"tag":"plan","in":["gold","silver"]}`, "exists": `{"tag":"plan","exists":true}`,
+	"number eq": `{"tag":"level","eq":3}`, "number gte": `{"tag":"level","gte":1}`, "number lt": `{"tag":"level","lt":5}`,
+	"string gt": `{"tag":"city","gt":"M"}`, "prefix": `{"tag":"city","prefix":"Seoul"}`,
+	"three leaves": `{"and":[{"tag":"plan","in":["gold","silver"]},{"tag":"level","gte":1},{"tag":"city","prefix":"Seoul"}]}`,
+	"or":           `{"or":[{"tag":"plan","eq":"gold"},{"and":[{"tag":"level","lt":2},{"field":"platform","eq":"ios"}]}]}`,
+}
