@@ -273,10 +273,9 @@ func (c *compiler) tag(l audience.Leaf) {
 		}
 		c.put(")")
 	case audience.OpPrefix:
-		// The substring, not the range of text_value, so that no planner
-		// reads the leaf from user_tags_text: SQLite's (3.53, without
-		// statistics) judged the range cheaper than the user's key and read
-		// every tag of the name for each device.
+		// The substring, not a range of text_value, which SQLite's planner
+		// (3.53, without statistics) judged cheaper to read from the value
+		// index than the user's key: every tag of the name for each device.
 		c.tagOpen(l.Tag)
 		c.put(" AND t.kind = 's' AND ")
 		c.prefix("t.text_value", l.Values[0].Str, false)
@@ -315,10 +314,11 @@ func oneKind(vs []audience.Value) bool {
 }
 
 // tagDrivenSQL compiles a filter whose root is, or is an and of, a tag
-// leaf of eq, or of in with values of one kind, for a count that reads that tag's rows from
-// user_tags by its value (user_tags_text, user_tags_num, which index the
-// name as name || '' so that only such a query uses them) and joins each to
-// its user's devices, instead of reading every device of the app: the
+// leaf of eq, or of in with values of one kind, for a count that reads
+// that tag's rows from user_tags by its value (user_tags_text and
+// user_tags_num, which index the name as name || ” so that only such a
+// query uses them) and joins each to its user's devices, instead of
+// reading every device of the app: the
 // leaf's condition on `user_tags t`, and the rest of the filter on
 // `devices d` ("1 = 1" for none), with their arguments in that order.
 // False when the filter has no such leaf. The leaf holds only for mapped

@@ -99,15 +99,6 @@ func lockUsers(ctx context.Context, c conn, appID string, userIDs []string) (map
 	return states, err
 }
 
-// anys is ids as statement arguments.
-func anys(ids []string) []any {
-	out := make([]any, len(ids))
-	for i, id := range ids {
-		out[i] = id
-	}
-	return out
-}
-
 // writeTags writes a tag update of a user whose row the transaction
 // holds, in order of name, and returns the user's tags after it;
 // audience.ErrTooManyTags when they would be too many.
