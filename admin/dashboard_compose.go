@@ -6,7 +6,6 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"net/http"
 	"net/url"
 	"strings"
@@ -281,10 +280,7 @@ func (d *dashboard) audienceCount(w http.ResponseWriter, r *http.Request) {
 	}
 	var f audience.Filter
 	if id := strings.TrimSpace(r.PostFormValue("segmentId")); id != "" {
-		sg, err := d.Store.Segment(r.Context(), a.ID, id)
-		if errors.Is(err, herald.ErrNotFound) {
-			err = herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
-		}
+		sg, err := audience.NamedSegment(r.Context(), d.Store, a.ID, id)
 		if err != nil {
 			web.Error(w, r, err)
 			return

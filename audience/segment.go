@@ -54,15 +54,21 @@ type SegmentReader interface {
 	Segment(ctx context.Context, appID, segmentID string) (Segment, error)
 }
 
-// SegmentFilter is the filter of the app's segment a push names, as
-// canonical JSON, as it stands at accept: a segment edited or deleted
-// later leaves the push as accepted. An unknown segment is an invalid
-// request naming segmentId.
-func SegmentFilter(ctx context.Context, store SegmentReader, appID, segmentID string) ([]byte, error) {
+// NamedSegment is the app's segment a request names: an unknown one is
+// an invalid request naming segmentId.
+func NamedSegment(ctx context.Context, store SegmentReader, appID, segmentID string) (Segment, error) {
 	sg, err := store.Segment(ctx, appID, segmentID)
 	if errors.Is(err, herald.ErrNotFound) {
-		return nil, herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
+		return Segment{}, herald.Invalid(herald.Detail{Field: "segmentId", Reason: "names no segment of this app"})
 	}
+	return sg, err
+}
+
+// SegmentFilter is the filter of the app's segment a push names
+// (NamedSegment), as canonical JSON, as it stands at accept: a segment
+// edited or deleted later leaves the push as accepted.
+func SegmentFilter(ctx context.Context, store SegmentReader, appID, segmentID string) ([]byte, error) {
+	sg, err := NamedSegment(ctx, store, appID, segmentID)
 	if err != nil {
 		return nil, err
 	}
