@@ -17,8 +17,9 @@ import (
 // TestFilterPlansProbeTheKey: with statistics taken while the tables were
 // empty and 20,000 users, devices and three tags each loaded since (as
 // right after registrations and a tag import), the fan-out's page of a
-// segment push reads each tag leaf by the user's key, and an audience
-// count reads user_tags by the key or by a tag's value from its index.
+// segment push reads each tag leaf by the user's key (or, driven by one
+// tag value, from that value's index), and an audience count reads
+// user_tags by the key or by a tag's value from its index.
 // With the tag look-ups free to become joins, and the value indexes
 // matching them, the page read every tag of a leaf's name for each device
 // (58 to 77 s for a page of 2,000).
@@ -46,16 +47,18 @@ func TestFilterPlansProbeTheKey(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		count, countArgs, _, err := sqlstore.AudienceCountQuery("app_00", f, time.Now())
+		count, countArgs, tagDriven, err := sqlstore.AudienceCountQuery("app_00", f, time.Now())
 		if err != nil {
 			t.Fatal(err)
 		}
+		// A filter driven by one tag value reads its pages by the value.
+		pageByValue := tagDriven && strings.Contains(raw, `"eq"`) && !strings.Contains(raw, `"or"`)
 		for _, mode := range []string{"force_custom_plan", "force_generic_plan"} {
 			for _, q := range []struct {
 				what, query string
 				args        []any
 				byValue     bool
-			}{{"page", page, pageArgs, false}, {"count", count, countArgs, true}} {
+			}{{"page", page, pageArgs, pageByValue}, {"count", count, countArgs, true}} {
 				plan := explainPlan(t, db, mode, q.query, q.args)
 				plan.walk(func(n planNode) {
 					if n.Relation != "user_tags" {

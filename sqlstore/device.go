@@ -99,6 +99,23 @@ func DevicePageQuery(appID string, sel sendstore.Selection, after sendstore.Devi
 			WHERE d.app_id = ? AND d.user_id IS NULL` + where + ` AND d.device_id > ? ORDER BY d.device_id LIMIT ?`,
 			append(append([]any{appID}, args...), after.DeviceID, limit), nil
 	}
+	if sel.Filter != nil && sel.Topic == "" {
+		td, ok, err := tagDrivenSQL(*sel.Filter, sel.Now, &after.UserID)
+		if err != nil {
+			return "", nil, err
+		}
+		if ok && td.single {
+			// From the tag's value: its index reads the tag's users in order
+			// of ID, each joined to its devices (CROSS JOIN: SQLite reads
+			// user_tags first, as asked), so a page reads only the users
+			// that have the value, not every device of the app.
+			args := append(append([]any{appID}, td.tagArgs...), after.UserID, after.UserID, after.DeviceID)
+			return `SELECT ` + prefixed("d.", deviceColumns) + ` FROM user_tags t CROSS JOIN devices d
+				WHERE t.app_id = ? AND ` + td.tag + ` AND t.user_id >= ? AND d.app_id = t.app_id AND d.user_id = t.user_id
+				AND (d.user_id > ? OR d.device_id > ?) AND ` + td.rest + `
+				ORDER BY t.user_id, d.device_id LIMIT ?`, append(append(args, td.restArgs...), limit), nil
+		}
+	}
 	where, args, err := selectionSQL(sel, &after.UserID)
 	if err != nil {
 		return "", nil, err
@@ -157,11 +174,12 @@ func (s *UserStore) CountAudience(ctx context.Context, appID string, f audience.
 // filter's tag leaf from user_tags by its value (tagDrivenSQL). Exported
 // for the engines' tests of its plan.
 func AudienceCountQuery(appID string, f audience.Filter, now time.Time) (query string, args []any, tagDriven bool, err error) {
-	tag, rest, args, ok, err := tagDrivenSQL(f, now)
+	td, ok, err := tagDrivenSQL(f, now, nil)
 	if err != nil {
 		return "", nil, false, err
 	}
 	if ok {
+		tag, rest, args := td.tag, td.rest, append(td.tagArgs, td.restArgs...)
 		// CROSS JOIN: SQLite then reads user_tags first, as asked (without
 		// statistics it read every device and probed its tag); PostgreSQL
 		// orders it as any join.

@@ -20,10 +20,11 @@ ALTER TABLE user_tags_clustered RENAME TO user_tags;
 -- The indexes by a tag's value name the tag by name || '', so that a
 -- query uses them only when it asks so (an audience count by a tag's
 -- value, from the index alone: the kind is in it, and a number's
--- num_value is set only for kind 'n'): a filter's look-up of a user's tag
+-- num_value is set only for kind 'n'; and a segment push's pages by a
+-- tag's value, its users in order of ID): a filter's look-up of a user's tag
 -- (t.name = ?) can then only be served by the key, whatever a planner estimates.
-CREATE INDEX user_tags_text ON user_tags (app_id, (name || ''), kind, text_value);
-CREATE INDEX user_tags_num ON user_tags (app_id, (name || ''), num_value) WHERE num_value IS NOT NULL;
+CREATE INDEX user_tags_text ON user_tags (app_id, (name || ''), kind, text_value, user_id);
+CREATE INDEX user_tags_num ON user_tags (app_id, (name || ''), num_value, user_id) WHERE num_value IS NOT NULL;
 
 -- +goose Down
 CREATE TABLE user_tags_rowid (
