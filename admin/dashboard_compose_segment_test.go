@@ -182,7 +182,7 @@ func TestDashboardAudienceCount(t *testing.T) {
 
 // TestDashboardPushPageLanguages: a push's page lists its localized
 // entries, and a segment push's page its filter and segment; the edit
-// page of a scheduled push with entries says they are kept.
+// page of a scheduled push holds its entries to edit.
 func TestDashboardPushPageLanguages(t *testing.T) {
 	t.Parallel()
 	e := newDashEnv(t)
@@ -215,7 +215,7 @@ func TestDashboardPushPageLanguages(t *testing.T) {
 	_, body := b.get(a.path + "/pushes/" + id)
 	wantIn(t, "push page", body, `id="push-localized"`, `<tr data-lang="ja">`, "안녕하세요", "内容")
 	_, body = b.get(a.path + "/scheduled/" + id)
-	wantIn(t, "edit page", body, `id="edit-localized"`, "<code>ja</code>, <code>ko</code>")
+	wantIn(t, "edit page", body, `<textarea id="localized" name="localized"`, `&#34;ja&#34;: {`, "こんにちは")
 
 	id = push("/api/push/v2/segments", `{"filter": {"tag": "plan", "eq": "gold"}, "title": "Gold", "content": "c"}`)
 	_, body = b.get(a.path + "/pushes/" + id)

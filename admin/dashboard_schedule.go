@@ -1,6 +1,8 @@
 package admin
 
 import (
+	"cmp"
+	"encoding/json"
 	"net/http"
 	"net/url"
 	"strings"
@@ -56,7 +58,10 @@ func (d *dashboard) scheduledPage(w http.ResponseWriter, r *http.Request) {
 // what was posted.
 type editForm struct {
 	Title, Content, LinkURL, ImageURL, ScheduleTime string
-	IsUsingBadge                                    bool
+	// Localized is the push's entries as the API's JSON object, "" for
+	// none.
+	Localized    string
+	IsUsingBadge bool
 }
 
 type editData struct {
@@ -67,6 +72,18 @@ type editData struct {
 
 func formOfPush(p herald.Push, a herald.App) editForm {
 	f := editForm{Title: p.Content.Title, Content: p.Content.Content, LinkURL: p.Content.LinkURL, ImageURL: p.Content.ImageURL, IsUsingBadge: p.Badge}
+	if len(p.Localized) > 0 {
+		entries := make(map[string]herald.Content, len(p.Localized))
+		for _, e := range p.Localized {
+			entries[e.Lang] = herald.Content{Title: e.Title, Content: e.Content}
+		}
+		var b strings.Builder
+		enc := json.NewEncoder(&b)
+		enc.SetEscapeHTML(false) // the template escapes it; the text stays readable
+		enc.SetIndent("", "  ")
+		enc.Encode(entries)
+		f.Localized = strings.TrimSpace(b.String())
+	}
 	if p.ScheduledAt != nil {
 		f.ScheduleTime = p.ScheduledAt.In(a.Location()).Format(scheduleInputLayout)
 	}
@@ -78,7 +95,7 @@ func formOfPush(p herald.Push, a herald.App) editForm {
 func editFormFrom(v url.Values) editForm {
 	text := func(k string) string { return strings.ReplaceAll(v.Get(k), "\r\n", "\n") }
 	return editForm{Title: text("title"), Content: text("content"), LinkURL: text("linkURL"), ImageURL: text("imageURL"),
-		ScheduleTime: strings.TrimSpace(v.Get("scheduleTime")), IsUsingBadge: v.Get("isUsingBadge") == "true"}
+		ScheduleTime: strings.TrimSpace(v.Get("scheduleTime")), Localized: text("localized"), IsUsingBadge: v.Get("isUsingBadge") == "true"}
 }
 
 func (d *dashboard) editView(a herald.App, p herald.Push, f editForm) view {
@@ -93,8 +110,8 @@ func (d *dashboard) editPage(w http.ResponseWriter, r *http.Request) {
 
 // pushChange turns the edit form into the change that
 // PATCH /admin/v1/pushes/{pushId} makes of the same fields, judged by the
-// same rules (PushChange.Problems): only the fields that differ from the
-// push are changed.
+// same rules (judgeEdit): only the fields that differ from the push are
+// changed; entries emptied are removed.
 func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.PushChange, error) {
 	c := herald.PushChange{AdPrefixRequired: !a.NoAdPrefixCheck, App: &a}
 	for _, fl := range []struct {
@@ -111,7 +128,11 @@ func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.
 			*fl.dst = &v
 		}
 	}
-	details := c.Problems()
+	var localized json.RawMessage
+	if current := formOfPush(p, a).Localized; strings.TrimSpace(f.Localized) != strings.TrimSpace(current) {
+		localized = json.RawMessage(cmp.Or(strings.TrimSpace(f.Localized), "{}"))
+	}
+	details := judgeEdit(p, &c, localized)
 	if f.IsUsingBadge != p.Badge {
 		c.Badge = &f.IsUsingBadge
 	}

@@ -41,26 +41,7 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 	}
 	c := herald.PushChange{Title: body.Title, Content: body.Content, LinkURL: body.LinkURL, ImageURL: body.ImageURL, Badge: body.IsUsingBadge,
 		AdPrefixRequired: !app.NoAdPrefixCheck, App: &app}
-	details := c.Problems()
-	if !p.Rule().PerRecipient { // a message of /messages is its writer's text, no template
-		for _, m := range []struct {
-			name string
-			text *string
-		}{{"title", body.Title}, {"content", body.Content}} {
-			if m.text != nil {
-				details = append(details, render.Check(*m.text, m.name)...)
-			}
-		}
-	}
-	if body.Localized != nil {
-		if p.Rule().PerRecipient {
-			details = append(details, herald.Detail{Field: "localized", Reason: "a push of /messages has no localized entries: each message is its writer's text"})
-		} else {
-			l, problems := render.ParseLocalized(body.Localized, "localized", 0, 0)
-			entries := l.Entries()
-			c.Localized, details = &entries, append(details, problems...)
-		}
-	}
+	details := judgeEdit(p, &c, body.Localized)
 	if body.ScheduleTime != nil {
 		t, reason := herald.ParseScheduleTime(*body.ScheduleTime, app.Location(), s.Now())
 		if reason != "" {
@@ -114,4 +95,32 @@ func (s *server) writePush(w http.ResponseWriter, r *http.Request, p herald.Push
 		return
 	}
 	web.JSON(w, http.StatusOK, pushToJSON(a, stored))
+}
+
+// judgeEdit judges an edit of p as both the admin API and the dashboard
+// make it: PushChange.Problems, the title and content as templates, and
+// the localized entries, raw as posted (nil: not changed), which it sets
+// in c. It returns every problem.
+func judgeEdit(p herald.Push, c *herald.PushChange, localized json.RawMessage) []herald.Detail {
+	details := c.Problems()
+	if !p.Rule().PerRecipient { // a message of /messages is its writer's text, no template
+		for _, m := range []struct {
+			name string
+			text *string
+		}{{"title", c.Title}, {"content", c.Content}} {
+			if m.text != nil {
+				details = append(details, render.Check(*m.text, m.name)...)
+			}
+		}
+	}
+	if localized != nil {
+		if p.Rule().PerRecipient {
+			details = append(details, herald.Detail{Field: "localized", Reason: "a push of /messages has no localized entries: each message is its writer's text"})
+		} else {
+			l, problems := render.ParseLocalized(localized, "localized", 0, 0)
+			entries := l.Entries()
+			c.Localized, details = &entries, append(details, problems...)
+		}
+	}
+	return details
 }
