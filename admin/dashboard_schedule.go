@@ -95,7 +95,7 @@ func formOfPush(p herald.Push, a herald.App) editForm {
 func editFormFrom(v url.Values) editForm {
 	text := func(k string) string { return strings.ReplaceAll(v.Get(k), "\r\n", "\n") }
 	return editForm{Title: text("title"), Content: text("content"), LinkURL: text("linkURL"), ImageURL: text("imageURL"),
-		ScheduleTime: strings.TrimSpace(v.Get("scheduleTime")), Localized: text("localized"), IsUsingBadge: v.Get("isUsingBadge") == "true"}
+		ScheduleTime: strings.TrimSpace(v.Get("scheduleTime")), Localized: strings.TrimSpace(text("localized")), IsUsingBadge: v.Get("isUsingBadge") == "true"}
 }
 
 func (d *dashboard) editView(a herald.App, p herald.Push, f editForm) view {
@@ -129,8 +129,8 @@ func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.
 		}
 	}
 	var localized json.RawMessage
-	if current := formOfPush(p, a).Localized; strings.TrimSpace(f.Localized) != strings.TrimSpace(current) {
-		localized = json.RawMessage(cmp.Or(strings.TrimSpace(f.Localized), "{}"))
+	if f.Localized != formOfPush(p, a).Localized {
+		localized = json.RawMessage(cmp.Or(f.Localized, "{}"))
 	}
 	details := judgeEdit(p, &c, localized)
 	if f.IsUsingBadge != p.Badge {
