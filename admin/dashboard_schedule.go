@@ -128,15 +128,16 @@ func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.
 			*fl.dst = &v
 		}
 	}
+	current := formOfPush(p, a)
 	var localized json.RawMessage
-	if f.Localized != formOfPush(p, a).Localized {
+	if f.Localized != current.Localized {
 		localized = json.RawMessage(cmp.Or(f.Localized, "{}"))
 	}
 	details := judgeEdit(p, &c, localized)
 	if f.IsUsingBadge != p.Badge {
 		c.Badge = &f.IsUsingBadge
 	}
-	if f.ScheduleTime != formOfPush(p, a).ScheduleTime {
+	if f.ScheduleTime != current.ScheduleTime {
 		t, reason := herald.ParseScheduleTime(f.ScheduleTime, a.Location(), d.Now())
 		if reason != "" {
 			details = append(details, herald.Detail{Field: "scheduleTime", Reason: reason})

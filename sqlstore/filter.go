@@ -290,17 +290,24 @@ func (c *compiler) tag(l audience.Leaf) {
 	c.put(tagEnd)
 }
 
-// tagEqual writes "the tag is v", of v's kind: numbers by num_value (so
-// -0 is 0, as in Go), the others by text_value.
+// tagEqual writes "the tag is v" (tagValueSQL).
 func (c *compiler) tagEqual(v audience.Value) {
+	col, arg := tagValueSQL(v)
+	c.put("("+col+" = ?)", arg)
+}
+
+// tagValueSQL is the column a value of v's kind is compared in, with the
+// kind where the column does not tell it, and v as its argument: a number
+// by num_value alone (set for kind 'n' only; so -0 is 0, as in Go), the
+// others by kind and text_value. Its shape is the value indexes'.
+func tagValueSQL(v audience.Value) (col string, arg any) {
 	switch v.Kind {
 	case audience.KindNumber:
-		c.put("(t.kind = 'n' AND t.num_value = ?)", v.Num)
+		return "t.num_value", v.Num
 	case audience.KindBool:
-		c.put("(t.kind = 'b' AND t.text_value = ?)", v.Text())
-	default:
-		c.put("(t.kind = 's' AND t.text_value = ?)", v.Str)
+		return "t.kind = 'b' AND t.text_value", v.Text()
 	}
+	return "t.kind = 's' AND t.text_value", v.Str
 }
 
 // oneKind reports whether the values are all of one kind.
@@ -346,28 +353,14 @@ func tagDrivenSQL(f audience.Filter, now time.Time, userFrom *string) (tagDrive,
 	c := compiler{now: now.UnixMilli(), userFrom: userFrom}
 	l := leaves[drive].Leaf
 	c.put("(t.name || '') = ? AND ", l.Tag) // the expression user_tags_text and user_tags_num index
-	// The values as the index holds them: a number by num_value alone
-	// (set for kind 'n' only), the others by kind and text.
-	col := "t.kind = 's' AND t.text_value"
-	switch l.Values[0].Kind {
-	case audience.KindNumber:
-		col = "t.num_value"
-	case audience.KindBool:
-		col = "t.kind = 'b' AND t.text_value"
-	}
+	col, _ := tagValueSQL(l.Values[0])      // the values are of one kind
 	c.put(col + " IN (")
 	for i, v := range l.Values { // eq: one value
 		if i > 0 {
 			c.put(", ")
 		}
-		switch v.Kind {
-		case audience.KindNumber:
-			c.put("?", v.Num)
-		case audience.KindBool:
-			c.put("?", v.Text())
-		default:
-			c.put("?", v.Str)
-		}
+		_, arg := tagValueSQL(v)
+		c.put("?", arg)
 	}
 	c.put(")")
 	td := tagDrive{tag: c.b.String(), tagArgs: c.args, single: len(l.Values) == 1}
