@@ -11,6 +11,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
+	"github.com/heraldpush/herald/client"
 )
 
 // segmentApp makes an app of the compose tests with three users and a
@@ -194,30 +195,23 @@ func TestDashboardPushPageLanguages(t *testing.T) {
 	if _, err := e.db.SetTags(context.Background(), a.app.ID, "u1", map[string]*audience.Value{"plan": &gold}); err != nil {
 		t.Fatal(err)
 	}
-	push := func(path, body string) string {
-		t.Helper()
-		req, _ := http.NewRequest(http.MethodPost, e.public.URL+path, strings.NewReader(body))
-		req.Header.Set("Content-Type", "application/json")
-		req.Header.Set("x-api-key", a.app.APIKey)
-		req.Header.Set("x-secret-key", a.secret)
-		resp, err := http.DefaultClient.Do(req)
-		if err != nil {
-			t.Fatal(err)
-		}
-		resp.Body.Close()
-		if resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST %s: got %d", path, resp.StatusCode)
-		}
-		return resp.Header.Get("X-Push-Id")
+	ctx := context.Background()
+	res, err := a.c.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "Hello", Content: "c",
+		Options:   &client.Options{ScheduleTime: "2026-12-01T15:00"},
+		Localized: map[string]client.Text{"ko": {Title: "안녕하세요", Content: "내용"}, "ja": {Title: "こんにちは", Content: "内容"}}})
+	if err != nil {
+		t.Fatal(err)
 	}
-	id := push("/api/push/v2/users", `{"userIds": ["u1"], "title": "Hello", "content": "c", "options": {"scheduleTime": "2026-12-01T15:00"},
-		"localized": {"ko": {"title": "안녕하세요", "content": "내용"}, "ja": {"title": "こんにちは", "content": "内容"}}}`)
+	id := res.PushID
 	_, body := b.get(a.path + "/pushes/" + id)
 	wantIn(t, "push page", body, `id="push-localized"`, `<tr data-lang="ja">`, "안녕하세요", "内容")
 	_, body = b.get(a.path + "/scheduled/" + id)
 	wantIn(t, "edit page", body, `<textarea id="localized" name="localized"`, `&#34;ja&#34;: {`, "こんにちは")
 
-	id = push("/api/push/v2/segments", `{"filter": {"tag": "plan", "eq": "gold"}, "title": "Gold", "content": "c"}`)
+	if res, err = a.c.PushSegment(ctx, client.PushSegmentRequest{Filter: []byte(`{"tag": "plan", "eq": "gold"}`), Title: "Gold", Content: "c"}); err != nil {
+		t.Fatal(err)
+	}
+	id = res.PushID
 	_, body = b.get(a.path + "/pushes/" + id)
 	wantIn(t, "segment push page", body, `id="push-filter">{&#34;tag&#34;:&#34;plan&#34;,&#34;eq&#34;:&#34;gold&#34;}<`)
 }

@@ -6,6 +6,8 @@ import (
 	"net/url"
 	"strings"
 	"testing"
+
+	"github.com/heraldpush/herald/client"
 )
 
 // TestDashboardEditTemplatesAndLanguages: the dashboard's edit of a
@@ -21,18 +23,12 @@ func TestDashboardEditTemplatesAndLanguages(t *testing.T) {
 	b.login()
 	a := newDashApp(t, e, b)
 	e.register(t, a.path, "d1", "tok-1", "u1")
-	req, _ := http.NewRequest(http.MethodPost, e.public.URL+"/api/push/v2/users", strings.NewReader(
-		`{"userIds": ["u1"], "title": "Hello {{userId}}", "content": "c", "options": {"scheduleTime": "2026-12-01T15:00"},
-		"localized": {"ko": {"title": "안녕하세요", "content": "내용"}}}`))
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("x-api-key", a.app.APIKey)
-	req.Header.Set("x-secret-key", a.secret)
-	resp, err := http.DefaultClient.Do(req)
+	res, err := a.c.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1"}, Title: "Hello {{userId}}", Content: "c",
+		Options: &client.Options{ScheduleTime: "2026-12-01T15:00"}, Localized: map[string]client.Text{"ko": {Title: "안녕하세요", Content: "내용"}}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	resp.Body.Close()
-	id := resp.Header.Get("X-Push-Id")
+	id := res.PushID
 	editPath := a.path + "/scheduled/" + id
 	_, body := b.get(editPath)
 	wantIn(t, "edit page", body, `<textarea id="localized" name="localized"`, "안녕하세요")

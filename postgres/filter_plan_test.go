@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"strings"
 	"testing"
 	"time"
@@ -74,28 +73,4 @@ func TestFilterPlansProbeTheKey(t *testing.T) {
 			}
 		}
 	}
-}
-
-// explainPlan returns query's plan under plan_cache_mode mode.
-func explainPlan(t *testing.T, db *DB, mode, query string, args []any) planNode {
-	t.Helper()
-	ctx := context.Background()
-	conn, err := db.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = `+mode); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, `RESET plan_cache_mode`)
-	var out []byte
-	if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+rebind(query), args...).Scan(&out); err != nil {
-		t.Fatalf("explain: %v", err)
-	}
-	var plans []struct{ Plan planNode }
-	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
-		t.Fatalf("explain: %v in %s", err, out)
-	}
-	return plans[0].Plan
 }

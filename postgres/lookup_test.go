@@ -120,6 +120,29 @@ func loadedDevices(t *testing.T, base, seed string, fresh bool) *DB {
 // leaves key to a filter. "" when every read of table probes both.
 func unprobed(t *testing.T, db *DB, mode, query string, args []any, table, key string) string {
 	t.Helper()
+	plan := explainPlan(t, db, mode, query, args)
+	var bad []string
+	probed := false
+	plan.walk(func(n planNode) {
+		if n.Relation != table && !strings.HasPrefix(n.Type, "Bitmap Index") {
+			return
+		}
+		switch {
+		case strings.Contains(n.IndexCond, "(app_id = ") && strings.Contains(n.IndexCond, "("+key+" = "):
+			probed = true
+		case n.Type != "Bitmap Heap Scan":
+			bad = append(bad, fmt.Sprintf("%s %s (index condition %q, filter %q)", n.Type, n.Index, n.IndexCond, n.Filter))
+		}
+	})
+	if !probed && len(bad) == 0 {
+		bad = append(bad, "no read of "+table)
+	}
+	return strings.Join(bad, "; ")
+}
+
+// explainPlan returns query's plan under plan_cache_mode mode.
+func explainPlan(t *testing.T, db *DB, mode, query string, args []any) planNode {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
@@ -138,23 +161,7 @@ func unprobed(t *testing.T, db *DB, mode, query string, args []any, table, key s
 	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
 		t.Fatalf("explain: %v in %s", err, out)
 	}
-	var bad []string
-	probed := false
-	plans[0].Plan.walk(func(n planNode) {
-		if n.Relation != table && !strings.HasPrefix(n.Type, "Bitmap Index") {
-			return
-		}
-		switch {
-		case strings.Contains(n.IndexCond, "(app_id = ") && strings.Contains(n.IndexCond, "("+key+" = "):
-			probed = true
-		case n.Type != "Bitmap Heap Scan":
-			bad = append(bad, fmt.Sprintf("%s %s (index condition %q, filter %q)", n.Type, n.Index, n.IndexCond, n.Filter))
-		}
-	})
-	if !probed && len(bad) == 0 {
-		bad = append(bad, "no read of "+table)
-	}
-	return strings.Join(bad, "; ")
+	return plans[0].Plan
 }
 
 // planNode is a node of EXPLAIN (FORMAT JSON)'s plan.
