@@ -79,6 +79,10 @@ func demoCredentials(cfg config) (path string, creds []byte, err error) {
 			return path, b, nil
 		}
 	}
+	// On PostgreSQL nothing else has made the data dir.
+	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
+		return "", nil, err
+	}
 	if err := writeServiceAccount(path, "herald-demo", tokenURI); err != nil {
 		return "", nil, err
 	}

@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"net/http"
 	"os"
+	"path/filepath"
 	"regexp"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/server"
 )
 
@@ -64,5 +66,30 @@ func TestDemoRestart(t *testing.T) {
 	if p := e.WaitFinal(res.PushID, 20*time.Second); p.Status != "done" || p.Counts.Sent != 1 {
 		b, _ := json.Marshal(p)
 		t.Fatalf("push after the restart: got %s, want done with 1 sent", b)
+	}
+}
+
+// TestDemoOnPostgres: `serve --demo` with a database URL and a data dir that
+// does not exist yet starts and keeps the demo's service-account file there
+// (it stopped at writing that file: with a database URL nothing else
+// creates the dir).
+func TestDemoOnPostgres(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts the demo")
+	}
+	dbURL := pgtest.NewSchema(t, pgtest.BaseURL(t), nil)
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "herald-data")
+	env := map[string]string{"HERALD_MASTER_KEY": testMasterKey, "HERALD_ADMIN_TOKEN": "demo-admin-token-0123456789abcdef"}
+	demo := runInBackground(t, func(k string) string { return env[k] },
+		"serve", "--demo", "--database-url", dbURL, "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
+		"--demo-fcm-addr", freeAddr(t), "--data-dir", dataDir, "--log-level", "warn")
+	demo.waitOutput(listening)
+	path := demo.waitOutput(regexp.MustCompile(`service-account file for the emulator: (\S+)\n`))[1]
+	if filepath.Dir(path) != dataDir {
+		t.Errorf("service-account file %s, want it in %s", path, dataDir)
+	}
+	if _, err := os.Stat(path); err != nil {
+		t.Errorf("demo service-account file: %v", err)
 	}
 }
