@@ -125,8 +125,12 @@ func demoKeys(ctx context.Context, svc *service) (demoApp, error) {
 // where the service-account file for their own apps is.
 func printDemo(stdout io.Writer, svc *service, app demoApp, credsPath string) {
 	where, ref := adminTokenRef(&svc.cfg)
+	store := "embedded SQLite in " + svc.cfg.DataDir
+	if svc.cfg.DatabaseURL != "" {
+		store = "PostgreSQL"
+	}
 	fmt.Fprintf(stdout, `
-Herald demo is running (embedded SQLite in %s, FCM emulator in-process).
+Herald demo is running (%s, FCM emulator in-process).
 
   app id      %s
   api key     %s
@@ -154,7 +158,7 @@ Apps you create yourself send through the same emulator once you upload the
 service-account file above to them (dashboard: the app's FCM card; or
 PUT /admin/v1/apps/{appId}/fcm-credentials with the file as the body).
 
-`, svc.cfg.DataDir, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, where, svc.AdminURL, ref, svc.cfg.FCM.Endpoint, credsPath,
+`, store, app.AppID, app.APIKey, app.SecretKey, svc.AdminURL, where, svc.AdminURL, ref, svc.cfg.FCM.Endpoint, credsPath,
 		svc.PublicURL, app.APIKey, app.SecretKey, svc.cfg.FCM.Endpoint, ref, svc.AdminURL, app.AppID)
 }
 

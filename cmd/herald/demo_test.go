@@ -70,9 +70,9 @@ func TestDemoRestart(t *testing.T) {
 }
 
 // TestDemoOnPostgres: `serve --demo` with a database URL and a data dir that
-// does not exist yet starts and keeps the demo's service-account file there
-// (it stopped at writing that file: with a database URL nothing else
-// creates the dir).
+// does not exist yet starts, says it runs on PostgreSQL (it said embedded
+// SQLite) and keeps the demo's service-account file in the dir (it stopped
+// at writing that file: with a database URL nothing else creates the dir).
 func TestDemoOnPostgres(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts the demo")
@@ -85,6 +85,7 @@ func TestDemoOnPostgres(t *testing.T) {
 		"serve", "--demo", "--database-url", dbURL, "--addr", "127.0.0.1:0", "--admin-addr", "127.0.0.1:0",
 		"--demo-fcm-addr", freeAddr(t), "--data-dir", dataDir, "--log-level", "warn")
 	demo.waitOutput(listening)
+	demo.waitOutput(regexp.MustCompile(`Herald demo is running \(PostgreSQL, `))
 	path := demo.waitOutput(regexp.MustCompile(`service-account file for the emulator: (\S+)\n`))[1]
 	if filepath.Dir(path) != dataDir {
 		t.Errorf("service-account file %s, want it in %s", path, dataDir)
