@@ -19,8 +19,10 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 // TestSDKBrowser: a page loads the built bundle and, with the default
@@ -121,6 +123,41 @@ func TestSDKBrowser(t *testing.T) {
 	var p struct{ Counts struct{ Received, Opened int } }
 	if code := h.AdminJSON("GET", "/admin/v1/pushes/"+pushID, nil, &p); code != http.StatusOK || p.Counts.Received != 1 || p.Counts.Opened != 1 {
 		t.Errorf("push %s (%d): got received %d opened %d, want 1 and 1", pushID, code, p.Counts.Received, p.Counts.Opened)
+	}
+}
+
+// TestSDKBrowserRetryAfter: in Chromium, a call Herald answers 429 is
+// retried no sooner than the answer's Retry-After, which the page can read
+// across origins only when Herald exposes it.
+func TestSDKBrowserRetryAfter(t *testing.T) {
+	chrome := chromium(t)
+	dist := buildBundle(t)
+	// One SDK request a second per client address, bursts of two.
+	h := testenv.Start(t, testenv.Options{Config: server.Config{API: api.Limits{SDKClient: 1}}})
+	a := h.NewApp(nil)
+	page := pageServer(t, dist)
+	ctx := headless(t, chrome, 60*time.Second)
+	step(t, ctx, "open the page", chromedp.Navigate(page.URL+"/"), chromedp.WaitVisible(chromedp.CSS("#ready")))
+	var got struct {
+		Waits []int
+		Plan  string
+	}
+	eval(t, ctx, `(async () => {
+		const waits = [];
+		const h = Herald.init({baseUrl: "`+h.API.URL+`", apiKey: "`+a.APIKey+`", retry: {baseMs: 1, maxMs: 1},
+			schedule: (fn, ms) => { waits.push(ms); const t = setTimeout(fn, ms); return () => clearTimeout(t); }});
+		const [, , , tags] = await Promise.all([h.registerPushToken("web-token-2"), h.setUserId("web-user-2"),
+			h.setConsent({marketing: true}), h.setTags({plan: "silver"})]);
+		h.close();
+		return JSON.stringify({waits, plan: tags.tags.plan});
+	})()`, &got)
+	if got.Plan != "silver" || len(got.Waits) == 0 {
+		t.Fatalf("got %+v, want every call through and at least one 429 retried", got)
+	}
+	for _, w := range got.Waits {
+		if w < 1000 {
+			t.Fatalf("a 429 was retried after %d ms, before its Retry-After of 1 s (%d retries)", w, len(got.Waits))
+		}
 	}
 }
 
