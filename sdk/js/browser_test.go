@@ -120,7 +120,9 @@ func TestSDKBrowser(t *testing.T) {
 	if d := userView(t, h, a).Devices[0]; d.Marketing {
 		t.Error("the consent change queued offline was not sent after the reload")
 	}
-	var p struct{ Counts struct{ Received, Opened int } }
+	var p struct {
+		Counts struct{ Received, Opened int }
+	}
 	if code := h.AdminJSON("GET", "/admin/v1/pushes/"+pushID, nil, &p); code != http.StatusOK || p.Counts.Received != 1 || p.Counts.Opened != 1 {
 		t.Errorf("push %s (%d): got received %d opened %d, want 1 and 1", pushID, code, p.Counts.Received, p.Counts.Opened)
 	}

@@ -95,6 +95,13 @@ test("a refused call rejects with the spec's code and reaches onError; the queue
   herald.close();
 });
 
+test("consent for a device never registered is refused with ERR-AB-NTF-01", async () => {
+  const app = await server.newApp();
+  const { herald } = sdk(app);
+  await assert.rejects(herald.setConsent({ marketing: true }), (e) => e instanceof HeraldError && e.code === "ERR-AB-NTF-01" && e.status === 404);
+  herald.close();
+});
+
 test("an unknown API key is refused with ERR-AB-KSY-13", async () => {
   const herald = Herald.init({ baseUrl: server.url, apiKey: "hk_" + "0".repeat(32), store: new MemoryStore() });
   await assert.rejects(herald.registerPushToken("t", {}), (e) => e instanceof HeraldError && e.code === "ERR-AB-KSY-13" && e.status === 404);

@@ -16,7 +16,7 @@ after(async () => {
   await server?.close();
 });
 
-const refused = (e) => e instanceof HeraldError && e.code === "ERR-AB-SDK-31" && e.status === 401;
+const refused = (e) => e instanceof HeraldError && e.code === "ERR-AB-SDK-31" && e.status === 401 && e.details[0]?.field === "identityToken";
 
 test("with verification on, a missing or wrong token is refused and a valid one is accepted", async () => {
   const app = await server.newApp({ identity: true });

@@ -1,14 +1,15 @@
 // The README's lines an app developer writes, compiled against the built
 // package's types as an app imports it (npm run typecheck).
-import { Herald, HeraldError } from "@heraldpush/sdk";
+import { Herald } from "@heraldpush/sdk";
+import { HeraldError } from "@heraldpush/sdk";
 
 declare const fcmToken: string;
 declare const pushId: string;
 
 export async function readme(): Promise<void> {
   const herald = Herald.init({ baseUrl: "https://push.example.com", apiKey: "hk_0123456789abcdefghijklmnopqrstuv" });
-  await herald.registerPushToken(fcmToken, { platform: "web" });
   await herald.setUserId("user-1");
+  await herald.registerPushToken(fcmToken, { platform: "web" });
   await herald.setConsent({ marketing: true });
   await herald.reportOpened(pushId);
 }
