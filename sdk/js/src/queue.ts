@@ -18,10 +18,14 @@ export interface Call {
  * store under key on every change, so that a new instance on the same store
  * sends what an earlier one could not. Writes are made one after another
  * (an asynchronous store may answer out of order otherwise); each writes
- * the queue as it is when it runs.
+ * the queue as it is when it runs, followed by the calls another instance
+ * on the store (another tab) put there, which this one never held: they
+ * stay for that instance, or the next, to send.
  */
 export class Queue {
   private calls: Call[] = [];
+  /** The ids of every call this queue held, sent ones included. */
+  private readonly held = new Set<string>();
   private writes: Promise<void> = Promise.resolve();
 
   constructor(
@@ -31,18 +35,9 @@ export class Queue {
 
   /** load reads the queue an earlier instance left in the store. */
   async load(): Promise<void> {
-    const raw = await this.store.get(this.key);
-    if (!raw) {
-      return;
-    }
-    try {
-      const calls: unknown = JSON.parse(raw);
-      if (Array.isArray(calls)) {
-        this.calls = calls.filter(isCall).concat(this.calls);
-      }
-    } catch {
-      // A queue that is not JSON was not written by this SDK: dropped.
-    }
+    const calls = parseCalls(await this.store.get(this.key));
+    calls.forEach((c) => this.held.add(c.id));
+    this.calls = calls.concat(this.calls);
   }
 
   get length(): number {
@@ -55,6 +50,7 @@ export class Queue {
   }
 
   push(call: Call): void {
+    this.held.add(call.id);
     this.calls.push(call);
     this.save();
   }
@@ -72,11 +68,36 @@ export class Queue {
 
   private save(): void {
     this.writes = this.writes
-      .then(() => (this.calls.length ? this.store.set(this.key, JSON.stringify(this.calls)) : this.store.remove(this.key)))
+      .then(() => this.write())
       .catch(() => {
         // A full or failing store loses the queue's persistence, not the
         // calls: they are still sent from memory.
       });
+  }
+
+  /**
+   * write writes the queue and the calls of other instances. On a store
+   * that answers at once (localStorage) the read and the write are one
+   * step, which no other tab's write comes between.
+   */
+  private write(): void | Promise<void> {
+    const raw = this.store.get(this.key);
+    return raw instanceof Promise ? raw.then((r) => this.writeOver(r)) : this.writeOver(raw);
+  }
+
+  private writeOver(raw: string | null | undefined): void | Promise<void> {
+    const calls = this.calls.concat(parseCalls(raw).filter((c) => !this.held.has(c.id)));
+    return calls.length ? this.store.set(this.key, JSON.stringify(calls)) : this.store.remove(this.key);
+  }
+}
+
+/** parseCalls reads a stored queue; none when it is not this SDK's JSON. */
+function parseCalls(raw: string | null | undefined): Call[] {
+  try {
+    const calls: unknown = raw ? JSON.parse(raw) : [];
+    return Array.isArray(calls) ? calls.filter(isCall) : [];
+  } catch {
+    return [];
   }
 }
 

@@ -70,6 +70,33 @@ test("offline calls wait in the store, survive a new instance and are sent in or
   b.close();
 });
 
+test("two live instances on one store (two tabs) keep each other's offline calls", async () => {
+  const app = await server.newApp();
+  const store = new MemoryStore();
+  const r = retries();
+  const a = Herald.init({ baseUrl: server.url, apiKey: app.apiKey, store, schedule: r.schedule });
+  await a.setUserId("kim");
+  await a.registerPushToken("fcm-token-kim", { platform: "web" });
+  const b = Herald.init({ baseUrl: server.url, apiKey: app.apiKey, store, schedule: r.schedule });
+  assert.equal(await b.deviceId(), await a.deviceId());
+
+  await server.stop();
+  a.setConsent({ marketing: true });
+  b.setTags({ plan: "gold" });
+  await a.flush();
+  await b.flush();
+  a.close();
+  b.close();
+
+  await server.start();
+  const c = Herald.init({ baseUrl: server.url, apiKey: app.apiKey, store });
+  await c.flush();
+  assert.equal(await c.pending(), 0);
+  const u = await server.user(app, "kim");
+  assert.deepEqual({ marketing: u.devices[0].marketing, tags: u.tags }, { marketing: true, tags: { plan: "gold" } });
+  c.close();
+});
+
 test("reports made offline resolve once sent, and count once even when sent again", async () => {
   const app = await server.newApp();
   const store = new MemoryStore();
