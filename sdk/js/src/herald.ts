@@ -36,7 +36,7 @@ export interface Options {
   random?: () => number;
   /** Runs fn after ms and returns what cancels it (default setTimeout). */
   schedule?: (fn: () => void, ms: number) => () => void;
-  /** The clock that dates reports (default the system's). */
+  /** The device's clock, which dates reports sent late (default the system's). */
   now?: () => Date;
 }
 
@@ -249,12 +249,16 @@ export class Herald {
     return this.enqueue<Tags>("setTags", "PATCH", "/api/sdk/v2/tags", this.withIdentity({ deviceId: this.state.deviceId, tags }));
   }
 
-  /** reportReceived reports that the push (the message's `data.pushId`) arrived, dated now. */
+  /**
+   * reportReceived reports that the push (the message's `data.pushId`)
+   * arrived: dated by Herald when sent at once, by the device's clock when
+   * sent later (made offline).
+   */
   reportReceived(pushId: string): Promise<Reported> {
     return this.report("reportReceived", pushId, "received");
   }
 
-  /** reportOpened reports that the user opened the push, dated now; it counts as received too. */
+  /** reportOpened reports that the user opened the push, dated as reportReceived; it counts as received too. */
   reportOpened(pushId: string): Promise<Reported> {
     return this.report("reportOpened", pushId, "opened");
   }
@@ -390,7 +394,7 @@ export class Herald {
       const res = await doFetch(this.base + call.path, {
         method: call.method,
         headers: { "Content-Type": "application/json", "x-api-key": this.opts.apiKey },
-        body: JSON.stringify(call.body),
+        body: JSON.stringify(this.bodyOf(call)),
         signal: abort.signal,
       });
       const text = await res.text();
@@ -407,6 +411,29 @@ export class Herald {
     }
   }
 
+  /**
+   * bodyOf is what is sent of a call: a report sent within a minute of
+   * being made goes without its time, dated by Herald. Herald ignores a
+   * report dated over 5 minutes ahead of it, so a device whose clock runs
+   * fast would lose every report otherwise; one sent later (made offline)
+   * keeps the device's time.
+   */
+  private bodyOf(call: Call): Record<string, unknown> {
+    const events = call.body.events;
+    if (!Array.isArray(events)) {
+      return call.body;
+    }
+    const now = (this.opts.now?.() ?? new Date()).getTime();
+    const dated = events.map((e: Record<string, unknown>) => {
+      if (now - Date.parse(String(e.at)) >= freshReportMs) {
+        return e;
+      }
+      const { at: _, ...undated } = e;
+      return undated;
+    });
+    return { ...call.body, events: dated };
+  }
+
   private tell(err: HeraldError, call: QueuedCall): void {
     try {
       this.opts.onError?.(err, call);
@@ -415,6 +442,9 @@ export class Herald {
     }
   }
 }
+
+/** freshReportMs is how soon a report is sent for Herald to date it. */
+const freshReportMs = 60 * 1000;
 
 /** quiet marks a promise handled, so that a call not awaited rejects nothing unhandled. */
 function quiet<T>(p: Promise<T>): Promise<T> {

@@ -130,3 +130,16 @@ test("reportReceived and reportOpened count a real push once, however often they
   herald.close();
   other.close();
 });
+
+test("a device whose clock runs 10 minutes fast still has its reports counted", async () => {
+  const app = await server.newApp();
+  const fast = () => new Date(Date.now() + 10 * 60 * 1000);
+  const { herald } = sdk(app, { now: fast });
+  await herald.setUserId("lee");
+  await herald.registerPushToken("fcm-token-lee", { platform: "android" });
+  const pushId = await server.pushTo(app, "lee", "fcm-token-lee");
+  // Dated by the device, Herald would ignore it (over 5 minutes ahead).
+  assert.deepEqual(await herald.reportOpened(pushId), { accepted: 1, ignored: 0 });
+  assert.equal((await server.push(pushId)).counts.opened, 1);
+  herald.close();
+});
