@@ -52,17 +52,20 @@ test("with verification on, a missing or wrong token is refused and a valid one 
   await second.setConsent({ marketing: true });
   second.close();
 
-  // A device mapped to a user cannot change its consent without the token.
+  // A device mapped to a user cannot change its consent or its user's tags
+  // without the token.
   const bare = Herald.init({ baseUrl: server.url, apiKey: app.apiKey, store });
   await bare.identity(null);
   await assert.rejects(bare.setConsent({ marketing: false }), refused);
+  await assert.rejects(bare.setTags({ plan: "free" }), refused);
   bare.close();
 
   const hana = await server.user(app, "hana");
   assert.deepEqual({ tokenSuffix: hana.devices[0].tokenSuffix, marketing: hana.devices[0].marketing, tags: hana.tags }, { tokenSuffix: "n-hana-2".slice(-8), marketing: true, tags: { plan: "gold" } });
-  assert.equal((await server.user(app, "ivan")).devices[0].marketing, true);
+  const ivan = await server.user(app, "ivan");
+  assert.deepEqual({ marketing: ivan.devices[0].marketing, tags: ivan.tags }, { marketing: true, tags: {} });
   const { identityRefusals } = await server.mustAdmin(200, "GET", `/admin/v1/apps/${app.appId}`);
-  assert.equal(identityRefusals, 3);
+  assert.equal(identityRefusals, 4);
 });
 
 test("with verification off, a token is not needed and one given is ignored", async () => {
