@@ -364,6 +364,9 @@ export class Herald {
       await this.queue.saved();
       const out = await this.send(call);
       if ("retryAfterMs" in out) {
+        if (this.closed) {
+          return;
+        }
         this.failures++;
         const wait = backoff(this.failures, (this.opts.random ?? Math.random)(), this.opts.retry, out.retryAfterMs);
         this.cancelRetry = (this.opts.schedule ?? schedule)(() => {
