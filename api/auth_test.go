@@ -313,6 +313,10 @@ func TestCORS(t *testing.T) {
 			if tt.wantCORS && got != "*" {
 				t.Errorf("Access-Control-Allow-Origin: got %q, want *", got)
 			}
+			// A page reads a 429's or 503's Retry-After only when exposed.
+			if exposed := res.Header.Get("Access-Control-Expose-Headers"); tt.wantCORS && exposed != "Retry-After" {
+				t.Errorf("Access-Control-Expose-Headers: got %q, want Retry-After", exposed)
+			}
 			if !tt.wantCORS {
 				for k := range res.Header {
 					if strings.HasPrefix(strings.ToLower(k), "access-control-") {

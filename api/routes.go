@@ -152,12 +152,15 @@ func NewHandler(cfg Config) http.Handler {
 	return web.Logged(cfg.Logger, cfg.Observe, web.Deadline(web.RequestDeadline, cors(web.Mux(mux))))
 }
 
-// cors lets web apps call the SDK API. The Server API answers no CORS
+// cors lets web apps call the SDK API, and read the Retry-After of a 429
+// or 503 (not a header a page may read across origins unless exposed), so
+// that the SDK waits as long as asked. The Server API answers no CORS
 // headers: a browser must never hold a secret key.
 func cors(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if len(r.URL.Path) >= len(sdkPrefix) && r.URL.Path[:len(sdkPrefix)] == sdkPrefix {
 			w.Header().Set("Access-Control-Allow-Origin", "*")
+			w.Header().Set("Access-Control-Expose-Headers", "Retry-After")
 		}
 		next.ServeHTTP(w, r)
 	})
