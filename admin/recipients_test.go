@@ -212,3 +212,40 @@ func TestPushRecipients(t *testing.T) {
 		}
 	})
 }
+
+// TestDashboardPushRecipients: the push page offers an operator the
+// recipients export (a reason and a format) and downloads it; a blank
+// reason shows the page again naming it; a viewer sees no form and is
+// refused the download.
+func TestDashboardPushRecipients(t *testing.T) {
+	t.Parallel()
+	e := start(t)
+	a, pushID := recipientsPush(t, e)
+	opID, _ := e.newOperator("op-recipients@example.com", "operator", nil)
+	viewerID, _ := e.newOperator("viewer-recipients@example.com", "viewer", nil)
+	op, viewer := e.signIn(t, opID), e.signIn(t, viewerID)
+	pushPage := "/apps/" + a.ID + "/pushes/" + pushID
+	got := op.get(pushPage)
+	wantIn(t, "operator's push page", got.body, `id="recipients-export"`, `action="`+pushPage+`/recipients"`, `name="reason"`, `name="format"`)
+
+	got = op.get(pushPage + "/recipients?format=jsonl&reason=" + url.QueryEscape("complaint"))
+	if got.status != http.StatusOK || strings.Count(got.body, "\n") != 7 || !strings.Contains(got.body, `"outcome":"suppressed_night"`) {
+		t.Errorf("download: got %d\n%s\nwant 200 with 7 lines", got.status, got.body)
+	}
+	recs := e.records("appId=" + a.ID)
+	if last := recs[len(recs)-1]; last.Route != "GET /apps/{appId}/pushes/{pushId}/recipients" || last.Reason != "complaint" || last.PushID != pushID {
+		t.Errorf("the download's record: %+v, want its route, reason and push", last)
+	}
+	got = op.get(pushPage + "/recipients?format=csv&reason=+")
+	if got.status != http.StatusBadRequest {
+		t.Errorf("blank reason: got %d, want 400", got.status)
+	}
+	wantIn(t, "refused reason", got.body, "<code>reason</code>", `id="recipients-export"`)
+
+	if got = viewer.get(pushPage); strings.Contains(got.body, `id="recipients-export"`) {
+		t.Errorf("a viewer's push page offers the recipients export")
+	}
+	if got = viewer.get(pushPage + "/recipients?reason=asked"); got.status != http.StatusForbidden {
+		t.Errorf("a viewer's download: got %d, want 403", got.status)
+	}
+}
