@@ -66,6 +66,10 @@ type Delivery struct {
 	// send, the failed ones its backoff grows with; of an outcome, those
 	// and the last.
 	Attempts int
+	// SentAt is when the send FCM accepted was recorded; zero when it
+	// was not sent, or was sent before Herald kept the time (read by a
+	// push's recipients export only).
+	SentAt time.Time
 	// Resent: a send of it may have reached FCM before (a run died or was
 	// cut off with it in flight), so the token may have had it twice.
 	Resent bool

@@ -33,8 +33,9 @@ const (
 var outcomeRank = []Outcome{OutcomeSent, OutcomeResent, OutcomePending, OutcomeFailed,
 	OutcomeSuppressedNight, OutcomeSuppressedConsent, OutcomeUnreachable}
 
-// outcomeOf is the outcome of one delivery.
-func outcomeOf(d Delivery) Outcome {
+// Outcome is the outcome of one delivery: what a push's recipients
+// export (DESIGN 15) says of its device, and what UserOutcome ranks.
+func (d Delivery) Outcome() Outcome {
 	switch d.State {
 	case DeliverySent:
 		if d.Resent {
@@ -61,7 +62,7 @@ func UserOutcome(ds []Delivery) Outcome {
 	best := len(outcomeRank) - 1
 	for _, d := range ds {
 		for i, o := range outcomeRank[:best] {
-			if o == outcomeOf(d) {
+			if o == d.Outcome() {
 				best = i
 				break
 			}
@@ -92,6 +93,24 @@ type ExportStore interface {
 	// reach it, newest first, read by the user (never by scanning the
 	// pushes' chunks); none for a user no push was meant for.
 	UserPushes(ctx context.Context, appID, userID string) ([]UserPush, error)
+	// EachDeviceOutcome calls fn with a push's recipients export a page
+	// at a time (each page's memory bounded, whatever the push's size):
+	// each delivery the push planned once, in the order it planned
+	// them, then the users it found no device of. A page is fn's until
+	// it returns. None for an unknown push.
+	EachDeviceOutcome(ctx context.Context, pushID string, fn func([]DeviceOutcome) error) error
+}
+
+// DeviceOutcome is a line of a push's recipients export (DESIGN 15): a
+// device the push was planned for and what became of it, or a user it
+// found no device of (DeviceID and TokenSuffix "", OutcomeUnreachable).
+// SentAt is when FCM accepted its send, nil when it was not sent or was
+// sent before Herald kept the time; ReceivedAt and OpenedAt are the
+// device's reports (docs/events.md).
+type DeviceOutcome struct {
+	UserID, DeviceID, TokenSuffix string
+	Outcome                       Outcome
+	SentAt, ReceivedAt, OpenedAt  *time.Time
 }
 
 // MaxDownloadReason bounds the reason a download of personal data is

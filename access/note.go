@@ -67,6 +67,19 @@ func (n *Note) ShowedUsers(ids ...string) {
 	n.userIDs = append(n.userIDs, ids[:min(room, len(ids))]...)
 }
 
+// ShowedSomeUsers notes, for an answer recorded before it is all read (a
+// stream), the first users it shows and how many it shows in all.
+func (n *Note) ShowedSomeUsers(count int, first ...string) {
+	if n == nil {
+		return
+	}
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	n.users += max(count, len(first))
+	room := maxUsers - len(n.userIDs)
+	n.userIDs = append(n.userIDs, first[:min(room, len(first))]...)
+}
+
 // About notes the app and push the request was about, when its route does
 // not name them (an app created, a push found by ID).
 func (n *Note) About(appID, pushID string) {

@@ -108,6 +108,7 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/delete", identity.NeedEveryApp, d.deleteApp},
 		{"GET /apps/{appId}/pushes", identity.NeedViewer, d.historyPage},
 		{"GET /apps/{appId}/pushes/{pushId}", identity.NeedViewer, d.pushPage},
+		{"GET /apps/{appId}/pushes/{pushId}/recipients", identity.NeedOperator, d.dashboardRecipients},
 		{"GET /apps/{appId}/pushes/{pushId}/release", identity.NeedOperator, d.releaseConfirmPage},
 		{"POST /apps/{appId}/pushes/{pushId}/release", identity.NeedOperator, d.releasePush},
 		{"GET /apps/{appId}/groups/{requestGroupId}", identity.NeedViewer, d.groupPage},

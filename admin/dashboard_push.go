@@ -101,8 +101,11 @@ type pushData struct {
 	Messages []herald.Recipient
 	Edits    []editRow
 	// Users says the page shows per-user rows (messages, unreachable
-	// users, failed sends): not to a viewer.
+	// users, failed sends) and offers the recipients export: not to a
+	// viewer.
 	Users bool
+	// Reason and Format are the export form's, shown again when refused.
+	Reason, Format string
 }
 
 // pushPage shows one push: content (each user's message on /messages),
@@ -113,7 +116,19 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	if !ok {
 		return
 	}
-	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()), Users: identity.SeesUsers(identity.RequestOperator(r))}
+	data, err := d.pushPageData(r, a, p)
+	if err != nil {
+		d.fail(w, r, err)
+		return
+	}
+	d.render(w, r, http.StatusOK, "push", viewOf("Push "+shortID(p.ID), a, data))
+}
+
+// pushPageData reads what the push page shows of p, noting the users of
+// its per-user rows in the request's access record.
+func (d *dashboard) pushPageData(r *http.Request, a herald.App, p herald.Push) (*pushData, error) {
+	data := &pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()),
+		Users: identity.SeesUsers(identity.RequestOperator(r)), Format: formatCSV}
 	if data.Users && p.ExpiredAt == nil { // an expired push's rows are gone, or going
 		var err error
 		if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
@@ -123,8 +138,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 			data.Messages, err = d.Store.Recipients(r.Context(), p.ID)
 		}
 		if err != nil {
-			d.fail(w, r, err)
-			return
+			return nil, err
 		}
 	}
 	var messaged []string
@@ -132,7 +146,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 		messaged = append(messaged, m.UserID)
 	}
 	access.NoteOf(r.Context()).PushRows(data.Unreachable, data.Failures, messaged)
-	d.render(w, r, http.StatusOK, "push", viewOf("Push "+shortID(p.ID), a, data))
+	return data, nil
 }
 
 // editRow is one edit of the trail as the push page shows it.

@@ -103,17 +103,20 @@ func (s *server) userExport(ctx context.Context, appID, userID string) (exportJS
 	return out, nil
 }
 
-// exportFileName names a user's export download: the user's id with
-// anything but letters, digits, '-' and '_' replaced, so the header
-// stays one quoted value.
-func exportFileName(userID string) string {
-	b := []byte(userID)
+// exportFileName names a user's export download.
+func exportFileName(userID string) string { return "herald-user-" + safeFileName(userID) + ".json" }
+
+// safeFileName is an id as a download's file name has it: anything but
+// letters, digits, '-' and '_' replaced, so the header stays one quoted
+// value.
+func safeFileName(id string) string {
+	b := []byte(id)
 	for i, c := range b {
 		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '-' || c == '_') {
 			b[i] = '_'
 		}
 	}
-	return "herald-user-" + string(b) + ".json"
+	return string(b)
 }
 
 // dashboardExport is GET /apps/{appId}/users/export?userId=…&reason=…:

@@ -186,6 +186,7 @@ func (s *server) routes() []route {
 		{"PATCH /admin/v1/pushes/{pushId}", identity.NeedOperator, s.patchPush},
 		{"POST /admin/v1/pushes/{pushId}/cancel", identity.NeedOperator, s.cancelPush},
 		{"POST /admin/v1/pushes/{pushId}/release", identity.NeedOperator, s.releasePush},
+		{"GET /admin/v1/pushes/{pushId}/recipients", identity.NeedOperator, s.getPushRecipients},
 		{"POST /admin/v1/operators", identity.NeedEveryApp, s.createOperator},
 		{"GET /admin/v1/operators", identity.NeedEveryApp, s.listOperators},
 		{"GET /admin/v1/operators/{operatorId}", identity.NeedEveryApp, s.getOperator},

@@ -2,6 +2,8 @@ package api_test
 
 import (
 	"bytes"
+	"context"
+	"encoding/csv"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -23,6 +25,7 @@ import (
 	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/sendstore"
 	"github.com/heraldpush/herald/server"
 	"github.com/heraldpush/herald/sqlstore"
 	"github.com/heraldpush/herald/webhook"
@@ -39,6 +42,7 @@ var unexercised = map[string]string{}
 type validator struct {
 	t      *testing.T
 	router routers.Router
+	doc    *openapi3.T
 	mu     sync.Mutex
 	called map[string]bool // "METHOD /documented/path" answered and checked
 }
@@ -61,7 +65,8 @@ func newValidator(t *testing.T) *validator {
 		t.Fatalf("api/openapi.yaml: %v", err)
 	}
 	openapi3filter.RegisterBodyDecoder("application/jsonl", decodeJSONL)
-	return &validator{t: t, router: router, called: map[string]bool{}}
+	openapi3filter.RegisterBodyDecoder("text/csv", decodeCSV)
+	return &validator{t: t, router: router, doc: doc, called: map[string]bool{}}
 }
 
 // decodeJSONL reads JSON lines (the access records' download): each line
@@ -71,11 +76,28 @@ func decodeJSONL(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi
 	if err != nil {
 		return nil, err
 	}
+	if len(b) == 0 {
+		return "", nil // no line
+	}
 	for i, line := range bytes.Split(bytes.TrimSuffix(b, []byte("\n")), []byte("\n")) {
 		var obj map[string]any
 		if err := json.Unmarshal(line, &obj); err != nil {
 			return nil, fmt.Errorf("line %d is not a JSON object: %w", i+1, err)
 		}
+	}
+	return string(b), nil
+}
+
+// decodeCSV reads CSV (a push's recipients download): it must parse,
+// every record as long as the header; the body is then checked as the
+// string it is.
+func decodeCSV(body io.Reader, _ http.Header, _ *openapi3.SchemaRef, _ openapi3filter.EncodingFn) (any, error) {
+	b, err := io.ReadAll(body)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := csv.NewReader(bytes.NewReader(b)).ReadAll(); err != nil {
+		return nil, err
 	}
 	return string(b), nil
 }
@@ -263,6 +285,7 @@ func TestOpenAPILiveAnswers(t *testing.T) {
 	e.history(groupID)
 	e.operators()
 	e.pending()
+	e.recipients()
 	e.teardown()
 	e.accessRecords()
 
@@ -562,6 +585,40 @@ func (e *liveEnv) pending() {
 		}}, http.StatusOK)
 		e.admin(http.MethodPost, app+"/consent-import", map[string]any{"users": []any{map[string]any{"userId": "user-1"}}}, http.StatusBadRequest)
 	}
+}
+
+// recipients covers a push's recipients export, its fan-out recorded
+// through the store (no job runs here): each JSON line is checked against
+// the document's PushRecipient.
+func (e *liveEnv) recipients() {
+	ctx := context.Background()
+	ds := []herald.Delivery{
+		{Seq: 0, UserID: "user-1", DeviceID: "device-1", Token: "token-of-device-1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending},
+		{Seq: 1, UserID: "42", DeviceID: "device-42", Token: "token-of-device-42", Platform: herald.PlatformAndroid, State: herald.DeliverySuppressedConsent},
+	}
+	if _, err := e.db.StartSending(ctx, e.immediate, sendstore.Fanout{To: sendstore.FanoutCursor{Seq: 2, Chunk: 1}, Deliveries: ds}); err != nil {
+		e.t.Fatalf("record the fan-out: %v", err)
+	}
+	path := "/admin/v1/pushes/" + e.immediate + "/recipients"
+	e.admin(http.MethodGet, path+"?reason=complaint", nil, http.StatusOK)
+	res := e.admin(http.MethodGet, path+"?format=jsonl&reason=complaint", nil, http.StatusOK)
+	lines := bytes.Split(bytes.TrimSuffix(res.Body, []byte("\n")), []byte("\n"))
+	if len(lines) != len(ds) {
+		e.t.Errorf("recipients: got %d lines, want %d", len(lines), len(ds))
+	}
+	schema := e.v.doc.Components.Schemas["PushRecipient"].Value
+	for _, line := range lines {
+		var v any
+		if err := json.Unmarshal(line, &v); err != nil {
+			e.t.Fatalf("recipients line %s: %v", line, err)
+		}
+		if err := schema.VisitJSON(v); err != nil {
+			e.t.Errorf("recipients line %s: not a PushRecipient: %v", line, err)
+		}
+	}
+	e.admin(http.MethodGet, path+"?format=xml&reason=complaint", nil, http.StatusBadRequest)
+	e.admin(http.MethodGet, path, nil, http.StatusBadRequest)
+	e.admin(http.MethodGet, "/admin/v1/pushes/push_unknown/recipients?reason=complaint", nil, http.StatusNotFound)
 }
 
 // accessRecords covers the access records the calls before left.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/heraldpush/herald"
@@ -81,6 +83,7 @@ func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st s
 	var ready bool
 	err := s.inBulkTx(ctx, func(c conn) error {
 		ready = false
+		now := s.Now()
 		f, err := stepFacts(ctx, c, appID, pushID, st)
 		if err != nil {
 			return err
@@ -97,9 +100,9 @@ func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st s
 				return err
 			}
 			err = c.queryRow(ctx, `UPDATE push_chunks SET settled = ?, marked = ?, sent = sent + ?,
-				sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?
+				sent_old_badge = sent_old_badge + ?, sent_old_image = sent_old_image + ?, moved_at = ?, settle_log = settle_log || ?
 				WHERE push_id = ? AND chunk = ? AND settled = ? AND marked = ? AND failed = ? RETURNING pending_events`,
-				next.Settled, next.Marked, e.Sent, e.SentOldBadge, e.SentOldImage, s.Now().UnixMilli(),
+				next.Settled, next.Marked, e.Sent, e.SentOldBadge, e.SentOldImage, now.UnixMilli(), settleEntry(cur, next, now),
 				pushID, st.Chunk, cur.Settled, cur.Marked, cur.Stopped).Scan(&pending)
 			switch {
 			case errors.Is(err, herald.ErrNotFound) && loaded:
@@ -121,7 +124,7 @@ func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st s
 				return err
 			}
 		}
-		if err := insertDeliveries(ctx, c, pushID, e.Rows); err != nil {
+		if err := insertDeliveries(ctx, c, pushID, now, e.Rows); err != nil {
 			return err
 		}
 		if pending && st.New.Settled > st.Old.Settled {
@@ -304,7 +307,8 @@ func (s *PushStore) slotDeliveries(ctx context.Context, pushID, where string, mo
 	}
 	var out []herald.Delivery
 	err := s.reader().each(ctx, func(row scanner) error {
-		c, err := scanChunk(row)
+		var log string
+		c, err := scanChunk(row, &log)
 		if err != nil {
 			return err
 		}
@@ -312,6 +316,7 @@ func (s *PushStore) slotDeliveries(ctx context.Context, pushID, where string, mo
 		if err != nil {
 			return err
 		}
+		settles := parseSettleLog(log)
 		for i, d := range slots {
 			if seen[d.Seq] {
 				continue
@@ -324,7 +329,7 @@ func (s *PushStore) slotDeliveries(ctx context.Context, pushID, where string, mo
 			}
 			switch {
 			case i < c.settled:
-				d.State, d.Attempts = herald.DeliverySent, d.Attempts+1
+				d.State, d.Attempts, d.SentAt = herald.DeliverySent, d.Attempts+1, settles.at(i)
 			case c.failed:
 				d.State, d.Error = herald.DeliveryFailed, reason
 			case i < c.marked:
@@ -333,8 +338,59 @@ func (s *PushStore) slotDeliveries(ctx context.Context, pushID, where string, mo
 			out = append(out, d)
 		}
 		return nil
-	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE `+where+` ORDER BY chunk`, append([]any{pushID}, more...)...)
+	}, `SELECT `+chunkColumns+`, settle_log FROM push_chunks WHERE `+where+` ORDER BY chunk`, append([]any{pushID}, more...)...)
 	return out, err
+}
+
+// A chunk's settle log says when its slots were settled: an entry
+// "from:to:ms;" for each step that moved its cursor from from to to, at
+// ms. Slots settled before Herald kept it have no entry.
+
+// settleEntry is the settle log's entry of a step from cur to next at
+// now; "" when the cursor did not move.
+func settleEntry(cur, next sendstore.Chunk, now time.Time) string {
+	if next.Settled <= cur.Settled {
+		return ""
+	}
+	return strconv.Itoa(cur.Settled) + ":" + strconv.Itoa(next.Settled) + ":" + strconv.FormatInt(now.UnixMilli(), 10) + ";"
+}
+
+// settleStep is an entry of a settle log.
+type settleStep struct {
+	from, to int
+	at       time.Time
+}
+
+type settleSteps []settleStep
+
+// parseSettleLog reads a settle log; an entry it cannot read is skipped
+// (its slots have no time).
+func parseSettleLog(log string) settleSteps {
+	var out settleSteps
+	for entry := range strings.SplitSeq(log, ";") {
+		f := strings.Split(entry, ":")
+		if len(f) != 3 {
+			continue
+		}
+		from, err1 := strconv.Atoi(f[0])
+		to, err2 := strconv.Atoi(f[1])
+		ms, err3 := strconv.ParseInt(f[2], 10, 64)
+		if err1 == nil && err2 == nil && err3 == nil {
+			out = append(out, settleStep{from, to, time.UnixMilli(ms).UTC()})
+		}
+	}
+	return out
+}
+
+// at returns when the slot at pos was settled; zero when the log does
+// not say.
+func (l settleSteps) at(pos int) time.Time {
+	for _, st := range l {
+		if st.from <= pos && pos < st.to {
+			return st.at
+		}
+	}
+	return time.Time{}
 }
 
 // eachIn runs query, which ends in "IN ", with the list of values

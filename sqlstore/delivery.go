@@ -3,6 +3,7 @@ package sqlstore
 import (
 	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"slices"
 	"strings"
@@ -53,7 +54,7 @@ func (s *PushStore) StartSending(ctx context.Context, pushID string, f sendstore
 		} else if err != nil {
 			return err
 		}
-		if err := insertDeliveries(ctx, c, pushID, final); err != nil {
+		if err := insertDeliveries(ctx, c, pushID, s.Now(), final); err != nil {
 			return err
 		}
 		chunkArgs := make([][]any, 0, len(chunks))
@@ -123,16 +124,17 @@ func chunkSlots(ds []herald.Delivery) (map[int][]herald.Delivery, []herald.Deliv
 func bySeq(a, b herald.Delivery) int { return cmp.Compare(a.Seq, b.Seq) }
 
 // insertDeliveries writes deliveries as rows, each once: a final outcome
-// that is not a first send.
-func insertDeliveries(ctx context.Context, c conn, pushID string, ds []herald.Delivery) error {
+// that is not a first send, recorded at (a sent one's sentAt).
+func insertDeliveries(ctx context.Context, c conn, pushID string, at time.Time, ds []herald.Delivery) error {
 	args := make([][]any, len(ds))
 	for i, d := range ds {
 		args[i] = []any{pushID, d.Seq, d.RecipientIdx, d.UserID, d.DeviceID, d.Token, d.Platform, d.AppSourceVersion,
-			d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.Reason, d.Error, d.Attempts, d.Resent, d.OldForBadge, d.OldForImage}
+			d.TokenUpdatedAt.UnixMilli(), d.Chunk, d.State, d.Reason, d.Error, d.Attempts, d.Resent, d.OldForBadge, d.OldForImage,
+			at.UnixMilli()}
 	}
 	_, err := c.execMany(ctx, `INSERT INTO deliveries (push_id, seq, recipient_idx, user_id, device_id, token, platform,
-		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
+		app_source_version, token_updated_at, chunk, state, reason, error, attempts, resent, old_for_badge, old_for_image, at)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, args)
 	return err
 }
 
@@ -192,7 +194,7 @@ func recordTargets(ctx context.Context, c conn, pushID string, f sendstore.Fanou
 }
 
 const deliveryColumns = `seq, recipient_idx, user_id, device_id, token, platform, app_source_version, token_updated_at, chunk,
-	state, reason, error, attempts, resent, old_for_badge, old_for_image`
+	state, reason, error, attempts, resent, old_for_badge, old_for_image, at`
 
 // rows returns the delivery rows where holds, by seq. The order is made
 // here, not by ORDER BY, which SQLite would serve by walking the primary
@@ -211,9 +213,13 @@ func (s *PushStore) rows(ctx context.Context, where string, args ...any) ([]hera
 func scanDelivery(row scanner) (herald.Delivery, error) {
 	var d herald.Delivery
 	var updated int64
+	var at sql.NullInt64
 	err := row.Scan(&d.Seq, &d.RecipientIdx, &d.UserID, &d.DeviceID, &d.Token, &d.Platform, &d.AppSourceVersion,
-		&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent, &d.OldForBadge, &d.OldForImage)
+		&updated, &d.Chunk, &d.State, &d.Reason, &d.Error, &d.Attempts, &d.Resent, &d.OldForBadge, &d.OldForImage, &at)
 	d.TokenUpdatedAt = time.UnixMilli(updated).UTC()
+	if at.Valid && d.State == herald.DeliverySent {
+		d.SentAt = time.UnixMilli(at.Int64).UTC()
+	}
 	return d, err
 }
 

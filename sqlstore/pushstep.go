@@ -75,7 +75,7 @@ func (s *PushStore) StepPush(ctx context.Context, pushID string, st herald.PushS
 		if err := persistPush(ctx, c, sp, next, len(e.Suppress)); err != nil {
 			return err
 		}
-		return persistEffects(ctx, c, sp, e)
+		return persistEffects(ctx, c, sp, s.Now(), e)
 	})
 	if err != nil {
 		return herald.Push{}, herald.PushEffects{}, err
@@ -109,15 +109,16 @@ func persistPush(ctx context.Context, c conn, sp storedPush, p herald.Push, clos
 
 // persistEffects makes a step's writes besides the push's row: the
 // deferred chunks it suppressed (after the push's row, the order every
-// path that writes both keeps), its rows, ledger entries and jobs.
-func persistEffects(ctx context.Context, c conn, sp storedPush, e herald.PushEffects) error {
+// path that writes both keeps), its rows (recorded at now), ledger
+// entries and jobs.
+func persistEffects(ctx context.Context, c conn, sp storedPush, now time.Time, e herald.PushEffects) error {
 	for _, chunk := range e.Suppress {
 		if err := guard(c.exec(ctx, `UPDATE push_chunks SET settled = size, marked = size, done = TRUE
 			WHERE push_id = ? AND chunk = ? AND settled = 0 AND marked = 0 AND done = FALSE`, sp.ID, chunk)); err != nil {
 			return err
 		}
 	}
-	if err := insertDeliveries(ctx, c, sp.ID, e.Rows); err != nil {
+	if err := insertDeliveries(ctx, c, sp.ID, now, e.Rows); err != nil {
 		return err
 	}
 	if err := insertUsage(ctx, c, e.Usage); err != nil {
