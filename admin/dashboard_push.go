@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"maps"
 	"net/http"
 	"net/url"
@@ -103,10 +104,13 @@ type pushData struct {
 	// Users says the page shows per-user rows (messages, unreachable
 	// users, failed sends): not to a viewer.
 	Users bool
+	// Funnel draws the counts from targeted to opened, Aside beside it
+	// the targeted devices not sent.
+	Funnel, Aside template.HTML
 }
 
 // pushPage shows one push: content (each user's message on /messages),
-// counts, unreachable users, failed sends and the edit trail; of an
+// counts and their funnel, unreachable users, failed sends and the edit trail; of an
 // expired push, that it expired, its counts and the trail.
 func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	a, p, ok := d.appPush(w, r)
@@ -114,6 +118,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data := pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()), Users: identity.SeesUsers(identity.RequestOperator(r))}
+	data.Funnel, data.Aside = pushFunnel(p.Counts)
 	if data.Users && p.ExpiredAt == nil { // an expired push's rows are gone, or going
 		var err error
 		if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {
