@@ -23,7 +23,7 @@ func overviewChart(qs []herald.QuarterCounts, t herald.PushTotals, days int, loc
 	for _, b := range herald.OverviewBuckets(qs, t.From, t.To, hourly, loc) {
 		k := chart.Bucket{Key: b.Start.Format(time.DateOnly), Label: b.Start.Format("Jan 2")}
 		if hourly {
-			k = chart.Bucket{Key: b.Start.Format(time.RFC3339), Label: b.Start.Format("Jan 2 15:04")}
+			k = chart.Bucket{Key: b.Start.Format(time.RFC3339), Label: b.Start.Format("15:04"), Title: b.Start.Format("Jan 2 15:04")}
 		}
 		c.Buckets = append(c.Buckets, k)
 		sent.Values = append(sent.Values, int64(b.Sent))

@@ -21,10 +21,10 @@ type Series struct {
 }
 
 // Bucket is one place on the horizontal axis: Key, in data-bucket, names
-// it for a machine; Label for a reader, under the axis when there is room
-// and in each bar's title.
+// it for a machine; Label for a reader, under the axis when there is
+// room; Title in each of its bars' titles (Label when "").
 type Bucket struct {
-	Key, Label string
+	Key, Label, Title string
 }
 
 // Bars is a grouped bar chart: for each bucket, one bar per series.
@@ -41,8 +41,8 @@ type Bars struct {
 const (
 	barsW, barsH      = 720.0, 260.0
 	barsLeft, barsTop = 52.0, 34.0
-	barsRight         = 8.0
-	barsBottom        = 26.0
+	barsRight         = 20.0
+	barsBottom        = 34.0
 	barsPlotW         = barsW - barsLeft - barsRight
 	barsPlotH         = barsH - barsTop - barsBottom
 	barsBase          = barsTop + barsPlotH
@@ -80,15 +80,19 @@ func (c Bars) SVG() string {
 	barW := slot * groupFill / float64(max(len(c.Series), 1))
 	for i, k := range c.Buckets {
 		x0 := barsLeft + float64(i)*slot + slot*(1-groupFill)/2
+		title := k.Title
+		if title == "" {
+			title = k.Label
+		}
 		fmt.Fprintf(&b, `<g class="bucket" data-bucket="%s">`, esc(k.Key))
 		for j, s := range c.Series {
 			v := value(s.Values, i)
 			h := barsPlotH * float64(v) / top
 			fmt.Fprintf(&b, `<rect class="s-%s" data-series="%s" data-value="%d" x="%.2f" y="%.2f" width="%.2f" height="%.2f"><title>%s: %s %s</title></rect>`,
-				esc(s.Key), esc(s.Key), v, x0+float64(j)*barW, barsBase-h, barW, h, esc(k.Label), grouped(v), esc(strings.ToLower(s.Name)))
+				esc(s.Key), esc(s.Key), v, x0+float64(j)*barW, barsBase-h, barW, h, esc(title), grouped(v), esc(strings.ToLower(s.Name)))
 		}
 		if i%every == 0 {
-			fmt.Fprintf(&b, `<text class="label" x="%.2f" y="%g" dy="-8" text-anchor="middle">%s</text>`, x0+slot*groupFill/2, barsH, esc(k.Label))
+			fmt.Fprintf(&b, `<text class="label" x="%.2f" y="%g" dy="-6" text-anchor="middle">%s</text>`, x0+slot*groupFill/2, barsH, esc(k.Label))
 		}
 		b.WriteString(`</g>`)
 	}

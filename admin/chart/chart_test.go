@@ -91,7 +91,7 @@ func texts(els []*element, class string) []string {
 
 func week() Bars {
 	return Bars{ID: "ov", Title: "Sent, received and opened per day",
-		Buckets: []Bucket{{"2026-12-01", "Dec 1"}, {"2026-12-02", "Dec 2"}, {"2026-12-03", "Dec 3"}},
+		Buckets: []Bucket{{"2026-12-01", "Dec 1", ""}, {"2026-12-02", "Dec 2", ""}, {"2026-12-03", "Dec 3", ""}},
 		Series: []Series{{"sent", "Sent", []int64{7, 0, 3}}, {"received", "Received", []int64{5, 0, 2}},
 			{"opened", "Opened", []int64{1, 0, 2}}}}
 }
@@ -195,7 +195,7 @@ func TestBarsZero(t *testing.T) {
 // TestBarsHuge: the largest int64 is written exactly in data-value and the
 // title, its bar fits the plot, and the ticks are short.
 func TestBarsHuge(t *testing.T) {
-	c := Bars{ID: "h", Title: "huge", Buckets: []Bucket{{"a", "A"}, {"b", "B"}},
+	c := Bars{ID: "h", Title: "huge", Buckets: []Bucket{{Key: "a", Label: "A"}, {Key: "b", Label: "B"}},
 		Series: []Series{{"sent", "Sent", []int64{math.MaxInt64, 1}}}}
 	els := parse(t, c.SVG())
 	r := bars(els)["sent"]
@@ -216,10 +216,13 @@ func TestBarsHuge(t *testing.T) {
 // labelled; a long range labels at most maxLabels buckets, the first
 // among them.
 func TestBarsOneBucket(t *testing.T) {
-	c := Bars{ID: "one", Title: "one", Buckets: []Bucket{{"2026-12-03T10:00:00+09:00", "10:00"}}, Series: week().Series}
+	c := Bars{ID: "one", Title: "one", Buckets: []Bucket{{"2026-12-03T10:00:00+09:00", "10:00", "Dec 3 10:00"}}, Series: week().Series}
 	els := parse(t, c.SVG())
 	if got := texts(els, "label"); len(got) != 1 || got[0] != "10:00" {
 		t.Errorf("labels: got %v, want 10:00", got)
+	}
+	if r := bars(els)["sent"]; r[0].title != "Dec 3 10:00: 7 sent" {
+		t.Errorf("title: got %q, want the bucket's title", r[0].title)
 	}
 	for _, rs := range bars(els) {
 		if x, w := num(t, rs[0], "x"), num(t, rs[0], "width"); x < barsLeft || x+w > barsW-barsRight {
@@ -229,7 +232,7 @@ func TestBarsOneBucket(t *testing.T) {
 	var long Bars
 	long.ID, long.Title = "long", "31 days"
 	for i := range 31 {
-		long.Buckets = append(long.Buckets, Bucket{strconv.Itoa(i), "d" + strconv.Itoa(i)})
+		long.Buckets = append(long.Buckets, Bucket{Key: strconv.Itoa(i), Label: "d" + strconv.Itoa(i)})
 	}
 	labels := texts(parse(t, long.SVG()), "label")
 	if len(labels) > maxLabels || labels[0] != "d0" {
@@ -240,7 +243,7 @@ func TestBarsOneBucket(t *testing.T) {
 // TestBarsEscaped: labels, names and titles are text, never markup.
 func TestBarsEscaped(t *testing.T) {
 	evil := `</title><script>alert("x")</script>&amp; 'q'`
-	c := Bars{ID: `a"b`, Title: evil, Buckets: []Bucket{{evil, evil}}, Series: []Series{{`s"x`, evil, []int64{2}}}}
+	c := Bars{ID: `a"b`, Title: evil, Buckets: []Bucket{{evil, evil, ""}}, Series: []Series{{`s"x`, evil, []int64{2}}}}
 	svg := c.SVG()
 	if strings.Contains(svg, "<script") {
 		t.Fatalf("markup from a label: %s", svg)
