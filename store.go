@@ -152,6 +152,10 @@ type HistoryStore interface {
 	// PushTotals sums the app's pushes created from from (inclusive) to to
 	// (inclusive); zero totals for an unknown app.
 	PushTotals(ctx context.Context, appID string, from, to time.Time) (PushTotals, error)
+	// PushQuarters sums the same pushes' sent, received and opened by the
+	// quarter of an hour they were created in, oldest first, the quarters
+	// without pushes left out; they add up to PushTotals' counts.
+	PushQuarters(ctx context.Context, appID string, from, to time.Time) ([]QuarterCounts, error)
 }
 
 // ScheduleStore changes pushes step by step and lists the work due.

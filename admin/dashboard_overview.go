@@ -1,6 +1,7 @@
 package admin
 
 import (
+	"html/template"
 	"net/http"
 	"net/url"
 	"strconv"
@@ -18,10 +19,13 @@ type overviewData struct {
 	Choices []int
 	Totals  herald.PushTotals
 	Latest  []herald.Push
+	// Chart draws the window's sent, received and opened per hour or day.
+	Chart template.HTML
 }
 
 // overviewPage is an app's first page: its pushes of the last 1, 7 or 30
-// days summed (GET …/overview's figures) and its latest pushes.
+// days summed (GET …/overview's figures), those sums per hour (1 day) or
+// day as a chart, and its latest pushes.
 func (d *dashboard) overviewPage(w http.ResponseWriter, r *http.Request) {
 	a, ok := d.app(w, r)
 	if !ok {
@@ -35,7 +39,12 @@ func (d *dashboard) overviewPage(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	data.Days = days
+	var quarters []herald.QuarterCounts
 	if data.Totals, err = d.totals(r.Context(), a.ID, days); err == nil {
+		quarters, err = d.Store.PushQuarters(r.Context(), a.ID, data.Totals.From, data.Totals.To)
+	}
+	if err == nil {
+		data.Chart = overviewChart(quarters, data.Totals, days, a.Location())
 		data.Latest, _, err = d.Store.Pushes(r.Context(), a.ID, herald.PushFilter{Limit: overviewLatest})
 	}
 	if err != nil {

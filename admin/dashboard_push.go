@@ -3,6 +3,7 @@ package admin
 import (
 	"errors"
 	"fmt"
+	"html/template"
 	"maps"
 	"net/http"
 	"net/url"
@@ -106,10 +107,13 @@ type pushData struct {
 	Users bool
 	// Reason and Format are the export form's, shown again when refused.
 	Reason, Format string
+	// Funnel draws the counts from targeted to opened, Aside beside it
+	// the targeted devices not sent.
+	Funnel, Aside template.HTML
 }
 
 // pushPage shows one push: content (each user's message on /messages),
-// counts, unreachable users, failed sends and the edit trail; of an
+// counts and their funnel, unreachable users, failed sends and the edit trail; of an
 // expired push, that it expired, its counts and the trail.
 func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 	a, p, ok := d.appPush(w, r)
@@ -129,6 +133,7 @@ func (d *dashboard) pushPage(w http.ResponseWriter, r *http.Request) {
 func (d *dashboard) pushPageData(r *http.Request, a herald.App, p herald.Push) (*pushData, error) {
 	data := &pushData{Push: p, Editable: p.CheckEditable(d.Now()) == nil, Edits: editRows(p, a.Location()),
 		Users: identity.SeesUsers(identity.RequestOperator(r)), Format: formatCSV}
+	data.Funnel, data.Aside = pushFunnel(p.Counts)
 	if data.Users && p.ExpiredAt == nil { // an expired push's rows are gone, or going
 		var err error
 		if data.Unreachable, err = d.Store.UnreachableUsersOf(r.Context(), p.ID); err == nil {

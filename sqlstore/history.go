@@ -199,3 +199,33 @@ func (s *PushStore) PushTotals(ctx context.Context, appID string, from, to time.
 		append([]any{appID}, args...)...).Scan(&t.ServerActionsHalf)
 	return t, err
 }
+
+// PushQuartersSQL sums the pushes an app created from..to (its arguments:
+// the app id, from and to in Unix milliseconds) by quarter of an hour
+// since the epoch (herald.Quarter): their sent messages counted as
+// sumCounts counts them, or as keptCounts once expired, and their
+// received and opened. It reads the window from pushes_app_created and
+// each push's chunks, sent deliveries or kept counts by its id.
+const PushQuartersSQL = `SELECT created_at / 900000,
+	CAST(SUM(CASE WHEN expired_at IS NULL
+		THEN (SELECT COALESCE(SUM(c.sent), 0) FROM push_chunks c WHERE c.push_id = p.id)
+			+ (SELECT COUNT(*) FROM deliveries d WHERE d.push_id = p.id AND d.state = 'sent')
+		ELSE (SELECT COALESCE(SUM(k.sent), 0) FROM push_counts k WHERE k.push_id = p.id) END) AS BIGINT),
+	CAST(SUM(events_received) AS BIGINT), CAST(SUM(events_opened) AS BIGINT)
+	FROM pushes p WHERE app_id = ? AND created_at >= ? AND created_at <= ?
+	GROUP BY created_at / 900000 ORDER BY created_at / 900000`
+
+// PushQuarters sums the pushes an app created from..to by the quarter of
+// an hour they were created in (PushQuartersSQL).
+func (s *PushStore) PushQuarters(ctx context.Context, appID string, from, to time.Time) ([]herald.QuarterCounts, error) {
+	var out []herald.QuarterCounts
+	err := s.reader().each(ctx, func(row scanner) error {
+		var q herald.QuarterCounts
+		var quarter int64
+		err := row.Scan(&quarter, &q.Sent, &q.Received, &q.Opened)
+		q.Start = time.UnixMilli(quarter * herald.Quarter.Milliseconds()).UTC()
+		out = append(out, q)
+		return err
+	}, PushQuartersSQL, appID, from.UnixMilli(), to.UnixMilli())
+	return out, err
+}

@@ -1,6 +1,7 @@
 package storetest
 
 import (
+	"slices"
 	"testing"
 	"time"
 
@@ -12,6 +13,65 @@ import (
 var overviewTests = []test{
 	{"PushTotals/Window", testPushTotalsWindow},
 	{"PushTotals/RefundDeducted", testPushTotalsRefund},
+	{"PushQuarters", testPushQuarters},
+}
+
+// quarterSums adds up the app's quarters of from..to.
+func (b *bundle) quarterSums(from, to time.Time) (qs []herald.QuarterCounts, sent, received, opened int) {
+	b.t.Helper()
+	qs, err := b.s.PushQuarters(b.ctx, b.app.ID, from, to)
+	must(b.t, "PushQuarters", err)
+	for _, q := range qs {
+		sent, received, opened = sent+q.Sent, received+q.Received, opened+q.Opened
+	}
+	return qs, sent, received, opened
+}
+
+// testPushQuarters: two pushes created in one quarter of an hour are
+// summed in it (3 sent, 2 received, 1 opened, the sends settled by chunk
+// and by delivery row), one created in the next quarter has a quarter of
+// its own, a quarter without pushes is left out, and neither a push
+// before the window nor another app's counts; the quarters add up to the
+// window's totals.
+func testPushQuarters(t *testing.T, b *bundle) {
+	base := b.now.Truncate(time.Hour).Add(-24 * time.Hour)
+	b.setNow(base.Add(-time.Minute))
+	b.sent(1, 10)
+	b.setNow(base.Add(time.Minute))
+	first, _ := b.sent(2, 10)
+	b.setNow(base.Add(3 * time.Minute))
+	d3 := b.register("d3", "t3", "u3")
+	second := b.acceptUsers("u3")
+	ds := plan([]herald.Device{d3}, 10)
+	b.start(second.ID, fanout(second.ID, ds))
+	b.advance(second.ID, sendstore.ChunkStep{New: rng(0, 1), Targets: slotTargets(0, ds...)}, 1)
+	ds[0].State = herald.DeliverySent
+	b.advance(second.ID, sendstore.ChunkStep{Old: rng(0, 1), New: rng(1, 1), Rows: ds}, 1)
+	wantBools(t, "d1 received and opened", b.record("d1", b.mark(first.ID, herald.EventReceived), b.mark(first.ID, herald.EventOpened)), true, true)
+	wantBools(t, "d3 received", b.record("d3", b.mark(second.ID, herald.EventReceived)), true)
+	b.setNow(base.Add(50 * time.Minute))
+	b.acceptUsers("u1")
+	other := b.newApp("other")
+	p, rs := b.newPush("u1")
+	p.AppID = other.ID
+	b.charge(&p, len(rs))
+	_, _, err := b.s.AcceptPush(b.ctx, p, rs, nil, fanoutJob(p.ID))
+	must(t, "AcceptPush other app", err)
+	b.setNow(base.Add(time.Hour))
+
+	from, to := base, b.now
+	qs, sent, received, opened := b.quarterSums(from, to)
+	want := []herald.QuarterCounts{{Start: base.UTC(), Sent: 3, Received: 2, Opened: 1}, {Start: base.Add(45 * time.Minute).UTC()}}
+	if !slices.Equal(qs, want) {
+		t.Errorf("quarters: got %+v, want %+v", qs, want)
+	}
+	c := b.totals(from, to).Counts
+	if sent != c.Sent || received != c.Received || opened != c.Opened {
+		t.Errorf("quarters add up to sent %d, received %d, opened %d; the totals are %+v", sent, received, opened, c)
+	}
+	if qs, _, _, _ := b.quarterSums(to.Add(time.Millisecond), to.Add(time.Hour)); len(qs) != 0 {
+		t.Errorf("an empty window: got %+v, want no quarter", qs)
+	}
 }
 
 // totals returns the app's totals of from..to.

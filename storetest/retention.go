@@ -60,6 +60,10 @@ func testExpireKeepsCounts(t *testing.T, b *bundle) {
 		if got := window(); got != totals {
 			t.Errorf("%s: totals: got %+v, want %+v", when, got, totals)
 		}
+		if _, sent, received, opened := b.quarterSums(totals.From, totals.To); sent != totals.Counts.Sent ||
+			received != totals.Counts.Received || opened != totals.Counts.Opened {
+			t.Errorf("%s: quarters add up to sent %d, received %d, opened %d, want the totals' %+v", when, sent, received, opened, totals.Counts)
+		}
 	}
 
 	st, err := b.s.ExpirePushes(b.ctx, now.Add(30*time.Minute), b.now, 10)
