@@ -172,7 +172,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 	f.Deliveries, f.Deferred = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
 	if !lone(p, f.To, sends) { // a lone chunk is sent by the fan-out's job
 		for c := from.Chunk; c < f.To.Chunk; c++ {
-			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
+			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c, High: p.High()})
 		}
 	}
 	s.deferJobs(&f)
