@@ -2,12 +2,15 @@ package api_test
 
 import (
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/fcm"
 	"github.com/heraldpush/herald/internal/testenv"
+	"github.com/heraldpush/herald/server"
 )
 
 // TestPushPriority: options.priority is "normal" (the default) or
@@ -145,4 +148,67 @@ func wantMessage(t *testing.T, e *env, token, id string, high bool) {
 		return
 	}
 	t.Errorf("no message of push %s reached %s", id, token)
+}
+
+// TestHighPriorityLane: while fifteen normal pushes of one app hold every
+// send worker and the FCM project's rate (300 a minute, 5 a second), each
+// worker's next send reserved ahead, a one-user high push of another app
+// of the project is sent before them: of the normal sends, the ones that
+// reach FCM between the high push's accept and its arrival are fewer
+// than half of the fourteen reserved ahead (behind them, it would come
+// after all fourteen, 2.8 s later). Every normal push still ends done.
+func TestHighPriorityLane(t *testing.T) {
+	t.Parallel()
+	e := start(t, testenv.Options{Config: server.Config{FCM: server.FCM{ProjectRate: 300, Client: fcm.ClientOptions{AllowAnyTokenURI: true}}}})
+	blast, codes := e.NewAppWithoutFCM(map[string]any{"name": "blast"}), e.NewAppWithoutFCM(map[string]any{"name": "codes"})
+	e.PutCredentials(blast, "otp-proj")
+	e.PutCredentials(codes, "otp-proj")
+	e.Register(codes, "code-", "u1")
+	const pushes, each = 15, 2
+	var normal []string
+	for i := range pushes {
+		users := make([]any, each)
+		for j := range users {
+			users[j] = fmt.Sprintf("u%02d-%d", i, j)
+			e.Register(blast, "blast-", users[j].(string))
+		}
+		res := e.ServerDo("POST", "/api/push/v2/users", blast.Keys(), map[string]any{"userIds": users, "title": "Sale", "content": "c"})
+		if res.Status != http.StatusOK {
+			t.Fatalf("normal push %d: got %d %s", i, res.Status, res.Body)
+		}
+		normal = append(normal, res.Header.Get("X-Push-Id"))
+	}
+	testenv.WaitFor(t, "the normal pushes' first sends", 10*time.Second, func() bool { return len(e.Arrivals(normal...)) > 0 })
+	accepted := time.Now()
+	res := e.ServerDo("POST", "/api/push/v2/users", codes.Keys(), map[string]any{"userIds": []any{"u1"}, "title": "Your code", "content": "123456",
+		"options": map[string]any{"priority": "high"}})
+	if res.Status != http.StatusOK {
+		t.Fatalf("high push: got %d %s", res.Status, res.Body)
+	}
+	high := res.Header.Get("X-Push-Id")
+	for _, id := range append(normal, high) {
+		if p := e.WaitFinal(id, 30*time.Second); p.Status != "done" {
+			t.Fatalf("push %s: got %s, want done", id, p.Status)
+		}
+	}
+	arrived := e.Arrivals(high)[high]
+	if len(arrived) != 1 {
+		t.Fatalf("high push: %d messages at the emulator, want 1", len(arrived))
+	}
+	between, total := 0, 0
+	for _, ts := range e.Arrivals(normal...) {
+		for _, at := range ts {
+			total++
+			if at.After(accepted) && at.Before(arrived[0]) {
+				between++
+			}
+		}
+	}
+	if total != pushes*each {
+		t.Fatalf("normal sends: got %d, want %d", total, pushes*each)
+	}
+	if between >= 7 {
+		t.Errorf("%d normal sends reached FCM between the high push's accept and its arrival, want fewer than 7 (half of the 14 reserved ahead)", between)
+	}
+	t.Logf("%d normal sends between the high push's accept and its arrival (%v)", between, arrived[0].Sub(accepted))
 }
