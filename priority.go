@@ -1,5 +1,7 @@
 package herald
 
+import "context"
+
 // Priority is how soon a push goes out against the other pushes of its
 // app's FCM project (options.priority, DESIGN.md section 14 "Priority").
 type Priority string
@@ -34,3 +36,21 @@ const HighMarketingReason = `must not be "high" on a marketing push (options.isM
 
 // High reports whether the push rides the high lane.
 func (p Push) High() bool { return p.Priority == PriorityHigh }
+
+// highWork marks a context as a high-priority push's delivery work.
+type highWork struct{}
+
+// WithHighPriority marks ctx as the delivery work of a high-priority push:
+// a store whose writes wait in one queue (one writer) runs its bulk
+// delivery writes ahead of the other bulk work, as it runs the writes
+// that answer requests, so that a blast's row of small writes does not
+// hold a one-time code back.
+func WithHighPriority(ctx context.Context) context.Context {
+	return context.WithValue(ctx, highWork{}, true)
+}
+
+// IsHighPriority reports whether ctx is marked by WithHighPriority.
+func IsHighPriority(ctx context.Context) bool {
+	high, _ := ctx.Value(highWork{}).(bool)
+	return high
+}

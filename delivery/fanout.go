@@ -24,6 +24,9 @@ type fanoutWorker struct {
 // (see fanout), or sends a lone chunk itself (see lone); its run yields
 // after Config.SendSlice, to go on in a new one.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
+	if job.Args.High {
+		ctx = herald.WithHighPriority(ctx)
+	}
 	return w.s.fanout(ctx, job.Args, time.Now().Add(w.s.cfg.SendSlice), job.Attempt) // real time: it bounds the job's run, see RescueAfter
 }
 

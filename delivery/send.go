@@ -23,6 +23,9 @@ type sendWorker struct {
 // fails the push (the app's credentials are refused), or comes back later
 // for the rest (the run yielded, or could not send yet).
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
+	if job.Args.High {
+		ctx = herald.WithHighPriority(ctx)
+	}
 	return w.s.send(ctx, job.Args, job.Attempt, false)
 }
 
