@@ -54,14 +54,18 @@ const (
 // probeToken is probe i's token; its user is "probe-"+i.
 func probeToken(i int) string { return "probe-token-" + strconv.Itoa(i) }
 
-// probeClock notes when the emulator took each probe's message: the
-// emulator calls it before answering each valid send.
+// probeClock notes when the emulator took each probe's message (the
+// emulator calls seen before answering each valid send) and tells the
+// probe waiting for it.
 type probeClock struct {
-	mu sync.Mutex
-	at map[string]time.Time
+	mu      sync.Mutex
+	at      map[string]time.Time
+	waiting map[string]chan struct{}
 }
 
-func newProbeClock() *probeClock { return &probeClock{at: map[string]time.Time{}} }
+func newProbeClock() *probeClock {
+	return &probeClock{at: map[string]time.Time{}, waiting: map[string]chan struct{}{}}
+}
 
 // seen is the emulator's hook (emulator.Options.BeforeAnswer).
 func (c *probeClock) seen(token string) {
@@ -70,18 +74,28 @@ func (c *probeClock) seen(token string) {
 	}
 	now := time.Now()
 	c.mu.Lock()
-	if _, ok := c.at[token]; !ok {
-		c.at[token] = now
+	defer c.mu.Unlock()
+	if _, ok := c.at[token]; ok {
+		return
 	}
-	c.mu.Unlock()
+	c.at[token] = now
+	if ch, ok := c.waiting[token]; ok {
+		close(ch)
+	}
 }
 
-// arrival returns when the emulator took the probe of token, if it has.
-func (c *probeClock) arrival(token string) (time.Time, bool) {
+// arrived returns a channel closed once the emulator has taken the probe
+// of token, and when it did then.
+func (c *probeClock) arrived(token string) (<-chan struct{}, func() time.Time) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	t, ok := c.at[token]
-	return t, ok
+	ch := make(chan struct{})
+	if _, ok := c.at[token]; ok {
+		close(ch)
+	} else {
+		c.waiting[token] = ch
+	}
+	return ch, func() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.at[token] }
 }
 
 // urgent runs the mode's second phase (see Urgent).
@@ -122,7 +136,9 @@ func (r *runner) urgent(ctx context.Context) error {
 	blastDone := make(chan Delivery, 1)
 	var blastErr error
 	go func() {
-		d, err := awaitDeliveries(ctx, r.emu.Emulator, before, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
+		// The blast alone bounds its second run: three times as long.
+		deadline := max(deliveryDeadline(r.opts.Users), 3*time.Duration(r.res.Delivery.Seconds*float64(time.Second)))
+		d, err := awaitDeliveries(ctx, r.emu.Emulator, before, r.opts.Users, start, deadline, r.opts.Progress)
 		blastErr = err
 		blastDone <- d
 	}()
@@ -196,19 +212,19 @@ func (r *runner) probe(ctx context.Context, codes benchApp, i int, wait time.Dur
 	if r.opts.ProbePriority != "normal" {
 		req.Options = &client.Options{Priority: r.opts.ProbePriority}
 	}
+	arrived, at := r.probes.arrived(probeToken(i))
 	start := time.Now()
 	if _, err := codes.clients[i%len(codes.clients)].PushUsers(ctx, req); err != nil {
 		return 0, fmt.Errorf("bench: urgent: probe %d: %w", i, err)
 	}
-	for deadline := start.Add(wait); time.Now().Before(deadline); {
-		if at, ok := r.probes.arrival(probeToken(i)); ok {
-			return at.Sub(start), nil
-		}
-		select {
-		case <-ctx.Done():
-			return 0, ctx.Err()
-		case <-time.After(2 * time.Millisecond):
-		}
+	timer := time.NewTimer(wait)
+	defer timer.Stop()
+	select {
+	case <-arrived:
+		return at().Sub(start), nil
+	case <-ctx.Done():
+		return 0, ctx.Err()
+	case <-timer.C:
 	}
 	return 0, errProbeLost
 }
