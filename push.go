@@ -126,6 +126,9 @@ func PushGate(a App) error {
 // buildPush for what it is made.
 func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 	p := buildPush(app, NewID("push_", now), req, now)
+	if p.High() && p.Marketing {
+		return Push{}, Invalid(Detail{Field: "options.priority", Reason: HighMarketingReason})
+	}
 	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
 	// a setting, counted in each marketing message's payload.
 	if err := p.FixAdFooter(app, req.Recipients); err != nil {
@@ -146,7 +149,7 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
 		Localized: req.Localized, Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
 		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
-		CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
+		Priority: req.Priority, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
 	}
 	if p.ScheduledAt != nil {
 		p.Status = StatusScheduled
@@ -274,6 +277,8 @@ type Push struct {
 	// message for a device that is offline, counted from its send (see
 	// MaxTTL); nil when not given (the push service's default, 4 weeks).
 	TTL *int
+	// Priority is options.priority ("" is PriorityNormal).
+	Priority Priority
 	// DeferredUntil is when the push's deferred part (see NightDefer) is
 	// sent: set, with Counts.DeferredNight, while one waits.
 	DeferredUntil *time.Time
@@ -597,6 +602,9 @@ func (c PushChange) Apply(p *Push, now time.Time) (moved bool, err error) {
 	}
 	if d := c.textProblems(*p); len(d) > 0 {
 		return false, Invalid(d...)
+	}
+	if p.High() && c.applied(*p).markedMarketing() {
+		return false, Invalid(Detail{Field: "title", Reason: "must not make a high-priority push marketing: " + HighMarketingReason})
 	}
 	footer, err := c.adFooter(*p)
 	if err != nil {

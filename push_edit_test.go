@@ -1,6 +1,7 @@
 package herald
 
 import (
+	"errors"
 	"maps"
 	"testing"
 	"time"
@@ -44,6 +45,27 @@ func TestPushChangeKeepsLocalizedMarketing(t *testing.T) {
 		}
 		if !q.Marketing || q.AdFooter != "footer" {
 			t.Errorf("edited with the app %v: got marketing %v, footer %q; want still marketing with its footer", c.App != nil, q.Marketing, q.AdFooter)
+		}
+	}
+}
+
+// TestPushChangeHighStaysNonMarketing: an edit that would make a
+// high-priority push marketing (a (광고) title) is refused naming the
+// title, the push unchanged; a normal push takes it.
+func TestPushChangeHighStaysNonMarketing(t *testing.T) {
+	t.Parallel()
+	sendAt := time.Date(2026, 12, 1, 23, 0, 0, 0, time.UTC)
+	ad := "(광고) Sale"
+	for _, priority := range []Priority{PriorityHigh, PriorityNormal} {
+		at := sendAt
+		p := Push{Status: StatusScheduled, ScheduledAt: &at, Content: Content{Title: "Your code", Content: "c"}, Priority: priority}
+		_, err := (PushChange{Title: &ad}).Apply(&p, sendAt.Add(-time.Hour))
+		var e *Error
+		switch {
+		case priority == PriorityHigh && (!errors.As(err, &e) || len(e.Details) != 1 || e.Details[0].Field != "title" || p.Content.Title != "Your code"):
+			t.Errorf("high: got %v, title %q; want refused naming title, unchanged", err, p.Content.Title)
+		case priority == PriorityNormal && (err != nil || !p.Marketing):
+			t.Errorf("normal: got %v, marketing %v; want the edit taken, marketing", err, p.Marketing)
 		}
 	}
 }

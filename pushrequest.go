@@ -30,6 +30,8 @@ type PushRequest struct {
 	RequestGroupID string
 	// TTL is options.ttl (see Push.TTL); nil when absent.
 	TTL *int
+	// Priority is options.priority ("" is PriorityNormal).
+	Priority Priority
 	// ScheduledAt is when a scheduled push is due; nil sends it now.
 	ScheduledAt *time.Time
 	// Test marks an operator's test push, which is charged nothing.

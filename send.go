@@ -31,6 +31,9 @@ type Notification struct {
 	HasTTL  bool
 	TTL     int
 	Expires int64
+	// High marks a high-priority push's message (PriorityHigh): the push
+	// service is asked to wake the device for it at once.
+	High bool
 	// ValidateOnly has the push service check the message without
 	// delivering it (FCM's validate_only): the sends of a sandbox app.
 	ValidateOnly bool

@@ -41,6 +41,10 @@ type composeForm struct {
 	// NightPolicy is options.nightPolicy: "skip" (the default, left out
 	// of the request) or "defer".
 	NightPolicy string
+	// Priority is options.priority: "normal" (the default, left out of
+	// the request) or "high", which the Server API refuses on an
+	// advertising push.
+	Priority string
 	// Key makes the confirmed post idempotent: sent twice (a double click),
 	// it makes one push.
 	Key string
@@ -56,7 +60,8 @@ func composeFormOf(f url.Values) composeForm {
 		Title: text("title"), Content: text("content"), LinkURL: strings.TrimSpace(f.Get("linkURL")),
 		ImageURL: strings.TrimSpace(f.Get("imageURL")), RequestGroupID: strings.TrimSpace(f.Get("requestGroupId")),
 		IsMarketing: f.Get("isMarketing") == "true", IsUsingBadge: f.Get("isUsingBadge") == "true",
-		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), NightPolicy: f.Get("nightPolicy"), Key: f.Get("key")}
+		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), NightPolicy: f.Get("nightPolicy"),
+		Priority: f.Get("priority"), Key: f.Get("key")}
 }
 
 // userIDList splits the user IDs typed one per line (or separated by
@@ -110,6 +115,9 @@ func (f composeForm) request() (herald.PushKind, []byte, error) {
 	}
 	if f.NightPolicy != "" && f.NightPolicy != string(herald.NightSkip) { // the Server API judges any other value
 		opts["nightPolicy"] = f.NightPolicy
+	}
+	if f.Priority != "" && f.Priority != string(herald.PriorityNormal) { // the Server API judges any other value
+		opts["priority"] = f.Priority
 	}
 	if f.IsUsingBadge {
 		opts["isUsingBadge"] = true

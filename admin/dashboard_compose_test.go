@@ -115,6 +115,24 @@ func TestDashboardCompose(t *testing.T) {
 			t.Fatalf("scheduled push: got %+v %v, want scheduled for 15:00 KST", p, err)
 		}
 	})
+	t.Run("HighPriority", func(t *testing.T) {
+		_, body := b.get(appPath + "/compose")
+		wantIn(t, "compose page", body, `id="compose-priority" name="priority" value="high"`)
+		form := url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"Your code"}, "content": {"123456"}, "priority": {"high"}}
+		resp, body := compose(t, form)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantIn(t, "high review", body, `id="review-priority">high`, `name="priority" value="high"`)
+		form.Set("confirmed", "yes")
+		form.Set("key", composeKey.FindStringSubmatch(body)[1])
+		resp, body = compose(t, form)
+		wantStatus(t, resp, body, http.StatusSeeOther)
+		p, err := e.db.Push(context.Background(), strings.TrimPrefix(resp.Header.Get("Location"), appPath+"/pushes/"))
+		if err != nil || p.Priority != herald.PriorityHigh {
+			t.Fatalf("composed high push: got %+v %v, want priority high", p, err)
+		}
+		_, body = b.get(resp.Header.Get("Location"))
+		wantIn(t, "push page", body, `id="push-priority">high`)
+	})
 	t.Run("ErrRefusedAsTheServerAPI", func(t *testing.T) {
 		before := e.pushCount(t, appPath)
 		for name, c := range map[string]struct {
@@ -128,6 +146,8 @@ func TestDashboardCompose(t *testing.T) {
 			"BadTopic":        {url.Values{"target": {"topic"}, "topic": {"a b"}, "title": {"T"}, "content": {"c"}}, "topic"},
 			"BadGroup":        {url.Values{"target": {"all"}, "title": {"T"}, "content": {"c"}, "requestGroupId": {"1234"}}, "options.requestGroupId"},
 			"BadTarget":       {url.Values{"target": {"everyone"}, "title": {"T"}, "content": {"c"}}, "target"},
+			"HighAd": {url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"(광고) Sale"}, "content": {"c"}, "isMarketing": {"true"},
+				"priority": {"high"}}, "options.priority"},
 		} {
 			for _, step := range []string{"review", "confirmed"} {
 				if step == "confirmed" {

@@ -60,6 +60,8 @@ type pushJSON struct {
 	AdFooter *string `json:"adFooter"`
 	// TTL is options.ttl in seconds; null when the push gave none.
 	TTL *int `json:"ttl"`
+	// Priority is options.priority ("normal" or "high").
+	Priority herald.Priority `json:"priority"`
 }
 
 func orNil(s string) *string {
@@ -85,7 +87,10 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.NetServerActionsHalf()), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
-		AdFooter: p.AdFooterShown(), TTL: p.TTL,
+		AdFooter: p.AdFooterShown(), TTL: p.TTL, Priority: p.Priority,
+	}
+	if out.Priority == "" {
+		out.Priority = herald.PriorityNormal
 	}
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip

@@ -448,6 +448,11 @@ func (e *liveEnv) pushes() string {
 		map[string]any{"userId": "user-1", "title": "Hello Ann", "content": "Your table is ready."},
 		map[string]any{"userId": 42, "title": "Hello Bo", "content": "Soon.", "imageURL": "https://example.com/t.png"},
 	}, "options": map[string]any{"requestGroupId": "tables-01"}}, http.StatusOK)
+	e.server(biz, http.MethodPost, "/api/push/v2/messages", map[string]any{"messages": []any{
+		map[string]any{"userId": "user-1", "title": "Your code", "content": "123456"},
+	}, "options": map[string]any{"priority": "high"}}, http.StatusOK) // shown with priority high in the history
+	e.server(biz, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "t", "content": "c",
+		"options": map[string]any{"priority": "urgent"}}, http.StatusBadRequest)
 	e.server(biz, http.MethodPost, "/api/topic/v2/subscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/push/v2/topics", map[string]any{"topic": "news", "title": "News", "content": "Today"}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/topic/v2/unsubscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)

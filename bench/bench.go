@@ -81,6 +81,11 @@ type Options struct {
 	Events       bool
 	OpenRate     float64
 	EventWorkers int
+	// ProbeEvery is how often the urgent mode sends a probe beside its
+	// blast (default 200 ms); ProbePriority the probes' options.priority,
+	// "high" (the default) or "normal".
+	ProbeEvery    time.Duration
+	ProbePriority string
 	// StartServer starts a server on loopback whose FCM endpoint is
 	// fcmEndpoint, with any token_uri allowed.
 	StartServer func(ctx context.Context, fcmEndpoint string) (Server, error)
@@ -116,6 +121,12 @@ func (o *Options) defaults() error {
 	if o.Progress == nil {
 		o.Progress = io.Discard
 	}
+	if o.ProbeEvery == 0 {
+		o.ProbeEvery = 200 * time.Millisecond
+	}
+	if o.ProbePriority == "" {
+		o.ProbePriority = string(herald.PriorityHigh)
+	}
 	switch {
 	case o.Users < 1:
 		return errors.New("bench: users must be at least 1")
@@ -127,6 +138,10 @@ func (o *Options) defaults() error {
 		return errors.New("bench: open rate must be from 0 to 1")
 	case o.StartServer == nil:
 		return errors.New("bench: no StartServer")
+	case o.ProbeEvery < 0:
+		return errors.New("bench: probe interval must not be negative")
+	case o.ProbePriority != string(herald.PriorityHigh) && o.ProbePriority != string(herald.PriorityNormal):
+		return errors.New(`bench: probe priority must be "high" or "normal"`)
 	}
 	_, err := ParseMode(string(o.Mode))
 	return err
@@ -149,7 +164,8 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		Users: opts.Users, Mode: string(opts.Mode), EmulatorLatencyMS: ms(opts.Latency),
 		GOMAXPROCS: runtime.GOMAXPROCS(0), NumCPU: runtime.NumCPU(), ServerProcess: InProcess,
 	}
-	emu, err := startEmulator(opts.Latency)
+	probes := newProbeClock()
+	emu, err := startEmulator(opts.Latency, probes.seen)
 	if err != nil {
 		return res, err
 	}
@@ -165,7 +181,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	if srv.Processes != nil {
 		res.Nodes, res.ServerProcess = len(srv.nodes()), Separate
 	}
-	run := &runner{opts: opts, emu: emu, srv: srv, res: &res}
+	run := &runner{opts: opts, emu: emu, srv: srv, res: &res, probes: probes}
 	if srv.DatabaseURL != "" {
 		if run.db, err = openDBMeter(ctx, srv.DatabaseURL); err != nil {
 			return res, err
@@ -203,6 +219,8 @@ type runner struct {
 	template []byte // the message the server sent to user 0
 	// db measures PostgreSQL when the server runs on it; nil otherwise.
 	db *dbMeter
+	// probes notes the urgent mode's probes at the emulator.
+	probes *probeClock
 }
 
 // serverPhase sets up the app, registers the users, pushes to them and
@@ -255,6 +273,11 @@ func (r *runner) serverPhase(ctx context.Context) error {
 	r.template = msgs[0].Message
 	if r.opts.Mode.tagged() {
 		if err := r.baseline(ctx); err != nil {
+			return err
+		}
+	}
+	if r.opts.Mode == ModeUrgent {
+		if err := r.urgent(ctx); err != nil {
 			return err
 		}
 	}

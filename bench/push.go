@@ -33,21 +33,27 @@ const (
 	// entries for the devices of those locales: each message is rendered
 	// for its device.
 	ModeTemplate Mode = "template"
+	// ModeUrgent sends one all-users push as ModeAll does, at the FCM
+	// project's quota, then another with one-user pushes of another app
+	// of the project beside it (see Urgent).
+	ModeUrgent Mode = "urgent"
 )
 
 // tagged reports whether the mode's users are given tags before the push.
 func (m Mode) tagged() bool { return m == ModeSegment || m == ModeTemplate }
 
 // one reports whether the mode is one push to every user.
-func (m Mode) one() bool { return m == ModeAll || m == ModeSegment || m == ModeTemplate }
+func (m Mode) one() bool {
+	return m == ModeAll || m == ModeSegment || m == ModeTemplate || m == ModeUrgent
+}
 
 // ParseMode reads a mode's name.
 func ParseMode(s string) (Mode, error) {
 	switch m := Mode(s); m {
-	case ModeUsers, ModeMessages, ModeAll, ModeSegment, ModeTemplate:
+	case ModeUsers, ModeMessages, ModeAll, ModeSegment, ModeTemplate, ModeUrgent:
 		return m, nil
 	}
-	return "", fmt.Errorf("bench: mode %q: must be users, messages, all, segment or template", s)
+	return "", fmt.Errorf("bench: mode %q: must be users, messages, all, segment, template or urgent", s)
 }
 
 // Request sizes: the API's maximum of each endpoint.
@@ -61,7 +67,7 @@ func (m Mode) Endpoint() string {
 	switch m {
 	case ModeMessages:
 		return "/api/push/v2/messages"
-	case ModeAll, ModeTemplate:
+	case ModeAll, ModeTemplate, ModeUrgent:
 		return "/api/push/v2/all"
 	case ModeSegment:
 		return "/api/push/v2/segments"
@@ -136,7 +142,7 @@ func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int) e
 			msgs = append(msgs, client.Message{UserID: userOf(i), Title: titleOf(i), Content: contentOf(i)})
 		}
 		_, err = c.PushMessages(ctx, client.PushMessagesRequest{Messages: msgs})
-	case ModeAll:
+	case ModeAll, ModeUrgent:
 		_, err = c.PushAll(ctx, client.PushAllRequest{Title: benchTitle, Content: benchContent})
 	case ModeSegment:
 		_, err = c.PushSegment(ctx, client.PushSegmentRequest{Filter: []byte(segmentFilter), Title: benchTitle, Content: benchContent})

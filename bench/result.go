@@ -36,6 +36,8 @@ type Result struct {
 	// Baseline is the plain all-users push sent after a segment or
 	// template push to the same devices.
 	Baseline *Baseline `json:"baseline,omitempty"`
+	// Urgent is the urgent mode's second blast with probes beside it.
+	Urgent *Urgent `json:"urgent,omitempty"`
 
 	// PeakRSSBytes is the server's peak RSS after delivery (VmHWM, summed
 	// over its processes; 0 when unknown); PeakRSSScope says what it
@@ -174,6 +176,12 @@ func (r Result) WriteText(w io.Writer) error {
 			bl.Delivered, bl.Seconds, bl.PerSecond, bl.ServerCPUSecondsPer1000)
 		fmt.Fprintf(&b, "             this run's push: %.2f× the baseline's rate, %.2f× its server CPU per delivery (peak RSS covers both)\n", bl.RateRatio, bl.CPURatio)
 	}
+	if u := r.Urgent; u != nil {
+		fmt.Fprintf(&b, "  urgent     %s one-user pushes of another app of the project, idle p50 %.1fms; then one every %gms beside a second all-users push:\n",
+			u.Priority, u.IdleP50MS, u.ProbeEveryMS)
+		fmt.Fprintf(&b, "             %d probes (%d lost), request to emulator p50 %.1fms  p99 %.1fms  max %.1fms\n", u.Probes, u.Lost, u.P50MS, u.P99MS, u.MaxMS)
+		fmt.Fprintf(&b, "             the blast beside them %.0f deliveries/s: %.2f× its rate alone\n", u.BlastPerSecond, u.RateRatio)
+	}
 	if e := r.Events; e != nil {
 		fmt.Fprintf(&b, "  events     %d events in %d requests (open rate %g, %d workers, SDK API) in %.2fs: %.0f events/s  p50 %.1fms  p99 %.1fms  max %.1fms\n",
 			e.Events, e.Requests, e.OpenRate, e.Workers, e.Seconds, e.PerSecond, e.P50MS, e.P99MS, e.MaxMS)
@@ -194,7 +202,7 @@ func (r Result) WriteText(w io.Writer) error {
 func (r Result) writeAccept(b *bytes.Buffer) {
 	a := r.Accept
 	switch Mode(r.Mode) {
-	case ModeAll:
+	case ModeAll, ModeUrgent:
 		fmt.Fprintf(b, "  accept     one all-users push (%s): %.1fms\n", a.Endpoint, a.MaxMS)
 		return
 	case ModeSegment:

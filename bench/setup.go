@@ -22,13 +22,14 @@ type emulatorServer struct {
 	srv *http.Server
 }
 
-// startEmulator serves a fresh emulator on 127.0.0.1, port chosen by the system.
-func startEmulator(latency time.Duration) (*emulatorServer, error) {
+// startEmulator serves a fresh emulator on 127.0.0.1, port chosen by the
+// system, that calls seen with the token of each valid send.
+func startEmulator(latency time.Duration, seen func(token string)) (*emulatorServer, error) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return nil, fmt.Errorf("bench: emulator: %w", err)
 	}
-	emu := emulator.New(emulator.Options{Latency: latency})
+	emu := emulator.New(emulator.Options{Latency: latency, BeforeAnswer: seen})
 	srv := emu.Server(ln.Addr().String())
 	go srv.Serve(ln)
 	return &emulatorServer{Emulator: emu, url: "http://" + ln.Addr().String(), srv: srv}, nil

@@ -19,7 +19,7 @@ type sender struct {
 
 func newSender(t *testing.T) sender {
 	t.Helper()
-	emu, err := startEmulator(0)
+	emu, err := startEmulator(0, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -81,6 +81,10 @@ type Options struct {
 	// TTL is how long FCM keeps each message for an offline device, in
 	// seconds from its send (0–2,419,200); nil leaves FCM's default.
 	TTL *int `json:"ttl,omitempty"`
+	// Priority is "normal" (the default) or "high": a one-time code and
+	// the like, sent ahead of the project's normal pushes (never
+	// marketing).
+	Priority string `json:"priority,omitempty"`
 }
 
 // PushResult is the answer to an accepted push.

@@ -24,6 +24,9 @@ type fanoutWorker struct {
 // (see fanout), or sends a lone chunk itself (see lone); its run yields
 // after Config.SendSlice, to go on in a new one.
 func (w *fanoutWorker) Work(ctx context.Context, job *river.Job[FanoutArgs]) error {
+	if job.Args.High {
+		ctx = herald.WithHighPriority(ctx)
+	}
 	return w.s.fanout(ctx, job.Args, time.Now().Add(w.s.cfg.SendSlice), job.Attempt) // real time: it bounds the job's run, see RescueAfter
 }
 
@@ -172,7 +175,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 	f.Deliveries, f.Deferred = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
 	if !lone(p, f.To, sends) { // a lone chunk is sent by the fan-out's job
 		for c := from.Chunk; c < f.To.Chunk; c++ {
-			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c})
+			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c, High: p.High()})
 		}
 	}
 	s.deferJobs(&f)

@@ -28,14 +28,14 @@ func releaseJobs(w herald.HeldWork) []herald.Job {
 	p := w.Push
 	var jobs []herald.Job
 	if !w.FanoutDone {
-		a := FanoutArgs{PushID: p.ID}
+		a := FanoutArgs{PushID: p.ID, High: p.High()}
 		if p.StartedAt == nil && p.ScheduledAt != nil {
 			a.SendAt = *p.ScheduledAt // the fan-out's check of its job; run at once
 		}
 		jobs = append(jobs, a)
 	}
 	for _, c := range w.Chunks {
-		a := SendArgs{PushID: p.ID, Chunk: c.Chunk}
+		a := SendArgs{PushID: p.ID, Chunk: c.Chunk, High: p.High()}
 		if c.Morning != nil {
 			a.Morning = *c.Morning // the run waits for it when it has not come
 		}

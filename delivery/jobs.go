@@ -26,6 +26,9 @@ type FanoutArgs struct {
 	// Sends: the push's fan-out sends its chunk itself when it makes one
 	// (see lone), so the job runs on the send queue.
 	Sends bool `json:"sends,omitempty"`
+	// High: the push is high-priority (herald.PriorityHigh), so the job
+	// runs on the high lane.
+	High bool `json:"high,omitempty"`
 }
 
 // Kind names the job.
@@ -33,27 +36,37 @@ func (FanoutArgs) Kind() string { return "herald.fanout" }
 
 // Queues: sends have their own, so fan-outs queued behind each other never
 // starve the sends they create; scheduled fan-outs, which mostly wait for
-// their second, have their own too.
+// their second, have their own too. High-priority pushes have the high
+// lane, fan-outs and sends together: its workers are never busy with a
+// normal push's chunks, so a one-time code waits for no blast (and its
+// sends take the tenth of the rate kept for them, see pacer).
 const (
 	QueueSend      = "send"
 	QueueFanout    = "fanout"
 	QueueScheduled = "scheduled"
+	QueueHigh      = "high"
 )
 
 // Queues returns River's queue configuration for delivery's jobs.
 func Queues() map[string]river.QueueConfig {
 	return map[string]river.QueueConfig{
 		QueueSend:          {MaxWorkers: 14}, // with the fan-outs that send their lone chunk (FanoutArgs.Sends)
+		QueueHigh:          {MaxWorkers: 4},
 		QueueFanout:        {MaxWorkers: 4},
 		QueueScheduled:     {MaxWorkers: 20},
 		river.QueueDefault: {MaxWorkers: 4}, // finish and webhook jobs
 	}
 }
 
-// InsertOpts makes a scheduled push's job due just before its time, and
-// puts the job of one that sends its chunk itself on the send queue.
+// InsertOpts makes a scheduled push's job due just before its time, puts
+// a high-priority push's on the high lane, and the job of one that sends
+// its chunk itself on the send queue. A scheduled high push's fan-out
+// waits on the scheduled queue (its workers wait there for their second,
+// which would hold the high lane's); its chunks ride the high lane.
 func (a FanoutArgs) InsertOpts() river.InsertOpts {
 	switch {
+	case a.RunAt.IsZero() && a.High:
+		return river.InsertOpts{Queue: QueueHigh}
 	case a.RunAt.IsZero() && a.Sends:
 		return river.InsertOpts{Queue: QueueSend}
 	case a.RunAt.IsZero():
@@ -78,6 +91,8 @@ type SendArgs struct {
 	// one released from a hold.
 	Morning time.Time `json:"morning,omitzero"`
 	RunAt   time.Time `json:"runAt,omitzero"`
+	// High: the chunk is a high-priority push's, sent on the high lane.
+	High bool `json:"high,omitempty"`
 }
 
 // Kind names the job.
@@ -94,16 +109,21 @@ func (a SendArgs) ForChunk(chunk int) herald.Job {
 // chunk of one keeps its morning, but is numbered below 0).
 func (a SendArgs) deferred() bool { return !a.Morning.IsZero() && a.Chunk >= 0 }
 
-// InsertOpts puts sends on their own queue: a retry chunk's due at Due, a
-// deferred chunk's just before its morning, as a scheduled push's fan-out.
+// InsertOpts puts sends on their own queue (a high-priority push's on the
+// high lane): a retry chunk's due at Due, a deferred chunk's just before
+// its morning, as a scheduled push's fan-out.
 func (a SendArgs) InsertOpts() river.InsertOpts {
+	queue := QueueSend
+	if a.High {
+		queue = QueueHigh
+	}
 	switch {
 	case !a.Due.IsZero():
-		return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.Due}
+		return river.InsertOpts{Queue: queue, ScheduledAt: a.Due}
 	case !a.RunAt.IsZero():
-		return river.InsertOpts{Queue: QueueSend, ScheduledAt: a.RunAt.Add(-schedulerSlack)}
+		return river.InsertOpts{Queue: queue, ScheduledAt: a.RunAt.Add(-schedulerSlack)}
 	}
-	return river.InsertOpts{Queue: QueueSend}
+	return river.InsertOpts{Queue: queue}
 }
 
 // FinishArgs ends a push whose chunks are all done.

@@ -26,6 +26,17 @@ import (
 // is at hand, and then takes what is there up to the batch: at a low rate
 // the sends go one by one, at a high one in whole batches, so a batch's
 // one write is never split for pacing's sake.
+//
+// High-priority sends (herald.PriorityHigh) never queue behind normal
+// reservations. Each bucket has a reserve beside it at a tenth of its
+// rate: a high send takes its tokens from the bucket as any send does
+// while nothing waits on it (its tokens are not below zero), and else
+// from the reserve, waiting on the reserve alone; what it takes of the
+// reserve is charged to the bucket too (its tokens go further below
+// zero), so that the normal reservations after it wait for it. All sends
+// together stay at the rate; while normal work keeps a bucket spoken for,
+// high sends take at most the reserve's tenth of it, and normal work
+// loses only what they take; alone, high work has the whole rate.
 type pacer struct {
 	now   func() time.Time
 	sleep func(ctx context.Context, d time.Duration) error
@@ -60,6 +71,13 @@ func newPacer(projectRate int) *pacer {
 
 // projectKey is the bucket key of an FCM project: apart from every app id.
 func projectKey(project string) string { return "project " + project }
+
+// reserveKey is the key of the reserve beside the bucket of key (see
+// pacer): apart from every app id and project key.
+func reserveKey(key string) string { return "reserve " + key }
+
+// reserveShare is the part of a rate kept for high-priority sends.
+const reserveShare = 10
 
 // projectOf returns the FCM project_id that an app's service-account file
 // names, "" when it names none (the file cannot be read: its sends then
@@ -105,18 +123,18 @@ func (p *pacer) bucketFor(key string, perMinute int, now time.Time) *bucket {
 }
 
 // take reserves tokens for up to n sends of app, whose FCM project is
-// project ("" for none), and waits until they are due. It returns how many
-// it took (1 to n), or 0 with the wait that would be needed when that wait
-// would end after until (the caller yields and comes back then), or the
-// context's error (nothing taken).
-func (p *pacer) take(ctx context.Context, app herald.App, project string, n int, until time.Time) (int, time.Duration, error) {
+// project ("" for none), and waits until they are due; high sends take
+// their tokens as the pacer's doc says. It returns how many it took (1 to
+// n), or 0 with the wait that would be needed when that wait would end
+// after until (the caller yields and comes back then), or the context's
+// error (nothing taken).
+func (p *pacer) take(ctx context.Context, app herald.App, project string, n int, until time.Time, high bool) (int, time.Duration, error) {
 	p.mu.Lock()
 	now := p.now()
-	appBucket := p.bucketFor(app.ID, app.SendRate(), now)
-	k, wait := appBucket.reserve(n, now, until)
+	k, wait := p.reserve(app.ID, app.SendRate(), n, now, until, high)
 	if k > 0 && project != "" {
-		kp, waitp := p.bucketFor(projectKey(project), p.projectRate, now).reserve(k, now, until)
-		appBucket.put(k - kp) // the project allows fewer: the rest goes back
+		kp, waitp := p.reserve(projectKey(project), p.projectRate, k, now, until, high)
+		p.buckets[app.ID].put(k - kp) // the project allows fewer: the rest goes back
 		k, wait = kp, max(wait, waitp)
 	}
 	p.mu.Unlock()
@@ -130,8 +148,22 @@ func (p *pacer) take(ctx context.Context, app herald.App, project string, n int,
 	return k, 0, nil
 }
 
+// reserve takes tokens for up to n sends of the bucket of key, at
+// perMinute a minute, as bucket.reserve does; a high send's from the
+// reserve while sends wait on the bucket (see pacer). p.mu is held.
+func (p *pacer) reserve(key string, perMinute, n int, now, until time.Time, high bool) (int, time.Duration) {
+	b := p.bucketFor(key, perMinute, now)
+	if !high || b.tokens >= 0 { // bucketFor brought it up to date
+		return b.reserve(n, now, until)
+	}
+	k, wait := p.bucketFor(reserveKey(key), max(1, perMinute/reserveShare), now).reserve(n, now, until)
+	b.tokens -= float64(k)
+	return k, wait
+}
+
 // giveBack returns k tokens of app and its project that were taken and
-// not spent (sends judged unnecessary, or a wait cut short).
+// not spent (sends judged unnecessary, or a wait cut short). A high
+// send's taken from a reserve go back to the bucket it was charged to.
 func (p *pacer) giveBack(appID, project string, k int) {
 	if k <= 0 {
 		return
@@ -215,7 +247,7 @@ func (b *bucket) put(k int) { b.tokens = min(b.burst, b.tokens+float64(k)) }
 // why (the context ended, or when to come back).
 func (c *chunk) paced(ctx context.Context, n int, res *chunkResult) int {
 	project := c.s.pace.projectOf(c.app.ID, c.serviceAccount)
-	k, wait, err := c.s.pace.take(ctx, c.app, project, n, c.yieldAt)
+	k, wait, err := c.s.pace.take(ctx, c.app, project, n, c.yieldAt, c.push.High())
 	switch {
 	case err != nil:
 		res.err = err

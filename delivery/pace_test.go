@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"log/slog"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -171,7 +172,7 @@ func TestPacerTake(t *testing.T) {
 	t.Run("Paced", func(t *testing.T) {
 		p, clock := fakePacer()
 		for range 11 {
-			if k, _, err := p.take(ctx, app, "", 25, far); k != 1 || err != nil {
+			if k, _, err := p.take(ctx, app, "", 25, far, false); k != 1 || err != nil {
 				t.Fatalf("got (%d, %v), want 1", k, err)
 			}
 		}
@@ -183,7 +184,7 @@ func TestPacerTake(t *testing.T) {
 		p, clock := fakePacer()
 		other := herald.App{ID: "app_2", SendRatePerMinute: 600}
 		for _, a := range []herald.App{app, other} {
-			if k, _, _ := p.take(ctx, a, "", 1, far); k != 1 {
+			if k, _, _ := p.take(ctx, a, "", 1, far, false); k != 1 {
 				t.Fatalf("%s: got %d, want 1", a.ID, k)
 			}
 		}
@@ -193,10 +194,10 @@ func TestPacerTake(t *testing.T) {
 	})
 	t.Run("RateChanged", func(t *testing.T) {
 		p, clock := fakePacer()
-		p.take(ctx, app, "", 1, far)
+		p.take(ctx, app, "", 1, far, false)
 		faster := app
 		faster.SendRatePerMinute = 6000 // 100 a second
-		p.take(ctx, faster, "", 1, far)
+		p.take(ctx, faster, "", 1, far, false)
 		if clock.slept != 10*time.Millisecond {
 			t.Errorf("next send at the new rate: waited %v, want 10ms", clock.slept)
 		}
@@ -204,7 +205,7 @@ func TestPacerTake(t *testing.T) {
 	t.Run("DefaultRate", func(t *testing.T) {
 		p, clock := fakePacer()
 		for range 40 {
-			if k, _, _ := p.take(ctx, herald.App{ID: "app_d"}, "", 25, far); k != 25 {
+			if k, _, _ := p.take(ctx, herald.App{ID: "app_d"}, "", 25, far, false); k != 25 {
 				t.Fatalf("got %d, want 25", k)
 			}
 		}
@@ -216,7 +217,7 @@ func TestPacerTake(t *testing.T) {
 		p, clock := fakePacer()
 		p.nodes.Store(2)
 		for range 3 {
-			p.take(ctx, app, "", 1, far)
+			p.take(ctx, app, "", 1, far, false)
 		}
 		if clock.slept != 400*time.Millisecond {
 			t.Errorf("3 sends at 5 a second (half of 10): waited %v, want 400ms", clock.slept)
@@ -224,22 +225,22 @@ func TestPacerTake(t *testing.T) {
 	})
 	t.Run("Cancelled", func(t *testing.T) {
 		p, clock := fakePacer()
-		p.take(ctx, app, "", 1, far)
+		p.take(ctx, app, "", 1, far, false)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
-		if k, _, err := p.take(cancelled, app, "", 1, far); k != 0 || !errors.Is(err, context.Canceled) {
+		if k, _, err := p.take(cancelled, app, "", 1, far, false); k != 0 || !errors.Is(err, context.Canceled) {
 			t.Fatalf("got (%d, %v), want 0 and context.Canceled", k, err)
 		}
 		// The token given back: the next send waits for it only.
-		p.take(ctx, app, "", 1, far)
+		p.take(ctx, app, "", 1, far, false)
 		if clock.slept != 100*time.Millisecond {
 			t.Errorf("after a cancelled wait: waited %v, want 100ms", clock.slept)
 		}
 	})
 	t.Run("UntilPassed", func(t *testing.T) {
 		p, _ := fakePacer()
-		p.take(ctx, app, "", 1, far)
-		k, wait, err := p.take(ctx, app, "", 1, paceEpoch.Add(50*time.Millisecond))
+		p.take(ctx, app, "", 1, far, false)
+		k, wait, err := p.take(ctx, app, "", 1, paceEpoch.Add(50*time.Millisecond), false)
 		if k != 0 || wait != 100*time.Millisecond || err != nil {
 			t.Errorf("got (%d, %v, %v), want 0 and a wait of 100ms", k, wait, err)
 		}
@@ -420,7 +421,7 @@ func TestPacerProject(t *testing.T) {
 		p, clock := projectPacer(600) // 10 a second; each app alone could send 10,000
 		for i := range 11 {
 			app := fast([]string{"app_a", "app_b"}[i%2])
-			if k, _, err := p.take(ctx, app, "proj", 25, far); k != 1 || err != nil {
+			if k, _, err := p.take(ctx, app, "proj", 25, far, false); k != 1 || err != nil {
 				t.Fatalf("send %d: got (%d, %v), want 1", i, k, err)
 			}
 		}
@@ -431,7 +432,7 @@ func TestPacerProject(t *testing.T) {
 	t.Run("OtherProjectsApart", func(t *testing.T) {
 		p, clock := projectPacer(600)
 		for _, project := range []string{"proj-1", "proj-2", ""} {
-			if k, _, _ := p.take(ctx, fast("app_"+project), project, 1, far); k != 1 {
+			if k, _, _ := p.take(ctx, fast("app_"+project), project, 1, far, false); k != 1 {
 				t.Fatalf("%q: got %d, want 1", project, k)
 			}
 		}
@@ -443,7 +444,7 @@ func TestPacerProject(t *testing.T) {
 		p, clock := projectPacer(600_000)
 		app := herald.App{ID: "app_slow", SendRatePerMinute: 600}
 		for range 11 {
-			p.take(ctx, app, "proj", 25, far)
+			p.take(ctx, app, "proj", 25, far, false)
 		}
 		if clock.slept != time.Second {
 			t.Errorf("an app at 10 a second in a fast project: waited %v, want 1s", clock.slept)
@@ -451,7 +452,7 @@ func TestPacerProject(t *testing.T) {
 	})
 	t.Run("BatchCutToProjectBucket", func(t *testing.T) {
 		p, _ := projectPacer(1200) // 20 a second: the project bucket holds 2
-		if k, _, _ := p.take(ctx, fast("app_a"), "proj", 25, far); k != 2 {
+		if k, _, _ := p.take(ctx, fast("app_a"), "proj", 25, far, false); k != 2 {
 			t.Errorf("first batch: got %d, want the 2 the project bucket holds", k)
 		}
 		// The app's bucket got back the 23 the project did not allow.
@@ -463,7 +464,7 @@ func TestPacerProject(t *testing.T) {
 		p, clock := projectPacer(600)
 		p.nodes.Store(2)
 		for range 3 {
-			p.take(ctx, fast("app_a"), "proj", 1, far)
+			p.take(ctx, fast("app_a"), "proj", 1, far, false)
 		}
 		if clock.slept != 400*time.Millisecond {
 			t.Errorf("3 sends at 5 a second (half of 10): waited %v, want 400ms", clock.slept)
@@ -471,8 +472,8 @@ func TestPacerProject(t *testing.T) {
 	})
 	t.Run("UntilPassedGivesBack", func(t *testing.T) {
 		p, _ := projectPacer(600)
-		p.take(ctx, fast("app_a"), "proj", 1, far)
-		k, wait, err := p.take(ctx, fast("app_a"), "proj", 1, paceEpoch.Add(50*time.Millisecond))
+		p.take(ctx, fast("app_a"), "proj", 1, far, false)
+		k, wait, err := p.take(ctx, fast("app_a"), "proj", 1, paceEpoch.Add(50*time.Millisecond), false)
 		if k != 0 || wait != 100*time.Millisecond || err != nil {
 			t.Errorf("got (%d, %v, %v), want 0 and a wait of 100ms", k, wait, err)
 		}
@@ -482,13 +483,13 @@ func TestPacerProject(t *testing.T) {
 	})
 	t.Run("CancelledGivesBack", func(t *testing.T) {
 		p, clock := projectPacer(600)
-		p.take(ctx, fast("app_a"), "proj", 1, far)
+		p.take(ctx, fast("app_a"), "proj", 1, far, false)
 		cancelled, cancel := context.WithCancel(ctx)
 		cancel()
-		if k, _, err := p.take(cancelled, fast("app_b"), "proj", 1, far); k != 0 || !errors.Is(err, context.Canceled) {
+		if k, _, err := p.take(cancelled, fast("app_b"), "proj", 1, far, false); k != 0 || !errors.Is(err, context.Canceled) {
 			t.Fatalf("got (%d, %v), want 0 and context.Canceled", k, err)
 		}
-		p.take(ctx, fast("app_a"), "proj", 1, far)
+		p.take(ctx, fast("app_a"), "proj", 1, far, false)
 		if clock.slept != 100*time.Millisecond {
 			t.Errorf("after a cancelled wait: waited %v, want 100ms", clock.slept)
 		}
@@ -512,4 +513,116 @@ func TestPacerProjectOf(t *testing.T) {
 	if p.projectRate != herald.DefaultFCMProjectRate {
 		t.Errorf("default rate: got %d, want %d", p.projectRate, herald.DefaultFCMProjectRate)
 	}
+}
+
+// heldPacer is a pacer whose clock stands still while its takers wait:
+// each wait is recorded, not slept, so that reservations pile up ahead
+// as they do when many runs take at once.
+func heldPacer(projectRate int) (*pacer, *fakeClock, *[]time.Duration) {
+	c := &fakeClock{now: paceEpoch}
+	p := newPacer(projectRate)
+	p.now = c.Now
+	var waits []time.Duration
+	p.sleep = func(_ context.Context, d time.Duration) error { waits = append(waits, d); return nil }
+	return p, c, &waits
+}
+
+// TestPacerHigh: a high-priority send never waits behind the normal
+// reservations queued on a bucket (it takes the reserve's token), and the
+// normal sends after it wait for what it took; alone, high sends have the
+// whole rate.
+func TestPacerHigh(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	far := paceEpoch.Add(time.Hour)
+	fast := herald.App{ID: "app_a", SendRatePerMinute: 600_000}
+	t.Run("AheadOfNormal", func(t *testing.T) {
+		p, _, waits := heldPacer(600) // 10 a second; the reserve 1 a second
+		for range 5 {
+			p.take(ctx, fast, "proj", 1, far, false)
+		}
+		k, wait, err := p.take(ctx, fast, "proj", 1, far, true)
+		if k != 1 || wait != 0 || err != nil {
+			t.Fatalf("high send behind 5 normal ones: got (%d, %v, %v), want 1 at once", k, wait, err)
+		}
+		p.take(ctx, fast, "proj", 1, far, false)
+		want := []time.Duration{100 * time.Millisecond, 200 * time.Millisecond, 300 * time.Millisecond, 400 * time.Millisecond,
+			600 * time.Millisecond} // the first went at once; the last waits for the high send's token too
+		if !slices.Equal(*waits, want) {
+			t.Errorf("waits: got %v, want %v", *waits, want)
+		}
+	})
+	t.Run("AppRate", func(t *testing.T) {
+		p, _, waits := heldPacer(0)
+		slow := herald.App{ID: "app_s", SendRatePerMinute: 600}
+		for range 3 {
+			p.take(ctx, slow, "proj", 1, far, false)
+		}
+		if k, wait, _ := p.take(ctx, slow, "proj", 1, far, true); k != 1 || wait != 0 {
+			t.Errorf("high send behind the app's normal ones: got (%d, %v), want 1 at once; waits %v", k, wait, *waits)
+		}
+	})
+	t.Run("AloneWholeRate", func(t *testing.T) {
+		p, clock := fakePacer()
+		p.projectRate = 600
+		for range 11 {
+			if k, _, _ := p.take(ctx, fast, "proj", 1, far, true); k != 1 {
+				t.Fatalf("got %d, want 1", k)
+			}
+		}
+		if clock.slept != time.Second {
+			t.Errorf("11 high sends alone at 10 a second: waited %v, want 1s (the whole rate)", clock.slept)
+		}
+	})
+	t.Run("ATenth", func(t *testing.T) {
+		// Four normal takers and one high one, each taking again as soon
+		// as its last send is due, for 100 seconds at 10 a second.
+		p, clock, waits := heldPacer(600)
+		const seconds, rate = 100, 10
+		end := paceEpoch.Add(seconds * time.Second)
+		next := make([]time.Time, 5) // the last is the high taker
+		for i := range next {
+			next[i] = paceEpoch
+		}
+		var normal, high int
+		for {
+			i := -1 // the taker whose last send is due first, among those not past the end
+			for j := range next {
+				if next[j].Before(end) && (i < 0 || next[j].Before(next[i])) {
+					i = j
+				}
+			}
+			if i < 0 {
+				break
+			}
+			clock.mu.Lock()
+			clock.now = next[i]
+			clock.mu.Unlock()
+			*waits = nil
+			p.take(ctx, fast, "proj", 1, far, i == len(next)-1)
+			var wait time.Duration
+			if len(*waits) > 0 {
+				wait = (*waits)[0]
+			}
+			if next[i] = next[i].Add(wait); !next[i].Before(end) {
+				continue // sent after the end
+			}
+			if i == len(next)-1 {
+				high++
+			} else {
+				normal++
+			}
+		}
+		total := normal + high
+		if total > seconds*rate+2 { // each bucket's burst of 1
+			t.Errorf("%d sends in %d s at %d a second, want at most %d", total, seconds, rate, seconds*rate+2)
+		}
+		if high < seconds*rate/10 || high > seconds*rate/10+2 {
+			t.Errorf("high sends: got %d, want the reserve's tenth, %d (+2)", high, seconds*rate/10)
+		}
+		if normal < seconds*rate*9/10-2 {
+			t.Errorf("normal sends: got %d, want at least nine tenths, %d (-2)", normal, seconds*rate*9/10)
+		}
+		t.Logf("%d normal and %d high sends in %d s", normal, high, seconds)
+	})
 }

@@ -23,6 +23,9 @@ type sendWorker struct {
 // fails the push (the app's credentials are refused), or comes back later
 // for the rest (the run yielded, or could not send yet).
 func (w *sendWorker) Work(ctx context.Context, job *river.Job[SendArgs]) error {
+	if job.Args.High {
+		ctx = herald.WithHighPriority(ctx)
+	}
 	return w.s.send(ctx, job.Args, job.Attempt, false)
 }
 
@@ -183,7 +186,7 @@ func (c *chunk) bounded(wait time.Duration) time.Duration {
 // retries runs.
 func (c *chunk) retryJob(wait time.Duration) SendArgs {
 	due := c.s.cfg.Now().Add(c.bounded(wait)) // River's clock is the node's
-	return SendArgs{PushID: c.push.ID, Due: due, Morning: c.args.Morning}
+	return SendArgs{PushID: c.push.ID, Due: due, Morning: c.args.Morning, High: c.push.High()}
 }
 
 // chunkResult is how a run over a chunk ended.
@@ -462,7 +465,7 @@ func (c *chunk) sendOne(ctx context.Context, sd *send) {
 	n := herald.Notification{
 		Token: d.Token, PushID: p.ID, Title: content.Title, Body: content.Content,
 		ImageURL: content.ImageURL, LinkURL: content.LinkURL, Badge: p.Badge, RequestGroupID: p.RequestGroupID,
-		Tag: c.tagOf(d), ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
+		Tag: c.tagOf(d), High: p.High(), ValidateOnly: c.app.Sandbox, // a sandbox app's sends are only validated
 	}
 	if p.TTL != nil { // counted from this send: a deferred part's from 08:00
 		n.HasTTL, n.TTL, n.Expires = true, *p.TTL, c.s.cfg.Now().Unix()+int64(*p.TTL)

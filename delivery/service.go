@@ -117,9 +117,11 @@ type WebhookSender interface {
 const DefaultConcurrency = 100
 
 // MaxInFlight is the most sends one process has in flight at its
-// defaults: every worker of the send queue running a chunk's window.
+// defaults: every worker of the send queue and of the high lane running
+// a chunk's window.
 func MaxInFlight() int {
-	return Queues()[QueueSend].MaxWorkers * DefaultConcurrency
+	q := Queues()
+	return (q[QueueSend].MaxWorkers + q[QueueHigh].MaxWorkers) * DefaultConcurrency
 }
 
 // Config holds the service's dependencies and knobs.
@@ -221,7 +223,7 @@ func (s *Service) Workers() *river.Workers {
 // its scheduled time. It answers the id of the push (the first one's, when
 // an idempotency key is replayed).
 func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (string, bool, error) {
-	job := FanoutArgs{PushID: p.ID, Sends: mayBeLone(p)}
+	job := FanoutArgs{PushID: p.ID, Sends: mayBeLone(p), High: p.High()}
 	if p.ScheduledAt != nil {
 		job = s.scheduledJob(p)
 	}
@@ -230,7 +232,7 @@ func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipie
 
 // scheduledJob is the fan-out job of a scheduled push.
 func (s *Service) scheduledJob(p herald.Push) FanoutArgs {
-	return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt, RunAt: *p.ScheduledAt}
+	return FanoutArgs{PushID: p.ID, SendAt: *p.ScheduledAt, RunAt: *p.ScheduledAt, High: p.High()}
 }
 
 // gone turns "not found" into success: the app or push was deleted, and

@@ -59,7 +59,7 @@ func (a *App) deliverEncoded(ctx context.Context, n herald.Notification) error {
 // notificationOf is n as BuildMessage takes it.
 func notificationOf(n herald.Notification) Notification {
 	return Notification{Title: n.Title, Body: n.Body, ImageURL: n.ImageURL, LinkURL: n.LinkURL, PushID: n.PushID,
-		Badge: n.Badge, RequestGroupID: n.RequestGroupID, Tag: n.Tag, HasTTL: n.HasTTL, TTL: n.TTL, Expires: n.Expires}
+		Badge: n.Badge, RequestGroupID: n.RequestGroupID, Tag: n.Tag, HasTTL: n.HasTTL, TTL: n.TTL, Expires: n.Expires, High: n.High}
 }
 
 // Authorize makes sure an access token for the app is at hand: Herald's

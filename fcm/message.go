@@ -27,6 +27,10 @@ type Notification struct {
 	HasTTL  bool
 	TTL     int
 	Expires int64
+	// High asks for high priority: android.priority HIGH and the
+	// apns-priority header 10. Without it neither is set, and FCM's
+	// defaults hold.
+	High bool
 	// Tag is the same on every send of one message (see herald.Notification):
 	// the Android notification tag, the APNs collapse id and the web-push
 	// Topic, so a message sent twice to a device replaces itself on screen.
@@ -73,6 +77,8 @@ type MessageNotification struct {
 
 // AndroidConfig is the Android-specific part of a Message.
 type AndroidConfig struct {
+	// Priority is FCM's AndroidMessagePriority: "NORMAL" or "HIGH".
+	Priority     string               `json:"priority,omitempty"`
 	TTL          string               `json:"ttl,omitempty"`
 	Notification *AndroidNotification `json:"notification,omitempty"`
 }
@@ -94,6 +100,8 @@ type APNSConfig struct {
 type APNSHeaders struct {
 	CollapseID string `json:"apns-collapse-id,omitempty"`
 	Expiration string `json:"apns-expiration,omitempty"`
+	// Priority is APNs' apns-priority: "10" sends at once.
+	Priority string `json:"apns-priority,omitempty"`
 }
 
 // APNSPayload is the APNs payload of a Message.
@@ -207,6 +215,9 @@ func buildData(n Notification) map[string]string {
 // empty.
 func buildAndroid(n Notification) *AndroidConfig {
 	var a AndroidConfig
+	if n.High {
+		a.Priority = "HIGH"
+	}
 	if n.HasTTL {
 		a.TTL = strconv.Itoa(n.TTL) + "s" // a protobuf Duration in JSON
 	}
@@ -224,6 +235,9 @@ func buildAPNS(n Notification) *APNSConfig {
 	var h APNSHeaders
 	if collapses(n.Tag) {
 		h.CollapseID = n.Tag
+	}
+	if n.High {
+		h.Priority = "10"
 	}
 	if n.HasTTL {
 		// APNs reads 0 as "deliver now or never", as FCM reads "0s";

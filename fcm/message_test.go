@@ -99,6 +99,17 @@ func TestBuildMessage(t *testing.T) {
 			want: `{"token":"tok","notification":{"title":"Hi"},"android":{"ttl":"0s"},"apns":{"headers":{"apns-expiration":"0"}}}`,
 		},
 		{
+			name: "High",
+			n:    Notification{Title: "Your code", High: true},
+			want: `{"token":"tok","notification":{"title":"Your code"},"android":{"priority":"HIGH"},"apns":{"headers":{"apns-priority":"10"}}}`,
+		},
+		{
+			name: "HighWithTagAndTTL",
+			n:    Notification{Title: "Hi", Tag: "push_4", HasTTL: true, TTL: 60, Expires: 1_800_000_060, High: true},
+			want: `{"token":"tok","notification":{"title":"Hi"},"android":{"priority":"HIGH","ttl":"60s","notification":{"tag":"push_4"}},` +
+				`"apns":{"headers":{"apns-collapse-id":"push_4","apns-expiration":"1800000060","apns-priority":"10"}},"webpush":{"headers":{"Topic":"push_4"}}}`,
+		},
+		{
 			name: "TTLWithTagAndImage",
 			n:    Notification{Title: "Hi", ImageURL: "https://i/x.png", Tag: "push_3", HasTTL: true, TTL: 60, Expires: 1_800_000_060},
 			want: `{"token":"tok","notification":{"title":"Hi","image":"https://i/x.png"},` +

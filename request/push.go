@@ -240,7 +240,7 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 	if !ok {
 		return
 	}
-	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl")
+	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl", "priority")
 	if b := opt.Boolean("isUsingBadge"); b != nil {
 		p.Badge = *b
 	}
@@ -256,6 +256,13 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 	}
 	if raw, ok := opt.Raw("ttl"); ok {
 		p.TTL = opt.ttl(raw)
+	}
+	if v, ok := opt.Str("priority", false, 0); ok {
+		priority, valid := herald.ParsePriority(v)
+		if !valid {
+			opt.Fail("priority", herald.PriorityReason)
+		}
+		p.Priority = priority
 	}
 	if g, ok := opt.Str("requestGroupId", false, 0); ok {
 		if reason := herald.RequestGroupIDProblem(g); reason != "" {

@@ -134,3 +134,55 @@ func TestReadPushTTL(t *testing.T) {
 		}
 	}
 }
+
+// TestReadPushPriority: options.priority is "normal" or "high" on every
+// push endpoint; null is absent (normal); anything else is refused naming
+// options.priority, and so is "high" on a push marked marketing or with a
+// (광고) title.
+func TestReadPushPriority(t *testing.T) {
+	t.Parallel()
+	now := time.Date(2026, 3, 2, 3, 0, 0, 0, time.UTC)
+	app := herald.App{ID: "app", Registered: true, FCMCredentials: []byte("sa"), AdSenderName: "Shop", AdSenderContact: "080-000-0000",
+		AdOptOut: "설정 > 알림"}
+	bodies := map[herald.PushKind]string{
+		herald.KindUsers:    `{"userIds":["u1"],"title":%q,"content":"c","options":%s}`,
+		herald.KindMessages: `{"messages":[{"userId":"u1","title":%q,"content":"c"}],"options":%s}`,
+		herald.KindTopic:    `{"topic":"news","title":%q,"content":"c","options":%s}`,
+		herald.KindAll:      `{"title":%q,"content":"c","options":%s}`,
+		herald.KindSegment:  `{"filter":{"tag":"vip","eq":true},"title":%q,"content":"c","options":%s}`,
+	}
+	for _, tt := range []struct {
+		title, options string
+		want           herald.Priority // "" when refused
+		reason         string
+	}{
+		{"t", `{"priority":"high"}`, herald.PriorityHigh, ""},
+		{"t", `{"priority":"normal"}`, herald.PriorityNormal, ""},
+		{"t", `{"priority":null}`, "", ""},
+		{"t", `{}`, "", ""},
+		{"t", `{"priority":"urgent"}`, "", herald.PriorityReason},
+		{"t", `{"priority":"High"}`, "", herald.PriorityReason},
+		{"t", `{"priority":""}`, "", herald.PriorityReason},
+		{"t", `{"priority":1}`, "", "must be a string"},
+		{"(광고) t", `{"priority":"high","isMarketing":true}`, "", herald.HighMarketingReason},
+		{"(광고) t", `{"priority":"high"}`, "", herald.HighMarketingReason},
+		{"(광고) t", `{"priority":"normal","isMarketing":true}`, herald.PriorityNormal, ""},
+	} {
+		for kind, body := range bodies {
+			p, _, err := request.ReadPush(app, kind, []byte(fmt.Sprintf(body, tt.title, tt.options)), now)
+			if tt.reason != "" {
+				var e *herald.Error
+				if !errors.As(err, &e) || len(e.Details) != 1 || e.Details[0] != (herald.Detail{Field: "options.priority", Reason: tt.reason}) {
+					t.Errorf("%s %s %s: got %v, want the one detail on options.priority: %s", kind, tt.title, tt.options, err, tt.reason)
+				}
+				continue
+			}
+			if err != nil {
+				t.Fatalf("%s %s: %v", kind, tt.options, err)
+			}
+			if p.Priority != tt.want || p.High() != (tt.want == herald.PriorityHigh) {
+				t.Errorf("%s %s: got priority %q, want %q", kind, tt.options, p.Priority, tt.want)
+			}
+		}
+	}
+}

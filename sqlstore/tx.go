@@ -203,9 +203,11 @@ func (s *core) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) err
 // inBulkTx is inTx for bulk delivery work (see TxOptions.Bulk), run again
 // when the database broke a deadlock with it. Bulk work that writes a
 // push's row and its chunks' writes the push's first (lockPush), so a
-// deadlock is rare, never the rule; fn must be safe to run again.
+// deadlock is rare, never the rule; fn must be safe to run again. A
+// high-priority push's work (herald.WithHighPriority) is not marked bulk:
+// it goes before a blast's, as the writes answering requests do.
 func (s *core) inBulkTx(ctx context.Context, fn func(c conn) error) error {
-	return s.inTxRetryWith(ctx, TxOptions{Bulk: true}, false, fn)
+	return s.inTxRetryWith(ctx, TxOptions{Bulk: !herald.IsHighPriority(ctx)}, false, fn)
 }
 
 // lockPush takes a push's row for the rest of the transaction, before any

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/bench"
@@ -15,7 +16,7 @@ import (
 
 // runBench is `herald bench`: flags in, bench.Run, figures out.
 func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) error {
-	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all|segment|template] [--open-rate F] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
+	cmd := newCommand("bench", "herald bench [--users 100000] [--latency 0s] [--mode users|messages|all|segment|template|urgent] [--open-rate F] [--database-url URL] [--nodes N] [--in-process] [--json] [flags]",
 		"Starts an FCM emulator and the service on loopback, registers the users (one token each), pushes to all\n"+
 			"of them through the Server API (--mode users: requests of 500 user IDs; messages: requests of 200\n"+
 			"messages, one per user; all: one all-users push; segment: every user given three tags by one CSV tag\n"+
@@ -25,6 +26,10 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 			"reports accept latency, deliveries per second, the server's peak RSS and CPU-seconds per 1,000\n"+
 			"deliveries, and the emulator's own ceiling. With --open-rate F every device then reports the push it got\n"+
 			"as received (and a fraction F as opened too, in the same request) and the events per second are reported.\n"+
+			"--mode urgent: one all-users push at the FCM project's quota (--project-rate, default 600000 a minute)\n"+
+			"alone, then another with a one-user push of a second app of the project every --probe-every beside it\n"+
+			"(--probe-priority high, or normal for the figures without the high lane): the probes' request-to-emulator\n"+
+			"latency and the blast's rate against its rate alone.\n"+
 			"The server runs as a herald serve process of its own on\n"+
 			"SQLite in a temporary data directory, so its CPU and memory are measured apart from the bench's;\n"+
 			"--in-process runs it inside the bench process instead (for --cpuprofile). With --database-url it\n"+
@@ -42,6 +47,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pushWorkers := fs.Int("push-workers", 8, "concurrent Server API push requests")
 	openRate := fs.Float64("open-rate", -1, "after delivery, every device reports received through the SDK API (POST /api/sdk/v2/events), and this fraction (0 to 1) opened too, in the same request; the events per second are reported (default: no events phase)")
 	eventWorkers := fs.Int("event-workers", 64, "concurrent SDK event reports (with --open-rate)")
+	probeEvery := fs.Duration("probe-every", 200*time.Millisecond, "urgent mode: how often a one-user probe push is sent beside the blast")
+	probePriority := fs.String("probe-priority", string(herald.PriorityHigh), "urgent mode: the probes' options.priority, high or normal")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only with --in-process)")
 	var setup benchSetup
 	setup.flags(fs)
@@ -52,6 +59,9 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	if err != nil {
 		return cmd.explain(fmt.Errorf("--mode: %w", err))
 	}
+	if m == bench.ModeUrgent && setup.projectRate == 0 {
+		setup.projectRate = herald.DefaultFCMProjectRate
+	}
 	if err := setup.resolve(cmd.fs); err != nil {
 		return cmd.explain(err)
 	}
@@ -59,6 +69,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Users: *users, Mode: m, SendRatePerMinute: *sendRate, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
 		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers,
+		ProbeEvery: *probeEvery, ProbePriority: *probePriority,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
 	if *cpuProfile != "" {
@@ -87,6 +98,7 @@ func (b *benchSetup) flags(fs *flag.FlagSet) {
 	fs.IntVar(&b.nodes, "nodes", 1, "herald serve processes (more than one needs --database-url); 0 is --in-process")
 	fs.BoolVar(&b.inProcess, "in-process", false, "run the server inside the bench process (its CPU and RSS are then the bench process's)")
 	fs.StringVar(&b.binary, "binary", "", "the herald executable the server processes run (default this one)")
+	fs.IntVar(&b.projectRate, "project-rate", 0, "the servers' FCM project rate a minute, HERALD_FCM_PROJECT_RATE (default the cap, so that pacing does not limit the run; in --mode urgent FCM's quota, 600000)")
 }
 
 // resolve settles where the server runs: --in-process (or --nodes 0)

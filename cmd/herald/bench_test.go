@@ -249,6 +249,29 @@ func TestBenchModes(t *testing.T) {
 	}
 }
 
+// TestBenchUrgent runs `herald bench --mode urgent`: the blast alone, then
+// again with high one-user probes of a second app of the project beside
+// it, every probe reaching the emulator, its latencies and the blast's
+// rates reported. (How fast is a benchmark's question, not this test's.)
+func TestBenchUrgent(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds the binary and runs bench with a server process")
+	}
+	bin := buildHerald(t)
+	b, _ := runBenchJSON(t, "--users", "1000", "--mode", "urgent", "--project-rate", "60000", "--probe-every", "10ms", "--binary", bin)
+	b.checkFigures(1000, 1, 1)
+	b.checkShape("urgent", "sqlite", "separate", 1)
+	if got := b.str("urgent", "priority"); got != "high" {
+		t.Errorf("urgent priority: got %q, want high", got)
+	}
+	if b.num("urgent", "probes") < 1 || b.num("urgent", "lost") != 0 || b.num("urgent", "p99Ms") <= 0 || b.num("urgent", "idleP50Ms") <= 0 {
+		t.Errorf("urgent probes: got %v, want some, none lost, with their latencies", b.got["urgent"])
+	}
+	if b.num("urgent", "blastPerSecond") <= 0 || b.num("urgent", "rateRatio") <= 0 {
+		t.Errorf("urgent blast: got %v, want its rate beside the probes and the ratio to its rate alone", b.got["urgent"])
+	}
+}
+
 // TestBenchNodes runs `herald bench` with the server as three `herald
 // serve` processes on a fresh PostgreSQL schema that is dropped after the
 // run. Each node's own usage is reported apart from the bench process's.

@@ -25,6 +25,10 @@ type benchSetup struct {
 	inProcess bool
 	// binary is the herald executable the nodes run.
 	binary string
+	// projectRate is the servers' FCM project rate a minute; 0 is the
+	// cap, as the bench app's own rate is, so that a run measures Herald
+	// and not pacing (the urgent mode's default is FCM's quota).
+	projectRate int
 }
 
 // engine names the store.
@@ -43,6 +47,9 @@ func (b benchSetup) check() error {
 	}
 	if b.nodes < 0 {
 		return errors.New("--nodes: must not be negative")
+	}
+	if b.projectRate < 0 {
+		return errors.New("--project-rate: must not be negative")
 	}
 	if b.inProcess && b.binary != "" {
 		return errors.New("--binary: not with --in-process (no server process runs)")
@@ -76,9 +83,13 @@ func (b benchSetup) startServer(logOut io.Writer) func(ctx context.Context, fcmE
 	}
 }
 
-// benchProjectRate is the servers' FCM project rate: the cap, as the bench
-// app's own rate is, so that a run measures Herald and not pacing.
-var benchProjectRate = strconv.Itoa(herald.MaxSendRatePerMinute)
+// projectRateText is the servers' FCM project rate (see projectRate).
+func (b benchSetup) projectRateText() string {
+	if b.projectRate == 0 {
+		return strconv.Itoa(herald.MaxSendRatePerMinute)
+	}
+	return strconv.Itoa(b.projectRate)
+}
 
 // startOn starts the server on dbURL (empty: SQLite), as nodes or in
 // process.
@@ -87,7 +98,7 @@ func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logO
 	masterKey := herald.NewMasterKeyText()
 	if b.nodes == 0 {
 		return benchServer(ctx, config{DatabaseURL: dbURL, AdminToken: adminToken, MasterKey: masterKey, FCM: server.FCM{Endpoint: fcmEndpoint},
-			FCMProjectRate: benchProjectRate}, logOut)
+			FCMProjectRate: b.projectRateText()}, logOut)
 	}
 	env := []string{
 		"HERALD_ADMIN_TOKEN=" + adminToken, "HERALD_MASTER_KEY=" + masterKey,
@@ -97,7 +108,7 @@ func (b benchSetup) startOn(ctx context.Context, dbURL, fcmEndpoint string, logO
 		// any limit meant for real clients: the in-process server has
 		// none either.
 		"HERALD_RATE_LIMIT=0", "HERALD_SDK_RATE_LIMIT=0", "HERALD_SDK_CLIENT_RATE_LIMIT=0", "HERALD_AUTH_FAILURE_RATE_LIMIT=0",
-		"HERALD_FCM_PROJECT_RATE=" + benchProjectRate,
+		"HERALD_FCM_PROJECT_RATE=" + b.projectRateText(),
 	}
 	if dbURL != "" {
 		env = append(env, "HERALD_DATABASE_URL="+dbURL)

@@ -223,6 +223,14 @@ func validateAndroid(msg object) *fcmError {
 		const field = "message.android.ttl"
 		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (type.googleapis.com/google.protobuf.Duration), %q", field, ttl), field)
 	}
+	priority, ferr := android.stringField("priority", "message.android")
+	if ferr != nil {
+		return ferr
+	}
+	if priority != "" && priority != "NORMAL" && priority != "HIGH" {
+		const field = "message.android.priority"
+		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (type.googleapis.com/google.firebase.fcm.v1.AndroidMessagePriority), %q", field, priority), field)
+	}
 	n, ferr := decodeObject(android["notification"], "message.android.notification", nil)
 	if ferr != nil {
 		return ferr
@@ -293,6 +301,10 @@ func validateAPNS(msg object) *fcmError {
 	if exp, ok := h["apns-expiration"]; ok && !apnsExpiration.MatchString(exp) {
 		const field = "message.apns.headers"
 		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (apns-expiration %q): must be a unix time in seconds", field, exp), field)
+	}
+	if pr, ok := h["apns-priority"]; ok && pr != "5" && pr != "10" && pr != "1" {
+		const field = "message.apns.headers"
+		return errInvalidArgument(fmt.Sprintf("Invalid value at '%s' (apns-priority %q): must be 10, 5 or 1", field, pr), field)
 	}
 	if _, ferr := decodeObject(apns["payload"], "message.apns.payload", nil); ferr != nil {
 		return ferr
