@@ -135,7 +135,9 @@ type DeliveryEvent struct {
 	DeviceID       string
 	TokenSuffix    string
 	Reason         string
-	At             time.Time
+	// At is when it happened (a device's report: the time it gives);
+	// QueuedAt when it was queued, from which its batch's age counts.
+	At, QueuedAt time.Time
 }
 
 // EventID is the id of the event: stable across every retry of it.

@@ -3,8 +3,8 @@ package sqlstore
 import (
 	"context"
 	"database/sql"
-	"encoding/json"
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"

@@ -129,14 +129,13 @@ func (s *StreamStore) QueuedEvents(ctx context.Context, appID string, limit int)
 	var out []herald.DeliveryEvent
 	err := s.reader().each(ctx, func(row scanner) error {
 		var e herald.DeliveryEvent
-		var at int64
+		var at, queued int64
 		err := row.Scan(&e.ID, &e.AppID, &e.Type, &e.PushID, &e.RequestGroupID, &e.UserID, &e.DeviceID, &e.TokenSuffix,
-			&e.Reason, &at)
-		e.At = time.UnixMilli(at).UTC()
+			&e.Reason, &at, &queued)
+		e.At, e.QueuedAt = time.UnixMilli(at).UTC(), time.UnixMilli(queued).UTC()
 		out = append(out, e)
 		return err
-	}, `SELECT id, app_id, type, push_id, request_group_id, user_id, device_id, token_suffix, reason, at
-		FROM delivery_events WHERE app_id = ? ORDER BY id LIMIT ?`, appID, limit)
+	}, `SELECT id, `+queueColumns+` FROM delivery_events WHERE app_id = ? ORDER BY id LIMIT ?`, appID, limit)
 	return out, err
 }
 
