@@ -154,10 +154,10 @@ type Server struct {
 	stopWatch func() // ends the schedule watch (shared database)
 	// stopStream ends the dispatcher of the apps' delivery events.
 	stopStream func()
-	servers   []*http.Server
-	errc      chan error
-	stopOnce  sync.Once
-	stopErr   error
+	servers    []*http.Server
+	errc       chan error
+	stopOnce   sync.Once
+	stopErr    error
 }
 
 // New assembles a node and serves it on publicLn and adminLn (closed by

@@ -1,8 +1,10 @@
 package sqlstore
 
 import (
+	"cmp"
 	"context"
 	"errors"
+	"slices"
 	"strings"
 	"time"
 
@@ -67,25 +69,42 @@ type streamedMark struct {
 // transaction, each with its push's request group and its device's user
 // and token as they are now, one statement for up to maxQueueRows.
 func queueMarks(ctx context.Context, c conn, marks []streamedMark, queuedAt time.Time) error {
+	// A device's received before its opened, as they happened (the
+	// reports' rows come by type's name).
+	slices.SortStableFunc(marks, func(a, b streamedMark) int {
+		return cmp.Or(cmp.Compare(a.pushID, b.pushID), cmp.Compare(a.deviceID, b.deviceID),
+			cmp.Compare(markRank(a.typ), markRank(b.typ)))
+	})
 	for start := 0; start < len(marks); start += maxQueueRows {
 		part := marks[start:min(start+maxQueueRows, len(marks))]
-		args := make([]any, 0, 4*len(part)+1)
+		args := make([]any, 0, 5*len(part)+1)
 		args = append(args, queuedAt.UnixMilli())
-		for _, m := range part {
-			args = append(args, m.pushID, m.deviceID, string(m.typ), m.at.UnixMilli())
+		for i, m := range part {
+			args = append(args, m.pushID, m.deviceID, string(m.typ), m.at.UnixMilli(), i)
 		}
+		// Ordered by the values' place: the ids are given in the order
+		// the rows are inserted, which a join does not keep.
 		_, err := c.exec(ctx, `INSERT INTO delivery_events (`+queueColumns+`)
 			SELECT p.app_id, v.column3, p.id, p.request_group_id, COALESCE(d.user_id, ''), v.column2,
 				COALESCE(CASE WHEN length(d.token) <= 8 THEN d.token ELSE substr(d.token, length(d.token) - 7) END, ''),
 				'', v.column4, CAST(? AS BIGINT)
-			FROM (VALUES `+strings.TrimSuffix(strings.Repeat(`(?, ?, ?, CAST(? AS BIGINT)),`, len(part)), ",")+`) AS v
+			FROM (VALUES `+strings.TrimSuffix(strings.Repeat(`(?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT)),`, len(part)), ",")+`) AS v
 			JOIN pushes p ON p.id = v.column1
-			LEFT JOIN devices d ON d.app_id = p.app_id AND d.device_id = v.column2`, args...)
+			LEFT JOIN devices d ON d.app_id = p.app_id AND d.device_id = v.column2
+			ORDER BY v.column5`, args...)
 		if err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// markRank orders a device's reports of one push: received first.
+func markRank(t herald.WebhookEvent) int {
+	if t == herald.WebhookReceived {
+		return 0
+	}
+	return 1
 }
 
 // StreamApps returns the apps that set their webhookEvents: only those

@@ -198,7 +198,7 @@ func (d *Dispatcher) once(ctx context.Context, appID string) (sent bool, err err
 		wait := herald.EventsRetry(st.Failures + 1)
 		d.cfg.Logger.Warn("delivery events: message failed; will retry", "app", appID, "message", msgID,
 			"events", len(events), "failures", st.Failures+1, "retryIn", wait, "err", err)
-		return false, d.cfg.Store.StreamFailed(ctx, appID, d.cfg.Holder, d.cfg.Now().Add(wait))
+		return false, d.cfg.Store.StreamFailed(ctx, appID, d.cfg.Holder, now.Add(wait)) // from the attempt's start
 	}
 	ids := make([]int64, len(events))
 	for i, e := range events {
