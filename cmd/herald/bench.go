@@ -42,6 +42,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	pushWorkers := fs.Int("push-workers", 8, "concurrent Server API push requests")
 	openRate := fs.Float64("open-rate", -1, "after delivery, every device reports received through the SDK API (POST /api/sdk/v2/events), and this fraction (0 to 1) opened too, in the same request; the events per second are reported (default: no events phase)")
 	eventWorkers := fs.Int("event-workers", 64, "concurrent SDK event reports (with --open-rate)")
+	webhookEvents := fs.Bool("webhook-events", false, "turn every webhook event type on (push.sent, push.failed, push.received, push.opened, …) with a receiver in the bench process; delivery ends once it has every push.sent event")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only with --in-process)")
 	var setup benchSetup
 	setup.flags(fs)
@@ -58,7 +59,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := bench.Options{
 		Users: *users, Mode: m, SendRatePerMinute: *sendRate, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
-		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers,
+		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers, WebhookEvents: *webhookEvents,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
 	if *cpuProfile != "" {
