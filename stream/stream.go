@@ -74,9 +74,11 @@ type Config struct {
 type Dispatcher struct {
 	cfg Config
 	mu  sync.Mutex
-	// busy holds the apps this node is sending now.
-	busy map[string]bool
-	runs chan struct{}
+	// busy holds the apps this node is sending now; retryAt when each
+	// app's stream may be tried again, as this node last learnt it.
+	busy    map[string]bool
+	retryAt map[string]time.Time
+	runs    chan struct{}
 }
 
 // New returns a dispatcher with cfg's defaults filled in.
@@ -90,7 +92,7 @@ func New(cfg Config) *Dispatcher {
 	if cfg.Every <= 0 {
 		cfg.Every = Every
 	}
-	return &Dispatcher{cfg: cfg, busy: map[string]bool{}, runs: make(chan struct{}, Runs)}
+	return &Dispatcher{cfg: cfg, busy: map[string]bool{}, retryAt: map[string]time.Time{}, runs: make(chan struct{}, Runs)}
 }
 
 // Start runs the dispatcher until the function it returns is called,
@@ -169,16 +171,33 @@ func (d *Dispatcher) Run(ctx context.Context, appID string) error {
 	return nil
 }
 
-// once claims the app's stream and sends its batch when one is due; sent
-// reports a batch sent (another may be due at once).
+// once sends the app's batch when one is due, claiming its stream first;
+// sent reports a batch sent (another may be due at once). The queue is
+// read before the claim, which writes, so that an idle stream costs a
+// read a look, and one waiting for its retry nothing until then.
 func (d *Dispatcher) once(ctx context.Context, appID string) (sent bool, err error) {
 	now := d.cfg.Now()
-	st, held, err := d.cfg.Store.ClaimStream(ctx, appID, d.cfg.Holder, now, now.Add(Lease))
-	if err != nil || !held || now.Before(st.RetryAt) {
-		return false, err
+	d.mu.Lock()
+	wait := d.retryAt[appID]
+	d.mu.Unlock()
+	if now.Before(wait) {
+		return false, nil
 	}
 	events, err := d.cfg.Store.QueuedEvents(ctx, appID, herald.MaxEventsPerMessage)
 	if err != nil || !Due(events, now) {
+		return false, err
+	}
+	st, held, err := d.cfg.Store.ClaimStream(ctx, appID, d.cfg.Holder, now, now.Add(Lease))
+	if err != nil || !held {
+		return false, err
+	}
+	if now.Before(st.RetryAt) {
+		d.waitUntil(appID, st.RetryAt)
+		return false, nil
+	}
+	// Read again under the claim: a holder before this one may have sent
+	// some meanwhile.
+	if events, err = d.cfg.Store.QueuedEvents(ctx, appID, herald.MaxEventsPerMessage); err != nil || !Due(events, now) {
 		return false, err
 	}
 	app, err := d.cfg.Apps.App(ctx, appID)
@@ -198,13 +217,21 @@ func (d *Dispatcher) once(ctx context.Context, appID string) (sent bool, err err
 		wait := herald.EventsRetry(st.Failures + 1)
 		d.cfg.Logger.Warn("delivery events: message failed; will retry", "app", appID, "message", msgID,
 			"events", len(events), "failures", st.Failures+1, "retryIn", wait, "err", err)
-		return false, d.cfg.Store.StreamFailed(ctx, appID, d.cfg.Holder, now.Add(wait)) // from the attempt's start
+		d.waitUntil(appID, now.Add(wait)) // from the attempt's start
+		return false, d.cfg.Store.StreamFailed(ctx, appID, d.cfg.Holder, now.Add(wait))
 	}
 	ids := make([]int64, len(events))
 	for i, e := range events {
 		ids[i] = e.ID
 	}
 	return true, d.cfg.Store.SentEvents(ctx, appID, d.cfg.Holder, ids)
+}
+
+// waitUntil keeps this node from looking at the app's stream before at.
+func (d *Dispatcher) waitUntil(appID string, at time.Time) {
+	d.mu.Lock()
+	d.retryAt[appID] = at
+	d.mu.Unlock()
 }
 
 // Due reports whether a batch goes out at now: it is full, or its oldest
