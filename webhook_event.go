@@ -140,6 +140,12 @@ type DeliveryEvent struct {
 	At, QueuedAt time.Time
 }
 
+// EventsDue reports whether a batch goes out at now: MaxEventsPerMessage
+// are waiting (full), or the oldest was queued EventsBatchAge ago.
+func EventsDue(oldest time.Time, full bool, now time.Time) bool {
+	return full || !oldest.IsZero() && !now.Before(oldest.Add(EventsBatchAge))
+}
+
 // EventID is the id of the event: stable across every retry of it.
 func (e DeliveryEvent) EventID() string { return "evt_" + strconv.FormatInt(e.ID, 10) }
 
@@ -174,6 +180,11 @@ type EventStreamStore interface {
 	// other holder has it at now (its lease ended), or renews holder's;
 	// false when another holds it.
 	ClaimStream(ctx context.Context, appID, holder string, now, until time.Time) (EventStream, bool, error)
+	// QueueHead tells whether the app's queue holds a batch due at now
+	// (see EventsDue) without reading the batch: the oldest event's time
+	// queued, and whether MaxEventsPerMessage are waiting (read only when
+	// the oldest is not due yet).
+	QueueHead(ctx context.Context, appID string, now time.Time) (bool, error)
 	// QueuedEvents returns the app's first limit events, in order.
 	QueuedEvents(ctx context.Context, appID string, limit int) ([]DeliveryEvent, error)
 	// SentEvents removes the events (sent) and clears the stream's

@@ -143,6 +143,29 @@ func (s *StreamStore) ClaimStream(ctx context.Context, appID, holder string, now
 	return st, claimed, err
 }
 
+// QueueHead reads the oldest event's time queued, and only when it is
+// not due yet, whether a full batch waits: the key of the
+// MaxEventsPerMessage-th event, read from the index alone.
+func (s *StreamStore) QueueHead(ctx context.Context, appID string, now time.Time) (bool, error) {
+	var oldest int64
+	err := s.reader().queryRow(ctx, `SELECT queued_at FROM delivery_events WHERE app_id = ? ORDER BY id LIMIT 1`, appID).Scan(&oldest)
+	switch {
+	case errors.Is(err, herald.ErrNotFound):
+		return false, nil
+	case err != nil:
+		return false, err
+	case herald.EventsDue(time.UnixMilli(oldest), false, now):
+		return true, nil
+	}
+	var id int64
+	err = s.reader().queryRow(ctx, `SELECT id FROM delivery_events WHERE app_id = ? ORDER BY id LIMIT 1 OFFSET ?`,
+		appID, herald.MaxEventsPerMessage-1).Scan(&id)
+	if errors.Is(err, herald.ErrNotFound) {
+		return false, nil
+	}
+	return err == nil, err
+}
+
 // QueuedEvents returns the app's first limit events, in id order.
 func (s *StreamStore) QueuedEvents(ctx context.Context, appID string, limit int) ([]herald.DeliveryEvent, error) {
 	var out []herald.DeliveryEvent

@@ -62,6 +62,15 @@ func testStreamQueues(t *testing.T, b *bundle) {
 	if !slices.Equal(seen, want) {
 		t.Errorf("queued: got %v, want %v", seen, want)
 	}
+	for at, want := range map[time.Duration]bool{0: false, herald.EventsBatchAge - time.Millisecond: false, herald.EventsBatchAge: true} {
+		if due, err := b.s.QueueHead(b.ctx, b.app.ID, b.now.Add(at)); err != nil || due != want {
+			t.Errorf("QueueHead %s after: got %v %v, want %v", at, due, err, want)
+		}
+	}
+	other := b.newApp("other")
+	if due, err := b.s.QueueHead(b.ctx, other.ID, b.now.Add(time.Hour)); err != nil || due {
+		t.Errorf("QueueHead of an empty queue: got %v %v, want false", due, err)
+	}
 }
 
 func testStreamOff(t *testing.T, b *bundle) {

@@ -172,9 +172,10 @@ func (d *Dispatcher) Run(ctx context.Context, appID string) error {
 }
 
 // once sends the app's batch when one is due, claiming its stream first;
-// sent reports a batch sent (another may be due at once). The queue is
-// read before the claim, which writes, so that an idle stream costs a
-// read a look, and one waiting for its retry nothing until then.
+// sent reports a batch sent (another may be due at once). The queue's
+// head is read before the claim, which writes, so that a stream with
+// nothing due costs a read or two a look (never the batch), and one
+// waiting for its retry nothing until then.
 func (d *Dispatcher) once(ctx context.Context, appID string) (sent bool, err error) {
 	now := d.cfg.Now()
 	d.mu.Lock()
@@ -183,8 +184,7 @@ func (d *Dispatcher) once(ctx context.Context, appID string) (sent bool, err err
 	if now.Before(wait) {
 		return false, nil
 	}
-	events, err := d.cfg.Store.QueuedEvents(ctx, appID, herald.MaxEventsPerMessage)
-	if err != nil || !Due(events, now) {
+	if due, err := d.cfg.Store.QueueHead(ctx, appID, now); err != nil || !due {
 		return false, err
 	}
 	st, held, err := d.cfg.Store.ClaimStream(ctx, appID, d.cfg.Holder, now, now.Add(Lease))
@@ -195,9 +195,10 @@ func (d *Dispatcher) once(ctx context.Context, appID string) (sent bool, err err
 		d.waitUntil(appID, st.RetryAt)
 		return false, nil
 	}
-	// Read again under the claim: a holder before this one may have sent
-	// some meanwhile.
-	if events, err = d.cfg.Store.QueuedEvents(ctx, appID, herald.MaxEventsPerMessage); err != nil || !Due(events, now) {
+	// Read under the claim: a holder before this one may have sent some
+	// since the head was read.
+	events, err := d.cfg.Store.QueuedEvents(ctx, appID, herald.MaxEventsPerMessage)
+	if err != nil || len(events) == 0 || !herald.EventsDue(events[0].QueuedAt, len(events) == herald.MaxEventsPerMessage, now) {
 		return false, err
 	}
 	app, err := d.cfg.Apps.App(ctx, appID)
@@ -232,13 +233,6 @@ func (d *Dispatcher) waitUntil(appID string, at time.Time) {
 	d.mu.Lock()
 	d.retryAt[appID] = at
 	d.mu.Unlock()
-}
-
-// Due reports whether a batch goes out at now: it is full, or its oldest
-// event was queued herald.EventsBatchAge ago.
-func Due(events []herald.DeliveryEvent, now time.Time) bool {
-	return len(events) >= herald.MaxEventsPerMessage ||
-		len(events) > 0 && !now.Before(events[0].QueuedAt.Add(herald.EventsBatchAge))
 }
 
 // gone turns "not found" (the app was deleted, and its events with it)
