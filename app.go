@@ -53,6 +53,9 @@ type App struct {
 	WebhookURL     string
 	// WebhookSecret is the signing secret, encrypted with the master key.
 	WebhookSecret []byte
+	// WebhookEvents are the webhook event types the app takes (see
+	// Takes); nil for DefaultWebhookEvents.
+	WebhookEvents []WebhookEvent
 	CreatedAt     time.Time
 	// FCMWarning is the last refusal FCM gave about the app's credentials
 	// (the service account, or the project's APNs or web-push

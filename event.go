@@ -51,6 +51,9 @@ type EventMark struct {
 	PushID string
 	Type   EventType
 	At     time.Time
+	// Stream: the app takes the mark's webhook event (push.received or
+	// push.opened), queued with the mark when it is recorded.
+	Stream bool
 }
 
 // EventPlan is what a device's report comes to: the marks to record, and

@@ -31,7 +31,10 @@ type appJSON struct {
 	DefaultConsent    herald.Consent `json:"defaultConsent"`
 	HasFCMCredentials bool           `json:"hasFcmCredentials"`
 	WebhookURL        *string        `json:"webhookUrl"`
-	CreatedAt         time.Time      `json:"createdAt"`
+	// WebhookEvents are the webhook event types the app takes (its list,
+	// or the default one).
+	WebhookEvents []herald.WebhookEvent `json:"webhookEvents"`
+	CreatedAt     time.Time             `json:"createdAt"`
 	// AdPrefixCheck refuses a push marked options.isMarketing whose title
 	// lacks "(광고)", and puts the ad footer on every marketing message
 	// (default true).
@@ -82,7 +85,7 @@ func toJSON(a herald.App) appJSON {
 	out := appJSON{
 		AppID: a.ID, Name: a.Name, APIKey: a.APIKey, Tier: a.Tier, AppUserEnabled: a.AppUserEnabled,
 		Registered: a.Registered, TimeZone: a.TimeZone, DefaultConsent: a.DefaultConsent,
-		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
+		HasFCMCredentials: len(a.FCMCredentials) > 0, WebhookEvents: a.WebhookEventList(), CreatedAt: a.CreatedAt,
 		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
 		IdentityVerification: a.IdentityVerification, HasIdentitySecret: len(a.IdentitySecret) > 0,
 		IdentityRefusals: a.IdentityRefusals,
@@ -128,6 +131,8 @@ type appSettings struct {
 	// IdentityVerification turns the SDK's identity verification on or
 	// off; on needs an identity secret issued first.
 	IdentityVerification *bool `json:"identityVerification"`
+	// WebhookEvents replaces the app's list of webhook event types.
+	WebhookEvents *[]string `json:"webhookEvents"`
 }
 
 // noticeSettings is consentNotice in a create or patch body.
@@ -296,6 +301,13 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 			d = append(d, herald.Detail{Field: "identityVerification", Reason: herald.ReasonNoIdentitySecret})
 		}
 		a.IdentityVerification = *p.IdentityVerification
+	}
+	if p.WebhookEvents != nil {
+		d = append(d, herald.WebhookEventsProblems("webhookEvents", *p.WebhookEvents)...)
+		a.WebhookEvents = make([]herald.WebhookEvent, len(*p.WebhookEvents))
+		for i, e := range *p.WebhookEvents {
+			a.WebhookEvents[i] = herald.WebhookEvent(e)
+		}
 	}
 	d = append(d, p.applyAd(a)...)
 	d = append(d, p.applyNotices(a)...)

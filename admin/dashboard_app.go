@@ -7,6 +7,7 @@ import (
 	"math"
 	"net/http"
 	"net/url"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -29,6 +30,22 @@ type appsData struct {
 	Apps  []herald.App
 	Form  appForm
 	Tiers []herald.Tier
+}
+
+// webhookEventChoice is one webhook event type on the app page.
+type webhookEventChoice struct {
+	Type herald.WebhookEvent
+	On   bool
+}
+
+// webhookEventChoices lists every webhook event type, those on the app's
+// list checked.
+func webhookEventChoices(a herald.App) []webhookEventChoice {
+	out := make([]webhookEventChoice, len(herald.WebhookEvents))
+	for i, e := range herald.WebhookEvents {
+		out[i] = webhookEventChoice{Type: e, On: slices.Contains(a.WebhookEventList(), e)}
+	}
+	return out
 }
 
 // settingsFrom reads app settings from a form, in the shape of the JSON
@@ -73,6 +90,12 @@ func settingsFrom(f url.Values) appSettings {
 		if v := text("reconfirmation.leadDays"); v != nil {
 			p.Reconfirmation.LeadDays = formNumber(*v)
 		}
+	}
+	// The webhook events form lists every type, checked or not, and
+	// marks that it was sent: its list replaces the app's, as a PATCH's.
+	if f.Has("webhookEvents.form") {
+		list := append([]string{}, f["webhookEvents"]...)
+		p.WebhookEvents = &list
 	}
 	return p
 }
@@ -169,6 +192,9 @@ type appPageData struct {
 	// FCM describes the stored service-account file; nil when none is.
 	FCM      *fcmAccount
 	TestPush testPushForm
+	// WebhookEvents are the webhook event types, each with whether the
+	// app takes it.
+	WebhookEvents []webhookEventChoice
 }
 
 // fcmAccount is what the app page tells of the stored service account.
@@ -201,7 +227,8 @@ func (d *dashboard) fcmAccountOf(a herald.App) *fcmAccount {
 
 // appView is the app page of a, with the test push form as given.
 func (d *dashboard) appView(a herald.App, form testPushForm) view {
-	return viewOf(a.Name, a, appPageData{Tiers: tiers(), FCM: d.fcmAccountOf(a), TestPush: form})
+	return viewOf(a.Name, a, appPageData{Tiers: tiers(), FCM: d.fcmAccountOf(a), TestPush: form,
+		WebhookEvents: webhookEventChoices(a)})
 }
 
 func (d *dashboard) appPage(w http.ResponseWriter, r *http.Request) {

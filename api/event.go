@@ -38,7 +38,9 @@ func (s *server) reportEvents(w http.ResponseWriter, r *http.Request) {
 		}
 	}
 	plan := herald.PlanEvents(events, now)
-	recorded, err := s.events.RecordEvents(r.Context(), appFrom(r.Context()).ID, deviceID, plan.Marks)
+	app := appFrom(r.Context())
+	app.StreamMarks(plan.Marks)
+	recorded, err := s.events.RecordEvents(r.Context(), app.ID, deviceID, plan.Marks)
 	if err != nil {
 		web.Error(w, r, err)
 		return

@@ -86,6 +86,11 @@ type Options struct {
 	// "high" (the default) or "normal".
 	ProbeEvery    time.Duration
 	ProbePriority string
+	// WebhookEvents turns every webhook event type on for the bench app,
+	// its webhook a receiver in the bench process: the delivery phase
+	// then ends once the receiver has every push.sent event too, so that
+	// its CPU covers writing and sending them.
+	WebhookEvents bool
 	// StartServer starts a server on loopback whose FCM endpoint is
 	// fcmEndpoint, with any token_uri allowed.
 	StartServer func(ctx context.Context, fcmEndpoint string) (Server, error)
@@ -221,6 +226,9 @@ type runner struct {
 	db *dbMeter
 	// probes notes the urgent mode's probes at the emulator.
 	probes *probeClock
+	// hooks receives the delivery events (Options.WebhookEvents); nil
+	// otherwise.
+	hooks *receiver
 }
 
 // serverPhase sets up the app, registers the users, pushes to them and
@@ -231,6 +239,14 @@ func (r *runner) serverPhase(ctx context.Context) error {
 		return err
 	}
 	r.app, r.res.SendRatePerMinute = app, app.sendRate
+	if r.opts.WebhookEvents {
+		r.hooks = startReceiver()
+		defer r.hooks.srv.Close()
+		if err := r.hooks.subscribe(ctx, r.srv, app.id); err != nil {
+			return err
+		}
+		r.res.WebhookEvents = true
+	}
 	fmt.Fprintf(r.opts.Progress, "bench: registering %d users (%d workers)\n", r.opts.Users, r.opts.RegisterWorkers)
 	var reg Register
 	server, _ := r.meters()
@@ -346,6 +362,9 @@ func (r *runner) deliver(ctx context.Context) error {
 	}
 	d, err := awaitDeliveries(ctx, r.emu.Emulator, 0, r.opts.Users, start, deliveryDeadline(r.opts.Users), r.opts.Progress)
 	r.res.Delivery = d
+	if err == nil && r.hooks != nil {
+		err = r.hooks.await(ctx, r.opts.Users, deliveryDeadline(r.opts.Users))
+	}
 	if uerr := r.measure(server, self); uerr != nil {
 		return errors.Join(err, uerr)
 	}

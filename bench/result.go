@@ -27,6 +27,9 @@ type Result struct {
 	Nodes  int    `json:"nodes"`
 	// ServerProcess says where the server ran: Separate or InProcess.
 	ServerProcess string `json:"serverProcess"`
+	// WebhookEvents: every webhook event type was on, and delivery ended
+	// once the webhook had every push.sent event (Options.WebhookEvents).
+	WebhookEvents bool `json:"webhookEvents,omitempty"`
 
 	Register Register `json:"register"`
 	// Tags is the tag import of the segment and template modes.

@@ -31,8 +31,8 @@ func (w *consentWorker) NextRetry(job *river.Job[herald.ConsentEventJob]) time.T
 }
 
 // Work posts the event to the app's current webhook and ends it. An app
-// that removed its webhook drops it (and, one by one, the user's later
-// ones).
+// that removed its webhook, or took consent.changed off its list, drops
+// it (and, one by one, the user's later ones).
 func (w *consentWorker) Work(ctx context.Context, job *river.Job[herald.ConsentEventJob]) error {
 	s, a := w.s, job.Args
 	rec, state, err := s.consents.ConsentEvent(ctx, a.AppID, a.UserID, a.Seq)
@@ -43,7 +43,7 @@ func (w *consentWorker) Work(ctx context.Context, job *river.Job[herald.ConsentE
 	if err != nil {
 		return gone(err)
 	}
-	if app.WebhookURL == "" {
+	if !app.Takes(herald.WebhookConsent) {
 		return w.end(ctx, a, herald.EventDropped)
 	}
 	secret, err := s.cfg.MasterKey.Open(app.WebhookSecret)

@@ -64,7 +64,7 @@ func (s *Service) finishPush(ctx context.Context, id string, k finishing) error 
 	}
 	unreachable := herald.UnreachableUsers(users, ds)
 	var follow []herald.Job
-	if k.app.WebhookURL != "" {
+	if k.app.Takes(herald.WebhookUndeliverable) {
 		follow = s.webhookJobs(p, unreachable)
 	}
 	if p.Rule().ConfirmsOnFinish { // the users it reached are confirmed
@@ -128,11 +128,11 @@ func (w *webhookWorker) NextRetry(job *river.Job[WebhookArgs]) time.Time {
 }
 
 // Work posts the message to the app's current webhook; an app that removed
-// its webhook gets nothing.
+// its webhook, or took push.undeliverable off its list, gets nothing.
 func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) error {
 	s := w.s
 	app, err := s.finishes.App(ctx, job.Args.Report.AppID)
-	if err != nil || app.WebhookURL == "" {
+	if err != nil || !app.Takes(herald.WebhookUndeliverable) {
 		return gone(err)
 	}
 	secret, err := s.cfg.MasterKey.Open(app.WebhookSecret)

@@ -12,6 +12,7 @@ import (
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/render"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 type sendWorker struct {
@@ -73,7 +74,7 @@ func (s *Service) sendChunk(ctx context.Context, k sending, args SendArgs, attem
 	if len(app.FCMCredentials) == 0 {
 		return s.fail(ctx, p, "FCM credentials were removed")
 	}
-	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: attempt, args: args}
+	c := &chunk{s: s, app: app, push: p, loc: app.Location(), attempt: attempt, args: args, stream: streamOf(app, p)}
 	var err error
 	if c.serviceAccount, err = s.serviceAccount(app); err != nil {
 		return s.fail(ctx, p, "FCM credentials cannot be opened")
@@ -169,9 +170,22 @@ type chunk struct {
 	// retriable failure is final.
 	deadline time.Time
 	giveUp   bool
-	attempt  int       // of the send job
-	args     SendArgs  // of the send job
-	yieldAt  time.Time // when the run stops taking on sends
+	// stream says which outcomes become delivery events (nil: none).
+	stream  *sendstore.Stream
+	attempt int       // of the send job
+	args    SendArgs  // of the send job
+	yieldAt time.Time // when the run stops taking on sends
+}
+
+// streamOf is what a push's steps write of delivery events: nil when its
+// app takes neither push.sent nor push.failed, so that a step then costs
+// nothing more.
+func streamOf(app herald.App, p herald.Push) *sendstore.Stream {
+	sent, failed := app.Takes(herald.WebhookSent), app.Takes(herald.WebhookFailed)
+	if !sent && !failed {
+		return nil
+	}
+	return &sendstore.Stream{Sent: sent, Failed: failed, RequestGroupID: p.RequestGroupID}
 }
 
 // bounded caps a wait at the push's retry deadline (at least a second

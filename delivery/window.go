@@ -242,7 +242,7 @@ func (w *window) write(ctx context.Context, st sendstore.ChunkStep) (int, bool, 
 // newStep is a step from the chunk's range as last written, moving nothing.
 func (w *window) newStep() sendstore.ChunkStep {
 	r := sendstore.Range{Settled: w.settled, Marked: w.marked}
-	return sendstore.ChunkStep{Chunk: w.chunk, Old: r, New: r}
+	return sendstore.ChunkStep{Chunk: w.chunk, Old: r, New: r, Stream: w.c.stream}
 }
 
 // settle is a step that settles the slots from the last written cursor up
@@ -263,6 +263,9 @@ func (w *window) settle() sendstore.ChunkStep {
 			}
 			if d.OldForImage {
 				st.SentOldImage++
+			}
+			if st.Stream != nil && st.Stream.Sent {
+				st.Sent = append(st.Sent, d)
 			}
 			continue
 		case o.State == herald.DeliveryRetry:

@@ -189,6 +189,9 @@ func (w *Worker) steps() []step {
 		{"idempotency", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			return s.PruneIdempotency(ctx, run.Began.Add(-herald.IdempotencyWindow), limit)
 		}},
+		{"delivery_events", func(ctx context.Context, run *Run, limit int) (Step, error) {
+			return s.PruneDeliveryEvents(ctx, run.Began.Add(-herald.EventsKeptFor), limit)
+		}},
 		{"consent", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			st, next, err := s.PruneConsentTrail(ctx, run.Began.Add(-herald.Days(herald.ConsentTrailDays)), run.Trail, limit)
 			run.Trail = next

@@ -17,11 +17,14 @@ const (
 	RetainedIdempotency  = "idempotency_keys"
 	RetainedConsent      = "consent_records"
 	RetainedAccessRecord = "access_records"
+	// RetainedDeliveryEvents are delivery events left queued
+	// herald.EventsKeptFor (their receiver never took them).
+	RetainedDeliveryEvents = "delivery_events"
 )
 
 // Kinds lists every kind, in the order a run's log line gives them.
 var Kinds = []string{RetainedPushes, RetainedDeliveries, RetainedChunks, RetainedEvents, RetainedUnreachable,
-	RetainedRecipients, RetainedIdempotency, RetainedConsent, RetainedAccessRecord}
+	RetainedRecipients, RetainedIdempotency, RetainedConsent, RetainedAccessRecord, RetainedDeliveryEvents}
 
 // Deleted counts what a retention step deleted, by kind.
 type Deleted map[string]int64
@@ -61,6 +64,9 @@ type Store interface {
 	// before before (expired keys left by an app that sent no keyed push
 	// since).
 	PruneIdempotency(ctx context.Context, before time.Time, limit int) (Step, error)
+	// PruneDeliveryEvents deletes up to limit delivery events queued
+	// before before, oldest first.
+	PruneDeliveryEvents(ctx context.Context, before time.Time, limit int) (Step, error)
 	// PruneConsentTrail deletes consent records made before before that
 	// are not the latest of their pair (a user's own, or a device's) and
 	// whose event is not pending, among the next limit records older than

@@ -1,6 +1,7 @@
 package sendstore
 
 import (
+	"cmp"
 	"fmt"
 	"slices"
 
@@ -47,6 +48,11 @@ type Effects struct {
 	Retry *NumberedChunk
 	// Drop are the dead tokens whose devices are deleted.
 	Drop []DeadToken
+	// Events are the delivery events of the outcomes settled (see
+	// ChunkStep.Stream): one per device sent or failed, in position
+	// order of the sends and then of the rows, without the app and time
+	// (the store's).
+	Events []herald.DeliveryEvent
 }
 
 // NumberedChunk is a retry chunk with its number: its slots carry it, and
@@ -101,14 +107,43 @@ func (c Chunk) Apply(st ChunkStep, f Facts) (Chunk, Effects, error) {
 		}
 		e.Retry = &NumberedChunk{Chunk: f.RetryChunk, Slots: slots, Job: st.Retry.Job.ForChunk(f.RetryChunk)}
 	}
+	if st.Stream != nil {
+		e.Events = st.Stream.events(st.Sent, e.Rows)
+	}
 	return next, e, nil
+}
+
+// events are the delivery events of a step's first sends and rows: a
+// sent row (a resent slot) or a first send is push.sent, a failed or
+// undeliverable row push.failed with its reason (else its error); a
+// suppressed row is no event. Only the types the app takes are made.
+func (s Stream) events(sent, rows []herald.Delivery) []herald.DeliveryEvent {
+	var out []herald.DeliveryEvent
+	add := func(t herald.WebhookEvent, d herald.Delivery, reason string) {
+		out = append(out, herald.DeliveryEvent{Type: t, RequestGroupID: s.RequestGroupID, UserID: d.UserID,
+			DeviceID: d.DeviceID, TokenSuffix: herald.TokenSuffix(d.Token), Reason: reason})
+	}
+	if s.Sent {
+		for _, d := range sent {
+			add(herald.WebhookSent, d, "")
+		}
+	}
+	for _, d := range rows {
+		switch {
+		case d.State == herald.DeliverySent && s.Sent:
+			add(herald.WebhookSent, d, "")
+		case (d.State == herald.DeliveryFailed || d.State == herald.DeliveryUndeliverable) && s.Failed:
+			add(herald.WebhookFailed, d, cmp.Or(d.Reason, d.Error))
+		}
+	}
+	return out
 }
 
 // Check reports a step whose shape is impossible whatever the chunk (see
 // Apply).
 func (st ChunkStep) Check() error {
 	if st.New.Settled < st.Old.Settled || st.New.Settled > st.Old.Marked || st.New.Marked < st.Old.Marked ||
-		st.New.Settled-st.Old.Settled < len(st.Rows)+st.retried() || len(st.Targets) > st.New.Marked-st.Old.Marked {
+		st.New.Settled-st.Old.Settled < len(st.Rows)+st.retried()+len(st.Sent) || len(st.Targets) > st.New.Marked-st.Old.Marked {
 		return fmt.Errorf("sendstore: chunk step out of range: %+v to %+v, %d rows, %d retried, %d targets",
 			st.Old, st.New, len(st.Rows), st.retried(), len(st.Targets))
 	}

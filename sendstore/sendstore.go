@@ -215,6 +215,19 @@ type ChunkStep struct {
 	// Targets are the slots from Old.Marked up to New.Marked that are to
 	// be sent (the others were judged final), in order of position.
 	Targets []SlotTarget
+	// Stream, when set, says which of the outcomes the step settles
+	// become delivery events of its app (DESIGN section 15); nil for
+	// none. Sent are then the slots settled as first sends (without a
+	// row), as sent.
+	Stream *Stream
+	Sent   []herald.Delivery
+}
+
+// Stream is what a step's delivery events need besides its outcomes:
+// which types the app takes, and the push's request group.
+type Stream struct {
+	Sent, Failed   bool
+	RequestGroupID string
 }
 
 // RetryChunk is the part of a step's settled slots that is sent again

@@ -3,6 +3,7 @@
 // resolves the secrets, builds the metrics, the delivery service and the
 // retention worker and their River queue (on an injected clock in tests),
 // the schedule watch and the node heartbeat when the database is shared,
+// the dispatcher of the apps' delivery events (package stream),
 // and the two listeners' handlers (package handler), and serves them on
 // the listeners it is given. Stop takes it down in order: HTTP, workers,
 // database.
@@ -41,6 +42,7 @@ import (
 	"github.com/heraldpush/herald/metrics"
 	"github.com/heraldpush/herald/retention"
 	"github.com/heraldpush/herald/sqlstore"
+	"github.com/heraldpush/herald/stream"
 	"github.com/heraldpush/herald/web"
 	"github.com/heraldpush/herald/webhook"
 )
@@ -150,10 +152,12 @@ type Server struct {
 	node      string
 	stopBeat  func() // ends the node heartbeat (shared database)
 	stopWatch func() // ends the schedule watch (shared database)
-	servers   []*http.Server
-	errc      chan error
-	stopOnce  sync.Once
-	stopErr   error
+	// stopStream ends the dispatcher of the apps' delivery events.
+	stopStream func()
+	servers    []*http.Server
+	errc       chan error
+	stopOnce   sync.Once
+	stopErr    error
 }
 
 // New assembles a node and serves it on publicLn and adminLn (closed by
@@ -235,6 +239,10 @@ func (s *Server) start(ctx context.Context, publicLn, adminLn net.Listener) erro
 		// holding their River jobs delays none of them
 		s.stopWatch = s.Delivery.StartScheduleWatch(ds)
 	}
+	s.stopStream = stream.New(stream.Config{
+		Store: s.Store.StreamStore, Apps: s.Store.AppStore, Webhooks: webhook.NewSender(cfg.Webhook),
+		MasterKey: s.MasterKey, Holder: s.node, Now: s.Store.Now, Logger: s.log,
+	}).Start()
 	s.metrics = m
 	if s.cfg.Admin.AdminURL == "" {
 		s.cfg.Admin.AdminURL = "http://" + adminLn.Addr().String()
@@ -402,6 +410,9 @@ func (s *Server) stopAll() error {
 	}
 	if s.stopWatch != nil {
 		s.stopWatch()
+	}
+	if s.stopStream != nil {
+		s.stopStream()
 	}
 	if s.stopBeat != nil {
 		s.stopBeat()

@@ -13,7 +13,7 @@ import (
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at,
 	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out,
-	consent_notice, reconfirmation, identity_verification`
+	consent_notice, reconfirmation, identity_verification, webhook_events`
 
 // appReadColumns are appColumns and those only the service writes.
 const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at, identity_secret, identity_refusals,
@@ -24,14 +24,18 @@ func scanApp(row scanner) (herald.App, error) {
 	var created int64
 	var warned, stored, rotated sql.NullInt64
 	var notice, reconfirm string
+	var events sql.NullString
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
 		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.IdentityVerification,
-		&a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
+		&events, &a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
 		&a.PreviousIdentitySecret, &rotated)
 	if err == nil {
 		err = readNotices(&a, notice, reconfirm)
+	}
+	if err == nil && events.Valid {
+		err = json.Unmarshal([]byte(events.String), &a.WebhookEvents)
 	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
 	a.FCMWarningAt, a.FCMCredentialsAt = fromMS(warned), fromMS(stored)
@@ -49,11 +53,11 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 func (s *AppStore) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
 		notice, reconfirm := writeNotices(a)
-		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
 			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification)
+			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a))
 		return err
 	})
 }
@@ -87,11 +91,21 @@ func (s *AppStore) UpdateApp(ctx context.Context, a herald.App) error {
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
 		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
 		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?, consent_notice = ?, reconfirmation = ?,
-		identity_verification = ?
+		identity_verification = ?, webhook_events = ?
 		WHERE id = ?`,
 		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, a.ID)
+		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a), a.ID)
+}
+
+// writeWebhookEvents is how an app's webhookEvents are stored: a JSON
+// array, NULL for the default list.
+func writeWebhookEvents(a herald.App) any {
+	if a.WebhookEvents == nil {
+		return nil
+	}
+	b, _ := json.Marshal(a.WebhookEvents) // strings always encode
+	return string(b)
 }
 
 // noticeColumns is how the consent notice settings are stored: one JSON
@@ -136,9 +150,12 @@ func readNotices(a *herald.App, notice, reconfirm string) error {
 // DeleteApp removes an app and everything it owns.
 func (s *AppStore) DeleteApp(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(c conn) error {
-		// user_pushes has no foreign key to cascade (see migration 30).
-		if _, err := c.exec(ctx, `DELETE FROM user_pushes WHERE app_id = ?`, id); err != nil {
-			return err
+		// user_pushes and the delivery events have no foreign key to
+		// cascade (see migrations 30 and 38).
+		for _, table := range []string{"user_pushes", "delivery_events", "delivery_event_streams"} {
+			if _, err := c.exec(ctx, `DELETE FROM `+table+` WHERE app_id = ?`, id); err != nil {
+				return err
+			}
 		}
 		return execOneIn(ctx, c, `DELETE FROM apps WHERE id = ?`, id)
 	})

@@ -127,6 +127,15 @@ func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st s
 		if err := insertDeliveries(ctx, c, pushID, now, e.Rows); err != nil {
 			return err
 		}
+		if len(e.Events) > 0 {
+			now := s.Now()
+			for i := range e.Events {
+				e.Events[i].AppID, e.Events[i].PushID, e.Events[i].At = appID, pushID, now
+			}
+			if err := queueEvents(ctx, c, e.Events, now); err != nil {
+				return err
+			}
+		}
 		if pending && st.New.Settled > st.Old.Settled {
 			if ready, err = settlePending(ctx, c, pushID, st, e.Rows, retryChunk); err != nil {
 				return err

@@ -4,6 +4,7 @@ import (
 	"context"
 	"database/sql"
 	"encoding/base64"
+	"encoding/json"
 	"strconv"
 	"strings"
 	"time"
@@ -47,15 +48,23 @@ type consentApp struct {
 }
 
 func consentAppOf(ctx context.Context, c conn, appID string) (consentApp, error) {
-	var url, tz, notice string
-	if err := c.queryRow(ctx, `SELECT webhook_url, time_zone, consent_notice FROM apps WHERE id = ?`, appID).Scan(&url, &tz, &notice); err != nil {
+	var tz, notice string
+	var events sql.NullString
+	a := herald.App{ID: appID}
+	if err := c.queryRow(ctx, `SELECT webhook_url, webhook_events, time_zone, consent_notice FROM apps WHERE id = ?`, appID).
+		Scan(&a.WebhookURL, &events, &tz, &notice); err != nil {
 		return consentApp{}, err
 	}
-	a := herald.App{ID: appID, TimeZone: tz}
+	a.TimeZone = tz
 	if err := readNotices(&a, notice, ""); err != nil {
 		return consentApp{}, err
 	}
-	return consentApp{webhook: url != "", loc: a.Location(), notice: a.ConsentNotice.Enabled}, nil
+	if events.Valid {
+		if err := json.Unmarshal([]byte(events.String), &a.WebhookEvents); err != nil {
+			return consentApp{}, err
+		}
+	}
+	return consentApp{webhook: a.Takes(herald.WebhookConsent), loc: a.Location(), notice: a.ConsentNotice.Enabled}, nil
 }
 
 // flush writes the records: each user's get the next numbers of the user's

@@ -321,7 +321,7 @@ func (s *PushStore) FinishPush(ctx context.Context, pushID string, unreachable [
 		}
 		// Every send is recorded by now: events pending on one recorded
 		// sent count, the others never will.
-		if err := promoteReady(ctx, c, pushID, true); err != nil {
+		if err := promoteReady(ctx, c, pushID, true, s.Now()); err != nil {
 			return err
 		}
 		finished = true

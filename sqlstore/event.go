@@ -41,7 +41,8 @@ func (s *PushStore) RecordEvents(ctx context.Context, appID, deviceID string, ma
 			seen[m.PushID] = k
 		}
 		if k.v != notPlanned {
-			rows = append(rows, eventRow{pushID: m.PushID, typ: m.Type, at: m.At, mark: i, sent: k.v == sentTo, refs: k.refs})
+			rows = append(rows, eventRow{pushID: m.PushID, typ: m.Type, at: m.At, mark: i, sent: k.v == sentTo, refs: k.refs,
+				stream: m.Stream})
 		}
 	}
 	if len(rows) == 0 {
@@ -136,6 +137,7 @@ func (j *eventsJoint) Join(ctx context.Context, tx Tx, items []any) ([]bool, err
 		}
 	}
 	counts := map[string]*[2]int{} // received, opened by push
+	var streamed []streamedMark
 	for _, it := range its {
 		clear(it.recorded)
 		for _, r := range it.rows {
@@ -143,6 +145,9 @@ func (j *eventsJoint) Join(ctx context.Context, tx Tx, items []any) ([]bool, err
 				continue
 			}
 			it.recorded[r.mark] = true
+			if r.stream {
+				streamed = append(streamed, streamedMark{r.pushID, it.deviceID, r.typ.Webhook(), r.at})
+			}
 			n := counts[r.pushID]
 			if n == nil {
 				n = new([2]int)
@@ -165,6 +170,9 @@ func (j *eventsJoint) Join(ctx context.Context, tx Tx, items []any) ([]bool, err
 		raise = append(raise, []any{counts[id][0], counts[id][1], id})
 	}
 	if _, err := c.execMany(ctx, raiseEventCountsSQL, raise); err != nil {
+		return nil, err
+	}
+	if err := queueMarks(ctx, c, streamed, j.s.Now()); err != nil {
 		return nil, err
 	}
 	// The devices after the pushes, in key order, as every writer of
@@ -229,6 +237,7 @@ type eventRow struct {
 	mark   int
 	sent   bool
 	refs   []slotRef
+	stream bool // queue its delivery event once recorded
 }
 
 // writeEvents writes a device's rows (by push and type, each once): those
@@ -276,8 +285,15 @@ func (s *PushStore) writeEvents(ctx context.Context, c conn, deviceID string, ro
 	if err := raiseEventCounts(ctx, c, written, n); err != nil {
 		return err
 	}
+	var streamed []streamedMark
 	for i, r := range written {
 		recorded[r.mark] = n[i] > 0
+		if n[i] > 0 && r.stream {
+			streamed = append(streamed, streamedMark{r.pushID, deviceID, r.typ.Webhook(), r.at})
+		}
+	}
+	if err := queueMarks(ctx, c, streamed, s.Now()); err != nil {
+		return err
 	}
 	n, err = c.execMany(ctx, `INSERT INTO push_pending_events (push_id, device_id, type, at, chunk, pos, seq)
 		SELECT ?, ?, ?, CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT), CAST(? AS BIGINT)

@@ -2,7 +2,11 @@ package sqlstore
 
 import (
 	"context"
+	"database/sql"
+	"encoding/json"
 	"errors"
+	"slices"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
@@ -246,14 +250,15 @@ func settlePending(ctx context.Context, c conn, pushID string, st sendstore.Chun
 // promotePending counts a push's ready pending events, in a transaction of
 // its own: the push's row first, as an event's transaction takes it.
 func (s *PushStore) promotePending(ctx context.Context, pushID string) error {
-	return s.inBulkTx(ctx, func(c conn) error { return promoteReady(ctx, c, pushID, false) })
+	return s.inBulkTx(ctx, func(c conn) error { return promoteReady(ctx, c, pushID, false, s.Now()) })
 }
 
 // promoteReady moves a push's ready pending events to its events and
 // raises its counts by those that were new; with all, it then drops the
 // others (the push has ended: their sends will never be recorded sent).
+// The delivery events of those its app takes are queued at now.
 // The caller's transaction has locked the push's row, or this locks it.
-func promoteReady(ctx context.Context, c conn, pushID string, all bool) error {
+func promoteReady(ctx context.Context, c conn, pushID string, all bool, now time.Time) error {
 	if err := lockPush(ctx, c, pushID); err != nil {
 		return err
 	}
@@ -280,10 +285,42 @@ func promoteReady(ctx context.Context, c conn, pushID string, all bool) error {
 	if err := raiseEventCounts(ctx, c, rows, n); err != nil {
 		return err
 	}
+	if err := streamPromoted(ctx, c, pushID, args, n, now); err != nil {
+		return err
+	}
 	query := `DELETE FROM push_pending_events WHERE push_id = ? AND ready = TRUE`
 	if all {
 		query = `DELETE FROM push_pending_events WHERE push_id = ?`
 	}
 	_, err = c.exec(ctx, query, pushID)
 	return err
+}
+
+// streamPromoted queues the delivery events of the pending events
+// promoted now (args as promoteReady inserted them, n[i] the rows each
+// inserted) that the push's app takes. The app is read only when one was
+// promoted: a report in flight is rare.
+func streamPromoted(ctx context.Context, c conn, pushID string, args [][]any, n []int64, now time.Time) error {
+	if !slices.ContainsFunc(n, func(v int64) bool { return v > 0 }) {
+		return nil
+	}
+	var app herald.App
+	var events sql.NullString
+	if err := c.queryRow(ctx, `SELECT a.webhook_url, a.webhook_events FROM pushes p JOIN apps a ON a.id = p.app_id
+		WHERE p.id = ?`, pushID).Scan(&app.WebhookURL, &events); err != nil {
+		return err
+	}
+	if events.Valid {
+		if err := json.Unmarshal([]byte(events.String), &app.WebhookEvents); err != nil {
+			return err
+		}
+	}
+	var streamed []streamedMark
+	for i, a := range args {
+		t := a[2].(herald.EventType).Webhook()
+		if n[i] > 0 && app.Takes(t) {
+			streamed = append(streamed, streamedMark{pushID, a[1].(string), t, time.UnixMilli(a[3].(int64)).UTC()})
+		}
+	}
+	return queueMarks(ctx, c, streamed, now)
 }

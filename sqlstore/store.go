@@ -129,6 +129,7 @@ type Store struct {
 	*AuditStore
 	*RetentionStore
 	*NodeStore
+	*StreamStore
 }
 
 // core is what every aggregate's store shares: the engine, the clock and
@@ -205,7 +206,8 @@ func New(e Engine) *Store {
 	s := &Store{core: c,
 		PushStore: &PushStore{core: c, targets: newTargets()}, UserStore: &UserStore{core: c},
 		ConsentStore: &ConsentStore{c}, AppStore: &AppStore{c}, OperatorStore: &OperatorStore{c},
-		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{core: c}}
+		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{core: c},
+		StreamStore: &StreamStore{c}}
 	s.NodeStore.jobs, _ = e.(JobReleaser)
 	s.PushStore.events = &eventsJoint{s: s.PushStore}
 	if _, ok := e.(RegistrationJoiner); ok {

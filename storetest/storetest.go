@@ -47,6 +47,7 @@ type Store interface {
 	access.Store
 	herald.HoldStore
 	herald.ExportStore
+	herald.EventStreamStore
 	AudienceCounter
 }
 
@@ -101,6 +102,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"HoldStore", holdTests},
 		{"ExportStore", exportTests},
 		{"AudienceStore", audienceTests},
+		{"StreamStore", streamTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {

@@ -78,3 +78,63 @@ func ConsentBody(r herald.ConsentRecord) ([]byte, error) {
 			Source: r.Source, ChangedAt: at},
 	})
 }
+
+// eventsMessage is the JSON body of a push.events message.
+type eventsMessage struct {
+	Type      string `json:"type"`
+	Timestamp string `json:"timestamp"` // RFC 3339
+	Data      struct {
+		Events []deliveryEvent `json:"events"`
+	} `json:"data"`
+}
+
+// deliveryEvent is one event of a push.events message.
+type deliveryEvent struct {
+	ID        string            `json:"id"`
+	Type      string            `json:"type"`
+	Timestamp string            `json:"timestamp"` // RFC 3339, to the millisecond
+	Data      deliveryEventData `json:"data"`
+}
+
+// deliveryEventData is what an event tells of: a push on one device.
+// RequestGroupID and UserID are null for a push without a group and a
+// device without a user; Reason is a failure's only.
+type deliveryEventData struct {
+	AppID          string  `json:"appId"`
+	PushID         string  `json:"pushId"`
+	RequestGroupID *string `json:"requestGroupId"`
+	UserID         *string `json:"userId"`
+	DeviceID       string  `json:"deviceId"`
+	TokenSuffix    string  `json:"tokenSuffix"`
+	Reason         string  `json:"reason,omitempty"`
+}
+
+// EventsBody returns the JSON body of a push.events message carrying
+// events (in order), stamped with the time the last was queued: the same
+// events always give the same bytes, so a retried message is the message
+// first sent.
+func EventsBody(events []herald.DeliveryEvent) ([]byte, error) {
+	var m eventsMessage
+	m.Type = herald.WebhookEventsBatch
+	m.Data.Events = make([]deliveryEvent, len(events))
+	var last time.Time
+	for i, e := range events {
+		d := deliveryEventData{AppID: e.AppID, PushID: e.PushID, RequestGroupID: orNull(e.RequestGroupID),
+			UserID: orNull(e.UserID), DeviceID: e.DeviceID, TokenSuffix: e.TokenSuffix, Reason: e.Reason}
+		m.Data.Events[i] = deliveryEvent{ID: e.EventID(), Type: string(e.Type),
+			Timestamp: e.At.UTC().Format("2006-01-02T15:04:05.000Z07:00"), Data: d}
+		if e.QueuedAt.After(last) {
+			last = e.QueuedAt
+		}
+	}
+	m.Timestamp = last.UTC().Format(time.RFC3339)
+	return json.Marshal(m)
+}
+
+// orNull is s, or null when it is empty.
+func orNull(s string) *string {
+	if s == "" {
+		return nil
+	}
+	return &s
+}

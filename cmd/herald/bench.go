@@ -49,6 +49,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	eventWorkers := fs.Int("event-workers", 64, "concurrent SDK event reports (with --open-rate)")
 	probeEvery := fs.Duration("probe-every", 200*time.Millisecond, "urgent mode: how often a one-user probe push is sent beside the blast")
 	probePriority := fs.String("probe-priority", string(herald.PriorityHigh), "urgent mode: the probes' options.priority, high or normal")
+	webhookEvents := fs.Bool("webhook-events", false, "turn every webhook event type on (push.sent, push.failed, push.received, push.opened, …) with a receiver in the bench process; delivery ends once it has every push.sent event")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only with --in-process)")
 	var setup benchSetup
 	setup.flags(fs)
@@ -68,7 +69,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	opts := bench.Options{
 		Users: *users, Mode: m, SendRatePerMinute: *sendRate, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
-		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers,
+		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers, WebhookEvents: *webhookEvents,
 		ProbeEvery: *probeEvery, ProbePriority: *probePriority,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
