@@ -232,6 +232,10 @@ func (p *Push) lapse(st PushStep) error {
 	return nil
 }
 
+// EventApprovalRequested is the webhook event of a push that waits for
+// approval.
+const EventApprovalRequested = "push.approval_requested"
+
 // ApprovalRequest is the push.approval_requested webhook event of a push
 // that waits for approval, fixed when it is accepted so that every retry
 // sends the same message under the same ID. Users is the count of users
