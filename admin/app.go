@@ -55,6 +55,14 @@ type appJSON struct {
 	IdentityVerification bool  `json:"identityVerification"`
 	HasIdentitySecret    bool  `json:"hasIdentitySecret"`
 	IdentityRefusals     int64 `json:"identityRefusals"`
+	// Approval says which pushes wait for another operator's approval.
+	Approval approvalJSON `json:"approval"`
+}
+
+// approvalJSON is the admin shape of the approval setting.
+type approvalJSON struct {
+	Mode     herald.ApprovalMode `json:"mode"`
+	MinUsers int                 `json:"minUsers"`
 }
 
 // noticeJSON is the admin shape of the result notice setting.
@@ -85,7 +93,7 @@ func toJSON(a herald.App) appJSON {
 		HasFCMCredentials: len(a.FCMCredentials) > 0, CreatedAt: a.CreatedAt,
 		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
 		IdentityVerification: a.IdentityVerification, HasIdentitySecret: len(a.IdentitySecret) > 0,
-		IdentityRefusals: a.IdentityRefusals,
+		IdentityRefusals: a.IdentityRefusals, Approval: approvalJSON{a.Approval.ModeOrOff(), a.Approval.MinUsers},
 	}
 	n, rc := a.ConsentNotice.WithDefaults(), a.Reconfirmation.WithDefaults()
 	out.ConsentNotice = noticeJSON{n.Enabled, n.Title, n.Content}
@@ -128,6 +136,34 @@ type appSettings struct {
 	// IdentityVerification turns the SDK's identity verification on or
 	// off; on needs an identity secret issued first.
 	IdentityVerification *bool `json:"identityVerification"`
+	// Approval replaces the approval setting; an omitted member keeps its
+	// value. MinUsers is read as any JSON number, so that a fraction is
+	// named as out of bounds.
+	Approval *approvalSettings `json:"approval"`
+}
+
+// approvalSettings is approval in a create or patch body.
+type approvalSettings struct {
+	Mode     *herald.ApprovalMode `json:"mode"`
+	MinUsers *float64             `json:"minUsers"`
+}
+
+// applyApproval writes the approval setting the body gives onto a.
+func (p appSettings) applyApproval(a *herald.App) []herald.Detail {
+	if p.Approval == nil {
+		return nil
+	}
+	if p.Approval.Mode != nil {
+		a.Approval.Mode = *p.Approval.Mode
+	}
+	if v := p.Approval.MinUsers; v != nil {
+		a.Approval.MinUsers = -1 // out of bounds unless whole
+		if *v == float64(int(*v)) {
+			a.Approval.MinUsers = int(*v)
+		}
+	}
+	a.Approval.Mode = a.Approval.ModeOrOff()
+	return a.Approval.Problems("approval")
 }
 
 // noticeSettings is consentNotice in a create or patch body.
@@ -299,6 +335,7 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 	}
 	d = append(d, p.applyAd(a)...)
 	d = append(d, p.applyNotices(a)...)
+	d = append(d, p.applyApproval(a)...)
 	return append(d, appUserProblem(before, *a)...)
 }
 

@@ -60,6 +60,33 @@ type pushJSON struct {
 	AdFooter *string `json:"adFooter"`
 	// TTL is options.ttl in seconds; null when the push gave none.
 	TTL *int `json:"ttl"`
+	// Approvals are the steps of its approval, the request first; [] for
+	// a push that did not wait for one. ApprovalExpiresAt is when one
+	// awaiting approval lapses; null otherwise.
+	Approvals         []approvalJSONEntry `json:"approvals"`
+	ApprovalExpiresAt *time.Time          `json:"approvalExpiresAt"`
+}
+
+// approvalJSONEntry is one step of a push's approval: by is null for the
+// request of a push the Server API made, reason when none was given.
+type approvalJSONEntry struct {
+	Action herald.ApprovalAction `json:"action"`
+	By     *string               `json:"by"`
+	At     time.Time             `json:"at"`
+	Reason *string               `json:"reason"`
+}
+
+// approvalsOf is a push's approval steps as the admin API shows them.
+func approvalsOf(p herald.Push) ([]approvalJSONEntry, *time.Time) {
+	out := make([]approvalJSONEntry, len(p.Approvals))
+	for i, a := range p.Approvals {
+		out[i] = approvalJSONEntry{Action: a.Action, By: orNil(a.By), At: a.At, Reason: orNil(a.Reason)}
+	}
+	if p.Status != herald.StatusAwaitingApproval {
+		return out, nil
+	}
+	deadline := p.ApprovalDeadline()
+	return out, &deadline
 }
 
 func orNil(s string) *string {
@@ -87,6 +114,7 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
 		AdFooter: p.AdFooterShown(), TTL: p.TTL,
 	}
+	out.Approvals, out.ApprovalExpiresAt = approvalsOf(p)
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip
 	}
@@ -113,7 +141,8 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 	f := herald.PushFilter{RequestGroupID: q.Get("requestGroupId"), Status: herald.PushStatus(q.Get("status")),
 		Scheduled: scheduled, Cursor: q.Get("cursor"), Limit: 50}
 	if f.Status != "" && !f.Status.Valid() {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed or held"}))
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed, held, " +
+			"awaiting_approval, rejected or approval_expired"}))
 		return
 	}
 	if l := q.Get("limit"); l != "" {
