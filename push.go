@@ -198,6 +198,10 @@ const (
 var PushStatuses = []PushStatus{StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed, StatusHeld,
 	StatusAwaitingApproval, StatusRejected, StatusApprovalExpired}
 
+// ReasonPushStatus is the validation reason of a status filter that names
+// no status.
+const ReasonPushStatus = "must be scheduled, cancelled, sending, done, failed, held, awaiting_approval, rejected or approval_expired"
+
 // Valid reports whether s is one of the statuses.
 func (s PushStatus) Valid() bool { return slices.Contains(PushStatuses, s) }
 

@@ -141,8 +141,7 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 	f := herald.PushFilter{RequestGroupID: q.Get("requestGroupId"), Status: herald.PushStatus(q.Get("status")),
 		Scheduled: scheduled, Cursor: q.Get("cursor"), Limit: 50}
 	if f.Status != "" && !f.Status.Valid() {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed, held, " +
-			"awaiting_approval, rejected or approval_expired"}))
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: herald.ReasonPushStatus}))
 		return
 	}
 	if l := q.Get("limit"); l != "" {
