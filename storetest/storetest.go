@@ -99,6 +99,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"Together", togetherTests},
 		{"Unavailable", unavailableTests},
 		{"HoldStore", holdTests},
+		{"ApprovalStore", approvalTests},
 		{"ExportStore", exportTests},
 		{"AudienceStore", audienceTests},
 	} {
