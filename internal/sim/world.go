@@ -114,6 +114,9 @@ type world struct {
 	start time.Time
 	// healAt: no fault is injected after it, so the run settles.
 	healAt, endAt time.Time
+	// lapseBy is when the last push that may wait for approval has
+	// lapsed if no one answered it (zero when the workload has none).
+	lapseBy time.Time
 	ops           []op
 	nextOp        int
 	aliases       map[string]string // push ids by alias (see alias)
@@ -170,6 +173,9 @@ func (w *world) run() {
 	}
 	w.healAt = last.Add(30 * time.Minute)
 	w.endAt = last.Add(20 * time.Hour) // past any morning and retry hour, and the webhook retries (17.6 h)
+	if w.lapseBy.After(w.endAt) {
+		w.endAt = w.lapseBy // and past the approval window of a push that waits for one
+	}
 	// River's periodic job of the daily re-confirmations, every hour
 	// (River inserts it every minute; its runs are claimed once a day).
 	for at := w.start; at.Before(w.endAt); at = at.Add(time.Hour) {
