@@ -114,9 +114,6 @@ type world struct {
 	start time.Time
 	// healAt: no fault is injected after it, so the run settles.
 	healAt, endAt time.Time
-	// lapseBy is when the last push that may wait for approval has
-	// lapsed if no one answered it (zero when the workload has none).
-	lapseBy time.Time
 	ops           []op
 	nextOp        int
 	aliases       map[string]string // push ids by alias (see alias)
@@ -125,6 +122,10 @@ type world struct {
 	rescued       time.Time
 	obs           observed
 	logger        *slog.Logger
+
+	// lapseBy is when the last push that may wait for approval has
+	// lapsed if no one answered it (zero when the workload has none).
+	lapseBy time.Time
 }
 
 // faults are a run's fault rates, drawn from its seed.
