@@ -99,6 +99,9 @@ type App struct {
 	// IdentityRefusals counts the SDK calls refused for a missing or wrong
 	// identityToken (only the service writes it).
 	IdentityRefusals int64
+	// Approval says which of the app's pushes wait for another operator's
+	// approval before they are sent (DESIGN 14); off by default.
+	Approval ApprovalSetting
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is

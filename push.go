@@ -143,7 +143,8 @@ func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 // message's) starts with "(광고)", unless it is Herald's own notice;
 // scheduled when it has a time, else sending; a push to a token is to one
 // device. It is charged its requested users (App.PushCharge: what its
-// kind costs, on the app's ledger unless a sandbox), a test push nothing.
+// kind costs, on the app's ledger unless a sandbox), a test push nothing;
+// one the app's approval setting takes waits for approval, uncharged.
 func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	p := Push{
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
@@ -167,6 +168,9 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 			p.Marketing = p.Marketing || p.MarketingFor(rc)
 		}
 	}
+	if !req.Test && app.Approval.Needs(p) {
+		p.awaitApproval()
+	}
 	return p
 }
 
@@ -174,7 +178,9 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 // time (or are cancelled); sending ones are being fanned out; done once every
 // recipient has a final outcome; failed when the push as a whole could not
 // be sent; held when a restored store stopped it until an operator
-// releases or cancels it (see HoldStore).
+// releases or cancels it (see HoldStore); awaiting approval until another
+// operator approves it (it is then sending or scheduled) or rejects it
+// (rejected), or until it lapses (approval expired; see ApprovalSetting).
 type PushStatus string
 
 // The push statuses.
@@ -185,15 +191,28 @@ const (
 	StatusDone      PushStatus = "done"
 	StatusFailed    PushStatus = "failed"
 	StatusHeld      PushStatus = "held"
+
+	StatusAwaitingApproval PushStatus = "awaiting_approval"
+	StatusRejected         PushStatus = "rejected"
+	StatusApprovalExpired  PushStatus = "approval_expired"
 )
 
 // PushStatuses lists every status.
-var PushStatuses = []PushStatus{StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed, StatusHeld}
+var PushStatuses = []PushStatus{StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed, StatusHeld,
+	StatusAwaitingApproval, StatusRejected, StatusApprovalExpired}
+
+// ReasonPushStatus is the validation reason of a status filter that names
+// no status.
+const ReasonPushStatus = "must be scheduled, cancelled, sending, done, failed, held, awaiting_approval, rejected or approval_expired"
 
 // Valid reports whether s is one of the statuses.
-func (s PushStatus) Valid() bool {
+func (s PushStatus) Valid() bool { return slices.Contains(PushStatuses, s) }
+
+// Ended reports whether a push in status s has ended: nothing more of it
+// is sent.
+func (s PushStatus) Ended() bool {
 	switch s {
-	case StatusScheduled, StatusCancelled, StatusSending, StatusDone, StatusFailed, StatusHeld:
+	case StatusCancelled, StatusDone, StatusFailed, StatusRejected, StatusApprovalExpired:
 		return true
 	}
 	return false
@@ -271,6 +290,9 @@ type Push struct {
 	RequestedUsers int
 	Counts         Counts
 	Edits          []Edit
+	// Approvals are the steps of its approval (see ApprovalSetting), the
+	// request first; none for a push that did not wait for one.
+	Approvals []Approval
 	// NightPolicy is options.nightPolicy ("" is NightSkip).
 	NightPolicy NightPolicy
 	// TTL is options.ttl: how many seconds the push service keeps each
@@ -528,6 +550,9 @@ func LengthProblem(s string, max int) string {
 // never scheduled (sent at once), its time has come, or it is too close.
 func (p Push) CheckEditable(now time.Time) error {
 	switch {
+	case p.Status == StatusAwaitingApproval:
+		return ErrScheduleLocked.With(Detail{Field: "status", Reason: "is awaiting_approval: a push is edited only once approved, " +
+			"while scheduled; cancel it, or reject it, and send it anew"})
 	case p.ScheduledAt == nil:
 		return ErrScheduleLocked.With(Detail{Field: "status", Reason: fmt.Sprintf("is %s: this push was not scheduled, it was sent at once; "+
 			"only a scheduled push can be edited or cancelled, until 5 minutes before its send time", p.Status)})

@@ -25,7 +25,18 @@ import (
 //	release   | —         | —                 | —                  | the status held in  | —
 //	finish    | —         | done (⁷)          | done               | — (⁸)               | — (⁹)
 //	fail      | —         | —                 | failed             | —                   | —
-//	expire    | —         | —                 | —                  | —                   | itself, body cleared
+//	expire    | —         | —                 | —                  | —                   | itself, body cleared (¹⁰)
+//
+// A push the app's approval setting takes (ApprovalSetting.Needs) is
+// accepted awaiting approval instead, uncharged, its job the lapse of
+// its window (approval.go):
+//
+//	step            | awaiting_approval
+//	approve         | sending, or scheduled (¹¹)
+//	reject          | rejected (¹¹)
+//	cancel          | cancelled (nothing to refund)
+//	approval-expiry | approval_expired, once ApprovalWindow has passed
+//	others          | —
 //
 // ¹ CheckEditable: until 5 minutes before the send time (ErrScheduleLocked).
 // ² only the part deferred to the morning (NightDefer), until 5 minutes
@@ -39,8 +50,15 @@ import (
 // ⁸ its release queues the finish again (ErrPushHeld).
 // ⁹ finished already (ErrPushFinished); a failed push's finish ends it
 // failed, once.
+// ¹⁰ rejected and approval_expired pushes end too (PushStatus.Ended).
+// ¹¹ by another operator than its composer (the owner's token may decide
+// any), before its window lapses; else ErrForbidden or NotAwaiting. An
+// approval charges what the accept would have (App.PushCharge) and
+// replaces the lapse job with the push's fan-out; a rejection cancels
+// the lapse job.
 //
-// Where each is taken: edit, cancel and release by ScheduleStore.StepPush;
+// Where each is taken: edit, cancel, release, approve, reject and
+// approval-expiry by ScheduleStore.StepPush;
 // finish and fail by the store's FinishPush and FailPush, which ask Apply
 // for the push's end. Accept and schedule are what NewPush builds and
 // AcceptPush inserts; start, defer, hold and expire are written by the
@@ -67,6 +85,10 @@ const (
 	StepFinish   PushStepKind = "finish"
 	StepFail     PushStepKind = "fail"
 	StepExpire   PushStepKind = "expire"
+
+	StepApprove        PushStepKind = "approve"
+	StepReject         PushStepKind = "reject"
+	StepApprovalExpiry PushStepKind = "approval-expiry"
 )
 
 // PushStep is one step asked of a push, with what the caller brings: the
@@ -84,8 +106,13 @@ type PushStep struct {
 	Job Job
 	// Jobs are a release's jobs: what HeldWork said the push has left.
 	Jobs []Job
-	// Reason is a fail's failure reason.
+	// Reason is a fail's failure reason, or an approval's or rejection's
+	// reason ("" when none).
 	Reason string
+	// By is who approves or rejects: an operator's ID, or OwnerID.
+	By string
+	// App is the push's app, on whose ledger an approval charges it.
+	App *App
 }
 
 // PushFacts are what the store reads with the push for a step.
@@ -164,6 +191,7 @@ func badStep(k PushStepKind, s PushStatus) error {
 func (p Push) Apply(st PushStep, f PushFacts) (Push, PushEffects, error) {
 	next := p
 	next.Edits = append([]Edit(nil), p.Edits...)
+	next.Approvals = append([]Approval(nil), p.Approvals...)
 	var e PushEffects
 	var err error
 	switch st.Kind {
@@ -201,6 +229,12 @@ func (p Push) Apply(st PushStep, f PushFacts) (Push, PushEffects, error) {
 		}
 	case StepExpire:
 		err = next.expire(st)
+	case StepApprove:
+		err = next.approve(st, &e)
+	case StepReject:
+		err = next.reject(st, &e)
+	case StepApprovalExpiry:
+		err = next.lapse(st)
 	default:
 		err = fmt.Errorf("%w: unknown step %q", ErrBadStep, st.Kind)
 	}
@@ -244,10 +278,12 @@ func (p *Push) edit(st PushStep, e *PushEffects) error {
 	return nil
 }
 
-// cancel ends a scheduled or held push, or the deferred part of a
-// sending one (see the table).
+// cancel ends a scheduled, held or awaiting push, or the deferred part of
+// a sending one (see the table).
 func (p *Push) cancel(st PushStep, f PushFacts, e *PushEffects) error {
 	switch {
+	case p.Status == StatusAwaitingApproval: // nothing charged yet; its lapse job goes
+		e.CancelJob = true
 	case p.Status == StatusHeld:
 		if f.HeldFrom == "" {
 			return NotHeld(p.Status)
@@ -364,9 +400,7 @@ func (p *Push) finish(st PushStep) error {
 
 // expire marks an ended push's body cleared by retention.
 func (p *Push) expire(st PushStep) error {
-	switch p.Status {
-	case StatusCancelled, StatusDone, StatusFailed:
-	default:
+	if !p.Status.Ended() {
 		return badStep(st.Kind, p.Status)
 	}
 	if p.ExpiredAt != nil {

@@ -27,6 +27,12 @@ func machinePush(status PushStatus) Push {
 		p.StartedAt = &started
 	case StatusCancelled, StatusDone:
 		p.StartedAt, p.FinishedAt = &started, &finished
+	case StatusRejected, StatusApprovalExpired:
+		p.FinishedAt = &finished
+	}
+	if status == StatusAwaitingApproval || status == StatusRejected || status == StatusApprovalExpired {
+		p.CreatedAt, p.ServerActionsHalf = machineNow.Add(-time.Hour), 0 // within its window at machineNow
+		p.Approvals = []Approval{{Action: ApprovalRequested, By: "op_a", At: p.CreatedAt}}
 	}
 	return p
 }
@@ -48,14 +54,19 @@ func machineFacts(status PushStatus) PushFacts {
 // machinePush makes (a sending push there does not defer at night).
 var legalSteps = map[PushStepKind][]PushStatus{
 	StepEdit:    {StatusScheduled},
-	StepCancel:  {StatusScheduled, StatusHeld},
+	StepCancel:  {StatusScheduled, StatusHeld, StatusAwaitingApproval},
 	StepStart:   {StatusScheduled},
 	StepDefer:   {},
 	StepHold:    {StatusScheduled, StatusSending},
 	StepRelease: {StatusHeld},
 	StepFinish:  {StatusScheduled, StatusSending, StatusFailed},
 	StepFail:    {StatusSending},
-	StepExpire:  {StatusCancelled, StatusDone, StatusFailed},
+	StepExpire:  {StatusCancelled, StatusDone, StatusFailed, StatusRejected, StatusApprovalExpired},
+	StepApprove: {StatusAwaitingApproval},
+	StepReject:  {StatusAwaitingApproval},
+	// An awaiting push lapses only once its window has passed, after
+	// machineNow (TestPushApplyApproval).
+	StepApprovalExpiry: {},
 }
 
 // TestPushApplyTable: each step of a stored push is taken in the statuses
@@ -65,7 +76,8 @@ func TestPushApplyTable(t *testing.T) {
 		for _, status := range PushStatuses {
 			t.Run(string(kind)+"/"+string(status), func(t *testing.T) {
 				p := machinePush(status)
-				st := PushStep{Kind: kind, At: machineNow, Change: PushChange{Title: new("new")}, Reason: "r"}
+				st := PushStep{Kind: kind, At: machineNow, Change: PushChange{Title: new("new")}, Reason: "r", By: "op_b",
+					App: &App{ID: "app_1"}, Job: machineJob("fanout")}
 				next, _, err := p.Apply(st, machineFacts(status))
 				switch {
 				case slices.Contains(legal, status) && err != nil:
@@ -244,4 +256,38 @@ func TestPushApplyEffects(t *testing.T) {
 			t.Errorf("expire: got (%+v, %v), want done, expired now", next, err)
 		}
 	})
+}
+
+// TestPushApplyApproval: an approval charges the push as its accept would
+// have and puts its fan-out in the lapse's place; a rejection cancels the
+// lapse; the lapse comes once the window has passed; the composer decides
+// nothing.
+func TestPushApplyApproval(t *testing.T) {
+	p := machinePush(StatusAwaitingApproval)
+	p.RequestedUsers = 3
+	app := &App{ID: "app_1", TimeZone: DefaultTimeZone}
+	next, e, err := p.Apply(PushStep{Kind: StepApprove, At: machineNow, By: "op_b", App: app, Job: machineJob("fanout")}, PushFacts{})
+	if err != nil || next.Status != StatusScheduled || next.ServerActionsHalf != 3*HalfPerUser || len(e.Usage) != 1 ||
+		e.Usage[0].Half != 3*HalfPerUser || e.ReplaceJob == nil || len(next.Approvals) != 2 || len(p.Approvals) != 1 {
+		t.Errorf("approve: got %+v, %+v, %v; want scheduled, charged 3 users, the fan-out replacing the lapse, p unchanged", next, e, err)
+	}
+	next, e, err = p.Apply(PushStep{Kind: StepReject, At: machineNow, By: "op_b", Reason: "no"}, PushFacts{})
+	if err != nil || next.Status != StatusRejected || !e.CancelJob || e.Usage != nil || next.Approvals[1].Reason != "no" {
+		t.Errorf("reject: got %+v, %+v, %v; want rejected, the lapse cancelled, uncharged", next, e, err)
+	}
+	for _, st := range []PushStep{
+		{Kind: StepApprove, At: machineNow, By: "op_a", App: app, Job: machineJob("fanout")},
+		{Kind: StepReject, At: machineNow, By: "op_a"},
+	} {
+		if _, _, err := p.Apply(st, PushFacts{}); !errors.Is(err, ErrForbidden) {
+			t.Errorf("%s by the composer: got %v, want ErrForbidden", st.Kind, err)
+		}
+	}
+	late := p.ApprovalDeadline()
+	if _, _, err := p.Apply(PushStep{Kind: StepApprove, At: late, By: "op_b", App: app, Job: machineJob("fanout")}, PushFacts{}); !errors.Is(err, ErrNotAwaitingApproval) {
+		t.Errorf("approve at the window's end: got %v, want ErrNotAwaitingApproval", err)
+	}
+	if next, _, err := p.Apply(PushStep{Kind: StepApprovalExpiry, At: late}, PushFacts{}); err != nil || next.Status != StatusApprovalExpired {
+		t.Errorf("lapse at the window's end: got %s, %v, want approval_expired", next.Status, err)
+	}
 }

@@ -92,12 +92,13 @@ type Idempotency struct {
 // reading one need. Every method that takes jobs inserts them in the same
 // transaction as its writes.
 type PushStore interface {
-	// AcceptPush stores a push, its recipients, its job and its charge's
-	// ledger entries (p.Ledger, written as given: the domain decides the
-	// charge) at once.
+	// AcceptPush stores a push, its recipients, its jobs (the first is
+	// the push's own: its fan-out, or the lapse of its approval window)
+	// and its charge's ledger entries (p.Ledger, written as given: the
+	// domain decides the charge) at once.
 	// With an idempotency key used before it stores nothing and returns the
 	// first push's id and replayed; ErrIdempotencyReuse when the body differs.
-	AcceptPush(ctx context.Context, p Push, rs []Recipient, idem *Idempotency, job Job) (id string, replayed bool, err error)
+	AcceptPush(ctx context.Context, p Push, rs []Recipient, idem *Idempotency, jobs ...Job) (id string, replayed bool, err error)
 	// IdempotentPush returns the push an idempotency key, used within the
 	// last 24 hours, stands for: found is false when there is none;
 	// ErrIdempotencyReuse when the key came with another body.

@@ -25,14 +25,16 @@ const (
 	WebhookFailed        WebhookEvent = "push.failed"
 	WebhookReceived      WebhookEvent = "push.received"
 	WebhookOpened        WebhookEvent = "push.opened"
+	WebhookApproval      WebhookEvent = EventApprovalRequested
 )
 
 // WebhookEvents lists every webhook event type an app may ask for: a
 // closed set, so adding a type is adding its line here.
 var WebhookEvents = []WebhookEvent{WebhookUndeliverable, WebhookConsent, WebhookSent, WebhookFailed,
-	WebhookReceived, WebhookOpened}
+	WebhookReceived, WebhookOpened, WebhookApproval}
 
-// DefaultWebhookEvents is the list of an app that set none.
+// DefaultWebhookEvents is the list of an app that set none; push.approval_requested
+// joins it while the app's approval is on (WebhookEventList).
 var DefaultWebhookEvents = []WebhookEvent{WebhookUndeliverable, WebhookConsent}
 
 // DeliveryEvents are the types sent per device in push.events messages.
@@ -90,6 +92,9 @@ func (a App) StreamMarks(marks []EventMark) {
 // else DefaultWebhookEvents.
 func (a App) WebhookEventList() []WebhookEvent {
 	if a.WebhookEvents == nil {
+		if a.Approval.On() {
+			return append(slices.Clip(DefaultWebhookEvents), WebhookApproval)
+		}
 		return DefaultWebhookEvents
 	}
 	return a.WebhookEvents

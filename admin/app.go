@@ -58,6 +58,14 @@ type appJSON struct {
 	IdentityVerification bool  `json:"identityVerification"`
 	HasIdentitySecret    bool  `json:"hasIdentitySecret"`
 	IdentityRefusals     int64 `json:"identityRefusals"`
+	// Approval says which pushes wait for another operator's approval.
+	Approval approvalJSON `json:"approval"`
+}
+
+// approvalJSON is the admin shape of the approval setting.
+type approvalJSON struct {
+	Mode     herald.ApprovalMode `json:"mode"`
+	MinUsers int                 `json:"minUsers"`
 }
 
 // noticeJSON is the admin shape of the result notice setting.
@@ -88,7 +96,7 @@ func toJSON(a herald.App) appJSON {
 		HasFCMCredentials: len(a.FCMCredentials) > 0, WebhookEvents: a.WebhookEventList(), CreatedAt: a.CreatedAt,
 		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
 		IdentityVerification: a.IdentityVerification, HasIdentitySecret: len(a.IdentitySecret) > 0,
-		IdentityRefusals: a.IdentityRefusals,
+		IdentityRefusals: a.IdentityRefusals, Approval: approvalJSON{a.Approval.ModeOrOff(), a.Approval.MinUsers},
 	}
 	n, rc := a.ConsentNotice.WithDefaults(), a.Reconfirmation.WithDefaults()
 	out.ConsentNotice = noticeJSON{n.Enabled, n.Title, n.Content}
@@ -133,6 +141,34 @@ type appSettings struct {
 	IdentityVerification *bool `json:"identityVerification"`
 	// WebhookEvents replaces the app's list of webhook event types.
 	WebhookEvents *[]string `json:"webhookEvents"`
+	// Approval replaces the approval setting; an omitted member keeps its
+	// value. MinUsers is read as any JSON number, so that a fraction is
+	// named as out of bounds.
+	Approval *approvalSettings `json:"approval"`
+}
+
+// approvalSettings is approval in a create or patch body.
+type approvalSettings struct {
+	Mode     *herald.ApprovalMode `json:"mode"`
+	MinUsers *float64             `json:"minUsers"`
+}
+
+// applyApproval writes the approval setting the body gives onto a.
+func (p appSettings) applyApproval(a *herald.App) []herald.Detail {
+	if p.Approval == nil {
+		return nil
+	}
+	if p.Approval.Mode != nil {
+		a.Approval.Mode = *p.Approval.Mode
+	}
+	if v := p.Approval.MinUsers; v != nil {
+		a.Approval.MinUsers = -1 // out of bounds unless whole
+		if *v == float64(int(*v)) {
+			a.Approval.MinUsers = int(*v)
+		}
+	}
+	a.Approval.Mode = a.Approval.ModeOrOff()
+	return a.Approval.Problems("approval")
 }
 
 // noticeSettings is consentNotice in a create or patch body.
@@ -311,6 +347,7 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 	}
 	d = append(d, p.applyAd(a)...)
 	d = append(d, p.applyNotices(a)...)
+	d = append(d, p.applyApproval(a)...)
 	return append(d, appUserProblem(before, *a)...)
 }
 

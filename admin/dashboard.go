@@ -61,7 +61,7 @@ func newDashboard(s *server) *dashboard {
 	}
 	d := &dashboard{server: s, pages: map[string]*template.Template{}, sessions: s.Store, hasher: identity.NewHasher(), oidc: newOIDCProvider(s.Config)}
 	// Each page template is rendered inside layout.html.
-	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator", "totp", "setup", "account", "access"} {
+	for _, name := range []string{"login", "apps", "app", "pushes", "push", "group", "scheduled", "edit", "usage", "user", "error", "confirm", "consent", "overview", "users", "compose", "operators", "operator", "totp", "setup", "account", "access", "approvals"} {
 		// The templates are part of the binary: a parse error is a build
 		// mistake that every test catches, so it may panic.
 		d.pages[name] = template.Must(template.New(name).Funcs(funcs).ParseFS(dashboardFiles,
@@ -113,6 +113,9 @@ func (d *dashboard) routes() []route {
 		{"POST /apps/{appId}/pushes/{pushId}/release", identity.NeedOperator, d.releasePush},
 		{"GET /apps/{appId}/groups/{requestGroupId}", identity.NeedViewer, d.groupPage},
 		{"GET /apps/{appId}/scheduled", identity.NeedViewer, d.scheduledPage},
+		{"GET /apps/{appId}/approvals", identity.NeedViewer, d.approvalsPage},
+		{"POST /apps/{appId}/pushes/{pushId}/approve", identity.NeedOperator, d.approvePush},
+		{"POST /apps/{appId}/pushes/{pushId}/reject", identity.NeedOperator, d.rejectPush},
 		{"GET /apps/{appId}/scheduled/{pushId}", identity.NeedOperator, d.editPage},
 		{"POST /apps/{appId}/scheduled/{pushId}", identity.NeedOperator, d.editPush},
 		{"GET /apps/{appId}/scheduled/{pushId}/cancel", identity.NeedOperator, d.cancelConfirmPage},

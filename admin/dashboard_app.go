@@ -78,6 +78,13 @@ func settingsFrom(f url.Values) appSettings {
 		p.SendRatePerMinute = formNumber(*r)
 	}
 	adFromForm(&p, text("adSenderName"), text("adSenderContact"), text("adOptOut"))
+	if f.Has("approval.mode") {
+		mode := herald.ApprovalMode(f.Get("approval.mode"))
+		p.Approval = &approvalSettings{Mode: &mode}
+		if v := text("approval.minUsers"); v != nil {
+			p.Approval.MinUsers = formNumber(*v)
+		}
+	}
 	// The consent notice forms send every member of their setting, which
 	// each replaces whole, as a PATCH does.
 	if f.Has("consentNotice.title") {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/audience"
+	"github.com/heraldpush/herald/identity"
 	"github.com/heraldpush/herald/request"
 	"github.com/heraldpush/herald/web"
 )
@@ -207,6 +208,7 @@ func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
 	if data.Form.Key == "" { // a confirmed post always carries the review's key; one made by hand gets its own
 		data.Form.Key = newComposeKey()
 	}
+	p.SetComposer(identity.RequestOperator(r).ID) // whom approving it is refused to
 	h := sha256.Sum256(append([]byte("dashboard compose\n"), body...))
 	id, _, err := d.Delivery.Accept(r.Context(), p, rs, &herald.Idempotency{Key: "dashboard-" + data.Form.Key, Hash: h[:]})
 	if err != nil {
@@ -214,7 +216,10 @@ func (d *dashboard) compose(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	notice := "Push sent. This page shows how it goes; reload it to follow."
-	if p.ScheduledAt != nil {
+	switch {
+	case p.Status == herald.StatusAwaitingApproval:
+		notice = "Push awaiting approval: another operator approves or rejects it on the Approvals page. Nothing is sent or charged until then."
+	case p.ScheduledAt != nil:
 		notice = "Push scheduled for " + when(a.Location(), p.ScheduledAt) + "."
 	}
 	d.done(w, r, appPath(a.ID, "pushes", id), flash{AppID: a.ID, Notice: notice})

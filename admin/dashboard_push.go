@@ -53,7 +53,7 @@ func (d *dashboard) historyPage(w http.ResponseWriter, r *http.Request) {
 	v := viewOf("Push history", a, data)
 	f := herald.PushFilter{RequestGroupID: data.Group, Status: herald.PushStatus(data.Status), Cursor: q.Get("cursor"), Limit: dashboardPageSize}
 	if f.Status != "" && !f.Status.Valid() {
-		d.failOn(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed or held"}), "pushes", v)
+		d.failOn(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: herald.ReasonPushStatus}), "pushes", v)
 		return
 	}
 	ps, next, err := d.Store.Pushes(r.Context(), a.ID, f)

@@ -62,6 +62,33 @@ type pushJSON struct {
 	TTL *int `json:"ttl"`
 	// Priority is options.priority ("normal" or "high").
 	Priority herald.Priority `json:"priority"`
+	// Approvals are the steps of its approval, the request first; [] for
+	// a push that did not wait for one. ApprovalExpiresAt is when one
+	// awaiting approval lapses; null otherwise.
+	Approvals         []approvalJSONEntry `json:"approvals"`
+	ApprovalExpiresAt *time.Time          `json:"approvalExpiresAt"`
+}
+
+// approvalJSONEntry is one step of a push's approval: by is null for the
+// request of a push the Server API made, reason when none was given.
+type approvalJSONEntry struct {
+	Action herald.ApprovalAction `json:"action"`
+	By     *string               `json:"by"`
+	At     time.Time             `json:"at"`
+	Reason *string               `json:"reason"`
+}
+
+// approvalsOf is a push's approval steps as the admin API shows them.
+func approvalsOf(p herald.Push) ([]approvalJSONEntry, *time.Time) {
+	out := make([]approvalJSONEntry, len(p.Approvals))
+	for i, a := range p.Approvals {
+		out[i] = approvalJSONEntry{Action: a.Action, By: orNil(a.By), At: a.At, Reason: orNil(a.Reason)}
+	}
+	if p.Status != herald.StatusAwaitingApproval {
+		return out, nil
+	}
+	deadline := p.ApprovalDeadline()
+	return out, &deadline
 }
 
 func orNil(s string) *string {
@@ -92,6 +119,7 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 	if out.Priority == "" {
 		out.Priority = herald.PriorityNormal
 	}
+	out.Approvals, out.ApprovalExpiresAt = approvalsOf(p)
 	if out.NightPolicy == "" {
 		out.NightPolicy = herald.NightSkip
 	}
@@ -118,7 +146,7 @@ func (s *server) pushPage(w http.ResponseWriter, r *http.Request, scheduled bool
 	f := herald.PushFilter{RequestGroupID: q.Get("requestGroupId"), Status: herald.PushStatus(q.Get("status")),
 		Scheduled: scheduled, Cursor: q.Get("cursor"), Limit: 50}
 	if f.Status != "" && !f.Status.Valid() {
-		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: "must be scheduled, cancelled, sending, done, failed or held"}))
+		web.Error(w, r, herald.Invalid(herald.Detail{Field: "status", Reason: herald.ReasonPushStatus}))
 		return
 	}
 	if l := q.Get("limit"); l != "" {

@@ -66,6 +66,9 @@ type Delivery interface {
 	CancelScheduled(ctx context.Context, pushID string) (herald.Push, error)
 	// Release lets a push held by a restore go on where it stood.
 	Release(ctx context.Context, pushID string) (herald.Push, error)
+	// Decide approves or rejects p, a push of app awaiting approval
+	// (d.Action approved or rejected, by d.By).
+	Decide(ctx context.Context, app herald.App, p herald.Push, d herald.Approval) (herald.Push, error)
 	// Reconfirm sends the app's users due within its lead days their
 	// notice; day "" is a run the operator asked for.
 	Reconfirm(ctx context.Context, app herald.App, day string) (notified int, pushID string, claimed bool, err error)
@@ -187,6 +190,8 @@ func (s *server) routes() []route {
 		{"POST /admin/v1/pushes/{pushId}/cancel", identity.NeedOperator, s.cancelPush},
 		{"POST /admin/v1/pushes/{pushId}/release", identity.NeedOperator, s.releasePush},
 		{"GET /admin/v1/pushes/{pushId}/recipients", identity.NeedOperator, s.getPushRecipients},
+		{"POST /admin/v1/pushes/{pushId}/approve", identity.NeedOperator, s.approvePush},
+		{"POST /admin/v1/pushes/{pushId}/reject", identity.NeedOperator, s.rejectPush},
 		{"POST /admin/v1/operators", identity.NeedEveryApp, s.createOperator},
 		{"GET /admin/v1/operators", identity.NeedEveryApp, s.listOperators},
 		{"GET /admin/v1/operators/{operatorId}", identity.NeedEveryApp, s.getOperator},

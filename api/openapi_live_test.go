@@ -283,6 +283,7 @@ func TestOpenAPILiveAnswers(t *testing.T) {
 	e.consent()
 	groupID := e.pushes()
 	e.history(groupID)
+	e.approvals()
 	e.operators()
 	e.pending()
 	e.recipients()
@@ -513,6 +514,30 @@ func (e *liveEnv) history(group string) {
 	// TestTOTPSignIn).
 	e.admin(http.MethodPost, "/admin/v1/me/totp", nil, http.StatusForbidden)
 	e.admin(http.MethodPost, "/admin/v1/me/totp/confirm", map[string]any{"code": "123456"}, http.StatusForbidden)
+}
+
+// approvals covers a push awaiting approval: its answer and record, its
+// approval and rejection, and their refusals.
+func (e *liveEnv) approvals() {
+	a := e.createApp(map[string]any{"name": "Careful", "approval": map[string]any{"mode": "all", "minUsers": 1}})
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+a.ID, map[string]any{"approval": map[string]any{"mode": "sometimes"}}, http.StatusBadRequest)
+	e.admin(http.MethodPut, "/admin/v1/apps/"+a.ID+"/fcm-credentials", testenv.NewServiceAccount(e.t).JSON, http.StatusOK)
+	push := func() string {
+		e.t.Helper()
+		res := e.server(a, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "Sale", "content": "Today"}, http.StatusOK)
+		if got := res.Header.Get("X-Push-Status"); got != "awaiting_approval" {
+			e.t.Errorf("X-Push-Status: got %q, want awaiting_approval", got)
+		}
+		return res.Header.Get("X-Push-Id")
+	}
+	first, second := push(), push()
+	e.admin(http.MethodGet, "/admin/v1/pushes/"+first, nil, http.StatusOK)
+	e.admin(http.MethodGet, "/admin/v1/apps/"+a.ID+"/pushes?status=awaiting_approval", nil, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+first+"/reject", map[string]any{}, http.StatusBadRequest)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+first+"/approve", map[string]any{"reason": "checked"}, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+first+"/approve", nil, http.StatusConflict)
+	e.admin(http.MethodPost, "/admin/v1/pushes/"+second+"/reject", map[string]any{"reason": "not today"}, http.StatusOK)
+	e.admin(http.MethodPost, "/admin/v1/pushes/push_0Nq3bA9xYzAbCdEfGhIjKl/approve", nil, http.StatusNotFound)
 }
 
 // operators covers operator management and an operator's API token: a

@@ -62,7 +62,7 @@ func (s *server) push(w http.ResponseWriter, r *http.Request, kind herald.PushKi
 		web.Error(w, r, err)
 		return
 	}
-	answer(w, id, p.ScheduledAt)
+	answer(w, id, p.ScheduledAt, p.Status)
 }
 
 // replay answers a repeated Idempotency-Key with the first answer (done is
@@ -88,15 +88,20 @@ func (s *server) replay(w http.ResponseWriter, r *http.Request, app herald.App, 
 	if !found {
 		return idem, false
 	}
-	answer(w, first.ID, first.ScheduledAt)
+	answer(w, first.ID, first.ScheduledAt, first.Status)
 	return nil, true
 }
 
 // answer writes the spec's JSON string with the X-Push-Id header; a
 // scheduled push's also says, in X-Scheduled-At, the instant its
-// scheduleTime was read as in the app's zone (RFC 3339, UTC).
-func answer(w http.ResponseWriter, pushID string, scheduledAt *time.Time) {
+// scheduleTime was read as in the app's zone (RFC 3339, UTC), and one
+// awaiting approval says so in X-Push-Status (the answer is the usual
+// one, DESIGN 14).
+func answer(w http.ResponseWriter, pushID string, scheduledAt *time.Time, status herald.PushStatus) {
 	w.Header().Set("X-Push-Id", pushID)
+	if status == herald.StatusAwaitingApproval {
+		w.Header().Set("X-Push-Status", string(status))
+	}
 	if scheduledAt != nil {
 		w.Header().Set("X-Scheduled-At", scheduledAt.UTC().Format(time.RFC3339))
 		web.JSON(w, http.StatusOK, answerScheduled)

@@ -32,6 +32,10 @@ func (h *hookStub) ConsentChanged(_ context.Context, _, _ string, r herald.Conse
 	return h.err
 }
 
+func (h *hookStub) ApprovalRequested(context.Context, string, string, herald.ApprovalRequest) error {
+	return nil
+}
+
 // consentBundle is a store on SQLite with an app that has a webhook and a
 // user with two pending events (records 1 and 3; 2 and 4 are its device's).
 type consentBundle struct {

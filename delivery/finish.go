@@ -140,12 +140,20 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 		return err
 	}
 	err = s.cfg.Webhooks.Report(ctx, app.WebhookURL, string(secret), job.Args.Report)
+	r := job.Args.Report
+	return s.webhookFailed(err, job.Attempt, "app", r.AppID, "push", r.PushID, "message", r.ID)
+}
+
+// webhookFailed is what a webhook message's job answers River after an
+// attempt that ended in err (nil: sent): retried while the webhook retry
+// policy allows (herald.WebhookRetry), cancelled when retrying cannot
+// help; logged with attrs either way.
+func (s *Service) webhookFailed(err error, attempt int, attrs ...any) error {
 	if err == nil {
 		return nil
 	}
-	r := job.Args.Report
-	attrs := []any{"app", r.AppID, "push", r.PushID, "message", r.ID, "attempt", job.Attempt, "err", err}
-	switch _, retry := herald.WebhookRetry(job.Attempt, err); {
+	attrs = append(attrs, "attempt", attempt, "err", err)
+	switch _, retry := herald.WebhookRetry(attempt, err); {
 	case retry:
 		s.cfg.Logger.Warn("webhook delivery failed; will retry", attrs...)
 		return err
@@ -154,7 +162,7 @@ func (w *webhookWorker) Work(ctx context.Context, job *river.Job[WebhookArgs]) e
 		return river.JobCancel(err)
 	default:
 		s.cfg.Logger.Error("webhook delivery failed; retries exhausted", attrs...)
-		return err // the job's last attempt (WebhookArgs.InsertOpts)
+		return err // the job's last attempt (InsertOpts' MaxAttempts)
 	}
 }
 

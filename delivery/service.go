@@ -103,6 +103,9 @@ type WebhookSender interface {
 	Report(ctx context.Context, url, secret string, r herald.UndeliverableReport) error
 	// ConsentChanged posts the consent.changed event of a record.
 	ConsentChanged(ctx context.Context, url, secret string, r herald.ConsentRecord) error
+	// ApprovalRequested posts the push.approval_requested event of a
+	// push awaiting approval.
+	ApprovalRequested(ctx context.Context, url, secret string, r herald.ApprovalRequest) error
 }
 
 // DefaultConcurrency is the sends a chunk's run has in flight at most
@@ -216,18 +219,17 @@ func (s *Service) Workers() *river.Workers {
 	river.AddWorker(w, &noticeWorker{s: s})
 	river.AddWorker(w, &dailyWorker{s: s})
 	river.AddWorker(w, &reconfirmedWorker{s: s})
+	river.AddWorker(w, &approvalExpiryWorker{s: s})
+	river.AddWorker(w, &approvalWebhookWorker{s: s})
 	return w
 }
 
 // Accept stores a push durably with the job that will send it, at once or at
-// its scheduled time. It answers the id of the push (the first one's, when
+// its scheduled time (one awaiting approval with the jobs of its wait,
+// acceptJobs). It answers the id of the push (the first one's, when
 // an idempotency key is replayed).
 func (s *Service) Accept(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency) (string, bool, error) {
-	job := FanoutArgs{PushID: p.ID, Sends: mayBeLone(p), High: p.High()}
-	if p.ScheduledAt != nil {
-		job = s.scheduledJob(p)
-	}
-	return s.cfg.Store.AcceptPush(ctx, p, rs, idem, job)
+	return s.cfg.Store.AcceptPush(ctx, p, rs, idem, s.acceptJobs(p)...)
 }
 
 // scheduledJob is the fan-out job of a scheduled push.

@@ -46,6 +46,10 @@ func (s *Service) Unit(row *rivertype.JobRow) (JobUnit, error) {
 		return unit[DailyArgs](row, &dailyWorker{s: s})
 	case ReconfirmedArgs{}.Kind():
 		return unit[ReconfirmedArgs](row, &reconfirmedWorker{s: s})
+	case ApprovalExpiryArgs{}.Kind():
+		return unit[ApprovalExpiryArgs](row, &approvalExpiryWorker{s: s})
+	case ApprovalWebhookArgs{}.Kind():
+		return unit[ApprovalWebhookArgs](row, &approvalWebhookWorker{s: s})
 	}
 	return JobUnit{}, fmt.Errorf("delivery: no worker for jobs of kind %q", row.Kind)
 }

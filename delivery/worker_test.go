@@ -90,6 +90,10 @@ func (h *reportHook) ConsentChanged(context.Context, string, string, herald.Cons
 	return nil
 }
 
+func (h *reportHook) ApprovalRequested(context.Context, string, string, herald.ApprovalRequest) error {
+	return nil
+}
+
 func newWorkBundle(t *testing.T, users int) *workBundle {
 	t.Helper()
 	ctx := context.Background()

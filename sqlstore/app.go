@@ -13,7 +13,7 @@ import (
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at,
 	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out,
-	consent_notice, reconfirmation, identity_verification, webhook_events`
+	consent_notice, reconfirmation, identity_verification, webhook_events, approval_mode, approval_min_users`
 
 // appReadColumns are appColumns and those only the service writes.
 const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at, identity_secret, identity_refusals,
@@ -29,7 +29,7 @@ func scanApp(row scanner) (herald.App, error) {
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
 		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.IdentityVerification,
-		&events, &a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
+		&events, &a.Approval.Mode, &a.Approval.MinUsers, &a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
 		&a.PreviousIdentitySecret, &rotated)
 	if err == nil {
 		err = readNotices(&a, notice, reconfirm)
@@ -53,11 +53,12 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 func (s *AppStore) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
 		notice, reconfirm := writeNotices(a)
-		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
 			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a))
+			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a),
+			a.Approval.ModeOrOff(), a.Approval.MinUsers)
 		return err
 	})
 }
@@ -91,11 +92,12 @@ func (s *AppStore) UpdateApp(ctx context.Context, a herald.App) error {
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
 		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
 		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?, consent_notice = ?, reconfirmation = ?,
-		identity_verification = ?, webhook_events = ?
+		identity_verification = ?, webhook_events = ?, approval_mode = ?, approval_min_users = ?
 		WHERE id = ?`,
 		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
-		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a), a.ID)
+		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a),
+		a.Approval.ModeOrOff(), a.Approval.MinUsers, a.ID)
 }
 
 // writeWebhookEvents is how an app's webhookEvents are stored: a JSON

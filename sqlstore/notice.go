@@ -50,7 +50,7 @@ func (s *ConsentStore) ClaimReconfirmation(ctx context.Context, appID, day strin
 		}
 		q := *p
 		q.RequestedUsers, named = len(keep), len(keep)
-		return insertPush(ctx, c, q, keep, job)
+		return insertPush(ctx, c, q, keep, []herald.Job{job})
 	})
 	if !claimed {
 		named = 0

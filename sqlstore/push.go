@@ -26,7 +26,7 @@ func fromMS(v sql.NullInt64) *time.Time {
 }
 
 // AcceptPush stores a push with its recipients, job and ledger entries at once.
-func (s *PushStore) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, job herald.Job) (string, bool, error) {
+func (s *PushStore) AcceptPush(ctx context.Context, p herald.Push, rs []herald.Recipient, idem *herald.Idempotency, jobs ...herald.Job) (string, bool, error) {
 	id, replayed := p.ID, false
 	err := s.inTx(ctx, func(c conn) error {
 		id, replayed = p.ID, false
@@ -37,19 +37,20 @@ func (s *PushStore) AcceptPush(ctx context.Context, p herald.Push, rs []herald.R
 				return err
 			}
 		}
-		return insertPush(ctx, c, p, rs, job)
+		return insertPush(ctx, c, p, rs, jobs)
 	})
 	return id, replayed, err
 }
 
-// insertPush stores a push with its recipients, job and ledger entries
-// (its charge, as the domain decided it: Push.Ledger).
-func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipient, job herald.Job) error {
+// insertPush stores a push with its recipients, jobs (the first is the
+// push's own) and ledger entries (its charge, as the domain decided it:
+// Push.Ledger).
+func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipient, jobs []herald.Job) error {
 	// The job first, for its id; then the push with its recipients and
 	// its ledger entries in one pipeline: the fewer round trips, the
 	// fewer an accept waits for (on PostgreSQL each waits for a core
 	// while a fan-out runs).
-	ids, err := c.insertJobs(ctx, []herald.Job{job})
+	ids, err := c.insertJobs(ctx, jobs)
 	if err != nil {
 		return err
 	}
@@ -57,11 +58,12 @@ func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipien
 	stmts := make([]Stmt, 0, 1+len(p.Ledger))
 	stmts = append(stmts, Stmt{Query: `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 		title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-		job_id, recipients, token, night_defer, ad_footer, ttl, filter, segment_id, localized, priority)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, Args: []any{p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
+		job_id, recipients, token, night_defer, ad_footer, ttl, filter, segment_id, localized, priority, approvals)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, Args: []any{p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
 		p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge,
 		p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt), p.CreatedAt.UnixMilli(), string(edits), ids[0],
-		encodeRecipients(rs), p.Token, p.NightPolicy == herald.NightDefer, p.AdFooter, p.TTL, nullText(p.Filter), nullText([]byte(p.SegmentID)), localizedColumn(p.Localized), priorityColumn(p.Priority)}})
+		encodeRecipients(rs), p.Token, p.NightPolicy == herald.NightDefer, p.AdFooter, p.TTL, nullText(p.Filter), nullText([]byte(p.SegmentID)), localizedColumn(p.Localized), priorityColumn(p.Priority),
+		approvalsColumn(p.Approvals)}})
 	for _, e := range p.Ledger {
 		stmts = append(stmts, usageStmt(e))
 	}
@@ -147,7 +149,7 @@ func usageStmt(e herald.UsageEntry) Stmt {
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token,
-	night_defer, ad_footer, ttl, expired_at, filter, segment_id, localized, priority`
+	night_defer, ad_footer, ttl, expired_at, filter, segment_id, localized, priority, approvals`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -157,11 +159,11 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	var edits string
 	var nightDefer bool
 	var ttl sql.NullInt64
-	var filter, segment, localized sql.NullString
+	var filter, segment, localized, approvals sql.NullString
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
 		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter, &ttl, &expired,
-		&filter, &segment, &localized, &p.Priority},
+		&filter, &segment, &localized, &p.Priority, &approvals},
 		extra...)...)
 	if err != nil {
 		return p, err
@@ -172,6 +174,11 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	p.SegmentID = segment.String
 	if localized.Valid {
 		if err := json.Unmarshal([]byte(localized.String), &p.Localized); err != nil {
+			return p, err
+		}
+	}
+	if approvals.Valid {
+		if err := json.Unmarshal([]byte(approvals.String), &p.Approvals); err != nil {
 			return p, err
 		}
 	}
@@ -204,6 +211,16 @@ func localizedColumn(l []herald.LocalizedEntry) any {
 		return nil
 	}
 	b, _ := json.Marshal(l) // strings only: it cannot fail
+	return string(b)
+}
+
+// approvalsColumn is a push's approval steps as their column keeps them:
+// a JSON array, NULL for a push that did not wait for approval.
+func approvalsColumn(a []herald.Approval) any {
+	if len(a) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(a) // strings and times only: it cannot fail
 	return string(b)
 }
 

@@ -99,12 +99,12 @@ func persistPush(ctx context.Context, c conn, sp storedPush, p herald.Push, clos
 	}
 	return guard(c.exec(ctx, `UPDATE pushes SET status = ?, held_from = ?, failure_reason = ?, title = ?, content = ?, link_url = ?,
 		image_url = ?, badge = ?, marketing = ?, ad_footer = ?, localized = ?, scheduled_at = ?, started_at = ?, finished_at = ?, edits = ?,
-		server_actions_half = ?, open_chunks = ?
+		server_actions_half = ?, open_chunks = ?, approvals = ?
 		WHERE id = ? AND status = ? AND edits = ? AND scheduled_at IS NOT DISTINCT FROM ? AND started_at IS NOT DISTINCT FROM ?
 		AND server_actions_half = ? AND open_chunks = ?`,
 		p.Status, heldFrom, p.FailureReason, p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge,
 		p.Marketing, p.AdFooter, localizedColumn(p.Localized), ms(p.ScheduledAt), ms(p.StartedAt), ms(p.FinishedAt), string(edits), p.ServerActionsHalf,
-		sp.open-closed, sp.ID, sp.Status, sp.edits, sp.scheduledAt, sp.startedAt, sp.ServerActionsHalf, sp.open))
+		sp.open-closed, approvalsColumn(p.Approvals), sp.ID, sp.Status, sp.edits, sp.scheduledAt, sp.startedAt, sp.ServerActionsHalf, sp.open))
 }
 
 // persistEffects makes a step's writes besides the push's row: the

@@ -39,7 +39,7 @@ func (s *RetentionStore) ExpirePushes(ctx context.Context, before, now time.Time
 		ps = append(ps, p)
 		return err
 	}, `SELECT id, edits FROM pushes WHERE finished_at IS NOT NULL AND expired_at IS NULL AND finished_at <= ?
-		AND status IN ('done', 'failed', 'cancelled') ORDER BY finished_at LIMIT ?`, before.UnixMilli(), limit)
+		AND status IN ('done', 'failed', 'cancelled', 'rejected', 'approval_expired') ORDER BY finished_at LIMIT ?`, before.UnixMilli(), limit)
 	if err != nil || len(ps) == 0 {
 		return retention.Step{Deleted: retention.Deleted{}}, err
 	}

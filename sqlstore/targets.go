@@ -274,7 +274,7 @@ func (s *PushStore) readChunks(ctx context.Context, pushID string, p *pushTarget
 		if err := s.readCursors(ctx, pushID, p); err != nil {
 			return err
 		}
-		p.readAt, p.final = now, status == herald.StatusDone || status == herald.StatusFailed || status == herald.StatusCancelled
+		p.readAt, p.final = now, status.Ended()
 	}
 	p.fanout, p.retry = fanout, retry
 	if len(refs) == 0 {

@@ -100,6 +100,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"Together", togetherTests},
 		{"Unavailable", unavailableTests},
 		{"HoldStore", holdTests},
+		{"ApprovalStore", approvalTests},
 		{"ExportStore", exportTests},
 		{"AudienceStore", audienceTests},
 		{"StreamStore", streamTests},

@@ -138,3 +138,37 @@ func orNull(s string) *string {
 	}
 	return &s
 }
+
+// ApprovalRequested is the data of a push.approval_requested event: a
+// push waits for an operator's approval (DESIGN 14) until ExpiresAt.
+// RequestGroupID is null for a push without one, ComposedBy for a push
+// the Server API made, Users for a push to all users, a topic or a
+// segment (counted as it fans out).
+type ApprovalRequested struct {
+	AppID          string          `json:"appId"`
+	PushID         string          `json:"pushId"`
+	RequestGroupID *string         `json:"requestGroupId"`
+	Kind           herald.PushKind `json:"kind"`
+	Users          *int            `json:"users"`
+	ComposedBy     *string         `json:"composedBy"`
+	RequestedAt    time.Time       `json:"requestedAt"`
+	ExpiresAt      time.Time       `json:"expiresAt"`
+}
+
+// approvalEvent is the JSON body of a push.approval_requested message.
+type approvalEvent struct {
+	Type      string            `json:"type"`
+	Timestamp string            `json:"timestamp"` // RFC 3339
+	Data      ApprovalRequested `json:"data"`
+}
+
+// ApprovalBody returns the JSON body of a push's push.approval_requested
+// event. The same request always gives the same bytes.
+func ApprovalBody(r herald.ApprovalRequest) ([]byte, error) {
+	return json.Marshal(approvalEvent{
+		Type:      herald.EventApprovalRequested,
+		Timestamp: r.RequestedAt.UTC().Format(time.RFC3339),
+		Data: ApprovalRequested{AppID: r.AppID, PushID: r.PushID, RequestGroupID: orNull(r.RequestGroupID), Kind: r.Kind, Users: r.Users,
+			ComposedBy: orNull(r.ComposedBy), RequestedAt: r.RequestedAt.UTC(), ExpiresAt: r.ExpiresAt.UTC()},
+	})
+}

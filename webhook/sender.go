@@ -157,6 +157,16 @@ func (s *Sender) ConsentChanged(ctx context.Context, url, secret string, r heral
 	return s.Send(ctx, url, secret, herald.ConsentEventID(r.AppID, r.ID), body)
 }
 
+// ApprovalRequested sends a push's push.approval_requested event as one
+// signed message, under the request's own webhook-id.
+func (s *Sender) ApprovalRequested(ctx context.Context, url, secret string, r herald.ApprovalRequest) error {
+	body, err := ApprovalBody(r)
+	if err != nil {
+		return fmt.Errorf("%w (%w)", err, herald.ErrNoRetry)
+	}
+	return s.Send(ctx, url, secret, r.ID, body)
+}
+
 // newRequest builds the signed POST.
 func (s *Sender) newRequest(ctx context.Context, url, secret, msgID string, body []byte) (*http.Request, error) {
 	ts := s.now()

@@ -159,6 +159,16 @@ func joinLines(s []string) string {
 	return out
 }
 
+// sentAny reports whether FCM accepted any message of push id.
+func (w *world) sentAny(id string) bool {
+	for k := range w.obs.fcm {
+		if k[0] == id {
+			return true
+		}
+	}
+	return false
+}
+
 // checkPush: the push ended (its time has passed); its counts add up; no
 // token had it twice unless recorded resent; every delivery counted sent
 // reached FCM; received ≤ sent; its charge is the domain's; its
@@ -166,6 +176,12 @@ func joinLines(s []string) string {
 func (w *world) checkPush(ctx context.Context, p herald.Push) {
 	switch p.Status {
 	case herald.StatusDone, herald.StatusFailed, herald.StatusCancelled:
+	case herald.StatusRejected, herald.StatusApprovalExpired:
+		// Never approved: nothing planned, sent or charged.
+		if p.Counts.Tokens != 0 || p.NetServerActionsHalf() != 0 || w.sentAny(p.ID) {
+			w.violate("push %s is %s yet planned %d tokens, charged %d half units or reached FCM", p.ID, p.Status, p.Counts.Tokens, p.NetServerActionsHalf())
+		}
+		return
 	default:
 		w.violate("push %s (%s, scheduled %v) is %s at the end of the run", p.ID, p.Kind, p.ScheduledAt, p.Status)
 		return

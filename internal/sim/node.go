@@ -176,6 +176,15 @@ func (n *node) ConsentChanged(ctx context.Context, _, _ string, r herald.Consent
 	return v.answer
 }
 
+// ApprovalRequested is a scheduling point as Report is.
+func (n *node) ApprovalRequested(ctx context.Context, _, _ string, r herald.ApprovalRequest) error {
+	v, err := n.point(ctx, pointWebhook, "ApprovalRequested", r.PushID)
+	if err != nil {
+		return err
+	}
+	return v.answer
+}
+
 // doneJob notes a job run of n ended (on the scheduler's side).
 func (w *world) doneJob(n *node) {
 	w.mu.Lock()

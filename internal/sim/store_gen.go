@@ -17,14 +17,14 @@ var _ herald.Job
 var _ audience.Tags
 
 // AcceptPush is a scheduling point around the store's AcceptPush.
-func (s *Store) AcceptPush(a0 context.Context, a1 herald.Push, a2 []herald.Recipient, a3 *herald.Idempotency, a4 herald.Job) (string, bool, error) {
+func (s *Store) AcceptPush(a0 context.Context, a1 herald.Push, a2 []herald.Recipient, a3 *herald.Idempotency, a4 ...herald.Job) (string, bool, error) {
 	v, err := s.before(a0, "AcceptPush", a1, a2, a3, a4)
 	if err != nil {
 		var r0 string
 		var r1 bool
 		return r0, r1, err
 	}
-	r0, r1, r2 := s.inner.AcceptPush(a0, a1, a2, a3, a4)
+	r0, r1, r2 := s.inner.AcceptPush(a0, a1, a2, a3, a4...)
 	r2 = s.after(v, r2)
 	return r0, r1, r2
 }

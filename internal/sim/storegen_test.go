@@ -45,10 +45,11 @@ func genStore(t *testing.T) []byte {
 	for i := range typ.NumMethod() {
 		m := typ.Method(i)
 		ft := m.Type
-		var params, args []string
+		var params, args, shown []string // shown: the arguments as before sees them, a variadic one as its slice
 		for j := range ft.NumIn() {
 			params = append(params, fmt.Sprintf("a%d %s", j, typeName(ft.In(j), ft.IsVariadic() && j == ft.NumIn()-1)))
 			a := fmt.Sprintf("a%d", j)
+			shown = append(shown, a)
 			if ft.IsVariadic() && j == ft.NumIn()-1 {
 				a += "..."
 			}
@@ -66,7 +67,7 @@ func genStore(t *testing.T) []byte {
 		last := rs[len(rs)-1]
 		fmt.Fprintf(&b, "// %s is a scheduling point around the store's %s.\n", m.Name, m.Name)
 		fmt.Fprintf(&b, "func (s *Store) %s(%s) (%s) {\n", m.Name, strings.Join(params, ", "), strings.Join(results, ", "))
-		fmt.Fprintf(&b, "\tv, err := s.before(%s)\n\tif err != nil {\n", strings.Join(append([]string{"a0", strconv.Quote(m.Name)}, args[1:]...), ", "))
+		fmt.Fprintf(&b, "\tv, err := s.before(%s)\n\tif err != nil {\n", strings.Join(append([]string{"a0", strconv.Quote(m.Name)}, shown[1:]...), ", "))
 		for j := range ft.NumOut() - 1 {
 			fmt.Fprintf(&b, "\t\tvar r%d %s\n", j, typeName(ft.Out(j), false))
 		}

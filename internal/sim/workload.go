@@ -99,8 +99,17 @@ func (w *world) drawOp(i int, at time.Time) op {
 	case r < 8:
 		req := w.pushRequest(at)
 		o.name = fmt.Sprintf("push %s", req.Kind)
+		approval := w.rng.IntN(4) == 0 // the app's setting as this push is accepted: every push waits
+		if approval {
+			o.name += " awaiting approval"
+			w.lapseBy = later(w.lapseBy, at.Add(herald.ApprovalWindow+time.Minute))
+		}
 		o.do = func(ctx context.Context, n *node) error {
-			p, err := herald.NewPush(w.app, req, time.Now())
+			app := w.app
+			if approval {
+				app.Approval = herald.ApprovalSetting{Mode: herald.ApprovalAll}
+			}
+			p, err := herald.NewPush(app, req, time.Now())
 			if err != nil {
 				return err
 			}
@@ -108,6 +117,25 @@ func (w *world) drawOp(i int, at time.Time) op {
 			if err == nil {
 				w.noteAccepted(id)
 			}
+			return err
+		}
+	case r < 10 && w.rng.IntN(3) == 0: // an operator's approval or rejection, racing the cancels and the lapse
+		k, approve := w.rng.IntN(1<<20), w.rng.IntN(3) > 0
+		o.name = "decide"
+		o.do = func(ctx context.Context, n *node) error {
+			id, ok := w.pickPush(k)
+			if !ok {
+				return nil
+			}
+			p, err := n.store.PushRecord(ctx, id)
+			if err != nil || p.Status != herald.StatusAwaitingApproval {
+				return err
+			}
+			d := herald.Approval{Action: herald.ApprovalRejected, By: "op_sim", Reason: "sim"}
+			if approve {
+				d.Action = herald.ApprovalApproved
+			}
+			_, err = n.svc.Decide(ctx, w.app, p, d)
 			return err
 		}
 	case r < 10:
@@ -270,6 +298,14 @@ func (w *world) noteAccepted(id string) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.obs.accepted = append(w.obs.accepted, id)
+}
+
+// later is the later of a and b.
+func later(a, b time.Time) time.Time {
+	if b.After(a) {
+		return b
+	}
+	return a
 }
 
 // pickPush picks the k-th accepted push (modulo), for a cancel, an edit

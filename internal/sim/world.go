@@ -122,6 +122,10 @@ type world struct {
 	rescued       time.Time
 	obs           observed
 	logger        *slog.Logger
+
+	// lapseBy is when the last push that may wait for approval has
+	// lapsed if no one answered it (zero when the workload has none).
+	lapseBy time.Time
 }
 
 // faults are a run's fault rates, drawn from its seed.
@@ -170,6 +174,9 @@ func (w *world) run() {
 	}
 	w.healAt = last.Add(30 * time.Minute)
 	w.endAt = last.Add(20 * time.Hour) // past any morning and retry hour, and the webhook retries (17.6 h)
+	if w.lapseBy.After(w.endAt) {
+		w.endAt = w.lapseBy // and past the approval window of a push that waits for one
+	}
 	// River's periodic job of the daily re-confirmations, every hour
 	// (River inserts it every minute; its runs are claimed once a day).
 	for at := w.start; at.Before(w.endAt); at = at.Add(time.Hour) {
