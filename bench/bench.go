@@ -290,7 +290,7 @@ func (r *runner) measureDB(ctx context.Context, units int, record func(DatabaseP
 	if units == 0 && r.res.Events != nil {
 		units = r.res.Events.Events
 	}
-	record(r.db.phase(from, to, units))
+	record(r.db.phase(ctx, from, to, units))
 	return nil
 }
 
