@@ -205,8 +205,9 @@ func (m *dbMeter) tableRows(ctx context.Context) (map[string]TableRows, error) {
 // walSharesSQL sums the WAL between two positions by the relation each
 // record's first block names (pg_walinspect).
 const walSharesSQL = `WITH rec AS (
-	SELECT resource_manager, record_length, fpi_length, regexp_match(block_ref, 'rel (\d+)/(\d+)/(\d+)') AS m
-	FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn)
+	SELECT resource_manager, regexp_match(block_ref, 'rel (\d+)/(\d+)/(\d+)') AS m, count(*) AS n,
+		sum(record_length) AS bytes, sum(fpi_length) AS fpi
+	FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn) GROUP BY 1, 2
 ), named AS (
 	SELECT rec.*, CASE WHEN m IS NULL THEN resource_manager
 		ELSE coalesce((SELECT CASE WHEN c.relnamespace = current_schema()::regnamespace THEN c.relname
@@ -216,7 +217,7 @@ const walSharesSQL = `WITH rec AS (
 			AND c.oid = pg_filenode_relation(m[1]::oid, m[3]::oid)), '(other)') END AS relation
 	FROM rec
 )
-SELECT relation, count(*), sum(record_length)::bigint, sum(fpi_length)::bigint FROM named GROUP BY relation ORDER BY 3 DESC`
+SELECT relation, sum(n)::bigint, sum(bytes)::bigint, sum(fpi)::bigint FROM named GROUP BY relation ORDER BY 3 DESC`
 
 // walShares returns the WAL from one position to another by relation; nil
 // when the role cannot read the WAL.
