@@ -203,11 +203,12 @@ func (m *dbMeter) tableRows(ctx context.Context) (map[string]TableRows, error) {
 }
 
 // walSharesSQL sums the WAL between two positions by the relation each
-// record's first block names (pg_walinspect).
+// record's first block names (pg_walinspect, in the schema %s: the run's
+// search_path is its own).
 const walSharesSQL = `WITH rec AS (
 	SELECT resource_manager, regexp_match(block_ref, 'rel (\d+)/(\d+)/(\d+)') AS m, count(*) AS n,
 		sum(record_length) AS bytes, sum(fpi_length) AS fpi
-	FROM pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn) GROUP BY 1, 2
+	FROM %s.pg_get_wal_records_info($1::text::pg_lsn, $2::text::pg_lsn) GROUP BY 1, 2
 ), named AS (
 	SELECT rec.*, CASE WHEN m IS NULL THEN resource_manager
 		ELSE coalesce((SELECT CASE WHEN c.relnamespace = current_schema()::regnamespace THEN c.relname
@@ -224,7 +225,12 @@ SELECT relation, sum(n)::bigint, sum(bytes)::bigint, sum(fpi)::bigint FROM named
 func (m *dbMeter) walShares(ctx context.Context, from, to int64) []WALShare {
 	ctx, cancel := context.WithTimeout(ctx, time.Minute)
 	defer cancel()
-	rows, err := m.conn.Query(ctx, walSharesSQL, formatLSN(from), formatLSN(to))
+	var schema string
+	if err := m.conn.QueryRow(ctx, `SELECT quote_ident(extnamespace::regnamespace::text) FROM pg_extension
+		WHERE extname = 'pg_walinspect'`).Scan(&schema); err != nil {
+		return nil // not installed
+	}
+	rows, err := m.conn.Query(ctx, fmt.Sprintf(walSharesSQL, schema), formatLSN(from), formatLSN(to))
 	if err != nil {
 		return nil
 	}
