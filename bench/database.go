@@ -202,6 +202,25 @@ func (m *dbMeter) tableRows(ctx context.Context) (map[string]TableRows, error) {
 	return tables, nil
 }
 
+// vacuum vacuums the tables of the run's schema (the connection's
+// search_path).
+func (m *dbMeter) vacuum(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
+	defer cancel()
+	var tables string
+	if err := m.conn.QueryRow(ctx, `SELECT coalesce(string_agg(quote_ident(tablename), ', '), '') FROM pg_tables
+		WHERE schemaname = current_schema()`).Scan(&tables); err != nil {
+		return fmt.Errorf("bench: database meter: vacuum: %w", err)
+	}
+	if tables == "" {
+		return nil
+	}
+	if _, err := m.conn.Exec(ctx, `VACUUM `+tables); err != nil {
+		return fmt.Errorf("bench: database meter: vacuum: %w", err)
+	}
+	return nil
+}
+
 // walSharesSQL sums the WAL between two positions by the relation each
 // record's first block names (pg_walinspect, in the schema %s: the run's
 // search_path is its own).

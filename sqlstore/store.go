@@ -151,6 +151,8 @@ type PushStore struct {
 	targets *targets
 	// events writes a batch's event reports together (see eventsJoint).
 	events Joint
+	// userChunks writes the query of a user's chunks (UserChunksWriter).
+	userChunks func(cols string) string
 }
 
 // UserStore keeps app users and their devices, registrations and topics.
@@ -207,6 +209,10 @@ func New(e Engine) *Store {
 		ConsentStore: &ConsentStore{c}, AppStore: &AppStore{c}, OperatorStore: &OperatorStore{c},
 		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{core: c}}
 	s.NodeStore.jobs, _ = e.(JobReleaser)
+	s.PushStore.userChunks = UserPushesQuery
+	if w, ok := e.(UserChunksWriter); ok {
+		s.PushStore.userChunks = w.UserChunksQuery
+	}
 	s.PushStore.events = &eventsJoint{s: s.PushStore}
 	if _, ok := e.(RegistrationJoiner); ok {
 		s.UserStore.regs = &registrations{s: s.UserStore}
