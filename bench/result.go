@@ -269,7 +269,12 @@ func writeDatabase(b *bytes.Buffer, d Database) {
 		if c, per := ph.p.CPUSeconds, ph.p.CPUSecondsPer1000; c != nil && per != nil {
 			fmt.Fprintf(b, "PostgreSQL CPU %.2fs (%.3f CPU-s per 1,000 %s), ", *c, *per, ph.unit)
 		}
-		fmt.Fprintf(b, "WAL %.1f MiB (%.0f KiB per 1,000 %s)\n", float64(ph.p.WALBytes)/(1<<20), ph.p.WALBytesPer1000/(1<<10), ph.unit)
+		fmt.Fprintf(b, "WAL %.1f MiB (%.0f KiB per 1,000 %s), %.0f row versions per 1,000\n",
+			float64(ph.p.WALBytes)/(1<<20), ph.p.WALBytesPer1000/(1<<10), ph.unit, ph.p.RowVersionsPer1000)
+		for _, s := range ph.p.WALShares[:min(len(ph.p.WALShares), 6)] {
+			fmt.Fprintf(b, "             WAL %5.1f MiB (full pages %.1f) in %d records: %s\n",
+				float64(s.Bytes)/(1<<20), float64(s.FPIBytes)/(1<<20), s.Records, s.Relation)
+		}
 	}
 	fmt.Fprintf(b, "             (%s)\n", d.Scope)
 }

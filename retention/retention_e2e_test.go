@@ -106,7 +106,9 @@ func TestRetentionExpiresFinishedPushes(t *testing.T) {
 	before := getPush(t, e, old.PushID)
 	beforeRows := rows(t, e, old.PushID)
 	for table, n := range beforeRows {
-		if n == 0 {
+		// PostgreSQL finds the users of a chunk's slots by the chunk's
+		// own row (migration 43): user_pushes may hold none of the push's.
+		if n == 0 && table != "user_pushes" {
 			t.Fatalf("old push before retention: no rows in %s (%v), want some to delete", table, beforeRows)
 		}
 	}

@@ -120,7 +120,7 @@ func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st s
 		retryChunk := 0
 		if e.Retry != nil {
 			retryChunk = e.Retry.Chunk
-			if err := insertRetryChunk(ctx, c, appID, pushID, e.Retry); err != nil {
+			if err := insertRetryChunk(ctx, c, pushID, e.Retry); err != nil {
 				return err
 			}
 		}
@@ -213,14 +213,10 @@ func nextRetryChunk(ctx context.Context, c conn, pushID string) (int, error) {
 	return -n, err
 }
 
-// insertRetryChunk records a retry chunk: its slots, its users' rows of
-// user_pushes and its job.
-func insertRetryChunk(ctx context.Context, c conn, appID, pushID string, r *sendstore.NumberedChunk) error {
-	if _, err := c.exec(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`,
-		pushID, r.Chunk, len(r.Slots), encodeSlots(r.Slots)); err != nil {
-		return err
-	}
-	if err := recordUserPushes(ctx, c, appID, pushID, r.Slots); err != nil {
+// insertRetryChunk records a retry chunk: its slots, its users and its
+// job.
+func insertRetryChunk(ctx context.Context, c conn, pushID string, r *sendstore.NumberedChunk) error {
+	if _, err := c.exec(ctx, insertChunkSQL, pushID, r.Chunk, len(r.Slots), encodeSlots(r.Slots), chunkUsers(r.Slots)); err != nil {
 		return err
 	}
 	_, err := c.insertJobs(ctx, []herald.Job{r.Job})

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"slices"
 	"strings"
@@ -59,12 +60,12 @@ func (s *PushStore) StartSending(ctx context.Context, pushID string, f sendstore
 		}
 		chunkArgs := make([][]any, 0, len(chunks))
 		for chunk, ds := range chunks {
-			chunkArgs = append(chunkArgs, []any{pushID, chunk, len(ds), encodeSlots(ds)})
+			chunkArgs = append(chunkArgs, []any{pushID, chunk, len(ds), encodeSlots(ds), chunkUsers(ds)})
 		}
-		if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots) VALUES (?, ?, ?, ?)`, chunkArgs); err != nil {
+		if _, err := c.execMany(ctx, insertChunkSQL, chunkArgs); err != nil {
 			return err
 		}
-		if err := recordUserPushes(ctx, c, appID, pushID, f.Deliveries); err != nil {
+		if err := recordUserPushes(ctx, c, appID, pushID, final); err != nil {
 			return err
 		}
 		if err := recordDeferred(ctx, c, pushID, f.Deferred); err != nil {
@@ -138,8 +139,32 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, at time.Time, 
 	return err
 }
 
+// insertChunkSQL records a chunk: its slots and its users (chunkUsers).
+const insertChunkSQL = `INSERT INTO push_chunks (push_id, chunk, size, slots, users) VALUES (?, ?, ?, ?, ?)`
+
+// chunkUsers is a chunk's users column: a JSON array of the distinct
+// users its slots hold, by which a user's export finds the chunk (see
+// migration 43); nil for a chunk of unmapped devices alone.
+func chunkUsers(slots []herald.Delivery) any {
+	seen := make(map[string]bool, len(slots))
+	users := make([]string, 0, len(slots))
+	for _, d := range slots {
+		if d.UserID != "" && !seen[d.UserID] {
+			seen[d.UserID] = true
+			users = append(users, d.UserID)
+		}
+	}
+	if len(users) == 0 {
+		return nil
+	}
+	b, _ := json.Marshal(users) // a []string always marshals
+	return string(b)
+}
+
 // recordUserPushes notes, for a user's export, the chunks that hold the
-// users' deliveries of the push: a row per user and chunk.
+// users' deliveries of the push that are rows already (final at the
+// fan-out): a row per user and chunk. The users of a chunk's slots are
+// its users column.
 func recordUserPushes(ctx context.Context, c conn, appID, pushID string, ds []herald.Delivery) error {
 	type key struct {
 		user  string

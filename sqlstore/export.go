@@ -20,9 +20,28 @@ type userPush struct {
 	unreachable bool
 }
 
-// UserPushes returns the pushes sent to a user (user_pushes) or that could
-// not reach it (unreachable), newest first. Each push's outcome for the
-// user is read from the chunks user_pushes names, and only from them, so
+// UserChunksWriter is implemented by an engine that finds a user's chunks
+// by an index on their users column (PostgreSQL's GIN, migration 43)
+// besides the rows of user_pushes. An engine without one keeps a row of
+// user_pushes for each user of a chunk (SQLite's trigger) and is given
+// UserPushesQuery.
+type UserChunksWriter interface {
+	// UserChunksQuery returns the query of the chunks of an app's pushes
+	// that hold a user (?1 the app, ?2 the user): each row a chunk's push
+	// and number, then cols of its push (p). A chunk may come twice.
+	UserChunksQuery(cols string) string
+}
+
+// UserPushesQuery writes the query of a user's chunks from user_pushes
+// (see UserChunksWriter).
+func UserPushesQuery(cols string) string {
+	return `SELECT up.push_id, up.chunk, ` + cols + `
+		FROM user_pushes up JOIN pushes p ON p.id = up.push_id WHERE up.app_id = ?1 AND up.user_id = ?2`
+}
+
+// UserPushes returns the pushes sent to a user (its chunks: userChunks) or
+// that could not reach it (unreachable), newest first. Each push's outcome
+// for the user is read from the chunks found, and only from them, so
 // the work is the user's pushes times a chunk each, however large the
 // pushes.
 func (s *PushStore) UserPushes(ctx context.Context, appID, userID string) ([]herald.UserPush, error) {
@@ -49,17 +68,17 @@ func (s *PushStore) UserPushes(ctx context.Context, appID, userID string) ([]her
 				}
 				pushes[id] = p
 			}
-			if unreachable {
+			switch {
+			case unreachable:
 				p.unreachable = true
-			} else {
+			case !slices.Contains(p.chunks, chunk): // a chunk's users column and a row of user_pushes may both name it
 				p.chunks = append(p.chunks, chunk)
 			}
 			return nil
 		}
 	}
 	const pushCols = `p.title, p.kind, p.created_at, p.started_at`
-	if err := s.reader().each(ctx, found(false), `SELECT up.push_id, up.chunk, `+pushCols+`
-		FROM user_pushes up JOIN pushes p ON p.id = up.push_id WHERE up.app_id = ? AND up.user_id = ?`, appID, userID); err != nil {
+	if err := s.reader().each(ctx, found(false), s.userChunks(pushCols), appID, userID); err != nil {
 		return nil, err
 	}
 	if err := s.reader().each(ctx, found(true), `SELECT u.push_id, 0, `+pushCols+`

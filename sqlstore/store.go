@@ -152,6 +152,8 @@ type PushStore struct {
 	targets *targets
 	// events writes a batch's event reports together (see eventsJoint).
 	events Joint
+	// userChunks writes the query of a user's chunks (UserChunksWriter).
+	userChunks func(cols string) string
 }
 
 // UserStore keeps app users and their devices, registrations and topics.
@@ -209,6 +211,10 @@ func New(e Engine) *Store {
 		AuditStore: &AuditStore{core: c, head: &accessHead{}}, RetentionStore: &RetentionStore{c}, NodeStore: &NodeStore{core: c},
 		StreamStore: &StreamStore{c}}
 	s.NodeStore.jobs, _ = e.(JobReleaser)
+	s.PushStore.userChunks = UserPushesQuery
+	if w, ok := e.(UserChunksWriter); ok {
+		s.PushStore.userChunks = w.UserChunksQuery
+	}
 	s.PushStore.events = &eventsJoint{s: s.PushStore}
 	if _, ok := e.(RegistrationJoiner); ok {
 		s.UserStore.regs = &registrations{s: s.UserStore}
