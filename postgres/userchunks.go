@@ -10,7 +10,12 @@ import "github.com/heraldpush/herald/sqlstore"
 func (engine) UserChunksQuery(cols string) string {
 	return sqlstore.UserPushesQuery(cols) + `
 		UNION ALL SELECT c.push_id, c.chunk, ` + cols + ` FROM push_chunks c JOIN pushes p ON p.id = c.push_id
-		WHERE c.users @> jsonb_build_array(CAST(?2 AS TEXT)) AND p.app_id = ?1`
+		WHERE ` + engine{}.ChunkHolds("c", "?2") + ` AND p.app_id = ?1`
+}
+
+// ChunkHolds is the containment UserChunksQuery probes, for one chunk.
+func (engine) ChunkHolds(chunk, user string) string {
+	return chunk + `.users @> jsonb_build_array(CAST(` + user + ` AS TEXT))`
 }
 
 var _ sqlstore.UserChunksWriter = engine{}

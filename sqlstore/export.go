@@ -30,6 +30,9 @@ type UserChunksWriter interface {
 	// that hold a user (?1 the app, ?2 the user): each row a chunk's push
 	// and number, then cols of its push (p). A chunk may come twice.
 	UserChunksQuery(cols string) string
+	// ChunkHolds returns the condition that the chunk (a push_chunks
+	// alias) holds the user (an SQL expression) in its users column.
+	ChunkHolds(chunk, user string) string
 }
 
 // UserPushesQuery writes the query of a user's chunks from user_pushes

@@ -180,8 +180,13 @@ func (s *PushStore) deviceEvents(ctx context.Context, pushID string, ds []herald
 }
 
 // eachDeviceless calls fn with the push's unreachable users that have no
-// delivery (no row of user_pushes): those it found no device of, by user.
+// delivery (no row of user_pushes, nor a chunk holding the user where the
+// engine keeps chunks' users apart): those it found no device of, by user.
 func (s *PushStore) eachDeviceless(ctx context.Context, appID, pushID string, fn func([]herald.DeviceOutcome) error) error {
+	inChunk := ""
+	if s.chunkHolds != nil {
+		inChunk = ` AND NOT EXISTS (SELECT 1 FROM push_chunks c WHERE c.push_id = u.push_id AND ` + s.chunkHolds("c", "u.user_id") + `)`
+	}
 	after := ""
 	for {
 		var page []herald.DeviceOutcome
@@ -192,7 +197,7 @@ func (s *PushStore) eachDeviceless(ctx context.Context, appID, pushID string, fn
 			after = u
 			return err
 		}, `SELECT u.user_id FROM unreachable u WHERE u.push_id = ? AND u.user_id > ? AND NOT EXISTS (
-			SELECT 1 FROM user_pushes up WHERE up.app_id = ? AND up.user_id = u.user_id AND up.push_id = u.push_id)
+			SELECT 1 FROM user_pushes up WHERE up.app_id = ? AND up.user_id = u.user_id AND up.push_id = u.push_id)`+inChunk+`
 			ORDER BY u.user_id LIMIT ?`, pushID, after, appID, devicelessPage)
 		if err != nil {
 			return err
