@@ -4,12 +4,12 @@ import (
 	"context"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/internal/browsertest"
 	"github.com/heraldpush/herald/internal/testenv"
 
 	"github.com/chromedp/chromedp"
@@ -21,55 +21,17 @@ import (
 // chromium returns the path of a Chromium to drive, or skips the test.
 func chromium(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	t.Skip("skipping the dashboard browser test: no Chromium at /usr/bin/chromium or as `chromium` on PATH")
-	return ""
+	return browsertest.Chromium(t, "the dashboard browser test")
 }
 
-// headless starts a headless Chromium with a fresh profile, stopped when
-// the test ends, and returns its browsing context, bounded by timeout.
+// headless starts a headless Chromium (browsertest.Headless).
 func headless(t *testing.T, timeout time.Duration) context.Context {
 	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(chromium(t)),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-sync", true),
-	}
-	ctx, cancelTimeout := context.WithTimeout(context.Background(), timeout)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-		cancelTimeout()
-	})
-	// The first run starts the browser, which lives as long as browserCtx.
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	return browserCtx
+	return browsertest.Headless(t, chromium(t), timeout)
 }
 
 // step runs browser actions with a deadline of their own.
-func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
+var step = browsertest.Step
 
 // text reads the visible text of the element the CSS selector finds.
 func text(t *testing.T, ctx context.Context, sel string) string {

@@ -21,6 +21,7 @@ import (
 
 	"github.com/heraldpush/herald/api"
 	"github.com/heraldpush/herald/client"
+	"github.com/heraldpush/herald/internal/browsertest"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/server"
 )
@@ -281,51 +282,10 @@ func jsonEqual(a, b any) bool {
 // chromium returns the path of a Chromium to drive, or skips the test.
 func chromium(t *testing.T) string {
 	t.Helper()
-	if _, err := os.Stat("/usr/bin/chromium"); err == nil {
-		return "/usr/bin/chromium"
-	}
-	if p, err := exec.LookPath("chromium"); err == nil {
-		return p
-	}
-	t.Skip("skipping the SDK's browser test: no Chromium at /usr/bin/chromium or as `chromium` on PATH")
-	return ""
+	return browsertest.Chromium(t, "the SDK's browser test")
 }
 
-// headless starts a headless Chromium with a fresh profile, stopped when
-// the test ends, and returns its browsing context, bounded by timeout.
-func headless(t *testing.T, path string, timeout time.Duration) context.Context {
-	t.Helper()
-	opts := []chromedp.ExecAllocatorOption{
-		chromedp.ExecPath(path),
-		chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("headless", true),
-		chromedp.Flag("no-sandbox", true),
-		chromedp.Flag("disable-gpu", true),
-		chromedp.Flag("disable-background-networking", true),
-		chromedp.Flag("disable-component-update", true),
-		chromedp.Flag("no-first-run", true),
-		chromedp.Flag("disable-sync", true),
-	}
-	ctx, cancelTimeout := context.WithTimeout(context.Background(), timeout)
-	allocCtx, cancelAlloc := chromedp.NewExecAllocator(ctx, opts...)
-	browserCtx, cancelBrowser := chromedp.NewContext(allocCtx)
-	t.Cleanup(func() {
-		cancelBrowser()
-		cancelAlloc()
-		cancelTimeout()
-	})
-	if err := chromedp.Do(browserCtx); err != nil {
-		t.Fatalf("start Chromium: %v", err)
-	}
-	return browserCtx
-}
-
-// step runs browser actions with a deadline of their own.
-func step(t *testing.T, ctx context.Context, what string, actions ...chromedp.Action[chromedp.Void]) {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(ctx, 15*time.Second)
-	defer cancel()
-	if err := chromedp.Do(ctx, actions...); err != nil {
-		t.Fatalf("%s: %v", what, err)
-	}
-}
+var (
+	headless = browsertest.Headless
+	step     = browsertest.Step
+)
