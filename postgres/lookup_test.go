@@ -82,7 +82,9 @@ func devicesSQL(app string, first, last int) string {
 // loadedDevices returns a store in a schema of its own with 50 apps whose
 // devices table was analyzed after seed ran, then loaded with 20,000
 // devices of app_00 (analyzed again when fresh).
-func loadedDevices(t *testing.T, base, seed string, fresh bool) *DB {
+// withApps opens a migrated store in a fresh schema of base holding n
+// apps (app_00, app_01, …) created at now, which it returns too.
+func withApps(t *testing.T, base string, n int) (*DB, time.Time) {
 	t.Helper()
 	ctx := context.Background()
 	db, err := Open(ctx, pgtest.NewSchema(t, base, nil))
@@ -94,7 +96,7 @@ func loadedDevices(t *testing.T, base, seed string, fresh bool) *DB {
 		t.Fatal(err)
 	}
 	now := time.UnixMilli(time.Now().UnixMilli()).UTC()
-	for i := range 50 {
+	for i := range n {
 		a := herald.App{ID: fmt.Sprintf("app_%02d", i), Name: fmt.Sprintf("app %d", i), APIKey: herald.NewAPIKey(),
 			SecretHash: herald.HashSecret("s"), Tier: herald.TierBusiness, AppUserEnabled: true, Registered: true,
 			TimeZone: herald.DefaultTimeZone, CreatedAt: now}
@@ -102,6 +104,13 @@ func loadedDevices(t *testing.T, base, seed string, fresh bool) *DB {
 			t.Fatal(err)
 		}
 	}
+	return db, now
+}
+
+func loadedDevices(t *testing.T, base, seed string, fresh bool) *DB {
+	t.Helper()
+	ctx := context.Background()
+	db, _ := withApps(t, base, 50)
 	steps := []string{seed, `ANALYZE devices`, `DELETE FROM devices`, devicesSQL(`'app_00'`, 1, 20_000)}
 	if fresh {
 		steps = append(steps, `ANALYZE devices`)

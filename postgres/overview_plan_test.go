@@ -7,7 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/sqlstore"
 )
@@ -21,23 +20,7 @@ import (
 // the generic plan.
 func TestPushQuartersPlan(t *testing.T) {
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewSchema(t, pgtest.BaseURL(t), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	if err := db.Migrate(ctx); err != nil {
-		t.Fatal(err)
-	}
-	now := time.UnixMilli(time.Now().UnixMilli()).UTC()
-	for i := range 10 {
-		a := herald.App{ID: fmt.Sprintf("app_%02d", i), Name: fmt.Sprintf("app %d", i), APIKey: herald.NewAPIKey(),
-			SecretHash: herald.HashSecret("s"), Tier: herald.TierBusiness, AppUserEnabled: true, Registered: true,
-			TimeZone: herald.DefaultTimeZone, CreatedAt: now}
-		if err := db.CreateApp(ctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
+	db, now := withApps(t, pgtest.BaseURL(t), 10)
 	const pushes = 50_000
 	step := (100 * 24 * time.Hour / pushes).Milliseconds()
 	load := []string{
