@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"net/http"
-	"net/http/cookiejar"
 	"net/url"
 	"slices"
 	"strings"
@@ -13,7 +12,6 @@ import (
 	"time"
 
 	"github.com/heraldpush/herald"
-	"github.com/heraldpush/herald/admin"
 	"github.com/heraldpush/herald/client"
 	"github.com/heraldpush/herald/internal/testenv"
 	"github.com/heraldpush/herald/webhook"
@@ -402,7 +400,7 @@ func TestApprovalRace(t *testing.T) {
 func TestApprovalDashboard(t *testing.T) {
 	t.Parallel()
 	e := newApprovalEnv(t)
-	composer, approver := e.signInAt(t, e.composer), e.signInAt(t, e.approver)
+	composer, approver := e.signInAt(t, e.composer, e.clk.Now()), e.signInAt(t, e.approver, e.clk.Now()) // on the node's clock
 	appPath := "/apps/" + e.app.ID
 
 	p := composer.do("POST", appPath+"/compose", url.Values{"confirmed": {"yes"}, "target": {"users"}, "userIds": {"u1\nu2"},
@@ -449,18 +447,4 @@ func TestApprovalDashboard(t *testing.T) {
 	if !strings.Contains(page.body, `id="push-approvals"`) || !strings.Contains(page.body, "fine") || !strings.Contains(page.body, e.approver) {
 		t.Errorf("the push's page lacks its approval steps:\n%s", page.body)
 	}
-}
-
-// signInAt is signIn on the node's clock, which the approval tests set.
-func (e *approvalEnv) signInAt(t *testing.T, operatorID string) *signedIn {
-	t.Helper()
-	cookie, csrf, err := admin.SignInSession(context.Background(), e.Store, testenv.AdminToken, operatorID, e.clk.Now())
-	if err != nil {
-		t.Fatal(err)
-	}
-	jar, _ := cookiejar.New(nil)
-	u, _ := url.Parse(e.Admin.URL)
-	jar.SetCookies(u, []*http.Cookie{{Name: "herald_session", Value: cookie, Path: "/"}})
-	return &signedIn{t: t, base: e.Admin.URL, csrf: csrf, hc: &http.Client{Jar: jar,
-		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
 }

@@ -28,7 +28,13 @@ type signedIn struct {
 
 func (e *env) signIn(t *testing.T, operatorID string) *signedIn {
 	t.Helper()
-	cookie, csrf, err := admin.SignInSession(context.Background(), e.Store, testenv.AdminToken, operatorID, time.Now())
+	return e.signInAt(t, operatorID, time.Now())
+}
+
+// signInAt is signIn at a time of the node's clock, for a test that sets it.
+func (e *env) signInAt(t *testing.T, operatorID string, at time.Time) *signedIn {
+	t.Helper()
+	cookie, csrf, err := admin.SignInSession(context.Background(), e.Store, testenv.AdminToken, operatorID, at)
 	if err != nil {
 		t.Fatal(err)
 	}
