@@ -271,6 +271,10 @@ func (s *Server) Handlers(cfg Config, adminToken string) (public, adminHandler h
 	})
 }
 
+// neverRescue is River's RescueStuckJobsAfter under a given clock: a
+// century.
+const neverRescue = 100 * 365 * 24 * time.Hour
+
 // startQueue starts River on the store's database (see the engines'
 // StartQueue), configured for the delivery service's workers.
 func (s *Server) startQueue(ctx context.Context) error {
@@ -288,6 +292,14 @@ func (s *Server) startQueue(ctx context.Context) error {
 			// soon as the cleaner's first pass. Under a given clock nothing
 			// is deleted.
 			rc.CancelledJobRetentionPeriod, rc.CompletedJobRetentionPeriod, rc.DiscardedJobRetentionPeriod = -1, -1, -1
+			// River's rescuer, too, judges a running job's age by the wall
+			// clock, against the attempt time River wrote from the given
+			// clock: under a clock behind the wall clock every running job
+			// looked stuck at each of its passes and was run again beside
+			// its worker. Under a given clock River rescues nothing; a dead
+			// node's jobs are released by the live nodes' heartbeat
+			// (delivery.StartHeartbeat), on its own real clock.
+			rc.RescueStuckJobsAfter = neverRescue
 		}
 		if s.over.IdleQueue {
 			// River must work some queue to start: one no job is put in.
