@@ -447,4 +447,28 @@ func TestApprovalDashboard(t *testing.T) {
 	if !strings.Contains(page.body, `id="push-approvals"`) || !strings.Contains(page.body, "fine") || !strings.Contains(page.body, e.approver) {
 		t.Errorf("the push's page lacks its approval steps:\n%s", page.body)
 	}
+
+	// Its composer may cancel a push that waits, from the Approvals page
+	// or the push's: it ends uncharged, and nobody can approve it then.
+	p = composer.do("POST", appPath+"/compose", url.Values{"confirmed": {"yes"}, "target": {"users"}, "userIds": {"u1\nu2"},
+		"title": {"Second"}, "content": {"thoughts"}})
+	second, _ := strings.CutPrefix(p.location, appPath+"/pushes/")
+	if page := composer.get(appPath + "/approvals"); !strings.Contains(page.body, `id="cancel-`+second+`"`) {
+		t.Errorf("the composer's Approvals page lacks the cancel of its push:\n%s", page.body)
+	}
+	if page := composer.get(appPath + "/pushes/" + second); !strings.Contains(page.body, `id="cancel-awaiting"`) {
+		t.Errorf("the waiting push's page lacks its cancel:\n%s", page.body)
+	}
+	ask := composer.get(appPath + "/scheduled/" + second + "/cancel")
+	if !strings.Contains(ask.body, "Cancel this push awaiting approval?") || !strings.Contains(ask.body, `id="confirm-cancel"`) {
+		t.Errorf("the cancel's confirmation page:\n%s", ask.body)
+	}
+	cancelled := composer.do("POST", appPath+"/scheduled/"+second+"/cancel", url.Values{"confirmed": {"yes"}})
+	if cancelled.status != http.StatusSeeOther || cancelled.location != appPath+"/approvals" {
+		t.Fatalf("cancel: got %d to %q, want 303 to the Approvals page:\n%s", cancelled.status, cancelled.location, cancelled.body)
+	}
+	if v := e.view(second); v.Status != "cancelled" || v.ServerActions != 0 {
+		t.Errorf("cancelled while waiting: got %+v, want cancelled and nothing charged", v)
+	}
+	wantCode(t, e.decide(e.apprTok, second, "approve", nil), http.StatusConflict, herald.ErrNotAwaitingApproval.Code)
 }

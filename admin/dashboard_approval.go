@@ -102,3 +102,34 @@ func (d *dashboard) decideForm(w http.ResponseWriter, r *http.Request, action he
 	}
 	d.done(w, r, appPath(a.ID, "approvals"), flash{AppID: a.ID, Notice: notice})
 }
+
+// awaiting reports whether p waits for approval: cancelling it (its
+// composer or another operator) ends it uncharged.
+func awaiting(p herald.Push) bool { return p.Status == herald.StatusAwaitingApproval }
+
+// awaitingCancelConfirm asks before a push awaiting approval is cancelled.
+func (d *dashboard) awaitingCancelConfirm(w http.ResponseWriter, r *http.Request, a herald.App, p herald.Push) {
+	c := confirmData{
+		Question:    "Cancel this push awaiting approval?",
+		Consequence: fmt.Sprintf("%q is not sent, and no one can approve it any more. Nothing of it was charged. This cannot be undone.", p.Content.Title),
+		Action:      appPath(a.ID, "scheduled", p.ID, "cancel"), Button: "Cancel the push", ButtonID: "confirm-cancel",
+		Back: appPath(a.ID, "approvals"),
+	}
+	d.render(w, r, http.StatusOK, "confirm", viewOf(c.Question, a, c))
+}
+
+// cancelAwaiting cancels a push awaiting approval and goes back to the
+// Approvals page; a push decided meanwhile is refused as the admin API's
+// cancel refuses it.
+func (d *dashboard) cancelAwaiting(w http.ResponseWriter, r *http.Request, a herald.App, p herald.Push) {
+	if _, err := d.Delivery.CancelScheduled(r.Context(), p.ID); err != nil {
+		v, lerr := d.approvalsView(r, a)
+		if lerr != nil {
+			d.fail(w, r, lerr)
+			return
+		}
+		d.failOn(w, r, err, "approvals", v)
+		return
+	}
+	d.done(w, r, appPath(a.ID, "approvals"), flash{AppID: a.ID, Notice: fmt.Sprintf("Push %s cancelled: nothing of it is sent or charged.", p.ID)})
+}

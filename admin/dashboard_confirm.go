@@ -109,6 +109,10 @@ func (d *dashboard) cancelConfirmPage(w http.ResponseWriter, r *http.Request) {
 		d.heldCancelConfirm(w, r, a, p)
 		return
 	}
+	if awaiting(p) {
+		d.awaitingCancelConfirm(w, r, a, p)
+		return
+	}
 	c := confirmData{
 		Question: "Cancel this scheduled push?",
 		Consequence: fmt.Sprintf("%q, due %s, is not sent, and its %s Server Actions are refunded. This cannot be undone.",

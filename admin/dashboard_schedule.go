@@ -190,6 +190,10 @@ func (d *dashboard) cancelPush(w http.ResponseWriter, r *http.Request) {
 		d.cancelHeld(w, r, a, p)
 		return
 	}
+	if awaiting(p) {
+		d.cancelAwaiting(w, r, a, p)
+		return
+	}
 	if _, err := d.Delivery.CancelScheduled(r.Context(), p.ID); err != nil {
 		v, lerr := d.scheduledView(r, a)
 		if lerr != nil {
