@@ -85,12 +85,7 @@ func (d *dashboard) decideForm(w http.ResponseWriter, r *http.Request, action he
 		_, err = d.decidePush(r, p, herald.Approval{Action: action, By: identity.RequestOperator(r).ID, Reason: strings.TrimSpace(reason)})
 	}
 	if err != nil {
-		v, lerr := d.approvalsView(r, a)
-		if lerr != nil {
-			d.fail(w, r, lerr)
-			return
-		}
-		d.failOn(w, r, err, "approvals", v)
+		d.failOnApprovals(w, r, a, err)
 		return
 	}
 	notice := fmt.Sprintf("Push %s rejected: nothing of it is sent or charged.", p.ID)
@@ -123,13 +118,18 @@ func (d *dashboard) awaitingCancelConfirm(w http.ResponseWriter, r *http.Request
 // cancel refuses it.
 func (d *dashboard) cancelAwaiting(w http.ResponseWriter, r *http.Request, a herald.App, p herald.Push) {
 	if _, err := d.Delivery.CancelScheduled(r.Context(), p.ID); err != nil {
-		v, lerr := d.approvalsView(r, a)
-		if lerr != nil {
-			d.fail(w, r, lerr)
-			return
-		}
-		d.failOn(w, r, err, "approvals", v)
+		d.failOnApprovals(w, r, a, err)
 		return
 	}
 	d.done(w, r, appPath(a.ID, "approvals"), flash{AppID: a.ID, Notice: fmt.Sprintf("Push %s cancelled: nothing of it is sent or charged.", p.ID)})
+}
+
+// failOnApprovals shows err on the Approvals page of a.
+func (d *dashboard) failOnApprovals(w http.ResponseWriter, r *http.Request, a herald.App, err error) {
+	v, lerr := d.approvalsView(r, a)
+	if lerr != nil {
+		d.fail(w, r, lerr)
+		return
+	}
+	d.failOn(w, r, err, "approvals", v)
 }
