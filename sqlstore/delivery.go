@@ -304,12 +304,60 @@ func (s *PushStore) FailPush(ctx context.Context, pushID, reason string, finish 
 		if err != nil || n == 0 {
 			return err
 		}
+		if err := streamFailed(ctx, c, pushID, next.FailureReason, s.Now()); err != nil {
+			return err
+		}
 		if _, err := c.exec(ctx, `UPDATE push_chunks SET done = TRUE, failed = TRUE WHERE push_id = ?`, pushID); err != nil {
 			return err
 		}
 		_, err = c.insertJobs(ctx, e.Jobs)
 		return err
 	})
+}
+
+// streamFailed queues a push.failed event, with the push's failure
+// reason, for each slot of the push that its failure leaves unsettled (in
+// flight or not yet sent: from the cursor of each chunk still open), when
+// its app takes push.failed. It runs in FailPush's transaction before the
+// chunks are closed, so the slots it reads are those the failure ends:
+// each slot is settled exactly once, by a send window or by this.
+func streamFailed(ctx context.Context, c conn, pushID, reason string, now time.Time) error {
+	var app herald.App
+	var appID string
+	var group, events sql.NullString
+	if err := c.queryRow(ctx, `SELECT p.app_id, p.request_group_id, a.webhook_url, a.webhook_events FROM pushes p
+		JOIN apps a ON a.id = p.app_id WHERE p.id = ?`, pushID).Scan(&appID, &group, &app.WebhookURL, &events); err != nil {
+		return err
+	}
+	if events.Valid {
+		if err := json.Unmarshal([]byte(events.String), &app.WebhookEvents); err != nil {
+			return err
+		}
+	}
+	if !app.Takes(herald.WebhookFailed) {
+		return nil
+	}
+	var failed []herald.DeliveryEvent
+	err := c.each(ctx, func(row scanner) error {
+		k, err := scanChunk(row)
+		if err != nil {
+			return err
+		}
+		slots, err := k.decode()
+		if err != nil {
+			return err
+		}
+		for _, d := range slots[k.settled:] {
+			failed = append(failed, herald.DeliveryEvent{AppID: appID, Type: herald.WebhookFailed, PushID: pushID,
+				RequestGroupID: group.String, UserID: d.UserID, DeviceID: d.DeviceID, TokenSuffix: herald.TokenSuffix(d.Token),
+				Reason: reason, At: now})
+		}
+		return nil
+	}, `SELECT `+chunkColumns+` FROM push_chunks WHERE push_id = ? AND done = FALSE ORDER BY chunk`, pushID)
+	if err != nil {
+		return err
+	}
+	return queueEvents(ctx, c, failed, now)
 }
 
 // FinishPush records the unreachable users and the push's end. The end is

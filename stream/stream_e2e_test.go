@@ -358,3 +358,37 @@ func TestDeliveryEventsOff(t *testing.T) {
 		}
 	}
 }
+
+// TestDeliveryEventsFailedPush: a push that fails as a whole (the token
+// endpoint refuses the app's service account) ends every device it had
+// not sent: each gets one push.failed, with the push's failure reason.
+func TestDeliveryEventsFailedPush(t *testing.T) {
+	t.Parallel()
+	e, clk, a, recv := setup(t)
+	e.PutCredentials(a, "denied-project")
+	e.Register(a, "tok-abcdefghij-", "u1", "u2") // devices dev-u1-0, dev-u2-1
+	res, err := a.Client.PushUsers(context.Background(), client.PushUsersRequest{UserIDs: []any{"u1", "u2"}, Title: "t", Content: "c"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.WaitFinal(res.PushID, 10*time.Second)
+	if p.Status != "failed" || p.FailureReason == "" {
+		t.Fatalf("push: got %s (%q), want failed with a reason", p.Status, p.FailureReason)
+	}
+	testenv.WaitFor(t, "the push.failed events", 10*time.Second, func() bool {
+		clk.Run(clk.Now().Add(time.Second))
+		return len(recv.taken()) >= 2
+	})
+	clk.Run(clk.Now().Add(2 * time.Second))
+	var keys []string
+	for _, ev := range recv.taken() {
+		keys = append(keys, key(ev))
+		if ev.Type == "push.failed" && ev.Data.Reason != p.FailureReason {
+			t.Errorf("%s: reason %q, want the push's %q", key(ev), ev.Data.Reason, p.FailureReason)
+		}
+	}
+	slices.Sort(keys)
+	if want := []string{"push.failed " + res.PushID + " dev-u1-0", "push.failed " + res.PushID + " dev-u2-1"}; !slices.Equal(keys, want) {
+		t.Errorf("events: got %v, want %v", keys, want)
+	}
+}
