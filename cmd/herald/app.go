@@ -172,7 +172,7 @@ var appSettingFlags = map[string]string{
 	"registered": "--registered", "sendRatePerMinute": "--send-rate", "sandbox": "--sandbox",
 	"adPrefixCheck": "--ad-prefix-check", "adSender": "--ad-sender-name/--ad-sender-contact",
 	"adSender.name": "--ad-sender-name", "adSender.contact": "--ad-sender-contact", "adOptOut": "--ad-opt-out",
-	"url": "--url",
+	"url": "--url", "webhookEvents": "--webhook-events",
 }
 
 // createCommand is `app create`.
@@ -210,7 +210,7 @@ func createCommand() (*command, buildCall) {
 // updateCommand is `app update`: a PATCH of the settings whose flags are
 // given, and only those.
 func updateCommand() (*command, buildCall) {
-	cmd := newCommand("app update", "herald app update <appId> [--tier business] [--app-user] [--time-zone Z] [--send-rate N] [--ad-sender-name N --ad-sender-contact C] [--ad-opt-out TEXT] [flags]",
+	cmd := newCommand("app update", "herald app update <appId> [--tier business] [--app-user] [--time-zone Z] [--send-rate N] [--ad-sender-name N --ad-sender-contact C] [--ad-opt-out TEXT] [--webhook-events LIST] [flags]",
 		"Changes the settings of an app whose flags are given; the others keep their values. Boolean\n"+
 			"settings take =false to turn them off (--app-user=false). --ad-sender-name and --ad-sender-contact\n"+
 			"go together: the sender named in the footer of every ad (Network Act art. 50(4)).", "appId")
@@ -222,6 +222,8 @@ func updateCommand() (*command, buildCall) {
 	sendRate := cmd.fs.Int("send-rate", 0, "FCM sends a minute for the app (1 to 10000000)")
 	sandbox := cmd.fs.Bool("sandbox", false, "sandbox: FCM validate_only, nothing charged")
 	adCheck := cmd.fs.Bool("ad-prefix-check", false, "the (광고) rule and the ad footer (apps under Korean law)")
+	events := cmd.fs.String("webhook-events", "", "the event types the app's webhook is sent, comma-separated, e.g.\n"+
+		"push.undeliverable,consent.changed,push.sent,push.failed (\"\" for none; docs/webhooks.md)")
 	ad := addAdFlags(cmd)
 	return cmd, func(pos []string, set map[string]bool) (adminCall, error) {
 		req := map[string]any{}
@@ -230,6 +232,15 @@ func updateCommand() (*command, buildCall) {
 			if set[flagName] {
 				req[appSettingFlagField(flagName)] = v
 			}
+		}
+		if set["webhook-events"] {
+			list := []string{}
+			for e := range strings.SplitSeq(*events, ",") {
+				if e = strings.TrimSpace(e); e != "" {
+					list = append(list, e)
+				}
+			}
+			req["webhookEvents"] = list
 		}
 		ad.add(req, set)
 		if len(req) == 0 {

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -87,6 +88,15 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 	if got.AppUserEnabled || got.Tier != "business" {
 		t.Fatalf("after --app-user=false: got %+v, want the feature off and the tier kept", got)
 	}
+	var events struct{ WebhookEvents []string }
+	must("app", "update", a.ID, "--webhook-events", "push.sent, push.failed")
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &events); !slices.Equal(events.WebhookEvents, []string{"push.sent", "push.failed"}) {
+		t.Errorf("after --webhook-events: got %v, want push.sent and push.failed", events.WebhookEvents)
+	}
+	must("app", "update", a.ID, "--webhook-events", "")
+	if e.AdminJSON("GET", "/admin/v1/apps/"+a.ID, nil, &events); len(events.WebhookEvents) != 0 {
+		t.Errorf("after --webhook-events \"\": got %v, want none", events.WebhookEvents)
+	}
 
 	for _, tt := range []struct {
 		args []string
@@ -96,6 +106,8 @@ func TestAppUpdateCredentialsWebhook(t *testing.T) {
 		{[]string{"app", "update", a.ID, "--send-rate", "0"}, "--send-rate:"},
 		{[]string{"app", "update", a.ID}, "no setting given"},
 		{[]string{"app", "update", a.ID, "--ad-sender-name", "Shop"}, "--ad-sender-contact"},
+		{[]string{"app", "update", a.ID, "--webhook-events", "push.sent,push.sent"}, "webhookEvents[1]"},
+		{[]string{"app", "update", a.ID, "--webhook-events", "push.bogus"}, "webhookEvents[0]"},
 		{[]string{"app", "credentials", a.ID}, "give --file FILE or --delete"},
 		{[]string{"app", "credentials", a.ID, "--file", filepath.Join(t.TempDir(), "missing.json")}, "--file:"},
 		{[]string{"app", "webhook", a.ID, "--url", "http://x", "--delete"}, "give --url URL or --delete"},
