@@ -324,13 +324,13 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 			if languages {
 				del.Locale = d.Locale
 			}
-			switch herald.JudgeNight(marketing, d.Consent, rule.night, p.NightPolicy) {
+			switch herald.JudgeNight(marketing, d.Consent, rule.night(d), p.NightPolicy) {
 			case herald.SuppressConsent:
 				del.State = herald.DeliverySuppressedConsent
 			case herald.SuppressNight:
 				del.State = herald.DeliverySuppressedNight
 			case herald.DeferToMorning:
-				later.at = append(later.at, len(ds))
+				later.add(len(ds), rule.morning(d))
 				deferred++
 			default:
 				del.Chunk = to.Chunk + open/chunkSize
@@ -343,5 +343,5 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 	}
 	to.Seq += len(ds)
 	to.Chunk += (open + chunkSize - 1) / chunkSize
-	return ds, later.number(p, ds, rule, chunkSize, to)
+	return ds, later.number(p, ds, chunkSize, to)
 }

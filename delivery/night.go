@@ -2,6 +2,7 @@ package delivery
 
 import (
 	"context"
+	"slices"
 	"time"
 
 	"github.com/riverqueue/river"
@@ -10,12 +11,11 @@ import (
 	"github.com/heraldpush/herald/sendstore"
 )
 
-// nightRule is how a fan-out page treats consent and the night window.
+// nightRule is how a fan-out page treats consent and the night window,
+// each device judged in its own zone (herald.Device.Location).
 type nightRule struct {
-	night bool // the page is fanned out in the night window
-	// morning is the next 08:00 in the app's zone: when deferred
-	// deliveries are sent (herald.NightDefer).
-	morning time.Time
+	now time.Time      // when the page is fanned out
+	loc *time.Location // the app's zone, for the devices that reported none
 	// charged: the push is charged per user (herald.KindRule.Charged);
 	// newFrom is the index of the page's first user not charged on an
 	// earlier page (a user whose devices began there is not refunded
@@ -27,24 +27,37 @@ type nightRule struct {
 // nightRuleFor is the rule of a page of p's fan-out from the cursor, at
 // the service's time.
 func (s *Service) nightRuleFor(p herald.Push, app herald.App, from sendstore.FanoutCursor) nightRule {
-	now, loc := s.cfg.Now(), app.Location()
-	r := nightRule{night: herald.IsNight(now, loc), morning: herald.NextMorning(now, loc), charged: p.Rule().Charged}
+	r := nightRule{now: s.cfg.Now(), loc: app.Location(), charged: p.Rule().Charged}
 	if p.Rule().CountsUsers {
 		r.newFrom = from.Users
 	}
 	return r
 }
 
+// night reports whether the page is fanned out in d's night window.
+func (r nightRule) night(d herald.Device) bool { return herald.IsNight(r.now, d.Location(r.loc)) }
+
+// morning is when a delivery to d deferred to the morning is sent: the
+// next 08:00 in d's zone (herald.NightDefer).
+func (r nightRule) morning(d herald.Device) time.Time { return herald.NextMorning(r.now, d.Location(r.loc)) }
+
 // deferral collects a page's deliveries deferred to the morning: their
 // indexes in the page, and at which of them a user is refunded should the
 // deferred part be cancelled (one whose devices were all deferred or
 // suppressed, so that nothing was sent to it).
 type deferral struct {
-	at     []int // indexes into the page's deliveries, in order
-	refund []int // indexes into at: the first deferred delivery of a refundable user
+	at     []int       // indexes into the page's deliveries, in order
+	until  []time.Time // the morning of each of at
+	refund []int       // indexes into at: the first deferred delivery of a refundable user
+}
+
+// add defers the delivery at index i to its morning.
+func (d *deferral) add(i int, morning time.Time) {
+	d.at, d.until = append(d.at, i), append(d.until, morning)
 }
 
 // group ends a recipient's devices: sentNow and deferred counted in it.
+// A refundable user is refunded with its first deferred delivery.
 func (d *deferral) group(r nightRule, g recipientDevices, sentNow, deferred int) {
 	if deferred > 0 && sentNow == 0 && r.charged && g.idx >= r.newFrom {
 		d.refund = append(d.refund, len(d.at)-deferred)
@@ -52,24 +65,45 @@ func (d *deferral) group(r nightRule, g recipientDevices, sentNow, deferred int)
 }
 
 // number puts the deferred deliveries of ds, p's, into chunks of their own
-// after the page's other chunks, moves to past them, and returns them,
-// each refunding what p cost for its refundable users (herald.Push.Cost).
-func (d *deferral) number(p herald.Push, ds []herald.Delivery, r nightRule, chunkSize int, to *sendstore.FanoutCursor) []sendstore.DeferredChunk {
-	if len(d.at) == 0 {
-		return nil
-	}
-	chunks := make([]sendstore.DeferredChunk, (len(d.at)+chunkSize-1)/chunkSize)
-	for i := range chunks {
-		chunks[i] = sendstore.DeferredChunk{Chunk: to.Chunk + i, Until: r.morning}
-	}
-	for k, i := range d.at {
-		ds[i].Chunk = to.Chunk + k/chunkSize
-	}
+// after the page's other chunks, one run of chunks per morning (devices
+// of different zones have different mornings), earliest first; moves to
+// past them, and returns them, each refunding what p cost for its
+// refundable users (herald.Push.Cost).
+func (d *deferral) number(p herald.Push, ds []herald.Delivery, chunkSize int, to *sendstore.FanoutCursor) []sendstore.DeferredChunk {
+	refunds := make(map[int]int64, len(d.refund)) // index into at → half units
 	for _, k := range d.refund {
-		chunks[k/chunkSize].RefundHalf += p.Cost(1)
+		refunds[k] += p.Cost(1)
+	}
+	var chunks []sendstore.DeferredChunk
+	for _, morning := range distinctTimes(d.until) {
+		n := 0 // deliveries of this morning so far
+		for k, i := range d.at {
+			if !d.until[k].Equal(morning) {
+				continue
+			}
+			if n%chunkSize == 0 {
+				chunks = append(chunks, sendstore.DeferredChunk{Chunk: to.Chunk + len(chunks), Until: morning})
+			}
+			c := &chunks[len(chunks)-1]
+			ds[i].Chunk = c.Chunk
+			c.RefundHalf += refunds[k]
+			n++
+		}
 	}
 	to.Chunk += len(chunks)
 	return chunks
+}
+
+// distinctTimes returns the distinct instants of ts, earliest first.
+func distinctTimes(ts []time.Time) []time.Time {
+	var out []time.Time
+	for _, t := range ts {
+		if !slices.ContainsFunc(out, t.Equal) {
+			out = append(out, t)
+		}
+	}
+	slices.SortFunc(out, time.Time.Compare)
+	return out
 }
 
 // deferJobs makes the send jobs of a page's deferred chunks wait for their
