@@ -39,7 +39,9 @@ func (r nightRule) night(d herald.Device) bool { return herald.IsNight(r.now, d.
 
 // morning is when a delivery to d deferred to the morning is sent: the
 // next 08:00 in d's zone (herald.NightDefer).
-func (r nightRule) morning(d herald.Device) time.Time { return herald.NextMorning(r.now, d.Location(r.loc)) }
+func (r nightRule) morning(d herald.Device) time.Time {
+	return herald.NextMorning(r.now, d.Location(r.loc))
+}
 
 // deferral collects a page's deliveries deferred to the morning: their
 // indexes in the page, and at which of them a user is refunded should the
