@@ -36,7 +36,7 @@ func TestPlanDefer(t *testing.T) {
 
 	t.Run("Night", func(t *testing.T) {
 		to := sendstore.FanoutCursor{Seq: 3, Chunk: 2}
-		ds, deferred := plan(ad, groups, atNight, 2, &to)
+		ds, deferred, _ := plan(ad, groups, atNight, 2, &to)
 		type want struct {
 			state herald.DeliveryState
 			chunk int
@@ -63,7 +63,7 @@ func TestPlanDefer(t *testing.T) {
 	})
 	t.Run("Day", func(t *testing.T) {
 		var to sendstore.FanoutCursor
-		ds, deferred := plan(ad, groups, byDay, 10, &to)
+		ds, deferred, _ := plan(ad, groups, byDay, 10, &to)
 		if len(deferred) != 0 || to.Chunk != 1 {
 			t.Fatalf("by day: got deferred %+v and %d chunks, want none and 1", deferred, to.Chunk)
 		}
@@ -77,14 +77,14 @@ func TestPlanDefer(t *testing.T) {
 		var to sendstore.FanoutCursor
 		skip := ad
 		skip.NightPolicy = herald.NightSkip
-		ds, deferred := plan(skip, groups, atNight, 10, &to)
+		ds, deferred, _ := plan(skip, groups, atNight, 10, &to)
 		if len(deferred) != 0 || ds[1].State != herald.DeliverySuppressedNight {
 			t.Fatalf("skip: got deferred %+v, a2 %s, want none and suppressed_night", deferred, ds[1].State)
 		}
 	})
 	t.Run("NotCharged", func(t *testing.T) {
 		var to sendstore.FanoutCursor
-		_, deferred := plan(ad, groups, nightRule{now: atNight.now, loc: time.UTC}, 10, &to)
+		_, deferred, _ := plan(ad, groups, nightRule{now: atNight.now, loc: time.UTC}, 10, &to)
 		if len(deferred) != 1 || deferred[0].RefundHalf != 0 {
 			t.Fatalf("a push not charged: got %+v, want one chunk refunding nothing", deferred)
 		}
@@ -95,7 +95,7 @@ func TestPlanDefer(t *testing.T) {
 		var to sendstore.FanoutCursor
 		topic := ad
 		topic.Kind = herald.KindTopic
-		_, deferred := plan(topic, groups[1:2], nightRule{now: atNight.now, loc: time.UTC, charged: true, newFrom: 2}, 10, &to)
+		_, deferred, _ := plan(topic, groups[1:2], nightRule{now: atNight.now, loc: time.UTC, charged: true, newFrom: 2}, 10, &to)
 		if len(deferred) != 1 || deferred[0].RefundHalf != 0 {
 			t.Fatalf("got %+v, want one chunk refunding nothing", deferred)
 		}
@@ -168,7 +168,7 @@ func TestNightRuleFor(t *testing.T) {
 		sendAt := tc.at
 		p := herald.Push{Kind: herald.KindUsers, ScheduledAt: &sendAt, NightPolicy: herald.NightDefer}
 		r := s.nightRuleFor(p, app, sendstore.FanoutCursor{Users: 7})
-		if d := (herald.Device{}); r.night(d) != tc.night || !r.morning(d).Equal(tc.morning) || !r.charged || r.newFrom != 0 {
+		if d := (herald.Device{}); r.night(d, tc.at) != tc.night || !r.morning(d, tc.at).Equal(tc.morning) || !r.charged || r.newFrom != 0 {
 			t.Errorf("%v: got %+v, want night %v, morning %v, charged, all users new", tc.at, r, tc.night, tc.morning)
 		}
 		p.Kind = herald.KindTopic
