@@ -255,3 +255,53 @@ func TestLocalTimeCancel(t *testing.T) {
 		t.Errorf("after the first zone: got %+v, want sending with its next zone", v)
 	}
 }
+
+// TestLocalTimeRefused: options.localTime that is not a boolean, true
+// without scheduleTime, or on /messages is 400 naming options.localTime
+// (with a scheduleTime too soon, options.scheduleTime), on the real
+// stack: nothing is stored or charged.
+func TestLocalTimeRefused(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	clk.Run(time.Date(2026, 12, 5, 12, 0, 0, 0, testenv.Seoul))
+	e := start(t, testenv.Clocked(clk))
+	a := zoneApp(t, e, []zoneDevice{{"u1", "Europe/London"}})
+	later, soon := "2026-12-06T09:00", "2026-12-05T12:00"
+	for _, tc := range []struct {
+		name, path, body, field string
+	}{
+		{"String", "/api/push/v2/users", `{"userIds":["u1"],"title":"t","content":"c","options":{"scheduleTime":"` + later + `","localTime":"true"}}`, "options.localTime"},
+		{"Number", "/api/push/v2/all", `{"title":"t","content":"c","options":{"scheduleTime":"` + later + `","localTime":1}}`, "options.localTime"},
+		{"NoScheduleTime", "/api/push/v2/topics", `{"topic":"news","title":"t","content":"c","options":{"localTime":true}}`, "options.localTime"},
+		{"NoScheduleTimeSegment", "/api/push/v2/segments", `{"filter":{"field":"platform","eq":"android"},"title":"t","content":"c","options":{"localTime":true}}`, "options.localTime"},
+		{"Messages", "/api/push/v2/messages", `{"messages":[{"userId":"u1","title":"t","content":"c"}],"options":{"localTime":true}}`, "options.localTime"},
+		{"TooSoonInAppZone", "/api/push/v2/users", `{"userIds":["u1"],"title":"t","content":"c","options":{"scheduleTime":"` + soon + `","localTime":true}}`, "options.scheduleTime"},
+	} {
+		res := e.ServerDo(http.MethodPost, tc.path, a.Keys(), tc.body)
+		var got struct {
+			Code    string
+			Details []struct{ Field string }
+		}
+		res.Decode(t, &got)
+		if res.Status != http.StatusBadRequest || got.Code != "ERR-AB-VAL-00" || len(got.Details) != 1 || got.Details[0].Field != tc.field {
+			t.Errorf("%s: got %d %s, want 400 naming %s", tc.name, res.Status, res.Body, tc.field)
+		}
+	}
+	if ps := e.PushList(a); len(ps) != 0 {
+		t.Errorf("pushes stored: %+v, want none", ps)
+	}
+	if got := e.Usage(a); got != 0 {
+		t.Errorf("usage: got %v, want nothing charged", got)
+	}
+	// localTime false is an ordinary scheduled push, and so is null.
+	for _, v := range []string{"false", "null"} {
+		res := e.ServerDo(http.MethodPost, "/api/push/v2/users", a.Keys(), `{"userIds":["u1"],"title":"t","content":"c","options":{"scheduleTime":"`+later+`","localTime":`+v+`}}`)
+		if res.Status != http.StatusOK {
+			t.Fatalf("localTime %s: got %d %s, want 200", v, res.Status, res.Body)
+		}
+		if p := e.localPush(res.Header.Get("X-Push-Id")); p.LocalTime || p.LocalWallTime != nil ||
+			!p.ScheduledAt.Equal(time.Date(2026, 12, 6, 9, 0, 0, 0, testenv.Seoul)) {
+			t.Errorf("localTime %s: got %+v, want an ordinary push scheduled at 09:00 in Seoul", v, p)
+		}
+	}
+}

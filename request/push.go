@@ -272,6 +272,7 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 	}
 	if _, present := opt.Raw("localTime"); present && !scheduleAllowed {
 		opt.Fail("localTime", "is not available on this endpoint (a local-time push is a scheduled one)")
+		return
 	}
 	if _, present := opt.Raw("scheduleTime"); present && !scheduleAllowed {
 		opt.Fail("scheduleTime", "is not available on this endpoint")
