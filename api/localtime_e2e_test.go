@@ -234,6 +234,16 @@ func TestLocalTimeCancel(t *testing.T) {
 	if got := e.Usage(a); got != 2 {
 		t.Fatalf("usage after two accepts: got %v, want 2", got)
 	}
+	// An edit's scheduleTime is a wall-clock time too.
+	var edited localView
+	if code := e.AdminJSON("PATCH", "/admin/v1/pushes/"+early, map[string]any{"scheduleTime": "2026-12-06T10:00"}, &edited); code != http.StatusOK ||
+		edited.LocalWallTime == nil || *edited.LocalWallTime != "2026-12-06T10:00" || !edited.ScheduledAt.Equal(first.Add(time.Hour)) {
+		t.Fatalf("edit to 10:00: got %d %+v, want wall 10:00, scheduledAt %v", code, edited, first.Add(time.Hour))
+	}
+	if code := e.AdminJSON("PATCH", "/admin/v1/pushes/"+early, map[string]any{"scheduleTime": "2026-12-06T09:00"}, &edited); code != http.StatusOK ||
+		!edited.ScheduledAt.Equal(first) {
+		t.Fatalf("edit back to 09:00: got %d %+v", code, edited)
+	}
 	clk.Run(first.Add(-6 * time.Minute))
 	var v localView
 	if code := e.AdminJSON("POST", "/admin/v1/pushes/"+early+"/cancel", nil, &v); code != http.StatusOK || v.Status != "cancelled" {
