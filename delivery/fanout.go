@@ -306,8 +306,10 @@ func userIDs(rs []herald.Recipient) []string {
 // where to stands, which it moves past them: suppressed ones already final,
 // the others pending and numbered into chunks, those deferred to the
 // morning (herald.NightDefer) and a local-time push's zone parts in chunks
-// of their own after the others. Consent and the night are judged at
-// when each device is sent (its zone's time, for a zone part). It returns
+// of their own after the others. Consent and the night are judged for
+// when each device is sent: now, or its zone's time for a zone part
+// (whose devices are judged again then, only the deferral to the
+// morning decided now). It returns
 // the deliveries, the waiting chunks, and how many devices of a
 // local-time push are sent at once late (counts.lateLocal).
 func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []sendstore.DeferredChunk, int) {
@@ -329,26 +331,24 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 				del.Locale = d.Locale
 			}
 			at, waits, late := rule.sendAt(d)
-			switch herald.JudgeNight(marketing, d.Consent, rule.night(d, at), p.NightPolicy) {
-			case herald.SuppressConsent:
-				del.State = herald.DeliverySuppressedConsent
-			case herald.SuppressNight:
-				del.State = herald.DeliverySuppressedNight
-			case herald.DeferToMorning:
+			switch night := herald.JudgeNight(marketing, d.Consent, rule.night(d, at), p.NightPolicy); {
+			case night == herald.DeferToMorning:
 				if k := later.add(len(ds), rule.morning(d, at), false); firstDeferred < 0 {
 					firstDeferred = k
 				}
+			case waits: // a zone part: consent and the night are judged again when it is sent
+				later.add(len(ds), at, true)
+				sent++
+			case night == herald.SuppressConsent:
+				del.State = herald.DeliverySuppressedConsent
+			case night == herald.SuppressNight:
+				del.State = herald.DeliverySuppressedNight
 			default:
-				switch {
-				case waits:
-					later.add(len(ds), at, true)
-				case late:
+				if late {
 					lateLocal++
-					fallthrough
-				default:
-					del.Chunk = to.Chunk + open/chunkSize
-					open++
 				}
+				del.Chunk = to.Chunk + open/chunkSize
+				open++
 				sent++
 			}
 			ds = append(ds, del)
