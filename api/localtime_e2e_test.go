@@ -315,3 +315,72 @@ func TestLocalTimeRefused(t *testing.T) {
 		}
 	}
 }
+
+// TestLocalTimeNight: an ad at 22:00 local time with nightPolicy defer is
+// judged in each device's zone at its own 22:00: a London device with
+// night consent gets it at London's 22:00; one without, and one in Seoul
+// without, wait for their own zone's 08:00.
+func TestLocalTimeNight(t *testing.T) {
+	t.Parallel()
+	london, _ := time.LoadLocation("Europe/London")
+	clk := &testenv.Clock{}
+	clk.Run(time.Date(2026, 12, 6, 12, 0, 0, 0, testenv.Seoul))
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(map[string]any{"tier": "business", "appUserEnabled": true, "timeZone": "Asia/Seoul", "adPrefixCheck": false})
+	ctx := context.Background()
+	on := true
+	for _, d := range []struct {
+		user, zone string
+		night      bool
+	}{{"seoul-day", "Asia/Seoul", false}, {"lon-day", "Europe/London", false}, {"lon-all", "Europe/London", true}} {
+		if _, err := a.Client.RegisterPushToken(ctx, client.RegisterRequest{DeviceID: "dev-" + d.user, Token: zoneToken(a, d.user),
+			Platform: "android", AppSourceVersion: "1.6.0", UserID: d.user, TimeZone: d.zone}); err != nil {
+			t.Fatal(err)
+		}
+		c := client.MarketingState{Marketing: &on}
+		if d.night {
+			c.MarketingNight = &on
+		}
+		if _, err := a.Client.SetMarketing(ctx, d.user, c); err != nil {
+			t.Fatal(err)
+		}
+	}
+	yes := true
+	res, err := a.Client.PushUsers(ctx, client.PushUsersRequest{UserIDs: []any{"seoul-day", "lon-day", "lon-all"}, Title: "Night sale",
+		Content: "c", Options: &client.Options{IsMarketing: &yes, NightPolicy: "defer", ScheduleTime: "2026-12-06T22:00", LocalTime: true}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := res.PushID
+	steps := []struct {
+		at   time.Time
+		user string
+	}{
+		{time.Date(2026, 12, 6, 22, 0, 0, 0, london), "lon-all"},
+		{time.Date(2026, 12, 7, 8, 0, 0, 0, testenv.Seoul), "seoul-day"},
+		{time.Date(2026, 12, 7, 8, 0, 0, 0, london), "lon-day"},
+	}
+	clk.Run(time.Date(2026, 12, 6, 22, 0, 0, 0, herald14()).Add(-2 * time.Second)) // the first zone's 22:00
+	testenv.WaitFor(t, "the fan-out", 20*time.Second, func() bool { return e.NightPush(id).Counts.DeferredNight == 2 })
+	if v := e.NightPush(id); v.DeferredUntil == nil || !v.DeferredUntil.Equal(steps[1].at) {
+		t.Errorf("after the fan-out: got %+v, want 2 deferred, the first to %v (Seoul's 08:00)", v, steps[1].at)
+	}
+	for i, st := range steps {
+		clk.Run(st.at.Add(-2 * time.Second))
+		testenv.WaitFor(t, st.user+" at "+st.at.String(), 30*time.Second, func() bool { return len(e.Received(zoneToken(a, st.user))) == 1 })
+		if at := clk.Fake(e.Received(zoneToken(a, st.user))[0].ReceivedAt); at.Before(st.at) {
+			t.Errorf("%s: sent at %v, before %v", st.user, at, st.at)
+		}
+		for _, later := range steps[i+1:] {
+			if n := len(e.Received(zoneToken(a, later.user))); n != 0 {
+				t.Errorf("%s got %d messages before %v", later.user, n, later.at)
+			}
+		}
+	}
+	if v := e.WaitFinal(id, 30*time.Second); v.Status != "done" || v.Counts.Sent != 3 || v.Counts.SuppressedNight != 0 {
+		t.Errorf("at the end: got %s %+v, want done, 3 sent, none suppressed", v.Status, v.Counts)
+	}
+}
+
+// herald14 is UTC+14, the first zone to reach a wall-clock time.
+func herald14() *time.Location { return time.FixedZone("UTC+14", 14*3600) }
