@@ -68,7 +68,8 @@ func pushLocal(t *testing.T, a testenv.App, wall string, users ...any) string {
 // Europe/London, America/New_York, Pacific/Pago_Pago (-11) and one that
 // reported no zone (the app's, Seoul) are each sent at 09:00 of their own
 // zone, never before; the push is scheduled until the first zone's time,
-// then sending with nextLocalAt moving zone by zone, then done.
+// then sending with nextLocalAt moving zone by zone, then done; alike on
+// /users, /all and /segments.
 func TestLocalTimeDayOfZones(t *testing.T) {
 	t.Parallel()
 	zone := func(name string) *time.Location {
@@ -100,23 +101,38 @@ func TestLocalTimeDayOfZones(t *testing.T) {
 	for _, d := range devices {
 		users = append(users, d.user)
 	}
-	id := pushLocal(t, a, "2026-12-06T09:00", users...)
-
-	v := e.localPush(id)
-	if v.Status != "scheduled" || !v.LocalTime || v.LocalWallTime == nil || *v.LocalWallTime != "2026-12-06T09:00" ||
-		v.ScheduledAt == nil || !v.ScheduledAt.Equal(steps[0].at) || v.NextLocalAt != nil {
-		t.Fatalf("at accept: got %+v, want scheduled, localTime, wall 2026-12-06T09:00, scheduledAt %v (Kiritimati's 09:00)", v, steps[0].at)
+	// The same on /users, /all and /segments.
+	ids := []string{pushLocal(t, a, "2026-12-06T09:00", users...)}
+	opts := &client.Options{ScheduleTime: "2026-12-06T09:00", LocalTime: true}
+	all, err := a.Client.PushAll(context.Background(), client.PushAllRequest{Title: "Good morning", Content: "c", Options: opts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	segment := e.ServerDo(http.MethodPost, "/api/push/v2/segments", a.Keys(), map[string]any{"filter": map[string]any{"field": "platform", "eq": "android"},
+		"title": "Good morning", "content": "c", "options": opts})
+	if segment.Status != http.StatusOK {
+		t.Fatalf("segment push: got %d %s", segment.Status, segment.Body)
+	}
+	ids = append(ids, all.PushID, segment.Header.Get("X-Push-Id"))
+	for _, id := range ids {
+		v := e.localPush(id)
+		if v.Status != "scheduled" || !v.LocalTime || v.LocalWallTime == nil || *v.LocalWallTime != "2026-12-06T09:00" ||
+			v.ScheduledAt == nil || !v.ScheduledAt.Equal(steps[0].at) || v.NextLocalAt != nil {
+			t.Fatalf("%s at accept: got %+v, want scheduled, localTime, wall 2026-12-06T09:00, scheduledAt %v (Kiritimati's 09:00)", id, v, steps[0].at)
+		}
 	}
 	sent := map[string]bool{}
 	for i, st := range steps {
 		clk.Run(st.at.Add(-2 * time.Second))
 		if i == 0 {
-			if v := e.localPush(id); v.Status != "scheduled" {
-				t.Fatalf("before the first zone: got %s, want scheduled", v.Status)
+			for _, id := range ids {
+				if v := e.localPush(id); v.Status != "scheduled" {
+					t.Fatalf("%s before the first zone: got %s, want scheduled", id, v.Status)
+				}
 			}
 		}
 		for _, u := range st.users {
-			testenv.WaitFor(t, u+"'s device at its 09:00", 30*time.Second, func() bool { return len(e.Received(zoneToken(a, u))) > 0 })
+			testenv.WaitFor(t, u+"'s device at its 09:00", 30*time.Second, func() bool { return len(e.Received(zoneToken(a, u))) == len(ids) })
 			sent[u] = true
 		}
 		for _, d := range devices {
@@ -124,30 +140,36 @@ func TestLocalTimeDayOfZones(t *testing.T) {
 			switch {
 			case !sent[d.user] && len(msgs) > 0:
 				t.Errorf("at %v: %s (%s) was sent before its zone's 09:00", st.at, d.user, d.zone)
-			case sent[d.user] && len(msgs) != 1:
-				t.Errorf("at %v: %s got %d messages, want 1", st.at, d.user, len(msgs))
+			case sent[d.user] && len(msgs) != len(ids):
+				t.Errorf("at %v: %s got %d messages, want %d", st.at, d.user, len(msgs), len(ids))
 			}
 		}
 		for _, u := range st.users {
-			if got := clk.Fake(e.Received(zoneToken(a, u))[0].ReceivedAt); got.Before(st.at) {
-				t.Errorf("%s: sent at %v, before its zone's 09:00 (%v)", u, got, st.at)
+			for _, m := range e.Received(zoneToken(a, u)) {
+				if got := clk.Fake(m.ReceivedAt); got.Before(st.at) {
+					t.Errorf("%s: sent at %v, before its zone's 09:00 (%v)", u, got, st.at)
+				}
 			}
 		}
 		if i+1 < len(steps) {
 			next := steps[i+1].at
-			testenv.WaitFor(t, "nextLocalAt to move on", 10*time.Second, func() bool {
-				v := e.localPush(id)
-				return v.NextLocalAt != nil && v.NextLocalAt.Equal(next)
-			})
-			if v := e.localPush(id); v.Status != "sending" {
-				t.Errorf("after the zone of %v: got %s, want sending", st.at, v.Status)
+			for _, id := range ids {
+				testenv.WaitFor(t, "nextLocalAt to move on", 10*time.Second, func() bool {
+					v := e.localPush(id)
+					return v.NextLocalAt != nil && v.NextLocalAt.Equal(next)
+				})
+				if v := e.localPush(id); v.Status != "sending" {
+					t.Errorf("%s after the zone of %v: got %s, want sending", id, st.at, v.Status)
+				}
 			}
 		}
 	}
-	e.WaitFinal(id, 30*time.Second)
-	if v := e.localPush(id); v.Status != "done" || v.NextLocalAt != nil || v.Counts.Tokens != 6 || v.Counts.Sent != 6 || v.Counts.LateLocal != 0 ||
-		v.ServerActions != 3 {
-		t.Errorf("at the end: got %+v, want done, 6 tokens sent, none late, 3 Server Actions", v)
+	for _, id := range ids {
+		e.WaitFinal(id, 30*time.Second)
+		if v := e.localPush(id); v.Status != "done" || v.NextLocalAt != nil || v.Counts.Tokens != 6 || v.Counts.Sent != 6 || v.Counts.LateLocal != 0 ||
+			v.ServerActions != 3 {
+			t.Errorf("%s at the end: got %+v, want done, 6 tokens sent, none late, 3 Server Actions", id, v)
+		}
 	}
 }
 
