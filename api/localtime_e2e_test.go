@@ -3,6 +3,7 @@ package api_test
 import (
 	"context"
 	"net/http"
+	"path/filepath"
 	"testing"
 	"time"
 
@@ -406,3 +407,44 @@ func TestLocalTimeNight(t *testing.T) {
 
 // herald14 is UTC+14, the first zone to reach a wall-clock time.
 func herald14() *time.Location { return time.FixedZone("UTC+14", 14*3600) }
+
+// TestLocalTimeRestart: a local-time push whose first zone was sent goes
+// on after its node stops: a new node on the same store (and emulator)
+// sends each remaining zone at its time, each device once.
+func TestLocalTimeRestart(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	clk.Run(time.Date(2026, 12, 5, 12, 0, 0, 0, testenv.Seoul))
+	e := start(t, testenv.Clocked(clk))
+	a := zoneApp(t, e, []zoneDevice{{"kiri", "Pacific/Kiritimati"}, {"seoul", "Asia/Seoul"}, {"london", "Europe/London"}})
+	id := pushLocal(t, a, "2026-12-06T09:00", "kiri", "seoul", "london")
+	clk.Run(time.Date(2026, 12, 6, 9, 0, 0, 0, herald14()).Add(-2 * time.Second))
+	testenv.WaitFor(t, "the first zone", 30*time.Second, func() bool { return len(e.Received(zoneToken(a, "kiri"))) == 1 })
+	if err := e.Node.Stop(nil); err != nil {
+		t.Fatalf("stop the first node: %v", err)
+	}
+	o := testenv.Clocked(clk)
+	o.MasterKey, o.EmulatorOf, o.DatabaseURL = e.MasterKey, e.Env, e.DatabaseURL
+	if e.DatabaseURL == "" {
+		o.SQLiteDir = filepath.Dir(e.DBPath)
+	}
+	next := start(t, o)
+	for _, st := range []struct {
+		at   time.Time
+		user string
+	}{{time.Date(2026, 12, 6, 9, 0, 0, 0, testenv.Seoul), "seoul"}, {time.Date(2026, 12, 6, 9, 0, 0, 0, time.UTC), "london"}} {
+		clk.Run(st.at.Add(-2 * time.Second))
+		testenv.WaitFor(t, st.user+" after the restart", 30*time.Second, func() bool { return len(e.Received(zoneToken(a, st.user))) == 1 })
+		if at := clk.Fake(e.Received(zoneToken(a, st.user))[0].ReceivedAt); at.Before(st.at) {
+			t.Errorf("%s: sent at %v, before %v", st.user, at, st.at)
+		}
+	}
+	if v := next.WaitFinal(id, 30*time.Second); v.Status != "done" || v.Counts.Sent != 3 {
+		t.Errorf("after the restart: got %s %+v, want done, 3 sent", v.Status, v.Counts)
+	}
+	for _, u := range []string{"kiri", "seoul", "london"} {
+		if n := len(e.Received(zoneToken(a, u))); n != 1 {
+			t.Errorf("%s: got %d messages, want 1", u, n)
+		}
+	}
+}
