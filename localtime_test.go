@@ -62,3 +62,13 @@ func TestLocalStart(t *testing.T) {
 		t.Errorf("reading in Seoul: got %v, want %v", got, at)
 	}
 }
+
+// BenchmarkLocalAt: the cost of reading a wall time in a device's zone,
+// once per device of a local-time push's fan-out.
+func BenchmarkLocalAt(b *testing.B) {
+	ny, _ := time.LoadLocation("America/New_York")
+	wall := time.Date(2026, 12, 6, 9, 0, 0, 0, FirstZone)
+	for b.Loop() {
+		LocalAt(wall, ny)
+	}
+}
