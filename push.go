@@ -149,7 +149,7 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 	p := Push{
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
 		Localized: req.Localized, Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
-		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
+		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, LocalTime: req.LocalTime, TTL: req.TTL,
 		Priority: req.Priority, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
 	}
 	if p.ScheduledAt != nil {
@@ -295,6 +295,13 @@ type Push struct {
 	Approvals []Approval
 	// NightPolicy is options.nightPolicy ("" is NightSkip).
 	NightPolicy NightPolicy
+	// LocalTime is options.localTime: each device is sent when its own
+	// zone's clock reads the push's wall-clock time (LocalWall), its
+	// ScheduledAt the first zone's (LocalStart).
+	LocalTime bool
+	// NextLocalAt is when the push's next zone part is sent: set while a
+	// local-time push has one waiting.
+	NextLocalAt *time.Time
 	// TTL is options.ttl: how many seconds the push service keeps each
 	// message for a device that is offline, counted from its send (see
 	// MaxTTL); nil when not given (the push service's default, 4 weeks).
@@ -374,6 +381,9 @@ type Counts struct {
 	// "defer" that wait for the morning (see NightDefer).
 	DeferredNight int `json:"deferredNight"`
 	Unreachable   int `json:"unreachable"`
+	// LateLocal counts the devices of a local-time push sent at once
+	// because their zone's time had passed when it was accepted.
+	LateLocal int `json:"lateLocal"`
 	// BadgeUnsupported and ImageUnsupported count messages sent to devices
 	// whose app version is too old to show the badge (below 1.5.0) or the
 	// image (below 1.6.0).
@@ -404,6 +414,7 @@ func (c *Counts) Add(o Counts) {
 	c.SuppressedConsent += o.SuppressedConsent
 	c.SuppressedNight += o.SuppressedNight
 	c.DeferredNight += o.DeferredNight
+	c.LateLocal += o.LateLocal
 	c.Unreachable += o.Unreachable
 	c.BadgeUnsupported += o.BadgeUnsupported
 	c.ImageUnsupported += o.ImageUnsupported
@@ -488,7 +499,8 @@ var scheduleTimePattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}$`)
 // a scheduleTime may not carry: it is read in the app's time zone.
 var scheduleOffsetPattern = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}[T ]\d{2}:\d{2}(:\d{2}(\.\d+)?)?([zZ]|[+-]\d{2}(:?\d{2})?)$`)
 
-const scheduleLayout = "2006-01-02T15:04"
+// ScheduleLayout is how a scheduleTime is written: a wall-clock minute.
+const ScheduleLayout = "2006-01-02T15:04"
 
 // ParseScheduleTime reads a scheduleTime in the app's time zone: it must
 // match the pattern, name a minute that exists there (no 02-30, no time
@@ -505,8 +517,8 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 	if !scheduleTimePattern.MatchString(s) {
 		return time.Time{}, "must have the format YYYY-MM-DDTHH:MM (no seconds, no offset), a time read in the app's time zone (" + loc.String() + ")"
 	}
-	t, err := time.ParseInLocation(scheduleLayout, s, loc)
-	if err != nil || t.Format(scheduleLayout) != s {
+	t, err := time.ParseInLocation(ScheduleLayout, s, loc)
+	if err != nil || t.Format(ScheduleLayout) != s {
 		return time.Time{}, "must be a real date and time in the app's time zone (" + loc.String() + ")"
 	}
 	if t.Sub(received) < ScheduleLead {

@@ -34,6 +34,9 @@ type PushRequest struct {
 	Priority Priority
 	// ScheduledAt is when a scheduled push is due; nil sends it now.
 	ScheduledAt *time.Time
+	// LocalTime is options.localTime: each device is sent at the wall
+	// clock of ScheduledAt in its own zone (see LocalStart).
+	LocalTime bool
 	// Test marks an operator's test push, which is charged nothing.
 	Test bool
 }

@@ -46,6 +46,9 @@ type composeForm struct {
 	// the request) or "high", which the Server API refuses on an
 	// advertising push.
 	Priority string
+	// LocalTime is options.localTime: each device at ScheduleTime in its
+	// own zone.
+	LocalTime bool
 	// Key makes the confirmed post idempotent: sent twice (a double click),
 	// it makes one push.
 	Key string
@@ -62,7 +65,7 @@ func composeFormOf(f url.Values) composeForm {
 		ImageURL: strings.TrimSpace(f.Get("imageURL")), RequestGroupID: strings.TrimSpace(f.Get("requestGroupId")),
 		IsMarketing: f.Get("isMarketing") == "true", IsUsingBadge: f.Get("isUsingBadge") == "true",
 		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), NightPolicy: f.Get("nightPolicy"),
-		Priority: f.Get("priority"), Key: f.Get("key")}
+		Priority: f.Get("priority"), LocalTime: f.Get("localTime") == "true", Key: f.Get("key")}
 }
 
 // userIDList splits the user IDs typed one per line (or separated by
@@ -122,6 +125,9 @@ func (f composeForm) request() (herald.PushKind, []byte, error) {
 	}
 	if f.IsUsingBadge {
 		opts["isUsingBadge"] = true
+	}
+	if f.LocalTime {
+		opts["localTime"] = true
 	}
 	if len(opts) > 0 {
 		body["options"] = opts
@@ -245,8 +251,8 @@ func (d *dashboard) readComposed(ctx context.Context, a herald.App, f composeFor
 func (d *dashboard) review(ctx context.Context, a herald.App, p herald.Push) (*composeReview, error) {
 	rv := &composeReview{Push: p, Users: p.RequestedUsers, CostHalf: p.ServerActionsHalf, Sandbox: a.Sandbox}
 	at := d.Now()
-	if p.ScheduledAt != nil {
-		at = *p.ScheduledAt
+	if t := p.ScheduleReading(a.Location()); t != nil { // a local-time push's, as the app's zone has it
+		at = *t
 	}
 	if p.Marketing && herald.IsNight(at, a.Location()) {
 		rv.Night, rv.Morning = true, herald.NextMorning(at, a.Location())

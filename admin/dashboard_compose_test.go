@@ -133,6 +133,29 @@ func TestDashboardCompose(t *testing.T) {
 		_, body = b.get(resp.Header.Get("Location"))
 		wantIn(t, "push page", body, `id="push-priority">high`)
 	})
+	t.Run("LocalTime", func(t *testing.T) {
+		_, body := b.get(appPath + "/compose")
+		wantIn(t, "compose page", body, `id="compose-local" name="localTime" value="true"`)
+		form := url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"Good morning"}, "content": {"c"}, "scheduleTime": {"2026-12-02T09:00"},
+			"localTime": {"true"}}
+		resp, body := compose(t, form)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantIn(t, "local-time review", body, "each device gets it at <strong>2026-12-02 09:00</strong> of its own time zone",
+			`name="localTime" value="true"`)
+		form.Set("confirmed", "yes")
+		form.Set("key", composeKey.FindStringSubmatch(body)[1])
+		resp, body = compose(t, form)
+		wantStatus(t, resp, body, http.StatusSeeOther)
+		p, err := e.db.Push(context.Background(), strings.TrimPrefix(resp.Header.Get("Location"), appPath+"/pushes/"))
+		if err != nil || !p.LocalTime || p.Status != herald.StatusScheduled || p.LocalWall().Format(herald.ScheduleLayout) != "2026-12-02T09:00" {
+			t.Fatalf("composed local-time push: got %+v %v, want scheduled at 09:00 local", p, err)
+		}
+		_, body = b.get(resp.Header.Get("Location"))
+		wantIn(t, "push page", body, `id="push-local">Each device at <strong>2026-12-02 09:00</strong>`, `id="count-late-local">0<`)
+		resp, body = compose(t, url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"T"}, "content": {"c"}, "localTime": {"true"}})
+		wantStatus(t, resp, body, http.StatusBadRequest)
+		wantIn(t, "local time without a send time", body, "<code>options.localTime</code>")
+	})
 	t.Run("ErrRefusedAsTheServerAPI", func(t *testing.T) {
 		before := e.pushCount(t, appPath)
 		for name, c := range map[string]struct {

@@ -84,8 +84,8 @@ func formOfPush(p herald.Push, a herald.App) editForm {
 		enc.Encode(entries)
 		f.Localized = strings.TrimSpace(b.String())
 	}
-	if p.ScheduledAt != nil {
-		f.ScheduleTime = p.ScheduledAt.In(a.Location()).Format(scheduleInputLayout)
+	if at := p.ScheduleReading(a.Location()); at != nil {
+		f.ScheduleTime = at.Format(scheduleInputLayout)
 	}
 	return f
 }
@@ -141,6 +141,9 @@ func (d *dashboard) pushChange(a herald.App, p herald.Push, f editForm) (herald.
 		t, reason := herald.ParseScheduleTime(f.ScheduleTime, a.Location(), d.Now())
 		if reason != "" {
 			details = append(details, herald.Detail{Field: "scheduleTime", Reason: reason})
+		}
+		if p.LocalTime { // its new wall-clock time, from the first zone's
+			t = herald.LocalStart(t, a.Location())
 		}
 		c.ScheduledAt = &t
 	}

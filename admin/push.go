@@ -67,6 +67,14 @@ type pushJSON struct {
 	// awaiting approval lapses; null otherwise.
 	Approvals         []approvalJSONEntry `json:"approvals"`
 	ApprovalExpiresAt *time.Time          `json:"approvalExpiresAt"`
+	// LocalTime is options.localTime: each device is sent when its own
+	// zone's clock reads LocalWallTime (scheduleTime as written,
+	// YYYY-MM-DDTHH:MM; null for another push), scheduledAt being when
+	// the first zone (UTC+14) reaches it. NextLocalAt is when its next
+	// zone part is sent, while one waits; null otherwise.
+	LocalTime     bool       `json:"localTime"`
+	LocalWallTime *string    `json:"localWallTime"`
+	NextLocalAt   *time.Time `json:"nextLocalAt"`
 }
 
 // approvalJSONEntry is one step of a push's approval: by is null for the
@@ -114,7 +122,10 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 		LinkURL: orNil(p.Content.LinkURL), ImageURL: orNil(p.Content.ImageURL), IsUsingBadge: p.Badge,
 		ServerActions: herald.ServerActions(p.NetServerActionsHalf()), Counts: p.Counts, Edits: edits,
 		NightPolicy: p.NightPolicy, DeferredUntil: p.DeferredUntil,
-		AdFooter: p.AdFooterShown(), TTL: p.TTL, Priority: p.Priority,
+		AdFooter: p.AdFooterShown(), TTL: p.TTL, Priority: p.Priority, LocalTime: p.LocalTime, NextLocalAt: p.NextLocalAt,
+	}
+	if p.LocalTime {
+		out.LocalWallTime = orNil(p.LocalWall().Format(herald.ScheduleLayout))
 	}
 	if out.Priority == "" {
 		out.Priority = herald.PriorityNormal

@@ -47,6 +47,9 @@ func (s *server) patchPush(w http.ResponseWriter, r *http.Request) {
 		if reason != "" {
 			details = append(details, herald.Detail{Field: "scheduleTime", Reason: reason})
 		}
+		if p.LocalTime { // its new wall-clock time, from the first zone's
+			t = herald.LocalStart(t, app.Location())
+		}
 		c.ScheduledAt = &t
 	}
 	if len(details) > 0 {

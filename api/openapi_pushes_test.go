@@ -23,7 +23,8 @@ type clientAnswer struct {
 // scheduled ad (adFooter text, scheduledAt, an edit), one sent at once
 // (adFooter, deferredUntil and marketingRule null), a /messages push (its
 // messages), a night-deferred one (deferredUntil set, then its cancel's
-// trail entry) and a cancelled one; and the apps' answers, one app with
+// trail entry), local-time ones (scheduled; sending with nextLocalAt and
+// lateLocal) and a cancelled one; and the apps' answers, one app with
 // its ad settings null, one with them set.
 func (e *liveEnv) clientAnswers() []clientAnswer {
 	e.t.Helper()
@@ -56,6 +57,10 @@ func (e *liveEnv) clientAnswers() []clientAnswer {
 	add("deferred", "PushDetail", get("/admin/v1/pushes/"+deferred))
 	add("deferred part cancelled", "Push", e.admin(http.MethodPost, "/admin/v1/pushes/"+deferred+"/cancel", nil, http.StatusOK).Body)
 	add("deferred part cancelled", "PushDetail", get("/admin/v1/pushes/"+deferred))
+	local := send("/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "Good morning", "content": "c",
+		"options": map[string]any{"scheduleTime": at, "localTime": true}})
+	add("local time, scheduled", "PushDetail", get("/admin/v1/pushes/"+local))
+	add("local time, sending", "PushDetail", get("/admin/v1/pushes/"+e.localPush()))
 	gone := send("/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "Gone", "content": "c",
 		"options": map[string]any{"scheduleTime": at, "requestGroupId": "sale-01"}})
 	add("cancelled", "Push", e.admin(http.MethodPost, "/admin/v1/pushes/"+gone+"/cancel", nil, http.StatusOK).Body)
@@ -86,6 +91,28 @@ func (e *liveEnv) deferredPush(loc *time.Location) string {
 	f.To.Seq, f.To.Chunk = 1, 1
 	if started, err := e.db.StartSending(ctx, id, f); err != nil || !started {
 		e.t.Fatalf("record the deferred fan-out: %v %v", started, err)
+	}
+	return id
+}
+
+// localPush sends user-1 and user 42 a local-time push and records its
+// fan-out as delivery does once its first zone's time came: one device
+// sent at once, late, and one in a zone part an hour away (no worker
+// runs in these handlers).
+func (e *liveEnv) localPush() string {
+	e.t.Helper()
+	biz := e.liveApps[1]
+	at := time.Now().In(testenv.Seoul).Add(2 * time.Hour).Format("2006-01-02T15:04")
+	id := e.server(biz, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{"user-1", 42}, "title": "Good morning",
+		"content": "c", "options": map[string]any{"scheduleTime": at, "localTime": true}}, http.StatusOK).Header.Get("X-Push-Id")
+	now := herald.Delivery{Seq: 0, UserID: "user-1", DeviceID: "device-1", Token: "fcm-token-1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending}
+	later := herald.Delivery{Seq: 1, RecipientIdx: 1, UserID: "42", DeviceID: "device-2", Token: "fcm-token-2", Platform: herald.PlatformAndroid,
+		State: herald.DeliveryPending, Chunk: 1}
+	f := sendstore.Fanout{Deliveries: []herald.Delivery{now, later}, LateLocal: 1,
+		Deferred: []sendstore.DeferredChunk{{Chunk: 1, Until: time.Now().Add(time.Hour), ZonePart: true}}}
+	f.To.Seq, f.To.Chunk = 2, 2
+	if started, err := e.db.StartSending(context.Background(), id, f); err != nil || !started {
+		e.t.Fatalf("record the local-time fan-out: %v %v", started, err)
 	}
 	return id
 }

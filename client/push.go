@@ -85,6 +85,10 @@ type Options struct {
 	// the like, sent ahead of the project's normal pushes (never
 	// marketing).
 	Priority string `json:"priority,omitempty"`
+	// LocalTime, with ScheduleTime, sends each device when its own time
+	// zone's clock reads ScheduleTime (the app's zone for a device that
+	// reported none).
+	LocalTime bool `json:"localTime,omitempty"`
 }
 
 // PushResult is the answer to an accepted push.

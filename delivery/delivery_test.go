@@ -49,7 +49,7 @@ func TestPlan(t *testing.T) {
 	t.Run("MarketingAtNight", func(t *testing.T) {
 		p := herald.Push{Content: herald.Content{Title: "(광고) sale"}}
 		var to sendstore.FanoutCursor
-		ds, _ := plan(p, groups, nightRule{night: true}, 1, &to)
+		ds, _, _ := plan(p, groups, nightRule{now: time.Date(2027, 1, 6, 23, 0, 0, 0, time.UTC), loc: time.UTC}, 1, &to)
 		want := []herald.DeliveryState{herald.DeliveryPending, herald.DeliverySuppressedConsent, herald.DeliverySuppressedNight, herald.DeliverySuppressedConsent}
 		if len(ds) != len(want) {
 			t.Fatalf("got %d deliveries, want %d", len(ds), len(want))
@@ -65,7 +65,7 @@ func TestPlan(t *testing.T) {
 	})
 	t.Run("ChunkedFromCursor", func(t *testing.T) {
 		to := sendstore.FanoutCursor{Seq: 10, Chunk: 3}
-		ds, _ := plan(herald.Push{Content: herald.Content{Title: "hello"}}, groups, nightRule{night: true}, 2, &to)
+		ds, _, _ := plan(herald.Push{Content: herald.Content{Title: "hello"}}, groups, nightRule{now: time.Date(2027, 1, 6, 23, 0, 0, 0, time.UTC), loc: time.UTC}, 2, &to)
 		chunks, idx := []int{3, 3, 4, 4}, []int{0, 0, 1, 2}
 		for i, d := range ds {
 			if d.State != herald.DeliveryPending || d.Seq != 10+i || d.Chunk != chunks[i] || d.RecipientIdx != idx[i] {
@@ -79,7 +79,7 @@ func TestPlan(t *testing.T) {
 	})
 	t.Run("NothingToSend", func(t *testing.T) {
 		to := sendstore.FanoutCursor{Seq: 7, Chunk: 2}
-		if ds, _ := plan(herald.Push{}, groups[3:], nightRule{}, 2, &to); len(ds) != 0 || to.Seq != 7 || to.Chunk != 2 {
+		if ds, _, _ := plan(herald.Push{}, groups[3:], nightRule{}, 2, &to); len(ds) != 0 || to.Seq != 7 || to.Chunk != 2 {
 			t.Errorf("got %d deliveries, cursor %+v, want none and the cursor unmoved", len(ds), to)
 		}
 	})

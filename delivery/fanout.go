@@ -172,7 +172,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 			groups = append(groups, recipientDevices{r: r, idx: idx, devices: devices[r.UserID]})
 		}
 	}
-	f.Deliveries, f.Deferred = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
+	f.Deliveries, f.Deferred, f.LateLocal = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
 	if !lone(p, f.To, sends) { // a lone chunk is sent by the fan-out's job
 		for c := from.Chunk; c < f.To.Chunk; c++ {
 			f.Jobs = append(f.Jobs, SendArgs{PushID: p.ID, Chunk: c, High: p.High()})
@@ -305,15 +305,21 @@ func userIDs(rs []herald.Recipient) []string {
 // plan makes one delivery per device of each recipient, numbered on from
 // where to stands, which it moves past them: suppressed ones already final,
 // the others pending and numbered into chunks, those deferred to the
-// morning (herald.NightDefer) in chunks of their own after the others.
-func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []sendstore.DeferredChunk) {
+// morning (herald.NightDefer) and a local-time push's zone parts in chunks
+// of their own after the others. Consent and the night are judged for
+// when each device is sent: now, or its zone's time for a zone part
+// (whose devices are judged again then, only the deferral to the
+// morning decided now). It returns
+// the deliveries, the waiting chunks, and how many devices of a
+// local-time push are sent at once late (counts.lateLocal).
+func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize int, to *sendstore.FanoutCursor) ([]herald.Delivery, []sendstore.DeferredChunk, int) {
 	var ds []herald.Delivery
 	var later deferral
-	open := 0
+	open, lateLocal := 0, 0
 	languages := len(p.Localized) > 0
 	for _, g := range groups {
 		marketing, image := p.MarketingFor(g.r), p.ContentFor(g.r).ImageURL != ""
-		sentNow, deferred := 0, 0
+		sent, firstDeferred := 0, -1
 		for _, d := range g.devices {
 			del := herald.Delivery{
 				Seq: to.Seq + len(ds), RecipientIdx: g.idx, UserID: g.r.UserID, DeviceID: d.ID, Token: d.Token, Platform: d.Platform,
@@ -324,24 +330,32 @@ func plan(p herald.Push, groups []recipientDevices, rule nightRule, chunkSize in
 			if languages {
 				del.Locale = d.Locale
 			}
-			switch herald.JudgeNight(marketing, d.Consent, rule.night, p.NightPolicy) {
-			case herald.SuppressConsent:
+			at, waits, late := rule.sendAt(d)
+			switch night := herald.JudgeNight(marketing, d.Consent, rule.night(d, at), p.NightPolicy); {
+			case night == herald.DeferToMorning:
+				if k := later.add(len(ds), rule.morning(d, at), false); firstDeferred < 0 {
+					firstDeferred = k
+				}
+			case waits: // a zone part: consent and the night are judged again when it is sent
+				later.add(len(ds), at, true)
+				sent++
+			case night == herald.SuppressConsent:
 				del.State = herald.DeliverySuppressedConsent
-			case herald.SuppressNight:
+			case night == herald.SuppressNight:
 				del.State = herald.DeliverySuppressedNight
-			case herald.DeferToMorning:
-				later.at = append(later.at, len(ds))
-				deferred++
 			default:
+				if late {
+					lateLocal++
+				}
 				del.Chunk = to.Chunk + open/chunkSize
 				open++
-				sentNow++
+				sent++
 			}
 			ds = append(ds, del)
 		}
-		later.group(rule, g, sentNow, deferred)
+		later.group(rule, g, sent, firstDeferred)
 	}
 	to.Seq += len(ds)
 	to.Chunk += (open + chunkSize - 1) / chunkSize
-	return ds, later.number(p, ds, rule, chunkSize, to)
+	return ds, later.number(p, ds, chunkSize, to), lateLocal
 }

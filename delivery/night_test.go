@@ -31,11 +31,12 @@ func TestPlanDefer(t *testing.T) {
 		{r: herald.Recipient{UserID: "e"}, idx: 4, devices: []herald.Device{dev("e1", "e", all)}},
 	}
 	morning := time.Date(2027, 1, 6, 8, 0, 0, 0, time.UTC)
+	atNight, byDay := nightRule{now: morning.Add(-time.Hour), loc: time.UTC, charged: true}, nightRule{now: morning.Add(4 * time.Hour), loc: time.UTC, charged: true}
 	ad := herald.Push{Content: herald.Content{Title: "(광고) sale"}, NightPolicy: herald.NightDefer, Kind: herald.KindUsers}
 
 	t.Run("Night", func(t *testing.T) {
 		to := sendstore.FanoutCursor{Seq: 3, Chunk: 2}
-		ds, deferred := plan(ad, groups, nightRule{night: true, morning: morning, charged: true}, 2, &to)
+		ds, deferred, _ := plan(ad, groups, atNight, 2, &to)
 		type want struct {
 			state herald.DeliveryState
 			chunk int
@@ -62,7 +63,7 @@ func TestPlanDefer(t *testing.T) {
 	})
 	t.Run("Day", func(t *testing.T) {
 		var to sendstore.FanoutCursor
-		ds, deferred := plan(ad, groups, nightRule{night: false, morning: morning, charged: true}, 10, &to)
+		ds, deferred, _ := plan(ad, groups, byDay, 10, &to)
 		if len(deferred) != 0 || to.Chunk != 1 {
 			t.Fatalf("by day: got deferred %+v and %d chunks, want none and 1", deferred, to.Chunk)
 		}
@@ -76,14 +77,14 @@ func TestPlanDefer(t *testing.T) {
 		var to sendstore.FanoutCursor
 		skip := ad
 		skip.NightPolicy = herald.NightSkip
-		ds, deferred := plan(skip, groups, nightRule{night: true, morning: morning, charged: true}, 10, &to)
+		ds, deferred, _ := plan(skip, groups, atNight, 10, &to)
 		if len(deferred) != 0 || ds[1].State != herald.DeliverySuppressedNight {
 			t.Fatalf("skip: got deferred %+v, a2 %s, want none and suppressed_night", deferred, ds[1].State)
 		}
 	})
 	t.Run("NotCharged", func(t *testing.T) {
 		var to sendstore.FanoutCursor
-		_, deferred := plan(ad, groups, nightRule{night: true, morning: morning}, 10, &to)
+		_, deferred, _ := plan(ad, groups, nightRule{now: atNight.now, loc: time.UTC}, 10, &to)
 		if len(deferred) != 1 || deferred[0].RefundHalf != 0 {
 			t.Fatalf("a push not charged: got %+v, want one chunk refunding nothing", deferred)
 		}
@@ -94,7 +95,7 @@ func TestPlanDefer(t *testing.T) {
 		var to sendstore.FanoutCursor
 		topic := ad
 		topic.Kind = herald.KindTopic
-		_, deferred := plan(topic, groups[1:2], nightRule{night: true, morning: morning, charged: true, newFrom: 2}, 10, &to)
+		_, deferred, _ := plan(topic, groups[1:2], nightRule{now: atNight.now, loc: time.UTC, charged: true, newFrom: 2}, 10, &to)
 		if len(deferred) != 1 || deferred[0].RefundHalf != 0 {
 			t.Fatalf("got %+v, want one chunk refunding nothing", deferred)
 		}
@@ -167,7 +168,7 @@ func TestNightRuleFor(t *testing.T) {
 		sendAt := tc.at
 		p := herald.Push{Kind: herald.KindUsers, ScheduledAt: &sendAt, NightPolicy: herald.NightDefer}
 		r := s.nightRuleFor(p, app, sendstore.FanoutCursor{Users: 7})
-		if r.night != tc.night || !r.morning.Equal(tc.morning) || !r.charged || r.newFrom != 0 {
+		if d := (herald.Device{}); r.night(d, tc.at) != tc.night || !r.morning(d, tc.at).Equal(tc.morning) || !r.charged || r.newFrom != 0 {
 			t.Errorf("%v: got %+v, want night %v, morning %v, charged, all users new", tc.at, r, tc.night, tc.morning)
 		}
 		p.Kind = herald.KindTopic

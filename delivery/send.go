@@ -324,10 +324,11 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 			return nil, err
 		}
 	}
-	night := herald.IsNight(c.s.cfg.Now(), c.loc)
+	now := c.s.cfg.Now()
 	wave := make([]send, len(ds))
 	for i, d := range ds {
 		dev, ok := r.resolve(d)
+		night := ok && herald.IsNight(now, dev.Location(c.loc)) // in the device's own zone
 		switch {
 		case !ok:
 			wave[i].out = outcome{State: herald.DeliveryUndeliverable, Reason: herald.ReasonNoToken,

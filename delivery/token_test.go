@@ -3,6 +3,7 @@ package delivery
 import (
 	"context"
 	"testing"
+	"time"
 
 	"github.com/heraldpush/herald"
 	"github.com/heraldpush/herald/sendstore"
@@ -57,7 +58,7 @@ func TestTokenFanout(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.token, func(t *testing.T) {
 			p := herald.Push{ID: "push_1", AppID: "app_1", Kind: herald.KindToken, Token: tt.token, RequestedUsers: 1}
-			f, err := s.fanoutPage(context.Background(), herald.App{ID: "app_1"}, p, nil, sendstore.FanoutCursor{}, nightRule{}, true)
+			f, err := s.fanoutPage(context.Background(), herald.App{ID: "app_1"}, p, nil, sendstore.FanoutCursor{}, nightRule{loc: time.UTC}, true)
 			if err != nil {
 				t.Fatalf("fanoutPage: %v", err)
 			}

@@ -240,7 +240,7 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 	if !ok {
 		return
 	}
-	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl", "priority")
+	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl", "priority", "localTime")
 	if b := opt.Boolean("isUsingBadge"); b != nil {
 		p.Badge = *b
 	}
@@ -270,15 +270,28 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 		}
 		p.RequestGroupID = g
 	}
+	if _, present := opt.Raw("localTime"); present && !scheduleAllowed {
+		opt.Fail("localTime", "is not available on this endpoint (a local-time push is a scheduled one)")
+		return
+	}
 	if _, present := opt.Raw("scheduleTime"); present && !scheduleAllowed {
 		opt.Fail("scheduleTime", "is not available on this endpoint")
 		return
 	}
+	local := opt.Boolean("localTime")
+	if local != nil && *local {
+		if _, present := opt.Raw("scheduleTime"); !present {
+			opt.Fail("localTime", "needs options.scheduleTime: the wall-clock time at which each device is sent in its own time zone")
+		}
+	}
 	if st, ok := opt.Str("scheduleTime", false, 0); ok {
-		t, reason := herald.ParseScheduleTime(st, app.Location(), received)
+		t, reason := herald.ParseScheduleTime(st, app.Location(), received) // the 60-second rule, in the app's zone
 		if reason != "" {
 			opt.Fail("scheduleTime", reason)
 			return
+		}
+		if local != nil && *local {
+			t, p.LocalTime = herald.LocalStart(t, app.Location()), true
 		}
 		p.ScheduledAt = &t
 	}

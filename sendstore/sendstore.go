@@ -45,8 +45,13 @@ type Fanout struct {
 	// added to the push's cost, its ledger entries written as given.
 	Charge herald.Charge
 	// Deferred are the page's chunks that wait for the morning (see
-	// herald.NightDefer); their jobs are among Jobs.
+	// herald.NightDefer) or for their zone's time (a local-time push's zone
+	// parts); their jobs are among Jobs.
 	Deferred []DeferredChunk
+	// LateLocal counts the page's devices of a local-time push sent at
+	// once, their zone's time having passed at the push's accept: added
+	// to the push's counts.lateLocal.
+	LateLocal int
 }
 
 // FanoutCursor is how far a push's fan-out has gone: the devices read, and

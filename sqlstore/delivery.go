@@ -29,9 +29,9 @@ func (s *PushStore) StartSending(ctx context.Context, pushID string, f sendstore
 			held = 1
 		}
 		to := f.To.After
-		cursor := []any{!f.More, to.Mapped, to.UserID, to.DeviceID, f.To.Seq, f.To.Chunk, s.Now().UnixMilli()}
+		cursor := []any{!f.More, to.Mapped, to.UserID, to.DeviceID, f.To.Seq, f.To.Chunk, s.Now().UnixMilli(), f.LateLocal}
 		const moveCursor = `fanout_done = ?, fanout_mapped = ?, fanout_user = ?, fanout_device = ?, fanout_seq = ?, fanout_chunk = ?,
-			fanout_at = ?`
+			fanout_at = ?, late_local = late_local + ?`
 		var open int
 		var appID string
 		var err error

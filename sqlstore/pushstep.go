@@ -184,7 +184,7 @@ func deferredParts(ctx context.Context, c conn, pushID string) ([]herald.Deferre
 		stored, out = append(stored, ch), append(out, d)
 		return err
 	}, `SELECT `+chunkColumns+`, deferred_until, refund_half FROM push_chunks
-		WHERE push_id = ? AND deferred_until IS NOT NULL AND done = FALSE ORDER BY chunk`, pushID)
+		WHERE push_id = ? AND deferred_until IS NOT NULL AND zone_part = FALSE AND done = FALSE ORDER BY chunk`, pushID)
 	if err != nil {
 		return nil, err
 	}

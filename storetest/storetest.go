@@ -87,6 +87,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"HistoryStore", append(historyTests, overviewTests...)},
 		{"ScheduleStore", scheduleTests},
 		{"NightDeferral", nightTests},
+		{"LocalTime", localTimeTests},
 		{"SessionStore", sessionTests},
 		{"OperatorStore", operatorTests},
 		{"OperatorIdentity", operatorIdentityTests},

@@ -57,8 +57,10 @@
 //   - The workload: API requests and SDK calls at times from the seed,
 //     each on a live node: pushes of every kind made by herald.NewPush
 //     and accepted by delivery.Service.Accept (users, messages, topic,
-//     all, token; immediate and scheduled; marketing with night policy
-//     skip or defer), cancels (CancelScheduled, including a deferred
+//     all, token; immediate and scheduled, half of the scheduled ones in
+//     each device's local time; marketing with night policy skip or
+//     defer) to devices that report zones from UTC+14 to UTC-11 or none,
+//     cancels (CancelScheduled, including a deferred
 //     part) and moves (EditScheduled) of pushes, registrations, reinstalls
 //     (a token on a new device id), token refreshes, hand-overs, consent
 //     changes, withdrawals, and SDK events (herald.PlanEvents, then
@@ -94,7 +96,9 @@
 // sending or scheduled; a send goes only to a token its run marked in
 // flight, whose device held it at that marking as planned and, for a push
 // naming its users, was still the recipient's; an ad only with marketing
-// consent, and in the night window only with night consent; no token had
+// consent, and in the night window of the device's own zone only with
+// night consent; a local-time push's device not before its zone's time
+// unless that time had passed at accept; no token had
 // a push twice unless a delivery of it is recorded resent; every delivery
 // counted sent reached FCM; the counts add up (tokens = sent + failed +
 // suppressed + deferred) and received ≤ sent, opened ≤ received; an event

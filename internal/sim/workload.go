@@ -59,8 +59,9 @@ func (w *world) setup() {
 }
 
 func (w *world) register(ctx context.Context, device string, user *string) {
+	zone := deviceZones[w.rng.IntN(len(deviceZones))]
 	_, err := w.env.store.RegisterDevice(ctx, "app_sim", herald.DeviceRegistration{DeviceID: device, Token: "tok_" + device,
-		Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: user})
+		Platform: herald.PlatformAndroid, AppSourceVersion: "1.6.0", UserID: user, TimeZone: &zone})
 	w.env.must(err)
 }
 
@@ -99,6 +100,13 @@ func (w *world) drawOp(i int, at time.Time) op {
 	case r < 8:
 		req := w.pushRequest(at)
 		o.name = fmt.Sprintf("push %s", req.Kind)
+		if req.LocalTime {
+			o.name += " in local time"
+			// Its first zone (UTC+14) to its last (UTC-11), after an edit
+			// moving it up to 90 minutes on, then a night deferral and
+			// the retry hour.
+			w.localBy = later(w.localBy, at.Add(scheduleAhead+90*time.Minute+25*time.Hour+13*time.Hour))
+		}
 		approval := w.rng.IntN(4) == 0 // the app's setting as this push is accepted: every push waits
 		if approval {
 			o.name += " awaiting approval"
@@ -270,10 +278,16 @@ func (w *world) pushRequest(now time.Time) herald.PushRequest {
 	}
 	if req.Kind != herald.KindMessages && req.Kind != herald.KindToken && w.rng.IntN(3) == 0 {
 		at := now.Add(time.Minute + time.Duration(w.rng.Int64N(int64(scheduleAhead)))).Truncate(time.Second)
+		if w.rng.IntN(2) == 0 { // in each device's local time: it starts when UTC+14 reads at's time in the app's zone
+			at, req.LocalTime = herald.LocalStart(at, w.app.Location()), true
+		}
 		req.ScheduledAt = &at
 	}
 	return req
 }
+
+// deviceZones are the zones the devices report, "" for none (the app's).
+var deviceZones = []string{"", "Pacific/Kiritimati", "Asia/Seoul", "Europe/London", "America/New_York", "Pacific/Pago_Pago"}
 
 // userStore is the part of the store the API's user and SDK endpoints
 // call, which delivery does not.

@@ -126,6 +126,10 @@ type world struct {
 	// lapseBy is when the last push that may wait for approval has
 	// lapsed if no one answered it (zero when the workload has none).
 	lapseBy time.Time
+	// localBy is past the last zone part of a local-time push the
+	// workload may make, and a night deferral and retry hour of it
+	// (zero when it makes none).
+	localBy time.Time
 }
 
 // faults are a run's fault rates, drawn from its seed.
@@ -176,6 +180,9 @@ func (w *world) run() {
 	w.endAt = last.Add(20 * time.Hour) // past any morning and retry hour, and the webhook retries (17.6 h)
 	if w.lapseBy.After(w.endAt) {
 		w.endAt = w.lapseBy // and past the approval window of a push that waits for one
+	}
+	if w.localBy.After(w.endAt) {
+		w.endAt = w.localBy // and past a local-time push's last zone
 	}
 	// River's periodic job of the daily re-confirmations, every hour
 	// (River inserts it every minute; its runs are claimed once a day).
