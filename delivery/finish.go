@@ -70,6 +70,11 @@ func (s *Service) finishPush(ctx context.Context, id string, k finishing) error 
 	if p.Rule().ConfirmsOnFinish { // the users it reached are confirmed
 		follow = append(follow, ReconfirmedArgs{PushID: id})
 	}
+	if k.app.MarketingCap.On() {
+		if err := s.releaseReceipts(ctx, id); err != nil {
+			return err
+		}
+	}
 	finished, err := s.finishes.FinishPush(ctx, id, unreachable, follow)
 	if err != nil || !finished {
 		return err
@@ -83,6 +88,39 @@ func (s *Service) finishPush(ctx context.Context, id string, k finishing) error 
 		s.cfg.Logger.Info("push done", attrs...)
 	}
 	return nil
+}
+
+// releaseReceipts gives back the frequency-cap receipts of a push whose
+// deliveries to a user all ended unsent (failed, unreachable, cancelled,
+// a deferred part cancelled): a user counts a push only when a device of
+// theirs was sent it. Every send of the push is settled by its finish, so
+// what the deliveries say no longer changes; a finish run twice releases
+// the same receipts twice, harmlessly.
+func (s *Service) releaseReceipts(ctx context.Context, id string) error {
+	users, err := s.finishes.ReceiptUsers(ctx, id)
+	if err != nil || len(users) == 0 {
+		return err
+	}
+	ds, err := s.finishes.DeliveriesOf(ctx, id, users)
+	if err != nil {
+		return err
+	}
+	sent := make(map[string]bool, len(users))
+	for _, d := range ds {
+		if d.State == herald.DeliverySent {
+			sent[d.UserID] = true
+		}
+	}
+	var unsent []string
+	for _, u := range users {
+		if !sent[u] {
+			unsent = append(unsent, u)
+		}
+	}
+	if len(unsent) == 0 {
+		return nil
+	}
+	return s.finishes.ReleaseReceipts(ctx, id, unsent)
 }
 
 // trackedUsers returns the users a push may have failed to reach: those it
