@@ -251,7 +251,7 @@ type send struct {
 	// capUser is the user whose frequency-cap receipt the send claims
 	// ("" for none).
 	capUser string
-	out    outcome
+	out     outcome
 }
 
 // outcome is what became of one slot.
