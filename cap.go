@@ -66,18 +66,24 @@ func CapMember(v *float64) *int {
 	return &n
 }
 
-// String shows the setting as the dashboard and the CLI do.
+// String shows the setting as the dashboard and the CLI do: "no cap",
+// or "3 marketing pushes a day and 5 a week".
 func (c MarketingCap) String() string {
-	if !c.On() {
-		return "no cap"
-	}
-	show := func(v *int) string {
-		if v == nil {
-			return "none"
+	pushes := func(n int) string {
+		if n == 1 {
+			return "1 marketing push"
 		}
-		return fmt.Sprint(*v)
+		return fmt.Sprintf("%d marketing pushes", n)
 	}
-	return fmt.Sprintf("%s a day, %s a week", show(c.PerDay), show(c.PerWeek))
+	switch {
+	case c.PerDay != nil && c.PerWeek != nil:
+		return fmt.Sprintf("%s a day and %d a week", pushes(*c.PerDay), *c.PerWeek)
+	case c.PerDay != nil:
+		return pushes(*c.PerDay) + " a day"
+	case c.PerWeek != nil:
+		return pushes(*c.PerWeek) + " a week"
+	}
+	return "no cap"
 }
 
 // CapClaim is what the send path's claim of a receipt checks, judged at
