@@ -81,7 +81,8 @@ func (s *Service) finishPush(ctx context.Context, id string, k finishing) error 
 	}
 	c := p.Counts
 	attrs := []any{"app", p.AppID, "push", id, "users", p.RequestedUsers, "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
-		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "unreachable", len(unreachable)}
+		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "suppressedCap", c.SuppressedCap,
+		"unreachable", len(unreachable)}
 	if p.Status == herald.StatusFailed { // FailPush set it before queueing this job
 		s.cfg.Logger.Error("push failed", append(attrs, "reason", p.FailureReason)...)
 	} else {

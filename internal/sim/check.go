@@ -187,7 +187,7 @@ func (w *world) checkPush(ctx context.Context, p herald.Push) {
 		return
 	}
 	c := p.Counts
-	if p.Status == herald.StatusDone && c.Tokens != c.Sent+c.Failed+c.SuppressedConsent+c.SuppressedNight+c.DeferredNight {
+	if p.Status == herald.StatusDone && c.Tokens != c.Sent+c.Failed+c.SuppressedConsent+c.SuppressedNight+c.SuppressedCap+c.DeferredNight {
 		w.violate("push %s counts do not add up: %+v", p.ID, c)
 	}
 	if c.Received > c.Sent || c.Opened > c.Received {
