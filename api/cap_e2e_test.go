@@ -82,7 +82,11 @@ func TestMarketingCapDayAndWeek(t *testing.T) {
 
 	wantCapCounts(t, e, a, "first marketing push", pushUsers(t, e, a, true, both...), both, nil)
 	clk.Run(first.Add(11*time.Hour + 50*time.Minute)) // 23:50 the same day
-	wantCapCounts(t, e, a, "second marketing push the same day", pushUsers(t, e, a, true, both...), nil, both)
+	second := pushUsers(t, e, a, true, both...)
+	wantCapCounts(t, e, a, "second marketing push the same day", second, nil, both)
+	if got := exportOutcome(t, e, a, "u1", second.PushID); got != "suppressed_cap" {
+		t.Errorf("u1's export: the second push's outcome is %q, want suppressed_cap", got)
+	}
 	wantCapCounts(t, e, a, "a push that is not marketing", pushUsers(t, e, a, false, both...), both, nil)
 
 	clk.Run(first.Add(12*time.Hour + 10*time.Minute)) // 00:10 the next day in Seoul (15:10 UTC)
@@ -92,6 +96,23 @@ func TestMarketingCapDayAndWeek(t *testing.T) {
 	wantCapCounts(t, e, a, "a minute before the first push leaves the week", pushUsers(t, e, a, true, "u1"), nil, []string{"u1"})
 	clk.Run(first.Add(7*24*time.Hour + time.Minute))
 	wantCapCounts(t, e, a, "a minute after", pushUsers(t, e, a, true, "u1"), []string{"u1"}, nil)
+}
+
+// exportOutcome reads the outcome of push id in the user's export.
+func exportOutcome(t *testing.T, e *env, a testenv.App, user, id string) string {
+	t.Helper()
+	var export struct {
+		Pushes []struct{ PushID, Outcome string }
+	}
+	if code := e.AdminJSON("GET", "/admin/v1/apps/"+a.ID+"/users/"+user+"/export?reason=test", nil, &export); code != 200 {
+		t.Fatalf("export of %s: got %d, want 200", user, code)
+	}
+	for _, p := range export.Pushes {
+		if p.PushID == id {
+			return p.Outcome
+		}
+	}
+	return ""
 }
 
 // TestMarketingCapFailedSendDoesNotCount: a marketing push whose only
@@ -187,4 +208,43 @@ func burst(t *testing.T, a testenv.App, apis []string, n int, users []any) []str
 		}
 	}
 	return ids
+}
+
+// TestMarketingCapAllAndMessages: the cap holds on an all-users push (its
+// users found through their devices: a device no user is mapped to is
+// never capped) and on /messages, each message judged by its own title;
+// at perDay 1, after a push to u1 alone.
+func TestMarketingCapAllAndMessages(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	clk.Run(time.Date(2026, 12, 10, 12, 0, 0, 0, testenv.Seoul))
+	e := start(t, testenv.Clocked(clk))
+	a := capApp(t, e, map[string]any{"perDay": 1}, "u1", "u2")
+	ctx := context.Background()
+	anonymous := capToken(a, "anonymous")
+	if _, err := a.Client.RegisterPushToken(ctx, client.RegisterRequest{DeviceID: "anon", Token: anonymous, Platform: "android",
+		AppSourceVersion: "1.6.0"}); err != nil {
+		t.Fatal(err)
+	}
+	wantCapCounts(t, e, a, "a push to u1", pushUsers(t, e, a, true, "u1"), []string{"u1"}, nil)
+
+	yes := true
+	all, err := a.Client.PushAll(ctx, client.PushAllRequest{Title: "Sale", Content: "c", Options: &client.Options{IsMarketing: &yes}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := e.WaitFinal(all.PushID, 20*time.Second)
+	want := map[string]int{capToken(a, "u2"): 1, anonymous: 1}
+	if got := e.SentTo(all.PushID); p.Counts.Sent != 2 || p.Counts.SuppressedCap != 1 || fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("all users: got %+v sent to %v, want u2 and the anonymous device sent, u1 suppressed by the cap", p.Counts, got)
+	}
+
+	// Both users are at the cap now: u1's message is not marketing and
+	// reaches them, u2's carries the (광고) prefix and skips them.
+	msgs, err := a.Client.PushMessages(ctx, client.PushMessagesRequest{Messages: []client.Message{
+		{UserID: "u1", Title: "Your order shipped", Content: "c"}, {UserID: "u2", Title: "(광고) Sale", Content: "c"}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantCapCounts(t, e, a, "messages", e.WaitFinal(msgs.PushID, 20*time.Second), []string{"u1"}, []string{"u2"})
 }
