@@ -94,7 +94,7 @@ func (s *Service) finishPush(ctx context.Context, id string, k finishing) error 
 // releaseReceipts gives back the frequency-cap receipts of a push whose
 // deliveries to a user all ended unsent (failed, unreachable, cancelled,
 // a deferred part cancelled): a user counts a push only when a device of
-// theirs was sent it. Every send of the push is settled by its finish, so
+// theirs was sent it, or may have been (a send cut off, Resent). Every send of the push is settled by its finish, so
 // what the deliveries say no longer changes; a finish run twice releases
 // the same receipts twice, harmlessly.
 func (s *Service) releaseReceipts(ctx context.Context, id string) error {
@@ -108,8 +108,8 @@ func (s *Service) releaseReceipts(ctx context.Context, id string) error {
 	}
 	sent := make(map[string]bool, len(users))
 	for _, d := range ds {
-		if d.State == herald.DeliverySent {
-			sent[d.UserID] = true
+		if d.State == herald.DeliverySent || d.Resent {
+			sent[d.UserID] = true // a send cut off may have reached FCM: it counts
 		}
 	}
 	var unsent []string
