@@ -8,9 +8,9 @@
 ALTER TABLE apps ADD COLUMN marketing_cap_per_day INTEGER;
 ALTER TABLE apps ADD COLUMN marketing_cap_per_week INTEGER;
 CREATE TABLE marketing_receipts (
-    app_id  TEXT NOT NULL,
-    user_id TEXT NOT NULL,
-    push_id TEXT NOT NULL,
+    app_id  TEXT COLLATE "C" NOT NULL,
+    user_id TEXT COLLATE "C" NOT NULL,
+    push_id TEXT COLLATE "C" NOT NULL,
     at      BIGINT NOT NULL,
     PRIMARY KEY (app_id, user_id, push_id)
 );
