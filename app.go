@@ -102,6 +102,9 @@ type App struct {
 	// Approval says which of the app's pushes wait for another operator's
 	// approval before they are sent (DESIGN 14); off by default.
 	Approval ApprovalSetting
+	// MarketingCap bounds the marketing pushes one user receives (DESIGN
+	// 14); no cap by default.
+	MarketingCap MarketingCap
 }
 
 // Bounds of an app's send rate, in messages per minute. The default is

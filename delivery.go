@@ -19,6 +19,9 @@ const (
 	DeliveryUndeliverable     DeliveryState = "undeliverable"
 	DeliverySuppressedConsent DeliveryState = "suppressed_consent"
 	DeliverySuppressedNight   DeliveryState = "suppressed_night"
+	// DeliverySuppressedCap: the user had received as many marketing
+	// pushes as the app's frequency cap allows (MarketingCap).
+	DeliverySuppressedCap DeliveryState = "suppressed_cap"
 )
 
 // openDeliveryStates are the states of a delivery without an outcome yet.
@@ -81,7 +84,8 @@ type Delivery struct {
 
 // CountState adds n deliveries in state to the token counters: every one
 // is a token targeted; sent ones (resent included) are sent, failed and
-// dead ones failed, suppressed ones suppressed by consent or the night.
+// dead ones failed, suppressed ones suppressed by consent, the night or
+// the frequency cap.
 func (c *Counts) CountState(state DeliveryState, n int) {
 	c.Tokens += n
 	switch state {
@@ -93,6 +97,8 @@ func (c *Counts) CountState(state DeliveryState, n int) {
 		c.SuppressedConsent += n
 	case DeliverySuppressedNight:
 		c.SuppressedNight += n
+	case DeliverySuppressedCap:
+		c.SuppressedCap += n
 	}
 }
 

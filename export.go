@@ -24,6 +24,8 @@ const (
 	OutcomeFailed            Outcome = "failed"
 	OutcomeSuppressedNight   Outcome = "suppressed_night"
 	OutcomeSuppressedConsent Outcome = "suppressed_consent"
+	// OutcomeSuppressedCap: skipped by the app's frequency cap.
+	OutcomeSuppressedCap Outcome = "suppressed_cap"
 	// OutcomeUnreachable: no device of the user could be sent it (spec 6's
 	// unreachable users).
 	OutcomeUnreachable Outcome = "unreachable"
@@ -31,7 +33,7 @@ const (
 
 // outcomeRank orders the outcomes, best first.
 var outcomeRank = []Outcome{OutcomeSent, OutcomeResent, OutcomePending, OutcomeFailed,
-	OutcomeSuppressedNight, OutcomeSuppressedConsent, OutcomeUnreachable}
+	OutcomeSuppressedNight, OutcomeSuppressedConsent, OutcomeSuppressedCap, OutcomeUnreachable}
 
 // Outcome is the outcome of one delivery: what a push's recipients
 // export (DESIGN 15) says of its device, and what UserOutcome ranks.
@@ -50,6 +52,8 @@ func (d Delivery) Outcome() Outcome {
 		return OutcomeSuppressedConsent
 	case DeliverySuppressedNight:
 		return OutcomeSuppressedNight
+	case DeliverySuppressedCap:
+		return OutcomeSuppressedCap
 	}
 	return OutcomePending
 }

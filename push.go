@@ -377,6 +377,9 @@ type Counts struct {
 	Failed            int `json:"failed"`
 	SuppressedConsent int `json:"suppressedConsent"`
 	SuppressedNight   int `json:"suppressedNight"`
+	// SuppressedCap counts the tokens of users skipped by the app's
+	// frequency cap (MarketingCap).
+	SuppressedCap int `json:"suppressedCap"`
 	// DeferredNight counts the tokens of a push with options.nightPolicy
 	// "defer" that wait for the morning (see NightDefer).
 	DeferredNight int `json:"deferredNight"`
@@ -413,6 +416,7 @@ func (c *Counts) Add(o Counts) {
 	c.Failed += o.Failed
 	c.SuppressedConsent += o.SuppressedConsent
 	c.SuppressedNight += o.SuppressedNight
+	c.SuppressedCap += o.SuppressedCap
 	c.DeferredNight += o.DeferredNight
 	c.LateLocal += o.LateLocal
 	c.Unreachable += o.Unreachable

@@ -60,6 +60,15 @@ type appJSON struct {
 	IdentityRefusals     int64 `json:"identityRefusals"`
 	// Approval says which pushes wait for another operator's approval.
 	Approval approvalJSON `json:"approval"`
+	// MarketingCap bounds the marketing pushes one user receives.
+	MarketingCap marketingCapJSON `json:"marketingCap"`
+}
+
+// marketingCapJSON is the admin shape of the frequency cap: each member
+// null for no cap in its window.
+type marketingCapJSON struct {
+	PerDay  *int `json:"perDay"`
+	PerWeek *int `json:"perWeek"`
 }
 
 // approvalJSON is the admin shape of the approval setting.
@@ -97,6 +106,7 @@ func toJSON(a herald.App) appJSON {
 		AdPrefixCheck: !a.NoAdPrefixCheck, Sandbox: a.Sandbox, SendRatePerMinute: a.SendRate(),
 		IdentityVerification: a.IdentityVerification, HasIdentitySecret: len(a.IdentitySecret) > 0,
 		IdentityRefusals: a.IdentityRefusals, Approval: approvalJSON{a.Approval.ModeOrOff(), a.Approval.MinUsers},
+		MarketingCap: marketingCapJSON{a.MarketingCap.PerDay, a.MarketingCap.PerWeek},
 	}
 	n, rc := a.ConsentNotice.WithDefaults(), a.Reconfirmation.WithDefaults()
 	out.ConsentNotice = noticeJSON{n.Enabled, n.Title, n.Content}
@@ -145,6 +155,29 @@ type appSettings struct {
 	// value. MinUsers is read as any JSON number, so that a fraction is
 	// named as out of bounds.
 	Approval *approvalSettings `json:"approval"`
+	// MarketingCap replaces the frequency cap: an omitted or null member
+	// is no cap in its window, and marketingCap null clears both
+	// (clearMarketingCap). Members are read as any JSON number, so that a
+	// fraction is named as out of bounds.
+	MarketingCap      *marketingCapSettings `json:"marketingCap"`
+	clearMarketingCap bool
+}
+
+// marketingCapSettings is marketingCap in a create or patch body.
+type marketingCapSettings struct {
+	PerDay  *float64 `json:"perDay"`
+	PerWeek *float64 `json:"perWeek"`
+}
+
+// applyMarketingCap writes the frequency cap the body gives onto a.
+func (p appSettings) applyMarketingCap(a *herald.App) []herald.Detail {
+	switch {
+	case p.clearMarketingCap:
+		a.MarketingCap = herald.MarketingCap{}
+	case p.MarketingCap != nil:
+		a.MarketingCap = herald.MarketingCap{PerDay: herald.CapMember(p.MarketingCap.PerDay), PerWeek: herald.CapMember(p.MarketingCap.PerWeek)}
+	}
+	return a.MarketingCap.Problems("marketingCap")
 }
 
 // approvalSettings is approval in a create or patch body.
@@ -250,6 +283,7 @@ func decodeSettings(r *http.Request) (appSettings, error) {
 	if json.Unmarshal(body, &m) == nil {
 		p.clearAdSender = string(bytes.TrimSpace(m["adSender"])) == "null"
 		p.clearAdOptOut = string(bytes.TrimSpace(m["adOptOut"])) == "null"
+		p.clearMarketingCap = string(bytes.TrimSpace(m["marketingCap"])) == "null"
 	}
 	return p, nil
 }
@@ -348,6 +382,7 @@ func (p appSettings) apply(a *herald.App) []herald.Detail {
 	d = append(d, p.applyAd(a)...)
 	d = append(d, p.applyNotices(a)...)
 	d = append(d, p.applyApproval(a)...)
+	d = append(d, p.applyMarketingCap(a)...)
 	return append(d, appUserProblem(before, *a)...)
 }
 

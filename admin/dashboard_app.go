@@ -85,6 +85,11 @@ func settingsFrom(f url.Values) appSettings {
 			p.Approval.MinUsers = formNumber(*v)
 		}
 	}
+	// The frequency cap's fields replace the setting, as a PATCH does; an
+	// empty one is no cap in its window.
+	if f.Has("marketingCap.perDay") || f.Has("marketingCap.perWeek") {
+		p.MarketingCap = &marketingCapSettings{PerDay: capField(f.Get("marketingCap.perDay")), PerWeek: capField(f.Get("marketingCap.perWeek"))}
+	}
 	// The consent notice forms send every member of their setting, which
 	// each replaces whole, as a PATCH does.
 	if f.Has("consentNotice.title") {
@@ -136,6 +141,15 @@ func formNumber(s string) *float64 {
 		v = math.NaN()
 	}
 	return &v
+}
+
+// capField reads a frequency cap's field: nil when empty (no cap), else
+// as formNumber does.
+func capField(s string) *float64 {
+	if strings.TrimSpace(s) == "" {
+		return nil
+	}
+	return formNumber(s)
 }
 
 // appFormOf is the create form as posted, to show it again.

@@ -35,7 +35,8 @@ func overviewChart(qs []herald.QuarterCounts, t herald.PushTotals, days int, loc
 }
 
 // pushFunnel draws a push's funnel, targeted → sent → received → opened,
-// and beside it what was not sent: suppressed by consent or the night,
+// and beside it what was not sent: suppressed by consent, the night or
+// the frequency cap,
 // failed, and (while it sends) not sent yet, each a share of targeted.
 func pushFunnel(c herald.Counts) (funnel, aside template.HTML) {
 	targeted := int64(c.Tokens)
@@ -45,8 +46,9 @@ func pushFunnel(c herald.Counts) (funnel, aside template.HTML) {
 	a := chart.Funnel{ID: "push-not-sent", Title: "The devices targeted that were not sent the push", Of: targeted, OfName: "targeted", Steps: []chart.Step{
 		{Key: "suppressed-consent", Name: "Suppressed (consent)", Value: int64(c.SuppressedConsent)},
 		{Key: "suppressed-night", Name: "Suppressed (night)", Value: int64(c.SuppressedNight)},
+		{Key: "suppressed-cap", Name: "Suppressed (frequency cap)", Value: int64(c.SuppressedCap)},
 		{Key: "failed", Name: "Failed", Value: int64(c.Failed)}}}
-	if open := c.Tokens - c.Sent - c.Failed - c.SuppressedConsent - c.SuppressedNight; open > 0 {
+	if open := c.Tokens - c.Sent - c.Failed - c.SuppressedConsent - c.SuppressedNight - c.SuppressedCap; open > 0 {
 		a.Steps = append(a.Steps, chart.Step{Key: "waiting", Name: "Not sent yet", Value: int64(open)})
 	}
 	return template.HTML(f.SVG()), template.HTML(a.SVG()) // the charts escape every text they draw

@@ -16,7 +16,7 @@ import (
 // chartCounts are the figures the charts draw, as the admin API gives
 // them (a push's counts, or an overview's sums).
 type chartCounts struct {
-	Tokens, Sent, Received, Opened, Failed, SuppressedConsent, SuppressedNight int
+	Tokens, Sent, Received, Opened, Failed, SuppressedConsent, SuppressedNight, SuppressedCap int
 }
 
 // pushCounts reads a push's counts and when it was created from the admin
@@ -213,7 +213,8 @@ func TestDashboardCharts(t *testing.T) {
 	c := counts[sale]
 	want := []row{{"targeted", c.Tokens, "6"}, {"sent", c.Sent, "3 (50% of targeted)"}, {"received", c.Received, "2 (67% of sent)"},
 		{"opened", c.Opened, "1 (50% of received)"}, {"suppressed-consent", c.SuppressedConsent, "1 (17% of targeted)"},
-		{"suppressed-night", c.SuppressedNight, "0 (0% of targeted)"}, {"failed", c.Failed, "2 (33% of targeted)"}}
+		{"suppressed-night", c.SuppressedNight, "0 (0% of targeted)"}, {"suppressed-cap", c.SuppressedCap, "0 (0% of targeted)"},
+		{"failed", c.Failed, "2 (33% of targeted)"}}
 	if fmt.Sprint(rows) != fmt.Sprint(want) {
 		t.Errorf("the sale's funnel: got %v, want %v (the admin API's counts)", rows, want)
 	}

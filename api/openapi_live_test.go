@@ -284,6 +284,7 @@ func TestOpenAPILiveAnswers(t *testing.T) {
 	groupID := e.pushes()
 	e.history(groupID)
 	e.approvals()
+	e.marketingCap()
 	e.operators()
 	e.pending()
 	e.recipients()
@@ -540,6 +541,16 @@ func (e *liveEnv) approvals() {
 	e.admin(http.MethodPost, "/admin/v1/pushes/push_0Nq3bA9xYzAbCdEfGhIjKl/approve", nil, http.StatusNotFound)
 }
 
+// marketingCap covers the frequency cap setting: set, shown, refused,
+// cleared.
+func (e *liveEnv) marketingCap() {
+	a := e.createApp(map[string]any{"name": "Capped", "marketingCap": map[string]any{"perDay": 1, "perWeek": nil}})
+	e.admin(http.MethodGet, "/admin/v1/apps/"+a.ID, nil, http.StatusOK)
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+a.ID, map[string]any{"marketingCap": map[string]any{"perWeek": 1.5}}, http.StatusBadRequest)
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+a.ID, map[string]any{"marketingCap": map[string]any{"perDay": 2, "perWeek": 5}}, http.StatusOK)
+	e.admin(http.MethodPatch, "/admin/v1/apps/"+a.ID, map[string]any{"marketingCap": nil}, http.StatusOK)
+}
+
 // operators covers operator management and an operator's API token: a
 // viewer's push (null per-user rows), its refusals (403, 404) and /me.
 func (e *liveEnv) operators() {
@@ -625,8 +636,9 @@ func (e *liveEnv) recipients() {
 	ds := []herald.Delivery{
 		{Seq: 0, UserID: "user-1", DeviceID: "device-1", Token: "token-of-device-1", Platform: herald.PlatformAndroid, State: herald.DeliveryPending},
 		{Seq: 1, UserID: "42", DeviceID: "device-42", Token: "token-of-device-42", Platform: herald.PlatformAndroid, State: herald.DeliverySuppressedConsent},
+		{Seq: 2, UserID: "user-2", DeviceID: "device-2", Token: "token-of-device-2", Platform: herald.PlatformAndroid, State: herald.DeliverySuppressedCap},
 	}
-	if _, err := e.db.StartSending(ctx, e.immediate, sendstore.Fanout{To: sendstore.FanoutCursor{Seq: 2, Chunk: 1}, Deliveries: ds}); err != nil {
+	if _, err := e.db.StartSending(ctx, e.immediate, sendstore.Fanout{To: sendstore.FanoutCursor{Seq: 3, Chunk: 1}, Deliveries: ds}); err != nil {
 		e.t.Fatalf("record the fan-out: %v", err)
 	}
 	path := "/admin/v1/pushes/" + e.immediate + "/recipients"

@@ -91,6 +91,13 @@ type Options struct {
 	// then ends once the receiver has every push.sent event too, so that
 	// its CPU covers writing and sending them.
 	WebhookEvents bool
+	// Marketing marks the mode's pushes marketing (options.isMarketing;
+	// the bench app's users consent to marketing at any hour, and its
+	// (광고) check is off), so that they go through the consent judgment
+	// at send time and, with MarketingCap, the frequency cap: its perDay
+	// (0: the app has no cap).
+	Marketing    bool
+	MarketingCap int
 	// StartServer starts a server on loopback whose FCM endpoint is
 	// fcmEndpoint, with any token_uri allowed.
 	StartServer func(ctx context.Context, fcmEndpoint string) (Server, error)
@@ -234,7 +241,7 @@ type runner struct {
 // serverPhase sets up the app, registers the users, pushes to them and
 // waits for the emulator to have every message.
 func (r *runner) serverPhase(ctx context.Context) error {
-	app, err := setUp(ctx, r.srv, r.emu.url, r.opts.SendRatePerMinute)
+	app, err := setUp(ctx, r.srv, r.emu.url, r.opts.SendRatePerMinute, r.opts.appSettings())
 	if err != nil {
 		return err
 	}
@@ -360,7 +367,7 @@ func (r *runner) deliver(ctx context.Context) error {
 	requests := r.opts.Mode.requests(r.opts.Users)
 	fmt.Fprintf(r.opts.Progress, "bench: pushing to %d users in %d request(s) to %s (%d workers, %d nodes)\n",
 		r.opts.Users, requests, r.opts.Mode.Endpoint(), min(requests, r.opts.PushWorkers), len(r.app.clients))
-	acc, start, err := pushAll(ctx, r.opts.Mode, r.app.clients, r.opts.Users, r.opts.PushWorkers)
+	acc, start, err := pushAll(ctx, r.opts.Mode, r.app.clients, r.opts.Users, r.opts.PushWorkers, r.opts.pushOptions())
 	r.res.Accept = acc
 	if err != nil {
 		return err
@@ -387,7 +394,7 @@ func (r *runner) baseline(ctx context.Context) error {
 		return fmt.Errorf("bench: read usage: %w", err)
 	}
 	fmt.Fprintf(r.opts.Progress, "bench: baseline: one plain all-users push to the same %d users\n", r.opts.Users)
-	acc, start, err := pushAll(ctx, ModeAll, r.app.clients, r.opts.Users, 1)
+	acc, start, err := pushAll(ctx, ModeAll, r.app.clients, r.opts.Users, 1, r.opts.pushOptions())
 	if err != nil {
 		return err
 	}

@@ -85,7 +85,7 @@ func TestLoadSpreadOverNodes(t *testing.T) {
 		t.Fatal(err)
 	}
 	users := 5 * usersPerRequest
-	if _, _, err := pushAll(ctx, ModeUsers, clients, users, 2); err != nil {
+	if _, _, err := pushAll(ctx, ModeUsers, clients, users, 2, nil); err != nil {
 		t.Fatal(err)
 	}
 	for k, f := range fakes {
@@ -128,7 +128,7 @@ func TestPushModes(t *testing.T) {
 			fake := &fakeNode{}
 			srv := httptest.NewServer(fake)
 			t.Cleanup(srv.Close)
-			acc, _, err := pushAll(context.Background(), tc.mode, []*client.Client{client.New(srv.URL, "k", "s", nil)}, users, 4)
+			acc, _, err := pushAll(context.Background(), tc.mode, []*client.Client{client.New(srv.URL, "k", "s", nil)}, users, 4, nil)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -102,10 +102,10 @@ const (
 func titleOf(i int) string   { return benchTitle + " " + userOf(i) }
 func contentOf(i int) string { return "A message of its own for user " + strconv.Itoa(i) + "." }
 
-// pushAll pushes one message to every user in the mode's requests,
-// request r through node r mod len(nodes), and returns the accept
-// latencies and when the first request started.
-func pushAll(ctx context.Context, mode Mode, nodes []*client.Client, users, workers int) (Accept, time.Time, error) {
+// pushAll pushes one message to every user in the mode's requests (with
+// the options o, nil for none), request r through node r mod len(nodes),
+// and returns the accept latencies and when the first request started.
+func pushAll(ctx context.Context, mode Mode, nodes []*client.Client, users, workers int, o *client.Options) (Accept, time.Time, error) {
 	per := mode.perRequest(users)
 	requests := mode.requests(users)
 	latencies := make([]time.Duration, requests)
@@ -113,7 +113,7 @@ func pushAll(ctx context.Context, mode Mode, nodes []*client.Client, users, work
 	err := forEach(ctx, requests, workers, func(ctx context.Context, r int) error {
 		from, to := r*per, min(users, (r+1)*per)
 		t := time.Now()
-		err := pushRange(ctx, mode, nodes[r%len(nodes)], from, to)
+		err := pushRange(ctx, mode, nodes[r%len(nodes)], from, to, o)
 		latencies[r] = time.Since(t)
 		if err != nil {
 			return fmt.Errorf("bench: push request %d (%s): %w", r, mode.Endpoint(), err)
@@ -126,8 +126,8 @@ func pushAll(ctx context.Context, mode Mode, nodes []*client.Client, users, work
 }
 
 // pushRange sends the one request of mode that reaches users from to to
-// (every user in the modes of one push).
-func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int) error {
+// (every user in the modes of one push), with the options o.
+func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int, o *client.Options) error {
 	var err error
 	switch mode {
 	case ModeUsers:
@@ -135,19 +135,19 @@ func pushRange(ctx context.Context, mode Mode, c *client.Client, from, to int) e
 		for i := from; i < to; i++ {
 			ids = append(ids, userOf(i))
 		}
-		_, err = c.PushUsers(ctx, client.PushUsersRequest{UserIDs: ids, Title: benchTitle, Content: benchContent})
+		_, err = c.PushUsers(ctx, client.PushUsersRequest{UserIDs: ids, Title: benchTitle, Content: benchContent, Options: o})
 	case ModeMessages:
 		msgs := make([]client.Message, 0, to-from)
 		for i := from; i < to; i++ {
 			msgs = append(msgs, client.Message{UserID: userOf(i), Title: titleOf(i), Content: contentOf(i)})
 		}
-		_, err = c.PushMessages(ctx, client.PushMessagesRequest{Messages: msgs})
+		_, err = c.PushMessages(ctx, client.PushMessagesRequest{Messages: msgs, Options: o})
 	case ModeAll, ModeUrgent:
-		_, err = c.PushAll(ctx, client.PushAllRequest{Title: benchTitle, Content: benchContent})
+		_, err = c.PushAll(ctx, client.PushAllRequest{Title: benchTitle, Content: benchContent, Options: o})
 	case ModeSegment:
-		_, err = c.PushSegment(ctx, client.PushSegmentRequest{Filter: []byte(segmentFilter), Title: benchTitle, Content: benchContent})
+		_, err = c.PushSegment(ctx, client.PushSegmentRequest{Filter: []byte(segmentFilter), Title: benchTitle, Content: benchContent, Options: o})
 	case ModeTemplate:
-		_, err = c.PushAll(ctx, client.PushAllRequest{Title: templateTitle, Content: templateContent, Localized: templateLocalized})
+		_, err = c.PushAll(ctx, client.PushAllRequest{Title: templateTitle, Content: templateContent, Localized: templateLocalized, Options: o})
 	default:
 		err = fmt.Errorf("bench: unknown mode %q", mode)
 	}

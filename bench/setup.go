@@ -56,10 +56,10 @@ type benchApp struct {
 // benchProject is the FCM project of the bench app's service account.
 const benchProject = "herald-bench"
 
-// setUp creates a business-tier app with sendRate (per minute) through the
-// admin API and gives it a service account whose token endpoint is the
-// emulator's.
-func setUp(ctx context.Context, srv Server, emuURL string, sendRate int) (benchApp, error) {
+// setUp creates a business-tier app with sendRate (per minute) and the
+// settings given through the admin API and gives it a service account
+// whose token endpoint is the emulator's.
+func setUp(ctx context.Context, srv Server, emuURL string, sendRate int, settings map[string]any) (benchApp, error) {
 	admin := adminClient{base: srv.AdminURL, token: srv.AdminToken, hc: &http.Client{Timeout: 30 * time.Second}}
 	var created struct {
 		AppID     string `json:"appId"`
@@ -67,7 +67,11 @@ func setUp(ctx context.Context, srv Server, emuURL string, sendRate int) (benchA
 		SecretKey string `json:"secretKey"`
 		SendRate  int    `json:"sendRatePerMinute"`
 	}
-	body, _ := json.Marshal(map[string]any{"name": "bench", "tier": "business", "sendRatePerMinute": sendRate})
+	all := map[string]any{"name": "bench", "tier": "business", "sendRatePerMinute": sendRate}
+	for k, v := range settings {
+		all[k] = v
+	}
+	body, _ := json.Marshal(all)
 	if err := admin.do(ctx, http.MethodPost, "/admin/v1/apps", body, http.StatusCreated, &created); err != nil {
 		return benchApp{}, err
 	}
@@ -83,6 +87,30 @@ func setUp(ctx context.Context, srv Server, emuURL string, sendRate int) (benchA
 		app.clients = append(app.clients, client.New(u, created.APIKey, created.SecretKey, nil))
 	}
 	return app, nil
+}
+
+// appSettings are the bench app's settings besides its name, tier and
+// rate: for marketing pushes (Options.Marketing) its users' consent, the
+// (광고) check off, and the cap.
+func (o Options) appSettings() map[string]any {
+	if !o.Marketing {
+		return nil
+	}
+	s := map[string]any{"adPrefixCheck": false, "defaultConsent": map[string]any{"marketing": true, "marketingNight": true}}
+	if o.MarketingCap > 0 {
+		s["marketingCap"] = map[string]any{"perDay": o.MarketingCap}
+	}
+	return s
+}
+
+// pushOptions are the options of the bench's pushes: nil, or
+// isMarketing (Options.Marketing).
+func (o Options) pushOptions() *client.Options {
+	if !o.Marketing {
+		return nil
+	}
+	yes := true
+	return &client.Options{IsMarketing: &yes}
 }
 
 // adminClient calls the admin API with the bearer token.

@@ -100,7 +100,7 @@ func (c *probeClock) arrived(token string) (<-chan struct{}, func() time.Time) {
 
 // urgent runs the mode's second phase (see Urgent).
 func (r *runner) urgent(ctx context.Context) error {
-	codes, err := setUp(ctx, r.srv, r.emu.url, r.opts.SendRatePerMinute)
+	codes, err := setUp(ctx, r.srv, r.emu.url, r.opts.SendRatePerMinute, nil)
 	if err != nil {
 		return err
 	}

@@ -70,19 +70,58 @@ func (s *Service) finishPush(ctx context.Context, id string, k finishing) error 
 	if p.Rule().ConfirmsOnFinish { // the users it reached are confirmed
 		follow = append(follow, ReconfirmedArgs{PushID: id})
 	}
+	if k.app.MarketingCap.On() {
+		if err := s.releaseReceipts(ctx, id); err != nil {
+			return err
+		}
+	}
 	finished, err := s.finishes.FinishPush(ctx, id, unreachable, follow)
 	if err != nil || !finished {
 		return err
 	}
 	c := p.Counts
 	attrs := []any{"app", p.AppID, "push", id, "users", p.RequestedUsers, "tokens", c.Tokens, "sent", c.Sent, "failed", c.Failed,
-		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "unreachable", len(unreachable)}
+		"suppressedConsent", c.SuppressedConsent, "suppressedNight", c.SuppressedNight, "suppressedCap", c.SuppressedCap,
+		"unreachable", len(unreachable)}
 	if p.Status == herald.StatusFailed { // FailPush set it before queueing this job
 		s.cfg.Logger.Error("push failed", append(attrs, "reason", p.FailureReason)...)
 	} else {
 		s.cfg.Logger.Info("push done", attrs...)
 	}
 	return nil
+}
+
+// releaseReceipts gives back the frequency-cap receipts of a push whose
+// deliveries to a user all ended unsent (failed, unreachable, cancelled,
+// a deferred part cancelled): a user counts a push only when a device of
+// theirs was sent it, or may have been (a send cut off, Resent). Every send of the push is settled by its finish, so
+// what the deliveries say no longer changes; a finish run twice releases
+// the same receipts twice, harmlessly.
+func (s *Service) releaseReceipts(ctx context.Context, id string) error {
+	users, err := s.finishes.ReceiptUsers(ctx, id)
+	if err != nil || len(users) == 0 {
+		return err
+	}
+	ds, err := s.finishes.DeliveriesOf(ctx, id, users)
+	if err != nil {
+		return err
+	}
+	sent := make(map[string]bool, len(users))
+	for _, d := range ds {
+		if d.State == herald.DeliverySent || d.Resent {
+			sent[d.UserID] = true // a send cut off may have reached FCM: it counts
+		}
+	}
+	var unsent []string
+	for _, u := range users {
+		if !sent[u] {
+			unsent = append(unsent, u)
+		}
+	}
+	if len(unsent) == 0 {
+		return nil
+	}
+	return s.finishes.ReleaseReceipts(ctx, id, unsent)
 }
 
 // trackedUsers returns the users a push may have failed to reach: those it

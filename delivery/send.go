@@ -248,7 +248,10 @@ type send struct {
 	// toSend marks a slot to be sent; the others were judged final, and
 	// out says how.
 	toSend bool
-	out    outcome
+	// capUser is the user whose frequency-cap receipt the send claims
+	// ("" for none).
+	capUser string
+	out     outcome
 }
 
 // outcome is what became of one slot.
@@ -325,6 +328,10 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 		}
 	}
 	now := c.s.cfg.Now()
+	capUser, capped, err := c.capUsers(ctx, ds, marketing)
+	if err != nil {
+		return nil, err
+	}
 	wave := make([]send, len(ds))
 	for i, d := range ds {
 		dev, ok := r.resolve(d)
@@ -337,7 +344,12 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 			wave[i].out.State = herald.DeliverySuppressedConsent
 		case herald.Suppress(marketing[i], dev.Consent, night) == herald.SuppressedNight:
 			wave[i].out.State = herald.DeliverySuppressedNight
+		case capUser != nil && capped[capUser[i]]:
+			wave[i].out.State = herald.DeliverySuppressedCap
 		default:
+			if capUser != nil {
+				wave[i].capUser = capUser[i]
+			}
 			if !r.asPlanned {
 				d.Locale = dev.Locale // as the device has it now
 			}
@@ -347,6 +359,42 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 		wave[i].d = d
 	}
 	return wave, c.readTags(ctx, wave)
+}
+
+// capClaim is the app's frequency cap as a wave judged now claims it; nil
+// when the app has none, or the push is one the cap leaves alone (not
+// charged: a test push, a notice).
+func (c *chunk) capClaim() *herald.CapClaim {
+	if !c.push.Rule().Charged {
+		return nil
+	}
+	return c.app.MarketingCap.Claim(c.s.cfg.Now(), c.loc)
+}
+
+// capUsers returns the user whose receipt a send of each of a wave's
+// deliveries claims (its user when the app caps and its message is
+// marketing, else "") and those of them who have reached the cap with
+// other pushes. Nothing is read when the app has no cap. The claim made
+// as the wave is marked decides (see sendstore.ChunkStep.Cap); this read
+// only spares it the users already at the cap.
+func (c *chunk) capUsers(ctx context.Context, ds []herald.Delivery, marketing []bool) ([]string, map[string]bool, error) {
+	claim := c.capClaim()
+	if claim == nil {
+		return nil, nil, nil
+	}
+	of := make([]string, len(ds))
+	var users []string
+	for i, d := range ds {
+		if marketing[i] && d.UserID != "" {
+			of[i] = d.UserID
+			users = append(users, d.UserID)
+		}
+	}
+	if len(users) == 0 {
+		return of, nil, nil
+	}
+	capped, err := c.s.sends.CappedUsers(ctx, c.app.ID, c.push.ID, users, *claim)
+	return of, capped, err
 }
 
 // readTags reads the tags a push's templates use of the users a wave

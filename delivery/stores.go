@@ -28,6 +28,7 @@ type SendStore interface {
 	AdvanceChunk(ctx context.Context, appID, pushID string, step sendstore.ChunkStep) (marked int, stopped bool, err error)
 	CompleteChunk(ctx context.Context, pushID string, chunk int) (bool, error)
 	FailPush(ctx context.Context, pushID, reason string, finish herald.Job) error
+	CappedUsers(ctx context.Context, appID, pushID string, userIDs []string, claim herald.CapClaim) (map[string]bool, error)
 }
 
 // FanoutStore is what a push's fan-out uses (fanout.go): the push, its
@@ -52,6 +53,8 @@ type FinishStore interface {
 	DeliveriesOf(ctx context.Context, pushID string, userIDs []string) ([]herald.Delivery, error)
 	UndeliverableUsers(ctx context.Context, pushID string) ([]string, error)
 	FinishPush(ctx context.Context, pushID string, unreachable []herald.Unreachable, follow []herald.Job) (bool, error)
+	ReceiptUsers(ctx context.Context, pushID string) ([]string, error)
+	ReleaseReceipts(ctx context.Context, pushID string, userIDs []string) error
 }
 
 // NoticeStore is what the consent notices and the daily re-confirmation

@@ -77,6 +77,10 @@ type window struct {
 	stop                          bool // take on no more slots
 	// verify: judge on the devices read now, not as planned (see judge).
 	verify bool
+	// capRefused: the last write refused a frequency-cap claim, and the
+	// slot is being judged again at once (once: a second refusal in a
+	// row pauses, as a device that changed does).
+	capRefused bool
 }
 
 func (w *window) run(ctx context.Context, res *chunkResult) {
@@ -139,9 +143,12 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	st.New.Marked = w.marked + n
 	for j, sd := range wave {
 		if sd.toSend {
-			t := sendstore.SlotTarget{Pos: w.base + w.next + j, DeviceID: sd.d.DeviceID, Token: sd.d.Token}
+			t := sendstore.SlotTarget{Pos: w.base + w.next + j, DeviceID: sd.d.DeviceID, Token: sd.d.Token, CapUser: sd.capUser}
 			if c.push.Rule().Personal {
 				t.Owner = &wave[j].d.UserID
+			}
+			if sd.capUser != "" && st.Cap == nil {
+				st.Cap = c.capClaim()
 			}
 			st.Targets = append(st.Targets, t)
 		}
@@ -161,12 +168,18 @@ func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	}
 	w.next += k
 	w.forward()
+	refused := k < n && wave[k].capUser != "" && !w.capRefused
+	w.capRefused = refused
 	switch {
 	case k == n || w.stop:
 	case !w.verify:
 		// A device changed since the fan-out: the rest of the run judges
 		// on the devices as they are now.
 		w.verify = true
+	case refused:
+		// The user reached the frequency cap between judge and mark (a
+		// push to them was marked meanwhile): judged again at once, it is
+		// suppressed.
 	default:
 		// A device changed between judge and mark: the rest is judged
 		// again after a short pause.

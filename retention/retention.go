@@ -192,6 +192,9 @@ func (w *Worker) steps() []step {
 		{"delivery_events", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			return s.PruneDeliveryEvents(ctx, run.Began.Add(-herald.EventsKeptFor), limit)
 		}},
+		{"marketing_receipts", func(ctx context.Context, run *Run, limit int) (Step, error) {
+			return s.PruneReceipts(ctx, run.Began.Add(-herald.CapRetention), limit)
+		}},
 		{"consent", func(ctx context.Context, run *Run, limit int) (Step, error) {
 			st, next, err := s.PruneConsentTrail(ctx, run.Began.Add(-herald.Days(herald.ConsentTrailDays)), run.Trail, limit)
 			run.Trail = next

@@ -20,11 +20,14 @@ const (
 	// RetainedDeliveryEvents are delivery events left queued
 	// herald.EventsKeptFor (their receiver never took them).
 	RetainedDeliveryEvents = "delivery_events"
+	// RetainedReceipts are frequency-cap receipts older than
+	// herald.CapRetention.
+	RetainedReceipts = "marketing_receipts"
 )
 
 // Kinds lists every kind, in the order a run's log line gives them.
 var Kinds = []string{RetainedPushes, RetainedDeliveries, RetainedChunks, RetainedEvents, RetainedUnreachable,
-	RetainedRecipients, RetainedIdempotency, RetainedConsent, RetainedAccessRecord, RetainedDeliveryEvents}
+	RetainedRecipients, RetainedIdempotency, RetainedConsent, RetainedAccessRecord, RetainedDeliveryEvents, RetainedReceipts}
 
 // Deleted counts what a retention step deleted, by kind.
 type Deleted map[string]int64
@@ -67,6 +70,9 @@ type Store interface {
 	// PruneDeliveryEvents deletes up to limit delivery events queued
 	// before before, oldest first.
 	PruneDeliveryEvents(ctx context.Context, before time.Time, limit int) (Step, error)
+	// PruneReceipts deletes up to limit frequency-cap receipts made
+	// before before (herald.MarketingCap).
+	PruneReceipts(ctx context.Context, before time.Time, limit int) (Step, error)
 	// PruneConsentTrail deletes consent records made before before that
 	// are not the latest of their pair (a user's own, or a device's) and
 	// whose event is not pending, among the next limit records older than

@@ -29,6 +29,9 @@ type Holding struct {
 type Facts struct {
 	// Devices are the step's targets' devices that still exist, by id.
 	Devices map[string]Holding
+	// Capped are the targets' CapUsers whose claim of a receipt was
+	// refused: they had reached the app's frequency cap.
+	Capped map[string]bool
 	// RetryChunk is the number the step's retry chunk takes (the push's
 	// next, below every other chunk's), 0 when the push is no longer
 	// sending. Read only for a step with a retry chunk.
@@ -77,7 +80,9 @@ type NumberedChunk struct {
 //     step.New.Marked, or to the first target whose device no longer
 //     holds its token (or is no longer mapped to its Owner): the one
 //     guard that a device is sent only the token it holds, for the user
-//     it belongs to. The slots from there on are left to be judged again.
+//     it belongs to; and at the first whose user reached the app's
+//     frequency cap (Facts.Capped). The slots from there on are left to
+//     be judged again.
 //   - step.Retry becomes a retry chunk numbered Facts.RetryChunk, its
 //     slots and job numbered with it; when the chunk is stopped or the
 //     push no longer sending, its slots are rows, failed with their last
@@ -160,11 +165,12 @@ func (st ChunkStep) retried() int {
 
 // markable returns where a step's in-flight range may end: at
 // st.New.Marked, or at the first target whose device no longer holds its
-// token (or is no longer mapped to its owner).
+// token (or is no longer mapped to its owner), or whose user's claim of
+// a receipt was refused (Facts.Capped).
 func (f Facts) markable(st ChunkStep) int {
 	for _, t := range st.Targets {
 		h, ok := f.Devices[t.DeviceID]
-		if !ok || h.Token != t.Token || t.Owner != nil && (h.User == nil || *h.User != *t.Owner) {
+		if !ok || h.Token != t.Token || t.Owner != nil && (h.User == nil || *h.User != *t.Owner) || f.Capped[t.CapUser] {
 			return t.Pos
 		}
 	}

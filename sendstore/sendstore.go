@@ -153,6 +153,15 @@ type Store interface {
 	// UndeliverableUsers returns the users with a delivery of the push
 	// that is undeliverable, each once.
 	UndeliverableUsers(ctx context.Context, pushID string) ([]string, error)
+	// CappedUsers returns those of the users a capped marketing push
+	// may not reach under claim (herald.CapClaim.Refuses): already at the
+	// cap with receipts of other pushes, and holding none of this one.
+	CappedUsers(ctx context.Context, appID, pushID string, userIDs []string, claim herald.CapClaim) (map[string]bool, error)
+	// ReceiptUsers returns the users holding a receipt of the push.
+	ReceiptUsers(ctx context.Context, pushID string) ([]string, error)
+	// ReleaseReceipts gives back the push's receipts of the users (none
+	// of their deliveries was sent).
+	ReleaseReceipts(ctx context.Context, pushID string, userIDs []string) error
 	// FinishPush records the unreachable users and the push's end (done,
 	// unless it already failed), with the follow-up jobs. It returns false
 	// when the push had already finished: exactly one finish records.
@@ -191,6 +200,9 @@ type SlotTarget struct {
 	DeviceID string
 	Token    string
 	Owner    *string
+	// CapUser, set on a step with a Cap, is the user whose receipt of the
+	// push the send claims ("" for none: not marketing, or no user).
+	CapUser string
 }
 
 // ChunkStep is one write of a chunk's progress: the slots whose sends
@@ -226,6 +238,10 @@ type ChunkStep struct {
 	// row), as sent.
 	Stream *Stream
 	Sent   []herald.Delivery
+	// Cap, when set, is the app's frequency cap as the step's targets
+	// claim it: each target's CapUser holds a receipt of the push once
+	// the step is written, or the target is refused (see Facts.Capped).
+	Cap *herald.CapClaim
 }
 
 // Stream is what a step's delivery events need besides its outcomes:

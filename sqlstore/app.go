@@ -13,7 +13,8 @@ import (
 const appColumns = `id, name, api_key, secret_hash, tier, app_user_enabled, registered, time_zone,
 	default_marketing, default_marketing_night, fcm_credentials, webhook_url, webhook_secret, created_at,
 	no_ad_prefix_check, sandbox, send_rate_per_minute, ad_sender_name, ad_sender_contact, ad_opt_out,
-	consent_notice, reconfirmation, identity_verification, webhook_events, approval_mode, approval_min_users`
+	consent_notice, reconfirmation, identity_verification, webhook_events, approval_mode, approval_min_users,
+	marketing_cap_per_day, marketing_cap_per_week`
 
 // appReadColumns are appColumns and those only the service writes.
 const appReadColumns = appColumns + `, fcm_warning, fcm_warning_at, fcm_credentials_at, identity_secret, identity_refusals,
@@ -25,11 +26,12 @@ func scanApp(row scanner) (herald.App, error) {
 	var warned, stored, rotated sql.NullInt64
 	var notice, reconfirm string
 	var events sql.NullString
+	var perDay, perWeek sql.NullInt64
 	err := row.Scan(&a.ID, &a.Name, &a.APIKey, &a.SecretHash, &a.Tier, &a.AppUserEnabled, &a.Registered,
 		&a.TimeZone, &a.DefaultConsent.Marketing, &a.DefaultConsent.MarketingNight, &a.FCMCredentials,
 		&a.WebhookURL, &a.WebhookSecret, &created, &a.NoAdPrefixCheck, &a.Sandbox, &a.SendRatePerMinute,
 		&a.AdSenderName, &a.AdSenderContact, &a.AdOptOut, &notice, &reconfirm, &a.IdentityVerification,
-		&events, &a.Approval.Mode, &a.Approval.MinUsers, &a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
+		&events, &a.Approval.Mode, &a.Approval.MinUsers, &perDay, &perWeek, &a.FCMWarning, &warned, &stored, &a.IdentitySecret, &a.IdentityRefusals,
 		&a.PreviousIdentitySecret, &rotated)
 	if err == nil {
 		err = readNotices(&a, notice, reconfirm)
@@ -38,6 +40,7 @@ func scanApp(row scanner) (herald.App, error) {
 		err = json.Unmarshal([]byte(events.String), &a.WebhookEvents)
 	}
 	a.CreatedAt = time.UnixMilli(created).UTC()
+	a.MarketingCap = herald.MarketingCap{PerDay: intOrNil(perDay), PerWeek: intOrNil(perWeek)}
 	a.FCMWarningAt, a.FCMCredentialsAt = fromMS(warned), fromMS(stored)
 	if rotated.Valid {
 		a.IdentityRotatedAt = time.UnixMilli(rotated.Int64).UTC()
@@ -53,12 +56,12 @@ func appByID(ctx context.Context, c conn, id string) (herald.App, error) {
 func (s *AppStore) CreateApp(ctx context.Context, a herald.App) error {
 	return s.inTx(ctx, func(c conn) error {
 		notice, reconfirm := writeNotices(a)
-		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
+		_, err := c.exec(ctx, `INSERT INTO apps (`+appColumns+`) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`,
 			a.ID, a.Name, a.APIKey, a.SecretHash, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 			a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.FCMCredentials, a.WebhookURL,
 			a.WebhookSecret, a.CreatedAt.UnixMilli(), a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
 			a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a),
-			a.Approval.ModeOrOff(), a.Approval.MinUsers)
+			a.Approval.ModeOrOff(), a.Approval.MinUsers, nullInt(a.MarketingCap.PerDay), nullInt(a.MarketingCap.PerWeek))
 		return err
 	})
 }
@@ -92,12 +95,13 @@ func (s *AppStore) UpdateApp(ctx context.Context, a herald.App) error {
 	return s.execOne(ctx, `UPDATE apps SET name = ?, tier = ?, app_user_enabled = ?, registered = ?, time_zone = ?,
 		default_marketing = ?, default_marketing_night = ?, no_ad_prefix_check = ?, sandbox = ?, send_rate_per_minute = ?,
 		ad_sender_name = ?, ad_sender_contact = ?, ad_opt_out = ?, consent_notice = ?, reconfirmation = ?,
-		identity_verification = ?, webhook_events = ?, approval_mode = ?, approval_min_users = ?
+		identity_verification = ?, webhook_events = ?, approval_mode = ?, approval_min_users = ?,
+		marketing_cap_per_day = ?, marketing_cap_per_week = ?
 		WHERE id = ?`,
 		a.Name, a.Tier, a.AppUserEnabled, a.Registered, a.TimeZone,
 		a.DefaultConsent.Marketing, a.DefaultConsent.MarketingNight, a.NoAdPrefixCheck, a.Sandbox, a.SendRate(),
 		a.AdSenderName, a.AdSenderContact, a.AdOptOut, notice, reconfirm, a.IdentityVerification, writeWebhookEvents(a),
-		a.Approval.ModeOrOff(), a.Approval.MinUsers, a.ID)
+		a.Approval.ModeOrOff(), a.Approval.MinUsers, nullInt(a.MarketingCap.PerDay), nullInt(a.MarketingCap.PerWeek), a.ID)
 }
 
 // writeWebhookEvents is how an app's webhookEvents are stored: a JSON
@@ -152,9 +156,9 @@ func readNotices(a *herald.App, notice, reconfirm string) error {
 // DeleteApp removes an app and everything it owns.
 func (s *AppStore) DeleteApp(ctx context.Context, id string) error {
 	return s.inTx(ctx, func(c conn) error {
-		// user_pushes and the delivery events have no foreign key to
-		// cascade (see migrations 30 and 38).
-		for _, table := range []string{"user_pushes", "delivery_events", "delivery_event_streams"} {
+		// user_pushes, the delivery events and the cap receipts have no
+		// foreign key to cascade (see migrations 30, 38 and 44).
+		for _, table := range []string{"user_pushes", "delivery_events", "delivery_event_streams", "marketing_receipts"} {
 			if _, err := c.exec(ctx, `DELETE FROM `+table+` WHERE app_id = ?`, id); err != nil {
 				return err
 			}
@@ -206,4 +210,22 @@ func (s *AppStore) SetIdentitySecret(ctx context.Context, id string, sealed []by
 // counted together are all kept.
 func (s *AppStore) CountIdentityRefusal(ctx context.Context, id string) error {
 	return s.execOne(ctx, `UPDATE apps SET identity_refusals = identity_refusals + 1 WHERE id = ?`, id)
+}
+
+// nullInt is a nullable whole number as a statement's argument: NULL for
+// nil.
+func nullInt(v *int) any {
+	if v == nil {
+		return nil
+	}
+	return int64(*v)
+}
+
+// intOrNil is a nullable whole number as read: nil for NULL.
+func intOrNil(v sql.NullInt64) *int {
+	if !v.Valid {
+		return nil
+	}
+	n := int(v.Int64)
+	return &n
 }

@@ -168,7 +168,9 @@ func loadChunk(ctx context.Context, c conn, pushID string, chunk int) (sendstore
 }
 
 // stepFacts loads what a step depends on besides its chunk: its targets'
-// devices and, for a step with a retry chunk, the chunk's number. The
+// devices, the users refused a receipt of a capped push (claimReceipts,
+// whose claims the transaction keeps only when the step applies) and, for
+// a step with a retry chunk, the chunk's number. The
 // number is taken first, on the push's row, which is locked before its
 // chunk's in the order FailPush locks them; it is given back with the
 // transaction when the step does not apply.
@@ -182,6 +184,9 @@ func stepFacts(ctx context.Context, c conn, appID, pushID string, st sendstore.C
 	}
 	if len(st.Targets) == 0 {
 		return f, nil
+	}
+	if f.Capped, err = claimReceipts(ctx, c, appID, pushID, st); err != nil {
+		return f, err
 	}
 	ids := make([]string, 0, len(st.Targets))
 	for _, t := range st.Targets {

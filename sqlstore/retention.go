@@ -69,8 +69,8 @@ func (s *RetentionStore) ExpirePushes(ctx context.Context, before, now time.Time
 			}
 			k := p.counts
 			if _, err := c.exec(ctx, `INSERT INTO push_counts (push_id, tokens, sent, failed, suppressed_consent, suppressed_night,
-				unreachable, badge_unsupported, image_unsupported) VALUES (?,?,?,?,?,?,?,?,?)`, p.id, k.Tokens, k.Sent, k.Failed,
-				k.SuppressedConsent, k.SuppressedNight, k.Unreachable, k.BadgeUnsupported, k.ImageUnsupported); err != nil {
+				unreachable, badge_unsupported, image_unsupported, suppressed_cap) VALUES (?,?,?,?,?,?,?,?,?,?)`, p.id, k.Tokens, k.Sent, k.Failed,
+				k.SuppressedConsent, k.SuppressedNight, k.Unreachable, k.BadgeUnsupported, k.ImageUnsupported, k.SuppressedCap); err != nil {
 				return err
 			}
 			if _, err := c.exec(ctx, `INSERT INTO retention_queue (push_id) VALUES (?)`, p.id); err != nil {
@@ -100,18 +100,20 @@ func (s *RetentionStore) retentionTx(ctx context.Context, fn func(c conn) error)
 // keptCounts adds to counts those kept for the expired pushes the
 // condition on push_id selects (see ExpirePushes).
 func keptCounts(ctx context.Context, c conn, counts *herald.Counts, pushes string, args ...any) error {
-	var k struct{ tokens, sent, failed, consent, night, unreachable, badge, image int }
+	var k struct{ tokens, sent, failed, consent, night, unreachable, badge, image, capped int }
 	err := c.queryRow(ctx, `SELECT CAST(COALESCE(SUM(tokens), 0) AS BIGINT), CAST(COALESCE(SUM(sent), 0) AS BIGINT),
 		CAST(COALESCE(SUM(failed), 0) AS BIGINT), CAST(COALESCE(SUM(suppressed_consent), 0) AS BIGINT),
 		CAST(COALESCE(SUM(suppressed_night), 0) AS BIGINT), CAST(COALESCE(SUM(unreachable), 0) AS BIGINT),
-		CAST(COALESCE(SUM(badge_unsupported), 0) AS BIGINT), CAST(COALESCE(SUM(image_unsupported), 0) AS BIGINT)
+		CAST(COALESCE(SUM(badge_unsupported), 0) AS BIGINT), CAST(COALESCE(SUM(image_unsupported), 0) AS BIGINT),
+		CAST(COALESCE(SUM(suppressed_cap), 0) AS BIGINT)
 		FROM push_counts WHERE `+pushes, args...).Scan(&k.tokens, &k.sent, &k.failed, &k.consent, &k.night,
-		&k.unreachable, &k.badge, &k.image)
+		&k.unreachable, &k.badge, &k.image, &k.capped)
 	counts.Tokens += k.tokens
 	counts.Sent += k.sent
 	counts.Failed += k.failed
 	counts.SuppressedConsent += k.consent
 	counts.SuppressedNight += k.night
+	counts.SuppressedCap += k.capped
 	counts.Unreachable += k.unreachable
 	counts.BadgeUnsupported += k.badge
 	counts.ImageUnsupported += k.image

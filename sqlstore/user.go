@@ -376,7 +376,8 @@ func registeredUser(ctx context.Context, c conn, appID, userID string) (herald.U
 	return u, err
 }
 
-// WithdrawUser removes every device and tag of the user and resets its consent,
+// WithdrawUser removes every device, tag and frequency-cap receipt of the
+// user and resets its consent,
 // recorded in the consent trail (which outlives the devices and keeps the
 // user id: see docs/consent.md). The state change is guarded, so of two withdrawals at once one succeeds
 // and the other answers ErrUserWithdrawn.
@@ -407,6 +408,9 @@ func (s *UserStore) WithdrawUser(ctx context.Context, appID, userID string) erro
 			return err
 		}
 		if _, err = c.exec(ctx, `DELETE FROM user_tags WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
+			return err
+		}
+		if _, err = c.exec(ctx, `DELETE FROM marketing_receipts WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
 			return err
 		}
 		return trail.flush(ctx, c, *w.WithdrawnAt)

@@ -105,6 +105,7 @@ func Run(t *testing.T, open func(t *testing.T) Harness) {
 		{"ExportStore", exportTests},
 		{"AudienceStore", audienceTests},
 		{"StreamStore", streamTests},
+		{"CapStore", capTests},
 	} {
 		t.Run(group.name, func(t *testing.T) {
 			for _, tc := range group.tests {

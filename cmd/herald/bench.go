@@ -50,6 +50,8 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 	probeEvery := fs.Duration("probe-every", 200*time.Millisecond, "urgent mode: how often a one-user probe push is sent beside the blast")
 	probePriority := fs.String("probe-priority", string(herald.PriorityHigh), "urgent mode: the probes' options.priority, high or normal")
 	webhookEvents := fs.Bool("webhook-events", false, "turn every webhook event type on (push.sent, push.failed, push.received, push.opened, …) with a receiver in the bench process; delivery ends once it has every push.sent event")
+	marketing := fs.Bool("marketing", false, "mark the pushes marketing (options.isMarketing; the users consent to marketing at any hour)")
+	marketingCap := fs.Int("marketing-cap", 0, "with --marketing, the bench app's marketingCap.perDay (0: no cap)")
 	cpuProfile := fs.String("cpuprofile", "", "write a CPU profile of the push and delivery phase to this file (the bench process's: the server's only with --in-process)")
 	var setup benchSetup
 	setup.flags(fs)
@@ -70,7 +72,7 @@ func runBench(ctx context.Context, args []string, stdout, stderr io.Writer) erro
 		Users: *users, Mode: m, SendRatePerMinute: *sendRate, Latency: *latency, Streams: *streams,
 		RegisterWorkers: *registerWorkers, PushWorkers: *pushWorkers,
 		Events: *openRate != -1, OpenRate: *openRate, EventWorkers: *eventWorkers, WebhookEvents: *webhookEvents,
-		ProbeEvery: *probeEvery, ProbePriority: *probePriority,
+		ProbeEvery: *probeEvery, ProbePriority: *probePriority, Marketing: *marketing, MarketingCap: *marketingCap,
 		StartServer: setup.startServer(stderr), Progress: stderr,
 	}
 	if *cpuProfile != "" {

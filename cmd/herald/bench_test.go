@@ -190,6 +190,19 @@ func TestBench(t *testing.T) {
 	}
 }
 
+// TestBenchMarketing runs `herald bench --marketing --marketing-cap 5`:
+// the pushes are marketing, judged on each device's consent and claimed
+// against the app's frequency cap, and every user still gets the one
+// push (the cap is 5 a day).
+func TestBenchMarketing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("bench registers and pushes to 1000 users")
+	}
+	b, _ := runBenchJSON(t, "--users", "1000", "--in-process", "--marketing", "--marketing-cap", "5")
+	b.checkFigures(1000, 2, 1)
+	b.checkShape("users", "sqlite", "in-process", 0)
+}
+
 // TestBenchModes runs `herald bench` as it runs without flags, the server a
 // `herald serve` process of its own on SQLite, in each mode: 1,000 users
 // in 2 requests of 500 users, 5 of 200 messages, one all-users push, one

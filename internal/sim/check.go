@@ -23,7 +23,11 @@ type observed struct {
 	fcm       map[[2]string]int
 	fcmDevice map[[2]string]bool
 	// reported are the users each push's delivered webhooks named.
-	reported   map[string]map[string]bool
+	reported map[string]map[string]bool
+	// capped notes when each user's first send of each marketing push
+	// that FCM accepted was marked in flight, by user and push: what the
+	// frequency cap counts.
+	capped     map[string]map[string]time.Time
 	violations []string
 
 	deaths, jobErrors, opErrors, sends int
@@ -72,6 +76,7 @@ func (w *world) observe(wt *waiter, v verdict) {
 			w.obs.fcm[[2]string{pushID, msg.Token}]++
 			if m, ok := w.obs.marks[wt.actor+" "+pushID+" "+msg.Token]; ok {
 				w.obs.fcmDevice[[2]string{pushID, m.target.DeviceID}] = true
+				w.noteCapped(pushID, m)
 			}
 		}
 	case wt.kind == pointWebhook && len(wt.args) == 2 && v.answer == nil: // Report(push id, report)
@@ -81,6 +86,59 @@ func (w *world) observe(wt *waiter, v verdict) {
 		}
 		for _, u := range r.Users {
 			w.obs.reported[r.PushID][u.UserID] = true
+		}
+	}
+}
+
+// noteCapped notes a marketing push's send FCM accepted for the user of
+// the device marked (see observed.capped).
+func (w *world) noteCapped(pushID string, m mark) {
+	if m.holder.UserID == nil {
+		return
+	}
+	p, err := w.env.store.PushRecord(context.Background(), pushID)
+	if err != nil || !p.Rule().Charged || !p.Marketing {
+		return
+	}
+	if w.obs.capped == nil {
+		w.obs.capped = map[string]map[string]time.Time{}
+	}
+	user := *m.holder.UserID
+	if w.obs.capped[user] == nil {
+		w.obs.capped[user] = map[string]time.Time{}
+	}
+	if at, ok := w.obs.capped[user][pushID]; !ok || m.at.Before(at) {
+		w.obs.capped[user][pushID] = m.at
+	}
+}
+
+// checkCaps: no user received more marketing pushes than the app's cap
+// allows in a local day, or in any 7×24 hours, counting each push once
+// and only those FCM accepted a send of (the oracle's own count: from
+// the sends it saw, not the store's ledger).
+func (w *world) checkCaps() {
+	c := w.app.MarketingCap
+	for user, pushes := range w.obs.capped {
+		var at []time.Time
+		for _, t := range pushes {
+			at = append(at, t)
+		}
+		slices.SortFunc(at, time.Time.Compare)
+		days := map[string]int{}
+		for i, t := range at {
+			day := t.In(w.app.Location()).Format(time.DateOnly)
+			if days[day]++; c.PerDay != nil && days[day] > *c.PerDay {
+				w.violate("user %s received %d marketing pushes on %s, over the cap of %d a day", user, days[day], day, *c.PerDay)
+			}
+			week := 0
+			for _, s := range at[:i+1] {
+				if !s.Before(t.Add(-herald.CapWeek)) {
+					week++
+				}
+			}
+			if c.PerWeek != nil && week > *c.PerWeek {
+				w.violate("user %s received %d marketing pushes in the 7×24 h to %s, over the cap of %d", user, week, t.UTC().Format(time.DateTime), *c.PerWeek)
+			}
 		}
 	}
 }
@@ -164,6 +222,7 @@ func (w *world) check() {
 		w.checkPush(ctx, p)
 	}
 	w.checkReconfirmations(ctx, ids)
+	w.checkCaps()
 	if len(w.obs.violations) > 0 {
 		w.t.Errorf("seed %d: %d invariant(s) broken:\n  %s\nreplay: HERALD_SIM_SEED=%d go test ./internal/sim -run 'TestSim$' -v",
 			w.seed, len(w.obs.violations), joinLines(w.obs.violations), w.seed)
@@ -209,7 +268,7 @@ func (w *world) checkPush(ctx context.Context, p herald.Push) {
 		return
 	}
 	c := p.Counts
-	if p.Status == herald.StatusDone && c.Tokens != c.Sent+c.Failed+c.SuppressedConsent+c.SuppressedNight+c.DeferredNight {
+	if p.Status == herald.StatusDone && c.Tokens != c.Sent+c.Failed+c.SuppressedConsent+c.SuppressedNight+c.SuppressedCap+c.DeferredNight {
 		w.violate("push %s counts do not add up: %+v", p.ID, c)
 	}
 	if c.Received > c.Sent || c.Opened > c.Received {

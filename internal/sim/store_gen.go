@@ -66,6 +66,18 @@ func (s *Store) AppByAPIKey(a0 context.Context, a1 string) (herald.App, error) {
 	return r0, r1
 }
 
+// CappedUsers is a scheduling point around the store's CappedUsers.
+func (s *Store) CappedUsers(a0 context.Context, a1 string, a2 string, a3 []string, a4 herald.CapClaim) (map[string]bool, error) {
+	v, err := s.before(a0, "CappedUsers", a1, a2, a3, a4)
+	if err != nil {
+		var r0 map[string]bool
+		return r0, err
+	}
+	r0, r1 := s.inner.CappedUsers(a0, a1, a2, a3, a4)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
 // ClaimReconfirmation is a scheduling point around the store's ClaimReconfirmation.
 func (s *Store) ClaimReconfirmation(a0 context.Context, a1 string, a2 string, a3 time.Time, a4 *herald.Push, a5 []herald.Recipient, a6 herald.Job) (int, bool, error) {
 	v, err := s.before(a0, "ClaimReconfirmation", a1, a2, a3, a4, a5, a6)
@@ -405,6 +417,18 @@ func (s *Store) PushRecord(a0 context.Context, a1 string) (herald.Push, error) {
 	return r0, r1
 }
 
+// ReceiptUsers is a scheduling point around the store's ReceiptUsers.
+func (s *Store) ReceiptUsers(a0 context.Context, a1 string) ([]string, error) {
+	v, err := s.before(a0, "ReceiptUsers", a1)
+	if err != nil {
+		var r0 []string
+		return r0, err
+	}
+	r0, r1 := s.inner.ReceiptUsers(a0, a1)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
 // Recipients is a scheduling point around the store's Recipients.
 func (s *Store) Recipients(a0 context.Context, a1 string) ([]herald.Recipient, error) {
 	v, err := s.before(a0, "Recipients", a1)
@@ -451,6 +475,17 @@ func (s *Store) RecordReconfirmed(a0 context.Context, a1 string, a2 string, a3 [
 	r0, r1 := s.inner.RecordReconfirmed(a0, a1, a2, a3, a4)
 	r1 = s.after(v, r1)
 	return r0, r1
+}
+
+// ReleaseReceipts is a scheduling point around the store's ReleaseReceipts.
+func (s *Store) ReleaseReceipts(a0 context.Context, a1 string, a2 []string) error {
+	v, err := s.before(a0, "ReleaseReceipts", a1, a2)
+	if err != nil {
+		return err
+	}
+	r0 := s.inner.ReleaseReceipts(a0, a1, a2)
+	r0 = s.after(v, r0)
+	return r0
 }
 
 // ResumeChunk is a scheduling point around the store's ResumeChunk.

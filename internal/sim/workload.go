@@ -37,7 +37,7 @@ func (w *world) setup() {
 	zones := []string{"Asia/Seoul", "UTC", "America/New_York"}
 	app := herald.App{ID: "app_sim", Name: "sim", APIKey: herald.NewAPIKey(), SecretHash: []byte("h"), Tier: herald.TierBusiness,
 		Registered: true, TimeZone: zones[w.rng.IntN(len(zones))], AdSenderName: "Sim", AdSenderContact: "080-000-0000",
-		AdOptOut: "Settings", Reconfirmation: herald.Reconfirmation{Enabled: true}}
+		AdOptOut: "Settings", Reconfirmation: herald.Reconfirmation{Enabled: true}, MarketingCap: capOf(w.seed)}
 	w.env.must(db.CreateApp(ctx, app))
 	w.env.must(db.SetFCMCredentials(ctx, app.ID, w.mk.Seal([]byte(`{"type":"service_account","project_id":"sim"}`))))
 	w.env.must(db.SetWebhook(ctx, app.ID, "https://hooks.example.com/h", w.mk.Seal([]byte("whsec_c2VjcmV0"))))
@@ -56,6 +56,19 @@ func (w *world) setup() {
 	if w.app, err = db.App(ctx, app.ID); err != nil {
 		w.t.Fatal(err)
 	}
+}
+
+// capOf is the app's frequency cap, from the seed without drawing from
+// the run's randomness (so that a seed's workload stays the one it was):
+// 1 to 3 marketing pushes a day and, for two seeds in three, 2 to 4 a
+// week.
+func capOf(seed uint64) herald.MarketingCap {
+	day, week := 1+int(seed%3), 2+int(seed/3%3)
+	c := herald.MarketingCap{PerDay: &day}
+	if seed/9%3 > 0 {
+		c.PerWeek = &week
+	}
+	return c
 }
 
 func (w *world) register(ctx context.Context, device string, user *string) {

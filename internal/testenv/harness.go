@@ -220,7 +220,7 @@ type PushView struct {
 	Marketing, IsUsingBadge        bool
 	ServerActions                  float64
 	Counts                         struct {
-		RequestedUsers, Tokens, Sent, Failed, SuppressedConsent, SuppressedNight, Unreachable int
+		RequestedUsers, Tokens, Sent, Failed, SuppressedConsent, SuppressedNight, SuppressedCap, Unreachable int
 	}
 	UnreachableUsers []struct{ UserID, Reason string }
 	Failures         []struct{ UserID, Token, Error string }
