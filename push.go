@@ -129,6 +129,12 @@ func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 	if p.High() && p.Marketing {
 		return Push{}, Invalid(Detail{Field: "options.priority", Reason: HighMarketingReason})
 	}
+	if p.Spread() && p.High() {
+		return Push{}, Invalid(Detail{Field: "options.spreadMinutes", Reason: SpreadHighReason})
+	}
+	if p.Spread() && p.NightPolicy == NightDefer {
+		return Push{}, Invalid(Detail{Field: "options.spreadMinutes", Reason: SpreadDeferReason})
+	}
 	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
 	// a setting, counted in each marketing message's payload.
 	if err := p.FixAdFooter(app, req.Recipients); err != nil {
@@ -150,7 +156,7 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
 		Localized: req.Localized, Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
 		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, TTL: req.TTL,
-		Priority: req.Priority, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
+		Priority: req.Priority, SpreadMinutes: req.SpreadMinutes, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
 	}
 	if p.ScheduledAt != nil {
 		p.Status = StatusScheduled
@@ -301,6 +307,13 @@ type Push struct {
 	TTL *int
 	// Priority is options.priority ("" is PriorityNormal).
 	Priority Priority
+	// SpreadMinutes is options.spreadMinutes: the push's users are sent
+	// evenly over that many minutes from its start (see SpreadDue); 0
+	// when not spread. SpreadUsers is how many users its fan-out counted
+	// at its start (each device no user is mapped to as one), the
+	// spread's denominator; 0 until then.
+	SpreadMinutes int
+	SpreadUsers   int
 	// DeferredUntil is when the push's deferred part (see NightDefer) is
 	// sent: set, with Counts.DeferredNight, while one waits.
 	DeferredUntil *time.Time

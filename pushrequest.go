@@ -32,6 +32,9 @@ type PushRequest struct {
 	TTL *int
 	// Priority is options.priority ("" is PriorityNormal).
 	Priority Priority
+	// SpreadMinutes is options.spreadMinutes (see Push.SpreadMinutes); 0
+	// when absent.
+	SpreadMinutes int
 	// ScheduledAt is when a scheduled push is due; nil sends it now.
 	ScheduledAt *time.Time
 	// Test marks an operator's test push, which is charged nothing.

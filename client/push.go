@@ -85,6 +85,10 @@ type Options struct {
 	// the like, sent ahead of the project's normal pushes (never
 	// marketing).
 	Priority string `json:"priority,omitempty"`
+	// SpreadMinutes spreads the push's sends evenly over that many
+	// minutes (1–1440) from its start; 0 sends them as fast as the rates
+	// allow. Not on PushMessages.
+	SpreadMinutes int `json:"spreadMinutes,omitempty"`
 }
 
 // PushResult is the answer to an accepted push.
