@@ -534,12 +534,14 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 }
 
 // NetServerActionsHalf is what the push costs after its refunds, in half
-// units: nothing once cancelled (Refund gives back each charge whole); a
-// cancelled night-deferred part is already deducted from
-// ServerActionsHalf when it is refunded (DeferRefund). The admin JSON and
-// its sums show this, as the usage ledger does.
+// units: nothing once cancelled before it began (Refund gives back each
+// charge whole); a push cancelled while it sent (held, or spread) keeps
+// its charge, as the ledger does; a cancelled night-deferred part is
+// already deducted from ServerActionsHalf when it is refunded
+// (DeferRefund). The admin JSON and its sums show this, as the usage
+// ledger does.
 func (p Push) NetServerActionsHalf() int64 {
-	if p.Status == StatusCancelled {
+	if p.Status == StatusCancelled && p.StartedAt == nil {
 		return 0
 	}
 	return p.ServerActionsHalf

@@ -229,3 +229,44 @@ func TestSpreadNight(t *testing.T) {
 		}
 	}
 }
+
+// TestSpreadCancel: a spread push is cancelled while it sends: 200 with
+// status cancelled; its users not yet due are never sent, even once
+// their time passes, and its charge stands (it began, as a held push's).
+func TestSpreadCancel(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	start0 := time.Date(2026, 12, 2, 14, 0, 0, 0, testenv.Seoul)
+	clk.Freeze(start0)
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(map[string]any{"tier": "business"})
+	users := spreadUsers(e, a, "cancel-", 40)
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": users, "title": "Sale", "content": "Today",
+		"options": map[string]any{"spreadMinutes": 10}})
+	if res.Status != http.StatusOK {
+		t.Fatalf("push: got %d %s", res.Status, res.Body)
+	}
+	id := res.Header.Get("X-Push-Id")
+	waitSpreadStep(t, e, id, 1)
+	clk.Freeze(start0.Add(time.Minute + 7*time.Second))
+	waitSpreadStep(t, e, id, 5)
+	var p testenv.PushView
+	if code := e.AdminJSON("POST", "/admin/v1/pushes/"+id+"/cancel", nil, &p); code != http.StatusOK || p.Status != "cancelled" || p.Counts.Sent != 5 {
+		t.Fatalf("cancel: got %d %+v, want 200 cancelled with 5 sent", code, p)
+	}
+	clk.Freeze(start0.Add(11 * time.Minute)) // every user's time has passed
+	testenv.WaitFor(t, "the push's send jobs to end", 30*time.Second, func() bool {
+		var n int
+		if err := e.QueryRow(`SELECT COUNT(*) FROM river_job WHERE kind = 'herald.send' AND state NOT IN ('completed', 'cancelled', 'discarded')`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n == 0
+	})
+	waitSpreadStep(t, e, id, 5)
+	if got := e.Push(id); got.Status != "cancelled" || got.Counts.Sent != 5 || got.ServerActions != 20 || e.Usage(a) != 20 {
+		t.Fatalf("after the spread's end: got %+v, usage %v; want cancelled, 5 sent, 20 Server Actions charged", got, e.Usage(a))
+	}
+	if code := e.AdminJSON("POST", "/admin/v1/pushes/"+id+"/cancel", nil, nil); code != http.StatusConflict {
+		t.Errorf("cancel again: got %d, want 409", code)
+	}
+}

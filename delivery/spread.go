@@ -57,7 +57,9 @@ func (s *Service) spreadJobs(f *sendstore.Fanout, p herald.Push) {
 // spread returns how many of the slots (the next ones of the chunk, in
 // order) are due now: all for a push not spread. When none is, it waits
 // in-process for the first when it is due within spreadNap (and the run
-// may go on), else ends the run until then.
+// may go on), and then goes on only while the push is still sending (it
+// may have been cancelled meanwhile); else it ends the run until then,
+// whose next run starts only for a push still sending (see send).
 func (c *chunk) spread(ctx context.Context, slots []herald.Delivery, res *chunkResult) int {
 	if !c.push.Spread() {
 		return len(slots)
@@ -78,6 +80,10 @@ func (c *chunk) spread(ctx context.Context, slots []herald.Delivery, res *chunkR
 		}
 		if err := c.s.sleep(ctx, wait); err != nil {
 			res.err = err
+			return 0
+		}
+		if p, err := c.s.sends.PushRecord(ctx, c.push.ID); err != nil || p.Status != herald.StatusSending {
+			res.err, res.stopped = err, err == nil // cancelled meanwhile: nothing more is sent
 			return 0
 		}
 	}
