@@ -272,7 +272,7 @@ func (w *world) pushRequest(now time.Time) herald.PushRequest {
 		at := now.Add(time.Minute + time.Duration(w.rng.Int64N(int64(scheduleAhead)))).Truncate(time.Second)
 		req.ScheduledAt = &at
 	}
-	if req.Kind != herald.KindMessages && req.Kind != herald.KindToken && req.NightPolicy != herald.NightDefer && w.rng.IntN(4) == 0 {
+	if req.Kind != herald.KindMessages && req.Kind != herald.KindToken && req.NightPolicy != herald.NightDefer && w.rng.IntN(3) == 0 {
 		req.SpreadMinutes = 1 + w.rng.IntN(30) // spread sends, under the run's node deaths and restarts
 	}
 	return req
