@@ -270,3 +270,37 @@ func TestSpreadCancel(t *testing.T) {
 		t.Errorf("cancel again: got %d, want 409", code)
 	}
 }
+
+// TestSpreadScheduled: a scheduled push spreads from its scheduled time:
+// 4 users over 2 minutes from 15:00 are sent at 15:00, 15:00:30, 15:01
+// and 15:01:30, none before.
+func TestSpreadScheduled(t *testing.T) {
+	t.Parallel()
+	clk := &testenv.Clock{}
+	at := time.Date(2026, 12, 2, 15, 0, 0, 0, testenv.Seoul)
+	clk.Freeze(at.Add(-10 * time.Minute))
+	e := start(t, testenv.Clocked(clk))
+	a := e.NewApp(map[string]any{"tier": "business"})
+	users := spreadUsers(e, a, "sched-", 4)
+	res := e.ServerDo("POST", "/api/push/v2/users", a.Keys(), map[string]any{"userIds": users, "title": "Sale", "content": "Today",
+		"options": map[string]any{"spreadMinutes": 2, "scheduleTime": "2026-12-02T15:00"}})
+	if res.Status != http.StatusOK {
+		t.Fatalf("push: got %d %s", res.Status, res.Body)
+	}
+	id := res.Header.Get("X-Push-Id")
+	if p := e.pushJSON(id); p["status"] != "scheduled" || p["spreadMinutes"] != 2.0 || p["spreadUntil"] != nil {
+		t.Fatalf("before its time: status %v, spreadMinutes %v, spreadUntil %v; want scheduled, 2, null", p["status"], p["spreadMinutes"], p["spreadUntil"])
+	}
+	clk.Freeze(at)
+	waitSpreadStep(t, e, id, 1)
+	if p := e.pushJSON(id); p["spreadUntil"] != at.Add(2*time.Minute).UTC().Format(time.RFC3339) {
+		t.Fatalf("spreadUntil: got %v, want %s", p["spreadUntil"], at.Add(2*time.Minute).UTC().Format(time.RFC3339))
+	}
+	clk.Freeze(at.Add(time.Minute + 10*time.Second))
+	waitSpreadStep(t, e, id, 3)
+	clk.Freeze(at.Add(2 * time.Minute))
+	if final := e.WaitFinal(id, 30*time.Second); final.Status != "done" || final.Counts.Sent != 4 {
+		t.Fatalf("at the end: got %s, %d sent; want done, 4 sent", final.Status, final.Counts.Sent)
+	}
+	waitSpreadStep(t, e, id, 4)
+}
