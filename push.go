@@ -129,6 +129,15 @@ func NewPush(app App, req PushRequest, now time.Time) (Push, error) {
 	if p.High() && p.Marketing {
 		return Push{}, Invalid(Detail{Field: "options.priority", Reason: HighMarketingReason})
 	}
+	if p.Spread() && p.High() {
+		return Push{}, Invalid(Detail{Field: "options.spreadMinutes", Reason: SpreadHighReason})
+	}
+	if p.Spread() && p.NightPolicy == NightDefer {
+		return Push{}, Invalid(Detail{Field: "options.spreadMinutes", Reason: SpreadDeferReason})
+	}
+	if p.Spread() && p.LocalTime {
+		return Push{}, Invalid(Detail{Field: "options.spreadMinutes", Reason: SpreadLocalReason})
+	}
 	// The ad footer (art. 50(4)) is fixed now: refused when the app lacks
 	// a setting, counted in each marketing message's payload.
 	if err := p.FixAdFooter(app, req.Recipients); err != nil {
@@ -150,7 +159,7 @@ func buildPush(app App, id string, req PushRequest, now time.Time) Push {
 		ID: id, AppID: app.ID, Kind: req.Kind, Topic: req.Topic, Token: req.Token, Filter: req.Filter, SegmentID: req.SegmentID,
 		Localized: req.Localized, Status: StatusSending, Content: req.Content, Badge: req.Badge, IsMarketingOpt: req.IsMarketingOpt,
 		NightPolicy: req.NightPolicy, RequestGroupID: req.RequestGroupID, ScheduledAt: req.ScheduledAt, LocalTime: req.LocalTime, TTL: req.TTL,
-		Priority: req.Priority, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
+		Priority: req.Priority, SpreadMinutes: req.SpreadMinutes, CreatedAt: now.UTC().Truncate(time.Millisecond), RequestedUsers: len(req.Recipients),
 	}
 	if p.ScheduledAt != nil {
 		p.Status = StatusScheduled
@@ -308,6 +317,13 @@ type Push struct {
 	TTL *int
 	// Priority is options.priority ("" is PriorityNormal).
 	Priority Priority
+	// SpreadMinutes is options.spreadMinutes: the push's users are sent
+	// evenly over that many minutes from its start (see SpreadDue); 0
+	// when not spread. SpreadUsers is how many users its fan-out counted
+	// at its start (each device no user is mapped to as one), the
+	// spread's denominator; 0 until then.
+	SpreadMinutes int
+	SpreadUsers   int
 	// DeferredUntil is when the push's deferred part (see NightDefer) is
 	// sent: set, with Counts.DeferredNight, while one waits.
 	DeferredUntil *time.Time
@@ -537,12 +553,14 @@ func ParseScheduleTime(s string, loc *time.Location, received time.Time) (time.T
 }
 
 // NetServerActionsHalf is what the push costs after its refunds, in half
-// units: nothing once cancelled (Refund gives back each charge whole); a
-// cancelled night-deferred part is already deducted from
-// ServerActionsHalf when it is refunded (DeferRefund). The admin JSON and
-// its sums show this, as the usage ledger does.
+// units: nothing once cancelled before it began (Refund gives back each
+// charge whole); a push cancelled while it sent (held, or spread) keeps
+// its charge, as the ledger does; a cancelled night-deferred part is
+// already deducted from ServerActionsHalf when it is refunded
+// (DeferRefund). The admin JSON and its sums show this, as the usage
+// ledger does.
 func (p Push) NetServerActionsHalf() int64 {
-	if p.Status == StatusCancelled {
+	if p.Status == StatusCancelled && p.StartedAt == nil {
 		return 0
 	}
 	return p.ServerActionsHalf

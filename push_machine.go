@@ -41,7 +41,10 @@ import (
 // ¹ CheckEditable: until 5 minutes before the send time (ErrScheduleLocked).
 // ² only the part deferred to the morning (NightDefer), until 5 minutes
 // before it (CheckDeferCancel), none begun (ErrNothingDeferred); a push
-// sent at once without one is ErrScheduleLocked as CheckEditable says.
+// sent at once without one is ErrScheduleLocked as CheckEditable says. A
+// spread push (options.spreadMinutes) is cancelled whole while it sends
+// (status cancelled): its users not yet sent are not sent, and it is
+// charged as a held push is (³).
 // ³ refunded whole when it had not begun; its charge stands otherwise.
 // ⁴ a fan-out begun is not begun again (ErrPushStarted).
 // ⁵ a push with options.nightPolicy "defer".
@@ -293,6 +296,13 @@ func (p *Push) cancel(st PushStep, f PushFacts, e *PushEffects) error {
 		}
 	case p.Status == StatusSending && p.NightPolicy == NightDefer:
 		return p.cancelDeferred(st, f, e)
+	case p.Status == StatusSending && p.Spread():
+		// Its users not yet due are not sent (each chunk's run stops at
+		// its next wave); as a held push's, refunded whole when nothing
+		// of it began, its charge standing otherwise.
+		if p.StartedAt == nil {
+			e.Usage = Refund(f.Ledger, st.At)
+		}
 	default:
 		if err := p.CheckEditable(st.At); err != nil {
 			return err

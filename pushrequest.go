@@ -32,6 +32,9 @@ type PushRequest struct {
 	TTL *int
 	// Priority is options.priority ("" is PriorityNormal).
 	Priority Priority
+	// SpreadMinutes is options.spreadMinutes (see Push.SpreadMinutes); 0
+	// when absent.
+	SpreadMinutes int
 	// ScheduledAt is when a scheduled push is due; nil sends it now.
 	ScheduledAt *time.Time
 	// LocalTime is options.localTime: each device is sent at the wall

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/url"
+	"strconv"
 	"strings"
 	"time"
 
@@ -49,6 +50,10 @@ type composeForm struct {
 	// LocalTime is options.localTime: each device at ScheduleTime in its
 	// own zone.
 	LocalTime bool
+	// SpreadMinutes is options.spreadMinutes as typed ("" for none): sent
+	// as a number when it is a whole one, else as typed, for the Server
+	// API to refuse as it refuses any other value.
+	SpreadMinutes string
 	// Key makes the confirmed post idempotent: sent twice (a double click),
 	// it makes one push.
 	Key string
@@ -65,7 +70,7 @@ func composeFormOf(f url.Values) composeForm {
 		ImageURL: strings.TrimSpace(f.Get("imageURL")), RequestGroupID: strings.TrimSpace(f.Get("requestGroupId")),
 		IsMarketing: f.Get("isMarketing") == "true", IsUsingBadge: f.Get("isUsingBadge") == "true",
 		ScheduleTime: strings.TrimSpace(f.Get("scheduleTime")), NightPolicy: f.Get("nightPolicy"),
-		Priority: f.Get("priority"), LocalTime: f.Get("localTime") == "true", Key: f.Get("key")}
+		Priority: f.Get("priority"), LocalTime: f.Get("localTime") == "true", SpreadMinutes: strings.TrimSpace(f.Get("spreadMinutes")), Key: f.Get("key")}
 }
 
 // userIDList splits the user IDs typed one per line (or separated by
@@ -122,6 +127,12 @@ func (f composeForm) request() (herald.PushKind, []byte, error) {
 	}
 	if f.Priority != "" && f.Priority != string(herald.PriorityNormal) { // the Server API judges any other value
 		opts["priority"] = f.Priority
+	}
+	if f.SpreadMinutes != "" {
+		opts["spreadMinutes"] = f.SpreadMinutes // the Server API refuses a string
+		if n, err := strconv.Atoi(f.SpreadMinutes); err == nil {
+			opts["spreadMinutes"] = n
+		}
 	}
 	if f.IsUsingBadge {
 		opts["isUsingBadge"] = true

@@ -156,6 +156,24 @@ func TestDashboardCompose(t *testing.T) {
 		wantStatus(t, resp, body, http.StatusBadRequest)
 		wantIn(t, "local time without a send time", body, "<code>options.localTime</code>")
 	})
+	t.Run("Spread", func(t *testing.T) {
+		_, body := b.get(appPath + "/compose")
+		wantIn(t, "compose page", body, `id="compose-spread" name="spreadMinutes"`)
+		form := url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"Sale"}, "content": {"Today"}, "spreadMinutes": {"30"}}
+		resp, body := compose(t, form)
+		wantStatus(t, resp, body, http.StatusOK)
+		wantIn(t, "spread review", body, `id="review-spread">its sends spread evenly over 30 minutes`, `name="spreadMinutes" value="30"`)
+		form.Set("confirmed", "yes")
+		form.Set("key", composeKey.FindStringSubmatch(body)[1])
+		resp, body = compose(t, form)
+		wantStatus(t, resp, body, http.StatusSeeOther)
+		p, err := e.db.Push(context.Background(), strings.TrimPrefix(resp.Header.Get("Location"), appPath+"/pushes/"))
+		if err != nil || p.SpreadMinutes != 30 {
+			t.Fatalf("composed spread push: got %+v %v, want spreadMinutes 30", p, err)
+		}
+		_, body = b.get(resp.Header.Get("Location"))
+		wantIn(t, "push page", body, `id="push-spread">over 30 minutes`)
+	})
 	t.Run("ErrRefusedAsTheServerAPI", func(t *testing.T) {
 		before := e.pushCount(t, appPath)
 		for name, c := range map[string]struct {
@@ -169,6 +187,8 @@ func TestDashboardCompose(t *testing.T) {
 			"BadTopic":        {url.Values{"target": {"topic"}, "topic": {"a b"}, "title": {"T"}, "content": {"c"}}, "topic"},
 			"BadGroup":        {url.Values{"target": {"all"}, "title": {"T"}, "content": {"c"}, "requestGroupId": {"1234"}}, "options.requestGroupId"},
 			"BadTarget":       {url.Values{"target": {"everyone"}, "title": {"T"}, "content": {"c"}}, "target"},
+			"SpreadWord":      {url.Values{"target": {"all"}, "title": {"T"}, "content": {"c"}, "spreadMinutes": {"ten"}}, "options.spreadMinutes"},
+			"SpreadOverADay":  {url.Values{"target": {"all"}, "title": {"T"}, "content": {"c"}, "spreadMinutes": {"1441"}}, "options.spreadMinutes"},
 			"HighAd": {url.Values{"target": {"users"}, "userIds": {"u1"}, "title": {"(광고) Sale"}, "content": {"c"}, "isMarketing": {"true"},
 				"priority": {"high"}}, "options.priority"},
 		} {

@@ -62,6 +62,11 @@ type pushJSON struct {
 	TTL *int `json:"ttl"`
 	// Priority is options.priority ("normal" or "high").
 	Priority herald.Priority `json:"priority"`
+	// SpreadMinutes is options.spreadMinutes; null when the push is not
+	// spread. SpreadUntil is when its last user is due, once it started;
+	// null before and for a push not spread.
+	SpreadMinutes *int       `json:"spreadMinutes"`
+	SpreadUntil   *time.Time `json:"spreadUntil"`
 	// Approvals are the steps of its approval, the request first; [] for
 	// a push that did not wait for one. ApprovalExpiresAt is when one
 	// awaiting approval lapses; null otherwise.
@@ -129,6 +134,12 @@ func pushToJSON(a herald.App, p herald.Push) pushJSON {
 	}
 	if out.Priority == "" {
 		out.Priority = herald.PriorityNormal
+	}
+	if p.Spread() {
+		out.SpreadMinutes = &p.SpreadMinutes
+	}
+	if end := p.SpreadEnd(); !end.IsZero() {
+		out.SpreadUntil = &end
 	}
 	out.Approvals, out.ApprovalExpiresAt = approvalsOf(p)
 	if out.NightPolicy == "" {

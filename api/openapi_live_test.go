@@ -455,6 +455,10 @@ func (e *liveEnv) pushes() string {
 	}, "options": map[string]any{"priority": "high"}}, http.StatusOK) // shown with priority high in the history
 	e.server(biz, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "t", "content": "c",
 		"options": map[string]any{"priority": "urgent"}}, http.StatusBadRequest)
+	e.server(biz, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "Later", "content": "Over a minute",
+		"options": map[string]any{"spreadMinutes": 1}}, http.StatusOK) // shown with spreadMinutes and spreadUntil in the history
+	e.server(biz, http.MethodPost, "/api/push/v2/users", map[string]any{"userIds": []any{"user-1"}, "title": "t", "content": "c",
+		"options": map[string]any{"spreadMinutes": 1.5}}, http.StatusBadRequest)
 	e.server(biz, http.MethodPost, "/api/topic/v2/subscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/push/v2/topics", map[string]any{"topic": "news", "title": "News", "content": "Today"}, http.StatusOK)
 	e.server(biz, http.MethodPost, "/api/topic/v2/unsubscribe", map[string]any{"topic": "news", "userIds": []any{"user-1"}}, http.StatusOK)

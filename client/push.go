@@ -89,6 +89,10 @@ type Options struct {
 	// zone's clock reads ScheduleTime (the app's zone for a device that
 	// reported none).
 	LocalTime bool `json:"localTime,omitempty"`
+	// SpreadMinutes spreads the push's sends evenly over that many
+	// minutes (1–1440) from its start; 0 sends them as fast as the rates
+	// allow. Not on PushMessages.
+	SpreadMinutes int `json:"spreadMinutes,omitempty"`
 }
 
 // PushResult is the answer to an accepted push.

@@ -90,6 +90,11 @@ func (s *Service) fanout(ctx context.Context, args FanoutArgs, yieldAt time.Time
 			p.Status, p.StartedAt = herald.StatusSending, &now
 			return s.sendChunk(ctx, sending{push: p, app: app, recipients: rs}, SendArgs{PushID: p.ID}, attempt, false)
 		}
+		if p.Spread() && p.StartedAt == nil { // the page started it: its later pages' chunks are due from the start recorded
+			if p, err = s.fanouts.PushRecord(ctx, p.ID); err != nil {
+				return err
+			}
+		}
 		if from = f.To; !yieldAt.IsZero() && time.Now().After(yieldAt) {
 			return river.JobSnooze(0)
 		}
@@ -134,7 +139,7 @@ func lone(p herald.Push, cursor sendstore.FanoutCursor, sends bool) bool {
 // mayBeLone reports a push whose fan-out sends its chunk itself when it
 // makes one (see lone).
 func mayBeLone(p herald.Push) bool {
-	return (p.Token != "" || !p.Rule().Targeted) && p.ScheduledAt == nil && p.NightPolicy != herald.NightDefer
+	return (p.Token != "" || !p.Rule().Targeted) && p.ScheduledAt == nil && p.NightPolicy != herald.NightDefer && !p.Spread()
 }
 
 // fanoutPage plans the next page of a push's fan-out: every device of the
@@ -156,6 +161,11 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		if err != nil {
 			return f, err
 		}
+		if p.Spread() && from.Start() {
+			if f.SpreadUsers, err = s.fanouts.CountSelected(ctx, p.AppID, sel); err != nil {
+				return f, err
+			}
+		}
 		list, after, err := s.fanouts.DevicePage(ctx, p.AppID, sel, from.After, s.cfg.FanoutPage)
 		if err != nil {
 			return f, err
@@ -171,6 +181,9 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		for idx, r := range rs {
 			groups = append(groups, recipientDevices{r: r, idx: idx, devices: devices[r.UserID]})
 		}
+		if p.Spread() {
+			f.SpreadUsers = len(rs)
+		}
 	}
 	f.Deliveries, f.Deferred, f.LateLocal = plan(p, groups, rule, s.cfg.ChunkSize, &f.To)
 	if !lone(p, f.To, sends) { // a lone chunk is sent by the fan-out's job
@@ -179,6 +192,7 @@ func (s *Service) fanoutPage(ctx context.Context, app herald.App, p herald.Push,
 		}
 	}
 	s.deferJobs(&f)
+	s.spreadJobs(&f, p)
 	return f, nil
 }
 

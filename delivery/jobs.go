@@ -80,8 +80,9 @@ func (a FanoutArgs) InsertOpts() river.InsertOpts {
 type SendArgs struct {
 	PushID string `json:"pushId"`
 	Chunk  int    `json:"chunk"`
-	// Due is when a retry chunk is due, on the service's clock (River's);
-	// zero for at once.
+	// Due is when a retry chunk is due, or a spread push's chunk (its
+	// first slot, see spreadJobs), on the service's clock (River's); zero
+	// for at once.
 	Due time.Time `json:"due,omitzero"`
 	// Morning is when a deferred chunk is sent (the next 08:00, see
 	// herald.NightDefer), on the service's clock; its retry chunks keep it,

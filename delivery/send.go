@@ -110,6 +110,9 @@ func (s *Service) sendChunk(ctx context.Context, k sending, args SendArgs, attem
 	if !args.Morning.IsZero() {
 		c.deadline = args.Morning.Add(s.cfg.RetryFor) // a deferred chunk's hour starts in the morning
 	}
+	if end := p.SpreadEnd(); !end.IsZero() {
+		c.deadline = end.Add(s.cfg.RetryFor) // a spread push's last users have their hour too
+	}
 	c.giveUp = !s.cfg.Now().Before(c.deadline)
 	c.yieldAt = time.Now().Add(s.cfg.SendSlice) // real time: it bounds the job's run, see RescueAfter
 	r := c.sendSlots(ctx, args.Chunk, work)

@@ -38,6 +38,7 @@ type FanoutStore interface {
 	PushRecord(ctx context.Context, id string) (herald.Push, error)
 	Recipients(ctx context.Context, pushID string) ([]herald.Recipient, error)
 	DevicePage(ctx context.Context, appID string, sel sendstore.Selection, after sendstore.DeviceCursor, limit int) ([]herald.Device, sendstore.DeviceCursor, error)
+	CountSelected(ctx context.Context, appID string, sel sendstore.Selection) (int, error)
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
 	DeviceByToken(ctx context.Context, appID, token string) (herald.Device, error)
 	FanoutProgress(ctx context.Context, pushID string) (sendstore.FanoutCursor, bool, error)

@@ -120,12 +120,16 @@ func (w *window) checkStop(ctx context.Context, res *chunkResult) {
 	}
 }
 
-// dispatch judges the next n slots (fewer when the app's send rate allows
-// fewer now), marks them in flight in one write that also settles what
+// dispatch judges the next n slots (fewer when fewer of a spread push's
+// are due, or the app's send rate allows fewer now), marks them in flight in one write that also settles what
 // came back, and sends those to be sent.
 func (w *window) dispatch(ctx context.Context, n int, res *chunkResult) {
 	c := w.c
 	if !c.authorize(ctx, res) {
+		w.stop = true
+		return
+	}
+	if n = c.spread(ctx, w.slots[w.next:w.next+n], res); n == 0 {
 		w.stop = true
 		return
 	}

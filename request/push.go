@@ -160,6 +160,25 @@ func (o Object) ttl(raw json.RawMessage) *int {
 	return &seconds
 }
 
+// spreadMinutes reads options.spreadMinutes: a whole number of minutes
+// (no fraction or exponent, no string) within herald.SpreadProblem's
+// range, on every push endpoint but /messages; 0 when refused.
+func (o Object) spreadMinutes(raw json.RawMessage, kind herald.PushKind) int {
+	if kind == herald.KindMessages {
+		o.Fail("spreadMinutes", "is not available on this endpoint")
+		return 0
+	}
+	n, err := strconv.ParseInt(string(bytes.TrimSpace(raw)), 10, 64)
+	if err != nil {
+		n = -1 // a fraction, an exponent, a string, a boolean or too many digits: no whole number in range either
+	}
+	if reason := herald.SpreadProblem(n); reason != "" {
+		o.Fail("spreadMinutes", reason)
+		return 0
+	}
+	return int(n)
+}
+
 // Topic reads a required topic name.
 func (o Object) Topic(name string) string {
 	t, ok := o.Str(name, true, 0)
@@ -240,7 +259,7 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 	if !ok {
 		return
 	}
-	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl", "priority", "localTime")
+	opt.DropNulls("isUsingBadge", "isMarketing", "requestGroupId", "scheduleTime", "nightPolicy", "ttl", "priority", "localTime", "spreadMinutes")
 	if b := opt.Boolean("isUsingBadge"); b != nil {
 		p.Badge = *b
 	}
@@ -263,6 +282,9 @@ func (o Object) options(p *herald.PushRequest, app herald.App, received time.Tim
 			opt.Fail("priority", herald.PriorityReason)
 		}
 		p.Priority = priority
+	}
+	if raw, ok := opt.Raw("spreadMinutes"); ok {
+		p.SpreadMinutes = opt.spreadMinutes(raw, p.Kind)
 	}
 	if g, ok := opt.Str("requestGroupId", false, 0); ok {
 		if reason := herald.RequestGroupIDProblem(g); reason != "" {

@@ -52,6 +52,9 @@ type Fanout struct {
 	// once, their zone's time having passed at the push's accept: added
 	// to the push's counts.lateLocal.
 	LateLocal int
+	// SpreadUsers is, on a spread push's first page, how many users its
+	// fan-out counted (herald.Push.SpreadUsers), recorded with the start.
+	SpreadUsers int
 }
 
 // FanoutCursor is how far a push's fan-out has gone: the devices read, and
@@ -101,6 +104,10 @@ type Store interface {
 	// cursor after the last one returned. Fewer than limit means there
 	// are no more.
 	DevicePage(ctx context.Context, appID string, sel Selection, after DeviceCursor, limit int) ([]herald.Device, DeviceCursor, error)
+	// CountSelected counts the users of the app's devices the selection
+	// selects now, as a fan-out's cursor counts them (FanoutCursor.Users):
+	// each mapped user once, each device no user is mapped to as one.
+	CountSelected(ctx context.Context, appID string, sel Selection) (int, error)
 	// DevicesOfUsers returns the devices mapped to each of the users.
 	DevicesOfUsers(ctx context.Context, appID string, userIDs []string) (map[string][]herald.Device, error)
 	// TagsOfUsers returns the named tags of each of the users that has

@@ -38,9 +38,9 @@ func (s *PushStore) StartSending(ctx context.Context, pushID string, f sendstore
 		if f.From.Start() {
 			// Claim the fan-out first: of several at once, one moves the
 			// push out of waiting; the others change nothing.
-			err = c.queryRow(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?, `+moveCursor+`
+			err = c.queryRow(ctx, `UPDATE pushes SET status = 'sending', started_at = ?, open_chunks = ?, spread_users = ?, `+moveCursor+`
 				WHERE id = ? AND started_at IS NULL AND status IN (`+inList(herald.FanoutStatuses)+`) RETURNING open_chunks, app_id`,
-				append(append([]any{s.Now().UnixMilli(), len(chunks) + held}, cursor...), pushID)...).Scan(&open, &appID)
+				append(append([]any{s.Now().UnixMilli(), len(chunks) + held, f.SpreadUsers}, cursor...), pushID)...).Scan(&open, &appID)
 		} else {
 			from := f.From.After
 			err = c.queryRow(ctx, `UPDATE pushes SET open_chunks = open_chunks + ?, `+moveCursor+`

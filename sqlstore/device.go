@@ -147,6 +147,18 @@ func selectionSQL(sel sendstore.Selection, userFrom *string) (string, []any, err
 	return where, args, nil
 }
 
+// CountSelected counts the users a fan-out of the selection finds now
+// (sendstore.Store): a segment's as CountAudience counts them, a topic's
+// or the app's as CountTargets does.
+func (s *UserStore) CountSelected(ctx context.Context, appID string, sel sendstore.Selection) (int, error) {
+	if sel.Filter != nil {
+		c, err := s.CountAudience(ctx, appID, *sel.Filter, sel.Now)
+		return c.Users, err
+	}
+	users, unmapped, err := s.CountTargets(ctx, appID, sel.Topic)
+	return users + unmapped, err
+}
+
 // CountAudience counts the app's devices whose (user, device) pair the
 // filter holds for at now, and the users they make: each mapped user
 // once, and each unmapped device as one, as an all-users push counts

@@ -58,12 +58,12 @@ func insertPush(ctx context.Context, c conn, p herald.Push, rs []herald.Recipien
 	stmts := make([]Stmt, 0, 1+len(p.Ledger))
 	stmts = append(stmts, Stmt{Query: `INSERT INTO pushes (id, app_id, kind, topic, request_group_id, status, marketing, is_marketing_opt,
 		title, content, link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, edits,
-		job_id, recipients, token, night_defer, ad_footer, ttl, filter, segment_id, localized, priority, approvals, local_time)
-		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, Args: []any{p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
+		job_id, recipients, token, night_defer, ad_footer, ttl, filter, segment_id, localized, priority, approvals, local_time, spread_minutes)
+		VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)`, Args: []any{p.ID, p.AppID, p.Kind, p.Topic, p.RequestGroupID, p.Status,
 		p.Marketing, p.IsMarketingOpt, p.Content.Title, p.Content.Content, p.Content.LinkURL, p.Content.ImageURL, p.Badge,
 		p.RequestedUsers, p.ServerActionsHalf, ms(p.ScheduledAt), p.CreatedAt.UnixMilli(), string(edits), ids[0],
 		encodeRecipients(rs), p.Token, p.NightPolicy == herald.NightDefer, p.AdFooter, p.TTL, nullText(p.Filter), nullText([]byte(p.SegmentID)), localizedColumn(p.Localized), priorityColumn(p.Priority),
-		approvalsColumn(p.Approvals), p.LocalTime}})
+		approvalsColumn(p.Approvals), p.LocalTime, p.SpreadMinutes}})
 	for _, e := range p.Ledger {
 		stmts = append(stmts, usageStmt(e))
 	}
@@ -149,7 +149,7 @@ func usageStmt(e herald.UsageEntry) Stmt {
 
 const pushColumns = `id, app_id, kind, topic, request_group_id, status, failure_reason, marketing, is_marketing_opt, title, content,
 	link_url, image_url, badge, requested_users, server_actions_half, scheduled_at, created_at, started_at, finished_at, edits, token,
-	night_defer, ad_footer, ttl, expired_at, filter, segment_id, localized, priority, approvals, local_time, late_local`
+	night_defer, ad_footer, ttl, expired_at, filter, segment_id, localized, priority, approvals, local_time, late_local, spread_minutes, spread_users`
 
 // scanPush reads pushColumns, then any extra columns into extra.
 func scanPush(row scanner, extra ...any) (herald.Push, error) {
@@ -163,7 +163,7 @@ func scanPush(row scanner, extra ...any) (herald.Push, error) {
 	err := row.Scan(append([]any{&p.ID, &p.AppID, &p.Kind, &p.Topic, &p.RequestGroupID, &p.Status, &p.FailureReason, &p.Marketing,
 		&p.IsMarketingOpt, &p.Content.Title, &p.Content.Content, &p.Content.LinkURL, &p.Content.ImageURL, &p.Badge,
 		&p.RequestedUsers, &p.ServerActionsHalf, &scheduled, &created, &started, &finished, &edits, &p.Token, &nightDefer, &p.AdFooter, &ttl, &expired,
-		&filter, &segment, &localized, &p.Priority, &approvals, &p.LocalTime, &p.Counts.LateLocal},
+		&filter, &segment, &localized, &p.Priority, &approvals, &p.LocalTime, &p.Counts.LateLocal, &p.SpreadMinutes, &p.SpreadUsers},
 		extra...)...)
 	if err != nil {
 		return p, err

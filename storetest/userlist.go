@@ -1,11 +1,14 @@
 package storetest
 
 import (
+	"encoding/json"
 	"errors"
 	"testing"
 	"time"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/audience"
+	"github.com/heraldpush/herald/sendstore"
 )
 
 // userListTests are the UserStore cases of the users list.
@@ -154,5 +157,19 @@ func testCountTargets(t *testing.T, b *bundle) {
 		if err != nil || users != tc.users || unmapped != tc.unmapped {
 			t.Errorf("topic %q: got (%d, %d, %v), want (%d, %d)", tc.topic, users, unmapped, err, tc.users, tc.unmapped)
 		}
+		// A spread push's fan-out counts its users as its cursor will:
+		// each mapped user once, each unmapped device as one.
+		n, err := b.s.CountSelected(b.ctx, b.app.ID, sendstore.Selection{Topic: tc.topic})
+		if err != nil || n != tc.users+tc.unmapped {
+			t.Errorf("CountSelected topic %q: got (%d, %v), want %d", tc.topic, n, err, tc.users+tc.unmapped)
+		}
+	}
+	f, details := audience.Parse(json.RawMessage(`{"field": "platform", "eq": "android"}`))
+	if len(details) > 0 {
+		t.Fatalf("filter: %v", details)
+	}
+	n, err := b.s.CountSelected(b.ctx, b.app.ID, sendstore.Selection{Filter: &f, Now: b.now})
+	if err != nil || n != 4 {
+		t.Errorf("CountSelected filter: got (%d, %v), want 4 (u1, u2 and two unmapped devices)", n, err)
 	}
 }

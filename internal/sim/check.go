@@ -22,6 +22,9 @@ type observed struct {
 	// notes them by push and the device marked.
 	fcm       map[[2]string]int
 	fcmDevice map[[2]string]bool
+	// fcmFirst is when FCM first accepted each, for a spread push's
+	// schedule (nothing before its user is due).
+	fcmFirst map[[2]string]time.Time
 	// reported are the users each push's delivered webhooks named.
 	reported map[string]map[string]bool
 	// capped notes when each user's first send of each marketing push
@@ -54,7 +57,7 @@ func (w *world) observe(wt *waiter, v verdict) {
 	}
 	if w.obs.marks == nil {
 		w.obs.marks, w.obs.fcm, w.obs.reported = map[string]mark{}, map[[2]string]int{}, map[string]map[string]bool{}
-		w.obs.fcmDevice = map[[2]string]bool{}
+		w.obs.fcmDevice, w.obs.fcmFirst = map[[2]string]bool{}, map[[2]string]time.Time{}
 	}
 	ctx := context.Background()
 	switch {
@@ -73,7 +76,11 @@ func (w *world) observe(wt *waiter, v verdict) {
 		w.obs.sends++
 		w.checkSend(wt.actor, pushID, msg)
 		if v.answer == nil {
-			w.obs.fcm[[2]string{pushID, msg.Token}]++
+			k := [2]string{pushID, msg.Token}
+			if w.obs.fcm[k] == 0 {
+				w.obs.fcmFirst[k] = time.Now()
+			}
+			w.obs.fcm[k]++
 			if m, ok := w.obs.marks[wt.actor+" "+pushID+" "+msg.Token]; ok {
 				w.obs.fcmDevice[[2]string{pushID, m.target.DeviceID}] = true
 				w.noteCapped(pushID, m)
@@ -289,6 +296,7 @@ func (w *world) checkPush(ctx context.Context, p herald.Push) {
 		}
 	}
 	w.checkEvents(p, ds)
+	w.checkSpread(p, ds)
 	for k, n := range w.obs.fcm {
 		if k[0] == p.ID && n > 1 && !resent[k[1]] {
 			w.violate("push %s sent %d times to token %s, none recorded resent", p.ID, n, k[1])
@@ -362,4 +370,19 @@ func (w *world) checkEvents(p herald.Push, ds []herald.Delivery) {
 		}
 	}
 	w.env.must(rows.Err())
+}
+
+// checkSpread: a spread push reached FCM for no delivery before its user
+// was due (herald.Push.SpreadDue), through node deaths and restarts.
+func (w *world) checkSpread(p herald.Push, ds []herald.Delivery) {
+	if !p.Spread() || p.StartedAt == nil {
+		return
+	}
+	for _, d := range ds {
+		first, ok := w.obs.fcmFirst[[2]string{p.ID, d.Token}]
+		if due := p.SpreadDue(d.RecipientIdx); ok && first.Before(due) {
+			w.violate("push %s spread over %d minutes sent user %d (token %s) at %s, before it was due at %s", p.ID, p.SpreadMinutes,
+				d.RecipientIdx, d.Token, first.UTC().Format(time.DateTime), due.UTC().Format(time.DateTime))
+		}
+	}
 }

@@ -176,6 +176,18 @@ func (s *Store) CountIdentityRefusal(a0 context.Context, a1 string) error {
 	return r0
 }
 
+// CountSelected is a scheduling point around the store's CountSelected.
+func (s *Store) CountSelected(a0 context.Context, a1 string, a2 sendstore.Selection) (int, error) {
+	v, err := s.before(a0, "CountSelected", a1, a2)
+	if err != nil {
+		var r0 int
+		return r0, err
+	}
+	r0, r1 := s.inner.CountSelected(a0, a1, a2)
+	r1 = s.after(v, r1)
+	return r0, r1
+}
+
 // CreateApp is a scheduling point around the store's CreateApp.
 func (s *Store) CreateApp(a0 context.Context, a1 herald.App) error {
 	v, err := s.before(a0, "CreateApp", a1)

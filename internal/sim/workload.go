@@ -251,7 +251,7 @@ func (w *world) drawOp(i int, at time.Time) op {
 }
 
 // pushRequest draws a push: its kind, audience, marketing and night
-// policy, and whether it is scheduled.
+// policy, whether it is scheduled, and whether its sends are spread.
 func (w *world) pushRequest(now time.Time) herald.PushRequest {
 	kinds := []herald.PushKind{herald.KindUsers, herald.KindUsers, herald.KindMessages, herald.KindTopic, herald.KindAll, herald.KindToken}
 	req := herald.PushRequest{Kind: kinds[w.rng.IntN(len(kinds))], Content: herald.Content{Title: "title", Content: "content"}}
@@ -295,6 +295,9 @@ func (w *world) pushRequest(now time.Time) herald.PushRequest {
 			at, req.LocalTime = herald.LocalStart(at, w.app.Location()), true
 		}
 		req.ScheduledAt = &at
+	}
+	if req.Kind != herald.KindMessages && req.Kind != herald.KindToken && req.NightPolicy != herald.NightDefer && w.rng.IntN(3) == 0 {
+		req.SpreadMinutes = 1 + w.rng.IntN(30) // spread sends, under the run's node deaths and restarts
 	}
 	return req
 }
