@@ -331,7 +331,7 @@ func (c *chunk) judge(ctx context.Context, ds []herald.Delivery, verify bool) ([
 		}
 	}
 	now := c.s.cfg.Now()
-	capUser, capped, err := c.capUsers(ctx, ds, marketing)
+	capUser, capped, err := c.capUsers(ctx, ds, marketing, r)
 	if err != nil {
 		return nil, err
 	}
@@ -375,12 +375,15 @@ func (c *chunk) capClaim() *herald.CapClaim {
 }
 
 // capUsers returns the user whose receipt a send of each of a wave's
-// deliveries claims (its user when the app caps and its message is
-// marketing, else "") and those of them who have reached the cap with
-// other pushes. Nothing is read when the app has no cap. The claim made
-// as the wave is marked decides (see sendstore.ChunkStep.Cap); this read
+// deliveries claims (the user its device is mapped to now, as r resolves
+// it, when the app caps and its message is marketing, else "") and those
+// of them who have reached the cap with other pushes. The device's user
+// now, not the one planned: a device of an all-users push that was
+// handed to another user since its fan-out counts for the user it now
+// reaches. Nothing is read when the app has no cap. The claim made as
+// the wave is marked decides (see sendstore.ChunkStep.Cap); this read
 // only spares it the users already at the cap.
-func (c *chunk) capUsers(ctx context.Context, ds []herald.Delivery, marketing []bool) ([]string, map[string]bool, error) {
+func (c *chunk) capUsers(ctx context.Context, ds []herald.Delivery, marketing []bool, r resolver) ([]string, map[string]bool, error) {
 	claim := c.capClaim()
 	if claim == nil {
 		return nil, nil, nil
@@ -388,9 +391,17 @@ func (c *chunk) capUsers(ctx context.Context, ds []herald.Delivery, marketing []
 	of := make([]string, len(ds))
 	var users []string
 	for i, d := range ds {
-		if marketing[i] && d.UserID != "" {
-			of[i] = d.UserID
-			users = append(users, d.UserID)
+		dev, ok := r.resolve(d)
+		user := d.UserID
+		if ok && !r.asPlanned {
+			user = ""
+			if dev.UserID != nil {
+				user = *dev.UserID
+			}
+		}
+		if marketing[i] && user != "" {
+			of[i] = user
+			users = append(users, user)
 		}
 	}
 	if len(users) == 0 {

@@ -26,6 +26,17 @@ const claimReceiptSQL = `INSERT INTO marketing_receipts (app_id, user_id, push_i
 	AND (SELECT COUNT(*) FROM marketing_receipts WHERE app_id = ? AND user_id = ? AND at >= ?) < ?
 	ON CONFLICT DO NOTHING`
 
+// reclaimReceiptSQL moves a user's receipt of a push, claimed on an
+// earlier day of the app, to now, unless the user's receipts of other
+// pushes since either window's start are as many as the cap allows: a
+// push reaches a user's other device on a later day (a deferred part, a
+// later zone) counts in the day it is sent then, as a push first sent
+// then would; its count of rows says whether it did.
+const reclaimReceiptSQL = `UPDATE marketing_receipts SET at = CAST(? AS BIGINT)
+	WHERE app_id = ? AND user_id = ? AND push_id = ?
+	AND (SELECT COUNT(*) FROM marketing_receipts o WHERE o.app_id = ? AND o.user_id = ? AND o.push_id <> ? AND o.at >= ?) < ?
+	AND (SELECT COUNT(*) FROM marketing_receipts o WHERE o.app_id = ? AND o.user_id = ? AND o.push_id <> ? AND o.at >= ?) < ?`
+
 // claimReceipts claims a receipt of the push for each of the step's
 // targets' users that holds none yet, and returns the users refused (at
 // the cap). The users' rows are taken in order of id (lockUsers) before
@@ -49,39 +60,53 @@ func claimReceipts(ctx context.Context, c conn, appID, pushID string, st sendsto
 		return nil, err
 	}
 	cl := st.Cap
-	var claim []string
-	var args [][]any
+	var claim, reclaim []string
+	var args, reargs [][]any
 	for _, u := range users {
-		if !held[u] {
+		at, ok := held[u]
+		switch {
+		case !ok:
 			claim = append(claim, u)
 			args = append(args, []any{appID, u, pushID, cl.At.UnixMilli(), appID, u, cl.DayStart.UnixMilli(), cl.PerDay,
 				appID, u, cl.WeekStart.UnixMilli(), cl.PerWeek})
+		case at < cl.DayStart.UnixMilli():
+			reclaim = append(reclaim, u)
+			reargs = append(reargs, []any{cl.At.UnixMilli(), appID, u, pushID, appID, u, pushID, cl.DayStart.UnixMilli(), cl.PerDay,
+				appID, u, pushID, cl.WeekStart.UnixMilli(), cl.PerWeek})
 		}
 	}
-	ns, err := c.execMany(ctx, claimReceiptSQL, args)
-	if err != nil {
-		return nil, err
-	}
 	refused := map[string]bool{}
-	for i, n := range ns {
-		if n == 0 {
-			refused[claim[i]] = true
+	for _, q := range []struct {
+		sql   string
+		users []string
+		args  [][]any
+	}{{claimReceiptSQL, claim, args}, {reclaimReceiptSQL, reclaim, reargs}} {
+		ns, err := c.execMany(ctx, q.sql, q.args)
+		if err != nil {
+			return nil, err
+		}
+		for i, n := range ns {
+			if n == 0 {
+				refused[q.users[i]] = true
+			}
 		}
 	}
 	return refused, nil
 }
 
-// heldReceipts returns which of the users hold a receipt of the push.
-func heldReceipts(ctx context.Context, c conn, appID, pushID string, users []string) (map[string]bool, error) {
-	held := map[string]bool{}
+// heldReceipts returns the users holding a receipt of the push, with its
+// time (Unix milliseconds).
+func heldReceipts(ctx context.Context, c conn, appID, pushID string, users []string) (map[string]int64, error) {
+	held := map[string]int64{}
 	for start := 0; start < len(users); start += lookupBatch {
 		list, args := paddedIn(pushID, users[start:min(start+lookupBatch, len(users))])
 		err := c.each(ctx, func(row scanner) error {
 			var u string
-			err := row.Scan(&u)
-			held[u] = true
+			var at int64
+			err := row.Scan(&u, &at)
+			held[u] = at
 			return err
-		}, `SELECT user_id FROM marketing_receipts WHERE app_id = ? AND push_id = ? AND user_id IN `+list, append([]any{appID}, args...)...)
+		}, `SELECT user_id, at FROM marketing_receipts WHERE app_id = ? AND push_id = ? AND user_id IN `+list, append([]any{appID}, args...)...)
 		if err != nil {
 			return nil, err
 		}
@@ -113,9 +138,11 @@ func (s *PushStore) CappedUsers(ctx context.Context, appID, pushID string, userI
 				tallies[u] = t
 			}
 			switch {
-			case p == pushID:
+			case p == pushID && at >= claim.DayStart.UnixMilli():
 				t.own = true
 				return nil
+			case p == pushID:
+				return nil // claimed on an earlier day: moved to today only if today has room (reclaimReceiptSQL)
 			case at >= claim.DayStart.UnixMilli():
 				t.day++
 			}

@@ -15,6 +15,7 @@ import (
 // and withdrawn.
 var capTests = []test{
 	{"AdvanceChunk/ClaimsAtTheCap", testCapClaims},
+	{"AdvanceChunk/ReclaimsOnALaterDay", testCapReclaim},
 	{"ReleaseReceipts", testCapRelease},
 	{"PruneReceipts", testCapPrune},
 	{"WithdrawUser/DeletesReceipts", testCapWithdraw},
@@ -134,4 +135,41 @@ func testCapWithdraw(t *testing.T, b *bundle) {
 	if got := b.cappedOf(p2.ID, b.oneADay()); got != "map[u2:true]" {
 		t.Errorf("after u1's withdrawal: got %s capped, want u2", got)
 	}
+}
+
+// testCapReclaim: a push that reaches a second device of a user on a
+// later day of the app (a deferred part, a later zone, a device handed to
+// the user) counts in that day: its receipt moves there when the day has
+// room, and the send is refused when the user reached the cap that day
+// with another push.
+func testCapReclaim(t *testing.T, b *bundle) {
+	devices := []herald.Device{b.register("d1", "t1", "u1"), b.register("d2", "t2", "u1"), b.register("d3", "t3", "u2")}
+	one := 1
+	day := func(n int) *herald.CapClaim {
+		return herald.MarketingCap{PerDay: &one}.Claim(b.now.Add(time.Duration(n)*24*time.Hour), b.app.Location())
+	}
+	first := func(p herald.Push, ds []herald.Delivery, on int) {
+		b.advance(p.ID, sendstore.ChunkStep{New: rng(0, 1), Targets: capTargets(ds[0]), Cap: day(on)}, 1)
+	}
+	second := func(p herald.Push, ds []herald.Delivery, on, want int) {
+		b.advance(p.ID, sendstore.ChunkStep{Old: rng(0, 1), New: rng(0, 2), Targets: []sendstore.SlotTarget{
+			{Pos: 1, DeviceID: ds[1].DeviceID, Token: ds[1].Token, CapUser: "u1"}}, Cap: day(on)}, want)
+	}
+
+	moved, dm := b.capped(devices)
+	first(moved, dm, 0)
+	second(moved, dm, 1, 2) // the next day: room, so the receipt moves to it
+	other, _ := b.capped(devices)
+	if got := b.cappedOf(other.ID, day(1)); got != "map[u1:true]" {
+		t.Errorf("another push on the day the receipt moved to: got %s capped, want u1", got)
+	}
+	if got := b.cappedOf(other.ID, day(2)); got != "map[]" {
+		t.Errorf("another push the day after: got %s capped, want none", got)
+	}
+
+	refused, dr := b.capped(devices)
+	first(refused, dr, 3)
+	taken, dt := b.capped(devices)
+	first(taken, dt, 4)
+	second(refused, dr, 4, 1) // the next day is taken by another push: u1's second device is refused
 }

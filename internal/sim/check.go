@@ -27,10 +27,10 @@ type observed struct {
 	fcmFirst map[[2]string]time.Time
 	// reported are the users each push's delivered webhooks named.
 	reported map[string]map[string]bool
-	// capped notes when each user's first send of each marketing push
-	// that FCM accepted was marked in flight, by user and push: what the
-	// frequency cap counts.
-	capped     map[string]map[string]time.Time
+	// capped notes when each send of a marketing push that FCM accepted
+	// was marked in flight, by user and push: what the frequency cap
+	// counts.
+	capped     map[string]map[string][]time.Time
 	violations []string
 
 	deaths, jobErrors, opErrors, sends int
@@ -108,43 +108,54 @@ func (w *world) noteCapped(pushID string, m mark) {
 		return
 	}
 	if w.obs.capped == nil {
-		w.obs.capped = map[string]map[string]time.Time{}
+		w.obs.capped = map[string]map[string][]time.Time{}
 	}
 	user := *m.holder.UserID
 	if w.obs.capped[user] == nil {
-		w.obs.capped[user] = map[string]time.Time{}
+		w.obs.capped[user] = map[string][]time.Time{}
 	}
-	if at, ok := w.obs.capped[user][pushID]; !ok || m.at.Before(at) {
-		w.obs.capped[user][pushID] = m.at
-	}
+	w.obs.capped[user][pushID] = append(w.obs.capped[user][pushID], m.at)
 }
 
 // checkCaps: no user received more marketing pushes than the app's cap
 // allows in a local day, or in any 7×24 hours, counting each push once
-// and only those FCM accepted a send of (the oracle's own count: from
-// the sends it saw, not the store's ledger).
+// in each day, and in each 7×24 hours, in which FCM accepted a send of
+// it to a device of the user (the oracle's own count: from the sends it
+// saw, not the store's ledger). A push that reaches a user's devices on
+// two days counts in both.
 func (w *world) checkCaps() {
 	c := w.app.MarketingCap
 	for user, pushes := range w.obs.capped {
-		var at []time.Time
-		for _, t := range pushes {
-			at = append(at, t)
-		}
-		slices.SortFunc(at, time.Time.Compare)
-		days := map[string]int{}
-		for i, t := range at {
-			day := t.In(w.app.Location()).Format(time.DateOnly)
-			if days[day]++; c.PerDay != nil && days[day] > *c.PerDay {
-				w.violate("user %s received %d marketing pushes on %s, over the cap of %d a day", user, days[day], day, *c.PerDay)
+		days := map[string]map[string]bool{} // day: pushes sent that day
+		var ends []time.Time
+		for id, at := range pushes {
+			for _, t := range at {
+				day := t.In(w.app.Location()).Format(time.DateOnly)
+				if days[day] == nil {
+					days[day] = map[string]bool{}
+				}
+				days[day][id] = true
+				ends = append(ends, t)
 			}
+		}
+		for day, ids := range days {
+			if c.PerDay != nil && len(ids) > *c.PerDay {
+				w.violate("user %s received %d marketing pushes on %s, over the cap of %d a day", user, len(ids), day, *c.PerDay)
+			}
+		}
+		if c.PerWeek == nil {
+			continue
+		}
+		for _, end := range ends { // each window ending at a send
 			week := 0
-			for _, s := range at[:i+1] {
-				if !s.Before(t.Add(-herald.CapWeek)) {
+			for _, at := range pushes {
+				if slices.ContainsFunc(at, func(t time.Time) bool { return !t.After(end) && !t.Before(end.Add(-herald.CapWeek)) }) {
 					week++
 				}
 			}
-			if c.PerWeek != nil && week > *c.PerWeek {
-				w.violate("user %s received %d marketing pushes in the 7×24 h to %s, over the cap of %d", user, week, t.UTC().Format(time.DateTime), *c.PerWeek)
+			if week > *c.PerWeek {
+				w.violate("user %s received %d marketing pushes in the 7×24 h to %s, over the cap of %d", user, week, end.UTC().Format(time.DateTime), *c.PerWeek)
+				break
 			}
 		}
 	}
