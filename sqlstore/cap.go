@@ -167,14 +167,7 @@ func (s *PushStore) CappedUsers(ctx context.Context, appID, pushID string, userI
 
 // ReceiptUsers returns the users holding a receipt of the push.
 func (s *PushStore) ReceiptUsers(ctx context.Context, pushID string) ([]string, error) {
-	var out []string
-	err := s.reader().each(ctx, func(row scanner) error {
-		var u string
-		err := row.Scan(&u)
-		out = append(out, u)
-		return err
-	}, `SELECT user_id FROM marketing_receipts WHERE push_id = ? ORDER BY user_id`, pushID)
-	return out, err
+	return s.userIDs(ctx, `SELECT user_id FROM marketing_receipts WHERE push_id = ? ORDER BY user_id`, pushID)
 }
 
 // ReleaseReceipts deletes the push's receipts of the users.

@@ -273,13 +273,19 @@ func (s *PushStore) DeliveriesOf(ctx context.Context, pushID string, userIDs []s
 // UndeliverableUsers returns the users with an undeliverable delivery of
 // the push, each once. Such outcomes are always rows.
 func (s *PushStore) UndeliverableUsers(ctx context.Context, pushID string) ([]string, error) {
+	return s.userIDs(ctx, `SELECT DISTINCT user_id FROM deliveries WHERE push_id = ? AND state = ? AND user_id <> '' ORDER BY user_id`,
+		pushID, herald.DeliveryUndeliverable)
+}
+
+// userIDs returns the one column of the rows query reads, in order.
+func (s *PushStore) userIDs(ctx context.Context, query string, args ...any) ([]string, error) {
 	var out []string
 	err := s.reader().each(ctx, func(row scanner) error {
 		var u string
 		err := row.Scan(&u)
 		out = append(out, u)
 		return err
-	}, `SELECT DISTINCT user_id FROM deliveries WHERE push_id = ? AND state = ? AND user_id <> '' ORDER BY user_id`, pushID, herald.DeliveryUndeliverable)
+	}, query, args...)
 	return out, err
 }
 
