@@ -120,7 +120,7 @@ func (s *PushStore) AdvanceChunk(ctx context.Context, appID, pushID string, st s
 		retryChunk := 0
 		if e.Retry != nil {
 			retryChunk = e.Retry.Chunk
-			if err := insertRetryChunk(ctx, c, pushID, e.Retry); err != nil {
+			if err := s.insertRetryChunk(ctx, c, pushID, e.Retry); err != nil {
 				return err
 			}
 		}
@@ -220,8 +220,8 @@ func nextRetryChunk(ctx context.Context, c conn, pushID string) (int, error) {
 
 // insertRetryChunk records a retry chunk: its slots, its users and its
 // job.
-func insertRetryChunk(ctx context.Context, c conn, pushID string, r *sendstore.NumberedChunk) error {
-	if _, err := c.exec(ctx, insertChunkSQL, pushID, r.Chunk, len(r.Slots), encodeSlots(r.Slots), chunkUsers(r.Slots)); err != nil {
+func (s *PushStore) insertRetryChunk(ctx context.Context, c conn, pushID string, r *sendstore.NumberedChunk) error {
+	if err := s.insertChunks(ctx, c, pushID, map[int][]herald.Delivery{r.Chunk: r.Slots}); err != nil {
 		return err
 	}
 	_, err := c.insertJobs(ctx, []herald.Job{r.Job})

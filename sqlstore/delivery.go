@@ -58,11 +58,7 @@ func (s *PushStore) StartSending(ctx context.Context, pushID string, f sendstore
 		if err := insertDeliveries(ctx, c, pushID, s.Now(), final); err != nil {
 			return err
 		}
-		chunkArgs := make([][]any, 0, len(chunks))
-		for chunk, ds := range chunks {
-			chunkArgs = append(chunkArgs, []any{pushID, chunk, len(ds), encodeSlots(ds), chunkUsers(ds)})
-		}
-		if _, err := c.execMany(ctx, insertChunkSQL, chunkArgs); err != nil {
+		if err := s.insertChunks(ctx, c, pushID, chunks); err != nil {
 			return err
 		}
 		if err := recordUserPushes(ctx, c, appID, pushID, final); err != nil {
@@ -139,13 +135,36 @@ func insertDeliveries(ctx context.Context, c conn, pushID string, at time.Time, 
 	return err
 }
 
-// insertChunkSQL records a chunk: its slots and its users (chunkUsers).
-const insertChunkSQL = `INSERT INTO push_chunks (push_id, chunk, size, slots, users) VALUES (?, ?, ?, ?, ?)`
+// insertChunks records chunks of a push, each its slots (by number) and
+// its users: the users column, a JSON array of the distinct users its
+// slots hold, and what the engine finds a user's chunks by besides
+// (UserChunksWriter). A chunk of unmapped devices alone has no users.
+func (s *PushStore) insertChunks(ctx context.Context, c conn, pushID string, chunks map[int][]herald.Delivery) error {
+	rows := make([][]any, 0, len(chunks))
+	var found [][]any
+	for chunk, slots := range chunks {
+		var column any
+		if users := distinctUsers(slots); len(users) > 0 {
+			b, _ := json.Marshal(users) // a []string always marshals
+			column = string(b)
+			if s.chunkUsers != nil {
+				found = append(found, s.chunkUsers.ChunkUsersArgs(pushID, chunk, users))
+			}
+		}
+		rows = append(rows, []any{pushID, chunk, len(slots), encodeSlots(slots), column})
+	}
+	if _, err := c.execMany(ctx, `INSERT INTO push_chunks (push_id, chunk, size, slots, users) VALUES (?, ?, ?, ?, ?)`, rows); err != nil {
+		return err
+	}
+	if len(found) == 0 {
+		return nil
+	}
+	_, err := c.execMany(ctx, s.chunkUsers.ChunkUsersInsert(), found)
+	return err
+}
 
-// chunkUsers is a chunk's users column: a JSON array of the distinct
-// users its slots hold, by which a user's export finds the chunk (see
-// migration 43); nil for a chunk of unmapped devices alone.
-func chunkUsers(slots []herald.Delivery) any {
+// distinctUsers returns the users of slots, each once, in slot order.
+func distinctUsers(slots []herald.Delivery) []string {
 	seen := make(map[string]bool, len(slots))
 	users := make([]string, 0, len(slots))
 	for _, d := range slots {
@@ -154,11 +173,7 @@ func chunkUsers(slots []herald.Delivery) any {
 			users = append(users, d.UserID)
 		}
 	}
-	if len(users) == 0 {
-		return nil
-	}
-	b, _ := json.Marshal(users) // a []string always marshals
-	return string(b)
+	return users
 }
 
 // recordUserPushes notes, for a user's export, the chunks that hold the

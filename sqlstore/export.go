@@ -21,9 +21,9 @@ type userPush struct {
 }
 
 // UserChunksWriter is implemented by an engine that finds a user's chunks
-// by an index on their users column (PostgreSQL's GIN, migration 43)
-// besides the rows of user_pushes. An engine without one keeps a row of
-// user_pushes for each user of a chunk (SQLite's trigger) and is given
+// by a filter of their users kept beside the chunk (PostgreSQL's, migration
+// 47) besides the rows of user_pushes. An engine without one keeps a row
+// of user_pushes for each user of a chunk (SQLite's trigger) and is given
 // UserPushesQuery.
 type UserChunksWriter interface {
 	// UserChunksQuery returns the query of the chunks of an app's pushes
@@ -33,6 +33,11 @@ type UserChunksWriter interface {
 	// ChunkHolds returns the condition that the chunk (a push_chunks
 	// alias) holds the user (an SQL expression) in its users column.
 	ChunkHolds(chunk, user string) string
+	// ChunkUsersInsert returns the statement that records what the engine
+	// finds a chunk's users by, and ChunkUsersArgs its arguments for a
+	// chunk of a push and the distinct users of its slots (at least one).
+	ChunkUsersInsert() string
+	ChunkUsersArgs(pushID string, chunk int, users []string) []any
 }
 
 // UserPushesQuery writes the query of a user's chunks from user_pushes

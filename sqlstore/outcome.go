@@ -184,8 +184,8 @@ func (s *PushStore) deviceEvents(ctx context.Context, pushID string, ds []herald
 // engine keeps chunks' users apart): those it found no device of, by user.
 func (s *PushStore) eachDeviceless(ctx context.Context, appID, pushID string, fn func([]herald.DeviceOutcome) error) error {
 	inChunk := ""
-	if s.chunkHolds != nil {
-		inChunk = ` AND NOT EXISTS (SELECT 1 FROM push_chunks c WHERE c.push_id = u.push_id AND ` + s.chunkHolds("c", "u.user_id") + `)`
+	if s.chunkUsers != nil {
+		inChunk = ` AND NOT EXISTS (SELECT 1 FROM push_chunks c WHERE c.push_id = u.push_id AND ` + s.chunkUsers.ChunkHolds("c", "u.user_id") + `)`
 	}
 	after := ""
 	for {

@@ -154,9 +154,9 @@ type PushStore struct {
 	events Joint
 	// userChunks writes the query of a user's chunks (UserChunksWriter).
 	userChunks func(cols string) string
-	// chunkHolds is the engine's UserChunksWriter.ChunkHolds; nil where
-	// user_pushes holds every user of a chunk.
-	chunkHolds func(chunk, user string) string
+	// chunkUsers is the engine's UserChunksWriter; nil where user_pushes
+	// holds every user of a chunk.
+	chunkUsers UserChunksWriter
 }
 
 // UserStore keeps app users and their devices, registrations and topics.
@@ -216,7 +216,7 @@ func New(e Engine) *Store {
 	s.NodeStore.jobs, _ = e.(JobReleaser)
 	s.PushStore.userChunks = UserPushesQuery
 	if w, ok := e.(UserChunksWriter); ok {
-		s.PushStore.userChunks, s.PushStore.chunkHolds = w.UserChunksQuery, w.ChunkHolds
+		s.PushStore.userChunks, s.PushStore.chunkUsers = w.UserChunksQuery, w
 	}
 	s.PushStore.events = &eventsJoint{s: s.PushStore}
 	if _, ok := e.(RegistrationJoiner); ok {
