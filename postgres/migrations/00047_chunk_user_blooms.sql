@@ -39,7 +39,15 @@ INSERT INTO chunk_user_blooms (push_id, chunk, bloom)
     SELECT push_id, chunk, pg_temp.user_bloom(users) FROM push_chunks WHERE users IS NOT NULL;
 DROP FUNCTION pg_temp.user_bloom(JSONB);
 DROP INDEX push_chunks_users;
+-- A chunk's settle log gains an entry at every window of its sends. Past
+-- the 128 bytes of toast_tuple_target (migration 43) it went out of line,
+-- and each window then wrote the whole log again as a new TOAST value
+-- (and deleted the old one). Kept in the row (MAIN: out of line only if
+-- the row would not fit a page otherwise), the window's update stays HOT
+-- and writes what changed.
+ALTER TABLE push_chunks ALTER COLUMN settle_log SET STORAGE MAIN;
 
 -- +goose Down
+ALTER TABLE push_chunks ALTER COLUMN settle_log SET STORAGE EXTENDED;
 CREATE INDEX push_chunks_users ON push_chunks USING GIN (users jsonb_path_ops);
 DROP TABLE chunk_user_blooms;
