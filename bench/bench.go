@@ -318,7 +318,7 @@ func (r *runner) serverPhase(ctx context.Context) error {
 // measureDB runs a phase of units (0: the events it reports) and, when
 // the server runs on PostgreSQL, records the database's work over it with
 // record: a VACUUM of the run's tables ends it, so that what PostgreSQL
-// leaves to autovacuum (pruning, a GIN index's pending list) counts in the
+// leaves to autovacuum (pruning, an index's deferred work) counts in the
 // phase that left it.
 func (r *runner) measureDB(ctx context.Context, units int, record func(DatabasePhase), phase func() error) error {
 	if r.db == nil {
