@@ -183,7 +183,7 @@ func chunksRead(t *testing.T, db *DB, mode, query string, args []any) int {
 }
 
 // TestChunkUserBloomsBackfill: migration 47 gives each chunk kept so far
-// the filter userBloom builds of its users column.
+// the filter userBloom builds of its users column, and the slots lz4.
 func TestChunkUserBloomsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
@@ -235,5 +235,14 @@ func TestChunkUserBloomsBackfill(t *testing.T) {
 	}
 	if len(got) != 1 || !bytes.Equal(got[0], userBloom(users)) {
 		t.Errorf("backfilled filters: %d, want one, userBloom's (%d bytes)", len(got), len(userBloom(users)))
+	}
+	want := "l" // lz4 for the slots, where the server has it
+	if _, err := db.Pool.Exec(ctx, `CREATE TEMP TABLE lz4_probe (b BYTEA COMPRESSION lz4)`); err != nil {
+		want = ""
+	}
+	var method string
+	if err := db.Pool.QueryRow(ctx, `SELECT attcompression::text FROM pg_attribute
+		WHERE attrelid = 'push_chunks'::regclass AND attname = 'slots'`).Scan(&method); err != nil || method != want {
+		t.Errorf("slots' compression: %q (%v), want %q", method, err, want)
 	}
 }
