@@ -5,8 +5,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-
-	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
 // TestConsentClockBackfill: migration 13 (a Go migration, rebound to
@@ -22,18 +20,7 @@ func TestConsentClockBackfill(t *testing.T) {
 		t.Skip("no time zone data")
 	}
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewSchema(t, pgtest.BaseURL(t), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := db.goose(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 12); err != nil {
-		t.Fatal(err)
-	}
+	db, p := migratedTo(t, 12)
 	created := time.Date(2024, 2, 29, 10, 0, 0, 0, seoul).UnixMilli()
 	for _, q := range []string{
 		`INSERT INTO apps (id, name, api_key, secret_hash, tier, time_zone, created_at) VALUES ('a', 'a', 'k', '\x00', 'free', 'Asia/Seoul', 1)`,

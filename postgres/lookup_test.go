@@ -152,6 +152,18 @@ func unprobed(t *testing.T, db *DB, mode, query string, args []any, table, key s
 // explainPlan returns query's plan under plan_cache_mode mode.
 func explainPlan(t *testing.T, db *DB, mode, query string, args []any) planNode {
 	t.Helper()
+	out := explain(t, db, mode, `FORMAT JSON`, rebind(query), args)
+	var plans []struct{ Plan planNode }
+	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
+		t.Fatalf("explain: %v in %s", err, out)
+	}
+	return plans[0].Plan
+}
+
+// explain runs EXPLAIN (options) of query, in PostgreSQL's placeholders,
+// under plan_cache_mode mode and returns what it printed.
+func explain(t *testing.T, db *DB, mode, options, query string, args []any) []byte {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := db.Pool.Acquire(ctx)
 	if err != nil {
@@ -163,14 +175,10 @@ func explainPlan(t *testing.T, db *DB, mode, query string, args []any) planNode 
 	}
 	defer conn.Exec(ctx, `RESET plan_cache_mode`)
 	var out []byte
-	if err := conn.QueryRow(ctx, `EXPLAIN (FORMAT JSON) `+rebind(query), args...).Scan(&out); err != nil {
+	if err := conn.QueryRow(ctx, `EXPLAIN (`+options+`) `+query, args...).Scan(&out); err != nil {
 		t.Fatalf("explain: %v", err)
 	}
-	var plans []struct{ Plan planNode }
-	if err := json.Unmarshal(out, &plans); err != nil || len(plans) != 1 {
-		t.Fatalf("explain: %v in %s", err, out)
-	}
-	return plans[0].Plan
+	return out
 }
 
 // planNode is a node of EXPLAIN (FORMAT JSON)'s plan.

@@ -3,8 +3,6 @@ package postgres
 import (
 	"context"
 	"testing"
-
-	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
 // TestEmailKeyMigration: migration 34 recomputes email_key with ASCII
@@ -14,18 +12,7 @@ import (
 func TestEmailKeyMigration(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewSchema(t, pgtest.BaseURL(t), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := db.goose(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 33); err != nil {
-		t.Fatal(err)
-	}
+	db, p := migratedTo(t, 33)
 	if _, err := db.Pool.Exec(ctx, `INSERT INTO operators (id, email, email_key, name, role, created_at) VALUES
 		('op_a', 'Mina@Example.COM', 'mina@example.com', 'M', 'admin', 1),
 		('op_k', $1, 'kate@example.com', 'K', 'admin', 1)`, "\u212Aate@Example.com"); err != nil {

@@ -143,20 +143,7 @@ func TestUserChunksReadWhatTheFilterPasses(t *testing.T) {
 // returns how many rows of push_chunks it looked at.
 func chunksRead(t *testing.T, db *DB, mode, query string, args []any) int {
 	t.Helper()
-	ctx := context.Background()
-	conn, err := db.Pool.Acquire(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SET plan_cache_mode = `+mode); err != nil {
-		t.Fatal(err)
-	}
-	defer conn.Exec(ctx, `RESET plan_cache_mode`)
-	var out []byte
-	if err := conn.QueryRow(ctx, `EXPLAIN (ANALYZE, FORMAT JSON) `+query, args...).Scan(&out); err != nil {
-		t.Fatalf("explain: %v", err)
-	}
+	out := explain(t, db, mode, `ANALYZE, FORMAT JSON`, query, args)
 	type node struct {
 		Relation string  `json:"Relation Name"`
 		Rows     float64 `json:"Actual Rows"`
@@ -187,18 +174,7 @@ func chunksRead(t *testing.T, db *DB, mode, query string, args []any) int {
 func TestChunkUserBloomsBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewSchema(t, pgtest.BaseURL(t), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := db.goose(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 46); err != nil {
-		t.Fatal(err)
-	}
+	db, p := migratedTo(t, 46)
 	users := []string{"u1", "사용자", "😀"}
 	for i := range 997 {
 		users = append(users, fmt.Sprintf("user-%d", i))

@@ -4,6 +4,8 @@ import (
 	"context"
 	"testing"
 
+	"github.com/pressly/goose/v3"
+
 	"github.com/heraldpush/herald/postgres/pgtest"
 )
 
@@ -12,18 +14,7 @@ import (
 func TestUserUpdatedAtBackfill(t *testing.T) {
 	t.Parallel()
 	ctx := context.Background()
-	db, err := Open(ctx, pgtest.NewSchema(t, pgtest.BaseURL(t), nil))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { db.Close() })
-	p, err := db.goose(false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := p.UpTo(ctx, 17); err != nil {
-		t.Fatal(err)
-	}
+	db, p := migratedTo(t, 17)
 	for _, q := range []string{
 		`INSERT INTO apps (id, name, api_key, secret_hash, tier, time_zone, created_at) VALUES ('a', 'a', 'k', '\x00', 'free', 'Asia/Seoul', 1)`,
 		`INSERT INTO users (app_id, user_id, state, created_at) VALUES ('a', 'new', 'registered', 1000)`,
@@ -45,4 +36,24 @@ func TestUserUpdatedAtBackfill(t *testing.T) {
 			t.Errorf("%s: got updated_at %d (%v), want %d", user, got, err, want)
 		}
 	}
+}
+
+// migratedTo opens a fresh schema migrated up to version, and the
+// migrations' provider to go on with (p.UpTo).
+func migratedTo(t *testing.T, version int64) (*DB, *goose.Provider) {
+	t.Helper()
+	ctx := context.Background()
+	db, err := Open(ctx, pgtest.NewSchema(t, pgtest.BaseURL(t), nil))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { db.Close() })
+	p, err := db.goose(false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := p.UpTo(ctx, version); err != nil {
+		t.Fatal(err)
+	}
+	return db, p
 }
