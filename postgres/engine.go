@@ -325,3 +325,9 @@ func (t txn) queueStmts(b *pgx.Batch, stmts []sqlstore.Stmt) {
 		}
 	}
 }
+
+// ForUpdate locks the rows a SELECT reads as an UPDATE of columns of no
+// key would (sqlstore.RowLocker): a lock, not a row version.
+func (engine) ForUpdate() string { return ` FOR NO KEY UPDATE` }
+
+var _ sqlstore.RowLocker = engine{}

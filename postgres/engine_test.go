@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/heraldpush/herald"
+	"github.com/heraldpush/herald/postgres/pgtest"
 	"github.com/heraldpush/herald/sqlstore"
 )
 
@@ -74,5 +75,58 @@ func TestTranslateDeadlock(t *testing.T) {
 		if errors.Is(got, sqlstore.ErrDeadlock) != want {
 			t.Errorf("Translate(SQLSTATE %s) = %v, want ErrDeadlock %v", code, got, want)
 		}
+	}
+}
+
+// TestForUpdateLocksWithoutARowVersion: the row lock the store takes
+// where it once wrote an update that changed nothing (sqlstore.RowLocker)
+// holds the push's row against another writer until the commit, lets an
+// insert that references the row (a chunk's foreign key) through, and
+// leaves the row's version as it was: no new tuple, no WAL of one.
+func TestForUpdateLocksWithoutARowVersion(t *testing.T) {
+	t.Parallel()
+	ctx := context.Background()
+	db, _ := withApps(t, pgtest.BaseURL(t), 1)
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO pushes (id, app_id, kind, status, marketing, is_marketing_opt, requested_users,
+		server_actions_half, created_at) VALUES ('p', 'app_00', 'users', 'sending', FALSE, FALSE, 1, 0, 1)`); err != nil {
+		t.Fatal(err)
+	}
+	version := func() string {
+		var v string
+		if err := db.Pool.QueryRow(ctx, `SELECT xmin::text || ctid::text FROM pushes WHERE id = 'p'`).Scan(&v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	before := version()
+	tx, err := db.Pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `SELECT 1 FROM pushes WHERE id = 'p'`+engine{}.ForUpdate()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := db.Pool.Exec(ctx, `INSERT INTO push_chunks (push_id, chunk, size) VALUES ('p', 0, 0)`); err != nil {
+		t.Errorf("an insert referencing the locked row: %v", err)
+	}
+	updated := make(chan error, 1)
+	go func() {
+		_, err := db.Pool.Exec(ctx, `UPDATE pushes SET open_chunks = 1 WHERE id = 'p'`)
+		updated <- err
+	}()
+	select {
+	case err := <-updated:
+		t.Fatalf("another writer's update went through the lock (%v)", err)
+	case <-time.After(200 * time.Millisecond):
+	}
+	if got := version(); got != before {
+		t.Errorf("the lock wrote a row version: %s, was %s", got, before)
+	}
+	if err := tx.Commit(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if err := <-updated; err != nil {
+		t.Errorf("the update after the commit: %v", err)
 	}
 }

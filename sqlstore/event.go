@@ -105,7 +105,7 @@ const maxEventRows = 256
 // Join writes the reports among items that are about no push and device
 // an earlier one is about.
 func (j *eventsJoint) Join(ctx context.Context, tx Tx, items []any) ([]bool, error) {
-	c := conn{q: tx, tx: tx, tr: j.s.translate, lw: j.s.lw}
+	c := conn{q: tx, tx: tx, tr: j.s.translate, lw: j.s.lw, forUpdate: j.s.forUpdate}
 	ran := make([]bool, len(items))
 	taken := map[eventKey]bool{}
 	var its []*eventItem

@@ -76,10 +76,8 @@ func judgeSlot(ctx context.Context, c conn, pushID, deviceID string, chunk, pos 
 		var settled, marked int
 		var failed bool
 		var slots []byte
-		// A write that changes nothing, to lock the chunk's row (both
-		// engines' dialect has no FOR UPDATE in common).
-		err := c.queryRow(ctx, `UPDATE push_chunks SET settled = settled WHERE push_id = ? AND chunk = ?
-			RETURNING settled, marked, failed, slots`, pushID, chunk).Scan(&settled, &marked, &failed, &slots)
+		err := c.queryRow(ctx, c.locking(`SELECT settled, marked, failed, slots FROM push_chunks WHERE push_id = ? AND chunk = ?`),
+			pushID, chunk).Scan(&settled, &marked, &failed, &slots)
 		if errors.Is(err, herald.ErrNotFound) {
 			return slotJudgement{}, nil
 		} else if err != nil {

@@ -64,7 +64,7 @@ var errJointMiss = errors.New("sqlstore: registrations made alone")
 // Join makes the registrations among items that have no key in common
 // with an earlier one.
 func (j *registrations) Join(ctx context.Context, tx Tx, items []any) ([]bool, error) {
-	c := conn{q: tx, tx: tx, tr: j.s.translate, lw: j.s.lw}
+	c := conn{q: tx, tx: tx, tr: j.s.translate, lw: j.s.lw, forUpdate: j.s.forUpdate}
 	now := j.s.Now()
 	ran := make([]bool, len(items))
 	taken := map[string]bool{}

@@ -142,6 +142,7 @@ type core struct {
 	OnUnavailable func(error)
 	e             Engine
 	lw            LookupWriter // the engine's, when it writes lookups itself
+	forUpdate     string       // the engine's RowLocker.ForUpdate, or ""
 }
 
 // PushStore keeps pushes, their chunks and deliveries, their history and
@@ -208,6 +209,9 @@ type JobReleaser interface {
 func New(e Engine) *Store {
 	c := &core{Now: time.Now, e: e}
 	c.lw, _ = e.(LookupWriter)
+	if l, ok := e.(RowLocker); ok {
+		c.forUpdate = l.ForUpdate()
+	}
 	s := &Store{core: c,
 		PushStore: &PushStore{core: c, targets: newTargets()}, UserStore: &UserStore{core: c},
 		ConsentStore: &ConsentStore{c}, AppStore: &AppStore{c}, OperatorStore: &OperatorStore{c},

@@ -17,6 +17,8 @@ type conn struct {
 	tx Tx // nil outside a transaction
 	tr func(error) error
 	lw LookupWriter // the engine's, or nil
+	// forUpdate is the engine's RowLocker.ForUpdate, or "".
+	forUpdate string
 }
 
 func (c conn) exec(ctx context.Context, query string, args ...any) (int64, error) {
@@ -135,7 +137,7 @@ func (s *core) translate(err error) error {
 
 // reader is a conn on the engine's reads outside transactions.
 func (s *core) reader() conn {
-	return conn{q: s.e.Reader(), tr: s.translate, lw: s.lw}
+	return conn{q: s.e.Reader(), tr: s.translate, lw: s.lw, forUpdate: s.forUpdate}
 }
 
 // TxOptions are what a write transaction tells the engine of itself.
@@ -196,7 +198,7 @@ func (s *core) inTx(ctx context.Context, fn func(c conn) error) error {
 // inTxWith is inTx with the transaction's options.
 func (s *core) inTxWith(ctx context.Context, opts TxOptions, fn func(c conn) error) error {
 	return s.translate(s.e.InTx(ctx, opts, func(tx Tx) error {
-		return fn(conn{q: tx, tx: tx, tr: s.translate, lw: s.lw})
+		return fn(conn{q: tx, tx: tx, tr: s.translate, lw: s.lw, forUpdate: s.forUpdate})
 	}))
 }
 
@@ -214,9 +216,27 @@ func (s *core) inBulkTx(ctx context.Context, fn func(c conn) error) error {
 // of its chunks' rows: every path that writes both takes them in that
 // order (push, then chunks), so none waits for another in a cycle.
 func lockPush(ctx context.Context, c conn, pushID string) error {
-	_, err := c.exec(ctx, `UPDATE pushes SET open_chunks = open_chunks WHERE id = ?`, pushID)
+	err := c.queryRow(ctx, c.locking(`SELECT 1 FROM pushes WHERE id = ?`), pushID).Scan(new(int))
+	if errors.Is(err, herald.ErrNotFound) {
+		return nil
+	}
 	return err
 }
+
+// RowLocker is implemented by an engine whose transactions take row
+// locks (PostgreSQL). An engine without one (SQLite) begins every write
+// transaction holding the database's write lock, so that a read in it is
+// as good as a lock of the rows it reads.
+type RowLocker interface {
+	// ForUpdate returns the clause that locks the rows a SELECT reads for
+	// the rest of the transaction, as an UPDATE of columns of no key
+	// would: a lock, not a row version.
+	ForUpdate() string
+}
+
+// locking returns the SELECT query taking, in a transaction, the lock of
+// the rows it reads (see RowLocker).
+func (c conn) locking(query string) string { return query + c.forUpdate }
 
 // errConflict is returned inside a transaction when a guarded write found
 // its row changed by another writer since it was read: the transaction is
