@@ -137,7 +137,7 @@ func (s *core) translate(err error) error {
 
 // reader is a conn on the engine's reads outside transactions.
 func (s *core) reader() conn {
-	return conn{q: s.e.Reader(), tr: s.translate, lw: s.lw, forUpdate: s.forUpdate}
+	return conn{q: s.e.Reader(), tr: s.translate, lw: s.lw} // no locks outside a transaction
 }
 
 // TxOptions are what a write transaction tells the engine of itself.
