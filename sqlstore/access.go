@@ -164,7 +164,7 @@ func (s *AuditStore) chainIn(ctx context.Context, c conn, key access.Key, recs [
 // lockHead reads the chain's head and locks its row for the rest of the
 // transaction.
 func lockHead(ctx context.Context, c conn) (seq int64, hash string, err error) {
-	err = c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).Scan(&seq, &hash)
+	err = c.queryRow(ctx, c.locking(`SELECT seq, hash FROM access_chain WHERE id = 1`)).Scan(&seq, &hash)
 	return seq, hash, err
 }
 
@@ -522,8 +522,7 @@ func (s *AuditStore) PruneAccessRecords(ctx context.Context, before time.Time, l
 	err := s.inTx(ctx, func(c conn) error {
 		var headSeq int64
 		var head string
-		if err := c.queryRow(ctx, `UPDATE access_chain SET seq = seq WHERE id = 1 RETURNING seq, hash`).
-			Scan(&headSeq, &head); err != nil {
+		if err := c.queryRow(ctx, c.locking(`SELECT seq, hash FROM access_chain WHERE id = 1`)).Scan(&headSeq, &head); err != nil {
 			return err
 		}
 		// cut is the first record kept: the first answered at or after

@@ -5,6 +5,7 @@ import (
 	"database/sql"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"strconv"
 	"strings"
 	"time"
@@ -240,7 +241,7 @@ func (s *ConsentStore) ConsentRecord(ctx context.Context, appID string, id int64
 func (s *ConsentStore) EndConsentEvent(ctx context.Context, appID, userID string, seq int64, end herald.ConsentEventState) (bool, error) {
 	ended := false
 	err := s.inTx(ctx, func(c conn) error {
-		if _, err := c.exec(ctx, `UPDATE users SET consent_seq = consent_seq WHERE app_id = ? AND user_id = ?`, appID, userID); err != nil {
+		if err := c.lockRow(ctx, `users`, `app_id = ? AND user_id = ?`, appID, userID); err != nil && !errors.Is(err, herald.ErrNotFound) {
 			return err
 		}
 		n, err := c.exec(ctx, `UPDATE consent_changes SET event = ? WHERE app_id = ? AND user_id = ? AND seq = ? AND event = 'pending'`,

@@ -18,7 +18,7 @@ func (s *ConsentStore) ClaimReconfirmation(ctx context.Context, appID, day strin
 	claimed := false
 	err := s.inTxRetry(ctx, false, func(c conn) error {
 		named, claimed = 0, false
-		if err := execOneIn(ctx, c, `UPDATE apps SET reconfirmation = reconfirmation WHERE id = ?`, appID); err != nil {
+		if err := c.lockRow(ctx, `apps`, `id = ?`, appID); err != nil {
 			return err
 		}
 		var keep []herald.Recipient

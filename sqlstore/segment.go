@@ -19,7 +19,7 @@ func (s *UserStore) CreateSegment(ctx context.Context, sg audience.Segment) erro
 		return err
 	}
 	err = s.inTx(ctx, func(c conn) error {
-		if err := guardFound(c.exec(ctx, `UPDATE apps SET id = id WHERE id = ?`, sg.AppID)); err != nil {
+		if err := c.lockRow(ctx, `apps`, `id = ?`, sg.AppID); err != nil {
 			return err // herald.ErrNotFound: no such app
 		}
 		var n int

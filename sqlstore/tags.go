@@ -39,8 +39,7 @@ func (s *UserStore) SetDeviceTags(ctx context.Context, appID, deviceID string, s
 	var out audience.Tags
 	err := s.inTxRetry(ctx, false, func(c conn) error {
 		var mapped *string
-		err := c.queryRow(ctx, `UPDATE devices SET user_id = user_id WHERE app_id = ? AND device_id = ? RETURNING user_id`,
-			appID, deviceID).Scan(&mapped)
+		err := c.queryRow(ctx, c.locking(`SELECT user_id FROM devices WHERE app_id = ? AND device_id = ?`), appID, deviceID).Scan(&mapped)
 		switch {
 		case err != nil:
 			return err

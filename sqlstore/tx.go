@@ -216,11 +216,10 @@ func (s *core) inBulkTx(ctx context.Context, fn func(c conn) error) error {
 // of its chunks' rows: every path that writes both takes them in that
 // order (push, then chunks), so none waits for another in a cycle.
 func lockPush(ctx context.Context, c conn, pushID string) error {
-	err := c.queryRow(ctx, c.locking(`SELECT 1 FROM pushes WHERE id = ?`), pushID).Scan(new(int))
-	if errors.Is(err, herald.ErrNotFound) {
-		return nil
+	if err := c.lockRow(ctx, `pushes`, `id = ?`, pushID); !errors.Is(err, herald.ErrNotFound) {
+		return err
 	}
-	return err
+	return nil
 }
 
 // RowLocker is implemented by an engine whose transactions take row
@@ -237,6 +236,13 @@ type RowLocker interface {
 // locking returns the SELECT query taking, in a transaction, the lock of
 // the rows it reads (see RowLocker).
 func (c conn) locking(query string) string { return query + c.forUpdate }
+
+// lockRow takes the lock of the row of table that where (with args)
+// selects for the rest of the transaction; herald.ErrNotFound when there
+// is none.
+func (c conn) lockRow(ctx context.Context, table, where string, args ...any) error {
+	return c.queryRow(ctx, c.locking(`SELECT 1 FROM `+table+` WHERE `+where), args...).Scan(new(int))
+}
 
 // errConflict is returned inside a transaction when a guarded write found
 // its row changed by another writer since it was read: the transaction is
