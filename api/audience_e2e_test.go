@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/heraldpush/herald/audience"
 	"github.com/heraldpush/herald/internal/testenv"
 )
 
@@ -251,6 +252,47 @@ func TestTagsLimitBurst(t *testing.T) {
 	}
 	if ok != 100/each || n != ok*each || prefixes != ok {
 		t.Errorf("got %d accepted, %d tags of %d updates; want %d accepted and every tag of each", ok, n, prefixes, 100/each)
+	}
+}
+
+// TestSegmentLimitBurst: segments created at once when the app has room
+// for a few more are judged one after the other under the app's row lock:
+// exactly as many as fit are created, the others refused 409
+// ERR-AB-SEG-02, and the app ends with audience.MaxSegments.
+func TestSegmentLimitBurst(t *testing.T) {
+	e := start(t)
+	a := e.BusinessApp(t)
+	const room, burst = 5, 12
+	filter := map[string]any{"tag": "plan", "eq": "gold"}
+	for i := range audience.MaxSegments - room {
+		if code := e.AdminJSON(http.MethodPost, "/admin/v1/apps/"+a.ID+"/segments", map[string]any{"name": fmt.Sprintf("s%d", i), "filter": filter}, nil); code != http.StatusCreated {
+			t.Fatalf("segment %d: got %d, want 201", i, code)
+		}
+	}
+	codes := make([]int, burst)
+	errs := make([]struct{ Code string }, burst)
+	var wg sync.WaitGroup
+	for i := range burst {
+		wg.Go(func() {
+			codes[i] = e.AdminJSON(http.MethodPost, "/admin/v1/apps/"+a.ID+"/segments", map[string]any{"name": fmt.Sprintf("late%d", i), "filter": filter}, &errs[i])
+		})
+	}
+	wg.Wait()
+	created := 0
+	for i, c := range codes {
+		switch {
+		case c == http.StatusCreated:
+			created++
+		case c != http.StatusConflict || errs[i].Code != "ERR-AB-SEG-02":
+			t.Errorf("segment late%d: got %d %s, want 201 or 409 ERR-AB-SEG-02", i, c, errs[i].Code)
+		}
+	}
+	var n int
+	if err := e.QueryRow(`SELECT count(*) FROM segments WHERE app_id = ?`, a.ID).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if created != room || n != audience.MaxSegments {
+		t.Errorf("got %d created and %d kept, want %d and %d", created, n, room, audience.MaxSegments)
 	}
 }
 
