@@ -520,9 +520,8 @@ func (s *AuditStore) PruneAccessRecords(ctx context.Context, before time.Time, l
 	}
 	var n int
 	err := s.inTx(ctx, func(c conn) error {
-		var headSeq int64
-		var head string
-		if err := c.queryRow(ctx, c.locking(`SELECT seq, hash FROM access_chain WHERE id = 1`)).Scan(&headSeq, &head); err != nil {
+		headSeq, head, err := lockHead(ctx, c)
+		if err != nil {
 			return err
 		}
 		// cut is the first record kept: the first answered at or after
